@@ -1,0 +1,224 @@
+//! Congestion controllers shared by every quiclab transport: `none`, NewReno (RFC 9002 §7, exact
+//! or approximate counting) and CUBIC (RFC 9438) with optional HyStart++ (RFC 9406).
+//!
+//! Controllers are pure state machines behind [`CongestionController`]; [`build`] makes one from a
+//! [`CcConfig`]. The trait mirrors quinn-proto's `congestion::Controller` so a thin adapter can
+//! plug it into quinn, and a TCP model can drive it with the same calls.
+//!
+//! # Callback contract
+//!
+//! - **Time** is a `Duration` since the start of the run and never goes backwards.
+//! - **Bytes** are what the window counts: QUIC UDP payload bytes, TCP payload bytes. The
+//!   `max_datagram_size` passed to [`build`] and [`CongestionController::on_mtu_update`] is a full
+//!   packet in the same unit (QUIC max UDP payload / TCP MSS).
+//! - [`on_sent`](CongestionController::on_sent): once per packet that counts towards bytes in
+//!   flight, in sending order; packet numbers must increase (HyStart++ delimits its rounds by them).
+//! - [`on_ack`](CongestionController::on_ack): once per newly acknowledged in-flight packet, with
+//!   that packet's send time and size. ACKs of packets sent at or before the start of the current
+//!   recovery period never grow the window; the first ACK of a packet sent after it ends recovery.
+//!   `app_limited` = the sender was not filling the window: the window does not grow (RTT samples
+//!   are still used by HyStart++). `rtt.latest` is the sample of this ACK frame, `rtt.smoothed`
+//!   the SRTT (CUBIC's target horizon).
+//! - [`on_end_acks`](CongestionController::on_end_acks): once per ACK frame, after its `on_ack`
+//!   calls; `largest_acked` is the largest newly acknowledged packet number (ends HyStart++ rounds).
+//! - [`on_congestion_event`](CongestionController::on_congestion_event): once per batch of losses
+//!   (or ECN-CE increase) with the send time of the newest lost packet. Call it for every batch:
+//!   the controller ignores events for packets sent at or before its current recovery start (one
+//!   reduction per window, RFC 9002 §7.3.2). `persistent_congestion` (RFC 9002 §7.6) additionally
+//!   collapses the window to the minimum and forgets the recovery period, even if the reduction
+//!   itself was ignored.
+//! - [`window`](CongestionController::window) may be read at any time. Windows never fall below
+//!   `minimum_window_packets` (at least one) datagrams.
+//!
+//! Determinism: no clocks, no randomness; CUBIC uses `f64` (including `cbrt`), so results are
+//! bit-identical for the same inputs on the same platform.
+
+pub mod config;
+mod cubic;
+#[cfg(test)]
+mod fluid;
+mod hystart;
+mod newreno;
+mod none;
+mod params;
+mod recovery;
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+pub use config::{CcConfig, CommonCcConfig, RenoCounting};
+
+/// RTT information available at an ACK.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RttSample {
+    /// The RTT sample of this ACK frame.
+    pub latest: Duration,
+    /// Smoothed RTT (RFC 9002 §5.3).
+    pub smoothed: Duration,
+    /// Minimum RTT observed so far.
+    pub min: Duration,
+}
+
+/// The controller's state, for metrics and traces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Phase {
+    /// Window below ssthresh (HyStart++'s conservative slow start is reported here too).
+    SlowStart,
+    /// Window at or above ssthresh, outside recovery.
+    CongestionAvoidance,
+    /// Between a congestion event and the ACK of a packet sent after it.
+    Recovery,
+    /// No congestion control (`none`).
+    Unlimited,
+}
+
+/// A congestion controller; see the crate docs for the callback contract.
+pub trait CongestionController: Send + Sync + std::fmt::Debug {
+    /// A packet (packet number `pn`) of `bytes` was sent at `now`.
+    fn on_sent(&mut self, now: Duration, bytes: u64, pn: u64);
+    /// One newly acknowledged packet, sent at `sent`, of `bytes`. `app_limited`: the sender was not using the full window before these ACKs.
+    fn on_ack(
+        &mut self,
+        now: Duration,
+        sent: Duration,
+        bytes: u64,
+        app_limited: bool,
+        rtt: &RttSample,
+    );
+    /// End of a batch of ACKs processed at `now` (one ACK frame); `largest_acked` = largest packet number newly acknowledged.
+    fn on_end_acks(
+        &mut self,
+        now: Duration,
+        in_flight: u64,
+        app_limited: bool,
+        largest_acked: Option<u64>,
+    );
+    /// Loss (or ECN-CE) detected at `now`; `sent` = send time of the most recent lost packet. The controller itself ignores events for packets sent before its current recovery period started (RFC 9002 §7.3.2), so callers may call it for every batch of losses.
+    fn on_congestion_event(
+        &mut self,
+        now: Duration,
+        sent: Duration,
+        persistent_congestion: bool,
+        lost_bytes: u64,
+    );
+    /// The max datagram size changed (payload bytes of a full packet: QUIC UDP payload / TCP MSS).
+    fn on_mtu_update(&mut self, max_datagram_size: u64);
+    /// Congestion window in bytes.
+    fn window(&self) -> u64;
+    /// Slow-start threshold in bytes; `None` while infinite.
+    fn ssthresh(&self) -> Option<u64>;
+    /// Initial window in bytes for the current max datagram size.
+    fn initial_window(&self) -> u64;
+    /// Current state, for metrics.
+    fn phase(&self) -> Phase;
+    /// A boxed copy of this controller with its full state.
+    fn box_clone(&self) -> Box<dyn CongestionController>;
+}
+
+impl Clone for Box<dyn CongestionController> {
+    fn clone(&self) -> Self {
+        self.box_clone()
+    }
+}
+
+/// Builds the controller `config` describes for datagrams of `max_datagram_size` bytes.
+/// `now` is unused by today's controllers; it is there for ones that need a start time (BBR).
+pub fn build(
+    config: &CcConfig,
+    max_datagram_size: u64,
+    now: Duration,
+) -> Box<dyn CongestionController> {
+    let _ = now;
+    match config {
+        CcConfig::None => Box::new(none::Unlimited),
+        CcConfig::NewReno { counting, common } => {
+            Box::new(newreno::NewReno::new(*counting, common, max_datagram_size))
+        }
+        CcConfig::Cubic { hystart, common } => {
+            Box::new(cubic::Cubic::new(*hystart, common, max_datagram_size))
+        }
+    }
+}
+
+/// Phase of a window-based controller from its window, threshold and recovery state.
+fn window_phase(window: u64, ssthresh: Option<u64>, in_recovery: bool) -> Phase {
+    if in_recovery {
+        Phase::Recovery
+    } else if ssthresh.is_none_or(|s| window < s) {
+        Phase::SlowStart
+    } else {
+        Phase::CongestionAvoidance
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn common(beta: f64) -> CommonCcConfig {
+        CommonCcConfig {
+            initial_window_packets: 10,
+            loss_reduction_factor: beta,
+            minimum_window_packets: 2,
+        }
+    }
+
+    #[test]
+    fn build_honours_the_config() {
+        let reno = build(
+            &CcConfig::NewReno {
+                counting: RenoCounting::Exact,
+                common: common(0.5),
+            },
+            1200,
+            Duration::ZERO,
+        );
+        assert_eq!(reno.window(), 12_000);
+        assert_eq!(reno.initial_window(), 12_000);
+        assert_eq!(reno.phase(), Phase::SlowStart);
+        let cubic = build(
+            &CcConfig::Cubic {
+                hystart: true,
+                common: common(0.7),
+            },
+            1000,
+            Duration::ZERO,
+        );
+        assert_eq!(cubic.window(), 10_000);
+        let none = build(&CcConfig::None, 1200, Duration::ZERO);
+        assert_eq!(none.phase(), Phase::Unlimited);
+    }
+
+    #[test]
+    fn boxed_clone_keeps_state() {
+        let mut cc = build(
+            &CcConfig::NewReno {
+                counting: RenoCounting::Exact,
+                common: common(0.5),
+            },
+            1000,
+            Duration::ZERO,
+        );
+        cc.on_congestion_event(
+            Duration::from_millis(5),
+            Duration::from_millis(1),
+            false,
+            1000,
+        );
+        let copy = cc.clone();
+        assert_eq!(copy.window(), 5000);
+        assert_eq!(copy.phase(), Phase::Recovery);
+    }
+
+    #[test]
+    fn phase_from_window() {
+        assert_eq!(window_phase(10, None, false), Phase::SlowStart);
+        assert_eq!(window_phase(10, Some(11), false), Phase::SlowStart);
+        assert_eq!(
+            window_phase(11, Some(11), false),
+            Phase::CongestionAvoidance
+        );
+        assert_eq!(window_phase(11, Some(11), true), Phase::Recovery);
+    }
+}

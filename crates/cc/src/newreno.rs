@@ -1,0 +1,336 @@
+//! NewReno as specified by RFC 9002 §7, with exact or approximate congestion-avoidance counting.
+
+use std::time::Duration;
+
+use crate::config::{CommonCcConfig, RenoCounting};
+use crate::params::Limits;
+use crate::recovery::Recovery;
+use crate::{window_phase, CongestionController, Phase, RttSample};
+
+/// Reduction factor used when the configured one is not a number (RFC 9002's kLossReductionFactor).
+const DEFAULT_BETA: f64 = 0.5;
+
+/// NewReno state; all sizes in bytes.
+#[derive(Debug, Clone)]
+pub(crate) struct NewReno {
+    counting: RenoCounting,
+    limits: Limits,
+    cwnd: u64,
+    ssthresh: Option<u64>,
+    recovery: Recovery,
+    /// Exact counting: bytes acknowledged in congestion avoidance not yet turned into window.
+    bytes_acked: u64,
+}
+
+impl NewReno {
+    /// A controller at its initial window with an infinite ssthresh.
+    pub(crate) fn new(
+        counting: RenoCounting,
+        common: &CommonCcConfig,
+        max_datagram_size: u64,
+    ) -> Self {
+        let limits = Limits::new(common, max_datagram_size, DEFAULT_BETA);
+        Self {
+            counting,
+            limits,
+            cwnd: limits.initial_window(),
+            ssthresh: None,
+            recovery: Recovery::default(),
+            bytes_acked: 0,
+        }
+    }
+
+    fn slow_start(&mut self, bytes: u64) {
+        self.cwnd = self.cwnd.saturating_add(bytes);
+        if let (RenoCounting::Exact, Some(ssthresh)) = (self.counting, self.ssthresh) {
+            // Without the carry, the bytes of the crossing ACK above ssthresh would be counted
+            // neither as slow-start growth nor towards the first congestion-avoidance increment.
+            if self.cwnd > ssthresh {
+                self.bytes_acked = self.bytes_acked.saturating_add(self.cwnd - ssthresh);
+                self.cwnd = ssthresh;
+            }
+        }
+    }
+
+    fn congestion_avoidance(&mut self, bytes: u64) {
+        let mds = self.limits.mds();
+        match self.counting {
+            RenoCounting::Exact => {
+                self.bytes_acked = self.bytes_acked.saturating_add(bytes);
+                if self.bytes_acked >= self.cwnd {
+                    self.bytes_acked -= self.cwnd;
+                    self.cwnd = self.cwnd.saturating_add(mds);
+                }
+            }
+            RenoCounting::Approximate => {
+                let increase = u128::from(mds) * u128::from(bytes) / u128::from(self.cwnd.max(1));
+                self.cwnd = self
+                    .cwnd
+                    .saturating_add(u64::try_from(increase).unwrap_or(u64::MAX));
+            }
+        }
+    }
+}
+
+impl CongestionController for NewReno {
+    fn on_sent(&mut self, _now: Duration, _bytes: u64, _pn: u64) {}
+
+    fn on_ack(
+        &mut self,
+        _now: Duration,
+        sent: Duration,
+        bytes: u64,
+        app_limited: bool,
+        _rtt: &RttSample,
+    ) {
+        // Recovery must see every ACK (it may end the period) before app-limiting stops growth.
+        if !self.recovery.on_ack(sent) || app_limited {
+            return;
+        }
+        match self.ssthresh {
+            Some(ssthresh) if self.cwnd >= ssthresh => self.congestion_avoidance(bytes),
+            _ => self.slow_start(bytes),
+        }
+    }
+
+    fn on_end_acks(
+        &mut self,
+        _now: Duration,
+        _in_flight: u64,
+        _app_limited: bool,
+        _largest_acked: Option<u64>,
+    ) {
+    }
+
+    fn on_congestion_event(
+        &mut self,
+        now: Duration,
+        sent: Duration,
+        persistent_congestion: bool,
+        _lost_bytes: u64,
+    ) {
+        let min = self.limits.min_window();
+        if !self.recovery.covers(sent) {
+            self.recovery.enter(now);
+            // RFC 9002 leaves ssthresh below the minimum window possible; keeping it at least
+            // the minimum makes `cwnd >= ssthresh` (congestion avoidance) hold after every event.
+            let reduced = (self.cwnd as f64 * self.limits.beta()) as u64;
+            let ssthresh = reduced.max(min);
+            self.ssthresh = Some(ssthresh);
+            self.cwnd = ssthresh;
+            self.bytes_acked = 0;
+        }
+        if persistent_congestion {
+            self.cwnd = min;
+            self.bytes_acked = 0;
+            self.recovery.reset();
+        }
+    }
+
+    fn on_mtu_update(&mut self, max_datagram_size: u64) {
+        self.limits.set_mds(max_datagram_size);
+        self.cwnd = self.cwnd.max(self.limits.min_window());
+    }
+
+    fn window(&self) -> u64 {
+        self.cwnd
+    }
+
+    fn ssthresh(&self) -> Option<u64> {
+        self.ssthresh
+    }
+
+    fn initial_window(&self) -> u64 {
+        self.limits.initial_window()
+    }
+
+    fn phase(&self) -> Phase {
+        window_phase(self.cwnd, self.ssthresh, self.recovery.active())
+    }
+
+    fn box_clone(&self) -> Box<dyn CongestionController> {
+        Box::new(self.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fluid::Fluid;
+
+    const MDS: u64 = 1000;
+    const RTT: Duration = Duration::from_millis(50);
+    const MS: Duration = Duration::from_millis(1);
+
+    fn reno(counting: RenoCounting) -> NewReno {
+        let common = CommonCcConfig {
+            initial_window_packets: 10,
+            loss_reduction_factor: 0.5,
+            minimum_window_packets: 2,
+        };
+        NewReno::new(counting, &common, MDS)
+    }
+
+    fn rtt() -> RttSample {
+        RttSample {
+            latest: RTT,
+            smoothed: RTT,
+            min: RTT,
+        }
+    }
+
+    /// A controller in congestion avoidance at 5 datagrams, recovery over.
+    fn in_avoidance(counting: RenoCounting) -> (NewReno, Fluid) {
+        let mut cc = reno(counting);
+        let mut fluid = Fluid::new();
+        fluid.round(&mut cc, MDS, RTT);
+        assert_eq!(cc.window(), 20 * MDS);
+        fluid.loss(&mut cc, MDS, false);
+        assert_eq!(cc.window(), 10 * MDS);
+        fluid.round(&mut cc, MDS, RTT); // ends recovery; exact counting grows one datagram here
+        (cc, fluid)
+    }
+
+    #[test]
+    fn slow_start_doubles_per_round() {
+        for counting in [RenoCounting::Exact, RenoCounting::Approximate] {
+            let mut cc = reno(counting);
+            let mut fluid = Fluid::new();
+            for round in 1..=5 {
+                fluid.round(&mut cc, MDS, RTT);
+                assert_eq!(
+                    cc.window(),
+                    (10 * MDS) << round,
+                    "{counting:?} round {round}"
+                );
+                assert_eq!(cc.phase(), Phase::SlowStart);
+            }
+        }
+    }
+
+    #[test]
+    fn exact_counting_adds_one_datagram_per_window() {
+        let (mut cc, mut fluid) = in_avoidance(RenoCounting::Exact);
+        assert_eq!(cc.phase(), Phase::CongestionAvoidance);
+        assert_eq!(cc.window(), 11 * MDS);
+        for round in 1..=20 {
+            fluid.round(&mut cc, MDS, RTT);
+            assert_eq!(cc.window(), (11 + round) * MDS);
+        }
+    }
+
+    #[test]
+    fn approximate_counting_grows_a_bit_less() {
+        let (mut approx, mut fa) = in_avoidance(RenoCounting::Approximate);
+        let (mut exact, mut fe) = in_avoidance(RenoCounting::Exact);
+        let start = approx.window();
+        let mut previous = start;
+        for _ in 0..20 {
+            fa.round(&mut approx, MDS, RTT);
+            fe.round(&mut exact, MDS, RTT);
+            let growth = approx.window() - previous;
+            assert!(growth > 8 * MDS / 10 && growth < MDS, "growth {growth}");
+            previous = approx.window();
+        }
+        assert!(approx.window() < exact.window());
+        // One ACK of a whole window adds exactly one datagram (integer arithmetic of the RFC).
+        let w = approx.window();
+        approx.on_ack(fa.now + MS, fa.now, w, false, &rtt());
+        assert_eq!(approx.window(), w + MDS);
+    }
+
+    #[test]
+    fn crossing_ssthresh_carries_the_overshoot() {
+        let mut cc = reno(RenoCounting::Exact);
+        cc.on_congestion_event(10 * MS, MS, true, MDS); // ssthresh 5000, cwnd 2000
+        assert_eq!((cc.window(), cc.ssthresh()), (2 * MDS, Some(5 * MDS)));
+        assert_eq!(cc.phase(), Phase::SlowStart);
+        cc.on_ack(20 * MS, 11 * MS, 2500, false, &rtt());
+        assert_eq!(cc.window(), 4500);
+        cc.on_ack(20 * MS, 11 * MS, 1500, false, &rtt());
+        assert_eq!(cc.window(), 5000);
+        assert_eq!(cc.bytes_acked, 1000);
+        cc.on_ack(20 * MS, 11 * MS, 4000, false, &rtt());
+        assert_eq!(cc.window(), 6000, "1000 carried + 4000 = one window");
+    }
+
+    #[test]
+    fn loss_halves_once_per_recovery_period() {
+        let mut cc = reno(RenoCounting::Exact);
+        cc.on_congestion_event(100 * MS, 50 * MS, false, MDS);
+        assert_eq!((cc.window(), cc.ssthresh()), (5 * MDS, Some(5 * MDS)));
+        assert_eq!(cc.phase(), Phase::Recovery);
+        // Another loss of a packet sent before the recovery start: same window.
+        cc.on_congestion_event(120 * MS, 90 * MS, false, MDS);
+        cc.on_congestion_event(130 * MS, 100 * MS, false, MDS);
+        assert_eq!(cc.window(), 5 * MDS);
+        // ACKs of old packets neither grow the window nor end recovery.
+        cc.on_ack(140 * MS, 99 * MS, MDS, false, &rtt());
+        assert_eq!(cc.window(), 5 * MDS);
+        assert_eq!(cc.phase(), Phase::Recovery);
+        cc.on_ack(160 * MS, 101 * MS, MDS, false, &rtt());
+        assert_eq!(cc.phase(), Phase::CongestionAvoidance);
+        // A loss of a packet sent after the recovery start reduces again.
+        cc.on_congestion_event(200 * MS, 101 * MS, false, MDS);
+        assert_eq!(cc.window(), 2500);
+        cc.on_congestion_event(300 * MS, 250 * MS, false, MDS);
+        assert_eq!(cc.window(), 2 * MDS, "never below the minimum window");
+    }
+
+    #[test]
+    fn persistent_congestion_collapses_to_minimum_window() {
+        let mut cc = reno(RenoCounting::Approximate);
+        cc.on_congestion_event(100 * MS, 50 * MS, false, MDS);
+        // Reduction ignored (same recovery period), collapse still applies.
+        cc.on_congestion_event(400 * MS, 60 * MS, true, 5 * MDS);
+        assert_eq!(cc.window(), 2 * MDS);
+        assert_eq!(cc.ssthresh(), Some(5 * MDS));
+        assert_eq!(cc.phase(), Phase::SlowStart);
+        // The recovery period is forgotten: an old packet's loss reduces again.
+        cc.on_congestion_event(500 * MS, 60 * MS, false, MDS);
+        assert_eq!(cc.ssthresh(), Some(2 * MDS));
+    }
+
+    #[test]
+    fn app_limited_acks_do_not_grow() {
+        let mut cc = reno(RenoCounting::Exact);
+        let mut fluid = Fluid::new();
+        fluid.round_with(&mut cc, MDS, RTT, true);
+        assert_eq!(cc.window(), 10 * MDS);
+        let (mut cc, mut fluid) = in_avoidance(RenoCounting::Exact);
+        let w = cc.window();
+        for _ in 0..5 {
+            fluid.round_with(&mut cc, MDS, RTT, true);
+        }
+        assert_eq!(cc.window(), w);
+        fluid.round_with(&mut cc, MDS, RTT, false);
+        assert_eq!(cc.window(), w + MDS);
+    }
+
+    #[test]
+    fn mtu_update_rescales_limits() {
+        let mut cc = reno(RenoCounting::Exact);
+        cc.on_congestion_event(10 * MS, MS, true, MDS);
+        cc.on_mtu_update(1500);
+        assert_eq!(cc.window(), 3000);
+        assert_eq!(cc.initial_window(), 15_000);
+    }
+
+    #[test]
+    fn odd_input_does_not_panic() {
+        let common = CommonCcConfig {
+            initial_window_packets: 0,
+            loss_reduction_factor: f64::NAN,
+            minimum_window_packets: 0,
+        };
+        let mut cc = NewReno::new(RenoCounting::Approximate, &common, 0);
+        cc.on_ack(MS, Duration::ZERO, u64::MAX, false, &rtt());
+        cc.on_ack(MS, Duration::ZERO, u64::MAX, false, &rtt());
+        assert_eq!(cc.window(), u64::MAX);
+        cc.on_congestion_event(Duration::MAX, Duration::MAX, true, u64::MAX);
+        assert_eq!(cc.window(), 1);
+        cc.on_ack(Duration::MAX, Duration::MAX, u64::MAX, false, &rtt());
+        cc.on_mtu_update(0);
+        assert!(cc.window() >= 1);
+    }
+}

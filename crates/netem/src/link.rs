@@ -1,0 +1,369 @@
+//! One direction of a link: drop-tail queue → serializer → wire impairments → delay.
+//!
+//! The link is lazy: nothing happens between calls, but [`Link::poll`] and [`Link::enqueue`]
+//! first replay every serialization that ended before `now`, chaining each queued packet from
+//! the exact end of the previous one. The results therefore do not depend on when (or how often)
+//! the caller polls, only on the arrival times.
+
+use std::cmp::{Ordering, Reverse};
+use std::collections::{BinaryHeap, VecDeque};
+use std::time::Duration;
+
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+use serde::Serialize;
+
+use crate::blackout::in_blackout;
+use crate::config::{Blackout, Jitter, LinkConfig, QueueLimit, Reorder};
+use crate::loss::LossModel;
+use crate::rate::Serializer;
+use crate::rng::{stream, streams};
+
+/// Outcome of offering a packet to the link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EnqueueResult {
+    /// The packet is in the queue or already being serialized.
+    Accepted,
+    /// The drop-tail queue was full; the packet is gone.
+    DroppedQueueFull,
+}
+
+/// A packet leaving the far end of the link.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Delivery<T> {
+    /// The caller's packet.
+    pub item: T,
+    /// Delivery time (may be earlier than the `now` given to `poll`, never later).
+    pub at: Duration,
+    /// Size the link accounted for.
+    pub ip_bytes: u32,
+    /// The packet was hit by a bit error; the receiver should see `flip_bit` flipped.
+    pub corrupted: bool,
+    /// Index of the bit to flip, uniform in `[0, 8·ip_bytes)`; meaningful only if `corrupted`.
+    pub flip_bit: u64,
+    /// This is the extra copy made by duplication.
+    pub duplicate: bool,
+}
+
+/// Counters for one link direction.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct LinkStats {
+    /// Packets offered to `enqueue`.
+    pub offered_packets: u64,
+    /// IP bytes offered to `enqueue`.
+    pub offered_bytes: u64,
+    /// Packets dropped on arrival by the drop-tail queue.
+    pub dropped_queue_packets: u64,
+    /// IP bytes dropped on arrival by the drop-tail queue.
+    pub dropped_queue_bytes: u64,
+    /// Packets dropped by the loss model (outside blackouts).
+    pub lost_packets: u64,
+    /// Packets dropped because they left the serializer during a blackout.
+    pub blackout_packets: u64,
+    /// Packets delivered with a bit error.
+    pub corrupted_packets: u64,
+    /// Extra copies created by duplication.
+    pub duplicated_packets: u64,
+    /// Packets held back so later ones overtake them.
+    pub reordered_packets: u64,
+    /// Packets returned by `poll` (including corrupted ones and duplicate copies).
+    pub forwarded_packets: u64,
+    /// IP bytes returned by `poll`.
+    pub forwarded_bytes: u64,
+    /// Total time the serializer spent transmitting (finished packets only), for utilisation.
+    pub busy_time: Duration,
+    /// Most packets ever waiting in the queue.
+    pub max_queue_packets: u64,
+    /// Most IP bytes ever waiting in the queue.
+    pub max_queue_bytes: u64,
+}
+
+/// A packet waiting for the serializer.
+#[derive(Debug)]
+struct Waiting<T> {
+    item: T,
+    ip_bytes: u32,
+}
+
+/// The packet being serialized.
+#[derive(Debug)]
+struct InService<T> {
+    item: T,
+    ip_bytes: u32,
+    start: Duration,
+    /// When its last bit leaves; `None` if the rate never comes back.
+    end: Option<Duration>,
+}
+
+/// A packet propagating, ordered for a min-heap on (delivery time, sequence).
+#[derive(Debug)]
+struct InFlight<T> {
+    seq: u64,
+    delivery: Delivery<T>,
+}
+
+impl<T> InFlight<T> {
+    fn key(&self) -> Reverse<(Duration, u64)> {
+        Reverse((self.delivery.at, self.seq))
+    }
+}
+
+impl<T> PartialEq for InFlight<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+impl<T> Eq for InFlight<T> {}
+impl<T> PartialOrd for InFlight<T> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl<T> Ord for InFlight<T> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.key().cmp(&other.key())
+    }
+}
+
+/// The per-packet random decisions taken when a packet leaves the serializer.
+struct Fate {
+    lost: bool,
+    corrupt_bit: Option<u64>,
+    duplicate: bool,
+    jitter: Duration,
+    reorder: bool,
+}
+
+/// One direction of a link (see the crate docs for the order of operations).
+#[derive(Debug)]
+pub struct Link<T> {
+    serializer: Serializer,
+    delay: Duration,
+    jitter: Jitter,
+    queue_limit: QueueLimit,
+    blackouts: Vec<Blackout>,
+    corrupt: f64,
+    /// ln(1 − bit_error_rate), so the per-packet error probability costs one `exp`.
+    ln_bit_ok: f64,
+    duplicate: f64,
+    reorder: Reorder,
+    loss: LossModel,
+    corrupt_rng: ChaCha8Rng,
+    duplicate_rng: ChaCha8Rng,
+    jitter_rng: ChaCha8Rng,
+    reorder_rng: ChaCha8Rng,
+    queue: VecDeque<Waiting<T>>,
+    queue_bytes: u64,
+    in_service: Option<InService<T>>,
+    in_flight: BinaryHeap<InFlight<T>>,
+    /// Latest delivery time of a non-reordered packet: later packets may not arrive before it.
+    last_in_order: Duration,
+    seq: u64,
+    now: Duration,
+    stats: LinkStats,
+}
+
+impl<T: Clone> Link<T> {
+    /// A link that has seen no packets; every random stream derives from `seed`.
+    pub fn new(config: LinkConfig, seed: u64) -> Self {
+        Link {
+            serializer: Serializer::new(config.rate),
+            delay: config.delay,
+            jitter: config.jitter,
+            queue_limit: config.queue,
+            blackouts: config.blackouts,
+            corrupt: config.corrupt,
+            ln_bit_ok: (-config.bit_error_rate).ln_1p(),
+            duplicate: config.duplicate,
+            reorder: config.reorder,
+            loss: LossModel::new(&config.loss, seed),
+            corrupt_rng: stream(seed, streams::CORRUPT),
+            duplicate_rng: stream(seed, streams::DUPLICATE),
+            jitter_rng: stream(seed, streams::JITTER),
+            reorder_rng: stream(seed, streams::REORDER),
+            queue: VecDeque::new(),
+            queue_bytes: 0,
+            in_service: None,
+            in_flight: BinaryHeap::new(),
+            last_in_order: Duration::ZERO,
+            seq: 0,
+            now: Duration::ZERO,
+            stats: LinkStats::default(),
+        }
+    }
+
+    /// Offers a packet of `ip_bytes` at `now` (non-decreasing; an earlier `now` is treated as
+    /// the latest one seen). A packet finding the serializer idle starts at once and never
+    /// counts against the queue limit.
+    pub fn enqueue(&mut self, now: Duration, ip_bytes: u32, item: T) -> EnqueueResult {
+        self.advance(now);
+        self.stats.offered_packets += 1;
+        self.stats.offered_bytes += u64::from(ip_bytes);
+        if self.in_service.is_none() {
+            self.start_service(item, ip_bytes, self.now);
+            return EnqueueResult::Accepted;
+        }
+        let packets = self.queue.len() as u64 + 1;
+        let bytes = self.queue_bytes + u64::from(ip_bytes);
+        let over_packets = self.queue_limit.packets.is_some_and(|max| packets > max);
+        let over_bytes = self.queue_limit.bytes.is_some_and(|max| bytes > max);
+        if over_packets || over_bytes {
+            self.stats.dropped_queue_packets += 1;
+            self.stats.dropped_queue_bytes += u64::from(ip_bytes);
+            return EnqueueResult::DroppedQueueFull;
+        }
+        self.queue.push_back(Waiting { item, ip_bytes });
+        self.queue_bytes = bytes;
+        self.stats.max_queue_packets = self.stats.max_queue_packets.max(packets);
+        self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(bytes);
+        EnqueueResult::Accepted
+    }
+
+    /// Earliest time at which `poll` may return something or the state changes (end of a
+    /// serialization, next delivery); `None` if nothing will ever happen without new packets.
+    pub fn next_wakeup(&self) -> Option<Duration> {
+        let serialized = self.in_service.as_ref().and_then(|s| s.end);
+        let delivered = self.in_flight.peek().map(|f| f.delivery.at);
+        match (serialized, delivered) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Advances to `now` and returns the next packet delivered at or before `now`, in
+    /// (delivery time, sequence) order; call repeatedly until `None`.
+    pub fn poll(&mut self, now: Duration) -> Option<Delivery<T>> {
+        self.advance(now);
+        if self.in_flight.peek()?.delivery.at > self.now {
+            return None;
+        }
+        let delivery = self.in_flight.pop()?.delivery;
+        self.stats.forwarded_packets += 1;
+        self.stats.forwarded_bytes += u64::from(delivery.ip_bytes);
+        Some(delivery)
+    }
+
+    /// Counters so far.
+    pub fn stats(&self) -> &LinkStats {
+        &self.stats
+    }
+
+    /// Packets and IP bytes waiting in the queue (not counting the one in service).
+    pub fn queue_len(&self) -> (u64, u64) {
+        (self.queue.len() as u64, self.queue_bytes)
+    }
+
+    /// Replays every serialization that ended at or before `now`.
+    fn advance(&mut self, now: Duration) {
+        self.now = self.now.max(now);
+        while let Some(end) = self.in_service.as_ref().and_then(|s| s.end) {
+            if end > self.now {
+                break;
+            }
+            let Some(done) = self.in_service.take() else {
+                break;
+            };
+            self.stats.busy_time += end - done.start;
+            self.put_on_wire(done.item, done.ip_bytes, end);
+            if let Some(next) = self.queue.pop_front() {
+                self.queue_bytes -= u64::from(next.ip_bytes);
+                // Back to back: the next packet starts exactly when the previous one ended.
+                self.start_service(next.item, next.ip_bytes, end);
+            }
+        }
+    }
+
+    fn start_service(&mut self, item: T, ip_bytes: u32, start: Duration) {
+        let end = self.serializer.transmit(start, ip_bytes);
+        self.in_service = Some(InService {
+            item,
+            ip_bytes,
+            start,
+            end,
+        });
+    }
+
+    /// Draws every impairment for a packet leaving the serializer. All streams are drawn for
+    /// every packet (when enabled), so one impairment's setting never shifts another's choices.
+    fn draw_fate(&mut self, ip_bytes: u32) -> Fate {
+        let lost = self.loss.is_lost();
+        let bits = u64::from(ip_bytes) * 8;
+        let mut corrupt_bit = None;
+        if (self.corrupt > 0.0 || self.ln_bit_ok < 0.0) && bits > 0 {
+            // P(at least one error) = 1 − (1 − corrupt)·(1 − ber)^bits, computed without
+            // cancellation for tiny rates.
+            let p = -(bits as f64 * self.ln_bit_ok + (-self.corrupt).ln_1p()).exp_m1();
+            if self.corrupt_rng.random::<f64>() < p {
+                corrupt_bit = Some(self.corrupt_rng.random_range(0..bits));
+            }
+        }
+        let duplicate = self.duplicate > 0.0 && self.duplicate_rng.random::<f64>() < self.duplicate;
+        let jitter = if self.jitter.is_none() {
+            Duration::ZERO
+        } else {
+            self.jitter.sample(&mut self.jitter_rng)
+        };
+        let reorder = self.reorder.p > 0.0 && self.reorder_rng.random::<f64>() < self.reorder.p;
+        Fate {
+            lost,
+            corrupt_bit,
+            duplicate,
+            jitter,
+            reorder,
+        }
+    }
+
+    /// Applies blackout, loss, corruption, duplication, delay, jitter and reordering to a packet
+    /// whose last bit left the serializer at `end`.
+    fn put_on_wire(&mut self, item: T, ip_bytes: u32, end: Duration) {
+        let fate = self.draw_fate(ip_bytes);
+        if in_blackout(&self.blackouts, end) {
+            self.stats.blackout_packets += 1;
+            return;
+        }
+        if fate.lost {
+            self.stats.lost_packets += 1;
+            return;
+        }
+        let base = end + self.delay + fate.jitter;
+        let at = if fate.reorder {
+            self.stats.reordered_packets += 1;
+            base + self.reorder.extra_delay
+        } else {
+            self.last_in_order = self.last_in_order.max(base);
+            self.last_in_order
+        };
+        let corrupted = fate.corrupt_bit.is_some();
+        self.stats.corrupted_packets += u64::from(corrupted);
+        let delivery = Delivery {
+            item,
+            at,
+            ip_bytes,
+            corrupted,
+            flip_bit: fate.corrupt_bit.unwrap_or(0),
+            duplicate: false,
+        };
+        if fate.duplicate {
+            self.stats.duplicated_packets += 1;
+            let copy = Delivery {
+                duplicate: true,
+                ..delivery.clone()
+            };
+            self.push_in_flight(delivery);
+            self.push_in_flight(copy);
+        } else {
+            self.push_in_flight(delivery);
+        }
+    }
+
+    fn push_in_flight(&mut self, delivery: Delivery<T>) {
+        self.in_flight.push(InFlight {
+            seq: self.seq,
+            delivery,
+        });
+        self.seq += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests;

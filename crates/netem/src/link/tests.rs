@@ -1,0 +1,453 @@
+use super::*;
+use crate::config::LossConfig;
+use crate::config::RateProfile;
+
+fn ms(x: u64) -> Duration {
+    Duration::from_millis(x)
+}
+fn us(x: u64) -> Duration {
+    Duration::from_micros(x)
+}
+
+/// Drives the link like the engine: deliveries at every wakeup before each arrival, then the rest.
+fn run(
+    link: &mut Link<u64>,
+    arrivals: impl IntoIterator<Item = (Duration, u32)>,
+) -> Vec<Delivery<u64>> {
+    let mut out = Vec::new();
+    for (i, (t, bytes)) in arrivals.into_iter().enumerate() {
+        drain_until(link, t, false, &mut out);
+        let _ = link.enqueue(t, bytes, i as u64);
+    }
+    drain_until(link, Duration::MAX, true, &mut out);
+    out
+}
+
+fn drain_until(
+    link: &mut Link<u64>,
+    limit: Duration,
+    inclusive: bool,
+    out: &mut Vec<Delivery<u64>>,
+) {
+    while let Some(t) = link.next_wakeup() {
+        if t > limit || (t == limit && !inclusive) {
+            break;
+        }
+        while let Some(d) = link.poll(t) {
+            out.push(d);
+        }
+    }
+}
+
+/// `n` packets of `bytes`, one every `gap` starting at zero.
+fn periodic(n: u64, gap: Duration, bytes: u32) -> impl Iterator<Item = (Duration, u32)> {
+    (0..n).map(move |i| (gap * i as u32, bytes))
+}
+
+fn cfg(f: impl FnOnce(&mut LinkConfig)) -> LinkConfig {
+    let mut c = LinkConfig::ideal();
+    f(&mut c);
+    c
+}
+
+#[test]
+fn ideal_link_delivers_at_the_same_instant() {
+    let mut link = Link::new(LinkConfig::ideal(), 1);
+    assert_eq!(link.next_wakeup(), None);
+    assert_eq!(link.enqueue(ms(5), 100, 7u64), EnqueueResult::Accepted);
+    let d = link.poll(ms(5)).expect("delivered at once");
+    assert_eq!(
+        (d.item, d.at, d.corrupted, d.duplicate),
+        (7, ms(5), false, false)
+    );
+    assert_eq!(link.poll(ms(5)), None);
+    assert_eq!(link.next_wakeup(), None);
+}
+
+#[test]
+fn serialization_and_delay_add_up_and_chain() {
+    let mut link = Link::new(
+        cfg(|c| {
+            c.rate = RateProfile::Fixed(12_000_000);
+            c.delay = ms(10);
+        }),
+        1,
+    );
+    let _ = link.enqueue(Duration::ZERO, 1500, 0u64);
+    let _ = link.enqueue(Duration::ZERO, 1500, 1u64);
+    assert_eq!(link.queue_len(), (1, 1500));
+    assert_eq!(link.next_wakeup(), Some(ms(1)));
+    assert_eq!(link.poll(ms(1)), None);
+    assert_eq!(link.next_wakeup(), Some(ms(2)));
+    // Polling late still yields the exact times.
+    let a = link.poll(ms(50)).expect("first");
+    let b = link.poll(ms(50)).expect("second");
+    assert_eq!((a.item, a.at, b.item, b.at), (0, ms(11), 1, ms(12)));
+    assert_eq!(link.stats().busy_time, ms(2));
+    assert_eq!(link.stats().forwarded_bytes, 3000);
+}
+
+#[test]
+fn drop_tail_limit_in_packets() {
+    let mut link = Link::new(
+        cfg(|c| {
+            c.rate = RateProfile::Fixed(12_000_000);
+            c.queue.packets = Some(3);
+        }),
+        1,
+    );
+    let results: Vec<_> = (0..10)
+        .map(|i| link.enqueue(Duration::ZERO, 1500, i))
+        .collect();
+    // One in service plus three waiting.
+    assert!(results[..4].iter().all(|r| *r == EnqueueResult::Accepted));
+    assert!(results[4..]
+        .iter()
+        .all(|r| *r == EnqueueResult::DroppedQueueFull));
+    assert_eq!(link.queue_len(), (3, 4500));
+    let s = link.stats().clone();
+    assert_eq!(
+        (
+            s.dropped_queue_packets,
+            s.dropped_queue_bytes,
+            s.max_queue_packets
+        ),
+        (6, 9000, 3)
+    );
+    let out = run(&mut link, []);
+    assert_eq!(
+        out.iter().map(|d| d.item).collect::<Vec<_>>(),
+        vec![0, 1, 2, 3]
+    );
+}
+
+#[test]
+fn drop_tail_limit_in_bytes() {
+    let mut link = Link::new(
+        cfg(|c| {
+            c.rate = RateProfile::Fixed(12_000_000);
+            c.queue.bytes = Some(4000);
+        }),
+        1,
+    );
+    use EnqueueResult::*;
+    let r: Vec<_> = [1500, 1500, 1500, 1500, 1000, 1]
+        .iter()
+        .enumerate()
+        .map(|(i, b)| link.enqueue(Duration::ZERO, *b, i as u64))
+        .collect();
+    // 1500 in service; 3000 waiting; +1500 would be 4500; +1000 is exactly 4000; +1 is over.
+    assert_eq!(
+        r,
+        vec![
+            Accepted,
+            Accepted,
+            Accepted,
+            DroppedQueueFull,
+            Accepted,
+            DroppedQueueFull
+        ]
+    );
+    assert_eq!(link.queue_len(), (3, 4000));
+    assert_eq!(link.stats().max_queue_bytes, 4000);
+    // Once the first finishes, its successor leaves the queue and room opens up.
+    assert_eq!(link.enqueue(ms(1), 1500, 9), Accepted);
+}
+
+#[test]
+fn saturated_link_runs_exactly_at_its_rate() {
+    // 1200-byte packets offered at twice the 10 Mbit/s rate for 2 s.
+    let mut link = Link::new(
+        cfg(|c| {
+            c.rate = RateProfile::Fixed(10_000_000);
+            c.queue.packets = Some(50);
+        }),
+        1,
+    );
+    let out = run(&mut link, periodic(4000, us(480), 1200));
+    // Each packet takes 960 µs; deliveries are back to back with no drift.
+    for w in out.windows(2) {
+        assert_eq!(w[1].at - w[0].at, us(960));
+    }
+    let in_window: u64 = out
+        .iter()
+        .filter(|d| d.at > ms(500) && d.at <= ms(1500))
+        .map(|d| u64::from(d.ip_bytes) * 8)
+        .sum();
+    // 1041.67 packets fit in a second: the window holds 1041 or 1042 of them.
+    assert!(in_window.abs_diff(10_000_000) <= 9600, "bits {in_window}");
+    let s = link.stats();
+    assert_eq!(s.forwarded_packets + s.dropped_queue_packets, 4000);
+    assert_eq!(s.busy_time, us(960) * s.forwarded_packets as u32);
+}
+
+#[test]
+fn results_do_not_depend_on_poll_times() {
+    let config = cfg(|c| {
+        c.rate = RateProfile::Schedule {
+            steps: vec![
+                (Duration::ZERO, 7_000_000),
+                (ms(30), 0),
+                (ms(45), 3_000_000),
+            ],
+            repeat_every: Some(ms(100)),
+        };
+        c.delay = ms(5);
+        c.jitter = Jitter::Uniform { max: ms(2) };
+        c.queue.packets = Some(20);
+        c.loss = LossConfig::Bernoulli { p: 0.05 };
+    });
+    let arrivals: Vec<_> = (0..3000u64)
+        .map(|i| (us(i * 1000 + (i * 7919) % 900), 200 + (i % 13) as u32 * 100))
+        .collect();
+    let mut eager = Link::new(config.clone(), 9);
+    let a = run(&mut eager, arrivals.iter().copied());
+    // Coarse polling: only at arrivals and every 7 ms.
+    let mut lazy = Link::new(config, 9);
+    let mut b = Vec::new();
+    let mut tick = Duration::ZERO;
+    for (i, &(t, bytes)) in arrivals.iter().enumerate() {
+        while tick < t {
+            while let Some(d) = lazy.poll(tick) {
+                b.push(d);
+            }
+            tick += ms(7);
+        }
+        let _ = lazy.enqueue(t, bytes, i as u64);
+    }
+    b.extend(run(&mut lazy, []));
+    assert!(a.len() > 1000 && eager.stats().dropped_queue_packets > 0);
+    assert_eq!(a, b);
+    assert_eq!(eager.stats(), lazy.stats());
+}
+
+#[test]
+fn jitter_keeps_fifo_order() {
+    let mut link = Link::new(
+        cfg(|c| {
+            c.rate = RateProfile::Fixed(100_000_000);
+            c.delay = ms(10);
+            c.jitter = Jitter::Uniform { max: ms(5) };
+        }),
+        3,
+    );
+    let out = run(&mut link, periodic(5000, us(100), 1000));
+    assert_eq!(out.len(), 5000);
+    assert!(out
+        .windows(2)
+        .all(|w| w[0].item < w[1].item && w[0].at <= w[1].at));
+    // The jitter really varied the latency (otherwise this test could not fail).
+    let latencies: std::collections::BTreeSet<_> =
+        out.iter().map(|d| d.at - us(100) * d.item as u32).collect();
+    assert!(latencies.len() > 100);
+}
+
+#[test]
+fn reordering_happens_at_roughly_p() {
+    let n = 20_000u64;
+    let mut link = Link::new(
+        cfg(|c| {
+            c.delay = ms(1);
+            c.reorder = Reorder {
+                p: 0.1,
+                extra_delay: ms(5),
+            };
+        }),
+        4,
+    );
+    let out = run(&mut link, periodic(n, ms(1), 500));
+    assert_eq!(out.len() as u64, n);
+    let reordered = link.stats().reordered_packets as f64 / n as f64;
+    assert!(
+        (reordered - 0.1).abs() < 0.01,
+        "reordered share {reordered}"
+    );
+    // A held-back packet arrives after later ones: count arrivals below the highest seen.
+    let mut highest = 0;
+    let mut late = 0u64;
+    for d in &out {
+        if d.item < highest {
+            late += 1;
+        }
+        highest = highest.max(d.item);
+    }
+    // Only the last few held-back packets may have nobody left to overtake them.
+    let held = link.stats().reordered_packets;
+    assert!(late <= held && late + 5 >= held, "late {late}, held {held}");
+    assert!(out.windows(2).all(|w| w[0].at <= w[1].at));
+}
+
+#[test]
+fn duplication_delivers_a_second_copy_at_the_same_time() {
+    let n = 50_000u64;
+    let mut link = Link::new(cfg(|c| c.duplicate = 0.2), 5);
+    let out = run(&mut link, periodic(n, us(10), 100));
+    let dups = link.stats().duplicated_packets;
+    assert!((dups as f64 / n as f64 - 0.2).abs() < 0.01, "dups {dups}");
+    assert_eq!(out.len() as u64, n + dups);
+    assert_eq!(link.stats().forwarded_packets, n + dups);
+    for w in out.windows(2) {
+        if w[1].duplicate {
+            assert!(!w[0].duplicate && w[0].item == w[1].item && w[0].at == w[1].at);
+        }
+    }
+    assert_eq!(out.iter().filter(|d| d.duplicate).count() as u64, dups);
+}
+
+#[test]
+fn blackout_loses_exactly_the_packets_in_the_window() {
+    let mut link = Link::new(
+        cfg(|c| {
+            c.delay = ms(20);
+            c.blackouts = vec![Blackout {
+                start: ms(10),
+                duration: ms(5),
+                period: None,
+            }];
+        }),
+        6,
+    );
+    let out = run(&mut link, periodic(30, ms(1), 100));
+    let delivered: Vec<u64> = out.iter().map(|d| d.item).collect();
+    let expect: Vec<u64> = (0..30).filter(|i| !(10..15).contains(i)).collect();
+    assert_eq!(delivered, expect);
+    assert_eq!(link.stats().blackout_packets, 5);
+    assert_eq!(link.stats().lost_packets, 0);
+}
+
+#[test]
+fn blackout_applies_when_serialization_ends() {
+    // 1 ms per packet: the packet sent at 9 ms leaves at 10 ms, inside the window.
+    let mut link = Link::new(
+        cfg(|c| {
+            c.rate = RateProfile::Fixed(12_000_000);
+            c.blackouts = vec![Blackout {
+                start: ms(10),
+                duration: ms(1),
+                period: None,
+            }];
+        }),
+        6,
+    );
+    let out = run(&mut link, [(ms(9), 1500), (ms(11), 1500)]);
+    assert_eq!(out.iter().map(|d| d.item).collect::<Vec<_>>(), vec![1]);
+}
+
+#[test]
+fn corruption_rate_follows_the_bit_error_rate() {
+    let (n, bytes, ber) = (100_000u64, 1000u32, 1e-5);
+    let mut link = Link::new(cfg(|c| c.bit_error_rate = ber), 7);
+    let out = run(&mut link, periodic(n, us(10), bytes));
+    // Corrupted packets are delivered, not dropped.
+    assert_eq!(out.len() as u64, n);
+    let corrupted: Vec<_> = out.iter().filter(|d| d.corrupted).collect();
+    assert_eq!(corrupted.len() as u64, link.stats().corrupted_packets);
+    let expect = 1.0 - (1.0 - ber).powf(8.0 * f64::from(bytes));
+    let rate = corrupted.len() as f64 / n as f64;
+    // sd ≈ 8.4e-4.
+    assert!((rate - expect).abs() < 4e-3, "rate {rate} vs {expect}");
+    assert!(corrupted.iter().all(|d| d.flip_bit < 8000));
+    assert!(
+        corrupted.iter().any(|d| d.flip_bit < 1000) && corrupted.iter().any(|d| d.flip_bit >= 7000)
+    );
+}
+
+#[test]
+fn per_packet_corruption_probability() {
+    let n = 50_000u64;
+    let mut link = Link::new(cfg(|c| c.corrupt = 0.1), 8);
+    let _ = run(&mut link, periodic(n, us(10), 64));
+    let rate = link.stats().corrupted_packets as f64 / n as f64;
+    assert!((rate - 0.1).abs() < 0.01, "rate {rate}");
+}
+
+#[test]
+fn loss_model_runs_on_the_wire() {
+    let n = 100_000u64;
+    let mut link = Link::new(cfg(|c| c.loss = LossConfig::Bernoulli { p: 0.1 }), 9);
+    let out = run(&mut link, periodic(n, us(10), 100));
+    let lost = link.stats().lost_packets;
+    assert_eq!(out.len() as u64 + lost, n);
+    assert!((lost as f64 / n as f64 - 0.1).abs() < 0.005);
+}
+
+#[test]
+fn other_impairments_do_not_change_which_packets_are_lost() {
+    let lost_items = |config: LinkConfig| {
+        let mut link = Link::new(config, 10);
+        let out = run(&mut link, periodic(20_000, us(100), 300));
+        let mut delivered: Vec<u64> = out
+            .iter()
+            .filter(|d| !d.duplicate)
+            .map(|d| d.item)
+            .collect();
+        delivered.sort_unstable();
+        delivered
+    };
+    let base = cfg(|c| c.loss = LossConfig::Bernoulli { p: 0.05 });
+    let busy = cfg(|c| {
+        c.loss = LossConfig::Bernoulli { p: 0.05 };
+        c.duplicate = 0.3;
+        c.corrupt = 0.2;
+        c.jitter = Jitter::Normal { sd: ms(1) };
+        c.reorder = Reorder {
+            p: 0.1,
+            extra_delay: ms(3),
+        };
+    });
+    assert_eq!(lost_items(base), lost_items(busy));
+}
+
+#[test]
+fn same_seed_same_run_different_seed_differs() {
+    let config = cfg(|c| {
+        c.loss = LossConfig::Bernoulli { p: 0.1 };
+        c.jitter = Jitter::Uniform { max: ms(3) };
+        c.duplicate = 0.05;
+    });
+    let go = |seed| {
+        run(
+            &mut Link::new(config.clone(), seed),
+            periodic(5000, us(300), 500),
+        )
+    };
+    assert_eq!(go(1), go(1));
+    assert_ne!(go(1), go(2));
+}
+
+#[test]
+fn outage_holds_packets_in_the_queue() {
+    let mut link = Link::new(
+        cfg(|c| {
+            c.rate = RateProfile::Schedule {
+                steps: vec![
+                    (Duration::ZERO, 12_000_000),
+                    (ms(1), 0),
+                    (ms(5), 12_000_000),
+                ],
+                repeat_every: None,
+            };
+        }),
+        11,
+    );
+    for i in 0..3 {
+        let _ = link.enqueue(Duration::ZERO, 1500, i);
+    }
+    assert!(link.poll(ms(1)).is_some());
+    // The second packet waits out the outage.
+    assert_eq!(link.next_wakeup(), Some(ms(6)));
+    assert_eq!(link.queue_len(), (1, 1500));
+    let out = run(&mut link, []);
+    assert_eq!(
+        out.iter().map(|d| d.at).collect::<Vec<_>>(),
+        vec![ms(6), ms(7)]
+    );
+}
+
+#[test]
+fn permanent_outage_never_wakes_up() {
+    let mut link = Link::new(cfg(|c| c.rate = RateProfile::Fixed(0)), 12);
+    let _ = link.enqueue(ms(1), 100, 0u64);
+    assert_eq!(link.next_wakeup(), None);
+    assert_eq!(link.poll(Duration::from_secs(1000)), None);
+}

@@ -1,0 +1,24 @@
+//! Results store, statistics and summaries for quiclab runs.
+//!
+//! The engines append one JSON object per run to `results.jsonl` through [`store::ResultsStore`];
+//! this crate then turns those runs into numbers with their uncertainty ([`stats`]) and into
+//! `summary.csv` and human-readable tables ([`summary`]). Everything here is deterministic: the
+//! output bytes depend only on the input values, never on the order runs finished in.
+
+#![warn(missing_docs)]
+
+pub mod error;
+pub mod stats;
+pub mod store;
+pub mod summary;
+
+#[cfg(test)]
+pub(crate) mod testutil;
+
+pub use error::{Error, Result};
+pub use stats::{jain_index, linear_fit, summarize, Fit, StatsError, Summary};
+pub use store::ResultsStore;
+pub use summary::{
+    flatten_numeric, metrics_from_runs, render_table, si, summary_rows, write_summary_csv,
+    SummaryRow,
+};

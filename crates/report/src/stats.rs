@@ -1,0 +1,270 @@
+//! Descriptive statistics: mean with Student-t confidence interval, Jain's fairness index and
+//! least-squares line fits.
+//!
+//! Non-finite inputs are errors rather than silently filtered: a NaN goodput means a run
+//! measured nothing, and hiding it would shrink n and bias the mean without anyone noticing.
+
+use statrs::distribution::{ContinuousCDF, StudentsT};
+
+/// Why a set of values could not be summarised.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum StatsError {
+    /// There were no values at all.
+    #[error("no values to summarise")]
+    Empty,
+    /// A value was NaN or infinite.
+    #[error("value #{index} is not finite ({value})")]
+    NonFinite {
+        /// Position of the offending value in the input.
+        index: usize,
+        /// The offending value.
+        value: f64,
+    },
+}
+
+/// n, mean, sample standard deviation, 95% confidence interval of the mean, and order statistics.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Summary {
+    /// Number of values.
+    pub n: usize,
+    /// Arithmetic mean.
+    pub mean: f64,
+    /// Sample standard deviation (divisor n − 1); 0 when n = 1.
+    pub sd: f64,
+    /// Lower end of the 95% Student-t confidence interval of the mean.
+    pub ci95_low: f64,
+    /// Upper end of the 95% Student-t confidence interval of the mean.
+    pub ci95_high: f64,
+    /// Smallest value.
+    pub min: f64,
+    /// Largest value.
+    pub max: f64,
+    /// Median (mean of the two middle values when n is even).
+    pub median: f64,
+}
+
+impl Summary {
+    /// Half-width of the confidence interval, the "±" part of "mean ± ci".
+    pub fn ci95_half_width(&self) -> f64 {
+        (self.ci95_high - self.ci95_low) / 2.0
+    }
+}
+
+/// Summarises `values`.
+///
+/// With n = 1 there is no spread to estimate: sd is reported as 0 and the interval collapses
+/// to the mean. Callers that present results must still show n, so a single run is visible as such.
+pub fn summarize(values: &[f64]) -> Result<Summary, StatsError> {
+    if values.is_empty() {
+        return Err(StatsError::Empty);
+    }
+    if let Some((index, &value)) = values.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+        return Err(StatsError::NonFinite { index, value });
+    }
+    let n = values.len();
+    let mean = values.iter().sum::<f64>() / n as f64;
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let median = if n % 2 == 1 {
+        sorted[n / 2]
+    } else {
+        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
+    };
+    let (sd, half) = if n == 1 {
+        (0.0, 0.0)
+    } else {
+        let ss: f64 = values.iter().map(|v| (v - mean) * (v - mean)).sum();
+        let sd = (ss / (n - 1) as f64).sqrt();
+        (sd, t_975(n - 1) * sd / (n as f64).sqrt())
+    };
+    Ok(Summary {
+        n,
+        mean,
+        sd,
+        ci95_low: mean - half,
+        ci95_high: mean + half,
+        min: sorted[0],
+        max: sorted[n - 1],
+        median,
+    })
+}
+
+/// The 0.975 quantile of Student's t with `dof` ≥ 1 degrees of freedom.
+fn t_975(dof: usize) -> f64 {
+    match StudentsT::new(0.0, 1.0, dof as f64) {
+        Ok(t) => t.inverse_cdf(0.975),
+        // Unreachable for dof ≥ 1; the normal quantile is the honest limit if it ever happens.
+        Err(_) => 1.959_963_984_540_054,
+    }
+}
+
+/// Jain's fairness index (Σx)² / (n·Σx²): 1 when all rates are equal, 1/n when one flow has it all.
+///
+/// None for an empty input, a negative or non-finite rate, or all rates zero (fairness of
+/// nothing is undefined).
+pub fn jain_index(rates: &[f64]) -> Option<f64> {
+    if rates.is_empty() || rates.iter().any(|r| !r.is_finite() || *r < 0.0) {
+        return None;
+    }
+    let sum: f64 = rates.iter().sum();
+    let sum_sq: f64 = rates.iter().map(|r| r * r).sum();
+    if sum_sq == 0.0 {
+        return None;
+    }
+    Some(sum * sum / (rates.len() as f64 * sum_sq))
+}
+
+/// A least-squares line y = slope·x + intercept and its coefficient of determination.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Fit {
+    /// Slope of the fitted line.
+    pub slope: f64,
+    /// Value of the line at x = 0.
+    pub intercept: f64,
+    /// Coefficient of determination R² = 1 − SS_res / SS_tot.
+    pub r2: f64,
+}
+
+/// Ordinary least-squares fit of `ys` against `xs`.
+///
+/// None when the lengths differ, there are fewer than two points, any value is non-finite, or all
+/// xs are equal (the slope is undefined). When all ys are equal the horizontal line fits exactly,
+/// so R² is reported as 1 rather than 0/0.
+pub fn linear_fit(xs: &[f64], ys: &[f64]) -> Option<Fit> {
+    if xs.len() != ys.len() || xs.len() < 2 {
+        return None;
+    }
+    if xs.iter().chain(ys).any(|v| !v.is_finite()) {
+        return None;
+    }
+    let n = xs.len() as f64;
+    let mx = xs.iter().sum::<f64>() / n;
+    let my = ys.iter().sum::<f64>() / n;
+    let sxx: f64 = xs.iter().map(|x| (x - mx) * (x - mx)).sum();
+    let sxy: f64 = xs.iter().zip(ys).map(|(x, y)| (x - mx) * (y - my)).sum();
+    if sxx == 0.0 {
+        return None;
+    }
+    let slope = sxy / sxx;
+    let intercept = my - slope * mx;
+    let ss_tot: f64 = ys.iter().map(|y| (y - my) * (y - my)).sum();
+    let ss_res: f64 = xs
+        .iter()
+        .zip(ys)
+        .map(|(x, y)| {
+            let e = y - (slope * x + intercept);
+            e * e
+        })
+        .sum();
+    let r2 = if ss_tot == 0.0 {
+        1.0
+    } else {
+        1.0 - ss_res / ss_tot
+    };
+    Some(Fit {
+        slope,
+        intercept,
+        r2,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: f64, b: f64, tol: f64) -> bool {
+        (a - b).abs() <= tol
+    }
+
+    #[test]
+    fn ci95_matches_hand_computation() {
+        let s = summarize(&[1.0, 2.0, 3.0, 4.0, 5.0]).unwrap();
+        assert_eq!(s.n, 5);
+        assert!(close(s.mean, 3.0, 1e-12));
+        // sd = sqrt(10/4); t(0.975, 4) = 2.776445; half = 2.776445 · 1.581139 / sqrt(5).
+        assert!(close(s.sd, 1.581_138_8, 1e-6), "sd {}", s.sd);
+        assert!(
+            close(s.ci95_half_width(), 1.963_243, 1e-4),
+            "half {}",
+            s.ci95_half_width()
+        );
+        assert!(close(s.ci95_low, 3.0 - 1.963_243, 1e-4));
+        assert!(close(s.ci95_high, 3.0 + 1.963_243, 1e-4));
+        assert_eq!((s.min, s.median, s.max), (1.0, 3.0, 5.0));
+    }
+
+    #[test]
+    fn t_quantiles_match_tables() {
+        assert!(close(t_975(1), 12.7062, 1e-3), "{}", t_975(1));
+        assert!(close(t_975(9), 2.2622, 1e-4), "{}", t_975(9));
+        assert!(close(t_975(99), 1.9842, 1e-4), "{}", t_975(99));
+    }
+
+    #[test]
+    fn median_of_even_count_is_mean_of_middle_pair() {
+        let s = summarize(&[4.0, 1.0, 3.0, 2.0]).unwrap();
+        assert_eq!(s.median, 2.5);
+    }
+
+    #[test]
+    fn single_value_collapses_interval() {
+        let s = summarize(&[7.5]).unwrap();
+        assert_eq!(
+            (s.sd, s.ci95_low, s.ci95_high, s.median),
+            (0.0, 7.5, 7.5, 7.5)
+        );
+    }
+
+    #[test]
+    fn empty_and_nan_are_errors() {
+        assert_eq!(summarize(&[]), Err(StatsError::Empty));
+        assert!(matches!(
+            summarize(&[1.0, f64::NAN]),
+            Err(StatsError::NonFinite { index: 1, .. })
+        ));
+        assert!(matches!(
+            summarize(&[f64::INFINITY]),
+            Err(StatsError::NonFinite { index: 0, .. })
+        ));
+    }
+
+    #[test]
+    fn jain_equal_and_single_active() {
+        assert!(close(jain_index(&[3.0, 3.0, 3.0]).unwrap(), 1.0, 1e-12));
+        assert!(close(
+            jain_index(&[5.0, 0.0, 0.0, 0.0]).unwrap(),
+            0.25,
+            1e-12
+        ));
+        assert!(close(jain_index(&[1.0, 3.0]).unwrap(), 16.0 / 20.0, 1e-12));
+        assert_eq!(jain_index(&[]), None);
+        assert_eq!(jain_index(&[0.0, 0.0]), None);
+        assert_eq!(jain_index(&[1.0, -1.0]), None);
+    }
+
+    #[test]
+    fn exact_line_has_r2_one() {
+        let xs = [0.0, 1.0, 2.0, 3.0];
+        let ys: Vec<f64> = xs.iter().map(|x| 2.5 * x - 1.0).collect();
+        let f = linear_fit(&xs, &ys).unwrap();
+        assert!(close(f.slope, 2.5, 1e-12) && close(f.intercept, -1.0, 1e-12));
+        assert!(close(f.r2, 1.0, 1e-12));
+    }
+
+    #[test]
+    fn noisy_line_has_r2_below_one() {
+        // Hand-computed: mx = 1.5, my = 1.5, sxy = 4, sxx = 5 → slope 0.8, intercept 0.3;
+        // residuals ±0.3, ±0.9 → ss_res = 1.8, ss_tot = 5 → R² = 0.64.
+        let f = linear_fit(&[0.0, 1.0, 2.0, 3.0], &[0.0, 2.0, 1.0, 3.0]).unwrap();
+        assert!(close(f.slope, 0.8, 1e-12) && close(f.intercept, 0.3, 1e-12));
+        assert!(close(f.r2, 0.64, 1e-12), "{}", f.r2);
+    }
+
+    #[test]
+    fn degenerate_fits_are_none() {
+        assert_eq!(linear_fit(&[1.0], &[1.0]), None);
+        assert_eq!(linear_fit(&[1.0, 2.0], &[1.0]), None);
+        assert_eq!(linear_fit(&[2.0, 2.0], &[1.0, 3.0]), None);
+        assert_eq!(linear_fit(&[1.0, f64::NAN], &[1.0, 3.0]), None);
+    }
+}

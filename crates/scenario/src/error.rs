@@ -1,0 +1,134 @@
+//! The one error type of this crate and the positions it points at.
+
+use std::fmt;
+use std::sync::Arc;
+
+/// A problem in a scenario file or a command-line override, with where it is.
+///
+/// Displays as `file:line:col: message; allowed: a, b` (the position and the allowed list
+/// only when known).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct ScenarioError {
+    /// The file name, or the command-line argument (e.g. `--set link.rate=5Mbit`).
+    pub file: String,
+    /// 1-based line, when the problem is in a file.
+    pub line: Option<usize>,
+    /// 1-based column (in characters), when the problem is in a file.
+    pub column: Option<usize>,
+    /// What is wrong.
+    pub message: String,
+    /// For enumerations and unknown keys: what would have been accepted.
+    pub allowed: Vec<String>,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file)?;
+        if let (Some(l), Some(c)) = (self.line, self.column) {
+            write!(f, ":{l}:{c}")?;
+        }
+        write!(f, ": {}", self.message)?;
+        if !self.allowed.is_empty() {
+            write!(f, "; allowed: {}", self.allowed.join(", "))?;
+        }
+        Ok(())
+    }
+}
+
+impl ScenarioError {
+    /// Adds the list of accepted values or keys.
+    pub fn with_allowed<S: AsRef<str>>(mut self, allowed: &[S]) -> Self {
+        self.allowed = allowed.iter().map(|s| s.as_ref().to_string()).collect();
+        self
+    }
+}
+
+/// Where a value came from: a position in the scenario file, or a command-line argument.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum At {
+    /// 1-based line and column in the scenario file.
+    File { line: usize, column: usize },
+    /// The full command-line argument, e.g. `--set link.rate=5Mbit`.
+    Arg(Arc<str>),
+    /// A line of another file (rate traces), 1-based.
+    OtherFile { file: Arc<str>, line: usize },
+}
+
+/// Turns byte offsets of one text into 1-based line:column (columns count characters).
+pub(crate) struct LineIndex<'a> {
+    text: &'a str,
+    line_starts: Vec<usize>,
+}
+
+impl<'a> LineIndex<'a> {
+    /// Indexes `text` once so each lookup is a binary search.
+    pub(crate) fn new(text: &'a str) -> Self {
+        let mut line_starts = vec![0];
+        line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        LineIndex { text, line_starts }
+    }
+
+    /// The position of byte `offset` (clamped to the text).
+    pub(crate) fn at(&self, offset: usize) -> At {
+        let offset = offset.min(self.text.len());
+        let line = self.line_starts.partition_point(|&s| s <= offset).max(1);
+        let start = self.line_starts[line - 1];
+        let column = self.text.get(start..offset).map_or(1, |s| s.chars().count() + 1);
+        At::File { line, column }
+    }
+}
+
+/// Builds errors for one scenario source (its file name is needed for file positions).
+#[derive(Debug, Clone)]
+pub(crate) struct Errors {
+    /// Name shown in front of file positions.
+    pub file: Arc<str>,
+}
+
+impl Errors {
+    /// An error at `at`.
+    pub(crate) fn at(&self, at: &At, message: impl Into<String>) -> ScenarioError {
+        let (file, line, column) = match at {
+            At::File { line, column } => (self.file.to_string(), Some(*line), Some(*column)),
+            At::Arg(arg) => (arg.to_string(), None, None),
+            At::OtherFile { file, line } => (file.to_string(), Some(*line), Some(1)),
+        };
+        ScenarioError { file, line, column, message: message.into(), allowed: Vec::new() }
+    }
+
+    /// An error about the whole file (no position).
+    pub(crate) fn whole(&self, message: impl Into<String>) -> ScenarioError {
+        ScenarioError {
+            file: self.file.to_string(),
+            line: None,
+            column: None,
+            message: message.into(),
+            allowed: Vec::new(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_index_counts_from_one_in_characters() {
+        let idx = LineIndex::new("ab\nµcd\n");
+        assert_eq!(idx.at(0), At::File { line: 1, column: 1 });
+        assert_eq!(idx.at(3), At::File { line: 2, column: 1 });
+        // 'µ' is two bytes but one column.
+        assert_eq!(idx.at(5), At::File { line: 2, column: 2 });
+        assert_eq!(idx.at(100), At::File { line: 3, column: 1 });
+    }
+
+    #[test]
+    fn display_has_position_and_allowed() {
+        let e = Errors { file: "bulk.toml".into() }
+            .at(&At::File { line: 12, column: 9 }, "unknown value \"cubik\" for flow.cc")
+            .with_allowed(&["newreno", "cubic"]);
+        assert_eq!(e.to_string(), "bulk.toml:12:9: unknown value \"cubik\" for flow.cc; allowed: newreno, cubic");
+        let e = Errors { file: "x".into() }.at(&At::Arg("--set link.rate=5".into()), "bad");
+        assert_eq!(e.to_string(), "--set link.rate=5: bad");
+    }
+}

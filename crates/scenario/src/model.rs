@@ -1,0 +1,149 @@
+//! The resolved scenario: what the engines consume. All units are base units (see `netem::config`).
+//! This module is the contract between the parser and the engines; the parser fills it, the
+//! engines never see TOML.
+
+use std::time::Duration;
+
+use cc::config::CcConfig;
+use netem::config::LinkConfig;
+use serde::{Deserialize, Serialize};
+
+/// One fully resolved run: a scenario with every sweep axis fixed, plus its seed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Scenario {
+    /// Free-form name (defaults to the file stem).
+    pub name: String,
+    /// Hard stop of the simulation (virtual time).
+    pub duration: Duration,
+    /// Period of time-series samples (cwnd, RTT, queue) and width of throughput bins.
+    pub sample_interval: Duration,
+    /// Start of the measurement window used for `goodput_window_bps` (e.g. to skip slow start).
+    pub measure_from: Duration,
+    /// End of the measurement window (`None` = end of the flow).
+    pub measure_until: Option<Duration>,
+    /// The bottleneck link, one config per direction.
+    pub bottleneck: DuplexLink,
+    /// Transport flows.
+    pub flows: Vec<FlowSpec>,
+    /// Cross-traffic sources crossing the bottleneck.
+    pub cross: Vec<CrossSpec>,
+}
+
+/// A link with its two directions: `up` is client → server, `down` is server → client.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DuplexLink {
+    pub up: LinkConfig,
+    pub down: LinkConfig,
+}
+
+/// Which transport implementation carries a flow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Stack {
+    /// The real quinn-proto state machine driven in virtual time.
+    Quic,
+}
+
+/// What the application on a flow does.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Workload {
+    /// Saturated sender with a discard receiver. `upload = true`: client sends (seed 001's
+    /// traffic generator on the client); `false`: server sends.
+    Bulk { upload: bool },
+    /// The client requests `size` bytes, split evenly over `streams` concurrent streams; the
+    /// server answers on each stream. Repeated `connections` times in sequence (the second and
+    /// later connections may use 0-RTT resumption).
+    Download { size: u64, streams: u32, connections: u32 },
+}
+
+/// QUIC transport knobs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QuicKnobs {
+    /// IP MTU of the path; the max UDP payload is `mtu - 28` (IPv4 + UDP headers).
+    pub mtu: u16,
+    /// Let quinn probe for a larger MTU (DPLPMTUD). Off by default so the MTU is what you set.
+    pub mtu_discovery: bool,
+    /// Initial RTT estimate before the first sample.
+    pub initial_rtt: Duration,
+    /// Per-stream receive window (bytes), i.e. initial MAX_STREAM_DATA.
+    pub stream_window: u64,
+    /// Connection receive window (bytes), i.e. initial MAX_DATA.
+    pub conn_window: u64,
+    /// Data-sender's send buffer limit (bytes).
+    pub send_window: u64,
+    /// ACK ratio 1:n requested from the peer via the ACK-frequency extension (`None` = quinn's
+    /// default, which acknowledges every second ack-eliciting packet).
+    pub ack_ratio: Option<u32>,
+    /// Max ACK delay requested via the ACK-frequency extension (`None` = quinn default, 25 ms).
+    pub max_ack_delay: Option<Duration>,
+    /// Use 0-RTT on the second and later connections of a download flow.
+    pub zero_rtt: bool,
+}
+
+/// One transport flow between a client on the left and a server on the right of the dumbbell.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FlowSpec {
+    /// Unique name (used in results and file names).
+    pub name: String,
+    pub stack: Stack,
+    pub workload: Workload,
+    /// When the client starts its first connection.
+    pub start: Duration,
+    /// When a bulk flow stops sending (`None` = until the end of the run).
+    pub stop: Option<Duration>,
+    /// Congestion controller of this flow's senders.
+    pub cc: CcChoice,
+    pub quic: QuicKnobs,
+    /// Client-side access link (client ↔ bottleneck).
+    pub client_access: DuplexLink,
+    /// Server-side access link (bottleneck ↔ server).
+    pub server_access: DuplexLink,
+}
+
+/// Congestion control: one of ours, or one of quinn's built-in controllers for comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub enum CcChoice {
+    Ours(CcConfig),
+    QuinnNewReno,
+    QuinnCubic,
+    QuinnBbr,
+}
+
+/// Cross traffic: UDP datagrams injected at the bottleneck, sent from the left (up) or right (down).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CrossSpec {
+    pub name: String,
+    /// `true`: crosses the bottleneck in the up (client → server) direction.
+    pub up: bool,
+    pub start: Duration,
+    pub stop: Option<Duration>,
+    pub pattern: CrossPattern,
+}
+
+/// How a cross-traffic source emits datagrams (sizes are UDP payload bytes).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum CrossPattern {
+    /// Constant bit rate (IP layer) with fixed payload size.
+    Cbr { rate_bps: u64, payload: u32 },
+    /// Size uniform in [min, max] bytes, gap uniform in [min, max] (seed 001's fourth sender).
+    Uniform { payload_min: u32, payload_max: u32, gap_min: Duration, gap_max: Duration },
+    /// CBR during `on`, silent during `off`, repeating.
+    OnOff { rate_bps: u64, payload: u32, on: Duration, off: Duration },
+}
+
+/// One point of a sweep: the axis values that produced it (for tables) and the scenario.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepPoint {
+    /// `key = value` pairs of the sweep axes, in axis order (empty without a sweep).
+    pub axes: Vec<(String, String)>,
+    pub scenario: Scenario,
+}
+
+/// One run to execute: a sweep point, a repetition index and the seed derived from both.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSpec {
+    /// Stable identifier: `p{point}-r{rep}`; resume keys on it.
+    pub id: String,
+    pub point: usize,
+    pub rep: u32,
+    pub seed: u64,
+}

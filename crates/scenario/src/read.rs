@@ -1,0 +1,278 @@
+//! Typed, registry-checked access to one table of the tree.
+//!
+//! A reader first rejects keys the registry does not list for its section, then hands out
+//! values parsed by the key's unit; an absent key yields the registry default, so defaults
+//! live in exactly one place.
+
+use std::time::Duration;
+
+use crate::error::{At, Errors, ScenarioError};
+use crate::queue::{parse_queue, QueueSpec};
+use crate::registry::{self, DefaultValue, KeyDoc};
+use crate::tree::{parse_arg_value, Entry, Node, Table, Val};
+use crate::units::{self, Rate, UnitError};
+
+/// Reads the keys of one section from one or more tables (the first table that has a key wins).
+pub(crate) struct Reader<'a> {
+    layers: Vec<&'a Table>,
+    /// Registry prefix of the keys (`link`, `flow.client_access`, `link.blackout[]`).
+    prefix: &'static str,
+    /// Position of the (first) table, for "missing key" errors.
+    at: At,
+    /// Path as the user would write it, for messages (`flow.1`, `link.up`).
+    user_path: String,
+    pub(crate) errors: &'a Errors,
+}
+
+/// Rejects keys of `table` that the registry does not list under `prefix` (minus `exclude`).
+pub(crate) fn check_keys(
+    table: &Table,
+    prefix: &str,
+    user_path: &str,
+    exclude: &[&str],
+    errors: &Errors,
+) -> Result<(), ScenarioError> {
+    let allowed: Vec<&str> =
+        registry::children(prefix).into_iter().filter(|c| !exclude.contains(c)).collect();
+    for e in &table.entries {
+        if !allowed.contains(&e.key.as_str()) {
+            let full = if user_path.is_empty() { e.key.clone() } else { format!("{user_path}.{}", e.key) };
+            let place = section_title(prefix, user_path);
+            return Err(errors
+                .at(&e.key_at, format!("unknown key {full:?}; allowed keys in {place}"))
+                .with_allowed(&allowed));
+        }
+    }
+    Ok(())
+}
+
+/// How a section is named in messages: its TOML header where it has one.
+fn section_title(prefix: &str, user_path: &str) -> String {
+    match prefix {
+        "" => "the top level".to_string(),
+        "flow" => "[[flow]]".to_string(),
+        "cross" => "[[cross]]".to_string(),
+        "run" | "link" => format!("[{user_path}]"),
+        _ => user_path.to_string(),
+    }
+}
+
+impl<'a> Reader<'a> {
+    /// A reader over one table, after checking its keys.
+    pub(crate) fn new(
+        table: &'a Table,
+        at: &At,
+        prefix: &'static str,
+        user_path: &str,
+        errors: &'a Errors,
+    ) -> Result<Self, ScenarioError> {
+        check_keys(table, prefix, user_path, &[], errors)?;
+        Ok(Self::layered(vec![table], at, prefix, user_path, errors))
+    }
+
+    /// A reader over tables already checked, most specific first.
+    pub(crate) fn layered(
+        layers: Vec<&'a Table>,
+        at: &At,
+        prefix: &'static str,
+        user_path: &str,
+        errors: &'a Errors,
+    ) -> Self {
+        Reader { layers, prefix, at: at.clone(), user_path: user_path.to_string(), errors }
+    }
+
+    /// The registry entry of `key`; a missing one is a bug in this crate, not in the input.
+    fn doc(&self, key: &str) -> Result<&'static KeyDoc, ScenarioError> {
+        let path = format!("{}.{key}", self.prefix);
+        registry::find(&path).ok_or_else(|| self.errors.whole(format!("internal: key {path} is not in the registry")))
+    }
+
+    /// The user's entry for `key`, from the most specific table that has it.
+    pub(crate) fn entry(&self, key: &str) -> Option<&'a Entry> {
+        self.layers.iter().find_map(|t| t.get(key))
+    }
+
+    /// Whether the user set `key` in the table at `layer` (0 = most specific).
+    pub(crate) fn has_in_layer(&self, layer: usize, key: &str) -> bool {
+        self.layers.get(layer).is_some_and(|t| t.get(key).is_some())
+    }
+
+    /// Number of layers.
+    pub(crate) fn layer_count(&self) -> usize {
+        self.layers.len()
+    }
+
+    /// Where the reader's table is.
+    pub(crate) fn at(&self) -> &At {
+        &self.at
+    }
+
+    /// Dotted path for messages.
+    pub(crate) fn path_of(&self, key: &str) -> String {
+        if self.user_path.is_empty() {
+            key.to_string()
+        } else {
+            format!("{}.{key}", self.user_path)
+        }
+    }
+
+    /// The user's value, else the registry default; `None` when unset without a value default.
+    pub(crate) fn node(&self, key: &str) -> Result<Option<Node>, ScenarioError> {
+        let doc = self.doc(key)?;
+        if let Some(e) = self.entry(key) {
+            return Ok(Some(e.node.clone()));
+        }
+        Ok(match doc.default {
+            DefaultValue::Value(text) => {
+                Some(parse_arg_value(text, &At::Arg(format!("default of {}", doc.path).into())))
+            }
+            DefaultValue::Unset | DefaultValue::Required | DefaultValue::Context(_) => None,
+        })
+    }
+
+    /// Parses `key` with `conv`, turning its message into a positioned error.
+    fn get<T>(
+        &self,
+        key: &str,
+        conv: impl Fn(&Node) -> Result<T, String>,
+    ) -> Result<Option<T>, ScenarioError> {
+        let Some(node) = self.node(key)? else { return Ok(None) };
+        let doc = self.doc(key)?;
+        conv(&node).map(Some).map_err(|m| self.errors.at(&node.at, format!("{}: {m}", doc.path)))
+    }
+
+    /// Fails with "missing key" when `v` is `None`.
+    pub(crate) fn required<T>(&self, key: &str, v: Option<T>) -> Result<T, ScenarioError> {
+        v.ok_or_else(|| self.errors.at(&self.at, format!("missing key {}", self.path_of(key))))
+    }
+
+    /// A duration.
+    pub(crate) fn duration(&self, key: &str) -> Result<Option<Duration>, ScenarioError> {
+        self.get(key, |n| match &n.val {
+            Val::Str(s) => units::parse_duration(s).map_err(msg),
+            Val::Int(0) => Ok(Duration::ZERO),
+            other => Err(expected("a duration such as \"20ms\"", other)),
+        })
+    }
+
+    /// A rate.
+    pub(crate) fn rate(&self, key: &str) -> Result<Option<Rate>, ScenarioError> {
+        self.get(key, |n| rate_of(&n.val))
+    }
+
+    /// A size in bytes.
+    pub(crate) fn size(&self, key: &str) -> Result<Option<u64>, ScenarioError> {
+        self.get(key, |n| match &n.val {
+            Val::Str(s) => units::parse_size(s).map_err(msg),
+            Val::Int(i) => u64::try_from(*i).map_err(|_| "a size cannot be negative".to_string()),
+            other => Err(expected("a size such as \"10MB\"", other)),
+        })
+    }
+
+    /// A probability in `[0, 1]`.
+    pub(crate) fn probability(&self, key: &str) -> Result<Option<f64>, ScenarioError> {
+        self.get(key, |n| probability_of(&n.val))
+    }
+
+    /// A number.
+    pub(crate) fn float(&self, key: &str) -> Result<Option<f64>, ScenarioError> {
+        self.get(key, |n| match &n.val {
+            Val::Float(x) if x.is_finite() => Ok(*x),
+            Val::Int(i) => Ok(*i as f64),
+            other => Err(expected("a number", other)),
+        })
+    }
+
+    /// A non-negative integer.
+    pub(crate) fn uint(&self, key: &str) -> Result<Option<u64>, ScenarioError> {
+        self.get(key, |n| match &n.val {
+            Val::Int(i) => u64::try_from(*i).map_err(|_| "must not be negative".to_string()),
+            other => Err(expected("an integer", other)),
+        })
+    }
+
+    /// An integer in `[min, max]`.
+    pub(crate) fn uint_in(&self, key: &str, min: u64, max: u64) -> Result<Option<u64>, ScenarioError> {
+        self.get(key, |n| match &n.val {
+            Val::Int(i) => u64::try_from(*i)
+                .ok()
+                .filter(|v| (min..=max).contains(v))
+                .ok_or_else(|| format!("{i} is not within {min} and {max}")),
+            other => Err(expected("an integer", other)),
+        })
+    }
+
+    /// A boolean.
+    pub(crate) fn boolean(&self, key: &str) -> Result<Option<bool>, ScenarioError> {
+        self.get(key, |n| match &n.val {
+            Val::Bool(b) => Ok(*b),
+            other => Err(expected("true or false", other)),
+        })
+    }
+
+    /// A string.
+    pub(crate) fn string(&self, key: &str) -> Result<Option<String>, ScenarioError> {
+        self.get(key, |n| match &n.val {
+            Val::Str(s) => Ok(s.clone()),
+            other => Err(expected("a string", other)),
+        })
+    }
+
+    /// A packet count.
+    pub(crate) fn packets(&self, key: &str) -> Result<Option<u64>, ScenarioError> {
+        self.get(key, |n| match &n.val {
+            Val::Str(s) => units::parse_packets(s).map_err(msg),
+            Val::Int(i) => u64::try_from(*i).map_err(|_| "must not be negative".to_string()),
+            other => Err(expected("a packet count such as \"10pkt\"", other)),
+        })
+    }
+
+    /// A queue expression.
+    pub(crate) fn queue(&self, key: &str) -> Result<Option<QueueSpec>, ScenarioError> {
+        self.get(key, |n| match &n.val {
+            Val::Str(s) => parse_queue(s).map_err(msg),
+            other => Err(expected("a queue such as \"25pkt\", \"64KB\" or \"1bdp\"", other)),
+        })
+    }
+
+    /// One of the registry's allowed values.
+    pub(crate) fn choice(&self, key: &str) -> Result<Option<&'static str>, ScenarioError> {
+        let doc = self.doc(key)?;
+        let Some(node) = self.node(key)? else { return Ok(None) };
+        let found = match &node.val {
+            Val::Str(s) => doc.allowed.iter().find(|a| **a == s.as_str()).copied().ok_or_else(|| format!("unknown value {s:?}")),
+            other => Err(expected("a string", other)),
+        };
+        found.map(Some).map_err(|m| {
+            self.errors.at(&node.at, format!("{m} for {}", doc.path)).with_allowed(doc.allowed)
+        })
+    }
+}
+
+/// Parses a rate value (string with unit, or integer bit/s).
+pub(crate) fn rate_of(v: &Val) -> Result<Rate, String> {
+    match v {
+        Val::Str(s) => units::parse_rate(s).map_err(msg),
+        Val::Int(i) => u64::try_from(*i).map(Rate::Bps).map_err(|_| "a rate cannot be negative".to_string()),
+        other => Err(expected("a rate such as \"10Mbit\"", other)),
+    }
+}
+
+/// Parses a probability value (`"1.5%"` or a number in `[0, 1]`).
+pub(crate) fn probability_of(v: &Val) -> Result<f64, String> {
+    match v {
+        Val::Str(s) => units::parse_probability(s).map_err(msg),
+        Val::Float(x) => units::check_probability(*x).map_err(msg),
+        Val::Int(i) => units::check_probability(*i as f64).map_err(msg),
+        other => Err(expected("a probability such as \"1.5%\" or 0.015", other)),
+    }
+}
+
+fn msg(e: UnitError) -> String {
+    e.0
+}
+
+/// "expected X, found Y".
+pub(crate) fn expected(what: &str, found: &Val) -> String {
+    format!("expected {what}, found {}", found.type_name())
+}

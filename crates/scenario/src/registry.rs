@@ -1,0 +1,328 @@
+//! Every scenario key with its type, default and documentation: the one source of truth that the
+//! parser checks keys against, reads defaults from, and that `docs/scenario.md` is generated from.
+//!
+//! Paths are dotted. Flows and cross sources are arrays (`[[flow]]`), addressed without an index
+//! here (`flow.cc`). Items of inline arrays of tables are written `link.rate_schedule[].at`; they
+//! cannot be addressed one by one from the command line (set the whole array instead).
+
+/// The type of a key's value, which decides how its text is parsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Any string.
+    Str,
+    /// A non-negative integer.
+    Int,
+    /// A number (integer or float).
+    Float,
+    /// `true` or `false`.
+    Bool,
+    /// A rate such as `"10Mbit"`, `"1.5MB/s"` or `"unlimited"`; a bare integer is bit/s.
+    Rate,
+    /// A size such as `"8.9MB"`, `"64KiB"`; a bare integer is bytes.
+    Size,
+    /// A duration such as `"20ms"`, `"1.5s"`.
+    Duration,
+    /// `"1.5%"` or a number in `[0, 1]`.
+    Probability,
+    /// A packet count: `"10pkt"` or a bare integer.
+    Packets,
+    /// A queue limit expression: `"25pkt"`, `"64KB"`, `"1.5bdp+5pkt"`, `"unlimited"`.
+    Queue,
+    /// One of the `allowed` strings.
+    Enum,
+    /// A path to a CSV file, relative to the scenario file.
+    Path,
+    /// Loss: a probability (Bernoulli shorthand) or a table with `model`.
+    Loss,
+    /// A table of keys.
+    Table,
+    /// An array of tables.
+    TableArray,
+}
+
+impl Kind {
+    /// How the type is shown in the documentation.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Str => "string",
+            Kind::Int => "integer",
+            Kind::Float => "number",
+            Kind::Bool => "bool",
+            Kind::Rate => "rate",
+            Kind::Size => "size",
+            Kind::Duration => "duration",
+            Kind::Probability => "probability",
+            Kind::Packets => "packets",
+            Kind::Queue => "queue",
+            Kind::Enum => "enum",
+            Kind::Path => "path",
+            Kind::Loss => "probability or table",
+            Kind::Table => "table",
+            Kind::TableArray => "array of tables",
+        }
+    }
+}
+
+/// What happens when a key is absent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DefaultValue {
+    /// This value (written as a user would write it).
+    Value(&'static str),
+    /// Absent means "not set" (an `Option` that stays `None`).
+    Unset,
+    /// The key must be given (where it applies).
+    Required,
+    /// The default depends on other keys; the text says how.
+    Context(&'static str),
+}
+
+impl DefaultValue {
+    /// The default as shown in the documentation.
+    pub fn text(self) -> String {
+        match self {
+            DefaultValue::Value(v) => format!("`{v}`"),
+            DefaultValue::Unset => "none".to_string(),
+            DefaultValue::Required => "required".to_string(),
+            DefaultValue::Context(c) => c.to_string(),
+        }
+    }
+}
+
+/// One documented scenario key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyDoc {
+    /// Dotted path, e.g. `link.loss.p` or `flow.cc`.
+    pub path: &'static str,
+    /// Type of the value.
+    pub kind: Kind,
+    /// Value when absent.
+    pub default: DefaultValue,
+    /// One-line description.
+    pub doc: &'static str,
+    /// Accepted values for [`Kind::Enum`] (empty otherwise).
+    pub allowed: &'static [&'static str],
+    /// A valid, non-default TOML value; the registry test sets it and expects a different result.
+    pub example: &'static str,
+    /// `key=value` overrides that make `example` matter (e.g. the loss model for `link.loss.r`).
+    pub context: &'static [&'static str],
+}
+
+/// A group of keys rendered as one table in the documentation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SectionDoc {
+    /// Path prefix of the keys in this section (`link.loss`, `flow`, `link.blackout[]`).
+    pub prefix: &'static str,
+    /// Heading, as the TOML header or a description.
+    pub title: &'static str,
+    /// A paragraph of explanation.
+    pub doc: &'static str,
+}
+
+const fn key(
+    path: &'static str,
+    kind: Kind,
+    default: DefaultValue,
+    doc: &'static str,
+    example: &'static str,
+) -> KeyDoc {
+    KeyDoc { path, kind, default, doc, allowed: &[], example, context: &[] }
+}
+
+const fn with_context(k: KeyDoc, context: &'static [&'static str]) -> KeyDoc {
+    KeyDoc { context, ..k }
+}
+
+const fn one_of(k: KeyDoc, allowed: &'static [&'static str]) -> KeyDoc {
+    KeyDoc { allowed, ..k }
+}
+
+use DefaultValue::{Context, Required, Unset, Value};
+use Kind::*;
+
+/// Names accepted by `flow.cc`.
+pub const CC_NAMES: &[&str] =
+    &["newreno", "newreno-approx", "cubic", "none", "quinn-newreno", "quinn-cubic", "quinn-bbr"];
+
+/// Names accepted by `link.loss.model`.
+pub const LOSS_MODELS: &[&str] = &["none", "bernoulli", "periodic", "gilbert-elliott", "bounded"];
+
+const GE: &str = "link.loss.model=\"gilbert-elliott\"";
+
+static KEYS: &[KeyDoc] = &[
+    key("run.name", Str, Context("the file name without `.toml`"), "Name of the scenario, used in results and reports.", "\"renamed\""),
+    key("run.duration", Duration, Value("30s"), "Hard stop of every run (virtual time in the simulator).", "\"12s\""),
+    key("run.seed", Int, Value("1"), "Base seed; each run's seed is derived from it, the sweep point and the repetition.", "42"),
+    key("run.reps", Int, Value("1"), "Repetitions of every sweep point, each with its own seed.", "3"),
+    key("run.sample_interval", Duration, Value("100ms"), "Period of time-series samples and width of throughput bins.", "\"1s\""),
+    key("run.measure_from", Duration, Value("0s"), "Start of the measurement window (e.g. to skip slow start).", "\"3s\""),
+    key("run.measure_until", Duration, Unset, "End of the measurement window; none = end of the flow.", "\"8s\""),
+    // --- bottleneck link ---
+    key("link.rate", Rate, Value("10Mbit"), "Bottleneck rate at the IP layer, or `\"unlimited\"`.", "\"5Mbit\""),
+    key("link.rate_schedule", TableArray, Unset, "Piecewise-constant rate: `[{ at = \"0s\", rate = \"10Mbit\" }, …]`; the first step must be at 0s.", "[{ at = \"0s\", rate = \"2Mbit\" }, { at = \"1s\", rate = \"4Mbit\" }]"),
+    key("link.rate_schedule[].at", Duration, Required, "When this rate starts (steps in increasing order).", "\"0s\""),
+    key("link.rate_schedule[].rate", Rate, Required, "Rate from `at` until the next step (`\"0bit\"` = outage).", "\"2Mbit\""),
+    key("link.rate_trace", Path, Unset, "CSV file of `seconds,rate` lines (`0,10Mbit` or `0,10000000`), relative to the scenario file; `#` starts a comment.", "\"test-trace.csv\""),
+    key("link.rate_repeat", Duration, Unset, "Repeat the rate schedule or trace with this period.", "\"2s\""),
+    key("link.delay", Duration, Value("15ms"), "One-way propagation delay.", "\"40ms\""),
+    key("link.jitter", Duration, Value("0ms"), "Extra per-packet delay variation (maximum for uniform, standard deviation for normal).", "\"2ms\""),
+    with_context(one_of(key("link.jitter_dist", Enum, Value("uniform"), "Distribution of the jitter.", "\"normal\""), &["uniform", "normal"]), &["link.jitter=\"2ms\""]),
+    key("link.queue", Queue, Value("1bdp"), "Drop-tail queue limit: `\"25pkt\"`, `\"64KB\"`, `\"1.5bdp+5pkt\"` or `\"unlimited\"` (see BDP below).", "\"25pkt\""),
+    key("link.loss", Loss, Context("no loss"), "Packet loss: a probability (`\"2%\"`, Bernoulli) or a table with `model` and its parameters.", "\"2%\""),
+    with_context(one_of(key("link.loss.model", Enum, Value("bernoulli"), "Loss model.", "\"periodic\""), LOSS_MODELS), &["link.loss.p=\"1%\""]),
+    key("link.loss.p", Probability, Required, "bernoulli, periodic, bounded: loss probability; gilbert-elliott: P(Good→Bad).", "\"1%\""),
+    with_context(key("link.loss.r", Probability, Required, "gilbert-elliott: P(Bad→Good).", "0.2"), &[GE, "link.loss.p=0.01"]),
+    with_context(key("link.loss.k", Probability, Value("1"), "gilbert-elliott: probability that a packet survives in Good.", "0.99"), &[GE, "link.loss.p=0.01", "link.loss.r=0.2"]),
+    with_context(key("link.loss.h", Probability, Value("0"), "gilbert-elliott: probability that a packet survives in Bad.", "0.5"), &[GE, "link.loss.p=0.01", "link.loss.r=0.2"]),
+    with_context(key("link.loss.gamma", Probability, Required, "gilbert-elliott, second form: P(Good→Good) = 1 − p.", "0.999"), &[GE, "link.loss.beta=0.875", "link.loss.h=0.5", "link.loss.target=\"5%\""]),
+    with_context(key("link.loss.beta", Probability, Required, "gilbert-elliott, second form: P(Bad→Bad) = 1 − r.", "0.8"), &[GE, "link.loss.gamma=0.99875", "link.loss.h=0.5", "link.loss.target=\"5%\""]),
+    with_context(key("link.loss.target", Probability, Required, "gilbert-elliott, second form: mean loss rate; k is solved for it.", "\"10%\""), &[GE, "link.loss.gamma=0.99875", "link.loss.beta=0.875", "link.loss.h=0.5"]),
+    with_context(key("link.loss.max_burst", Int, Value("3"), "bounded: at most this many consecutive losses.", "2"), &["link.loss.model=\"bounded\"", "link.loss.p=\"2%\""]),
+    key("link.blackout", TableArray, Unset, "Outages in which every packet is lost: `[{ start = \"5s\", duration = \"2s\", period = \"7s\" }]`.", "[{ start = \"1s\", duration = \"2s\" }]"),
+    key("link.blackout[].start", Duration, Required, "Start of the first outage.", "\"1s\""),
+    key("link.blackout[].duration", Duration, Required, "Length of each outage.", "\"2s\""),
+    key("link.blackout[].period", Duration, Unset, "Repeat the outage with this period.", "\"7s\""),
+    key("link.corrupt", Probability, Value("0%"), "Probability that a packet arrives with a bit flipped.", "\"1%\""),
+    key("link.ber", Probability, Value("0"), "Bit error rate: each bit is flipped with this probability.", "1e-6"),
+    key("link.duplicate", Probability, Value("0%"), "Probability that a packet is delivered twice.", "\"1%\""),
+    key("link.reorder", Probability, Value("0%"), "Probability that a packet is held back by `reorder_delay` so later ones overtake it.", "\"1%\""),
+    with_context(key("link.reorder_delay", Duration, Value("1ms"), "Extra delay of a reordered packet.", "\"5ms\""), &["link.reorder=\"1%\""]),
+    key("link.up", Table, Unset, "Keys for the up direction (client → server) only; accepts every `link` key except `up`/`down`.", "{ rate = \"2Mbit\" }"),
+    key("link.down", Table, Unset, "Keys for the down direction (server → client) only; accepts every `link` key except `up`/`down`.", "{ delay = \"300ms\" }"),
+    // --- flows ---
+    key("flow.name", Str, Context("`flow{i}`, i = index of the `[[flow]]`"), "Unique name of the flow in results.", "\"bulk\""),
+    key("flow.count", Int, Value("1"), "Replicate this flow; copies are named `{name}.0` … `{name}.{count-1}`.", "2"),
+    one_of(key("flow.stack", Enum, Value("quic"), "Transport implementation.", "\"quic\""), &["quic"]),
+    one_of(key("flow.app", Enum, Value("bulk"), "Workload: saturated `bulk` sender, or `download` of `size` bytes.", "\"download\""), &["bulk", "download"]),
+    one_of(key("flow.direction", Enum, Value("up"), "bulk: who sends; `up` = the client uploads, `down` = the server sends.", "\"down\""), &["up", "down"]),
+    with_context(key("flow.size", Size, Value("10MB"), "download: bytes requested, split evenly over the streams.", "\"8.9MB\""), &["flow.app=\"download\""]),
+    with_context(key("flow.streams", Int, Value("1"), "download: concurrent streams per connection.", "4"), &["flow.app=\"download\""]),
+    with_context(key("flow.connections", Int, Value("1"), "download: connections made one after the other (0-RTT applies to the second and later).", "2"), &["flow.app=\"download\""]),
+    key("flow.start", Duration, Value("0s"), "When the client starts.", "\"1s\""),
+    key("flow.stop", Duration, Unset, "bulk: when the sender stops; none = end of the run.", "\"5s\""),
+    one_of(key("flow.cc", Enum, Value("newreno"), "Congestion control: ours (`newreno` with exact byte counting, `newreno-approx` with RFC 9002's per-ACK increase, `cubic`, `none`) or quinn's built-ins.", "\"cubic\""), CC_NAMES),
+    with_context(key("flow.hystart", Bool, Value("true"), "cubic: use HyStart++ in slow start.", "false"), &["flow.cc=\"cubic\""]),
+    key("flow.initial_window", Packets, Value("10pkt"), "Initial congestion window (ours only).", "\"4pkt\""),
+    key("flow.loss_reduction", Float, Context("0.5 (newreno), 0.7 (cubic)"), "Multiplicative decrease on congestion (ours only).", "0.8"),
+    key("flow.min_window", Packets, Value("2pkt"), "Minimum congestion window (ours only).", "\"4pkt\""),
+    key("flow.mtu", Int, Value("1500"), "IP MTU; the UDP payload is at most mtu − 28.", "1280"),
+    key("flow.mtu_discovery", Bool, Value("false"), "Let quinn probe for a larger MTU.", "true"),
+    key("flow.initial_rtt", Duration, Value("333ms"), "RTT estimate before the first sample.", "\"100ms\""),
+    key("flow.stream_window", Size, Value("16MB"), "Per-stream receive window (initial MAX_STREAM_DATA); generous so it limits only when set.", "\"65KB\""),
+    key("flow.conn_window", Size, Value("24MB"), "Connection receive window (initial MAX_DATA).", "\"100KB\""),
+    key("flow.send_window", Size, Value("32MB"), "Sender's buffer limit.", "\"1MB\""),
+    key("flow.ack_ratio", Int, Unset, "Ask the peer to acknowledge every n-th packet (ACK-frequency); none = quinn's default (every second).", "10"),
+    key("flow.max_ack_delay", Duration, Unset, "Max ACK delay requested via ACK-frequency; none = 25 ms.", "\"5ms\""),
+    key("flow.zero_rtt", Bool, Value("false"), "Use 0-RTT on the second and later connections of a download.", "true"),
+    key("flow.client_access.rate", Rate, Value("unlimited"), "Rate of the client's access link (both directions).", "\"100Mbit\""),
+    key("flow.client_access.delay", Duration, Value("0ms"), "One-way delay of the client's access link.", "\"5ms\""),
+    key("flow.client_access.queue", Queue, Value("unlimited"), "Queue of the client's access link.", "\"10pkt\""),
+    key("flow.client_access.loss", Probability, Value("0%"), "Bernoulli loss on the client's access link.", "\"1%\""),
+    key("flow.server_access.rate", Rate, Value("unlimited"), "Rate of the server's access link (both directions).", "\"100Mbit\""),
+    key("flow.server_access.delay", Duration, Value("0ms"), "One-way delay of the server's access link.", "\"5ms\""),
+    key("flow.server_access.queue", Queue, Value("unlimited"), "Queue of the server's access link.", "\"10pkt\""),
+    key("flow.server_access.loss", Probability, Value("0%"), "Bernoulli loss on the server's access link.", "\"1%\""),
+    // --- cross traffic ---
+    key("cross.name", Str, Context("`cross{i}`"), "Name of the source in results.", "\"udp\""),
+    one_of(key("cross.direction", Enum, Value("down"), "Direction it crosses the bottleneck (`up` = client → server side).", "\"up\""), &["up", "down"]),
+    one_of(key("cross.pattern", Enum, Required, "`cbr` (constant rate), `uniform` (random size and gap) or `onoff` (cbr in bursts).", "\"onoff\""), &["cbr", "uniform", "onoff"]),
+    key("cross.rate", Rate, Required, "cbr, onoff: rate at the IP layer.", "\"2Mbit\""),
+    key("cross.size", Size, Value("1200B"), "cbr, onoff: UDP payload per datagram.", "\"500B\""),
+    with_context(key("cross.size_min", Size, Required, "uniform: smallest UDP payload.", "\"200B\""), &["cross.pattern=\"uniform\"", "cross.size_max=\"1000B\"", "cross.gap_min=\"25ms\"", "cross.gap_max=\"100ms\""]),
+    with_context(key("cross.size_max", Size, Required, "uniform: largest UDP payload.", "\"900B\""), &["cross.pattern=\"uniform\"", "cross.size_min=\"100B\"", "cross.gap_min=\"25ms\"", "cross.gap_max=\"100ms\""]),
+    with_context(key("cross.gap_min", Duration, Required, "uniform: shortest gap between datagrams.", "\"30ms\""), &["cross.pattern=\"uniform\"", "cross.size_min=\"100B\"", "cross.size_max=\"1000B\"", "cross.gap_max=\"100ms\""]),
+    with_context(key("cross.gap_max", Duration, Required, "uniform: longest gap between datagrams.", "\"90ms\""), &["cross.pattern=\"uniform\"", "cross.size_min=\"100B\"", "cross.size_max=\"1000B\"", "cross.gap_min=\"25ms\""]),
+    with_context(key("cross.on", Duration, Required, "onoff: length of a burst.", "\"2s\""), &["cross.pattern=\"onoff\"", "cross.off=\"1s\""]),
+    with_context(key("cross.off", Duration, Required, "onoff: silence between bursts.", "\"2s\""), &["cross.pattern=\"onoff\"", "cross.on=\"1s\""]),
+    key("cross.start", Duration, Value("0s"), "When the source starts.", "\"1s\""),
+    key("cross.stop", Duration, Unset, "When it stops; none = end of the run.", "\"5s\""),
+];
+
+static SECTIONS: &[SectionDoc] = &[
+    SectionDoc { prefix: "run", title: "[run]", doc: "How long to run, how often to repeat, what to measure." },
+    SectionDoc {
+        prefix: "link",
+        title: "[link]",
+        doc: "The bottleneck. Keys in `[link]` apply to both directions; `[link.up]` (client → server) \
+              and `[link.down]` (server → client) override them per direction. Of `rate`, \
+              `rate_schedule` and `rate_trace` at most one may be set per table, and a direction \
+              table that sets one of them replaces the rate of `[link]` as a whole.",
+    },
+    SectionDoc {
+        prefix: "link.loss",
+        title: "link.loss (table form)",
+        doc: "`loss = \"2%\"` is Bernoulli loss. The table form names a `model`. Gilbert-Elliott takes \
+              either `p`, `r`, `k`, `h` or `gamma`, `beta`, `h`, `target` (then p = 1 − gamma, \
+              r = 1 − beta, and k is solved so that the mean loss equals `target`).",
+    },
+    SectionDoc { prefix: "link.rate_schedule[]", title: "link.rate_schedule items", doc: "One step of a piecewise-constant rate." },
+    SectionDoc { prefix: "link.blackout[]", title: "link.blackout items", doc: "One (possibly repeating) outage." },
+    SectionDoc {
+        prefix: "flow",
+        title: "[[flow]]",
+        doc: "Transport flows between a client left of the bottleneck and a server right of it. \
+              Without any `[[flow]]`, one flow with every default runs (named `flow0`).",
+    },
+    SectionDoc { prefix: "flow.client_access", title: "flow.client_access", doc: "Link between this flow's client and the bottleneck (same in both directions)." },
+    SectionDoc { prefix: "flow.server_access", title: "flow.server_access", doc: "Link between the bottleneck and this flow's server (same in both directions)." },
+    SectionDoc { prefix: "cross", title: "[[cross]]", doc: "UDP cross traffic injected at the bottleneck." },
+];
+
+/// Every scenario key.
+pub fn keys() -> &'static [KeyDoc] {
+    KEYS
+}
+
+/// The documentation sections, in rendering order.
+pub fn sections() -> &'static [SectionDoc] {
+    SECTIONS
+}
+
+/// The key with exactly this registry path.
+pub fn find(path: &str) -> Option<&'static KeyDoc> {
+    KEYS.iter().find(|k| k.path == path)
+}
+
+/// The names allowed directly inside `prefix` (`""` = the top level), in registry order.
+pub fn children(prefix: &str) -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for k in KEYS {
+        let rest = if prefix.is_empty() {
+            Some(k.path)
+        } else {
+            k.path.strip_prefix(prefix).and_then(|r| r.strip_prefix('.'))
+        };
+        let Some(rest) = rest else { continue };
+        let first = rest.split('.').next().unwrap_or(rest);
+        let first = first.strip_suffix("[]").unwrap_or(first);
+        if !out.contains(&first) {
+            out.push(first);
+        }
+    }
+    if prefix.is_empty() {
+        out.push("sweep");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_unique_and_documented() {
+        for (i, k) in KEYS.iter().enumerate() {
+            assert!(!k.doc.is_empty(), "{} has no doc", k.path);
+            assert!(KEYS[..i].iter().all(|o| o.path != k.path), "{} twice", k.path);
+            assert_eq!(k.kind == Kind::Enum, !k.allowed.is_empty(), "{}: allowed values iff enum", k.path);
+            assert!(SECTIONS.iter().any(|s| k.path.rsplit_once('.').map(|p| p.0) == Some(s.prefix)), "{} has no section", k.path);
+        }
+    }
+
+    #[test]
+    fn children_of_sections() {
+        assert_eq!(children(""), ["run", "link", "flow", "cross", "sweep"]);
+        assert!(children("link").starts_with(&["rate", "rate_schedule", "rate_trace"]));
+        assert_eq!(children("link.blackout[]"), ["start", "duration", "period"]);
+        assert_eq!(children("flow.client_access"), ["rate", "delay", "queue", "loss"]);
+    }
+}

@@ -1,0 +1,96 @@
+//! `[[cross]]` entries: UDP sources crossing the bottleneck.
+
+use std::time::Duration;
+
+use crate::error::{At, Errors, ScenarioError};
+use crate::model::{CrossPattern, CrossSpec};
+use crate::read::Reader;
+use crate::tree::Table;
+use crate::units::Rate;
+
+/// Largest UDP payload over IPv4.
+const MAX_PAYLOAD: u64 = 65_507;
+
+/// Resolves the `index`-th `[[cross]]` table.
+pub(crate) fn cross(table: &Table, at: &At, index: usize, errors: &Errors) -> Result<CrossSpec, ScenarioError> {
+    let r = Reader::new(table, at, "cross", &format!("cross.{index}"), errors)?;
+    let start = r.duration("start")?.unwrap_or_default();
+    let stop = r.duration("stop")?;
+    if stop.is_some_and(|s| s <= start) {
+        return Err(errors.at(&value_at(&r, "stop"), "stop must be after start"));
+    }
+    let pattern = match r.choice("pattern")? {
+        Some("cbr") => CrossPattern::Cbr { rate_bps: rate(&r)?, payload: payload(&r, "size")? },
+        Some("onoff") => CrossPattern::OnOff {
+            rate_bps: rate(&r)?,
+            payload: payload(&r, "size")?,
+            on: nonzero(&r, "on")?,
+            off: nonzero(&r, "off")?,
+        },
+        Some(_) => {
+            let (payload_min, payload_max) = (payload(&r, "size_min")?, payload(&r, "size_max")?);
+            if payload_min > payload_max {
+                return Err(errors.at(&value_at(&r, "size_min"), "size_min is larger than size_max"));
+            }
+            let gap_min = r.duration("gap_min")?;
+            let gap_min = r.required("gap_min", gap_min)?;
+            let gap_max = nonzero(&r, "gap_max")?;
+            if gap_min > gap_max {
+                return Err(errors.at(&value_at(&r, "gap_min"), "gap_min is longer than gap_max"));
+            }
+            CrossPattern::Uniform { payload_min, payload_max, gap_min, gap_max }
+        }
+        None => return Err(r.required::<()>("pattern", None).unwrap_err_or_internal(errors)),
+    };
+    Ok(CrossSpec {
+        name: r.string("name")?.unwrap_or_else(|| format!("cross{index}")),
+        up: r.choice("direction")? == Some("up"),
+        start,
+        stop,
+        pattern,
+    })
+}
+
+/// Turns the always-`Err` result of `required(.., None)` into its error without unwrapping.
+trait ErrOrInternal {
+    fn unwrap_err_or_internal(self, errors: &Errors) -> ScenarioError;
+}
+
+impl ErrOrInternal for Result<(), ScenarioError> {
+    fn unwrap_err_or_internal(self, errors: &Errors) -> ScenarioError {
+        match self {
+            Err(e) => e,
+            Ok(()) => errors.whole("internal: required key reported as present"),
+        }
+    }
+}
+
+fn value_at(r: &Reader<'_>, key: &str) -> At {
+    r.entry(key).map_or_else(|| r.at().clone(), |e| e.node.at.clone())
+}
+
+fn rate(r: &Reader<'_>) -> Result<u64, ScenarioError> {
+    match r.rate("rate")? {
+        Some(Rate::Bps(b)) if b > 0 => Ok(b),
+        Some(_) => Err(r.errors.at(&value_at(r, "rate"), "cross traffic needs a finite rate above zero")),
+        None => r.required("rate", None),
+    }
+}
+
+fn payload(r: &Reader<'_>, key: &str) -> Result<u32, ScenarioError> {
+    let v = r.size(key)?;
+    let v = r.required(key, v)?;
+    if v == 0 || v > MAX_PAYLOAD {
+        return Err(r.errors.at(&value_at(r, key), format!("{} must be 1 to {MAX_PAYLOAD} bytes", r.path_of(key))));
+    }
+    Ok(u32::try_from(v).unwrap_or(u32::MAX))
+}
+
+fn nonzero(r: &Reader<'_>, key: &str) -> Result<Duration, ScenarioError> {
+    let v = r.duration(key)?;
+    let v = r.required(key, v)?;
+    if v.is_zero() {
+        return Err(r.errors.at(&value_at(r, key), format!("{} must be greater than zero", r.path_of(key))));
+    }
+    Ok(v)
+}

@@ -1,0 +1,149 @@
+//! `[[flow]]` entries: workload, congestion control, QUIC knobs and access links.
+
+use std::time::Duration;
+
+use cc::config::{CcConfig, CommonCcConfig, RenoCounting};
+
+use crate::error::{At, Errors, ScenarioError};
+use crate::model::{CcChoice, QuicKnobs, Stack, Workload};
+use crate::read::{expected, Reader};
+use crate::resolve::link::{access, LinkDraft};
+use crate::tree::{Table, Val};
+
+/// A flow before its access-link queues know the base RTT, and before `count` replication.
+#[derive(Debug, Clone)]
+pub(crate) struct FlowDraft {
+    pub name: String,
+    pub count: u64,
+    pub stack: Stack,
+    pub workload: Workload,
+    pub start: Duration,
+    pub stop: Option<Duration>,
+    pub cc: CcChoice,
+    pub quic: QuicKnobs,
+    pub client: LinkDraft,
+    pub server: LinkDraft,
+    /// Where the `[[flow]]` is, for cross-key errors.
+    pub at: At,
+}
+
+/// Resolves the `index`-th `[[flow]]` table.
+pub(crate) fn flow(table: &Table, at: &At, index: usize, errors: &Errors) -> Result<FlowDraft, ScenarioError> {
+    let user_path = format!("flow.{index}");
+    let r = Reader::new(table, at, "flow", &user_path, errors)?;
+    let name = r.string("name")?.unwrap_or_else(|| format!("flow{index}"));
+    let count = r.uint_in("count", 1, 10_000)?.unwrap_or(1);
+    let stack = match r.choice("stack")? {
+        Some("quic") | None => Stack::Quic,
+        Some(other) => return Err(errors.at(at, format!("internal: stack {other} has no model variant"))),
+    };
+    let start = r.duration("start")?.unwrap_or_default();
+    let stop = r.duration("stop")?;
+    if let Some(stop) = stop.filter(|s| *s <= start) {
+        let at = r.entry("stop").map_or_else(|| at.clone(), |e| e.node.at.clone());
+        return Err(errors.at(&at, format!("stop ({stop:?}) must be after start ({start:?})")));
+    }
+    let mtu = r.uint_in("mtu", 1228, 65_535)?.unwrap_or(1500);
+    Ok(FlowDraft {
+        name,
+        count,
+        stack,
+        workload: workload(&r)?,
+        start,
+        stop,
+        cc: congestion_control(&r)?,
+        quic: QuicKnobs {
+            mtu: u16::try_from(mtu).unwrap_or(u16::MAX),
+            mtu_discovery: r.boolean("mtu_discovery")?.unwrap_or(false),
+            initial_rtt: positive(&r, "initial_rtt")?,
+            stream_window: r.size("stream_window")?.unwrap_or_default(),
+            conn_window: r.size("conn_window")?.unwrap_or_default(),
+            send_window: r.size("send_window")?.unwrap_or_default(),
+            ack_ratio: r.uint_in("ack_ratio", 1, u64::from(u32::MAX))?.map(|v| u32::try_from(v).unwrap_or(u32::MAX)),
+            max_ack_delay: r.duration("max_ack_delay")?,
+            zero_rtt: r.boolean("zero_rtt")?.unwrap_or(false),
+        },
+        client: access_link(table, at, &user_path, "client_access", errors)?,
+        server: access_link(table, at, &user_path, "server_access", errors)?,
+        at: at.clone(),
+    })
+}
+
+fn positive(r: &Reader<'_>, key: &str) -> Result<Duration, ScenarioError> {
+    let d = r.duration(key)?.unwrap_or_default();
+    if d.is_zero() {
+        let at = r.entry(key).map_or_else(|| r.at().clone(), |e| e.node.at.clone());
+        return Err(r.errors.at(&at, format!("{} must be greater than zero", r.path_of(key))));
+    }
+    Ok(d)
+}
+
+fn workload(r: &Reader<'_>) -> Result<Workload, ScenarioError> {
+    let upload = r.choice("direction")? != Some("down");
+    let size = r.size("size")?.unwrap_or_default();
+    let streams = r.uint_in("streams", 1, 1_000_000)?.unwrap_or(1);
+    let connections = r.uint_in("connections", 1, 1_000_000)?.unwrap_or(1);
+    Ok(match r.choice("app")? {
+        Some("download") => {
+            if size == 0 {
+                let at = r.entry("size").map_or_else(|| r.at().clone(), |e| e.node.at.clone());
+                return Err(r.errors.at(&at, "a download needs a size above zero"));
+            }
+            Workload::Download {
+                size,
+                streams: u32::try_from(streams).unwrap_or(u32::MAX),
+                connections: u32::try_from(connections).unwrap_or(u32::MAX),
+            }
+        }
+        _ => Workload::Bulk { upload },
+    })
+}
+
+/// Our controllers take the common knobs; quinn's built-ins ignore them.
+fn congestion_control(r: &Reader<'_>) -> Result<CcChoice, ScenarioError> {
+    let name = r.choice("cc")?.unwrap_or("newreno");
+    let default_reduction = if name == "cubic" { 0.7 } else { 0.5 };
+    let loss_reduction_factor = r.float("loss_reduction")?.unwrap_or(default_reduction);
+    if !(loss_reduction_factor > 0.0 && loss_reduction_factor < 1.0) {
+        let at = r.entry("loss_reduction").map_or_else(|| r.at().clone(), |e| e.node.at.clone());
+        return Err(r.errors.at(&at, "loss_reduction must be between 0 and 1 (exclusive)"));
+    }
+    let common = CommonCcConfig {
+        initial_window_packets: at_least_one(r, "initial_window")?,
+        loss_reduction_factor,
+        minimum_window_packets: at_least_one(r, "min_window")?,
+    };
+    let hystart = r.boolean("hystart")?.unwrap_or(true);
+    Ok(match name {
+        "newreno" => CcChoice::Ours(CcConfig::NewReno { counting: RenoCounting::Exact, common }),
+        "newreno-approx" => CcChoice::Ours(CcConfig::NewReno { counting: RenoCounting::Approximate, common }),
+        "cubic" => CcChoice::Ours(CcConfig::Cubic { hystart, common }),
+        "none" => CcChoice::Ours(CcConfig::None),
+        "quinn-newreno" => CcChoice::QuinnNewReno,
+        "quinn-cubic" => CcChoice::QuinnCubic,
+        _ => CcChoice::QuinnBbr,
+    })
+}
+
+fn at_least_one(r: &Reader<'_>, key: &str) -> Result<u64, ScenarioError> {
+    let v = r.packets(key)?.unwrap_or(1);
+    if v == 0 {
+        let at = r.entry(key).map_or_else(|| r.at().clone(), |e| e.node.at.clone());
+        return Err(r.errors.at(&at, format!("{} must be at least 1 packet", r.path_of(key))));
+    }
+    Ok(v)
+}
+
+fn access_link(table: &Table, at: &At, user_path: &str, key: &'static str, errors: &Errors) -> Result<LinkDraft, ScenarioError> {
+    let prefix = if key == "client_access" { "flow.client_access" } else { "flow.server_access" };
+    let path = format!("{user_path}.{key}");
+    let empty = Table::default();
+    let (t, at) = match table.get(key) {
+        None => (&empty, at),
+        Some(e) => match &e.node.val {
+            Val::Table(t) => (t, &e.node.at),
+            other => return Err(errors.at(&e.node.at, format!("{path}: {}", expected("a table", other)))),
+        },
+    };
+    access(&Reader::new(t, at, prefix, &path, errors)?)
+}

@@ -1,0 +1,146 @@
+//! Link directions: the bottleneck (`[link]`, `[link.up]`, `[link.down]`) and access links.
+
+use std::path::Path;
+use std::time::Duration;
+
+use netem::config::{Blackout, Jitter, LinkConfig, LossConfig, QueueLimit, RateProfile, Reorder};
+
+use crate::error::{At, Errors, ScenarioError};
+use crate::queue::QueueSpec;
+use crate::read::{check_keys, expected, Reader};
+use crate::resolve::loss::loss;
+use crate::resolve::rate::{fixed_profile, rate_profile};
+use crate::tree::{Table, Val};
+
+/// A link direction whose queue still waits for the path's base RTT (BDP terms).
+#[derive(Debug, Clone)]
+pub(crate) struct LinkDraft {
+    /// Everything but the queue limit.
+    pub config: LinkConfig,
+    /// The queue expression.
+    pub queue: QueueSpec,
+}
+
+impl LinkDraft {
+    /// The rate a BDP queue is sized for: the fixed rate, or a schedule's highest rate (so the
+    /// queue never starves the fastest phase); `None` when unlimited.
+    fn bdp_rate(&self) -> Option<u64> {
+        match &self.config.rate {
+            RateProfile::Unlimited => None,
+            RateProfile::Fixed(r) => Some(*r),
+            RateProfile::Schedule { steps, .. } => steps.iter().map(|s| s.1).max(),
+        }
+    }
+
+    /// The final config, with BDP terms resolved.
+    pub(crate) fn finish(mut self, base_rtt: Duration, mtu: u64) -> LinkConfig {
+        self.config.queue = self.queue.resolve(self.bdp_rate(), base_rtt, mtu);
+        self.config
+    }
+}
+
+/// Both directions of the bottleneck, from the `link` node of the root (if any).
+pub(crate) fn bottleneck(
+    link: Option<(&Table, &At)>,
+    base_dir: &Path,
+    errors: &Errors,
+) -> Result<(LinkDraft, LinkDraft), ScenarioError> {
+    let empty = Table::default();
+    let start = At::File { line: 1, column: 1 };
+    let (common, at) = link.unwrap_or((&empty, &start));
+    check_keys(common, "link", "link", &[], errors)?;
+    let mut dirs = Vec::new();
+    for dir in ["up", "down"] {
+        let user_path = format!("link.{dir}");
+        let layers = match common.get(dir) {
+            None => vec![common],
+            Some(e) => {
+                let Val::Table(t) = &e.node.val else {
+                    return Err(errors.at(&e.node.at, format!("{user_path}: {}", expected("a table", &e.node.val))));
+                };
+                check_keys(t, "link", &user_path, &["up", "down"], errors)?;
+                vec![t, common]
+            }
+        };
+        let r = Reader::layered(layers, at, "link", &user_path, errors);
+        dirs.push(direction(&r, base_dir)?);
+    }
+    let down = dirs.pop();
+    let up = dirs.pop();
+    match (up, down) {
+        (Some(up), Some(down)) => Ok((up, down)),
+        _ => Err(errors.whole("internal: link directions missing")),
+    }
+}
+
+fn direction(r: &Reader<'_>, base_dir: &Path) -> Result<LinkDraft, ScenarioError> {
+    let rate = rate_profile(r, base_dir)?;
+    let delay = r.duration("delay")?.unwrap_or_default();
+    let jitter_amount = r.duration("jitter")?.unwrap_or_default();
+    let jitter = match (jitter_amount.is_zero(), r.choice("jitter_dist")?) {
+        (true, _) => Jitter::None,
+        (false, Some("normal")) => Jitter::Normal { sd: jitter_amount },
+        (false, _) => Jitter::Uniform { max: jitter_amount },
+    };
+    let queue = r.queue("queue")?;
+    let queue = r.required("queue", queue)?;
+    let config = LinkConfig {
+        rate,
+        delay,
+        jitter,
+        queue: QueueLimit { packets: None, bytes: None },
+        loss: loss(r)?,
+        blackouts: blackouts(r)?,
+        corrupt: r.probability("corrupt")?.unwrap_or(0.0),
+        bit_error_rate: r.probability("ber")?.unwrap_or(0.0),
+        duplicate: r.probability("duplicate")?.unwrap_or(0.0),
+        reorder: Reorder {
+            p: r.probability("reorder")?.unwrap_or(0.0),
+            extra_delay: r.duration("reorder_delay")?.unwrap_or_default(),
+        },
+    };
+    config.validate().map_err(|e| r.errors.at(r.at(), format!("{}: {e}", r.path_of(""))))?;
+    Ok(LinkDraft { config, queue })
+}
+
+fn blackouts(r: &Reader<'_>) -> Result<Vec<Blackout>, ScenarioError> {
+    let Some(node) = r.node("blackout")? else { return Ok(Vec::new()) };
+    let Val::Array(items) = &node.val else {
+        return Err(r.errors.at(&node.at, format!("blackout: {}", expected("an array of tables", &node.val))));
+    };
+    let mut out = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let Val::Table(t) = &item.val else {
+            return Err(r.errors.at(&item.at, format!("blackout: {}", expected("a { start, duration, period } table", &item.val))));
+        };
+        let path = format!("{}[{i}]", r.path_of("blackout"));
+        let b = Reader::new(t, &item.at, "link.blackout[]", &path, r.errors)?;
+        let start = b.duration("start")?;
+        let duration = b.duration("duration")?;
+        let blackout = Blackout {
+            start: b.required("start", start)?,
+            duration: b.required("duration", duration)?,
+            period: b.duration("period")?,
+        };
+        if blackout.period.is_some_and(|p| p <= blackout.duration) {
+            return Err(r.errors.at(&item.at, "a blackout's period must be longer than its duration"));
+        }
+        out.push(blackout);
+    }
+    Ok(out)
+}
+
+/// An access link (`flow.client_access` / `flow.server_access`): the same in both directions.
+pub(crate) fn access(r: &Reader<'_>) -> Result<LinkDraft, ScenarioError> {
+    let rate = match r.node("rate")? {
+        Some(n) => fixed_profile(&n.val).map_err(|m| r.errors.at(&n.at, format!("{}: {m}", r.path_of("rate"))))?,
+        None => RateProfile::Unlimited,
+    };
+    let p = r.probability("loss")?.unwrap_or(0.0);
+    let queue = r.queue("queue")?;
+    let mut config = LinkConfig::ideal();
+    config.rate = rate;
+    config.delay = r.duration("delay")?.unwrap_or_default();
+    config.loss = if p == 0.0 { LossConfig::None } else { LossConfig::Bernoulli { p } };
+    Ok(LinkDraft { config, queue: r.required("queue", queue)? })
+}

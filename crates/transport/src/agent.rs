@@ -1,0 +1,106 @@
+//! The interface between a transport flow and the engines.
+//!
+//! A flow is both ends of one transport conversation (client and server) plus the application
+//! workload on top. The engine only moves opaque UDP/IP payloads between the two sides and calls
+//! timers; everything a flow knows about itself comes back through [`FlowReport`]. The TCP model
+//! and the QUIC research model of later issues implement the same trait.
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+/// Which end of a flow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum Side {
+    /// The connection initiator, on the left of the dumbbell.
+    Client,
+    /// The acceptor, on the right.
+    Server,
+}
+
+impl Side {
+    /// Index 0 for the client, 1 for the server (for per-side arrays).
+    pub fn index(self) -> usize {
+        match self {
+            Side::Client => 0,
+            Side::Server => 1,
+        }
+    }
+}
+
+/// Instantaneous state of the flow's data sender, for time series.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct SenderSample {
+    /// Congestion window in bytes.
+    pub cwnd: u64,
+    /// Smoothed RTT.
+    pub srtt: Duration,
+    /// Bytes in flight at the last ACK.
+    pub in_flight: u64,
+}
+
+/// One connection of a flow (download flows may open several in sequence).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ConnectionReport {
+    /// When the client sent its first packet.
+    pub started_s: f64,
+    /// Handshake duration at the client (first packet → handshake complete).
+    pub handshake_s: Option<f64>,
+    /// First response byte at the client, from the first packet.
+    pub time_to_first_byte_s: Option<f64>,
+    /// Download completion (first packet → last byte of the last response).
+    pub completion_s: Option<f64>,
+    /// Whether the server accepted 0-RTT data.
+    pub zero_rtt_accepted: bool,
+}
+
+/// Everything a flow reports at the end of a run. Counters are summed over connections.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct FlowReport {
+    /// Application bytes delivered to the receiving application.
+    pub bytes_delivered: u64,
+    /// First packet of the first connection.
+    pub first_packet_s: Option<f64>,
+    /// Last application byte delivered.
+    pub last_byte_s: Option<f64>,
+    /// Time of the data sender's first congestion event (end of the first slow start).
+    pub first_congestion_s: Option<f64>,
+    /// Packets sent by the data sender.
+    pub packets_sent: u64,
+    /// Packets the data sender declared lost.
+    pub packets_lost: u64,
+    /// Congestion events at the data sender.
+    pub congestion_events: u64,
+    /// ACK frames sent by the data receiver.
+    pub ack_frames_sent: u64,
+    /// MAX_DATA frames sent by the data receiver.
+    pub max_data_frames_sent: u64,
+    /// MAX_STREAM_DATA frames sent by the data receiver.
+    pub max_stream_data_frames_sent: u64,
+    /// Path MTU (UDP payload) the sender ended with.
+    pub final_mtu: u16,
+    /// Per-connection timings.
+    pub connections: Vec<ConnectionReport>,
+    /// A transport error that ended the flow early (e.g. quinn closing on too many stream gaps).
+    pub error: Option<String>,
+}
+
+/// Both ends of one transport flow, driven by an engine in virtual (or real) time.
+pub trait FlowAgent {
+    /// A datagram (UDP payload) arrived at `side`.
+    fn handle_datagram(&mut self, side: Side, now: Duration, payload: &[u8]);
+    /// The timer of `side` fired (the engine calls this at or after `poll_timeout`).
+    fn handle_timeout(&mut self, side: Side, now: Duration);
+    /// Next datagram `side` wants to send now, if any. Call until `None`.
+    fn poll_transmit(&mut self, side: Side, now: Duration) -> Option<Vec<u8>>;
+    /// When `side` next needs `handle_timeout`.
+    fn poll_timeout(&mut self, side: Side) -> Option<Duration>;
+    /// Application bytes delivered so far (monotonic), for throughput series.
+    fn delivered_bytes(&self) -> u64;
+    /// The data sender's congestion state now.
+    fn sample(&self) -> SenderSample;
+    /// True once the workload is complete (or failed) and nothing more will happen.
+    fn is_finished(&self) -> bool;
+    /// End-of-run report.
+    fn report(&self) -> FlowReport;
+}
