@@ -19,6 +19,8 @@ pub struct ScenarioError {
     pub message: String,
     /// For enumerations and unknown keys: what would have been accepted.
     pub allowed: Vec<String>,
+    /// How `allowed` is introduced: `allowed` for values, `allowed keys in [link]` for keys.
+    pub allowed_title: String,
 }
 
 impl fmt::Display for ScenarioError {
@@ -29,16 +31,22 @@ impl fmt::Display for ScenarioError {
         }
         write!(f, ": {}", self.message)?;
         if !self.allowed.is_empty() {
-            write!(f, "; allowed: {}", self.allowed.join(", "))?;
+            write!(f, "; {}: {}", self.allowed_title, self.allowed.join(", "))?;
         }
         Ok(())
     }
 }
 
 impl ScenarioError {
-    /// Adds the list of accepted values or keys.
-    pub fn with_allowed<S: AsRef<str>>(mut self, allowed: &[S]) -> Self {
+    /// Adds the list of accepted values.
+    pub fn with_allowed<S: AsRef<str>>(self, allowed: &[S]) -> Self {
+        self.with_allowed_titled("allowed", allowed)
+    }
+
+    /// Adds a list of accepted values or keys, introduced by `title`.
+    pub fn with_allowed_titled<S: AsRef<str>>(mut self, title: &str, allowed: &[S]) -> Self {
         self.allowed = allowed.iter().map(|s| s.as_ref().to_string()).collect();
+        self.allowed_title = title.to_string();
         self
     }
 }
@@ -93,7 +101,7 @@ impl Errors {
             At::Arg(arg) => (arg.to_string(), None, None),
             At::OtherFile { file, line } => (file.to_string(), Some(*line), Some(1)),
         };
-        ScenarioError { file, line, column, message: message.into(), allowed: Vec::new() }
+        ScenarioError { file, line, column, message: message.into(), allowed: Vec::new(), allowed_title: String::new() }
     }
 
     /// An error about the whole file (no position).
@@ -104,6 +112,7 @@ impl Errors {
             column: None,
             message: message.into(),
             allowed: Vec::new(),
+            allowed_title: String::new(),
         }
     }
 }

@@ -19,8 +19,8 @@ pub(crate) struct Reader<'a> {
     prefix: &'static str,
     /// Position of the (first) table, for "missing key" errors.
     at: At,
-    /// Path as the user would write it, for messages (`flow.1`, `link.up`).
-    user_path: String,
+    /// Path of each layer as the user would write it, for messages (`flow.1`, `link.up`).
+    paths: Vec<String>,
     pub(crate) errors: &'a Errors,
 }
 
@@ -39,8 +39,8 @@ pub(crate) fn check_keys(
             let full = if user_path.is_empty() { e.key.clone() } else { format!("{user_path}.{}", e.key) };
             let place = section_title(prefix, user_path);
             return Err(errors
-                .at(&e.key_at, format!("unknown key {full:?}; allowed keys in {place}"))
-                .with_allowed(&allowed));
+                .at(&e.key_at, format!("unknown key {full:?}"))
+                .with_allowed_titled(&format!("allowed keys in {place}"), &allowed));
         }
     }
     Ok(())
@@ -67,18 +67,18 @@ impl<'a> Reader<'a> {
         errors: &'a Errors,
     ) -> Result<Self, ScenarioError> {
         check_keys(table, prefix, user_path, &[], errors)?;
-        Ok(Self::layered(vec![table], at, prefix, user_path, errors))
+        Ok(Self::layered(vec![(table, user_path.to_string())], at, prefix, errors))
     }
 
-    /// A reader over tables already checked, most specific first.
+    /// A reader over tables already checked, most specific first, each with its user path.
     pub(crate) fn layered(
-        layers: Vec<&'a Table>,
+        layers: Vec<(&'a Table, String)>,
         at: &At,
         prefix: &'static str,
-        user_path: &str,
         errors: &'a Errors,
     ) -> Self {
-        Reader { layers, prefix, at: at.clone(), user_path: user_path.to_string(), errors }
+        let (layers, paths) = layers.into_iter().unzip();
+        Reader { layers, prefix, at: at.clone(), paths, errors }
     }
 
     /// The registry entry of `key`; a missing one is a bug in this crate, not in the input.
@@ -107,12 +107,12 @@ impl<'a> Reader<'a> {
         &self.at
     }
 
-    /// Dotted path for messages.
+    /// Dotted path of `key` for messages, naming the table the user set it in.
     pub(crate) fn path_of(&self, key: &str) -> String {
-        if self.user_path.is_empty() {
-            key.to_string()
-        } else {
-            format!("{}.{key}", self.user_path)
+        let layer = self.layers.iter().position(|t| t.get(key).is_some()).unwrap_or(0);
+        match self.paths.get(layer).map(String::as_str) {
+            None | Some("") => key.to_string(),
+            Some(p) => format!("{p}.{key}"),
         }
     }
 
@@ -143,7 +143,12 @@ impl<'a> Reader<'a> {
 
     /// Fails with "missing key" when `v` is `None`.
     pub(crate) fn required<T>(&self, key: &str, v: Option<T>) -> Result<T, ScenarioError> {
-        v.ok_or_else(|| self.errors.at(&self.at, format!("missing key {}", self.path_of(key))))
+        v.ok_or_else(|| self.missing(key))
+    }
+
+    /// The "missing key" error, pointing at the table.
+    pub(crate) fn missing(&self, key: &str) -> ScenarioError {
+        self.errors.at(&self.at, format!("missing key {}", self.path_of(key)))
     }
 
     /// A duration.

@@ -162,7 +162,7 @@ static KEYS: &[KeyDoc] = &[
     key("link.rate_schedule[].at", Duration, Required, "When this rate starts (steps in increasing order).", "\"0s\""),
     key("link.rate_schedule[].rate", Rate, Required, "Rate from `at` until the next step (`\"0bit\"` = outage).", "\"2Mbit\""),
     key("link.rate_trace", Path, Unset, "CSV file of `seconds,rate` lines (`0,10Mbit` or `0,10000000`), relative to the scenario file; `#` starts a comment.", "\"test-trace.csv\""),
-    key("link.rate_repeat", Duration, Unset, "Repeat the rate schedule or trace with this period.", "\"2s\""),
+    with_context(key("link.rate_repeat", Duration, Unset, "Repeat the rate schedule or trace with this period.", "\"2s\""), &["link.rate_schedule=[{ at = \"0s\", rate = \"2Mbit\" }, { at = \"1s\", rate = \"4Mbit\" }]"]),
     key("link.delay", Duration, Value("15ms"), "One-way propagation delay.", "\"40ms\""),
     key("link.jitter", Duration, Value("0ms"), "Extra per-packet delay variation (maximum for uniform, standard deviation for normal).", "\"2ms\""),
     with_context(one_of(key("link.jitter_dist", Enum, Value("uniform"), "Distribution of the jitter.", "\"normal\""), &["uniform", "normal"]), &["link.jitter=\"2ms\""]),
@@ -224,7 +224,7 @@ static KEYS: &[KeyDoc] = &[
     // --- cross traffic ---
     key("cross.name", Str, Context("`cross{i}`"), "Name of the source in results.", "\"udp\""),
     one_of(key("cross.direction", Enum, Value("down"), "Direction it crosses the bottleneck (`up` = client → server side).", "\"up\""), &["up", "down"]),
-    one_of(key("cross.pattern", Enum, Required, "`cbr` (constant rate), `uniform` (random size and gap) or `onoff` (cbr in bursts).", "\"onoff\""), &["cbr", "uniform", "onoff"]),
+    with_context(one_of(key("cross.pattern", Enum, Required, "`cbr` (constant rate), `uniform` (random size and gap) or `onoff` (cbr in bursts).", "\"onoff\""), &["cbr", "uniform", "onoff"]), &["cross.on=\"1s\"", "cross.off=\"1s\""]),
     key("cross.rate", Rate, Required, "cbr, onoff: rate at the IP layer.", "\"2Mbit\""),
     key("cross.size", Size, Value("1200B"), "cbr, onoff: UDP payload per datagram.", "\"500B\""),
     with_context(key("cross.size_min", Size, Required, "uniform: smallest UDP payload.", "\"200B\""), &["cross.pattern=\"uniform\"", "cross.size_max=\"1000B\"", "cross.gap_min=\"25ms\"", "cross.gap_max=\"100ms\""]),

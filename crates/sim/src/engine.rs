@@ -127,6 +127,8 @@ pub struct Sim {
     corrupt_header_drops: [u64; 2],
     processed: u64,
     ip_ident: u16,
+    /// Flow sides that received datagrams at the current instant and still have to run.
+    pending: Vec<(usize, Side)>,
 }
 
 fn is_ideal(l: &LinkConfig) -> bool {
@@ -231,6 +233,7 @@ impl Sim {
             corrupt_header_drops: [0, 0],
             processed: 0,
             ip_ident: 0,
+            pending: Vec::new(),
         })
     }
 
@@ -266,12 +269,9 @@ impl Sim {
             }
             self.now = Duration::from_nanos(t);
             self.processed += 1;
-            match ev {
-                Ev::Link(l) => self.on_link(l as usize, t),
-                Ev::Timer(f, s) => self.on_timer(f as usize, if s == 0 { Side::Client } else { Side::Server }, t),
-                Ev::Cross(c) => self.on_cross(c as usize),
-                Ev::Sample => self.on_sample(),
-                Ev::Mark => self.on_mark(),
+            self.dispatch(ev, t);
+            if self.events.peek().is_none_or(|Reverse((next, _, _))| *next != t) {
+                self.flush_pending();
             }
             if self.unfinished == 0 && !self.flows.is_empty() {
                 break;
@@ -279,6 +279,16 @@ impl Sim {
         }
         let end = if self.unfinished == 0 && !self.flows.is_empty() { self.now } else { self.end };
         self.finish(end, id, point, rep, seed, axes, name)
+    }
+
+    fn dispatch(&mut self, ev: Ev, t: u64) {
+        match ev {
+            Ev::Link(l) => self.on_link(l as usize, t),
+            Ev::Timer(f, s) => self.on_timer(f as usize, if s == 0 { Side::Client } else { Side::Server }, t),
+            Ev::Cross(c) => self.on_cross(c as usize),
+            Ev::Sample => self.on_sample(),
+            Ev::Mark => self.on_mark(),
+        }
     }
 
     fn on_link(&mut self, l: usize, t: u64) {
@@ -356,7 +366,27 @@ impl Sim {
         self.flows[f].udp_rx[side.index()] += u64::from(pkt.payload_len);
         self.clock.set(self.now);
         self.flows[f].agent.handle_datagram(side, self.now, &pkt.payload);
-        self.after_agent(f, side);
+        if !self.pending.contains(&(f, side)) {
+            self.pending.push((f, side));
+        }
+    }
+
+    /// Lets every side that received datagrams at this instant react, once per batch. Their
+    /// transmissions may cause further same-instant deliveries (ideal links), hence the loop.
+    fn flush_pending(&mut self) {
+        while !self.pending.is_empty() {
+            let batch = std::mem::take(&mut self.pending);
+            for (f, side) in batch {
+                self.after_agent(f, side);
+            }
+            // Zero-delay deliveries land in the heap at `now`; handle them before moving on.
+            let t = self.now.as_nanos() as u64;
+            while self.events.peek().is_some_and(|Reverse((next, _, _))| *next == t) {
+                let Some(Reverse((_, _, ev))) = self.events.pop() else { break };
+                self.processed += 1;
+                self.dispatch(ev, t);
+            }
+        }
     }
 
     fn on_timer(&mut self, f: usize, side: Side, t: u64) {

@@ -30,3 +30,16 @@ fn same_seed_same_json_different_seed_differs() {
     assert_eq!(a, b);
     assert_ne!(a, c);
 }
+
+#[test]
+#[ignore = "debug helper: prints a run"]
+fn print_bulk() {
+    let mut fl = flow("b", Workload::Bulk { upload: true });
+    fl.stop = Some(ms(9_000));
+    let mut s = dumbbell(100_000_000, ms(1), 23, vec![fl], ms(10_000));
+    s.measure_from = ms(3000);
+    s.measure_until = Some(ms(8000));
+    let r = run(&s, 1);
+    println!("{}", serde_json::to_string_pretty(&r).unwrap());
+    for row in r.series.iter().step_by(10) { println!("{:?}", row); }
+}

@@ -112,6 +112,8 @@ pub struct QuicFlow {
     stopped: bool,
     finished: bool,
     error: Option<String>,
+    /// Datagrams arrived at this side since its application last ran.
+    needs_drive: [bool; 2],
 }
 
 /// Application state of one connection on one side.
@@ -205,6 +207,7 @@ impl QuicFlow {
             stopped: false,
             finished: false,
             error: None,
+            needs_drive: [false, false],
         })
     }
 
@@ -555,6 +558,8 @@ impl Host {
     fn new(cfg: &QuicFlowConfig, root: &SharedRng, server_config: Option<ServerConfig>) -> Host {
         let reset_key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, &root.bytes32());
         let mut ep = EndpointConfig::new(Arc::new(reset_key));
+        // quinn's default caps UDP payloads at 1472 bytes; jumbo-frame scenarios need more.
+        let _ = ep.max_udp_payload_size(cfg.max_udp_payload.max(1472));
         let rng = root.clone();
         ep.cid_generator(move || Box::new(SeededCidGenerator::new(rng.bytes32(), CID_LEN)));
         let seed = root.bytes32();
@@ -685,7 +690,9 @@ impl FlowAgent for QuicFlow {
             None => {}
         }
         host.buf = buf;
-        self.drive(side, now);
+        // The application runs once per batch of datagrams arriving at the same instant (like
+        // a receiver draining its socket before reading streams); see `poll_transmit`.
+        self.needs_drive[side.index()] = true;
     }
 
     fn handle_timeout(&mut self, side: Side, now: Duration) {
@@ -693,12 +700,20 @@ impl FlowAgent for QuicFlow {
         if side == Side::Client && self.opened == 0 && !self.finished && now >= self.cfg.start {
             self.connect(now);
         }
+        let nowi = to_instant(now);
         if let Some(stop) = self.cfg.stop {
             if !self.stopped && now >= stop && side == self.data_sender() {
+                // The traffic generator stops: whatever quinn still buffers must not keep
+                // flowing, so the connection closes now (CONNECTION_CLOSE discards it).
                 self.stopped = true;
+                for c in self.host(side).conns.iter_mut() {
+                    c.conn.close(nowi, VarInt::from_u32(0), Bytes::from_static(b"stopped"));
+                }
+                if !matches!(self.cfg.workload, QuicWorkload::Download { .. }) {
+                    self.finished = true;
+                }
             }
         }
-        let nowi = to_instant(now);
         for c in self.host(side).conns.iter_mut() {
             if c.conn.poll_timeout().is_some_and(|t| t <= nowi) {
                 c.conn.handle_timeout(nowi);
@@ -709,6 +724,9 @@ impl FlowAgent for QuicFlow {
 
     fn poll_transmit(&mut self, side: Side, now: Duration) -> Option<Vec<u8>> {
         self.clock.set(now);
+        if std::mem::take(&mut self.needs_drive[side.index()]) {
+            self.drive(side, now);
+        }
         let nowi = to_instant(now);
         let host = self.host(side);
         if let Some(d) = host.outbox.pop_front() {

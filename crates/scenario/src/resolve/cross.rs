@@ -40,7 +40,7 @@ pub(crate) fn cross(table: &Table, at: &At, index: usize, errors: &Errors) -> Re
             }
             CrossPattern::Uniform { payload_min, payload_max, gap_min, gap_max }
         }
-        None => return Err(r.required::<()>("pattern", None).unwrap_err_or_internal(errors)),
+        None => return Err(r.missing("pattern")),
     };
     Ok(CrossSpec {
         name: r.string("name")?.unwrap_or_else(|| format!("cross{index}")),
@@ -51,20 +51,6 @@ pub(crate) fn cross(table: &Table, at: &At, index: usize, errors: &Errors) -> Re
     })
 }
 
-/// Turns the always-`Err` result of `required(.., None)` into its error without unwrapping.
-trait ErrOrInternal {
-    fn unwrap_err_or_internal(self, errors: &Errors) -> ScenarioError;
-}
-
-impl ErrOrInternal for Result<(), ScenarioError> {
-    fn unwrap_err_or_internal(self, errors: &Errors) -> ScenarioError {
-        match self {
-            Err(e) => e,
-            Ok(()) => errors.whole("internal: required key reported as present"),
-        }
-    }
-}
-
 fn value_at(r: &Reader<'_>, key: &str) -> At {
     r.entry(key).map_or_else(|| r.at().clone(), |e| e.node.at.clone())
 }
@@ -73,7 +59,7 @@ fn rate(r: &Reader<'_>) -> Result<u64, ScenarioError> {
     match r.rate("rate")? {
         Some(Rate::Bps(b)) if b > 0 => Ok(b),
         Some(_) => Err(r.errors.at(&value_at(r, "rate"), "cross traffic needs a finite rate above zero")),
-        None => r.required("rate", None),
+        None => Err(r.missing("rate")),
     }
 }
 

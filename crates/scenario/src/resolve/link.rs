@@ -53,16 +53,16 @@ pub(crate) fn bottleneck(
     for dir in ["up", "down"] {
         let user_path = format!("link.{dir}");
         let layers = match common.get(dir) {
-            None => vec![common],
+            None => vec![(common, "link".to_string())],
             Some(e) => {
                 let Val::Table(t) = &e.node.val else {
                     return Err(errors.at(&e.node.at, format!("{user_path}: {}", expected("a table", &e.node.val))));
                 };
                 check_keys(t, "link", &user_path, &["up", "down"], errors)?;
-                vec![t, common]
+                vec![(t, user_path.clone()), (common, "link".to_string())]
             }
         };
-        let r = Reader::layered(layers, at, "link", &user_path, errors);
+        let r = Reader::layered(layers, at, "link", errors);
         dirs.push(direction(&r, base_dir)?);
     }
     let down = dirs.pop();
@@ -99,7 +99,7 @@ fn direction(r: &Reader<'_>, base_dir: &Path) -> Result<LinkDraft, ScenarioError
             extra_delay: r.duration("reorder_delay")?.unwrap_or_default(),
         },
     };
-    config.validate().map_err(|e| r.errors.at(r.at(), format!("{}: {e}", r.path_of(""))))?;
+    config.validate().map_err(|e| r.errors.at(r.at(), e.to_string()))?;
     Ok(LinkDraft { config, queue })
 }
 

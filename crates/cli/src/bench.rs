@@ -1,0 +1,129 @@
+//! `quiclab bench`: how fast the simulator runs, as ratios that compare across machines.
+//!
+//! The two scenarios are compiled in (from `scenarios/bench/`) so the benchmark measures the
+//! same thing from any working directory. Wall-clock time is the point here; it is printed,
+//! never stored with results.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, Context};
+use clap::Args;
+use serde::Serialize;
+use sim::RunResult;
+
+use crate::exit::{self, Exit};
+
+/// Options of `quiclab bench`.
+#[derive(Debug, Clone, Args)]
+pub struct BenchArgs {
+    /// One repetition per scenario instead of three.
+    #[arg(long)]
+    pub quick: bool,
+    /// Print the figures as one JSON line.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The fixed benchmark scenarios: (file name for messages, text).
+const SCENARIOS: [(&str, &str); 2] = [
+    ("scenarios/bench/download-10mbit.toml", include_str!("../../../scenarios/bench/download-10mbit.toml")),
+    ("scenarios/bench/download-1gbit.toml", include_str!("../../../scenarios/bench/download-1gbit.toml")),
+];
+
+/// Speed figures of one scenario.
+#[derive(Debug, Clone, Serialize)]
+pub struct BenchFigures {
+    /// Scenario name.
+    pub scenario: String,
+    /// Virtual time the run covered.
+    pub simulated_s: f64,
+    /// Best wall time over the repetitions (the least disturbed by other load).
+    pub wall_s: f64,
+    /// Repetitions measured.
+    pub repetitions: u32,
+    /// Simulated seconds per wall second.
+    pub sim_per_wall: f64,
+    /// Datagrams (flows and cross traffic) per wall second.
+    pub datagrams_per_s: f64,
+    /// Simulator events per wall second.
+    pub events_per_s: f64,
+}
+
+/// Runs `quiclab bench`.
+pub fn run(args: &BenchArgs) -> anyhow::Result<Exit> {
+    let reps = if args.quick { 1 } else { 3 };
+    let mut all = Vec::new();
+    for (file, text) in SCENARIOS {
+        let figures = bench_one(file, text, reps)?;
+        if !args.json {
+            print_figures(&figures);
+        }
+        all.push(figures);
+    }
+    if args.json {
+        println!("{}", serde_json::to_string(&all)?);
+    }
+    Ok(exit::SUCCESS)
+}
+
+/// Runs one scenario `reps` times on this thread and keeps the best wall time.
+fn bench_one(file: &str, text: &str, reps: u32) -> anyhow::Result<BenchFigures> {
+    let loaded = scenario::parse_str(text, file, Path::new("."), &[], &[]).map_err(|e| anyhow!("{e}"))?;
+    let spec = loaded.runs().into_iter().next().context("benchmark scenario has no run")?;
+    let point = loaded.points.get(spec.point).context("benchmark scenario has no point")?;
+    // Series on, as `quiclab sim` records them by default: measure what users get.
+    let opts = sim::RunOptions { pcap: None, qlog_dir: None, series: true };
+    let mut best = Duration::MAX;
+    let mut last = None;
+    for _ in 0..reps {
+        let start = Instant::now();
+        let result = sim::run(point, &spec, &opts).with_context(|| format!("{file}: run failed"))?;
+        best = best.min(start.elapsed());
+        last = Some(result);
+    }
+    let result = last.context("no repetition ran")?;
+    Ok(figures(&loaded.name, &result, best, reps))
+}
+
+/// Ratios of one run's work to its wall time.
+fn figures(name: &str, r: &RunResult, wall: Duration, reps: u32) -> BenchFigures {
+    let wall_s = wall.as_secs_f64().max(1e-9); // a zero-length measurement must not divide by zero
+    let datagrams: u64 = r.flows.iter().map(|f| f.datagrams_sent.iter().sum::<u64>()).sum::<u64>()
+        + r.cross.iter().map(|c| c.sent_packets).sum::<u64>();
+    BenchFigures {
+        scenario: name.to_string(),
+        simulated_s: r.end_s,
+        wall_s,
+        repetitions: reps,
+        sim_per_wall: r.end_s / wall_s,
+        datagrams_per_s: datagrams as f64 / wall_s,
+        events_per_s: r.events as f64 / wall_s,
+    }
+}
+
+fn print_figures(f: &BenchFigures) {
+    println!(
+        "{:<14} simulated {}  wall {} (best of {})  {:.1} sim-s/wall-s  {}  {}",
+        f.scenario,
+        report::si(f.simulated_s, "s"),
+        report::si(f.wall_s, "s"),
+        f.repetitions,
+        f.sim_per_wall,
+        report::si(f.datagrams_per_s, "datagrams/s"),
+        report::si(f.events_per_s, "events/s"),
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bench_scenarios_parse() {
+        for (file, text) in SCENARIOS {
+            let l = scenario::parse_str(text, file, Path::new("."), &[], &[]);
+            assert!(l.is_ok(), "{file}: {:?}", l.err());
+        }
+    }
+}

@@ -1,0 +1,127 @@
+//! Human-readable text for the terminal: one run's summary and a sweep's table.
+
+use std::fmt::Write;
+
+use report::{si, SummaryRow};
+use sim::result::{FlowResult, LinkResult};
+use sim::RunResult;
+
+/// Per-flow metrics shown in a sweep's table (the full set goes to summary.csv).
+const TABLE_METRICS: [&str; 3] = ["goodput_bps", "completion_s", "packets_lost"];
+
+/// A few lines describing one run: per flow, per bottleneck direction, per cross source.
+pub fn run_summary(r: &RunResult) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "scenario {} · run {} · seed {} · simulated {} · {} events",
+        r.scenario,
+        r.id,
+        r.seed,
+        si(r.end_s, "s"),
+        r.events
+    );
+    for (k, v) in &r.axes {
+        let _ = writeln!(s, "  {k} = {v}");
+    }
+    for f in &r.flows {
+        flow_lines(&mut s, f);
+    }
+    for (name, l) in &r.links {
+        link_line(&mut s, name, l);
+    }
+    for c in &r.cross {
+        let _ = writeln!(s, "cross {}: sent {} packets ({}), delivered {}", c.name, c.sent_packets, si(c.sent_bytes as f64, "B"), c.delivered_packets);
+    }
+    s
+}
+
+fn flow_lines(s: &mut String, f: &FlowResult) {
+    let _ = writeln!(s, "flow {} ({}, {})", f.name, f.stack, f.workload);
+    let opt = |v: Option<f64>, unit: &str| v.map_or_else(|| "-".to_string(), |x| si(x, unit));
+    let _ = writeln!(
+        s,
+        "  delivered {}  goodput {}  completion {}  handshake {}",
+        si(f.bytes_delivered as f64, "B"),
+        opt(f.goodput_bps, "bit/s"),
+        opt(f.completion_s, "s"),
+        opt(f.handshake_s, "s"),
+    );
+    let _ = writeln!(
+        s,
+        "  packets sent {}, lost {} ({})",
+        f.packets_sent,
+        f.packets_lost,
+        percent(f.packets_lost as f64, f.packets_sent as f64)
+    );
+    if let Some(e) = &f.error {
+        let _ = writeln!(s, "  error: {e}");
+    }
+}
+
+fn link_line(s: &mut String, name: &str, l: &LinkResult) {
+    let st = &l.stats;
+    let _ = writeln!(
+        s,
+        "{name}: utilisation {}, queue drops {}, losses {}, forwarded {} packets, max queue {} packets",
+        percent(l.utilisation, 1.0),
+        st.dropped_queue_packets,
+        st.lost_packets + st.blackout_packets,
+        st.forwarded_packets,
+        st.max_queue_packets,
+    );
+}
+
+/// `part / whole` as a percentage with two decimals; `-` when `whole` is zero.
+fn percent(part: f64, whole: f64) -> String {
+    if whole == 0.0 {
+        "-".to_string()
+    } else {
+        format!("{:.2}%", 100.0 * part / whole)
+    }
+}
+
+/// The main per-flow metrics of a sweep with mean ± CI95 per point, plus which flow each
+/// `flows.N` index is (metric paths carry indices, readers want names).
+pub fn sweep_table(rows: &[SummaryRow], flow_names: &[String]) -> String {
+    let metrics: Vec<String> = (0..flow_names.len())
+        .flat_map(|i| TABLE_METRICS.iter().map(move |m| format!("flows.{i}.{m}")))
+        .collect();
+    let metric_refs: Vec<&str> = metrics.iter().map(String::as_str).collect();
+    let mut s = String::new();
+    if flow_names.len() > 1 {
+        let legend: Vec<String> = flow_names.iter().enumerate().map(|(i, n)| format!("flows.{i} = {n}")).collect();
+        let _ = writeln!(s, "{}", legend.join(", "));
+    }
+    // An empty list would mean "every metric" to render_table; with no flows there is nothing to show.
+    if !metric_refs.is_empty() {
+        s.push_str(&report::render_table(rows, &metric_refs));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percent_handles_zero_denominator() {
+        assert_eq!(percent(1.0, 0.0), "-");
+        assert_eq!(percent(1.0, 4.0), "25.00%");
+    }
+
+    #[test]
+    fn sweep_table_selects_main_metrics_per_flow() {
+        let row = |metric: &str, v: f64| SummaryRow {
+            point: 0,
+            axes: vec![("link.loss".into(), "1%".into())],
+            metric: metric.into(),
+            summary: report::summarize(&[v, v]).expect("finite values"),
+        };
+        let rows = [row("flows.0.goodput_bps", 1e6), row("flows.0.ack_frames_sent", 3.0), row("flows.1.completion_s", 0.5)];
+        let t = sweep_table(&rows, &["a".into(), "b".into()]);
+        assert!(t.starts_with("flows.0 = a, flows.1 = b\n"), "{t}");
+        assert!(t.contains("flows.0.goodput_bps") && t.contains("flows.1.completion_s"), "{t}");
+        assert!(!t.contains("ack_frames_sent"), "{t}");
+    }
+}

@@ -1,0 +1,125 @@
+//! From a checked tree to the engines' [`Scenario`]: every unit resolved, every default filled.
+
+mod cross;
+mod flow;
+mod link;
+mod loss;
+mod rate;
+mod run;
+
+use std::path::Path;
+
+use crate::error::{At, Errors, ScenarioError};
+use crate::model::{DuplexLink, FlowSpec, Scenario};
+use crate::read::{check_keys, expected};
+use crate::tree::{Table, Val};
+
+/// The parts of `[run]` that describe the set of runs rather than one scenario.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RunMeta {
+    pub seed: u64,
+    pub reps: u32,
+}
+
+/// Resolves a whole scenario tree (without its `[sweep]`).
+pub(crate) fn resolve(
+    root: &Table,
+    default_name: &str,
+    base_dir: &Path,
+    errors: &Errors,
+) -> Result<(Scenario, RunMeta), ScenarioError> {
+    check_keys(root, "", "", &[], errors)?;
+    let run = run::run(sub_table(root, "run", errors)?, default_name, errors)?;
+    let (up, down) = link::bottleneck(sub_table(root, "link", errors)?, base_dir, errors)?;
+
+    let flow_tables = table_array(root, "flow", errors)?;
+    let mut drafts = Vec::new();
+    for (i, (t, at)) in flow_tables.iter().enumerate() {
+        drafts.push(flow::flow(t, at, i, errors)?);
+    }
+    if drafts.is_empty() {
+        drafts.push(flow::flow(&Table::default(), &At::File { line: 1, column: 1 }, 0, errors)?);
+    }
+    let first = drafts.first().ok_or_else(|| errors.whole("internal: no flow"))?;
+    // The BDP refers to the first flow's path: both bottleneck directions plus its access links
+    // (which are the same in both directions, hence twice).
+    let base_rtt = up.config.delay
+        + down.config.delay
+        + 2 * (first.client.config.delay + first.server.config.delay);
+    let bottleneck_mtu = u64::from(first.quic.mtu);
+    let bottleneck = DuplexLink { up: up.finish(base_rtt, bottleneck_mtu), down: down.finish(base_rtt, bottleneck_mtu) };
+
+    let mut flows: Vec<FlowSpec> = Vec::new();
+    for d in drafts {
+        if d.start >= run.duration {
+            return Err(errors.at(&d.at, format!("flow {} starts after the end of the run (run.duration)", d.name)));
+        }
+        let mtu = u64::from(d.quic.mtu);
+        let duplex = |l: &link::LinkDraft| DuplexLink { up: l.clone().finish(base_rtt, mtu), down: l.clone().finish(base_rtt, mtu) };
+        let (client_access, server_access) = (duplex(&d.client), duplex(&d.server));
+        for copy in 0..d.count {
+            let name = if d.count == 1 { d.name.clone() } else { format!("{}.{copy}", d.name) };
+            if flows.iter().any(|f| f.name == name) {
+                return Err(errors.at(&d.at, format!("two flows are named {name:?}")));
+            }
+            flows.push(FlowSpec {
+                name,
+                stack: d.stack,
+                workload: d.workload.clone(),
+                start: d.start,
+                stop: d.stop,
+                cc: d.cc,
+                quic: d.quic.clone(),
+                client_access: client_access.clone(),
+                server_access: server_access.clone(),
+            });
+        }
+    }
+
+    let mut crosses = Vec::new();
+    for (i, (t, at)) in table_array(root, "cross", errors)?.iter().enumerate() {
+        let c = cross::cross(t, at, i, errors)?;
+        if c.start >= run.duration {
+            return Err(errors.at(at, format!("cross source {} starts after the end of the run (run.duration)", c.name)));
+        }
+        crosses.push(c);
+    }
+
+    let scenario = Scenario {
+        name: run.name,
+        duration: run.duration,
+        sample_interval: run.sample_interval,
+        measure_from: run.measure_from,
+        measure_until: run.measure_until,
+        bottleneck,
+        flows,
+        cross: crosses,
+    };
+    Ok((scenario, RunMeta { seed: run.seed, reps: run.reps }))
+}
+
+/// The table under `key` with its position, if present.
+fn sub_table<'a>(root: &'a Table, key: &str, errors: &Errors) -> Result<Option<(&'a Table, &'a At)>, ScenarioError> {
+    match root.get(key) {
+        None => Ok(None),
+        Some(e) => match &e.node.val {
+            Val::Table(t) => Ok(Some((t, &e.node.at))),
+            other => Err(errors.at(&e.node.at, format!("{key}: {}; write [{key}]", expected("a table", other)))),
+        },
+    }
+}
+
+/// The array of tables under `key` (`[[flow]]`), empty if absent.
+fn table_array<'a>(root: &'a Table, key: &str, errors: &Errors) -> Result<Vec<(&'a Table, &'a At)>, ScenarioError> {
+    let Some(e) = root.get(key) else { return Ok(Vec::new()) };
+    let Val::Array(items) = &e.node.val else {
+        return Err(errors.at(&e.node.at, format!("{key} must be an array of tables: write [[{key}]]")));
+    };
+    items
+        .iter()
+        .map(|n| match &n.val {
+            Val::Table(t) => Ok((t, &n.at)),
+            other => Err(errors.at(&n.at, format!("{key}: {}", expected("a table", other)))),
+        })
+        .collect()
+}

@@ -1,0 +1,78 @@
+//! Scenarios of the validation cases, built in code with the exact knobs each model assumes.
+
+use std::time::Duration;
+
+use cc::config::{CcConfig, CommonCcConfig, RenoCounting};
+use netem::config::{LinkConfig, LossConfig, QueueLimit, RateProfile};
+use scenario::model::{CcChoice, DuplexLink, FlowSpec, QuicKnobs, Scenario, Stack, Workload};
+
+/// IPv4 + UDP header bytes.
+pub const IP_UDP: u64 = 28;
+
+/// Milliseconds as a Duration.
+pub fn ms(v: f64) -> Duration {
+    Duration::from_secs_f64(v / 1e3)
+}
+
+/// One link direction with a fixed rate, delay and packet-limited drop-tail queue.
+pub fn link(rate_bps: u64, one_way: Duration, queue_packets: Option<u64>) -> LinkConfig {
+    let mut l = LinkConfig::ideal();
+    l.rate = RateProfile::Fixed(rate_bps);
+    l.delay = one_way;
+    l.queue = QueueLimit { packets: queue_packets, bytes: None };
+    l
+}
+
+/// NewReno as seed 001 configures it (exact byte counting, IW 10, β = 0.5).
+pub fn newreno_exact() -> CcChoice {
+    CcChoice::Ours(CcConfig::NewReno {
+        counting: RenoCounting::Exact,
+        common: CommonCcConfig { initial_window_packets: 10, loss_reduction_factor: 0.5, minimum_window_packets: 2 },
+    })
+}
+
+/// A saturated QUIC sender on the client (seed 001's traffic generator → discard server).
+pub fn bulk_flow(name: &str, mtu: u16, cc: CcChoice) -> FlowSpec {
+    FlowSpec {
+        name: name.into(),
+        stack: Stack::Quic,
+        workload: Workload::Bulk { upload: true },
+        start: Duration::ZERO,
+        stop: None,
+        cc,
+        quic: QuicKnobs {
+            mtu,
+            // Pinned MTU: the models assume a fixed packet size.
+            mtu_discovery: false,
+            initial_rtt: ms(333.0),
+            stream_window: 64_000_000,
+            conn_window: 128_000_000,
+            send_window: 64_000_000,
+            ack_ratio: None,
+            max_ack_delay: None,
+            zero_rtt: false,
+        },
+        client_access: DuplexLink { up: LinkConfig::ideal(), down: LinkConfig::ideal() },
+        server_access: DuplexLink { up: LinkConfig::ideal(), down: LinkConfig::ideal() },
+    }
+}
+
+/// A symmetric dumbbell around `bottleneck`.
+pub fn scenario(name: &str, bottleneck: LinkConfig, flows: Vec<FlowSpec>, duration: Duration) -> Scenario {
+    Scenario {
+        name: name.into(),
+        duration,
+        sample_interval: ms(1000.0),
+        measure_from: Duration::ZERO,
+        measure_until: None,
+        bottleneck: DuplexLink { up: bottleneck.clone(), down: bottleneck },
+        flows,
+        cross: vec![],
+    }
+}
+
+/// Periodic loss in the data direction only (seed 001's Mathis assumption (c)).
+pub fn with_periodic_loss_up(mut s: Scenario, p: f64) -> Scenario {
+    s.bottleneck.up.loss = LossConfig::Periodic { p };
+    s
+}

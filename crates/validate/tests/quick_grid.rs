@@ -1,0 +1,29 @@
+//! The validation suite on its reduced grid: every case must pass its tolerance.
+
+use validate::{run, Grid};
+
+fn check(case: &str) {
+    let report = run(Grid::Quick, &[case.to_string()], &|_, _| {});
+    println!("{}", report.render());
+    assert!(report.passed(), "{case} failed:\n{}", report.render());
+}
+
+#[test]
+fn link_bandwidth_matches_tpmax() {
+    check("link-bandwidth");
+}
+
+#[test]
+fn mathis_matches_theory() {
+    check("mathis");
+}
+
+#[test]
+fn flow_control_limit_matches_window_over_rtt() {
+    check("flow-control");
+}
+
+#[test]
+fn fair_share_is_fair() {
+    check("fair-share");
+}
