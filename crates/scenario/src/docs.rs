@@ -89,7 +89,11 @@ pub fn render_docs() -> String {
     let mut out = String::from(INTRO);
     out.push_str("\n## Keys\n");
     for s in sections() {
-        let _ = write!(out, "\n### {}\n\n{}\n\n| key | type | default | description |\n|---|---|---|---|\n", s.title, s.doc);
+        let _ = write!(
+            out,
+            "\n### {}\n\n{}\n\n| key | type | default | description |\n|---|---|---|---|\n",
+            s.title, s.doc
+        );
         for k in keys() {
             if k.path.rsplit_once('.').map(|p| p.0) != Some(s.prefix) {
                 continue;
@@ -100,7 +104,13 @@ pub fn render_docs() -> String {
                 let list: Vec<String> = k.allowed.iter().map(|a| format!("`{a}`")).collect();
                 let _ = write!(doc, " One of {}.", list.join(", "));
             }
-            let _ = writeln!(out, "| `{name}` | {} | {} | {} |", k.kind.name(), k.default.text(), doc.replace('|', "\\|"));
+            let _ = writeln!(
+                out,
+                "| `{name}` | {} | {} | {} |",
+                k.kind.name(),
+                k.default.text(),
+                doc.replace('|', "\\|")
+            );
         }
     }
     out
@@ -131,7 +141,11 @@ mod tests {
         let docs = render_docs();
         for k in keys() {
             let name = k.path.rsplit_once('.').map_or(k.path, |p| p.1);
-            assert!(docs.contains(&format!("| `{name}` |")), "{} missing", k.path);
+            assert!(
+                docs.contains(&format!("| `{name}` |")),
+                "{} missing",
+                k.path
+            );
         }
     }
 }

@@ -12,9 +12,9 @@ pub struct ScenarioError {
     /// The file name, or the command-line argument (e.g. `--set link.rate=5Mbit`).
     pub file: String,
     /// 1-based line, when the problem is in a file.
-    pub line: Option<usize>,
+    pub line: Option<u32>,
     /// 1-based column (in characters), when the problem is in a file.
-    pub column: Option<usize>,
+    pub column: Option<u32>,
     /// What is wrong.
     pub message: String,
     /// For enumerations and unknown keys: what would have been accepted.
@@ -81,7 +81,10 @@ impl<'a> LineIndex<'a> {
         let offset = offset.min(self.text.len());
         let line = self.line_starts.partition_point(|&s| s <= offset).max(1);
         let start = self.line_starts[line - 1];
-        let column = self.text.get(start..offset).map_or(1, |s| s.chars().count() + 1);
+        let column = self
+            .text
+            .get(start..offset)
+            .map_or(1, |s| s.chars().count() + 1);
         At::File { line, column }
     }
 }
@@ -96,12 +99,20 @@ pub(crate) struct Errors {
 impl Errors {
     /// An error at `at`.
     pub(crate) fn at(&self, at: &At, message: impl Into<String>) -> ScenarioError {
+        let n = |v: usize| Some(u32::try_from(v).unwrap_or(u32::MAX));
         let (file, line, column) = match at {
-            At::File { line, column } => (self.file.to_string(), Some(*line), Some(*column)),
+            At::File { line, column } => (self.file.to_string(), n(*line), n(*column)),
             At::Arg(arg) => (arg.to_string(), None, None),
-            At::OtherFile { file, line } => (file.to_string(), Some(*line), Some(1)),
+            At::OtherFile { file, line } => (file.to_string(), n(*line), Some(1)),
         };
-        ScenarioError { file, line, column, message: message.into(), allowed: Vec::new(), allowed_title: String::new() }
+        ScenarioError {
+            file,
+            line,
+            column,
+            message: message.into(),
+            allowed: Vec::new(),
+            allowed_title: String::new(),
+        }
     }
 
     /// An error about the whole file (no position).
@@ -133,10 +144,21 @@ mod tests {
 
     #[test]
     fn display_has_position_and_allowed() {
-        let e = Errors { file: "bulk.toml".into() }
-            .at(&At::File { line: 12, column: 9 }, "unknown value \"cubik\" for flow.cc")
-            .with_allowed(&["newreno", "cubic"]);
-        assert_eq!(e.to_string(), "bulk.toml:12:9: unknown value \"cubik\" for flow.cc; allowed: newreno, cubic");
+        let e = Errors {
+            file: "bulk.toml".into(),
+        }
+        .at(
+            &At::File {
+                line: 12,
+                column: 9,
+            },
+            "unknown value \"cubik\" for flow.cc",
+        )
+        .with_allowed(&["newreno", "cubic"]);
+        assert_eq!(
+            e.to_string(),
+            "bulk.toml:12:9: unknown value \"cubik\" for flow.cc; allowed: newreno, cubic"
+        );
         let e = Errors { file: "x".into() }.at(&At::Arg("--set link.rate=5".into()), "bad");
         assert_eq!(e.to_string(), "--set link.rate=5: bad");
     }

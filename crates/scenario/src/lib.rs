@@ -5,6 +5,8 @@
 //! [`LoadedScenario::runs`] method multiplies the points by the repetitions and derives seeds.
 //! `docs/scenario.md` is generated from the registry by [`render_docs`].
 
+#![warn(missing_docs)]
+
 mod docs;
 mod error;
 mod load;

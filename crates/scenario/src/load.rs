@@ -60,7 +60,11 @@ pub fn run_seed(base_seed: u64, point: usize, rep: u32) -> u64 {
 
 /// Loads a scenario file. `overrides` are `key=value` (`--set`), `extra_axes` are
 /// `key=v1,v2,...` (`--sweep`, replacing a `[sweep]` axis of the same key).
-pub fn load(path: &Path, overrides: &[String], extra_axes: &[String]) -> Result<LoadedScenario, ScenarioError> {
+pub fn load(
+    path: &Path,
+    overrides: &[String],
+    extra_axes: &[String],
+) -> Result<LoadedScenario, ScenarioError> {
     let file_name = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
         file: file_name.clone(),
@@ -83,24 +87,33 @@ pub fn parse_str(
     overrides: &[String],
     extra_axes: &[String],
 ) -> Result<LoadedScenario, ScenarioError> {
-    let errors = Errors { file: file_name.into() };
+    let errors = Errors {
+        file: file_name.into(),
+    };
     let mut root = parse_document(text, &errors)?;
     let mut axes = take_file_axes(&mut root, &errors)?;
-    let cli_axes = extra_axes.iter().map(|a| parse_cli_axis(a, &errors)).collect::<Result<Vec<_>, _>>()?;
+    let cli_axes = extra_axes
+        .iter()
+        .map(|a| parse_cli_axis(a, &errors))
+        .collect::<Result<Vec<_>, _>>()?;
     merge_axes(&mut axes, cli_axes);
 
     for arg in overrides {
         let at = At::Arg(Arc::from(format!("--set {arg}")));
-        let (key, value) = arg.split_once('=').ok_or_else(|| errors.at(&at, "expected key=value"))?;
+        let (key, value) = arg
+            .split_once('=')
+            .ok_or_else(|| errors.at(&at, "expected key=value"))?;
         let key = parse_key(key).map_err(|e| path_error(&errors, &at, e))?;
-        key.set(&mut root, &parse_arg_value(value, &at), &at).map_err(|e| path_error(&errors, &at, e))?;
+        key.set(&mut root, &parse_arg_value(value, &at), &at)
+            .map_err(|e| path_error(&errors, &at, e))?;
         // A value fixed on the command line wins over an axis of the same key.
         axes.retain(|a| a.key.text != key.text);
     }
 
-    let default_name = Path::new(file_name)
-        .file_stem()
-        .map_or_else(|| file_name.to_string(), |s| s.to_string_lossy().into_owned());
+    let default_name = Path::new(file_name).file_stem().map_or_else(
+        || file_name.to_string(),
+        |s| s.to_string_lossy().into_owned(),
+    );
     let mut points = Vec::new();
     let mut meta = None;
     for combo in product(&axes, &errors)? {
@@ -108,16 +121,28 @@ pub fn parse_str(
         let mut labels = Vec::new();
         for (axis, &i) in axes.iter().zip(&combo) {
             let value = &axis.values[i];
-            axis.key.set(&mut tree, value, &value.at).map_err(|e| path_error(&errors, &value.at, e))?;
+            axis.key
+                .set(&mut tree, value, &value.at)
+                .map_err(|e| path_error(&errors, &value.at, e))?;
             labels.push((axis.key.text.clone(), value.val.to_string()));
         }
         let (scenario, m) = resolve(&tree, &default_name, base_dir, &errors)?;
         meta.get_or_insert(m);
-        points.push(SweepPoint { axes: labels, scenario });
+        points.push(SweepPoint {
+            axes: labels,
+            scenario,
+        });
     }
     let meta = meta.ok_or_else(|| errors.whole("internal: the sweep produced no point"))?;
-    let name = points.first().map_or(default_name, |p| p.scenario.name.clone());
-    Ok(LoadedScenario { name, base_seed: meta.seed, reps: meta.reps, points })
+    let name = points
+        .first()
+        .map_or(default_name, |p| p.scenario.name.clone());
+    Ok(LoadedScenario {
+        name,
+        base_seed: meta.seed,
+        reps: meta.reps,
+        points,
+    })
 }
 
 #[cfg(test)]

@@ -32,7 +32,9 @@ pub struct Scenario {
 /// A link with its two directions: `up` is client → server, `down` is server → client.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DuplexLink {
+    /// Client → server.
     pub up: LinkConfig,
+    /// Server → client.
     pub down: LinkConfig,
 }
 
@@ -48,11 +50,21 @@ pub enum Stack {
 pub enum Workload {
     /// Saturated sender with a discard receiver. `upload = true`: client sends (seed 001's
     /// traffic generator on the client); `false`: server sends.
-    Bulk { upload: bool },
+    Bulk {
+        /// `true`: the client sends.
+        upload: bool,
+    },
     /// The client requests `size` bytes, split evenly over `streams` concurrent streams; the
     /// server answers on each stream. Repeated `connections` times in sequence (the second and
     /// later connections may use 0-RTT resumption).
-    Download { size: u64, streams: u32, connections: u32 },
+    Download {
+        /// Total bytes requested per connection.
+        size: u64,
+        /// Concurrent streams the size is split over.
+        streams: u32,
+        /// Connections made one after the other.
+        connections: u32,
+    },
 }
 
 /// QUIC transport knobs.
@@ -84,7 +96,9 @@ pub struct QuicKnobs {
 pub struct FlowSpec {
     /// Unique name (used in results and file names).
     pub name: String,
+    /// Transport implementation.
     pub stack: Stack,
+    /// What the application does.
     pub workload: Workload,
     /// When the client starts its first connection.
     pub start: Duration,
@@ -92,6 +106,7 @@ pub struct FlowSpec {
     pub stop: Option<Duration>,
     /// Congestion controller of this flow's senders.
     pub cc: CcChoice,
+    /// QUIC transport knobs.
     pub quic: QuicKnobs,
     /// Client-side access link (client ↔ bottleneck).
     pub client_access: DuplexLink,
@@ -102,20 +117,28 @@ pub struct FlowSpec {
 /// Congestion control: one of ours, or one of quinn's built-in controllers for comparison.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub enum CcChoice {
+    /// One of quiclab's controllers (crate `cc`).
     Ours(CcConfig),
+    /// quinn's built-in NewReno.
     QuinnNewReno,
+    /// quinn's built-in CUBIC.
     QuinnCubic,
+    /// quinn's built-in BBR.
     QuinnBbr,
 }
 
 /// Cross traffic: UDP datagrams injected at the bottleneck, sent from the left (up) or right (down).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CrossSpec {
+    /// Name of the source in results.
     pub name: String,
     /// `true`: crosses the bottleneck in the up (client → server) direction.
     pub up: bool,
+    /// When the source starts sending.
     pub start: Duration,
+    /// When it stops (`None` = end of the run).
     pub stop: Option<Duration>,
+    /// How it sends.
     pub pattern: CrossPattern,
 }
 
@@ -123,11 +146,34 @@ pub struct CrossSpec {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum CrossPattern {
     /// Constant bit rate (IP layer) with fixed payload size.
-    Cbr { rate_bps: u64, payload: u32 },
+    Cbr {
+        /// Rate in bit/s at the IP layer.
+        rate_bps: u64,
+        /// UDP payload bytes per datagram.
+        payload: u32,
+    },
     /// Size uniform in [min, max] bytes, gap uniform in [min, max] (seed 001's fourth sender).
-    Uniform { payload_min: u32, payload_max: u32, gap_min: Duration, gap_max: Duration },
+    Uniform {
+        /// Smallest UDP payload.
+        payload_min: u32,
+        /// Largest UDP payload.
+        payload_max: u32,
+        /// Shortest gap between datagrams.
+        gap_min: Duration,
+        /// Longest gap between datagrams.
+        gap_max: Duration,
+    },
     /// CBR during `on`, silent during `off`, repeating.
-    OnOff { rate_bps: u64, payload: u32, on: Duration, off: Duration },
+    OnOff {
+        /// Rate in bit/s at the IP layer while on.
+        rate_bps: u64,
+        /// UDP payload bytes per datagram.
+        payload: u32,
+        /// Length of a burst.
+        on: Duration,
+        /// Silence between bursts.
+        off: Duration,
+    },
 }
 
 /// One point of a sweep: the axis values that produced it (for tables) and the scenario.
@@ -135,6 +181,7 @@ pub enum CrossPattern {
 pub struct SweepPoint {
     /// `key = value` pairs of the sweep axes, in axis order (empty without a sweep).
     pub axes: Vec<(String, String)>,
+    /// The resolved scenario of this point.
     pub scenario: Scenario,
 }
 
@@ -143,7 +190,10 @@ pub struct SweepPoint {
 pub struct RunSpec {
     /// Stable identifier: `p{point}-r{rep}`; resume keys on it.
     pub id: String,
+    /// Index into `LoadedScenario::points`.
     pub point: usize,
+    /// Repetition index, from 0.
     pub rep: u32,
+    /// Seed of this run (see `scenario::run_seed`).
     pub seed: u64,
 }

@@ -37,7 +37,11 @@ pub(crate) struct PathError {
 }
 
 fn plain(message: String) -> PathError {
-    PathError { message, place: String::new(), allowed: Vec::new() }
+    PathError {
+        message,
+        place: String::new(),
+        allowed: Vec::new(),
+    }
 }
 
 /// Checks `text` against the registry.
@@ -55,7 +59,8 @@ pub(crate) fn parse_key(text: &str) -> Result<KeyPath, PathError> {
             segs.push(Seg::All);
         }
         // `link.up.X` and `link.down.X` set the same keys as `link.X`, for one direction.
-        let direction = i == 1 && parts[0] == "link" && matches!(*part, "up" | "down") && parts.len() > 2;
+        let direction =
+            i == 1 && parts[0] == "link" && matches!(*part, "up" | "down") && parts.len() > 2;
         if !direction {
             registry_parts.push(part);
         }
@@ -63,7 +68,11 @@ pub(crate) fn parse_key(text: &str) -> Result<KeyPath, PathError> {
     }
     let registry_path = registry_parts.join(".");
     match registry::find(&registry_path) {
-        Some(doc) => Ok(KeyPath { text: text.trim().to_string(), doc, segs }),
+        Some(doc) => Ok(KeyPath {
+            text: text.trim().to_string(),
+            doc,
+            segs,
+        }),
         None => {
             // List what is allowed at the deepest level that exists.
             let mut parent = registry_parts.clone();
@@ -72,11 +81,18 @@ pub(crate) fn parse_key(text: &str) -> Result<KeyPath, PathError> {
                 parent.pop();
             }
             let parent = parent.join(".");
-            let place = if parent.is_empty() { "the top level".to_string() } else { parent.clone() };
+            let place = if parent.is_empty() {
+                "the top level".to_string()
+            } else {
+                parent.clone()
+            };
             Err(PathError {
                 message: format!("unknown key {:?}", text.trim()),
                 place,
-                allowed: registry::children(&parent).into_iter().filter(|c| *c != "sweep").collect(),
+                allowed: registry::children(&parent)
+                    .into_iter()
+                    .filter(|c| *c != "sweep")
+                    .collect(),
             })
         }
     }
@@ -90,11 +106,21 @@ impl KeyPath {
     }
 }
 
-fn set_in(table: &mut Table, segs: &[Seg], node: &Node, at: &At, done: &str) -> Result<(), PathError> {
+fn set_in(
+    table: &mut Table,
+    segs: &[Seg],
+    node: &Node,
+    at: &At,
+    done: &str,
+) -> Result<(), PathError> {
     let (Some(Seg::Key(key)), rest) = (segs.first(), segs.get(1..).unwrap_or(&[])) else {
         return Err(plain(format!("internal: malformed key after {done:?}")));
     };
-    let here = if done.is_empty() { key.clone() } else { format!("{done}.{key}") };
+    let here = if done.is_empty() {
+        key.clone()
+    } else {
+        format!("{done}.{key}")
+    };
     match rest.first() {
         None => {
             table.set(key, at.clone(), node.clone());
@@ -106,8 +132,18 @@ fn set_in(table: &mut Table, segs: &[Seg], node: &Node, at: &At, done: &str) -> 
                     return Err(plain(format!("the scenario has no [[{key}]] to set")));
                 }
                 // The implicit default flow becomes explicit so it can be changed.
-                let flow = Node { val: Val::Table(Table::default()), at: at.clone() };
-                table.set(key, at.clone(), Node { val: Val::Array(vec![flow]), at: at.clone() });
+                let flow = Node {
+                    val: Val::Table(Table::default()),
+                    at: at.clone(),
+                };
+                table.set(
+                    key,
+                    at.clone(),
+                    Node {
+                        val: Val::Array(vec![flow]),
+                        at: at.clone(),
+                    },
+                );
             }
             let Some(entry) = table.get_mut(key) else {
                 return Err(plain(format!("internal: {here} vanished")));
@@ -119,7 +155,11 @@ fn set_in(table: &mut Table, segs: &[Seg], node: &Node, at: &At, done: &str) -> 
             let chosen: Vec<&mut Node> = match rest.first() {
                 Some(Seg::Index(i)) => match items.get_mut(*i) {
                     Some(n) => vec![n],
-                    None => return Err(plain(format!("there is no {here}.{i}: the scenario has {count} [[{key}]]"))),
+                    None => {
+                        return Err(plain(format!(
+                            "there is no {here}.{i}: the scenario has {count} [[{key}]]"
+                        )))
+                    }
                 },
                 _ => items.iter_mut().collect(),
             };
@@ -133,7 +173,14 @@ fn set_in(table: &mut Table, segs: &[Seg], node: &Node, at: &At, done: &str) -> 
         }
         Some(Seg::Key(_)) => {
             if table.get(key).is_none() {
-                table.set(key, at.clone(), Node { val: Val::Table(Table::default()), at: at.clone() });
+                table.set(
+                    key,
+                    at.clone(),
+                    Node {
+                        val: Val::Table(Table::default()),
+                        at: at.clone(),
+                    },
+                );
             }
             let Some(entry) = table.get_mut(key) else {
                 return Err(plain(format!("internal: {here} vanished")));
@@ -156,21 +203,39 @@ mod tests {
     use crate::tree::parse_document;
 
     fn tree(text: &str) -> Table {
-        parse_document(text, &Errors { file: "t.toml".into() }).expect("valid")
+        parse_document(
+            text,
+            &Errors {
+                file: "t.toml".into(),
+            },
+        )
+        .expect("valid")
     }
 
     fn node(v: Val) -> Node {
-        Node { val: v, at: At::Arg("--set".into()) }
+        Node {
+            val: v,
+            at: At::Arg("--set".into()),
+        }
     }
 
     #[test]
     fn keys_map_to_the_registry() {
         assert_eq!(parse_key("flow.0.cc").map(|k| k.doc.path), Ok("flow.cc"));
         assert_eq!(parse_key("flow.cc").map(|k| k.doc.path), Ok("flow.cc"));
-        assert_eq!(parse_key("link.up.rate").map(|k| k.doc.path), Ok("link.rate"));
-        assert_eq!(parse_key("link.down.loss.p").map(|k| k.doc.path), Ok("link.loss.p"));
+        assert_eq!(
+            parse_key("link.up.rate").map(|k| k.doc.path),
+            Ok("link.rate")
+        );
+        assert_eq!(
+            parse_key("link.down.loss.p").map(|k| k.doc.path),
+            Ok("link.loss.p")
+        );
         assert_eq!(parse_key("link.up").map(|k| k.doc.path), Ok("link.up"));
-        assert_eq!(parse_key("cross.1.rate").map(|k| k.doc.path), Ok("cross.rate"));
+        assert_eq!(
+            parse_key("cross.1.rate").map(|k| k.doc.path),
+            Ok("cross.rate")
+        );
         let e = parse_key("link.rat").expect_err("unknown");
         assert_eq!(e.place, "link");
         assert!(e.allowed.contains(&"rate"));
@@ -182,29 +247,70 @@ mod tests {
     #[test]
     fn set_creates_tables_and_the_default_flow() {
         let mut t = tree("[link]\nrate = \"1Mbit\"\n");
-        parse_key("link.loss.p").and_then(|k| k.set(&mut t, &node(Val::Str("1%".into())), &At::Arg("x".into()))).expect("set");
-        parse_key("flow.0.cc").and_then(|k| k.set(&mut t, &node(Val::Str("cubic".into())), &At::Arg("x".into()))).expect("set");
-        let Some(Val::Array(flows)) = t.get("flow").map(|e| &e.node.val) else { panic!("flow array created") };
+        parse_key("link.loss.p")
+            .and_then(|k| k.set(&mut t, &node(Val::Str("1%".into())), &At::Arg("x".into())))
+            .expect("set");
+        parse_key("flow.0.cc")
+            .and_then(|k| {
+                k.set(
+                    &mut t,
+                    &node(Val::Str("cubic".into())),
+                    &At::Arg("x".into()),
+                )
+            })
+            .expect("set");
+        let Some(Val::Array(flows)) = t.get("flow").map(|e| &e.node.val) else {
+            panic!("flow array created")
+        };
         assert_eq!(flows.len(), 1);
-        assert!(parse_key("flow.1.cc").and_then(|k| k.set(&mut t, &node(Val::Str("cubic".into())), &At::Arg("x".into()))).is_err());
-        assert!(parse_key("cross.rate").and_then(|k| k.set(&mut t, &node(Val::Str("1Mbit".into())), &At::Arg("x".into()))).is_err());
+        assert!(parse_key("flow.1.cc")
+            .and_then(|k| k.set(
+                &mut t,
+                &node(Val::Str("cubic".into())),
+                &At::Arg("x".into())
+            ))
+            .is_err());
+        assert!(parse_key("cross.rate")
+            .and_then(|k| k.set(
+                &mut t,
+                &node(Val::Str("1Mbit".into())),
+                &At::Arg("x".into())
+            ))
+            .is_err());
     }
 
     #[test]
     fn set_all_flows() {
         let mut t = tree("[[flow]]\n[[flow]]\ncc = \"none\"\n");
-        parse_key("flow.cc").and_then(|k| k.set(&mut t, &node(Val::Str("cubic".into())), &At::Arg("x".into()))).expect("set");
-        let Some(Val::Array(flows)) = t.get("flow").map(|e| &e.node.val) else { panic!("flows") };
+        parse_key("flow.cc")
+            .and_then(|k| {
+                k.set(
+                    &mut t,
+                    &node(Val::Str("cubic".into())),
+                    &At::Arg("x".into()),
+                )
+            })
+            .expect("set");
+        let Some(Val::Array(flows)) = t.get("flow").map(|e| &e.node.val) else {
+            panic!("flows")
+        };
         for f in flows {
-            let Val::Table(f) = &f.val else { panic!("table") };
-            assert_eq!(f.get("cc").map(|e| &e.node.val), Some(&Val::Str("cubic".into())));
+            let Val::Table(f) = &f.val else {
+                panic!("table")
+            };
+            assert_eq!(
+                f.get("cc").map(|e| &e.node.val),
+                Some(&Val::Str("cubic".into()))
+            );
         }
     }
 
     #[test]
     fn refuses_to_descend_into_a_shorthand() {
         let mut t = tree("[link]\nloss = \"2%\"\n");
-        let e = parse_key("link.loss.p").and_then(|k| k.set(&mut t, &node(Val::Float(0.1)), &At::Arg("x".into()))).expect_err("string");
+        let e = parse_key("link.loss.p")
+            .and_then(|k| k.set(&mut t, &node(Val::Float(0.1)), &At::Arg("x".into())))
+            .expect_err("string");
         assert!(e.message.contains("not a table"), "{}", e.message);
     }
 }

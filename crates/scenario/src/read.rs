@@ -32,11 +32,17 @@ pub(crate) fn check_keys(
     exclude: &[&str],
     errors: &Errors,
 ) -> Result<(), ScenarioError> {
-    let allowed: Vec<&str> =
-        registry::children(prefix).into_iter().filter(|c| !exclude.contains(c)).collect();
+    let allowed: Vec<&str> = registry::children(prefix)
+        .into_iter()
+        .filter(|c| !exclude.contains(c))
+        .collect();
     for e in &table.entries {
         if !allowed.contains(&e.key.as_str()) {
-            let full = if user_path.is_empty() { e.key.clone() } else { format!("{user_path}.{}", e.key) };
+            let full = if user_path.is_empty() {
+                e.key.clone()
+            } else {
+                format!("{user_path}.{}", e.key)
+            };
             let place = section_title(prefix, user_path);
             return Err(errors
                 .at(&e.key_at, format!("unknown key {full:?}"))
@@ -67,7 +73,12 @@ impl<'a> Reader<'a> {
         errors: &'a Errors,
     ) -> Result<Self, ScenarioError> {
         check_keys(table, prefix, user_path, &[], errors)?;
-        Ok(Self::layered(vec![(table, user_path.to_string())], at, prefix, errors))
+        Ok(Self::layered(
+            vec![(table, user_path.to_string())],
+            at,
+            prefix,
+            errors,
+        ))
     }
 
     /// A reader over tables already checked, most specific first, each with its user path.
@@ -78,13 +89,22 @@ impl<'a> Reader<'a> {
         errors: &'a Errors,
     ) -> Self {
         let (layers, paths) = layers.into_iter().unzip();
-        Reader { layers, prefix, at: at.clone(), paths, errors }
+        Reader {
+            layers,
+            prefix,
+            at: at.clone(),
+            paths,
+            errors,
+        }
     }
 
     /// The registry entry of `key`; a missing one is a bug in this crate, not in the input.
     fn doc(&self, key: &str) -> Result<&'static KeyDoc, ScenarioError> {
         let path = format!("{}.{key}", self.prefix);
-        registry::find(&path).ok_or_else(|| self.errors.whole(format!("internal: key {path} is not in the registry")))
+        registry::find(&path).ok_or_else(|| {
+            self.errors
+                .whole(format!("internal: key {path} is not in the registry"))
+        })
     }
 
     /// The user's entry for `key`, from the most specific table that has it.
@@ -109,7 +129,11 @@ impl<'a> Reader<'a> {
 
     /// Dotted path of `key` for messages, naming the table the user set it in.
     pub(crate) fn path_of(&self, key: &str) -> String {
-        let layer = self.layers.iter().position(|t| t.get(key).is_some()).unwrap_or(0);
+        let layer = self
+            .layers
+            .iter()
+            .position(|t| t.get(key).is_some())
+            .unwrap_or(0);
         match self.paths.get(layer).map(String::as_str) {
             None | Some("") => key.to_string(),
             Some(p) => format!("{p}.{key}"),
@@ -123,9 +147,10 @@ impl<'a> Reader<'a> {
             return Ok(Some(e.node.clone()));
         }
         Ok(match doc.default {
-            DefaultValue::Value(text) => {
-                Some(parse_arg_value(text, &At::Arg(format!("default of {}", doc.path).into())))
-            }
+            DefaultValue::Value(text) => Some(parse_arg_value(
+                text,
+                &At::Arg(format!("default of {}", doc.path).into()),
+            )),
             DefaultValue::Unset | DefaultValue::Required | DefaultValue::Context(_) => None,
         })
     }
@@ -136,9 +161,13 @@ impl<'a> Reader<'a> {
         key: &str,
         conv: impl Fn(&Node) -> Result<T, String>,
     ) -> Result<Option<T>, ScenarioError> {
-        let Some(node) = self.node(key)? else { return Ok(None) };
+        let Some(node) = self.node(key)? else {
+            return Ok(None);
+        };
         let doc = self.doc(key)?;
-        conv(&node).map(Some).map_err(|m| self.errors.at(&node.at, format!("{}: {m}", doc.path)))
+        conv(&node)
+            .map(Some)
+            .map_err(|m| self.errors.at(&node.at, format!("{}: {m}", doc.path)))
     }
 
     /// Fails with "missing key" when `v` is `None`.
@@ -148,7 +177,8 @@ impl<'a> Reader<'a> {
 
     /// The "missing key" error, pointing at the table.
     pub(crate) fn missing(&self, key: &str) -> ScenarioError {
-        self.errors.at(&self.at, format!("missing key {}", self.path_of(key)))
+        self.errors
+            .at(&self.at, format!("missing key {}", self.path_of(key)))
     }
 
     /// A duration.
@@ -197,7 +227,12 @@ impl<'a> Reader<'a> {
     }
 
     /// An integer in `[min, max]`.
-    pub(crate) fn uint_in(&self, key: &str, min: u64, max: u64) -> Result<Option<u64>, ScenarioError> {
+    pub(crate) fn uint_in(
+        &self,
+        key: &str,
+        min: u64,
+        max: u64,
+    ) -> Result<Option<u64>, ScenarioError> {
         self.get(key, |n| match &n.val {
             Val::Int(i) => u64::try_from(*i)
                 .ok()
@@ -236,20 +271,32 @@ impl<'a> Reader<'a> {
     pub(crate) fn queue(&self, key: &str) -> Result<Option<QueueSpec>, ScenarioError> {
         self.get(key, |n| match &n.val {
             Val::Str(s) => parse_queue(s).map_err(msg),
-            other => Err(expected("a queue such as \"25pkt\", \"64KB\" or \"1bdp\"", other)),
+            other => Err(expected(
+                "a queue such as \"25pkt\", \"64KB\" or \"1bdp\"",
+                other,
+            )),
         })
     }
 
     /// One of the registry's allowed values.
     pub(crate) fn choice(&self, key: &str) -> Result<Option<&'static str>, ScenarioError> {
         let doc = self.doc(key)?;
-        let Some(node) = self.node(key)? else { return Ok(None) };
+        let Some(node) = self.node(key)? else {
+            return Ok(None);
+        };
         let found = match &node.val {
-            Val::Str(s) => doc.allowed.iter().find(|a| **a == s.as_str()).copied().ok_or_else(|| format!("unknown value {s:?}")),
+            Val::Str(s) => doc
+                .allowed
+                .iter()
+                .find(|a| **a == s.as_str())
+                .copied()
+                .ok_or_else(|| format!("unknown value {s:?}")),
             other => Err(expected("a string", other)),
         };
         found.map(Some).map_err(|m| {
-            self.errors.at(&node.at, format!("{m} for {}", doc.path)).with_allowed(doc.allowed)
+            self.errors
+                .at(&node.at, format!("{m} for {}", doc.path))
+                .with_allowed(doc.allowed)
         })
     }
 }
@@ -258,7 +305,9 @@ impl<'a> Reader<'a> {
 pub(crate) fn rate_of(v: &Val) -> Result<Rate, String> {
     match v {
         Val::Str(s) => units::parse_rate(s).map_err(msg),
-        Val::Int(i) => u64::try_from(*i).map(Rate::Bps).map_err(|_| "a rate cannot be negative".to_string()),
+        Val::Int(i) => u64::try_from(*i)
+            .map(Rate::Bps)
+            .map_err(|_| "a rate cannot be negative".to_string()),
         other => Err(expected("a rate such as \"10Mbit\"", other)),
     }
 }

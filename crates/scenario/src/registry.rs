@@ -125,7 +125,15 @@ const fn key(
     doc: &'static str,
     example: &'static str,
 ) -> KeyDoc {
-    KeyDoc { path, kind, default, doc, allowed: &[], example, context: &[] }
+    KeyDoc {
+        path,
+        kind,
+        default,
+        doc,
+        allowed: &[],
+        example,
+        context: &[],
+    }
 }
 
 const fn with_context(k: KeyDoc, context: &'static [&'static str]) -> KeyDoc {
@@ -140,11 +148,24 @@ use DefaultValue::{Context, Required, Unset, Value};
 use Kind::*;
 
 /// Names accepted by `flow.cc`.
-pub const CC_NAMES: &[&str] =
-    &["newreno", "newreno-approx", "cubic", "none", "quinn-newreno", "quinn-cubic", "quinn-bbr"];
+pub const CC_NAMES: &[&str] = &[
+    "newreno",
+    "newreno-approx",
+    "cubic",
+    "none",
+    "quinn-newreno",
+    "quinn-cubic",
+    "quinn-bbr",
+];
 
 /// Names accepted by `link.loss.model`.
-pub const LOSS_MODELS: &[&str] = &["none", "bernoulli", "periodic", "gilbert-elliott", "bounded"];
+pub const LOSS_MODELS: &[&str] = &[
+    "none",
+    "bernoulli",
+    "periodic",
+    "gilbert-elliott",
+    "bounded",
+];
 
 const GE: &str = "link.loss.model=\"gilbert-elliott\"";
 
@@ -289,7 +310,9 @@ pub fn children(prefix: &str) -> Vec<&'static str> {
         let rest = if prefix.is_empty() {
             Some(k.path)
         } else {
-            k.path.strip_prefix(prefix).and_then(|r| r.strip_prefix('.'))
+            k.path
+                .strip_prefix(prefix)
+                .and_then(|r| r.strip_prefix('.'))
         };
         let Some(rest) = rest else { continue };
         let first = rest.split('.').next().unwrap_or(rest);
@@ -312,9 +335,24 @@ mod tests {
     fn paths_are_unique_and_documented() {
         for (i, k) in KEYS.iter().enumerate() {
             assert!(!k.doc.is_empty(), "{} has no doc", k.path);
-            assert!(KEYS[..i].iter().all(|o| o.path != k.path), "{} twice", k.path);
-            assert_eq!(k.kind == Kind::Enum, !k.allowed.is_empty(), "{}: allowed values iff enum", k.path);
-            assert!(SECTIONS.iter().any(|s| k.path.rsplit_once('.').map(|p| p.0) == Some(s.prefix)), "{} has no section", k.path);
+            assert!(
+                KEYS[..i].iter().all(|o| o.path != k.path),
+                "{} twice",
+                k.path
+            );
+            assert_eq!(
+                k.kind == Kind::Enum,
+                !k.allowed.is_empty(),
+                "{}: allowed values iff enum",
+                k.path
+            );
+            assert!(
+                SECTIONS
+                    .iter()
+                    .any(|s| k.path.rsplit_once('.').map(|p| p.0) == Some(s.prefix)),
+                "{} has no section",
+                k.path
+            );
         }
     }
 
@@ -323,6 +361,9 @@ mod tests {
         assert_eq!(children(""), ["run", "link", "flow", "cross", "sweep"]);
         assert!(children("link").starts_with(&["rate", "rate_schedule", "rate_trace"]));
         assert_eq!(children("link.blackout[]"), ["start", "duration", "period"]);
-        assert_eq!(children("flow.client_access"), ["rate", "delay", "queue", "loss"]);
+        assert_eq!(
+            children("flow.client_access"),
+            ["rate", "delay", "queue", "loss"]
+        );
     }
 }

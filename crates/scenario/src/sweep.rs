@@ -19,13 +19,23 @@ pub(crate) struct Axis {
 
 pub(crate) fn path_error(errors: &Errors, at: &At, e: PathError) -> ScenarioError {
     let title = format!("allowed keys in {}", e.place);
-    errors.at(at, e.message).with_allowed_titled(&title, &e.allowed)
+    errors
+        .at(at, e.message)
+        .with_allowed_titled(&title, &e.allowed)
 }
 
-fn axis(key_text: &str, key_at: &At, values: Vec<Node>, errors: &Errors) -> Result<Axis, ScenarioError> {
+fn axis(
+    key_text: &str,
+    key_at: &At,
+    values: Vec<Node>,
+    errors: &Errors,
+) -> Result<Axis, ScenarioError> {
     let key = parse_key(key_text).map_err(|e| path_error(errors, key_at, e))?;
     if NOT_SWEEPABLE.contains(&key.doc.path) {
-        return Err(errors.at(key_at, format!("{} cannot be swept: it applies to all points", key.doc.path)));
+        return Err(errors.at(
+            key_at,
+            format!("{} cannot be swept: it applies to all points", key.doc.path),
+        ));
     }
     if values.is_empty() {
         return Err(errors.at(key_at, format!("sweep axis {key_text} has no values")));
@@ -35,7 +45,10 @@ fn axis(key_text: &str, key_at: &At, values: Vec<Node>, errors: &Errors) -> Resu
 
 /// Takes `[sweep]` out of the root and returns its axes in file order. Both
 /// `"link.rate" = [...]` and `link.rate = [...]` (nested tables) are accepted.
-pub(crate) fn take_file_axes(root: &mut Table, errors: &Errors) -> Result<Vec<Axis>, ScenarioError> {
+pub(crate) fn take_file_axes(
+    root: &mut Table,
+    errors: &Errors,
+) -> Result<Vec<Axis>, ScenarioError> {
     let Some(pos) = root.entries.iter().position(|e| e.key == "sweep") else {
         return Ok(Vec::new());
     };
@@ -45,11 +58,21 @@ pub(crate) fn take_file_axes(root: &mut Table, errors: &Errors) -> Result<Vec<Ax
     Ok(axes)
 }
 
-fn flatten(node: &Node, prefix: &str, key_at: &At, errors: &Errors, out: &mut Vec<Axis>) -> Result<(), ScenarioError> {
+fn flatten(
+    node: &Node,
+    prefix: &str,
+    key_at: &At,
+    errors: &Errors,
+    out: &mut Vec<Axis>,
+) -> Result<(), ScenarioError> {
     match &node.val {
         Val::Table(t) => {
             for e in &t.entries {
-                let key = if prefix.is_empty() { e.key.clone() } else { format!("{prefix}.{}", e.key) };
+                let key = if prefix.is_empty() {
+                    e.key.clone()
+                } else {
+                    format!("{prefix}.{}", e.key)
+                };
                 flatten(&e.node, &key, &e.key_at, errors, out)?;
             }
             Ok(())
@@ -60,7 +83,10 @@ fn flatten(node: &Node, prefix: &str, key_at: &At, errors: &Errors, out: &mut Ve
         }
         other => Err(errors.at(
             &node.at,
-            format!("sweep: expected a table of `\"key\" = [values]`, found {}", other.type_name()),
+            format!(
+                "sweep: expected a table of `\"key\" = [values]`, found {}",
+                other.type_name()
+            ),
         )),
     }
 }
@@ -71,7 +97,10 @@ pub(crate) fn parse_cli_axis(arg: &str, errors: &Errors) -> Result<Axis, Scenari
     let (key, values) = arg
         .split_once('=')
         .ok_or_else(|| errors.at(&at, "expected key=value1,value2,..."))?;
-    let nodes = split_top_level(values).into_iter().map(|v| parse_arg_value(v, &at)).collect();
+    let nodes = split_top_level(values)
+        .into_iter()
+        .map(|v| parse_arg_value(v, &at))
+        .collect();
     axis(key, &at, nodes, errors)
 }
 
@@ -109,8 +138,11 @@ pub(crate) fn merge_axes(axes: &mut Vec<Axis>, extra: Vec<Axis>) {
 /// Every combination of axis values, the first axis varying slowest (like nested loops in
 /// file order). Each point is a list of value indices, one per axis.
 pub(crate) fn product(axes: &[Axis], errors: &Errors) -> Result<Vec<Vec<usize>>, ScenarioError> {
-    let total = axes.iter().try_fold(1usize, |acc, a| acc.checked_mul(a.values.len()).filter(|n| *n <= MAX_POINTS));
-    let total = total.ok_or_else(|| errors.whole(format!("the sweep has more than {MAX_POINTS} points")))?;
+    let total = axes.iter().try_fold(1usize, |acc, a| {
+        acc.checked_mul(a.values.len()).filter(|n| *n <= MAX_POINTS)
+    });
+    let total = total
+        .ok_or_else(|| errors.whole(format!("the sweep has more than {MAX_POINTS} points")))?;
     let mut points = Vec::with_capacity(total);
     for mut n in 0..total {
         let mut idx = vec![0; axes.len()];
@@ -129,8 +161,14 @@ mod tests {
 
     #[test]
     fn splits_outside_brackets_and_quotes() {
-        assert_eq!(split_top_level("1Mbit, 2Mbit,5Mbit"), ["1Mbit", "2Mbit", "5Mbit"]);
-        assert_eq!(split_top_level("{ model = \"bernoulli\", p = 0.1 },\"a,b\""), ["{ model = \"bernoulli\", p = 0.1 }", "\"a,b\""]);
+        assert_eq!(
+            split_top_level("1Mbit, 2Mbit,5Mbit"),
+            ["1Mbit", "2Mbit", "5Mbit"]
+        );
+        assert_eq!(
+            split_top_level("{ model = \"bernoulli\", p = 0.1 },\"a,b\""),
+            ["{ model = \"bernoulli\", p = 0.1 }", "\"a,b\""]
+        );
     }
 
     #[test]
@@ -139,6 +177,16 @@ mod tests {
         let a = parse_cli_axis("link.rate=1Mbit,2Mbit", &errors).expect("axis");
         let b = parse_cli_axis("link.delay=1ms,2ms,3ms", &errors).expect("axis");
         let p = product(&[a, b], &errors).expect("small");
-        assert_eq!(p, vec![vec![0, 0], vec![0, 1], vec![0, 2], vec![1, 0], vec![1, 1], vec![1, 2]]);
+        assert_eq!(
+            p,
+            vec![
+                vec![0, 0],
+                vec![0, 1],
+                vec![0, 2],
+                vec![1, 0],
+                vec![1, 1],
+                vec![1, 2]
+            ]
+        );
     }
 }

@@ -32,7 +32,10 @@ fn err(text: &str) -> ScenarioError {
 #[test]
 fn empty_file_gives_the_documented_defaults() {
     let l = ok("");
-    assert_eq!((l.name.as_str(), l.base_seed, l.reps, l.points.len()), ("t", 1, 1, 1));
+    assert_eq!(
+        (l.name.as_str(), l.base_seed, l.reps, l.points.len()),
+        ("t", 1, 1, 1)
+    );
     let s = &l.points[0].scenario;
     assert_eq!(s.duration, Duration::from_secs(30));
     assert_eq!(s.sample_interval, Duration::from_millis(100));
@@ -40,21 +43,40 @@ fn empty_file_gives_the_documented_defaults() {
     assert_eq!(s.bottleneck.down.delay, Duration::from_millis(15));
     assert_eq!(s.bottleneck.up.jitter, Jitter::None);
     // 1 BDP of 10 Mbit/s × 30 ms.
-    assert_eq!(s.bottleneck.up.queue, QueueLimit { packets: None, bytes: Some(37_500) });
+    assert_eq!(
+        s.bottleneck.up.queue,
+        QueueLimit {
+            packets: None,
+            bytes: Some(37_500)
+        }
+    );
     assert_eq!(s.flows.len(), 1);
     let f = &s.flows[0];
     assert_eq!(f.name, "flow0");
     assert_eq!(f.workload, Workload::Bulk { upload: true });
-    let CcChoice::Ours(CcConfig::NewReno { counting: RenoCounting::Exact, common }) = f.cc else {
+    let CcChoice::Ours(CcConfig::NewReno {
+        counting: RenoCounting::Exact,
+        common,
+    }) = f.cc
+    else {
         panic!("default cc is exact NewReno, got {:?}", f.cc)
     };
-    assert_eq!((common.initial_window_packets, common.minimum_window_packets), (10, 2));
+    assert_eq!(
+        (common.initial_window_packets, common.minimum_window_packets),
+        (10, 2)
+    );
     assert_eq!(common.loss_reduction_factor, 0.5);
     assert_eq!(f.quic.mtu, 1500);
     assert_eq!(f.quic.stream_window, 16_000_000);
     assert_eq!(f.quic.initial_rtt, Duration::from_millis(333));
     assert_eq!(f.client_access.up.rate, RateProfile::Unlimited);
-    assert_eq!(f.client_access.up.queue, QueueLimit { packets: None, bytes: None });
+    assert_eq!(
+        f.client_access.up.queue,
+        QueueLimit {
+            packets: None,
+            bytes: None
+        }
+    );
     assert!(s.cross.is_empty());
 }
 
@@ -62,7 +84,11 @@ fn empty_file_gives_the_documented_defaults() {
 fn bad_unit_points_at_the_value() {
     let e = err("[link]\nrate = \"10 Mbitz\"\n");
     assert_eq!((e.line, e.column), (Some(2), Some(8)), "{e}");
-    assert!(e.to_string().starts_with("t.toml:2:8: link.rate: unknown rate unit"), "{e}");
+    assert!(
+        e.to_string()
+            .starts_with("t.toml:2:8: link.rate: unknown rate unit"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -81,7 +107,11 @@ fn unknown_key_points_at_the_key_and_lists_the_section() {
     let e = err("[link.loss]\nmodle = \"none\"\n");
     assert!(e.message.contains("link.loss.modle"), "{e}");
     let e = err("[runn]\n");
-    assert_eq!((e.line, e.allowed.first().map(String::as_str)), (Some(1), Some("run")), "{e}");
+    assert_eq!(
+        (e.line, e.allowed.first().map(String::as_str)),
+        (Some(1), Some("run")),
+        "{e}"
+    );
 }
 
 #[test]
@@ -105,24 +135,55 @@ fn type_errors_and_syntax_errors_have_positions() {
 
 #[test]
 fn overrides_replace_keys() {
-    let l = parse_with("[link]\nrate = \"10Mbit\"\n", &["link.rate=5Mbit", "run.reps=7", "run.seed=99", "flow.cc=cubic"], &[])
-        .expect("valid overrides");
+    let l = parse_with(
+        "[link]\nrate = \"10Mbit\"\n",
+        &[
+            "link.rate=5Mbit",
+            "run.reps=7",
+            "run.seed=99",
+            "flow.cc=cubic",
+        ],
+        &[],
+    )
+    .expect("valid overrides");
     assert_eq!((l.reps, l.base_seed), (7, 99));
     let s = &l.points[0].scenario;
     assert_eq!(s.bottleneck.up.rate, RateProfile::Fixed(5_000_000));
-    assert!(matches!(s.flows[0].cc, CcChoice::Ours(CcConfig::Cubic { hystart: true, .. })));
-    let l = parse_with("", &["link.loss={ model = \"periodic\", p = \"1%\" }", "link.down.delay=\"40ms\""], &[]).expect("valid");
+    assert!(matches!(
+        s.flows[0].cc,
+        CcChoice::Ours(CcConfig::Cubic { hystart: true, .. })
+    ));
+    let l = parse_with(
+        "",
+        &[
+            "link.loss={ model = \"periodic\", p = \"1%\" }",
+            "link.down.delay=\"40ms\"",
+        ],
+        &[],
+    )
+    .expect("valid");
     let s = &l.points[0].scenario;
     assert_eq!(s.bottleneck.up.loss, LossConfig::Periodic { p: 0.01 });
-    assert_eq!((s.bottleneck.up.delay, s.bottleneck.down.delay), (Duration::from_millis(15), Duration::from_millis(40)));
+    assert_eq!(
+        (s.bottleneck.up.delay, s.bottleneck.down.delay),
+        (Duration::from_millis(15), Duration::from_millis(40))
+    );
 }
 
 #[test]
 fn override_errors_name_the_argument() {
     let e = parse_with("", &["link.rate=fast"], &[]).expect_err("bad rate");
-    assert!(e.to_string().starts_with("--set link.rate=fast: link.rate: "), "{e}");
+    assert!(
+        e.to_string()
+            .starts_with("--set link.rate=fast: link.rate: "),
+        "{e}"
+    );
     let e = parse_with("", &["link.rat=5Mbit"], &[]).expect_err("bad key");
-    assert!(e.to_string().starts_with("--set link.rat=5Mbit: unknown key \"link.rat\""), "{e}");
+    assert!(
+        e.to_string()
+            .starts_with("--set link.rat=5Mbit: unknown key \"link.rat\""),
+        "{e}"
+    );
     assert!(e.allowed.iter().any(|a| a == "rate"), "{e}");
     let e = parse_with("", &["link.rate"], &[]).expect_err("no =");
     assert!(e.to_string().contains("expected key=value"), "{e}");
@@ -136,25 +197,50 @@ fn sweep_is_a_product_in_file_order() {
     let l = ok(text);
     assert_eq!(l.points.len(), 6);
     let labels: Vec<Vec<(String, String)>> = l.points.iter().map(|p| p.axes.clone()).collect();
-    let pair = |a: &str, b: &str| vec![("link.rate".to_string(), a.to_string()), ("flow.0.cc".to_string(), b.to_string())];
+    let pair = |a: &str, b: &str| {
+        vec![
+            ("link.rate".to_string(), a.to_string()),
+            ("flow.0.cc".to_string(), b.to_string()),
+        ]
+    };
     assert_eq!(labels[0], pair("2Mbit", "newreno"));
     assert_eq!(labels[1], pair("2Mbit", "cubic"));
     assert_eq!(labels[3], pair("10Mbit", "newreno"));
     assert_eq!(labels[5], pair("10Mbit", "none"));
-    assert_eq!(l.points[4].scenario.bottleneck.up.rate, RateProfile::Fixed(10_000_000));
-    assert!(matches!(l.points[4].scenario.flows[0].cc, CcChoice::Ours(CcConfig::Cubic { .. })));
+    assert_eq!(
+        l.points[4].scenario.bottleneck.up.rate,
+        RateProfile::Fixed(10_000_000)
+    );
+    assert!(matches!(
+        l.points[4].scenario.flows[0].cc,
+        CcChoice::Ours(CcConfig::Cubic { .. })
+    ));
     // The queue follows the swept rate (1 BDP).
     assert_eq!(l.points[0].scenario.bottleneck.up.queue.bytes, Some(7_500));
 
     // A command-line axis replaces the file's axis of the same key, a new one is appended.
-    let l = parse_with(text, &[], &["link.rate=1Mbit,2Mbit,3Mbit", "run.duration=5s,10s"]).expect("valid");
+    let l = parse_with(
+        text,
+        &[],
+        &["link.rate=1Mbit,2Mbit,3Mbit", "run.duration=5s,10s"],
+    )
+    .expect("valid");
     assert_eq!(l.points.len(), 3 * 3 * 2);
-    assert_eq!(l.points[0].axes[0], ("link.rate".to_string(), "1Mbit".to_string()));
-    assert_eq!(l.points[0].axes[2], ("run.duration".to_string(), "5s".to_string()));
+    assert_eq!(
+        l.points[0].axes[0],
+        ("link.rate".to_string(), "1Mbit".to_string())
+    );
+    assert_eq!(
+        l.points[0].axes[2],
+        ("run.duration".to_string(), "5s".to_string())
+    );
     // --set of a swept key fixes it.
     let l = parse_with(text, &["link.rate=4Mbit"], &[]).expect("valid");
     assert_eq!(l.points.len(), 3);
-    assert!(l.points.iter().all(|p| p.scenario.bottleneck.up.rate == RateProfile::Fixed(4_000_000)));
+    assert!(l
+        .points
+        .iter()
+        .all(|p| p.scenario.bottleneck.up.rate == RateProfile::Fixed(4_000_000)));
     // Unquoted dotted keys in [sweep] mean the same.
     assert_eq!(ok("[sweep]\nlink.loss.p = [0.01, 0.02]\n").points.len(), 2);
 }
@@ -171,7 +257,10 @@ fn sweep_errors() {
     let e = err("[sweep]\n\"link.rate\" = [\"2Mbit\", \"fast\"]\n");
     assert_eq!((e.line, e.column), (Some(2), Some(25)), "{e}");
     let e = parse_with("", &[], &["link.rate=1Mbit,x"]).expect_err("bad value");
-    assert!(e.to_string().starts_with("--sweep link.rate=1Mbit,x: "), "{e}");
+    assert!(
+        e.to_string().starts_with("--sweep link.rate=1Mbit,x: "),
+        "{e}"
+    );
 }
 
 /// `run_seed(1, 0, 0)`, recorded once (checked against an independent SplitMix64 computation).
@@ -179,7 +268,8 @@ const SEED_1_0_0: u64 = 0xB18A_02F4_6D8D_86C3;
 
 #[test]
 fn seeds_are_distinct_and_stable() {
-    let l = ok("[run]\nreps = 10\nseed = 7\n[sweep]\n\"link.delay\" = [\"1ms\", \"2ms\", \"3ms\"]\n");
+    let l =
+        ok("[run]\nreps = 10\nseed = 7\n[sweep]\n\"link.delay\" = [\"1ms\", \"2ms\", \"3ms\"]\n");
     let runs = l.runs();
     assert_eq!(runs.len(), 30);
     assert_eq!(runs[0].id, "p0-r0");
@@ -203,10 +293,22 @@ fn bdp_queue_uses_each_direction_and_the_first_flows_access_links() {
     let s = &ok(text).points[0].scenario;
     // base RTT = 10 + 10 + 2 × (5 + 5) = 40 ms.
     assert_eq!(s.bottleneck.up.queue.bytes, Some(2_000_000 / 8 * 40 / 1000));
-    assert_eq!(s.bottleneck.down.queue.bytes, Some(20_000_000 / 8 * 40 / 1000));
-    assert_eq!(s.flows[0].server_access.up.queue.bytes, Some(1_000_000_000 / 8 * 40 / 1000));
+    assert_eq!(
+        s.bottleneck.down.queue.bytes,
+        Some(20_000_000 / 8 * 40 / 1000)
+    );
+    assert_eq!(
+        s.flows[0].server_access.up.queue.bytes,
+        Some(1_000_000_000 / 8 * 40 / 1000)
+    );
     let s = &ok("[link]\nrate = \"unlimited\"\n").points[0].scenario;
-    assert_eq!(s.bottleneck.up.queue, QueueLimit { packets: None, bytes: None });
+    assert_eq!(
+        s.bottleneck.up.queue,
+        QueueLimit {
+            packets: None,
+            bytes: None
+        }
+    );
     let s = &ok("[link]\nqueue = \"1bdp+2pkt\"\n[[flow]]\nmtu = 1280\n").points[0].scenario;
     assert_eq!(s.bottleneck.up.queue.bytes, Some(37_500 + 2 * 1280));
 }
@@ -219,28 +321,65 @@ fn gilbert_elliott_second_form_hits_the_target() {
         panic!("GE expected, got {:?}", s.bottleneck.down.loss)
     };
     assert!((p - 0.00125).abs() < 1e-12 && (r - 0.125).abs() < 1e-12 && h == 0.5);
-    assert!((gilbert_elliott_mean_loss(p, r, k, h) - 0.10).abs() < 1e-9, "k = {k}");
+    assert!(
+        (gilbert_elliott_mean_loss(p, r, k, h) - 0.10).abs() < 1e-9,
+        "k = {k}"
+    );
     let e = err("[link.loss]\nmodel = \"gilbert-elliott\"\ngamma = 0.99\nbeta = 0.8\np = 0.1\ntarget = 0.1\n");
     assert!(e.message.contains("either"), "{e}");
     let e = err("[link.loss]\nmodel = \"gilbert-elliott\"\ngamma = 0.99875\nbeta = 0.875\ntarget = \"0.1%\"\n");
     assert_eq!(e.line, Some(5), "unreachable target points at it: {e}");
     let s = &ok("[link.loss]\nmodel = \"gilbert-elliott\"\np = 0.01\nr = 0.3\n").points[0].scenario;
-    assert_eq!(s.bottleneck.up.loss, LossConfig::GilbertElliott { p: 0.01, r: 0.3, k: 1.0, h: 0.0 });
+    assert_eq!(
+        s.bottleneck.up.loss,
+        LossConfig::GilbertElliott {
+            p: 0.01,
+            r: 0.3,
+            k: 1.0,
+            h: 0.0
+        }
+    );
 }
 
 #[test]
 fn rates_per_direction_schedules_and_traces() {
     let dir = temp_dir("trace");
-    std::fs::write(dir.join("bw.csv"), "# seconds,rate\n0,10Mbit\n1.5, 2000000\n\n3,0\n").expect("write trace");
+    std::fs::write(
+        dir.join("bw.csv"),
+        "# seconds,rate\n0,10Mbit\n1.5, 2000000\n\n3,0\n",
+    )
+    .expect("write trace");
     std::fs::write(dir.join("bad.csv"), "0,1Mbit\n2,fast\n").expect("write trace");
-    let text = "[link]\nrate = \"5Mbit\"\n[link.down]\nrate_trace = \"bw.csv\"\nrate_repeat = \"4s\"\n";
+    let text =
+        "[link]\nrate = \"5Mbit\"\n[link.down]\nrate_trace = \"bw.csv\"\nrate_repeat = \"4s\"\n";
     let l = parse_str(text, "t.toml", &dir, &[], &[]).unwrap_or_else(|e| panic!("{e}"));
     let s = &l.points[0].scenario;
     assert_eq!(s.bottleneck.up.rate, RateProfile::Fixed(5_000_000));
-    let want = vec![(Duration::ZERO, 10_000_000), (Duration::from_millis(1500), 2_000_000), (Duration::from_secs(3), 0)];
-    assert_eq!(s.bottleneck.down.rate, RateProfile::Schedule { steps: want, repeat_every: Some(Duration::from_secs(4)) });
-    let e = parse_str("[link]\nrate_trace = \"bad.csv\"\n", "t.toml", &dir, &[], &[]).expect_err("bad trace");
-    assert_eq!((e.line, e.file.ends_with("bad.csv")), (Some(2), true), "{e}");
+    let want = vec![
+        (Duration::ZERO, 10_000_000),
+        (Duration::from_millis(1500), 2_000_000),
+        (Duration::from_secs(3), 0),
+    ];
+    assert_eq!(
+        s.bottleneck.down.rate,
+        RateProfile::Schedule {
+            steps: want,
+            repeat_every: Some(Duration::from_secs(4))
+        }
+    );
+    let e = parse_str(
+        "[link]\nrate_trace = \"bad.csv\"\n",
+        "t.toml",
+        &dir,
+        &[],
+        &[],
+    )
+    .expect_err("bad trace");
+    assert_eq!(
+        (e.line, e.file.ends_with("bad.csv")),
+        (Some(2), true),
+        "{e}"
+    );
     let e = err("[link]\nrate = \"1Mbit\"\nrate_schedule = [{ at = \"0s\", rate = \"1Mbit\" }]\n");
     assert!(e.message.contains("only one of"), "{e}");
     let e = err("[link]\nrate_schedule = [{ at = \"1s\", rate = \"1Mbit\" }]\n");
@@ -256,8 +395,21 @@ fn flows_replicate_and_cross_traffic_resolves() {
     let s = &ok(text).points[0].scenario;
     let names: Vec<&str> = s.flows.iter().map(|f| f.name.as_str()).collect();
     assert_eq!(names, ["bulk.0", "bulk.1", "bulk.2", "flow1"]);
-    assert_eq!(s.flows[3].workload, Workload::Download { size: 8_900_000, streams: 2, connections: 1 });
-    assert_eq!(s.cross[0].pattern, CrossPattern::Cbr { rate_bps: 1_000_000, payload: 1200 });
+    assert_eq!(
+        s.flows[3].workload,
+        Workload::Download {
+            size: 8_900_000,
+            streams: 2,
+            connections: 1
+        }
+    );
+    assert_eq!(
+        s.cross[0].pattern,
+        CrossPattern::Cbr {
+            rate_bps: 1_000_000,
+            payload: 1200
+        }
+    );
     assert!(!s.cross[0].up);
     let e = err("[[flow]]\nname = \"a\"\n[[flow]]\nname = \"a\"\n");
     assert!(e.message.contains("two flows"), "{e}");
@@ -287,7 +439,13 @@ fn every_registry_key_is_read_by_the_parser() {
         if k.default == DefaultValue::Value(k.example.trim_matches('"')) {
             continue; // single-valued keys such as flow.stack
         }
-        assert_ne!(run(&context).ok(), Some(changed), "{} = {} changes nothing", k.path, k.example);
+        assert_ne!(
+            run(&context).ok(),
+            Some(changed),
+            "{} = {} changes nothing",
+            k.path,
+            k.example
+        );
     }
 }
 
@@ -296,13 +454,26 @@ fn every_registry_key_is_read_by_the_parser() {
 fn check_item_key(path: &str, array: &str, item_key: &str, dir: &Path) {
     let siblings: Vec<String> = keys()
         .iter()
-        .filter_map(|k| k.path.strip_prefix(&format!("{array}[].")).map(|name| (name, k.example)))
+        .filter_map(|k| {
+            k.path
+                .strip_prefix(&format!("{array}[]."))
+                .map(|name| (name, k.example))
+        })
         .map(|(name, ex)| format!("{name} = {ex}"))
         .collect();
-    let without: Vec<String> = siblings.iter().filter(|s| !s.starts_with(&format!("{item_key} ="))).cloned().collect();
+    let without: Vec<String> = siblings
+        .iter()
+        .filter(|s| !s.starts_with(&format!("{item_key} =")))
+        .cloned()
+        .collect();
     let set = |items: &[String]| vec![format!("{array}=[{{ {} }}]", items.join(", "))];
-    let full = parse_str("", "t.toml", dir, &set(&siblings), &[]).unwrap_or_else(|e| panic!("{path}: {e}"));
-    assert_ne!(parse_str("", "t.toml", dir, &set(&without), &[]).ok(), Some(full), "{path} changes nothing");
+    let full = parse_str("", "t.toml", dir, &set(&siblings), &[])
+        .unwrap_or_else(|e| panic!("{path}: {e}"));
+    assert_ne!(
+        parse_str("", "t.toml", dir, &set(&without), &[]).ok(),
+        Some(full),
+        "{path} changes nothing"
+    );
 }
 
 #[test]
@@ -318,7 +489,17 @@ fn every_example_parses() {
         }
     }
     names.sort();
-    assert_eq!(names, ["bulk", "download", "fair-share", "ge-loss", "lossy-sweep", "satellite-bod"]);
+    assert_eq!(
+        names,
+        [
+            "bulk",
+            "download",
+            "fair-share",
+            "ge-loss",
+            "lossy-sweep",
+            "satellite-bod"
+        ]
+    );
 }
 
 #[test]
@@ -326,18 +507,40 @@ fn examples_mean_what_their_comments_say() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/examples");
     let bulk = load(&dir.join("bulk.toml"), &[], &[]).unwrap_or_else(|e| panic!("{e}"));
     let s = &bulk.points[0].scenario;
-    assert_eq!(s.bottleneck.up.queue, QueueLimit { packets: Some(25), bytes: None });
+    assert_eq!(
+        s.bottleneck.up.queue,
+        QueueLimit {
+            packets: Some(25),
+            bytes: None
+        }
+    );
     assert_eq!(s.duration, Duration::from_secs(10));
     let sweep = load(&dir.join("lossy-sweep.toml"), &[], &[]).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!((sweep.points.len(), sweep.reps, sweep.runs().len()), (10, 5, 50));
+    assert_eq!(
+        (sweep.points.len(), sweep.reps, sweep.runs().len()),
+        (10, 5, 50)
+    );
     let fair = load(&dir.join("fair-share.toml"), &[], &[]).unwrap_or_else(|e| panic!("{e}"));
     let s = &fair.points[0].scenario;
-    let windows: Vec<(u64, Option<u64>)> = s.flows.iter().map(|f| (f.start.as_secs(), f.stop.map(|d| d.as_secs()))).collect();
+    let windows: Vec<(u64, Option<u64>)> = s
+        .flows
+        .iter()
+        .map(|f| (f.start.as_secs(), f.stop.map(|d| d.as_secs())))
+        .collect();
     assert_eq!(windows, [(20, Some(120)), (40, Some(160)), (80, Some(180))]);
-    assert!(matches!(s.cross[0].pattern, CrossPattern::Uniform { payload_min: 100, payload_max: 1000, .. }));
+    assert!(matches!(
+        s.cross[0].pattern,
+        CrossPattern::Uniform {
+            payload_min: 100,
+            payload_max: 1000,
+            ..
+        }
+    ));
     let ge = load(&dir.join("ge-loss.toml"), &[], &[]).unwrap_or_else(|e| panic!("{e}"));
     for (p, target) in ge.points.iter().zip([0.05, 0.10, 0.15, 0.20, 0.25]) {
-        let LossConfig::GilbertElliott { p: gp, r, k, h } = p.scenario.bottleneck.up.loss else { panic!("GE") };
+        let LossConfig::GilbertElliott { p: gp, r, k, h } = p.scenario.bottleneck.up.loss else {
+            panic!("GE")
+        };
         assert!((gilbert_elliott_mean_loss(gp, r, k, h) - target).abs() < 1e-9);
     }
 }

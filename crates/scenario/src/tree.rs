@@ -56,7 +56,11 @@ impl Table {
     pub(crate) fn set(&mut self, key: &str, key_at: At, node: Node) {
         match self.get_mut(key) {
             Some(e) => e.node = node,
-            None => self.entries.push(Entry { key: key.to_string(), key_at, node }),
+            None => self.entries.push(Entry {
+                key: key.to_string(),
+                key_at,
+                node,
+            }),
         }
     }
 }
@@ -122,7 +126,10 @@ pub(crate) fn parse_document(text: &str, errors: &Errors) -> Result<Table, Scena
         let at = index.at(e.span().map_or(0, |s| s.start));
         errors.at(&at, format!("invalid TOML: {}", e.message().trim()))
     })?;
-    let conv = Converter { index: &index, errors };
+    let conv = Converter {
+        index: &index,
+        errors,
+    };
     conv.table(doc.as_table(), &At::File { line: 1, column: 1 })
 }
 
@@ -130,12 +137,17 @@ pub(crate) fn parse_document(text: &str, errors: &Errors) -> Result<Table, Scena
 /// (so `5Mbit` needs no quotes). Every node is attributed to `arg`.
 pub(crate) fn parse_arg_value(text: &str, arg: &At) -> Node {
     let wrapped = format!("v = {text}");
-    let parsed = toml_edit::ImDocument::parse(wrapped.as_str()).ok().and_then(|doc| {
-        let item = doc.as_table().get("v")?;
-        let value = item.as_value()?;
-        from_value_at(value, arg)
-    });
-    parsed.unwrap_or_else(|| Node { val: Val::Str(text.trim().to_string()), at: arg.clone() })
+    let parsed = toml_edit::ImDocument::parse(wrapped.as_str())
+        .ok()
+        .and_then(|doc| {
+            let item = doc.as_table().get("v")?;
+            let value = item.as_value()?;
+            from_value_at(value, arg)
+        });
+    parsed.unwrap_or_else(|| Node {
+        val: Val::Str(text.trim().to_string()),
+        at: arg.clone(),
+    })
 }
 
 /// Converts a parsed value, attributing every node to `at`; `None` for datetimes.
@@ -147,7 +159,11 @@ fn from_value_at(v: &toml_edit::Value, at: &At) -> Option<Node> {
         V::Float(x) => Val::Float(*x.value()),
         V::Boolean(b) => Val::Bool(*b.value()),
         V::Datetime(_) => return None,
-        V::Array(a) => Val::Array(a.iter().map(|x| from_value_at(x, at)).collect::<Option<_>>()?),
+        V::Array(a) => Val::Array(
+            a.iter()
+                .map(|x| from_value_at(x, at))
+                .collect::<Option<_>>()?,
+        ),
         V::InlineTable(t) => {
             let mut table = Table::default();
             for (k, x) in t.iter() {
@@ -156,7 +172,10 @@ fn from_value_at(v: &toml_edit::Value, at: &At) -> Option<Node> {
             Val::Table(table)
         }
     };
-    Some(Node { val, at: at.clone() })
+    Some(Node {
+        val,
+        at: at.clone(),
+    })
 }
 
 struct Converter<'a> {
@@ -174,7 +193,11 @@ impl Converter<'_> {
         for (k, item) in t.iter() {
             let key_at = self.pos(t.key(k).and_then(|k| k.span()), at);
             let node = self.item(item, &key_at)?;
-            out.entries.push(Entry { key: k.to_string(), key_at, node });
+            out.entries.push(Entry {
+                key: k.to_string(),
+                key_at,
+                node,
+            });
         }
         Ok(out)
     }
@@ -183,16 +206,23 @@ impl Converter<'_> {
         match item {
             toml_edit::Item::None => Err(self.errors.at(key_at, "key without a value")),
             toml_edit::Item::Value(v) => self.value(v, key_at),
-            toml_edit::Item::Table(t) => {
-                Ok(Node { val: Val::Table(self.table(t, key_at)?), at: key_at.clone() })
-            }
+            toml_edit::Item::Table(t) => Ok(Node {
+                val: Val::Table(self.table(t, key_at)?),
+                at: key_at.clone(),
+            }),
             toml_edit::Item::ArrayOfTables(a) => {
                 let mut items = Vec::new();
                 for t in a.iter() {
                     let at = self.pos(t.span(), key_at);
-                    items.push(Node { val: Val::Table(self.table(t, &at)?), at });
+                    items.push(Node {
+                        val: Val::Table(self.table(t, &at)?),
+                        at,
+                    });
                 }
-                Ok(Node { val: Val::Array(items), at: key_at.clone() })
+                Ok(Node {
+                    val: Val::Array(items),
+                    at: key_at.clone(),
+                })
             }
         }
     }
@@ -205,14 +235,26 @@ impl Converter<'_> {
             V::Integer(i) => Val::Int(*i.value()),
             V::Float(x) => Val::Float(*x.value()),
             V::Boolean(b) => Val::Bool(*b.value()),
-            V::Datetime(_) => return Err(self.errors.at(&at, "dates and times are not used by any key")),
-            V::Array(a) => Val::Array(a.iter().map(|x| self.value(x, &at)).collect::<Result<_, _>>()?),
+            V::Datetime(_) => {
+                return Err(self
+                    .errors
+                    .at(&at, "dates and times are not used by any key"))
+            }
+            V::Array(a) => Val::Array(
+                a.iter()
+                    .map(|x| self.value(x, &at))
+                    .collect::<Result<_, _>>()?,
+            ),
             V::InlineTable(t) => {
                 let mut table = Table::default();
                 for (k, x) in t.iter() {
                     let key_at = self.pos(t.key(k).and_then(|k| k.span()), &at);
                     let node = self.value(x, &key_at)?;
-                    table.entries.push(Entry { key: k.to_string(), key_at, node });
+                    table.entries.push(Entry {
+                        key: k.to_string(),
+                        key_at,
+                        node,
+                    });
                 }
                 Val::Table(table)
             }
@@ -226,18 +268,29 @@ mod tests {
     use super::*;
 
     fn errors() -> Errors {
-        Errors { file: "t.toml".into() }
+        Errors {
+            file: "t.toml".into(),
+        }
     }
 
     #[test]
     fn keeps_order_and_positions() {
-        let t = parse_document("[link]\nrate = \"10Mbit\"\n  delay = \"5ms\"\n", &errors()).expect("valid");
+        let t = parse_document("[link]\nrate = \"10Mbit\"\n  delay = \"5ms\"\n", &errors())
+            .expect("valid");
         let link = t.get("link").expect("link");
-        let Val::Table(link) = &link.node.val else { panic!("link is a table") };
+        let Val::Table(link) = &link.node.val else {
+            panic!("link is a table")
+        };
         let keys: Vec<_> = link.entries.iter().map(|e| e.key.as_str()).collect();
         assert_eq!(keys, ["rate", "delay"]);
         assert_eq!(link.entries[1].key_at, At::File { line: 3, column: 3 });
-        assert_eq!(link.entries[1].node.at, At::File { line: 3, column: 11 });
+        assert_eq!(
+            link.entries[1].node.at,
+            At::File {
+                line: 3,
+                column: 11
+            }
+        );
     }
 
     #[test]
@@ -250,10 +303,19 @@ mod tests {
     fn arg_values_fall_back_to_strings() {
         let at = At::Arg("--set x".into());
         assert_eq!(parse_arg_value("5Mbit", &at).val, Val::Str("5Mbit".into()));
-        assert_eq!(parse_arg_value("\"5Mbit\"", &at).val, Val::Str("5Mbit".into()));
+        assert_eq!(
+            parse_arg_value("\"5Mbit\"", &at).val,
+            Val::Str("5Mbit".into())
+        );
         assert_eq!(parse_arg_value("7", &at).val, Val::Int(7));
         assert_eq!(parse_arg_value("true", &at).val, Val::Bool(true));
-        assert!(matches!(parse_arg_value("{ model = \"none\" }", &at).val, Val::Table(_)));
-        assert_eq!(parse_arg_value("2024-01-01", &at).val, Val::Str("2024-01-01".into()));
+        assert!(matches!(
+            parse_arg_value("{ model = \"none\" }", &at).val,
+            Val::Table(_)
+        ));
+        assert_eq!(
+            parse_arg_value("2024-01-01", &at).val,
+            Val::Str("2024-01-01".into())
+        );
     }
 }

@@ -39,7 +39,9 @@ impl Decimal {
 /// Splits `"  12.5 Mbit/s"` into the decimal and the trimmed unit text.
 fn split_number(text: &str) -> Result<(Decimal, &str), UnitError> {
     let t = text.trim();
-    let end = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let end = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
     let (num, unit) = t.split_at(end);
     if num.is_empty() || num == "." {
         return Err(UnitError(format!("{text:?} does not start with a number")));
@@ -71,7 +73,12 @@ fn to_u64(v: Option<u128>, text: &str) -> Result<u64, UnitError> {
 /// Multiplier of an SI (`k`, `M`, `G`, `T`, any case) or binary (`Ki`, `Mi`, `Gi`, `Ti`) prefix,
 /// and the rest of the unit.
 fn split_prefix(unit: &str) -> (u128, &str) {
-    let binary = [("Ki", 1u128 << 10), ("Mi", 1 << 20), ("Gi", 1 << 30), ("Ti", 1 << 40)];
+    let binary = [
+        ("Ki", 1u128 << 10),
+        ("Mi", 1 << 20),
+        ("Gi", 1 << 30),
+        ("Ti", 1 << 40),
+    ];
     for (p, m) in binary {
         if let Some(rest) = unit.strip_prefix(p) {
             return (m, rest);
@@ -106,7 +113,9 @@ pub fn parse_rate(text: &str) -> Result<Rate, UnitError> {
         "bit" | "bits" | "bps" | "b" => 1,
         "B" | "Bps" => 8,
         _ => {
-            return Err(UnitError(format!("unknown rate unit in {text:?}; use {RATE_UNITS}")));
+            return Err(UnitError(format!(
+                "unknown rate unit in {text:?}; use {RATE_UNITS}"
+            )));
         }
     };
     to_u64(num.scaled(mult * bits_per_unit, 1), text).map(Rate::Bps)
@@ -142,7 +151,9 @@ pub fn parse_duration(text: &str) -> Result<Duration, UnitError> {
         "h" => 3_600_000_000_000,
         "" if num.mantissa == 0 => 1,
         "" => {
-            return Err(UnitError(format!("{text:?} needs a unit: ns, us, ms, s, min or h")));
+            return Err(UnitError(format!(
+                "{text:?} needs a unit: ns, us, ms, s, min or h"
+            )));
         }
         _ => {
             return Err(UnitError(format!(
@@ -157,10 +168,14 @@ pub fn parse_duration(text: &str) -> Result<Duration, UnitError> {
 pub fn parse_packets(text: &str) -> Result<u64, UnitError> {
     let (num, unit) = split_number(text)?;
     if !matches!(unit, "" | "pkt" | "pkts" | "packet" | "packets") {
-        return Err(UnitError(format!("unknown packet unit in {text:?}; use e.g. \"10pkt\"")));
+        return Err(UnitError(format!(
+            "unknown packet unit in {text:?}; use e.g. \"10pkt\""
+        )));
     }
     if num.scale > 0 && num.mantissa % 10u128.pow(num.scale) != 0 {
-        return Err(UnitError(format!("{text:?} is not a whole number of packets")));
+        return Err(UnitError(format!(
+            "{text:?} is not a whole number of packets"
+        )));
     }
     to_u64(num.scaled(1, 1), text)
 }
@@ -172,9 +187,11 @@ pub fn parse_probability(text: &str) -> Result<f64, UnitError> {
         Some(n) => (n.trim(), true),
         None => (t, false),
     };
-    let v: f64 = num
-        .parse()
-        .map_err(|_| UnitError(format!("{text:?} is not a probability (e.g. \"1.5%\" or 0.015)")))?;
+    let v: f64 = num.parse().map_err(|_| {
+        UnitError(format!(
+            "{text:?} is not a probability (e.g. \"1.5%\" or 0.015)"
+        ))
+    })?;
     let v = if percent { v / 100.0 } else { v };
     check_probability(v).map_err(|_| UnitError(format!("{text:?} is not within 0% and 100%")))
 }
@@ -219,7 +236,13 @@ pub fn format_rate(rate: Rate) -> String {
         Rate::Unlimited => "unlimited".to_string(),
         Rate::Bps(b) => format_with(
             b,
-            &[(1_000_000_000_000, "Tbit"), (1_000_000_000, "Gbit"), (1_000_000, "Mbit"), (1_000, "kbit"), (1, "bit")],
+            &[
+                (1_000_000_000_000, "Tbit"),
+                (1_000_000_000, "Gbit"),
+                (1_000_000, "Mbit"),
+                (1_000, "kbit"),
+                (1, "bit"),
+            ],
         ),
     }
 }
@@ -228,7 +251,13 @@ pub fn format_rate(rate: Rate) -> String {
 pub fn format_size(bytes: u64) -> String {
     format_with(
         bytes,
-        &[(1_000_000_000_000, "TB"), (1_000_000_000, "GB"), (1_000_000, "MB"), (1_000, "KB"), (1, "B")],
+        &[
+            (1_000_000_000_000, "TB"),
+            (1_000_000_000, "GB"),
+            (1_000_000, "MB"),
+            (1_000, "KB"),
+            (1, "B"),
+        ],
     )
 }
 
@@ -238,7 +267,15 @@ pub fn format_duration(d: Duration) -> String {
     if ns == 0 {
         return "0s".to_string();
     }
-    format_with(ns, &[(1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "us"), (1, "ns")])
+    format_with(
+        ns,
+        &[
+            (1_000_000_000, "s"),
+            (1_000_000, "ms"),
+            (1_000, "us"),
+            (1, "ns"),
+        ],
+    )
 }
 
 /// Formats a probability as a percentage: `0.015` → `"1.5%"`.
@@ -271,7 +308,15 @@ mod tests {
             assert_eq!(parse_rate(text), Ok(Rate::Bps(bps)), "{text}");
         }
         assert_eq!(parse_rate("unlimited"), Ok(Rate::Unlimited));
-        for bad in ["", "Mbit", "10 furlongs", "10Mbit/h", "1.2.3Mbit", "-5Mbit", "99999999999Tbit"] {
+        for bad in [
+            "",
+            "Mbit",
+            "10 furlongs",
+            "10Mbit/h",
+            "1.2.3Mbit",
+            "-5Mbit",
+            "99999999999Tbit",
+        ] {
             assert!(parse_rate(bad).is_err(), "{bad} should be rejected");
         }
     }
@@ -338,18 +383,36 @@ mod tests {
 
     #[test]
     fn formatting_round_trips() {
-        for bps in [1, 999, 64_000, 1_500_000, 10_000_000, 2_500_000_000, 123_456_789] {
+        for bps in [
+            1,
+            999,
+            64_000,
+            1_500_000,
+            10_000_000,
+            2_500_000_000,
+            123_456_789,
+        ] {
             let text = format_rate(Rate::Bps(bps));
             assert_eq!(parse_rate(&text), Ok(Rate::Bps(bps)), "{text}");
         }
         assert_eq!(format_rate(Rate::Bps(10_000_000)), "10Mbit");
         assert_eq!(format_rate(Rate::Bps(1_500_000_000)), "1.5Gbit");
-        for bytes in [0, 1, 1500, 64_000, 8_900_000, 16_000_000, 1_250_000, 1_048_576] {
+        for bytes in [
+            0, 1, 1500, 64_000, 8_900_000, 16_000_000, 1_250_000, 1_048_576,
+        ] {
             let text = format_size(bytes);
             assert_eq!(parse_size(&text), Ok(bytes), "{text}");
         }
         assert_eq!(format_size(8_900_000), "8.9MB");
-        for ns in [0, 7, 250_000, 20_000_000, 1_500_000_000, 333_000_000, 120_000_000_000] {
+        for ns in [
+            0,
+            7,
+            250_000,
+            20_000_000,
+            1_500_000_000,
+            333_000_000,
+            120_000_000_000,
+        ] {
             let d = Duration::from_nanos(ns);
             let text = format_duration(d);
             assert_eq!(parse_duration(&text), Ok(d), "{text}");

@@ -32,14 +32,58 @@ fn same_seed_same_json_different_seed_differs() {
 }
 
 #[test]
-#[ignore = "debug helper: prints a run"]
-fn print_bulk() {
-    let mut fl = flow("b", Workload::Bulk { upload: true });
-    fl.stop = Some(ms(9_000));
-    let mut s = dumbbell(100_000_000, ms(1), 23, vec![fl], ms(10_000));
-    s.measure_from = ms(3000);
-    s.measure_until = Some(ms(8000));
-    let r = run(&s, 1);
-    println!("{}", serde_json::to_string_pretty(&r).unwrap());
-    for row in r.series.iter().step_by(10) { println!("{:?}", row); }
+fn zero_rtt_second_connection_saves_a_round_trip() {
+    let mut f = flow("z", Workload::Download { size: 20_000, streams: 1, connections: 2 });
+    f.quic.zero_rtt = true;
+    let s = dumbbell(10_000_000, ms(50), 100, vec![f], ms(10_000));
+    let r = run(&s, 5);
+    let c = &r.flows[0].connections;
+    assert_eq!(c.len(), 2);
+    assert!(!c[0].zero_rtt_accepted);
+    assert!(c[1].zero_rtt_accepted, "second connection resumes with 0-RTT");
+    // 100 ms RTT: the request rides in the first flight, so the first byte comes one RTT sooner.
+    let (f1, f2) = (c[0].time_to_first_byte_s.unwrap(), c[1].time_to_first_byte_s.unwrap());
+    assert!(f1 - f2 > 0.095 && f1 - f2 < 0.105, "TTFB 1-RTT {f1} vs 0-RTT {f2}");
+    assert!(c[1].completion_s.unwrap() < c[0].completion_s.unwrap());
+}
+
+#[test]
+fn several_streams_share_one_download() {
+    let s = dumbbell(10_000_000, ms(10), 25, vec![flow("m", Workload::Download { size: 1_000_000, streams: 8, connections: 1 })], ms(10_000));
+    let r = run(&s, 2);
+    assert_eq!(r.flows[0].bytes_delivered, 1_000_000);
+    assert!(r.flows[0].completion_s.is_some());
+}
+
+#[test]
+fn cross_traffic_and_corruption_are_counted() {
+    let mut fl = flow("b", Workload::Bulk { upload: false });
+    fl.stop = Some(ms(1_500));
+    let mut s = dumbbell(10_000_000, ms(10), 25, vec![fl], ms(2_000));
+    s.bottleneck.down.corrupt = 0.02;
+    s.cross.push(scenario::model::CrossSpec {
+        name: "cbr".into(),
+        up: false,
+        start: ms(0),
+        stop: None,
+        pattern: scenario::model::CrossPattern::Cbr { rate_bps: 1_000_000, payload: 972 },
+    });
+    let r = run(&s, 9);
+    let down = &r.links["bottleneck_down"];
+    assert!(down.stats.corrupted_packets > 10);
+    assert!(r.flows[0].packets_lost > 0, "corrupted packets are lost to QUIC");
+    // 1 Mbit/s of 1000-byte IP packets = 125 per second until the run ends (the flow stopped).
+    let expected = (r.end_s * 125.0).ceil() as u64;
+    assert!(r.cross[0].sent_packets.abs_diff(expected) <= 1, "{} vs {expected}", r.cross[0].sent_packets);
+}
+
+#[test]
+fn a_quic_error_is_recorded_not_a_crash() {
+    // Invalid knob: QUIC cannot run with an IP MTU below 1228.
+    let mut f = flow("bad", Workload::Bulk { upload: true });
+    f.quic.mtu = 1000;
+    let s = dumbbell(10_000_000, ms(10), 25, vec![f], ms(1_000));
+    let point = scenario::model::SweepPoint { axes: vec![], scenario: s };
+    let err = sim::run(&point, &scenario::model::RunSpec { id: "x".into(), point: 0, rep: 0, seed: 1 }, &Default::default()).unwrap_err();
+    assert!(err.to_string().contains("1200"), "{err}");
 }

@@ -12,7 +12,12 @@ use crate::units::Rate;
 const MAX_PAYLOAD: u64 = 65_507;
 
 /// Resolves the `index`-th `[[cross]]` table.
-pub(crate) fn cross(table: &Table, at: &At, index: usize, errors: &Errors) -> Result<CrossSpec, ScenarioError> {
+pub(crate) fn cross(
+    table: &Table,
+    at: &At,
+    index: usize,
+    errors: &Errors,
+) -> Result<CrossSpec, ScenarioError> {
     let r = Reader::new(table, at, "cross", &format!("cross.{index}"), errors)?;
     let start = r.duration("start")?.unwrap_or_default();
     let stop = r.duration("stop")?;
@@ -20,7 +25,10 @@ pub(crate) fn cross(table: &Table, at: &At, index: usize, errors: &Errors) -> Re
         return Err(errors.at(&value_at(&r, "stop"), "stop must be after start"));
     }
     let pattern = match r.choice("pattern")? {
-        Some("cbr") => CrossPattern::Cbr { rate_bps: rate(&r)?, payload: payload(&r, "size")? },
+        Some("cbr") => CrossPattern::Cbr {
+            rate_bps: rate(&r)?,
+            payload: payload(&r, "size")?,
+        },
         Some("onoff") => CrossPattern::OnOff {
             rate_bps: rate(&r)?,
             payload: payload(&r, "size")?,
@@ -30,7 +38,10 @@ pub(crate) fn cross(table: &Table, at: &At, index: usize, errors: &Errors) -> Re
         Some(_) => {
             let (payload_min, payload_max) = (payload(&r, "size_min")?, payload(&r, "size_max")?);
             if payload_min > payload_max {
-                return Err(errors.at(&value_at(&r, "size_min"), "size_min is larger than size_max"));
+                return Err(errors.at(
+                    &value_at(&r, "size_min"),
+                    "size_min is larger than size_max",
+                ));
             }
             let gap_min = r.duration("gap_min")?;
             let gap_min = r.required("gap_min", gap_min)?;
@@ -38,7 +49,12 @@ pub(crate) fn cross(table: &Table, at: &At, index: usize, errors: &Errors) -> Re
             if gap_min > gap_max {
                 return Err(errors.at(&value_at(&r, "gap_min"), "gap_min is longer than gap_max"));
             }
-            CrossPattern::Uniform { payload_min, payload_max, gap_min, gap_max }
+            CrossPattern::Uniform {
+                payload_min,
+                payload_max,
+                gap_min,
+                gap_max,
+            }
         }
         None => return Err(r.missing("pattern")),
     };
@@ -52,13 +68,17 @@ pub(crate) fn cross(table: &Table, at: &At, index: usize, errors: &Errors) -> Re
 }
 
 fn value_at(r: &Reader<'_>, key: &str) -> At {
-    r.entry(key).map_or_else(|| r.at().clone(), |e| e.node.at.clone())
+    r.entry(key)
+        .map_or_else(|| r.at().clone(), |e| e.node.at.clone())
 }
 
 fn rate(r: &Reader<'_>) -> Result<u64, ScenarioError> {
     match r.rate("rate")? {
         Some(Rate::Bps(b)) if b > 0 => Ok(b),
-        Some(_) => Err(r.errors.at(&value_at(r, "rate"), "cross traffic needs a finite rate above zero")),
+        Some(_) => Err(r.errors.at(
+            &value_at(r, "rate"),
+            "cross traffic needs a finite rate above zero",
+        )),
         None => Err(r.missing("rate")),
     }
 }
@@ -67,7 +87,10 @@ fn payload(r: &Reader<'_>, key: &str) -> Result<u32, ScenarioError> {
     let v = r.size(key)?;
     let v = r.required(key, v)?;
     if v == 0 || v > MAX_PAYLOAD {
-        return Err(r.errors.at(&value_at(r, key), format!("{} must be 1 to {MAX_PAYLOAD} bytes", r.path_of(key))));
+        return Err(r.errors.at(
+            &value_at(r, key),
+            format!("{} must be 1 to {MAX_PAYLOAD} bytes", r.path_of(key)),
+        ));
     }
     Ok(u32::try_from(v).unwrap_or(u32::MAX))
 }
@@ -76,7 +99,10 @@ fn nonzero(r: &Reader<'_>, key: &str) -> Result<Duration, ScenarioError> {
     let v = r.duration(key)?;
     let v = r.required(key, v)?;
     if v.is_zero() {
-        return Err(r.errors.at(&value_at(r, key), format!("{} must be greater than zero", r.path_of(key))));
+        return Err(r.errors.at(
+            &value_at(r, key),
+            format!("{} must be greater than zero", r.path_of(key)),
+        ));
     }
     Ok(v)
 }

@@ -28,20 +28,32 @@ pub(crate) struct FlowDraft {
 }
 
 /// Resolves the `index`-th `[[flow]]` table.
-pub(crate) fn flow(table: &Table, at: &At, index: usize, errors: &Errors) -> Result<FlowDraft, ScenarioError> {
+pub(crate) fn flow(
+    table: &Table,
+    at: &At,
+    index: usize,
+    errors: &Errors,
+) -> Result<FlowDraft, ScenarioError> {
     let user_path = format!("flow.{index}");
     let r = Reader::new(table, at, "flow", &user_path, errors)?;
     let name = r.string("name")?.unwrap_or_else(|| format!("flow{index}"));
     let count = r.uint_in("count", 1, 10_000)?.unwrap_or(1);
     let stack = match r.choice("stack")? {
         Some("quic") | None => Stack::Quic,
-        Some(other) => return Err(errors.at(at, format!("internal: stack {other} has no model variant"))),
+        Some(other) => {
+            return Err(errors.at(at, format!("internal: stack {other} has no model variant")))
+        }
     };
     let start = r.duration("start")?.unwrap_or_default();
     let stop = r.duration("stop")?;
     if let Some(stop) = stop.filter(|s| *s <= start) {
-        let at = r.entry("stop").map_or_else(|| at.clone(), |e| e.node.at.clone());
-        return Err(errors.at(&at, format!("stop ({stop:?}) must be after start ({start:?})")));
+        let at = r
+            .entry("stop")
+            .map_or_else(|| at.clone(), |e| e.node.at.clone());
+        return Err(errors.at(
+            &at,
+            format!("stop ({stop:?}) must be after start ({start:?})"),
+        ));
     }
     let mtu = r.uint_in("mtu", 1228, 65_535)?.unwrap_or(1500);
     Ok(FlowDraft {
@@ -59,7 +71,9 @@ pub(crate) fn flow(table: &Table, at: &At, index: usize, errors: &Errors) -> Res
             stream_window: r.size("stream_window")?.unwrap_or_default(),
             conn_window: r.size("conn_window")?.unwrap_or_default(),
             send_window: r.size("send_window")?.unwrap_or_default(),
-            ack_ratio: r.uint_in("ack_ratio", 1, u64::from(u32::MAX))?.map(|v| u32::try_from(v).unwrap_or(u32::MAX)),
+            ack_ratio: r
+                .uint_in("ack_ratio", 1, u64::from(u32::MAX))?
+                .map(|v| u32::try_from(v).unwrap_or(u32::MAX)),
             max_ack_delay: r.duration("max_ack_delay")?,
             zero_rtt: r.boolean("zero_rtt")?.unwrap_or(false),
         },
@@ -72,8 +86,12 @@ pub(crate) fn flow(table: &Table, at: &At, index: usize, errors: &Errors) -> Res
 fn positive(r: &Reader<'_>, key: &str) -> Result<Duration, ScenarioError> {
     let d = r.duration(key)?.unwrap_or_default();
     if d.is_zero() {
-        let at = r.entry(key).map_or_else(|| r.at().clone(), |e| e.node.at.clone());
-        return Err(r.errors.at(&at, format!("{} must be greater than zero", r.path_of(key))));
+        let at = r
+            .entry(key)
+            .map_or_else(|| r.at().clone(), |e| e.node.at.clone());
+        return Err(r
+            .errors
+            .at(&at, format!("{} must be greater than zero", r.path_of(key))));
     }
     Ok(d)
 }
@@ -86,7 +104,9 @@ fn workload(r: &Reader<'_>) -> Result<Workload, ScenarioError> {
     Ok(match r.choice("app")? {
         Some("download") => {
             if size == 0 {
-                let at = r.entry("size").map_or_else(|| r.at().clone(), |e| e.node.at.clone());
+                let at = r
+                    .entry("size")
+                    .map_or_else(|| r.at().clone(), |e| e.node.at.clone());
                 return Err(r.errors.at(&at, "a download needs a size above zero"));
             }
             Workload::Download {
@@ -105,8 +125,12 @@ fn congestion_control(r: &Reader<'_>) -> Result<CcChoice, ScenarioError> {
     let default_reduction = if name == "cubic" { 0.7 } else { 0.5 };
     let loss_reduction_factor = r.float("loss_reduction")?.unwrap_or(default_reduction);
     if !(loss_reduction_factor > 0.0 && loss_reduction_factor < 1.0) {
-        let at = r.entry("loss_reduction").map_or_else(|| r.at().clone(), |e| e.node.at.clone());
-        return Err(r.errors.at(&at, "loss_reduction must be between 0 and 1 (exclusive)"));
+        let at = r
+            .entry("loss_reduction")
+            .map_or_else(|| r.at().clone(), |e| e.node.at.clone());
+        return Err(r
+            .errors
+            .at(&at, "loss_reduction must be between 0 and 1 (exclusive)"));
     }
     let common = CommonCcConfig {
         initial_window_packets: at_least_one(r, "initial_window")?,
@@ -115,8 +139,14 @@ fn congestion_control(r: &Reader<'_>) -> Result<CcChoice, ScenarioError> {
     };
     let hystart = r.boolean("hystart")?.unwrap_or(true);
     Ok(match name {
-        "newreno" => CcChoice::Ours(CcConfig::NewReno { counting: RenoCounting::Exact, common }),
-        "newreno-approx" => CcChoice::Ours(CcConfig::NewReno { counting: RenoCounting::Approximate, common }),
+        "newreno" => CcChoice::Ours(CcConfig::NewReno {
+            counting: RenoCounting::Exact,
+            common,
+        }),
+        "newreno-approx" => CcChoice::Ours(CcConfig::NewReno {
+            counting: RenoCounting::Approximate,
+            common,
+        }),
         "cubic" => CcChoice::Ours(CcConfig::Cubic { hystart, common }),
         "none" => CcChoice::Ours(CcConfig::None),
         "quinn-newreno" => CcChoice::QuinnNewReno,
@@ -128,21 +158,40 @@ fn congestion_control(r: &Reader<'_>) -> Result<CcChoice, ScenarioError> {
 fn at_least_one(r: &Reader<'_>, key: &str) -> Result<u64, ScenarioError> {
     let v = r.packets(key)?.unwrap_or(1);
     if v == 0 {
-        let at = r.entry(key).map_or_else(|| r.at().clone(), |e| e.node.at.clone());
-        return Err(r.errors.at(&at, format!("{} must be at least 1 packet", r.path_of(key))));
+        let at = r
+            .entry(key)
+            .map_or_else(|| r.at().clone(), |e| e.node.at.clone());
+        return Err(r
+            .errors
+            .at(&at, format!("{} must be at least 1 packet", r.path_of(key))));
     }
     Ok(v)
 }
 
-fn access_link(table: &Table, at: &At, user_path: &str, key: &'static str, errors: &Errors) -> Result<LinkDraft, ScenarioError> {
-    let prefix = if key == "client_access" { "flow.client_access" } else { "flow.server_access" };
+fn access_link(
+    table: &Table,
+    at: &At,
+    user_path: &str,
+    key: &'static str,
+    errors: &Errors,
+) -> Result<LinkDraft, ScenarioError> {
+    let prefix = if key == "client_access" {
+        "flow.client_access"
+    } else {
+        "flow.server_access"
+    };
     let path = format!("{user_path}.{key}");
     let empty = Table::default();
     let (t, at) = match table.get(key) {
         None => (&empty, at),
         Some(e) => match &e.node.val {
             Val::Table(t) => (t, &e.node.at),
-            other => return Err(errors.at(&e.node.at, format!("{path}: {}", expected("a table", other)))),
+            other => {
+                return Err(errors.at(
+                    &e.node.at,
+                    format!("{path}: {}", expected("a table", other)),
+                ))
+            }
         },
     };
     access(&Reader::new(t, at, prefix, &path, errors)?)

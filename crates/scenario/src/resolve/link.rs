@@ -56,7 +56,10 @@ pub(crate) fn bottleneck(
             None => vec![(common, "link".to_string())],
             Some(e) => {
                 let Val::Table(t) = &e.node.val else {
-                    return Err(errors.at(&e.node.at, format!("{user_path}: {}", expected("a table", &e.node.val))));
+                    return Err(errors.at(
+                        &e.node.at,
+                        format!("{user_path}: {}", expected("a table", &e.node.val)),
+                    ));
                 };
                 check_keys(t, "link", &user_path, &["up", "down"], errors)?;
                 vec![(t, user_path.clone()), (common, "link".to_string())]
@@ -88,7 +91,10 @@ fn direction(r: &Reader<'_>, base_dir: &Path) -> Result<LinkDraft, ScenarioError
         rate,
         delay,
         jitter,
-        queue: QueueLimit { packets: None, bytes: None },
+        queue: QueueLimit {
+            packets: None,
+            bytes: None,
+        },
         loss: loss(r)?,
         blackouts: blackouts(r)?,
         corrupt: r.probability("corrupt")?.unwrap_or(0.0),
@@ -99,19 +105,32 @@ fn direction(r: &Reader<'_>, base_dir: &Path) -> Result<LinkDraft, ScenarioError
             extra_delay: r.duration("reorder_delay")?.unwrap_or_default(),
         },
     };
-    config.validate().map_err(|e| r.errors.at(r.at(), e.to_string()))?;
+    config
+        .validate()
+        .map_err(|e| r.errors.at(r.at(), e.to_string()))?;
     Ok(LinkDraft { config, queue })
 }
 
 fn blackouts(r: &Reader<'_>) -> Result<Vec<Blackout>, ScenarioError> {
-    let Some(node) = r.node("blackout")? else { return Ok(Vec::new()) };
+    let Some(node) = r.node("blackout")? else {
+        return Ok(Vec::new());
+    };
     let Val::Array(items) = &node.val else {
-        return Err(r.errors.at(&node.at, format!("blackout: {}", expected("an array of tables", &node.val))));
+        return Err(r.errors.at(
+            &node.at,
+            format!("blackout: {}", expected("an array of tables", &node.val)),
+        ));
     };
     let mut out = Vec::new();
     for (i, item) in items.iter().enumerate() {
         let Val::Table(t) = &item.val else {
-            return Err(r.errors.at(&item.at, format!("blackout: {}", expected("a { start, duration, period } table", &item.val))));
+            return Err(r.errors.at(
+                &item.at,
+                format!(
+                    "blackout: {}",
+                    expected("a { start, duration, period } table", &item.val)
+                ),
+            ));
         };
         let path = format!("{}[{i}]", r.path_of("blackout"));
         let b = Reader::new(t, &item.at, "link.blackout[]", &path, r.errors)?;
@@ -123,7 +142,10 @@ fn blackouts(r: &Reader<'_>) -> Result<Vec<Blackout>, ScenarioError> {
             period: b.duration("period")?,
         };
         if blackout.period.is_some_and(|p| p <= blackout.duration) {
-            return Err(r.errors.at(&item.at, "a blackout's period must be longer than its duration"));
+            return Err(r.errors.at(
+                &item.at,
+                "a blackout's period must be longer than its duration",
+            ));
         }
         out.push(blackout);
     }
@@ -133,7 +155,8 @@ fn blackouts(r: &Reader<'_>) -> Result<Vec<Blackout>, ScenarioError> {
 /// An access link (`flow.client_access` / `flow.server_access`): the same in both directions.
 pub(crate) fn access(r: &Reader<'_>) -> Result<LinkDraft, ScenarioError> {
     let rate = match r.node("rate")? {
-        Some(n) => fixed_profile(&n.val).map_err(|m| r.errors.at(&n.at, format!("{}: {m}", r.path_of("rate"))))?,
+        Some(n) => fixed_profile(&n.val)
+            .map_err(|m| r.errors.at(&n.at, format!("{}: {m}", r.path_of("rate"))))?,
         None => RateProfile::Unlimited,
     };
     let p = r.probability("loss")?.unwrap_or(0.0);
@@ -141,6 +164,13 @@ pub(crate) fn access(r: &Reader<'_>) -> Result<LinkDraft, ScenarioError> {
     let mut config = LinkConfig::ideal();
     config.rate = rate;
     config.delay = r.duration("delay")?.unwrap_or_default();
-    config.loss = if p == 0.0 { LossConfig::None } else { LossConfig::Bernoulli { p } };
-    Ok(LinkDraft { config, queue: r.required("queue", queue)? })
+    config.loss = if p == 0.0 {
+        LossConfig::None
+    } else {
+        LossConfig::Bernoulli { p }
+    };
+    Ok(LinkDraft {
+        config,
+        queue: r.required("queue", queue)?,
+    })
 }

@@ -15,8 +15,13 @@ pub(crate) fn loss(r: &Reader<'_>) -> Result<LossConfig, ScenarioError> {
     let table = match &node.val {
         Val::Table(t) => t,
         other => {
-            let p = probability_of(other).map_err(|m| r.errors.at(&node.at, format!("link.loss: {m}")))?;
-            return Ok(if p == 0.0 { LossConfig::None } else { LossConfig::Bernoulli { p } });
+            let p = probability_of(other)
+                .map_err(|m| r.errors.at(&node.at, format!("link.loss: {m}")))?;
+            return Ok(if p == 0.0 {
+                LossConfig::None
+            } else {
+                LossConfig::Bernoulli { p }
+            });
         }
     };
     let t = Reader::new(table, &node.at, "link.loss", &r.path_of("loss"), r.errors)?;
@@ -27,18 +32,25 @@ pub(crate) fn loss(r: &Reader<'_>) -> Result<LossConfig, ScenarioError> {
         "periodic" => {
             let p = req(&t, "p")?;
             if p == 0.0 {
-                return Err(t.errors.at(&node.at, "periodic loss needs p > 0 (one drop every 1/p packets)"));
+                return Err(t.errors.at(
+                    &node.at,
+                    "periodic loss needs p > 0 (one drop every 1/p packets)",
+                ));
             }
             LossConfig::Periodic { p }
         }
         "bounded" => {
             let max_burst = t.uint_in("max_burst", 1, u64::from(u32::MAX))?;
             let max_burst = u32::try_from(t.required("max_burst", max_burst)?).unwrap_or(u32::MAX);
-            LossConfig::BoundedBernoulli { p: req(&t, "p")?, max_burst }
+            LossConfig::BoundedBernoulli {
+                p: req(&t, "p")?,
+                max_burst,
+            }
         }
         _ => gilbert_elliott(&t)?,
     };
-    cfg.validate().map_err(|e| r.errors.at(&node.at, e.to_string()))?;
+    cfg.validate()
+        .map_err(|e| r.errors.at(&node.at, e.to_string()))?;
     Ok(cfg)
 }
 
@@ -50,20 +62,34 @@ fn req(t: &Reader<'_>, key: &str) -> Result<f64, ScenarioError> {
 /// Either (p, r, k, h) or (gamma, beta, h, target); mixing the two forms is an error because
 /// one of the values would silently be ignored.
 fn gilbert_elliott(t: &Reader<'_>) -> Result<LossConfig, ScenarioError> {
-    let second_form = ["gamma", "beta", "target"].iter().any(|k| t.entry(k).is_some());
+    let second_form = ["gamma", "beta", "target"]
+        .iter()
+        .any(|k| t.entry(k).is_some());
     let h = req(t, "h")?;
     if !second_form {
-        return Ok(LossConfig::GilbertElliott { p: req(t, "p")?, r: req(t, "r")?, k: req(t, "k")?, h });
+        return Ok(LossConfig::GilbertElliott {
+            p: req(t, "p")?,
+            r: req(t, "r")?,
+            k: req(t, "k")?,
+            h,
+        });
     }
     if let Some(k) = ["p", "r", "k"].into_iter().find(|k| t.entry(k).is_some()) {
-        let at = t.entry(k).map_or_else(|| t.at().clone(), |e| e.key_at.clone());
-        return Err(t.errors.at(&at, "use either p, r, k, h or gamma, beta, h, target, not both"));
+        let at = t
+            .entry(k)
+            .map_or_else(|| t.at().clone(), |e| e.key_at.clone());
+        return Err(t.errors.at(
+            &at,
+            "use either p, r, k, h or gamma, beta, h, target, not both",
+        ));
     }
     let p = 1.0 - req(t, "gamma")?;
     let r = 1.0 - req(t, "beta")?;
     let target = req(t, "target")?;
     let k = gilbert_elliott_k_for_target(p, r, h, target).map_err(|e| {
-        let at = t.entry("target").map_or_else(|| t.at().clone(), |e| e.node.at.clone());
+        let at = t
+            .entry("target")
+            .map_or_else(|| t.at().clone(), |e| e.node.at.clone());
         t.errors.at(&at, e.to_string())
     })?;
     Ok(LossConfig::GilbertElliott { p, r, k, h })

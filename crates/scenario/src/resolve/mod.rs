@@ -38,27 +38,50 @@ pub(crate) fn resolve(
         drafts.push(flow::flow(t, at, i, errors)?);
     }
     if drafts.is_empty() {
-        drafts.push(flow::flow(&Table::default(), &At::File { line: 1, column: 1 }, 0, errors)?);
+        drafts.push(flow::flow(
+            &Table::default(),
+            &At::File { line: 1, column: 1 },
+            0,
+            errors,
+        )?);
     }
-    let first = drafts.first().ok_or_else(|| errors.whole("internal: no flow"))?;
+    let first = drafts
+        .first()
+        .ok_or_else(|| errors.whole("internal: no flow"))?;
     // The BDP refers to the first flow's path: both bottleneck directions plus its access links
     // (which are the same in both directions, hence twice).
     let base_rtt = up.config.delay
         + down.config.delay
         + 2 * (first.client.config.delay + first.server.config.delay);
     let bottleneck_mtu = u64::from(first.quic.mtu);
-    let bottleneck = DuplexLink { up: up.finish(base_rtt, bottleneck_mtu), down: down.finish(base_rtt, bottleneck_mtu) };
+    let bottleneck = DuplexLink {
+        up: up.finish(base_rtt, bottleneck_mtu),
+        down: down.finish(base_rtt, bottleneck_mtu),
+    };
 
     let mut flows: Vec<FlowSpec> = Vec::new();
     for d in drafts {
         if d.start >= run.duration {
-            return Err(errors.at(&d.at, format!("flow {} starts after the end of the run (run.duration)", d.name)));
+            return Err(errors.at(
+                &d.at,
+                format!(
+                    "flow {} starts after the end of the run (run.duration)",
+                    d.name
+                ),
+            ));
         }
         let mtu = u64::from(d.quic.mtu);
-        let duplex = |l: &link::LinkDraft| DuplexLink { up: l.clone().finish(base_rtt, mtu), down: l.clone().finish(base_rtt, mtu) };
+        let duplex = |l: &link::LinkDraft| DuplexLink {
+            up: l.clone().finish(base_rtt, mtu),
+            down: l.clone().finish(base_rtt, mtu),
+        };
         let (client_access, server_access) = (duplex(&d.client), duplex(&d.server));
         for copy in 0..d.count {
-            let name = if d.count == 1 { d.name.clone() } else { format!("{}.{copy}", d.name) };
+            let name = if d.count == 1 {
+                d.name.clone()
+            } else {
+                format!("{}.{copy}", d.name)
+            };
             if flows.iter().any(|f| f.name == name) {
                 return Err(errors.at(&d.at, format!("two flows are named {name:?}")));
             }
@@ -80,7 +103,13 @@ pub(crate) fn resolve(
     for (i, (t, at)) in table_array(root, "cross", errors)?.iter().enumerate() {
         let c = cross::cross(t, at, i, errors)?;
         if c.start >= run.duration {
-            return Err(errors.at(at, format!("cross source {} starts after the end of the run (run.duration)", c.name)));
+            return Err(errors.at(
+                at,
+                format!(
+                    "cross source {} starts after the end of the run (run.duration)",
+                    c.name
+                ),
+            ));
         }
         crosses.push(c);
     }
@@ -95,25 +124,47 @@ pub(crate) fn resolve(
         flows,
         cross: crosses,
     };
-    Ok((scenario, RunMeta { seed: run.seed, reps: run.reps }))
+    Ok((
+        scenario,
+        RunMeta {
+            seed: run.seed,
+            reps: run.reps,
+        },
+    ))
 }
 
 /// The table under `key` with its position, if present.
-fn sub_table<'a>(root: &'a Table, key: &str, errors: &Errors) -> Result<Option<(&'a Table, &'a At)>, ScenarioError> {
+fn sub_table<'a>(
+    root: &'a Table,
+    key: &str,
+    errors: &Errors,
+) -> Result<Option<(&'a Table, &'a At)>, ScenarioError> {
     match root.get(key) {
         None => Ok(None),
         Some(e) => match &e.node.val {
             Val::Table(t) => Ok(Some((t, &e.node.at))),
-            other => Err(errors.at(&e.node.at, format!("{key}: {}; write [{key}]", expected("a table", other)))),
+            other => Err(errors.at(
+                &e.node.at,
+                format!("{key}: {}; write [{key}]", expected("a table", other)),
+            )),
         },
     }
 }
 
 /// The array of tables under `key` (`[[flow]]`), empty if absent.
-fn table_array<'a>(root: &'a Table, key: &str, errors: &Errors) -> Result<Vec<(&'a Table, &'a At)>, ScenarioError> {
-    let Some(e) = root.get(key) else { return Ok(Vec::new()) };
+fn table_array<'a>(
+    root: &'a Table,
+    key: &str,
+    errors: &Errors,
+) -> Result<Vec<(&'a Table, &'a At)>, ScenarioError> {
+    let Some(e) = root.get(key) else {
+        return Ok(Vec::new());
+    };
     let Val::Array(items) = &e.node.val else {
-        return Err(errors.at(&e.node.at, format!("{key} must be an array of tables: write [[{key}]]")));
+        return Err(errors.at(
+            &e.node.at,
+            format!("{key} must be an array of tables: write [[{key}]]"),
+        ));
     };
     items
         .iter()

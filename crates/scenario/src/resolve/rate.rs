@@ -21,10 +21,17 @@ const RATE_KEYS: [&str; 3] = ["rate", "rate_schedule", "rate_trace"];
 pub(crate) fn rate_profile(r: &Reader<'_>, base_dir: &Path) -> Result<RateProfile, ScenarioError> {
     let mut chosen = None;
     for layer in 0..r.layer_count() {
-        let set: Vec<&str> = RATE_KEYS.into_iter().filter(|k| r.has_in_layer(layer, k)).collect();
+        let set: Vec<&str> = RATE_KEYS
+            .into_iter()
+            .filter(|k| r.has_in_layer(layer, k))
+            .collect();
         if let [_, second, ..] = set.as_slice() {
-            let at = r.entry(second).map_or_else(|| r.at().clone(), |e| e.key_at.clone());
-            return Err(r.errors.at(&at, format!("set only one of {}", RATE_KEYS.join(", "))));
+            let at = r
+                .entry(second)
+                .map_or_else(|| r.at().clone(), |e| e.key_at.clone());
+            return Err(r
+                .errors
+                .at(&at, format!("set only one of {}", RATE_KEYS.join(", "))));
         }
         if let Some(k) = set.first() {
             chosen = Some(*k);
@@ -44,14 +51,26 @@ pub(crate) fn rate_profile(r: &Reader<'_>, base_dir: &Path) -> Result<RateProfil
         (RateProfile::Schedule { steps, .. }, Some(period)) => {
             let last = steps.last().map_or(Duration::ZERO, |s| s.0);
             if period <= last {
-                let at = r.entry("rate_repeat").map_or_else(|| r.at().clone(), |e| e.node.at.clone());
-                return Err(r.errors.at(&at, "rate_repeat must be longer than the time of the last rate step"));
+                let at = r
+                    .entry("rate_repeat")
+                    .map_or_else(|| r.at().clone(), |e| e.node.at.clone());
+                return Err(r.errors.at(
+                    &at,
+                    "rate_repeat must be longer than the time of the last rate step",
+                ));
             }
-            Ok(RateProfile::Schedule { steps, repeat_every: Some(period) })
+            Ok(RateProfile::Schedule {
+                steps,
+                repeat_every: Some(period),
+            })
         }
         (_, Some(_)) => {
-            let at = r.entry("rate_repeat").map_or_else(|| r.at().clone(), |e| e.node.at.clone());
-            Err(r.errors.at(&at, "rate_repeat needs rate_schedule or rate_trace"))
+            let at = r
+                .entry("rate_repeat")
+                .map_or_else(|| r.at().clone(), |e| e.node.at.clone());
+            Err(r
+                .errors
+                .at(&at, "rate_repeat needs rate_schedule or rate_trace"))
         }
         (profile, None) => Ok(profile),
     }
@@ -62,18 +81,37 @@ fn schedule(r: &Reader<'_>, base_dir: &Path, trace: bool) -> Result<RateProfile,
     let Some(node) = r.node(key)? else {
         return Ok(RateProfile::Unlimited);
     };
-    let steps = if trace { load_trace(r, &node, base_dir)? } else { inline_steps(r, &node)? };
-    Ok(RateProfile::Schedule { steps, repeat_every: None })
+    let steps = if trace {
+        load_trace(r, &node, base_dir)?
+    } else {
+        inline_steps(r, &node)?
+    };
+    Ok(RateProfile::Schedule {
+        steps,
+        repeat_every: None,
+    })
 }
 
 fn inline_steps(r: &Reader<'_>, node: &Node) -> Result<Vec<(Duration, u64)>, ScenarioError> {
     let Val::Array(items) = &node.val else {
-        return Err(r.errors.at(&node.at, format!("rate_schedule: {}", expected("an array of { at, rate } tables", &node.val))));
+        return Err(r.errors.at(
+            &node.at,
+            format!(
+                "rate_schedule: {}",
+                expected("an array of { at, rate } tables", &node.val)
+            ),
+        ));
     };
     let mut steps = Vec::new();
     for (i, item) in items.iter().enumerate() {
         let Val::Table(t) = &item.val else {
-            return Err(r.errors.at(&item.at, format!("rate_schedule: {}", expected("a { at, rate } table", &item.val))));
+            return Err(r.errors.at(
+                &item.at,
+                format!(
+                    "rate_schedule: {}",
+                    expected("a { at, rate } table", &item.val)
+                ),
+            ));
         };
         let path = format!("{}[{i}]", r.path_of("rate_schedule"));
         let item_reader = Reader::new(t, &item.at, "link.rate_schedule[]", &path, r.errors)?;
@@ -82,13 +120,19 @@ fn inline_steps(r: &Reader<'_>, node: &Node) -> Result<Vec<(Duration, u64)>, Sce
         let rate = item_reader.rate("rate")?;
         let rate = match item_reader.required("rate", rate)? {
             Rate::Bps(b) => b,
-            Rate::Unlimited => return Err(r.errors.at(&item.at, "a rate schedule step cannot be unlimited")),
+            Rate::Unlimited => {
+                return Err(r
+                    .errors
+                    .at(&item.at, "a rate schedule step cannot be unlimited"))
+            }
         };
         check_step(&steps, at).map_err(|m| r.errors.at(&item.at, m))?;
         steps.push((at, rate));
     }
     if steps.is_empty() {
-        return Err(r.errors.at(&node.at, "rate_schedule needs at least one step"));
+        return Err(r
+            .errors
+            .at(&node.at, "rate_schedule needs at least one step"));
     }
     Ok(steps)
 }
@@ -97,19 +141,32 @@ fn inline_steps(r: &Reader<'_>, node: &Node) -> Result<Vec<(Duration, u64)>, Sce
 fn check_step(steps: &[(Duration, u64)], at: Duration) -> Result<(), String> {
     match steps.last() {
         None if !at.is_zero() => Err("the first rate step must be at 0s".to_string()),
-        Some(prev) if prev.0 >= at => Err("rate steps must be in strictly increasing time order".to_string()),
+        Some(prev) if prev.0 >= at => {
+            Err("rate steps must be in strictly increasing time order".to_string())
+        }
         _ => Ok(()),
     }
 }
 
 /// Reads a `seconds,rate` CSV file named by `node`, relative to `base_dir`.
-fn load_trace(r: &Reader<'_>, node: &Node, base_dir: &Path) -> Result<Vec<(Duration, u64)>, ScenarioError> {
+fn load_trace(
+    r: &Reader<'_>,
+    node: &Node,
+    base_dir: &Path,
+) -> Result<Vec<(Duration, u64)>, ScenarioError> {
     let Val::Str(rel) = &node.val else {
-        return Err(r.errors.at(&node.at, format!("rate_trace: {}", expected("a file path", &node.val))));
+        return Err(r.errors.at(
+            &node.at,
+            format!("rate_trace: {}", expected("a file path", &node.val)),
+        ));
     };
     let path = base_dir.join(rel);
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| r.errors.at(&node.at, format!("cannot read rate trace {}: {e}", path.display())))?;
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        r.errors.at(
+            &node.at,
+            format!("cannot read rate trace {}: {e}", path.display()),
+        )
+    })?;
     let file: Arc<str> = path.display().to_string().into();
     let mut steps = Vec::new();
     for (i, line) in text.lines().enumerate() {
@@ -117,11 +174,15 @@ fn load_trace(r: &Reader<'_>, node: &Node, base_dir: &Path) -> Result<Vec<(Durat
         if line.is_empty() {
             continue;
         }
-        let at = At::OtherFile { file: file.clone(), line: i + 1 };
+        let at = At::OtherFile {
+            file: file.clone(),
+            line: i + 1,
+        };
         let (secs, rate) = line
             .split_once(',')
             .ok_or_else(|| r.errors.at(&at, "expected `seconds,rate`"))?;
-        let t = parse_duration(&format!("{}s", secs.trim())).map_err(|e| r.errors.at(&at, format!("time: {e}")))?;
+        let t = parse_duration(&format!("{}s", secs.trim()))
+            .map_err(|e| r.errors.at(&at, format!("time: {e}")))?;
         let rate = parse_rate(rate.trim())
             .map_err(|e| r.errors.at(&at, format!("rate: {e}")))
             .and_then(|rate| match rate {
@@ -132,7 +193,10 @@ fn load_trace(r: &Reader<'_>, node: &Node, base_dir: &Path) -> Result<Vec<(Durat
         steps.push((t, rate));
     }
     if steps.is_empty() {
-        return Err(r.errors.at(&node.at, format!("rate trace {} has no steps", path.display())));
+        return Err(r.errors.at(
+            &node.at,
+            format!("rate trace {} has no steps", path.display()),
+        ));
     }
     Ok(steps)
 }

@@ -19,30 +19,48 @@ pub(crate) struct RunSection {
 }
 
 /// Resolves `[run]` (`None` = absent, all defaults).
-pub(crate) fn run(table: Option<(&Table, &At)>, default_name: &str, errors: &Errors) -> Result<RunSection, ScenarioError> {
+pub(crate) fn run(
+    table: Option<(&Table, &At)>,
+    default_name: &str,
+    errors: &Errors,
+) -> Result<RunSection, ScenarioError> {
     let empty = Table::default();
     let start = At::File { line: 1, column: 1 };
     let (t, at) = table.unwrap_or((&empty, &start));
     let r = Reader::new(t, at, "run", "run", errors)?;
-    let value_at = |key: &str| r.entry(key).map_or_else(|| at.clone(), |e| e.node.at.clone());
+    let value_at = |key: &str| {
+        r.entry(key)
+            .map_or_else(|| at.clone(), |e| e.node.at.clone())
+    };
     let duration = r.duration("duration")?.unwrap_or_default();
     let sample_interval = r.duration("sample_interval")?.unwrap_or_default();
     for (key, d) in [("duration", duration), ("sample_interval", sample_interval)] {
         if d.is_zero() {
-            return Err(errors.at(&value_at(key), format!("run.{key} must be greater than zero")));
+            return Err(errors.at(
+                &value_at(key),
+                format!("run.{key} must be greater than zero"),
+            ));
         }
     }
     let measure_from = r.duration("measure_from")?.unwrap_or_default();
     let measure_until = r.duration("measure_until")?;
     if measure_from >= duration {
-        return Err(errors.at(&value_at("measure_from"), "run.measure_from must be before the end of the run"));
+        return Err(errors.at(
+            &value_at("measure_from"),
+            "run.measure_from must be before the end of the run",
+        ));
     }
     if measure_until.is_some_and(|u| u <= measure_from) {
-        return Err(errors.at(&value_at("measure_until"), "run.measure_until must be after run.measure_from"));
+        return Err(errors.at(
+            &value_at("measure_until"),
+            "run.measure_until must be after run.measure_from",
+        ));
     }
     let reps = r.uint_in("reps", 1, 1_000_000)?.unwrap_or(1);
     Ok(RunSection {
-        name: r.string("name")?.unwrap_or_else(|| default_name.to_string()),
+        name: r
+            .string("name")?
+            .unwrap_or_else(|| default_name.to_string()),
         duration,
         seed: r.uint("seed")?.unwrap_or(1),
         reps: u32::try_from(reps).unwrap_or(u32::MAX),

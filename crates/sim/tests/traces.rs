@@ -1,0 +1,48 @@
+//! pcap and qlog outputs: files appear, tshark reads the capture and decrypts QUIC with the key log.
+
+mod common;
+use common::*;
+use scenario::model::{RunSpec, SweepPoint, Workload};
+
+fn temp_dir(tag: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("quiclab-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn pcap_and_qlog_are_written_and_tshark_decrypts_quic() {
+    let dir = temp_dir("traces");
+    let s = dumbbell(10_000_000, ms(10), 25, vec![flow("dl", Workload::Download { size: 50_000, streams: 1, connections: 1 })], ms(5_000));
+    let pcap = dir.join("run.pcap");
+    let qlog = dir.join("qlog");
+    std::fs::create_dir_all(&qlog).unwrap();
+    let opts = sim::RunOptions { pcap: Some(pcap.clone()), qlog_dir: Some(qlog.clone()), series: false };
+    let point = SweepPoint { axes: vec![], scenario: s };
+    let r = sim::run(&point, &RunSpec { id: "p0-r0".into(), point: 0, rep: 0, seed: 3 }, &opts).unwrap();
+    assert_eq!(r.flows[0].bytes_delivered, 50_000);
+
+    let keys = std::fs::read_to_string(dir.join("run.pcap.keys")).unwrap();
+    assert!(keys.contains("CLIENT_HANDSHAKE_TRAFFIC_SECRET"), "key log has TLS 1.3 secrets");
+    let qlogs: Vec<_> = std::fs::read_dir(&qlog).unwrap().collect();
+    assert_eq!(qlogs.len(), 2, "one qlog per side");
+    for q in qlogs {
+        let text = std::fs::read_to_string(q.unwrap().path()).unwrap();
+        assert!(text.contains("packet_sent"), "qlog has packet events");
+    }
+
+    // tshark is installed by scripts/setup.sh; CI runs that first, so its absence is a failure.
+    let out = std::process::Command::new("tshark")
+        .args(["-n", "-r"])
+        .arg(&pcap)
+        .arg("-o")
+        .arg(format!("tls.keylog_file:{}", dir.join("run.pcap.keys").display()))
+        .args(["-Y", "quic.stream_data", "-T", "fields", "-e", "frame.number"])
+        .output()
+        .expect("tshark must be installed (scripts/setup.sh)");
+    assert!(out.status.success(), "tshark failed: {}", String::from_utf8_lossy(&out.stderr));
+    let decrypted_stream_frames = String::from_utf8_lossy(&out.stdout).lines().count();
+    assert!(decrypted_stream_frames > 10, "tshark decrypted only {decrypted_stream_frames} STREAM frames");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
