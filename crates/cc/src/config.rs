@@ -16,8 +16,8 @@ pub enum RenoCounting {
 /// Knobs common to every window-based controller.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct CommonCcConfig {
-    /// Initial congestion window in datagrams of the current max datagram size
-    /// (RFC 9002 default: 10, capped at 14720 bytes when `cap_initial_window_bytes` is set).
+    /// Initial congestion window in datagrams of the current max datagram size (RFC 9002: 10).
+    /// Not capped at 14720 bytes, so jumbo-MTU runs keep a 10-packet initial window.
     pub initial_window_packets: u64,
     /// Multiplicative decrease on a congestion event (NewReno: 0.5, CUBIC: 0.7).
     pub loss_reduction_factor: f64,
@@ -31,7 +31,17 @@ pub enum CcConfig {
     /// No congestion control: unlimited window (flow control and pacing still apply).
     None,
     /// NewReno (RFC 9002 section 7 / RFC 6582).
-    NewReno { counting: RenoCounting, common: CommonCcConfig },
+    NewReno {
+        /// Congestion-avoidance increase rule.
+        counting: RenoCounting,
+        /// Window knobs.
+        common: CommonCcConfig,
+    },
     /// CUBIC (RFC 9438), optionally with HyStart++ (RFC 9406) in slow start.
-    Cubic { hystart: bool, common: CommonCcConfig },
+    Cubic {
+        /// Use HyStart++ (RFC 9406) instead of classic slow start.
+        hystart: bool,
+        /// Window knobs (`loss_reduction_factor` is CUBIC's β, default 0.7).
+        common: CommonCcConfig,
+    },
 }

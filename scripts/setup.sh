@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs everything quiclab needs on a fresh Debian machine (idempotent; run as root or with sudo).
+# The Rust toolchain itself must already be present (rustup); everything else comes from here.
+set -euo pipefail
+
+need_root() { if [ "$(id -u)" -ne 0 ]; then echo "sudo"; fi; }
+SUDO=$(need_root)
+
+if ! command -v cargo >/dev/null 2>&1; then
+    echo "error: cargo not found. quiclab needs a Rust toolchain >= 1.85 (rustup)." >&2
+    exit 1
+fi
+
+# tshark reads the simulator's pcap files in the test suite (decryption with the TLS key log).
+if ! command -v tshark >/dev/null 2>&1; then
+    echo "setup: installing tshark"
+    export DEBIAN_FRONTEND=noninteractive
+    echo "wireshark-common wireshark-common/install-setuid boolean false" | $SUDO debconf-set-selections
+    $SUDO apt-get update -qq
+    $SUDO apt-get install -y -qq tshark >/dev/null
+fi
+
+# Fetch crates once so later builds work offline and CI's build step is pure compilation.
+cargo fetch --locked -q
