@@ -48,6 +48,8 @@ pub struct BenchFigures {
     pub datagrams_per_s: f64,
     /// Simulator events per wall second.
     pub events_per_s: f64,
+    /// Whether every flow finished without error; if not, the figures time a truncated run.
+    pub complete: bool,
 }
 
 /// Runs `quiclab bench`.
@@ -83,6 +85,10 @@ fn bench_one(file: &str, text: &str, reps: u32) -> anyhow::Result<BenchFigures> 
         last = Some(result);
     }
     let result = last.context("no repetition ran")?;
+    for f in result.flows.iter().filter(|f| f.error.is_some() || f.completion_s.is_none()) {
+        let why = f.error.as_deref().unwrap_or("did not complete before run.duration");
+        eprintln!("warning: {}: flow {}: {why}; the figures time a truncated run", loaded.name, f.name);
+    }
     Ok(figures(&loaded.name, &result, best, reps))
 }
 
@@ -99,6 +105,7 @@ fn figures(name: &str, r: &RunResult, wall: Duration, reps: u32) -> BenchFigures
         sim_per_wall: r.end_s / wall_s,
         datagrams_per_s: datagrams as f64 / wall_s,
         events_per_s: r.events as f64 / wall_s,
+        complete: r.flows.iter().all(|f| f.error.is_none() && f.completion_s.is_some()),
     }
 }
 
@@ -124,6 +131,16 @@ mod tests {
         for (file, text) in SCENARIOS {
             let l = scenario::parse_str(text, file, Path::new("."), &[], &[]);
             assert!(l.is_ok(), "{file}: {:?}", l.err());
+        }
+    }
+
+    /// A benchmark whose download dies early would report flattering, meaningless speeds.
+    #[test]
+    fn bench_downloads_complete() {
+        for (file, text) in SCENARIOS {
+            let f = bench_one(file, text, 1).expect("bench runs");
+            assert!(f.complete, "{file} did not complete");
+            assert!(f.simulated_s > 1.0 && f.datagrams_per_s > 0.0 && f.events_per_s > 0.0, "{f:?}");
         }
     }
 }

@@ -365,7 +365,7 @@ impl Sim {
     fn deliver(&mut self, f: usize, side: Side, pkt: Packet) {
         self.flows[f].udp_rx[side.index()] += u64::from(pkt.payload_len);
         self.clock.set(self.now);
-        self.flows[f].agent.handle_datagram(side, self.now, &pkt.payload);
+        self.flows[f].agent.handle_datagram(side, self.now, pkt.payload);
         if !self.pending.contains(&(f, side)) {
             self.pending.push((f, side));
         }
@@ -394,6 +394,12 @@ impl Sim {
             return;
         }
         self.flows[f].timer[side.index()] = None;
+        // The agent may have moved its deadline later since this event was queued (see
+        // `reschedule_timer`); then there is nothing to do yet but re-arm.
+        if self.flows[f].agent.poll_timeout(side).is_some_and(|d| d > self.now) {
+            self.reschedule_timer(f, side);
+            return;
+        }
         self.clock.set(self.now);
         self.flows[f].agent.handle_timeout(side, self.now);
         self.after_agent(f, side);
@@ -417,15 +423,18 @@ impl Sim {
     fn reschedule_timer(&mut self, f: usize, side: Side) {
         let next = self.flows[f].agent.poll_timeout(side);
         let slot = side.index();
-        match next {
-            Some(t) => {
-                let ns = t.max(self.now).as_nanos() as u64;
-                if self.flows[f].timer[slot] != Some(ns) {
-                    let ns = self.push(t, Ev::Timer(f as u32, slot as u8));
-                    self.flows[f].timer[slot] = Some(ns);
-                }
+        // QUIC deadlines mostly move later (every ACK re-arms loss detection and idle timers).
+        // Pushing a heap entry each time would bury the queue in stale events, so a later
+        // deadline keeps the earlier entry, which then fires early and re-arms (`on_timer`).
+        // Only an earlier deadline needs a new entry. Results are unchanged: the agent is
+        // only ever run at or after its true deadline.
+        if let Some(t) = next {
+            let ns = t.max(self.now).as_nanos() as u64;
+            let keep = self.flows[f].timer[slot].is_some_and(|cur| cur <= ns && cur >= self.now.as_nanos() as u64);
+            if !keep {
+                let ns = self.push(t, Ev::Timer(f as u32, slot as u8));
+                self.flows[f].timer[slot] = Some(ns);
             }
-            None => self.flows[f].timer[slot] = None,
         }
     }
 

@@ -89,7 +89,7 @@ pub struct FlowReport {
 pub trait FlowAgent {
     /// A datagram (UDP payload) arrived at `side`. The application may run only at the next
     /// `poll_transmit`, so all datagrams arriving at one instant are processed as a batch.
-    fn handle_datagram(&mut self, side: Side, now: Duration, payload: &[u8]);
+    fn handle_datagram(&mut self, side: Side, now: Duration, payload: Vec<u8>);
     /// The timer of `side` fired (the engine calls this at or after `poll_timeout`).
     fn handle_timeout(&mut self, side: Side, now: Duration);
     /// Next datagram `side` wants to send now, if any. Call until `None`.

@@ -647,7 +647,7 @@ fn qlog_stream(cfg: &QuicFlowConfig, side: Side, count: &mut u32) -> Option<quin
 }
 
 impl FlowAgent for QuicFlow {
-    fn handle_datagram(&mut self, side: Side, now: Duration, payload: &[u8]) {
+    fn handle_datagram(&mut self, side: Side, now: Duration, payload: Vec<u8>) {
         self.clock.set(now);
         let nowi = to_instant(now);
         let remote = match side {
@@ -659,7 +659,7 @@ impl FlowAgent for QuicFlow {
         let host = self.host(side);
         let mut buf = std::mem::take(&mut host.buf);
         buf.clear();
-        let event = host.endpoint.handle(nowi, remote, None, None, BytesMut::from(payload), &mut buf);
+        let event = host.endpoint.handle(nowi, remote, None, None, BytesMut::from(Bytes::from(payload)), &mut buf);
         match event {
             Some(DatagramEvent::ConnectionEvent(h, ev)) => {
                 if let Some(c) = host.conns.iter_mut().find(|c| c.handle == h) {
@@ -734,10 +734,9 @@ impl FlowAgent for QuicFlow {
         }
         let mut out = None;
         for c in host.conns.iter_mut() {
-            let mut buf = Vec::with_capacity(usize::from(c.conn.current_mtu()));
-            if let Some(t) = c.conn.poll_transmit(nowi, 1, &mut buf) {
-                buf.truncate(t.size);
-                out = Some(buf);
+            host.buf.clear();
+            if let Some(t) = c.conn.poll_transmit(nowi, 1, &mut host.buf) {
+                out = Some(host.buf[..t.size].to_vec());
                 break;
             }
         }

@@ -1,0 +1,266 @@
+//! End-to-end runs of the `quiclab` binary on tiny scenarios (a 200 kB download, < 1 s simulated).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+const TINY: &str = r#"
+[run]
+duration = "2s"
+
+[link]
+rate = "10Mbit"
+delay = "10ms"
+
+[[flow]]
+name = "d"
+app = "download"
+size = "200kB"
+"#;
+
+/// The sweep used by the results-directory tests: 2 points × 2 repetitions.
+const SWEEP: [&str; 4] = ["--reps", "2", "--vary", "link.delay=5ms,20ms"];
+
+/// A scratch directory removed on drop, unique per test process and call.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Self {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let n = N.fetch_add(1, Ordering::SeqCst);
+        let dir = std::env::temp_dir().join(format!("quiclab-cli-{}-{name}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("create scratch dir");
+        Scratch(dir)
+    }
+
+    fn file(&self, name: &str, text: &str) -> PathBuf {
+        let p = self.0.join(name);
+        std::fs::write(&p, text).expect("write scenario");
+        p
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn quiclab(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_quiclab")).args(args).current_dir(cwd).output().expect("run quiclab")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// `quiclab sim tiny.toml <SWEEP> --out <out> <extra>`, asserting success.
+fn sweep(s: &Scratch, out: &str, extra: &[&str]) -> Output {
+    let mut args = vec!["sim", "tiny.toml"];
+    args.extend(SWEEP);
+    args.extend(["--out", out]);
+    args.extend(extra);
+    quiclab(&args, &s.0)
+}
+
+fn assert_ok(o: &Output) {
+    assert!(o.status.success(), "status {:?}\nstdout:\n{}\nstderr:\n{}", o.status, text(&o.stdout), text(&o.stderr));
+}
+
+#[test]
+fn single_run_prints_a_summary() {
+    let s = Scratch::new("single");
+    s.file("tiny.toml", TINY);
+    let o = quiclab(&["sim", "tiny.toml"], &s.0);
+    assert_ok(&o);
+    let out = text(&o.stdout);
+    assert!(out.contains("flow d (quic, download)"), "{out}");
+    assert!(out.contains("delivered 200.0 kB"), "{out}");
+    assert!(out.contains("goodput") && out.contains("bottleneck_down: utilisation"), "{out}");
+    // A single run without --out leaves no results directory behind.
+    assert!(!s.path("results").exists());
+}
+
+#[test]
+fn json_output_is_one_parseable_object() {
+    let s = Scratch::new("json");
+    s.file("tiny.toml", TINY);
+    let o = quiclab(&["sim", "tiny.toml", "--json", "--seed", "7"], &s.0);
+    assert_ok(&o);
+    let out = text(&o.stdout);
+    assert_eq!(out.lines().count(), 1, "{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("valid JSON");
+    assert_eq!(v["id"], "p0-r0");
+    assert_eq!(v["flows"][0]["bytes_delivered"], 200_000);
+}
+
+#[test]
+fn bad_scenario_exits_2_with_position() {
+    let s = Scratch::new("bad");
+    s.file("bad.toml", "[link]\nrate = \"10Mbit\"\ndelay = \"10 parsecs\"\n");
+    let o = quiclab(&["sim", "bad.toml"], &s.0);
+    assert_eq!(o.status.code(), Some(2), "stderr: {}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(err.contains("bad.toml:3:9:"), "{err}");
+}
+
+#[test]
+fn bad_override_exits_2() {
+    let s = Scratch::new("badset");
+    s.file("tiny.toml", TINY);
+    let o = quiclab(&["sim", "tiny.toml", "--set", "link.rat=5Mbit"], &s.0);
+    assert_eq!(o.status.code(), Some(2), "stderr: {}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("--set link.rat=5Mbit"), "{}", text(&o.stderr));
+}
+
+#[test]
+fn sweep_writes_results_series_and_summary() {
+    let s = Scratch::new("sweep");
+    s.file("tiny.toml", TINY);
+    let o = sweep(&s, "out", &["--jobs", "2"]);
+    assert_ok(&o);
+    let results = std::fs::read_to_string(s.path("out/results.jsonl")).expect("results.jsonl");
+    let ids: Vec<String> = results
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("JSON line")["id"].as_str().expect("id").to_string())
+        .collect();
+    assert_eq!(ids, ["p0-r0", "p0-r1", "p1-r0", "p1-r1"]);
+    for id in &ids {
+        assert!(s.path(&format!("out/series/{id}.csv")).exists(), "series of {id}");
+    }
+
+    let summary = std::fs::read_to_string(s.path("out/summary.csv")).expect("summary.csv");
+    let mut lines = summary.lines();
+    let header: Vec<&str> = lines.next().expect("header").split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("no column {name}"));
+    let (metric, n, axis) = (col("metric"), col("n"), col("link.delay"));
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    let goodput: Vec<&Vec<&str>> = rows.iter().filter(|r| r[metric] == "flows.0.goodput_bps").collect();
+    assert_eq!(goodput.len(), 2);
+    assert!(goodput.iter().all(|r| r[n] == "2"));
+    assert_eq!((goodput[0][axis], goodput[1][axis]), ("5ms", "20ms"));
+    // Identifiers are not metrics.
+    assert!(rows.iter().all(|r| !["seed", "point", "rep", "events"].contains(&r[metric])));
+
+    let table = text(&o.stdout);
+    assert!(table.contains("flows.0.goodput_bps") && table.contains('±'), "{table}");
+}
+
+#[test]
+fn results_do_not_depend_on_thread_count() {
+    let s = Scratch::new("jobs");
+    s.file("tiny.toml", TINY);
+    assert_ok(&sweep(&s, "one", &["--jobs", "1"]));
+    assert_ok(&sweep(&s, "two", &["--jobs", "2"]));
+    let a = std::fs::read(s.path("one/results.jsonl")).expect("results");
+    let b = std::fs::read(s.path("two/results.jsonl")).expect("results");
+    assert!(!a.is_empty());
+    assert_eq!(a, b);
+    let a = std::fs::read(s.path("one/summary.csv")).expect("summary");
+    let b = std::fs::read(s.path("two/summary.csv")).expect("summary");
+    assert_eq!(a, b);
+}
+
+#[test]
+fn resume_reruns_only_the_missing_run() {
+    let s = Scratch::new("resume");
+    s.file("tiny.toml", TINY);
+    assert_ok(&sweep(&s, "out", &[]));
+    let path = s.path("out/results.jsonl");
+    let full = std::fs::read_to_string(&path).expect("results");
+    let lines: Vec<&str> = full.lines().collect();
+    std::fs::write(&path, format!("{}\n", lines[..lines.len() - 1].join("\n"))).expect("truncate");
+
+    let o = sweep(&s, "out", &["--resume"]);
+    assert_ok(&o);
+    let err = text(&o.stderr);
+    assert!(err.contains("3 of 4 runs already done"), "{err}");
+    assert_eq!(std::fs::read_to_string(&path).expect("results"), full);
+}
+
+#[test]
+fn existing_results_are_not_overwritten() {
+    let s = Scratch::new("refuse");
+    s.file("tiny.toml", TINY);
+    assert_ok(&sweep(&s, "out", &[]));
+    let before = std::fs::read(s.path("out/results.jsonl")).expect("results");
+    let o = sweep(&s, "out", &[]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = text(&o.stderr);
+    assert!(err.contains("already holds results") && err.contains("--resume"), "{err}");
+    assert_eq!(std::fs::read(s.path("out/results.jsonl")).expect("results"), before);
+}
+
+#[test]
+fn resume_refuses_a_changed_scenario() {
+    let s = Scratch::new("changed");
+    s.file("tiny.toml", TINY);
+    assert_ok(&sweep(&s, "out", &[]));
+    let mut args = vec!["sim", "tiny.toml"];
+    args.extend(SWEEP);
+    args.extend(["--set", "link.rate=5Mbit", "--out", "out", "--resume"]);
+    let o = quiclab(&args, &s.0);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stderr).contains("different scenario"), "{}", text(&o.stderr));
+}
+
+#[test]
+fn sweep_without_out_defaults_to_results_name() {
+    let s = Scratch::new("default");
+    s.file("tiny.toml", TINY);
+    let o = quiclab(&["sim", "tiny.toml", "--reps", "2", "--no-series"], &s.0);
+    assert_ok(&o);
+    let results = std::fs::read_to_string(s.path("results/tiny/results.jsonl")).expect("default results dir");
+    assert_eq!(results.lines().count(), 2);
+    assert!(!s.path("results/tiny/series").exists());
+}
+
+#[test]
+fn traces_get_one_file_per_run() {
+    let s = Scratch::new("traces");
+    s.file("tiny.toml", TINY);
+    let o = quiclab(&["sim", "tiny.toml", "--reps", "2", "--out", "out", "--pcap", "tr/trace.pcap", "--qlog", "tr/qlog"], &s.0);
+    assert_ok(&o);
+    for id in ["p0-r0", "p0-r1"] {
+        assert!(s.path(&format!("tr/trace-{id}.pcap")).exists(), "pcap of {id}");
+        let qlogs = std::fs::read_dir(s.path(&format!("tr/qlog/{id}"))).expect("qlog dir").count();
+        assert!(qlogs > 0, "qlogs of {id}");
+    }
+}
+
+#[test]
+fn keys_prints_the_reference() {
+    let s = Scratch::new("keys");
+    let o = quiclab(&["keys"], &s.0);
+    assert_ok(&o);
+    let out = text(&o.stdout);
+    assert!(out.contains("link.rate") || out.contains("`rate`"), "{}", &out[..out.len().min(500)]);
+}
+
+#[test]
+fn a_failed_run_does_not_stop_the_others_and_resume_retries_it() {
+    let s = Scratch::new("fail");
+    s.file("tiny.toml", TINY);
+    // A directory where run p0-r0's pcap file should go makes exactly that run fail.
+    std::fs::create_dir_all(s.path("trace-p0-r0.pcap")).expect("blocking dir");
+    let o = quiclab(&["sim", "tiny.toml", "--reps", "2", "--out", "out", "--pcap", "trace.pcap"], &s.0);
+    assert_eq!(o.status.code(), Some(1), "stderr: {}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(err.contains("run p0-r0 failed"), "{err}");
+    let results = std::fs::read_to_string(s.path("out/results.jsonl")).expect("results");
+    assert_eq!(results.lines().count(), 1);
+    assert!(results.contains("\"id\":\"p0-r1\""));
+
+    std::fs::remove_dir(s.path("trace-p0-r0.pcap")).expect("unblock");
+    let o = quiclab(&["sim", "tiny.toml", "--reps", "2", "--out", "out", "--pcap", "trace.pcap", "--resume"], &s.0);
+    assert_ok(&o);
+    assert!(text(&o.stderr).contains("1 of 2 runs already done"), "{}", text(&o.stderr));
+    let results = std::fs::read_to_string(s.path("out/results.jsonl")).expect("results");
+    assert_eq!(results.lines().count(), 2);
+    assert!(results.lines().next().is_some_and(|l| l.contains("\"id\":\"p0-r0\"")));
+}
