@@ -27,8 +27,14 @@ pub struct BenchArgs {
 
 /// The fixed benchmark scenarios: (file name for messages, text).
 const SCENARIOS: [(&str, &str); 2] = [
-    ("scenarios/bench/download-10mbit.toml", include_str!("../../../scenarios/bench/download-10mbit.toml")),
-    ("scenarios/bench/download-1gbit.toml", include_str!("../../../scenarios/bench/download-1gbit.toml")),
+    (
+        "scenarios/bench/download-10mbit.toml",
+        include_str!("../../../scenarios/bench/download-10mbit.toml"),
+    ),
+    (
+        "scenarios/bench/download-1gbit.toml",
+        include_str!("../../../scenarios/bench/download-1gbit.toml"),
+    ),
 ];
 
 /// Speed figures of one scenario.
@@ -71,23 +77,46 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<Exit> {
 
 /// Runs one scenario `reps` times on this thread and keeps the best wall time.
 fn bench_one(file: &str, text: &str, reps: u32) -> anyhow::Result<BenchFigures> {
-    let loaded = scenario::parse_str(text, file, Path::new("."), &[], &[]).map_err(|e| anyhow!("{e}"))?;
-    let spec = loaded.runs().into_iter().next().context("benchmark scenario has no run")?;
-    let point = loaded.points.get(spec.point).context("benchmark scenario has no point")?;
+    let loaded =
+        scenario::parse_str(text, file, Path::new("."), &[], &[]).map_err(|e| anyhow!("{e}"))?;
+    let spec = loaded
+        .runs()
+        .into_iter()
+        .next()
+        .context("benchmark scenario has no run")?;
+    let point = loaded
+        .points
+        .get(spec.point)
+        .context("benchmark scenario has no point")?;
     // Series on, as `quiclab sim` records them by default: measure what users get.
-    let opts = sim::RunOptions { pcap: None, qlog_dir: None, series: true };
+    let opts = sim::RunOptions {
+        pcap: None,
+        qlog_dir: None,
+        series: true,
+    };
     let mut best = Duration::MAX;
     let mut last = None;
     for _ in 0..reps {
         let start = Instant::now();
-        let result = sim::run(point, &spec, &opts).with_context(|| format!("{file}: run failed"))?;
+        let result =
+            sim::run(point, &spec, &opts).with_context(|| format!("{file}: run failed"))?;
         best = best.min(start.elapsed());
         last = Some(result);
     }
     let result = last.context("no repetition ran")?;
-    for f in result.flows.iter().filter(|f| f.error.is_some() || f.completion_s.is_none()) {
-        let why = f.error.as_deref().unwrap_or("did not complete before run.duration");
-        eprintln!("warning: {}: flow {}: {why}; the figures time a truncated run", loaded.name, f.name);
+    for f in result
+        .flows
+        .iter()
+        .filter(|f| f.error.is_some() || f.completion_s.is_none())
+    {
+        let why = f
+            .error
+            .as_deref()
+            .unwrap_or("did not complete before run.duration");
+        eprintln!(
+            "warning: {}: flow {}: {why}; the figures time a truncated run",
+            loaded.name, f.name
+        );
     }
     Ok(figures(&loaded.name, &result, best, reps))
 }
@@ -95,7 +124,11 @@ fn bench_one(file: &str, text: &str, reps: u32) -> anyhow::Result<BenchFigures> 
 /// Ratios of one run's work to its wall time.
 fn figures(name: &str, r: &RunResult, wall: Duration, reps: u32) -> BenchFigures {
     let wall_s = wall.as_secs_f64().max(1e-9); // a zero-length measurement must not divide by zero
-    let datagrams: u64 = r.flows.iter().map(|f| f.datagrams_sent.iter().sum::<u64>()).sum::<u64>()
+    let datagrams: u64 = r
+        .flows
+        .iter()
+        .map(|f| f.datagrams_sent.iter().sum::<u64>())
+        .sum::<u64>()
         + r.cross.iter().map(|c| c.sent_packets).sum::<u64>();
     BenchFigures {
         scenario: name.to_string(),
@@ -105,7 +138,10 @@ fn figures(name: &str, r: &RunResult, wall: Duration, reps: u32) -> BenchFigures
         sim_per_wall: r.end_s / wall_s,
         datagrams_per_s: datagrams as f64 / wall_s,
         events_per_s: r.events as f64 / wall_s,
-        complete: r.flows.iter().all(|f| f.error.is_none() && f.completion_s.is_some()),
+        complete: r
+            .flows
+            .iter()
+            .all(|f| f.error.is_none() && f.completion_s.is_some()),
     }
 }
 
@@ -140,7 +176,10 @@ mod tests {
         for (file, text) in SCENARIOS {
             let f = bench_one(file, text, 1).expect("bench runs");
             assert!(f.complete, "{file} did not complete");
-            assert!(f.simulated_s > 1.0 && f.datagrams_per_s > 0.0 && f.events_per_s > 0.0, "{f:?}");
+            assert!(
+                f.simulated_s > 1.0 && f.datagrams_per_s > 0.0 && f.events_per_s > 0.0,
+                "{f:?}"
+            );
         }
     }
 }

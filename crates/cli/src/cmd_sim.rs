@@ -77,12 +77,19 @@ pub fn run(args: &SimArgs) -> anyhow::Result<Exit> {
     if runs.len() == 1 && args.out.is_none() {
         return single(args, &loaded, &runs[0]);
     }
-    let out = args.out.clone().unwrap_or_else(|| Path::new("results").join(&loaded.name));
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| Path::new("results").join(&loaded.name));
     sweep::run(args, &loaded, &runs, &out)
 }
 
 /// One run without a results directory: the summary (or JSON) goes to stdout.
-fn single(args: &SimArgs, loaded: &scenario::LoadedScenario, spec: &scenario::model::RunSpec) -> anyhow::Result<Exit> {
+fn single(
+    args: &SimArgs,
+    loaded: &scenario::LoadedScenario,
+    spec: &scenario::model::RunSpec,
+) -> anyhow::Result<Exit> {
     let point = loaded
         .points
         .get(spec.point)

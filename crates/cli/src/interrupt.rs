@@ -16,10 +16,14 @@ static STOP: AtomicBool = AtomicBool::new(false);
 pub fn install() -> anyhow::Result<()> {
     ctrlc::set_handler(|| {
         if STOP.swap(true, Ordering::SeqCst) {
-            eprintln!("\nsecond Ctrl-C: aborting; runs in progress are lost, finished runs are kept");
+            eprintln!(
+                "\nsecond Ctrl-C: aborting; runs in progress are lost, finished runs are kept"
+            );
             std::process::exit(i32::from(exit::INTERRUPTED.0));
         }
-        eprintln!("\nCtrl-C: letting running runs finish, starting no new ones (Ctrl-C again to abort)");
+        eprintln!(
+            "\nCtrl-C: letting running runs finish, starting no new ones (Ctrl-C again to abort)"
+        );
     })
     .context("cannot install the Ctrl-C handler")
 }

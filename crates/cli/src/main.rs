@@ -22,7 +22,11 @@ use clap::{Parser, Subcommand};
 
 /// Top-level command line.
 #[derive(Debug, Parser)]
-#[command(name = "quiclab", version, about = "A laboratory for transport-protocol performance")]
+#[command(
+    name = "quiclab",
+    version,
+    about = "A laboratory for transport-protocol performance"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -25,12 +25,18 @@ pub fn manifest(loaded: &scenario::LoadedScenario) -> anyhow::Result<Value> {
 }
 
 /// When resuming, checks that `dir` was produced by the same scenario; then (re)writes the record.
-pub fn check_and_write(dir: &Path, loaded: &scenario::LoadedScenario, resume: bool) -> anyhow::Result<()> {
+pub fn check_and_write(
+    dir: &Path,
+    loaded: &scenario::LoadedScenario,
+    resume: bool,
+) -> anyhow::Result<()> {
     let path = dir.join(MANIFEST_FILE);
     let current = manifest(loaded)?;
     if resume && path.exists() {
-        let text = std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
-        let stored: Value = serde_json::from_str(&text).with_context(|| format!("{} is not valid JSON", path.display()))?;
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        let stored: Value = serde_json::from_str(&text)
+            .with_context(|| format!("{} is not valid JSON", path.display()))?;
         if stored != current {
             bail!(
                 "{} holds results of a different scenario, seed or sweep (see {}); resume with the same settings, or choose another --out",

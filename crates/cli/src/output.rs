@@ -31,7 +31,14 @@ pub fn run_summary(r: &RunResult) -> String {
         link_line(&mut s, name, l);
     }
     for c in &r.cross {
-        let _ = writeln!(s, "cross {}: sent {} packets ({}), delivered {}", c.name, c.sent_packets, si(c.sent_bytes as f64, "B"), c.delivered_packets);
+        let _ = writeln!(
+            s,
+            "cross {}: sent {} packets ({}), delivered {}",
+            c.name,
+            c.sent_packets,
+            si(c.sent_bytes as f64, "B"),
+            c.delivered_packets
+        );
     }
     s
 }
@@ -90,7 +97,11 @@ pub fn sweep_table(rows: &[SummaryRow], flow_names: &[String]) -> String {
     let metric_refs: Vec<&str> = metrics.iter().map(String::as_str).collect();
     let mut s = String::new();
     if flow_names.len() > 1 {
-        let legend: Vec<String> = flow_names.iter().enumerate().map(|(i, n)| format!("flows.{i} = {n}")).collect();
+        let legend: Vec<String> = flow_names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| format!("flows.{i} = {n}"))
+            .collect();
         let _ = writeln!(s, "{}", legend.join(", "));
     }
     // An empty list would mean "every metric" to render_table; with no flows there is nothing to show.
@@ -118,10 +129,17 @@ mod tests {
             metric: metric.into(),
             summary: report::summarize(&[v, v]).expect("finite values"),
         };
-        let rows = [row("flows.0.goodput_bps", 1e6), row("flows.0.ack_frames_sent", 3.0), row("flows.1.completion_s", 0.5)];
+        let rows = [
+            row("flows.0.goodput_bps", 1e6),
+            row("flows.0.ack_frames_sent", 3.0),
+            row("flows.1.completion_s", 0.5),
+        ];
         let t = sweep_table(&rows, &["a".into(), "b".into()]);
         assert!(t.starts_with("flows.0 = a, flows.1 = b\n"), "{t}");
-        assert!(t.contains("flows.0.goodput_bps") && t.contains("flows.1.completion_s"), "{t}");
+        assert!(
+            t.contains("flows.0.goodput_bps") && t.contains("flows.1.completion_s"),
+            "{t}"
+        );
         assert!(!t.contains("ack_frames_sent"), "{t}");
     }
 }

@@ -32,8 +32,10 @@ impl Progress {
         let now = Instant::now();
         let sink = if std::io::stderr().is_terminal() {
             let bar = ProgressBar::new(total as u64);
-            let style = ProgressStyle::with_template("{bar:40} {pos}/{len} runs  {elapsed_precise} elapsed, ETA {eta}")
-                .unwrap_or_else(|_| ProgressStyle::default_bar());
+            let style = ProgressStyle::with_template(
+                "{bar:40} {pos}/{len} runs  {elapsed_precise} elapsed, ETA {eta}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar());
             bar.set_style(style);
             bar.set_position(already as u64);
             // Resumed runs took no time now; counting them would make the ETA far too optimistic.
@@ -43,7 +45,12 @@ impl Progress {
             // Backdate so the first finished run is reported at once.
             Sink::Lines(Mutex::new(now.checked_sub(LINE_PERIOD).unwrap_or(now)))
         };
-        Progress { total, done: AtomicUsize::new(already), started: now, sink }
+        Progress {
+            total,
+            done: AtomicUsize::new(already),
+            started: now,
+            sink,
+        }
     }
 
     /// Records one finished run (successful or not).
@@ -55,7 +62,11 @@ impl Progress {
                 let mut last = last.lock().unwrap_or_else(|e| e.into_inner());
                 if done == self.total || last.elapsed() >= LINE_PERIOD {
                     *last = Instant::now();
-                    eprintln!("{done}/{} runs done ({:.0} s elapsed)", self.total, self.started.elapsed().as_secs_f64());
+                    eprintln!(
+                        "{done}/{} runs done ({:.0} s elapsed)",
+                        self.total,
+                        self.started.elapsed().as_secs_f64()
+                    );
                 }
             }
         }

@@ -20,9 +20,16 @@ const IDENTIFIERS: [&str; 4] = ["seed", "point", "rep", "events"];
 
 /// Writes `out/summary.csv` from the stored runs of this sweep and prints the main metrics
 /// (as a table, or the summary rows as one JSON line with `json`).
-pub fn write_and_print(out: &Path, loaded: &LoadedScenario, runs: &[RunSpec], store: &ResultsStore, json: bool) -> anyhow::Result<()> {
+pub fn write_and_print(
+    out: &Path,
+    loaded: &LoadedScenario,
+    runs: &[RunSpec],
+    store: &ResultsStore,
+    json: bool,
+) -> anyhow::Result<()> {
     let rows = rows(loaded, runs, &store.load()?);
-    report::write_summary_csv(&out.join(SUMMARY_FILE), &rows).context("cannot write the summary")?;
+    report::write_summary_csv(&out.join(SUMMARY_FILE), &rows)
+        .context("cannot write the summary")?;
     if json {
         println!("{}", serde_json::to_string(&rows)?);
     } else {
@@ -38,16 +45,24 @@ pub fn rows(loaded: &LoadedScenario, runs: &[RunSpec], stored: &[Value]) -> Vec<
     let mut by_point: BTreeMap<usize, Vec<Value>> = BTreeMap::new();
     let mut seen = BTreeSet::new();
     for line in stored {
-        let Some(id) = line.get("id").and_then(Value::as_str) else { continue };
+        let Some(id) = line.get("id").and_then(Value::as_str) else {
+            continue;
+        };
         // finalize already deduplicated; this guards a summary of a store not yet finalized.
-        let Some(&point) = wanted.get(id) else { continue };
+        let Some(&point) = wanted.get(id) else {
+            continue;
+        };
         if seen.insert(id.to_string()) {
             by_point.entry(point).or_default().push(measurements(line));
         }
     }
     let mut rows = Vec::new();
     for (point, values) in &by_point {
-        let axes = loaded.points.get(*point).map(|p| p.axes.as_slice()).unwrap_or_default();
+        let axes = loaded
+            .points
+            .get(*point)
+            .map(|p| p.axes.as_slice())
+            .unwrap_or_default();
         rows.extend(report::summary_rows(*point, axes, values));
     }
     rows
@@ -81,7 +96,13 @@ mod tests {
 
     fn loaded(points: usize) -> LoadedScenario {
         let text = "[run]\nduration = \"1s\"\n";
-        let axis = vec![format!("link.delay={}", (0..points).map(|i| format!("{}ms", i + 1)).collect::<Vec<_>>().join(","))];
+        let axis = vec![format!(
+            "link.delay={}",
+            (0..points)
+                .map(|i| format!("{}ms", i + 1))
+                .collect::<Vec<_>>()
+                .join(",")
+        )];
         scenario::parse_str(text, "t.toml", Path::new("."), &[], &axis).expect("valid scenario")
     }
 
@@ -89,9 +110,24 @@ mod tests {
     fn rows_group_by_point_skip_identifiers_and_foreign_runs() {
         let l = loaded(2);
         let runs = vec![
-            RunSpec { id: "p0-r0".into(), point: 0, rep: 0, seed: 1 },
-            RunSpec { id: "p0-r1".into(), point: 0, rep: 1, seed: 2 },
-            RunSpec { id: "p1-r0".into(), point: 1, rep: 0, seed: 3 },
+            RunSpec {
+                id: "p0-r0".into(),
+                point: 0,
+                rep: 0,
+                seed: 1,
+            },
+            RunSpec {
+                id: "p0-r1".into(),
+                point: 0,
+                rep: 1,
+                seed: 2,
+            },
+            RunSpec {
+                id: "p1-r0".into(),
+                point: 1,
+                rep: 0,
+                seed: 3,
+            },
         ];
         let stored = vec![
             json!({"id": "p0-r0", "point": 0, "seed": 1, "rep": 0, "events": 5, "x": 1.0}),
@@ -100,7 +136,10 @@ mod tests {
             json!({"id": "p0-r9", "point": 0, "seed": 9, "rep": 9, "events": 8, "x": 100.0}),
         ];
         let r = rows(&l, &runs, &stored);
-        let got: Vec<(usize, &str, usize, f64)> = r.iter().map(|r| (r.point, r.metric.as_str(), r.summary.n, r.summary.mean)).collect();
+        let got: Vec<(usize, &str, usize, f64)> = r
+            .iter()
+            .map(|r| (r.point, r.metric.as_str(), r.summary.n, r.summary.mean))
+            .collect();
         assert_eq!(got, [(0, "x", 2, 2.0), (1, "x", 1, 10.0)]);
         assert_eq!(r[1].axes, l.points[1].axes);
     }

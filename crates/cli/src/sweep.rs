@@ -20,7 +20,12 @@ use crate::progress::Progress;
 use crate::{interrupt, manifest, summary, traces};
 
 /// Runs `runs` of `loaded` into `out` and summarises them.
-pub fn run(args: &SimArgs, loaded: &LoadedScenario, runs: &[RunSpec], out: &Path) -> anyhow::Result<Exit> {
+pub fn run(
+    args: &SimArgs,
+    loaded: &LoadedScenario,
+    runs: &[RunSpec],
+    out: &Path,
+) -> anyhow::Result<Exit> {
     let results = out.join(report::store::RESULTS_FILE);
     if !args.resume && has_results(&results)? {
         bail!(
@@ -37,12 +42,22 @@ pub fn run(args: &SimArgs, loaded: &LoadedScenario, runs: &[RunSpec], out: &Path
         eprintln!("resuming: {skipped} of {} runs already done", runs.len());
     }
 
-    let series_dir = if args.no_series { None } else { Some(out.join("series")) };
+    let series_dir = if args.no_series {
+        None
+    } else {
+        Some(out.join("series"))
+    };
     if let Some(dir) = &series_dir {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
     interrupt::install()?;
-    let ctx = RunContext { args, loaded, store: &store, series_dir, per_run_traces: runs.len() > 1 };
+    let ctx = RunContext {
+        args,
+        loaded,
+        store: &store,
+        series_dir,
+        per_run_traces: runs.len() > 1,
+    };
     let failures = execute_all(&ctx, &todo, runs.len(), skipped)?;
 
     if interrupt::requested() {
@@ -85,7 +100,12 @@ struct RunContext<'a> {
 }
 
 /// Executes `todo` on a pool of `--jobs` threads; returns the failed runs (id, message) in run order.
-fn execute_all(ctx: &RunContext<'_>, todo: &[&RunSpec], total: usize, skipped: usize) -> anyhow::Result<Vec<(String, String)>> {
+fn execute_all(
+    ctx: &RunContext<'_>,
+    todo: &[&RunSpec],
+    total: usize,
+    skipped: usize,
+) -> anyhow::Result<Vec<(String, String)>> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(ctx.args.jobs.map_or(0, usize::from)) // 0 = one per core
         .build()
@@ -101,14 +121,21 @@ fn execute_all(ctx: &RunContext<'_>, todo: &[&RunSpec], total: usize, skipped: u
             }
             if let Err(e) = execute(ctx, spec) {
                 progress.message(&format!("run {} failed: {e:#}", spec.id));
-                failures.lock().unwrap_or_else(|p| p.into_inner()).push((spec.id.clone(), format!("{e:#}")));
+                failures
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push((spec.id.clone(), format!("{e:#}")));
             }
             progress.finished();
         });
     });
     progress.finish();
     let mut failures = failures.into_inner().unwrap_or_else(|p| p.into_inner());
-    let rank: std::collections::BTreeMap<&str, usize> = todo.iter().enumerate().map(|(i, r)| (r.id.as_str(), i)).collect();
+    let rank: std::collections::BTreeMap<&str, usize> = todo
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (r.id.as_str(), i))
+        .collect();
     failures.sort_by_key(|(id, _)| rank.get(id.as_str()).copied());
     Ok(failures)
 }
@@ -125,7 +152,10 @@ fn execute(ctx: &RunContext<'_>, spec: &RunSpec) -> anyhow::Result<()> {
     let opts = traces::options(ctx.args, trace_id, ctx.series_dir.is_some())?;
     let result = sim::run(point, spec, &opts)?;
     if let Some(dir) = &ctx.series_dir {
-        write_atomic(&dir.join(format!("{}.csv", spec.id)), result.series_csv().as_bytes())?;
+        write_atomic(
+            &dir.join(format!("{}.csv", spec.id)),
+            result.series_csv().as_bytes(),
+        )?;
     }
     let line = serde_json::to_value(&result).context("cannot serialise the result")?;
     ctx.store.append(&line)?;
@@ -151,15 +181,25 @@ fn resume_command(out: &Path) -> String {
     if !words.iter().any(|w| w == "--resume") {
         words.push("--resume".into());
     }
-    if !words.iter().any(|w| w == "--out" || w.starts_with("--out=")) {
+    if !words
+        .iter()
+        .any(|w| w == "--out" || w.starts_with("--out="))
+    {
         words.push("--out".into());
         words.push(out.display().to_string());
     }
-    words.iter().map(|w| shell_quote(w)).collect::<Vec<_>>().join(" ")
+    words
+        .iter()
+        .map(|w| shell_quote(w))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn shell_quote(word: &str) -> String {
-    let plain = !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=,:%+@".contains(c));
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=,:%+@".contains(c));
     if plain {
         word.to_string()
     } else {
@@ -182,7 +222,8 @@ mod tests {
 
     #[test]
     fn missing_results_file_is_no_results() {
-        let p = std::env::temp_dir().join(format!("quiclab-none-{}/results.jsonl", std::process::id()));
+        let p =
+            std::env::temp_dir().join(format!("quiclab-none-{}/results.jsonl", std::process::id()));
         assert!(!has_results(&p).expect("not found is not an error"));
     }
 }

@@ -9,7 +9,11 @@ use crate::cmd_sim::SimArgs;
 
 /// The engine options for one run. `run_id` is `Some` when the invocation has several runs:
 /// the pcap name then carries the id and qlogs go to a per-run subdirectory.
-pub fn options(args: &SimArgs, run_id: Option<&str>, series: bool) -> anyhow::Result<sim::RunOptions> {
+pub fn options(
+    args: &SimArgs,
+    run_id: Option<&str>,
+    series: bool,
+) -> anyhow::Result<sim::RunOptions> {
     let pcap = match &args.pcap {
         Some(file) => {
             let file = match run_id {
@@ -34,7 +38,11 @@ pub fn options(args: &SimArgs, run_id: Option<&str>, series: bool) -> anyhow::Re
         }
         None => None,
     };
-    Ok(sim::RunOptions { pcap, qlog_dir, series })
+    Ok(sim::RunOptions {
+        pcap,
+        qlog_dir,
+        series,
+    })
 }
 
 /// `trace.pcap` + `p0-r0` → `trace-p0-r0.pcap` (no extension: `trace-p0-r0`).
@@ -50,7 +58,8 @@ pub fn with_run_id(file: &Path, id: &str) -> PathBuf {
 }
 
 fn create_dir(dir: &Path) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create directory {}", dir.display()))
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("cannot create directory {}", dir.display()))
 }
 
 #[cfg(test)]
@@ -59,8 +68,17 @@ mod tests {
 
     #[test]
     fn run_id_goes_before_the_extension() {
-        assert_eq!(with_run_id(Path::new("out/trace.pcap"), "p0-r0"), Path::new("out/trace-p0-r0.pcap"));
-        assert_eq!(with_run_id(Path::new("trace"), "p1-r2"), Path::new("trace-p1-r2"));
-        assert_eq!(with_run_id(Path::new("a.b.pcap"), "p0-r1"), Path::new("a.b-p0-r1.pcap"));
+        assert_eq!(
+            with_run_id(Path::new("out/trace.pcap"), "p0-r0"),
+            Path::new("out/trace-p0-r0.pcap")
+        );
+        assert_eq!(
+            with_run_id(Path::new("trace"), "p1-r2"),
+            Path::new("trace-p1-r2")
+        );
+        assert_eq!(
+            with_run_id(Path::new("a.b.pcap"), "p0-r1"),
+            Path::new("a.b-p0-r1.pcap")
+        );
     }
 }

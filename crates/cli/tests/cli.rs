@@ -28,7 +28,8 @@ impl Scratch {
     fn new(name: &str) -> Self {
         static N: AtomicUsize = AtomicUsize::new(0);
         let n = N.fetch_add(1, Ordering::SeqCst);
-        let dir = std::env::temp_dir().join(format!("quiclab-cli-{}-{name}-{n}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("quiclab-cli-{}-{name}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("create scratch dir");
         Scratch(dir)
@@ -52,7 +53,11 @@ impl Drop for Scratch {
 }
 
 fn quiclab(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_quiclab")).args(args).current_dir(cwd).output().expect("run quiclab")
+    Command::new(env!("CARGO_BIN_EXE_quiclab"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("run quiclab")
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -69,7 +74,13 @@ fn sweep(s: &Scratch, out: &str, extra: &[&str]) -> Output {
 }
 
 fn assert_ok(o: &Output) {
-    assert!(o.status.success(), "status {:?}\nstdout:\n{}\nstderr:\n{}", o.status, text(&o.stdout), text(&o.stderr));
+    assert!(
+        o.status.success(),
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status,
+        text(&o.stdout),
+        text(&o.stderr)
+    );
 }
 
 #[test]
@@ -81,7 +92,10 @@ fn single_run_prints_a_summary() {
     let out = text(&o.stdout);
     assert!(out.contains("flow d (quic, download)"), "{out}");
     assert!(out.contains("delivered 200.0 kB"), "{out}");
-    assert!(out.contains("goodput") && out.contains("bottleneck_down: utilisation"), "{out}");
+    assert!(
+        out.contains("goodput") && out.contains("bottleneck_down: utilisation"),
+        "{out}"
+    );
     // A single run without --out leaves no results directory behind.
     assert!(!s.path("results").exists());
 }
@@ -102,7 +116,10 @@ fn json_output_is_one_parseable_object() {
 #[test]
 fn bad_scenario_exits_2_with_position() {
     let s = Scratch::new("bad");
-    s.file("bad.toml", "[link]\nrate = \"10Mbit\"\ndelay = \"10 parsecs\"\n");
+    s.file(
+        "bad.toml",
+        "[link]\nrate = \"10Mbit\"\ndelay = \"10 parsecs\"\n",
+    );
     let o = quiclab(&["sim", "bad.toml"], &s.0);
     assert_eq!(o.status.code(), Some(2), "stderr: {}", text(&o.stderr));
     let err = text(&o.stderr);
@@ -115,7 +132,11 @@ fn bad_override_exits_2() {
     s.file("tiny.toml", TINY);
     let o = quiclab(&["sim", "tiny.toml", "--set", "link.rat=5Mbit"], &s.0);
     assert_eq!(o.status.code(), Some(2), "stderr: {}", text(&o.stderr));
-    assert!(text(&o.stderr).contains("--set link.rat=5Mbit"), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("--set link.rat=5Mbit"),
+        "{}",
+        text(&o.stderr)
+    );
 }
 
 #[test]
@@ -127,28 +148,49 @@ fn sweep_writes_results_series_and_summary() {
     let results = std::fs::read_to_string(s.path("out/results.jsonl")).expect("results.jsonl");
     let ids: Vec<String> = results
         .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("JSON line")["id"].as_str().expect("id").to_string())
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).expect("JSON line")["id"]
+                .as_str()
+                .expect("id")
+                .to_string()
+        })
         .collect();
     assert_eq!(ids, ["p0-r0", "p0-r1", "p1-r0", "p1-r1"]);
     for id in &ids {
-        assert!(s.path(&format!("out/series/{id}.csv")).exists(), "series of {id}");
+        assert!(
+            s.path(&format!("out/series/{id}.csv")).exists(),
+            "series of {id}"
+        );
     }
 
     let summary = std::fs::read_to_string(s.path("out/summary.csv")).expect("summary.csv");
     let mut lines = summary.lines();
     let header: Vec<&str> = lines.next().expect("header").split(',').collect();
-    let col = |name: &str| header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("no column {name}"));
+    let col = |name: &str| {
+        header
+            .iter()
+            .position(|h| *h == name)
+            .unwrap_or_else(|| panic!("no column {name}"))
+    };
     let (metric, n, axis) = (col("metric"), col("n"), col("link.delay"));
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
-    let goodput: Vec<&Vec<&str>> = rows.iter().filter(|r| r[metric] == "flows.0.goodput_bps").collect();
+    let goodput: Vec<&Vec<&str>> = rows
+        .iter()
+        .filter(|r| r[metric] == "flows.0.goodput_bps")
+        .collect();
     assert_eq!(goodput.len(), 2);
     assert!(goodput.iter().all(|r| r[n] == "2"));
     assert_eq!((goodput[0][axis], goodput[1][axis]), ("5ms", "20ms"));
     // Identifiers are not metrics.
-    assert!(rows.iter().all(|r| !["seed", "point", "rep", "events"].contains(&r[metric])));
+    assert!(rows
+        .iter()
+        .all(|r| !["seed", "point", "rep", "events"].contains(&r[metric])));
 
     let table = text(&o.stdout);
-    assert!(table.contains("flows.0.goodput_bps") && table.contains('±'), "{table}");
+    assert!(
+        table.contains("flows.0.goodput_bps") && table.contains('±'),
+        "{table}"
+    );
 }
 
 #[test]
@@ -192,8 +234,14 @@ fn existing_results_are_not_overwritten() {
     let o = sweep(&s, "out", &[]);
     assert_eq!(o.status.code(), Some(1));
     let err = text(&o.stderr);
-    assert!(err.contains("already holds results") && err.contains("--resume"), "{err}");
-    assert_eq!(std::fs::read(s.path("out/results.jsonl")).expect("results"), before);
+    assert!(
+        err.contains("already holds results") && err.contains("--resume"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read(s.path("out/results.jsonl")).expect("results"),
+        before
+    );
 }
 
 #[test]
@@ -206,7 +254,11 @@ fn resume_refuses_a_changed_scenario() {
     args.extend(["--set", "link.rate=5Mbit", "--out", "out", "--resume"]);
     let o = quiclab(&args, &s.0);
     assert_eq!(o.status.code(), Some(1));
-    assert!(text(&o.stderr).contains("different scenario"), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("different scenario"),
+        "{}",
+        text(&o.stderr)
+    );
 }
 
 #[test]
@@ -215,7 +267,8 @@ fn sweep_without_out_defaults_to_results_name() {
     s.file("tiny.toml", TINY);
     let o = quiclab(&["sim", "tiny.toml", "--reps", "2", "--no-series"], &s.0);
     assert_ok(&o);
-    let results = std::fs::read_to_string(s.path("results/tiny/results.jsonl")).expect("default results dir");
+    let results =
+        std::fs::read_to_string(s.path("results/tiny/results.jsonl")).expect("default results dir");
     assert_eq!(results.lines().count(), 2);
     assert!(!s.path("results/tiny/series").exists());
 }
@@ -224,11 +277,30 @@ fn sweep_without_out_defaults_to_results_name() {
 fn traces_get_one_file_per_run() {
     let s = Scratch::new("traces");
     s.file("tiny.toml", TINY);
-    let o = quiclab(&["sim", "tiny.toml", "--reps", "2", "--out", "out", "--pcap", "tr/trace.pcap", "--qlog", "tr/qlog"], &s.0);
+    let o = quiclab(
+        &[
+            "sim",
+            "tiny.toml",
+            "--reps",
+            "2",
+            "--out",
+            "out",
+            "--pcap",
+            "tr/trace.pcap",
+            "--qlog",
+            "tr/qlog",
+        ],
+        &s.0,
+    );
     assert_ok(&o);
     for id in ["p0-r0", "p0-r1"] {
-        assert!(s.path(&format!("tr/trace-{id}.pcap")).exists(), "pcap of {id}");
-        let qlogs = std::fs::read_dir(s.path(&format!("tr/qlog/{id}"))).expect("qlog dir").count();
+        assert!(
+            s.path(&format!("tr/trace-{id}.pcap")).exists(),
+            "pcap of {id}"
+        );
+        let qlogs = std::fs::read_dir(s.path(&format!("tr/qlog/{id}")))
+            .expect("qlog dir")
+            .count();
         assert!(qlogs > 0, "qlogs of {id}");
     }
 }
@@ -239,7 +311,11 @@ fn keys_prints_the_reference() {
     let o = quiclab(&["keys"], &s.0);
     assert_ok(&o);
     let out = text(&o.stdout);
-    assert!(out.contains("link.rate") || out.contains("`rate`"), "{}", &out[..out.len().min(500)]);
+    assert!(
+        out.contains("link.rate") || out.contains("`rate`"),
+        "{}",
+        &out[..out.len().min(500)]
+    );
 }
 
 #[test]
@@ -248,7 +324,19 @@ fn a_failed_run_does_not_stop_the_others_and_resume_retries_it() {
     s.file("tiny.toml", TINY);
     // A directory where run p0-r0's pcap file should go makes exactly that run fail.
     std::fs::create_dir_all(s.path("trace-p0-r0.pcap")).expect("blocking dir");
-    let o = quiclab(&["sim", "tiny.toml", "--reps", "2", "--out", "out", "--pcap", "trace.pcap"], &s.0);
+    let o = quiclab(
+        &[
+            "sim",
+            "tiny.toml",
+            "--reps",
+            "2",
+            "--out",
+            "out",
+            "--pcap",
+            "trace.pcap",
+        ],
+        &s.0,
+    );
     assert_eq!(o.status.code(), Some(1), "stderr: {}", text(&o.stderr));
     let err = text(&o.stderr);
     assert!(err.contains("run p0-r0 failed"), "{err}");
@@ -257,10 +345,30 @@ fn a_failed_run_does_not_stop_the_others_and_resume_retries_it() {
     assert!(results.contains("\"id\":\"p0-r1\""));
 
     std::fs::remove_dir(s.path("trace-p0-r0.pcap")).expect("unblock");
-    let o = quiclab(&["sim", "tiny.toml", "--reps", "2", "--out", "out", "--pcap", "trace.pcap", "--resume"], &s.0);
+    let o = quiclab(
+        &[
+            "sim",
+            "tiny.toml",
+            "--reps",
+            "2",
+            "--out",
+            "out",
+            "--pcap",
+            "trace.pcap",
+            "--resume",
+        ],
+        &s.0,
+    );
     assert_ok(&o);
-    assert!(text(&o.stderr).contains("1 of 2 runs already done"), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("1 of 2 runs already done"),
+        "{}",
+        text(&o.stderr)
+    );
     let results = std::fs::read_to_string(s.path("out/results.jsonl")).expect("results");
     assert_eq!(results.lines().count(), 2);
-    assert!(results.lines().next().is_some_and(|l| l.contains("\"id\":\"p0-r0\"")));
+    assert!(results
+        .lines()
+        .next()
+        .is_some_and(|l| l.contains("\"id\":\"p0-r0\"")));
 }

@@ -10,6 +10,7 @@
 mod docs;
 mod error;
 mod load;
+pub mod builder;
 pub mod model;
 mod paths;
 mod queue;

@@ -6,7 +6,7 @@ use cc::config::CcConfig;
 use netem::config::RateProfile;
 use scenario::model::{CcChoice, CrossPattern, CrossSpec, Scenario};
 
-use crate::builders::*;
+use scenario::builder::*;
 
 /// How much of each grid to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -3,7 +3,6 @@
 //!
 //! `quiclab validate` runs the full grids; the test suite runs [`Grid::Quick`].
 
-pub mod builders;
 pub mod cases;
 
 use rayon::prelude::*;

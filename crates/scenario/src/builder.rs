@@ -1,10 +1,11 @@
-//! Scenarios of the validation cases, built in code with the exact knobs each model assumes.
+//! Scenarios built in code (ns-3's "helpers"): the validation suite, benchmarks and tests use
+//! these to state exactly the knobs a model assumes, without going through TOML.
 
 use std::time::Duration;
 
 use cc::config::{CcConfig, CommonCcConfig, RenoCounting};
 use netem::config::{LinkConfig, LossConfig, QueueLimit, RateProfile};
-use scenario::model::{CcChoice, DuplexLink, FlowSpec, QuicKnobs, Scenario, Stack, Workload};
+use crate::model::{CcChoice, DuplexLink, FlowSpec, QuicKnobs, Scenario, Stack, Workload};
 
 /// IPv4 + UDP header bytes.
 pub const IP_UDP: u64 = 28;
@@ -75,4 +76,14 @@ pub fn scenario(name: &str, bottleneck: LinkConfig, flows: Vec<FlowSpec>, durati
 pub fn with_periodic_loss_up(mut s: Scenario, p: f64) -> Scenario {
     s.bottleneck.up.loss = LossConfig::Periodic { p };
     s
+}
+
+/// A flow with the given workload and otherwise the same knobs as [`bulk_flow`].
+pub fn flow(name: &str, workload: Workload, mtu: u16, cc: CcChoice) -> FlowSpec {
+    FlowSpec { workload, ..bulk_flow(name, mtu, cc) }
+}
+
+/// A symmetric dumbbell with a fixed-rate bottleneck and a packet-limited queue.
+pub fn dumbbell(rate_bps: u64, one_way: Duration, queue_packets: u64, flows: Vec<FlowSpec>, duration: Duration) -> Scenario {
+    scenario("dumbbell", link(rate_bps, one_way, Some(queue_packets)), flows, duration)
 }
