@@ -5,6 +5,7 @@
 
 mod bench;
 mod cmd_sim;
+mod cmd_validate;
 mod exit;
 mod files;
 mod interrupt;
@@ -39,6 +40,8 @@ enum Command {
     Sim(cmd_sim::SimArgs),
     /// Measure the simulator's speed on two fixed downloads.
     Bench(bench::BenchArgs),
+    /// Run seed 001's analytic validation cases (exit 1 if any point is out of tolerance).
+    Validate(cmd_validate::ValidateArgs),
     /// Print every scenario key with its type, default and documentation.
     Keys,
 }
@@ -49,6 +52,7 @@ fn main() -> ExitCode {
         Command::Sim(args) => cmd_sim::run(&args),
         Command::Bench(args) => bench::run(&args),
         Command::Keys => keys::run(),
+        Command::Validate(args) => cmd_validate::run(&args),
     };
     match result {
         Ok(code) => code.into(),

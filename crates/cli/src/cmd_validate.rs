@@ -1,0 +1,62 @@
+//! `quiclab validate`: seed 001's analytic validation cases; non-zero exit on any failure.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::Args;
+
+use crate::exit::{self, Exit};
+
+/// Options of `quiclab validate`.
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// Run the reduced grid of the test suite instead of the full one.
+    #[arg(long)]
+    quick: bool,
+    /// Only these cases (link-bandwidth, mathis, flow-control, fair-share); repeatable.
+    #[arg(long = "case", value_parser = clap::builder::PossibleValuesParser::new(validate::CASES))]
+    cases: Vec<String>,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// Print the report as JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+    /// Also write the table as Markdown to this file.
+    #[arg(long)]
+    markdown: Option<PathBuf>,
+}
+
+/// Runs the suite and returns 0 when every point is inside its tolerance, 1 otherwise.
+pub fn run(args: &ValidateArgs) -> anyhow::Result<Exit> {
+    let mut pool = rayon::ThreadPoolBuilder::new();
+    if let Some(j) = args.jobs {
+        anyhow::ensure!(j >= 1, "--jobs must be at least 1");
+        pool = pool.num_threads(j);
+    }
+    let pool = pool.build().context("starting worker threads")?;
+    let grid = if args.quick { validate::Grid::Quick } else { validate::Grid::Full };
+    let tty = std::io::stderr().is_terminal();
+    let progress = |done: usize, total: usize| {
+        if tty {
+            eprint!("\rvalidate: {done}/{total} runs");
+        } else if done == total || done % 20 == 0 {
+            eprintln!("validate: {done}/{total} runs");
+        }
+    };
+    let report = pool.install(|| validate::run(grid, &args.cases, &progress));
+    if tty {
+        eprintln!();
+    }
+    if args.json {
+        println!("{}", serde_json::to_string(&report)?);
+    } else {
+        print!("{}", report.render());
+    }
+    if let Some(path) = &args.markdown {
+        let body = format!("```\n{}```\n", report.render());
+        std::fs::write(path, body).with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(if report.passed() { exit::SUCCESS } else { exit::FAILURE })
+}
