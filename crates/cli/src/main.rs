@@ -21,6 +21,10 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+/// Simulations allocate a buffer per datagram; mimalloc makes that markedly cheaper than glibc.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Top-level command line.
 #[derive(Debug, Parser)]
 #[command(
