@@ -41,7 +41,7 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<Exit> {
     let progress = |done: usize, total: usize| {
         if tty {
             eprint!("\rvalidate: {done}/{total} runs");
-        } else if done == total || done % 20 == 0 {
+        } else if done == total || done.is_multiple_of(20) {
             eprintln!("validate: {done}/{total} runs");
         }
     };

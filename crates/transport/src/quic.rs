@@ -18,7 +18,7 @@ use bytes::{Bytes, BytesMut};
 use quinn_proto::{
     AckFrequencyConfig, ClientConfig, ConnectionError, ConnectionHandle, ConnectionStats,
     DatagramEvent, Dir, Endpoint, EndpointConfig, Event, MtuDiscoveryConfig, ReadError,
-    ServerConfig, StreamEvent, StreamId, TransportConfig, VarInt, WriteError,
+    ServerConfig, StreamId, TransportConfig, VarInt, WriteError,
 };
 
 use crate::agent::{ConnectionReport, FlowAgent, FlowReport, SenderSample, Side};
@@ -318,14 +318,11 @@ impl QuicFlow {
 
     fn on_event(&mut self, side: Side, idx: usize, ev: Event, now: Duration) {
         match ev {
-            Event::Connected => {
-                if side == Side::Client {
-                    let host = &self.client;
-                    let c = &host.conns[idx];
-                    let r = &mut self.connections[c.app.report_index];
-                    r.handshake_s = Some(now.as_secs_f64() - r.started_s);
-                    r.zero_rtt_accepted = c.conn.accepted_0rtt();
-                }
+            Event::Connected if side == Side::Client => {
+                let c = &self.client.conns[idx];
+                let r = &mut self.connections[c.app.report_index];
+                r.handshake_s = Some(now.as_secs_f64() - r.started_s);
+                r.zero_rtt_accepted = c.conn.accepted_0rtt();
             }
             Event::ConnectionLost { reason } => {
                 let host = match side {
@@ -339,17 +336,6 @@ impl QuicFlow {
                 );
                 if !expected && !self.finished {
                     self.fail(format!("{side:?} connection lost: {reason}"));
-                }
-            }
-            Event::Stream(StreamEvent::Finished { id }) => {
-                // A bulk sender whose finished stream is fully acknowledged closes politely.
-                let host = match side {
-                    Side::Client => &mut self.client,
-                    Side::Server => &mut self.server,
-                };
-                let c = &mut host.conns[idx];
-                if c.app.sends.iter().all(|(sid, _)| *sid != id) && self.stopped {
-                    c.conn.close(to_instant(now), VarInt::from_u32(0), Bytes::from_static(b"done"));
                 }
             }
             _ => {}
