@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use cc::config::{CcConfig, CommonCcConfig, RenoCounting};
 use netem::config::{LinkConfig, LossConfig, QueueLimit, RateProfile};
-use crate::model::{CcChoice, DuplexLink, FlowSpec, QuicKnobs, Scenario, Stack, Workload};
+use crate::model::{CcChoice, DuplexLink, FlowSpec, QuicKnobs, Scenario, Stack, TcpKnobs, TlsMode, Workload};
 
 /// IPv4 + UDP header bytes.
 pub const IP_UDP: u64 = 28;
@@ -53,9 +53,32 @@ pub fn bulk_flow(name: &str, mtu: u16, cc: CcChoice) -> FlowSpec {
             max_ack_delay: None,
             zero_rtt: false,
         },
+        tcp: tcp_knobs(mtu),
         client_access: DuplexLink { up: LinkConfig::ideal(), down: LinkConfig::ideal() },
         server_access: DuplexLink { up: LinkConfig::ideal(), down: LinkConfig::ideal() },
     }
+}
+
+/// Linux-like TCP defaults for an IP MTU.
+pub fn tcp_knobs(mtu: u16) -> TcpKnobs {
+    TcpKnobs {
+        mtu,
+        tls: TlsMode::Tls13,
+        sack: true,
+        timestamps: true,
+        delayed_ack: true,
+        delayed_ack_timeout: Duration::from_millis(40),
+        receive_window_max: 3_145_728,
+        initial_receive_window: 65_535,
+        send_buffer: 4_194_304,
+        min_rto: Duration::from_millis(200),
+        initial_rto: Duration::from_secs(1),
+    }
+}
+
+/// A TCP flow with Linux-like defaults.
+pub fn tcp_flow(name: &str, workload: Workload, mtu: u16, cc: CcChoice) -> FlowSpec {
+    FlowSpec { stack: Stack::Tcp, workload, ..bulk_flow(name, mtu, cc) }
 }
 
 /// A symmetric dumbbell around `bottleneck`.

@@ -43,6 +43,45 @@ pub struct DuplexLink {
 pub enum Stack {
     /// The real quinn-proto state machine driven in virtual time.
     Quic,
+    /// quiclab's Linux-like TCP model (with TLS modelled as message exchanges).
+    Tcp,
+}
+
+/// TLS handshake carried over a TCP flow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TlsMode {
+    /// Plain TCP: the request follows the three-way handshake.
+    None,
+    /// TLS 1.2: two round trips of handshake messages.
+    Tls12,
+    /// TLS 1.3: one round trip.
+    Tls13,
+}
+
+/// TCP model knobs; defaults follow Linux.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TcpKnobs {
+    /// IP MTU; MSS = mtu − 40 (IPv4 + TCP headers) − 12 when timestamps are on.
+    pub mtu: u16,
+    pub tls: TlsMode,
+    /// SACK (RFC 2018) with RFC 6675 loss recovery; off: NewReno-style recovery (RFC 6582).
+    pub sack: bool,
+    /// Timestamps option (12 bytes per segment, RTT samples from every ACK).
+    pub timestamps: bool,
+    /// Delayed ACKs: every second full segment or after `delayed_ack_timeout`; off: ACK every segment.
+    pub delayed_ack: bool,
+    /// Delayed-ACK timer (Linux: 40 ms minimum).
+    pub delayed_ack_timeout: Duration,
+    /// Largest receive window autotuning may reach (bytes).
+    pub receive_window_max: u64,
+    /// Receive window advertised at connection start (bytes).
+    pub initial_receive_window: u64,
+    /// Send buffer: unacknowledged plus unsent bytes the sender holds.
+    pub send_buffer: u64,
+    /// Lower bound of the retransmission timeout (Linux: 200 ms).
+    pub min_rto: Duration,
+    /// RTO before the first RTT sample (RFC 6298: 1 s).
+    pub initial_rto: Duration,
 }
 
 /// What the application on a flow does.
@@ -106,8 +145,10 @@ pub struct FlowSpec {
     pub stop: Option<Duration>,
     /// Congestion controller of this flow's senders.
     pub cc: CcChoice,
-    /// QUIC transport knobs.
+    /// QUIC transport knobs (used when `stack` is `Quic`).
     pub quic: QuicKnobs,
+    /// TCP model knobs (used when `stack` is `Tcp`).
+    pub tcp: TcpKnobs,
     /// Client-side access link (client ↔ bottleneck).
     pub client_access: DuplexLink,
     /// Server-side access link (bottleneck ↔ server).

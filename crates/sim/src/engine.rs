@@ -550,6 +550,7 @@ impl Sim {
                 name: slot.name.clone(),
                 stack: match slot.spec.stack {
                     Stack::Quic => "quic".into(),
+                    Stack::Tcp => "tcp".into(),
                 },
                 workload: workload_name(&slot.spec.workload),
                 bytes_delivered: rep_.bytes_delivered,
@@ -632,5 +633,6 @@ fn build_agent(spec: &FlowSpec, index: usize, seed: u64, clock: &VirtualClock, o
             let flow = QuicFlow::new(cfg, clock.clone()).map_err(|e| SimError::Flow { flow: spec.name.clone(), message: e.to_string() })?;
             Ok(Box::new(flow))
         }
+        Stack::Tcp => Err(SimError::Flow { flow: spec.name.clone(), message: "the TCP model is not built yet".into() }),
     }
 }

@@ -93,6 +93,7 @@ pub(crate) fn resolve(
                 stop: d.stop,
                 cc: d.cc,
                 quic: d.quic.clone(),
+                tcp: crate::builder::tcp_knobs(d.quic.mtu),
                 client_access: client_access.clone(),
                 server_access: server_access.clone(),
             });
