@@ -72,7 +72,12 @@ struct Packet {
     owner: Owner,
     up: bool,
     hop: u8,
+    /// IP-layer size.
+    wire_len: u32,
+    /// Transport payload carried (for throughput metrics).
     payload_len: u32,
+    /// IP + transport header bytes in front of the payload.
+    header_len: u32,
     payload: Vec<u8>,
 }
 
@@ -301,9 +306,13 @@ impl Sim {
             let mut pkt = d.item;
             if d.corrupted {
                 let bit = d.flip_bit % (u64::from(d.ip_bytes) * 8).max(1);
-                let header_bits = u64::from(IPV4_UDP_OVERHEAD) * 8;
-                if bit < header_bits || pkt.payload.is_empty() && matches!(pkt.owner, Owner::Flow(_)) {
-                    // An IP/UDP header error is caught by the receiving host's checksums.
+                let header_bits = u64::from(pkt.header_len) * 8;
+                let reaches = match pkt.owner {
+                    Owner::Flow(f) => bit >= header_bits && self.flows[f as usize].agent.corrupt_payload_reaches_endpoint(),
+                    Owner::Cross(_) => false,
+                };
+                if !reaches {
+                    // Caught by the receiving host's IP/UDP/TCP checksum.
                     self.corrupt_header_drops[usize::from(!pkt.up)] += 1;
                     continue;
                 }
@@ -346,7 +355,7 @@ impl Sim {
         if self.pcap.is_some() && (l == BOTTLENECK_UP || l == BOTTLENECK_DOWN) {
             self.capture(&pkt);
         }
-        let ip = pkt.payload_len + IPV4_UDP_OVERHEAD;
+        let ip = pkt.wire_len;
         let _ = self.links[l].enqueue(self.now, ip, pkt);
         self.reschedule_link(l);
     }
@@ -408,9 +417,17 @@ impl Sim {
     /// Sends whatever the agent has queued and re-arms its timer.
     fn after_agent(&mut self, f: usize, side: Side) {
         let up = side == Side::Client;
-        while let Some(payload) = self.flows[f].agent.poll_transmit(side, self.now) {
+        while let Some(t) = self.flows[f].agent.poll_transmit(side, self.now) {
             self.flows[f].datagrams_sent[side.index()] += 1;
-            let pkt = Packet { owner: Owner::Flow(f as u32), up, hop: 0, payload_len: payload.len() as u32, payload };
+            let pkt = Packet {
+                owner: Owner::Flow(f as u32),
+                up,
+                hop: 0,
+                wire_len: t.wire_len,
+                payload_len: t.payload_len,
+                header_len: t.header_len,
+                payload: t.bytes,
+            };
             self.forward(pkt);
         }
         self.reschedule_timer(f, side);
@@ -441,7 +458,15 @@ impl Sim {
     fn on_cross(&mut self, c: usize) {
         if let Some(size) = self.cross[c].emit() {
             let up = self.cross[c].spec().up;
-            let pkt = Packet { owner: Owner::Cross(c as u32), up, hop: 0, payload_len: size, payload: Vec::new() };
+            let pkt = Packet {
+                owner: Owner::Cross(c as u32),
+                up,
+                hop: 0,
+                wire_len: size + IPV4_UDP_OVERHEAD,
+                payload_len: size,
+                header_len: IPV4_UDP_OVERHEAD,
+                payload: Vec::new(),
+            };
             self.forward(pkt);
         }
         if let Some(t) = self.cross[c].next_time() {
@@ -462,7 +487,7 @@ impl Sim {
                     t_s: self.now.as_secs_f64(),
                     flow: slot.name.clone(),
                     goodput_bps: (delivered - slot.last_delivered) as f64 * 8.0 / secs,
-                    udp_throughput_bps: (udp - slot.last_udp_rx) as f64 * 8.0 / secs,
+                    payload_throughput_bps: (udp - slot.last_udp_rx) as f64 * 8.0 / secs,
                     cwnd_bytes: s.cwnd,
                     srtt_ms: s.srtt.as_secs_f64() * 1e3,
                     in_flight_bytes: s.in_flight,
@@ -556,7 +581,7 @@ impl Sim {
                 bytes_delivered: rep_.bytes_delivered,
                 goodput_bps: goodput,
                 window_goodput_bps: rate(slot.mark_delivered[0], slot.mark_delivered[1], delivered_now),
-                window_udp_throughput_bps: rate(slot.mark_udp[0], slot.mark_udp[1], udp_now),
+                window_payload_throughput_bps: rate(slot.mark_udp[0], slot.mark_udp[1], udp_now),
                 completion_s: last_conn.and_then(|c| c.completion_s),
                 handshake_s: rep_.connections.first().and_then(|c| c.handshake_s),
                 ttfb_s: rep_.connections.first().and_then(|c| c.time_to_first_byte_s),
@@ -567,7 +592,7 @@ impl Sim {
                 ack_frames_sent: rep_.ack_frames_sent,
                 max_data_frames_sent: rep_.max_data_frames_sent,
                 max_stream_data_frames_sent: rep_.max_stream_data_frames_sent,
-                udp_rx_bytes: udp_now,
+                payload_rx_bytes: udp_now,
                 datagrams_sent: slot.datagrams_sent,
                 final_mtu: rep_.final_mtu,
                 connections: rep_.connections.clone(),

@@ -48,9 +48,9 @@ pub struct FlowResult {
     pub goodput_bps: Option<f64>,
     /// Application goodput inside the measurement window.
     pub window_goodput_bps: Option<f64>,
-    /// UDP payload throughput at the data receiver inside the measurement window (what seed
-    /// 001 calls "bytes received by QUIC").
-    pub window_udp_throughput_bps: Option<f64>,
+    /// Transport payload throughput at the data receiver inside the measurement window: UDP
+    /// payload for QUIC (what seed 001 calls "bytes received by QUIC"), segment data for TCP.
+    pub window_payload_throughput_bps: Option<f64>,
     /// Download completion time of the last connection (first packet → last byte).
     pub completion_s: Option<f64>,
     /// Handshake time of the first connection.
@@ -65,8 +65,8 @@ pub struct FlowResult {
     pub ack_frames_sent: u64,
     pub max_data_frames_sent: u64,
     pub max_stream_data_frames_sent: u64,
-    /// UDP payload bytes delivered to the data receiver's endpoint.
-    pub udp_rx_bytes: u64,
+    /// Transport payload bytes (UDP payload / TCP segment data) delivered to the data receiver.
+    pub payload_rx_bytes: u64,
     /// Datagrams sent by the client and by the server.
     pub datagrams_sent: [u64; 2],
     pub final_mtu: u16,
@@ -82,7 +82,8 @@ pub struct LinkResult {
     pub stats: LinkStats,
     /// Busy time / run time.
     pub utilisation: f64,
-    /// Packets dropped at the receiving host because the bit error hit an IP/UDP header.
+    /// Corrupted packets dropped by the receiving host's checksums (a bit error in the IP/UDP
+    /// header, or anywhere in a TCP segment) rather than reaching the transport.
     pub corrupt_header_drops: u64,
 }
 
@@ -103,8 +104,8 @@ pub struct SeriesRow {
     pub flow: String,
     /// Application goodput during the bin.
     pub goodput_bps: f64,
-    /// UDP payload throughput at the data receiver during the bin.
-    pub udp_throughput_bps: f64,
+    /// Transport payload throughput at the data receiver during the bin.
+    pub payload_throughput_bps: f64,
     pub cwnd_bytes: u64,
     pub srtt_ms: f64,
     pub in_flight_bytes: u64,
@@ -118,12 +119,12 @@ impl RunResult {
     /// The series as CSV text (header + one line per row).
     pub fn series_csv(&self) -> String {
         let mut s = String::from(
-            "t_s,flow,goodput_bps,udp_throughput_bps,cwnd_bytes,srtt_ms,in_flight_bytes,queue_up_packets,queue_down_packets,queue_up_bytes,queue_down_bytes\n",
+            "t_s,flow,goodput_bps,payload_throughput_bps,cwnd_bytes,srtt_ms,in_flight_bytes,queue_up_packets,queue_down_packets,queue_up_bytes,queue_down_bytes\n",
         );
         for r in &self.series {
             s.push_str(&format!(
                 "{},{},{},{},{},{},{},{},{},{},{}\n",
-                r.t_s, r.flow, r.goodput_bps, r.udp_throughput_bps, r.cwnd_bytes, r.srtt_ms,
+                r.t_s, r.flow, r.goodput_bps, r.payload_throughput_bps, r.cwnd_bytes, r.srtt_ms,
                 r.in_flight_bytes, r.queue_up_packets, r.queue_down_packets, r.queue_up_bytes, r.queue_down_bytes
             ));
         }

@@ -85,6 +85,29 @@ pub struct FlowReport {
     pub error: Option<String>,
 }
 
+/// A datagram or segment leaving an endpoint.
+#[derive(Debug, Clone)]
+pub struct Transmit {
+    /// What the peer's `handle_datagram` receives: the UDP payload for QUIC; an encoded
+    /// segment (header fields and data length, no data bytes) for the TCP model.
+    pub bytes: Vec<u8>,
+    /// Size on the wire at the IP layer (IP + transport headers + payload), for link rates.
+    pub wire_len: u32,
+    /// Transport payload carried (UDP payload for QUIC, segment data for TCP), for metrics.
+    pub payload_len: u32,
+    /// Header bytes in front of the payload (28 for IPv4+UDP, 52 for IPv4+TCP+timestamps):
+    /// a bit error inside them is caught by the receiving host's IP/UDP/TCP checksum.
+    pub header_len: u32,
+}
+
+impl Transmit {
+    /// A UDP datagram over IPv4 carrying `payload`.
+    pub fn udp(payload: Vec<u8>) -> Self {
+        let len = payload.len() as u32;
+        Transmit { bytes: payload, wire_len: len + 28, payload_len: len, header_len: 28 }
+    }
+}
+
 /// Both ends of one transport flow, driven by an engine in virtual (or real) time.
 pub trait FlowAgent {
     /// A datagram (UDP payload) arrived at `side`. The application may run only at the next
@@ -93,7 +116,13 @@ pub trait FlowAgent {
     /// The timer of `side` fired (the engine calls this at or after `poll_timeout`).
     fn handle_timeout(&mut self, side: Side, now: Duration);
     /// Next datagram `side` wants to send now, if any. Call until `None`.
-    fn poll_transmit(&mut self, side: Side, now: Duration) -> Option<Vec<u8>>;
+    fn poll_transmit(&mut self, side: Side, now: Duration) -> Option<Transmit>;
+    /// Whether a packet with a bit error in its payload still reaches the endpoint. QUIC: yes
+    /// (UDP checksums are often off; quinn's AEAD rejects it). TCP: no (the TCP checksum
+    /// covers the payload, so the host drops it).
+    fn corrupt_payload_reaches_endpoint(&self) -> bool {
+        true
+    }
     /// When `side` next needs `handle_timeout`.
     fn poll_timeout(&mut self, side: Side) -> Option<Duration>;
     /// Application bytes delivered so far (monotonic), for throughput series.

@@ -21,7 +21,7 @@ use quinn_proto::{
     ServerConfig, StreamId, TransportConfig, VarInt, WriteError,
 };
 
-use crate::agent::{ConnectionReport, FlowAgent, FlowReport, SenderSample, Side};
+use crate::agent::{ConnectionReport, FlowAgent, FlowReport, SenderSample, Side, Transmit};
 use crate::cc_adapter::{CcProbe, ControllerChoice, Factory};
 use crate::clock::{from_instant, to_instant, VirtualClock};
 use crate::seeded::{sub_seed, SeededCidGenerator, SharedRng};
@@ -708,7 +708,7 @@ impl FlowAgent for QuicFlow {
         self.drive(side, now);
     }
 
-    fn poll_transmit(&mut self, side: Side, now: Duration) -> Option<Vec<u8>> {
+    fn poll_transmit(&mut self, side: Side, now: Duration) -> Option<Transmit> {
         self.clock.set(now);
         if std::mem::take(&mut self.needs_drive[side.index()]) {
             self.drive(side, now);
@@ -716,13 +716,13 @@ impl FlowAgent for QuicFlow {
         let nowi = to_instant(now);
         let host = self.host(side);
         if let Some(d) = host.outbox.pop_front() {
-            return Some(d);
+            return Some(Transmit::udp(d));
         }
         let mut out = None;
         for c in host.conns.iter_mut() {
             host.buf.clear();
             if let Some(t) = c.conn.poll_transmit(nowi, 1, &mut host.buf) {
-                out = Some(host.buf[..t.size].to_vec());
+                out = Some(Transmit::udp(host.buf[..t.size].to_vec()));
                 break;
             }
         }

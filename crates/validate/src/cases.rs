@@ -35,12 +35,12 @@ pub struct CaseRun {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Measure {
     /// UDP payload throughput at the receiver inside the scenario's measurement window.
-    WindowUdpThroughput,
+    WindowPayloadThroughput,
     /// Application goodput inside the measurement window.
     WindowGoodput,
     /// UDP payload throughput from the first congestion event to the end of the run, using
     /// the series bins that start after it.
-    UdpThroughputAfterFirstLoss,
+    PayloadThroughputAfterFirstLoss,
     /// Per-flow UDP throughput per 1-s bin (fair share; judged across repetitions).
     FairShareBins,
 }
@@ -68,7 +68,7 @@ pub fn link_bandwidth(grid: Grid) -> Vec<CaseRun> {
                 expected_bps: (f64::from(mtu) - IP_UDP as f64) / f64::from(mtu) * 100e6,
                 scenario: s,
                 seed: 1,
-                measure: Measure::WindowUdpThroughput,
+                measure: Measure::WindowPayloadThroughput,
             }
         })
         .collect()
@@ -101,7 +101,7 @@ pub fn mathis(grid: Grid) -> Vec<CaseRun> {
                 expected_bps: 8.0 * 1252.0 / (rtt / 1e3) * (3.0 / (2.0 * p)).sqrt(),
                 scenario: s,
                 seed: 1,
-                measure: Measure::UdpThroughputAfterFirstLoss,
+                measure: Measure::PayloadThroughputAfterFirstLoss,
             });
         }
     }

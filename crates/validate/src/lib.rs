@@ -106,7 +106,7 @@ struct Measured {
 fn execute(run: &CaseRun) -> Measured {
     let point = SweepPoint { axes: vec![], scenario: run.scenario.clone() };
     let spec = RunSpec { id: run.label.clone(), point: 0, rep: 0, seed: run.seed };
-    let series = matches!(run.measure, Measure::UdpThroughputAfterFirstLoss | Measure::FairShareBins);
+    let series = matches!(run.measure, Measure::PayloadThroughputAfterFirstLoss | Measure::FairShareBins);
     let result = match sim::run(&point, &spec, &sim::RunOptions { series, ..Default::default() }) {
         Ok(r) => r,
         Err(e) => return Measured { value: f64::NAN, error: Some(e.to_string()), bins: vec![] },
@@ -114,13 +114,13 @@ fn execute(run: &CaseRun) -> Measured {
     let flow = &result.flows[0];
     let error = result.flows.iter().find_map(|f| f.error.clone());
     let value = match run.measure {
-        Measure::WindowUdpThroughput => flow.window_udp_throughput_bps.unwrap_or(f64::NAN),
+        Measure::WindowPayloadThroughput => flow.window_payload_throughput_bps.unwrap_or(f64::NAN),
         Measure::WindowGoodput => flow.window_goodput_bps.unwrap_or(f64::NAN),
-        Measure::UdpThroughputAfterFirstLoss => {
+        Measure::PayloadThroughputAfterFirstLoss => {
             let bin = run.scenario.sample_interval.as_secs_f64();
             match flow.first_congestion_s {
                 Some(t0) => {
-                    let v: Vec<f64> = result.series.iter().filter(|r| r.t_s - bin >= t0 - 1e-9).map(|r| r.udp_throughput_bps).collect();
+                    let v: Vec<f64> = result.series.iter().filter(|r| r.t_s - bin >= t0 - 1e-9).map(|r| r.payload_throughput_bps).collect();
                     if v.is_empty() { f64::NAN } else { v.iter().sum::<f64>() / v.len() as f64 }
                 }
                 None => f64::NAN,
@@ -128,7 +128,7 @@ fn execute(run: &CaseRun) -> Measured {
         }
         Measure::FairShareBins => 0.0,
     };
-    let bins = result.series.iter().map(|r| (r.flow.clone(), r.t_s, r.udp_throughput_bps)).collect();
+    let bins = result.series.iter().map(|r| (r.flow.clone(), r.t_s, r.payload_throughput_bps)).collect();
     Measured { value, error, bins }
 }
 
