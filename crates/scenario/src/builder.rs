@@ -32,6 +32,14 @@ pub fn newreno_exact() -> CcChoice {
     })
 }
 
+/// CUBIC (RFC 9438) with HyStart++, IW 10, β = 0.7.
+pub fn cubic_hystart() -> CcChoice {
+    CcChoice::Ours(CcConfig::Cubic {
+        hystart: true,
+        common: CommonCcConfig { initial_window_packets: 10, loss_reduction_factor: 0.7, minimum_window_packets: 2 },
+    })
+}
+
 /// A saturated QUIC sender on the client (seed 001's traffic generator → discard server).
 pub fn bulk_flow(name: &str, mtu: u16, cc: CcChoice) -> FlowSpec {
     FlowSpec {

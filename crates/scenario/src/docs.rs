@@ -3,6 +3,7 @@
 
 use std::fmt::Write;
 
+use crate::model::Stack;
 use crate::registry::{keys, sections, Kind};
 
 const INTRO: &str = r#"# Scenario files
@@ -99,7 +100,12 @@ pub fn render_docs() -> String {
                 continue;
             }
             let name = k.path.rsplit_once('.').map_or(k.path, |p| p.1);
-            let mut doc = k.doc.to_string();
+            let mut doc = match k.stack {
+                None => String::new(),
+                Some(Stack::Quic) => "*QUIC only.* ".to_string(),
+                Some(Stack::Tcp) => "*TCP only.* ".to_string(),
+            };
+            doc.push_str(k.doc);
             if k.kind == Kind::Enum {
                 let list: Vec<String> = k.allowed.iter().map(|a| format!("`{a}`")).collect();
                 let _ = write!(doc, " One of {}.", list.join(", "));

@@ -47,6 +47,16 @@ pub enum Stack {
     Tcp,
 }
 
+impl Stack {
+    /// The value of `flow.stack` that selects this stack.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stack::Quic => "quic",
+            Stack::Tcp => "tcp",
+        }
+    }
+}
+
 /// TLS handshake carried over a TCP flow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum TlsMode {
@@ -63,6 +73,7 @@ pub enum TlsMode {
 pub struct TcpKnobs {
     /// IP MTU; MSS = mtu − 40 (IPv4 + TCP headers) − 12 when timestamps are on.
     pub mtu: u16,
+    /// TLS handshake run before the request.
     pub tls: TlsMode,
     /// SACK (RFC 2018) with RFC 6675 loss recovery; off: NewReno-style recovery (RFC 6582).
     pub sack: bool,

@@ -105,6 +105,8 @@ pub struct KeyDoc {
     pub example: &'static str,
     /// `key=value` overrides that make `example` matter (e.g. the loss model for `link.loss.r`).
     pub context: &'static [&'static str],
+    /// The only flow stack the key applies to (`None` = every stack); set elsewhere it is an error.
+    pub stack: Option<Stack>,
 }
 
 /// A group of keys rendered as one table in the documentation.
@@ -133,6 +135,7 @@ const fn key(
         allowed: &[],
         example,
         context: &[],
+        stack: None,
     }
 }
 
@@ -140,10 +143,23 @@ const fn with_context(k: KeyDoc, context: &'static [&'static str]) -> KeyDoc {
     KeyDoc { context, ..k }
 }
 
+/// A key the TCP model would ignore.
+const fn quic_only(k: KeyDoc) -> KeyDoc {
+    KeyDoc { stack: Some(Stack::Quic), ..k }
+}
+
+/// A key the QUIC stack would ignore; its registry test runs on a TCP flow, where it matters.
+const fn tcp_only(k: KeyDoc) -> KeyDoc {
+    KeyDoc { stack: Some(Stack::Tcp), context: &[TCP_FLOW], ..k }
+}
+
+const TCP_FLOW: &str = "flow.stack=\"tcp\"";
+
 const fn one_of(k: KeyDoc, allowed: &'static [&'static str]) -> KeyDoc {
     KeyDoc { allowed, ..k }
 }
 
+use crate::model::Stack;
 use DefaultValue::{Context, Required, Unset, Value};
 use Kind::*;
 
@@ -157,6 +173,12 @@ pub const CC_NAMES: &[&str] = &[
     "quinn-cubic",
     "quinn-bbr",
 ];
+
+/// Values of `flow.cc` that only the QUIC stack has (quinn's built-in controllers).
+pub const QUIC_ONLY_CC: &[&str] = &["quinn-newreno", "quinn-cubic", "quinn-bbr"];
+
+/// Values of `flow.tls`.
+pub const TLS_VERSIONS: &[&str] = &["1.3", "1.2", "none"];
 
 /// Names accepted by `link.loss.model`.
 pub const LOSS_MODELS: &[&str] = &[
@@ -212,7 +234,7 @@ static KEYS: &[KeyDoc] = &[
     // --- flows ---
     key("flow.name", Str, Context("`flow{i}`, i = index of the `[[flow]]`"), "Unique name of the flow in results.", "\"bulk\""),
     key("flow.count", Int, Value("1"), "Replicate this flow; copies are named `{name}.0` … `{name}.{count-1}`.", "2"),
-    one_of(key("flow.stack", Enum, Value("quic"), "Transport implementation.", "\"quic\""), &["quic"]),
+    one_of(key("flow.stack", Enum, Value("quic"), "Transport: `quic` = the real quinn-proto state machine; `tcp` = quiclab's Linux-like TCP model with TLS modelled as messages.", "\"tcp\""), &["quic", "tcp"]),
     one_of(key("flow.app", Enum, Value("bulk"), "Workload: saturated `bulk` sender, or `download` of `size` bytes.", "\"download\""), &["bulk", "download"]),
     one_of(key("flow.direction", Enum, Value("up"), "bulk: who sends; `up` = the client uploads, `down` = the server sends.", "\"down\""), &["up", "down"]),
     with_context(key("flow.size", Size, Value("10MB"), "download: bytes requested, split evenly over the streams.", "\"8.9MB\""), &["flow.app=\"download\""]),
@@ -220,20 +242,31 @@ static KEYS: &[KeyDoc] = &[
     with_context(key("flow.connections", Int, Value("1"), "download: connections made one after the other (0-RTT applies to the second and later).", "2"), &["flow.app=\"download\""]),
     key("flow.start", Duration, Value("0s"), "When the client starts.", "\"1s\""),
     key("flow.stop", Duration, Unset, "bulk: when the sender stops; none = end of the run.", "\"5s\""),
-    one_of(key("flow.cc", Enum, Value("newreno"), "Congestion control: ours (`newreno` with exact byte counting, `newreno-approx` with RFC 9002's per-ACK increase, `cubic`, `none`) or quinn's built-ins.", "\"cubic\""), CC_NAMES),
+    one_of(key("flow.cc", Enum, Value("newreno"), "Congestion control: ours (`newreno` with exact byte counting, `newreno-approx` with RFC 9002's per-ACK increase, `cubic`, `none`) on either stack, or quinn's built-ins (`quinn-*`, QUIC only).", "\"cubic\""), CC_NAMES),
     with_context(key("flow.hystart", Bool, Value("true"), "cubic: use HyStart++ in slow start.", "false"), &["flow.cc=\"cubic\""]),
     key("flow.initial_window", Packets, Value("10pkt"), "Initial congestion window (ours only).", "\"4pkt\""),
     key("flow.loss_reduction", Float, Context("0.5 (newreno), 0.7 (cubic)"), "Multiplicative decrease on congestion (ours only).", "0.8"),
     key("flow.min_window", Packets, Value("2pkt"), "Minimum congestion window (ours only).", "\"4pkt\""),
-    key("flow.mtu", Int, Value("1500"), "IP MTU; the UDP payload is at most mtu − 28.", "1280"),
-    key("flow.mtu_discovery", Bool, Value("false"), "Let quinn probe for a larger MTU.", "true"),
-    key("flow.initial_rtt", Duration, Value("333ms"), "RTT estimate before the first sample.", "\"100ms\""),
-    key("flow.stream_window", Size, Value("16MB"), "Per-stream receive window (initial MAX_STREAM_DATA); generous so it limits only when set.", "\"65KB\""),
-    key("flow.conn_window", Size, Value("24MB"), "Connection receive window (initial MAX_DATA).", "\"100KB\""),
-    key("flow.send_window", Size, Value("32MB"), "Sender's buffer limit.", "\"1MB\""),
-    key("flow.ack_ratio", Int, Unset, "Ask the peer to acknowledge every n-th packet (ACK-frequency); none = quinn's default (every second).", "10"),
-    key("flow.max_ack_delay", Duration, Unset, "Max ACK delay requested via ACK-frequency; none = 25 ms.", "\"5ms\""),
-    key("flow.zero_rtt", Bool, Value("false"), "Use 0-RTT on the second and later connections of a download.", "true"),
+    key("flow.mtu", Int, Value("1500"), "IP MTU (at least 1228 for QUIC, 576 for TCP). QUIC: UDP payload at most mtu − 28; TCP: MSS = mtu − 40, − 12 more with timestamps.", "1280"),
+    quic_only(key("flow.mtu_discovery", Bool, Value("false"), "Let quinn probe for a larger MTU.", "true")),
+    quic_only(key("flow.initial_rtt", Duration, Value("333ms"), "RTT estimate before the first sample.", "\"100ms\"")),
+    quic_only(key("flow.stream_window", Size, Value("16MB"), "Per-stream receive window (initial MAX_STREAM_DATA); generous so it limits only when set.", "\"65KB\"")),
+    quic_only(key("flow.conn_window", Size, Value("24MB"), "Connection receive window (initial MAX_DATA).", "\"100KB\"")),
+    quic_only(key("flow.send_window", Size, Value("32MB"), "Sender's buffer limit (TCP: `send_buffer`).", "\"1MB\"")),
+    quic_only(key("flow.ack_ratio", Int, Unset, "Ask the peer to acknowledge every n-th packet (ACK-frequency); none = quinn's default (every second).", "10")),
+    quic_only(key("flow.max_ack_delay", Duration, Unset, "Max ACK delay requested via ACK-frequency; none = 25 ms.", "\"5ms\"")),
+    quic_only(key("flow.zero_rtt", Bool, Value("false"), "Use 0-RTT on the second and later connections of a download.", "true")),
+    // TCP defaults are those of builder::tcp_knobs (Linux); a test holds these texts to it.
+    tcp_only(one_of(key("flow.tls", Enum, Value("1.3"), "TLS over TCP: `1.3` (one round trip of handshake), `1.2` (two), `none` (the request follows the three-way handshake).", "\"1.2\""), TLS_VERSIONS)),
+    tcp_only(key("flow.sack", Bool, Value("true"), "SACK with RFC 6675 recovery; false: NewReno-style recovery (RFC 6582).", "false")),
+    tcp_only(key("flow.timestamps", Bool, Value("true"), "Timestamps option: 12 bytes per segment, an RTT sample from every ACK.", "false")),
+    tcp_only(key("flow.delayed_ack", Bool, Value("true"), "Delayed ACKs (every second full segment or after `delayed_ack_timeout`); false: ACK every segment.", "false")),
+    tcp_only(key("flow.delayed_ack_timeout", Duration, Value("40ms"), "Delayed-ACK timer.", "\"200ms\"")),
+    tcp_only(key("flow.receive_window_max", Size, Value("3MiB"), "Largest receive window autotuning may reach (at most 1GiB, the window-scale limit).", "\"256KiB\"")),
+    tcp_only(key("flow.initial_receive_window", Size, Value("65535B"), "Receive window advertised at connection start (at most `receive_window_max`).", "\"16KiB\"")),
+    tcp_only(key("flow.send_buffer", Size, Value("4MiB"), "Send buffer: unacknowledged plus unsent bytes the sender holds.", "\"256KiB\"")),
+    tcp_only(key("flow.min_rto", Duration, Value("200ms"), "Lower bound of the retransmission timeout.", "\"1s\"")),
+    tcp_only(key("flow.initial_rto", Duration, Value("1s"), "Retransmission timeout before the first RTT sample (RFC 6298).", "\"3s\"")),
     key("flow.client_access.rate", Rate, Value("unlimited"), "Rate of the client's access link (both directions).", "\"100Mbit\""),
     key("flow.client_access.delay", Duration, Value("0ms"), "One-way delay of the client's access link.", "\"5ms\""),
     key("flow.client_access.queue", Queue, Value("unlimited"), "Queue of the client's access link.", "\"10pkt\""),
@@ -281,7 +314,9 @@ static SECTIONS: &[SectionDoc] = &[
         prefix: "flow",
         title: "[[flow]]",
         doc: "Transport flows between a client left of the bottleneck and a server right of it. \
-              Without any `[[flow]]`, one flow with every default runs (named `flow0`).",
+              Without any `[[flow]]`, one flow with every default runs (named `flow0`). Keys marked \
+              *QUIC only* or *TCP only* (and quinn's `cc` values) are errors on a flow of the other \
+              `stack`: the other model has no such knob, and ignoring it would mislead.",
     },
     SectionDoc { prefix: "flow.client_access", title: "flow.client_access", doc: "Link between this flow's client and the bottleneck (same in both directions)." },
     SectionDoc { prefix: "flow.server_access", title: "flow.server_access", doc: "Link between the bottleneck and this flow's server (same in both directions)." },
@@ -354,6 +389,26 @@ mod tests {
                 k.path
             );
         }
+    }
+
+    #[test]
+    fn stack_tags() {
+        let only = |stack| -> Vec<&str> {
+            KEYS.iter()
+                .filter(|k| k.stack == Some(stack))
+                .map(|k| k.path.trim_start_matches("flow."))
+                .collect()
+        };
+        assert_eq!(
+            only(Stack::Quic),
+            ["mtu_discovery", "initial_rtt", "stream_window", "conn_window", "send_window", "ack_ratio", "max_ack_delay", "zero_rtt"]
+        );
+        assert_eq!(only(Stack::Tcp).len(), 10);
+        assert!(KEYS.iter().filter(|k| k.stack.is_some()).all(|k| k.path.starts_with("flow.")));
+        // The registry test can only see a TCP key change something on a TCP flow.
+        assert!(KEYS.iter().filter(|k| k.stack == Some(Stack::Tcp)).all(|k| k.context == [TCP_FLOW]));
+        assert!(QUIC_ONLY_CC.iter().all(|c| CC_NAMES.contains(c)));
+        assert_eq!(find("flow.stack").map(|k| k.allowed), Some(&["quic", "tcp"][..]));
     }
 
     #[test]

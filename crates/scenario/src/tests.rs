@@ -7,7 +7,8 @@ use cc::config::{CcConfig, RenoCounting};
 use netem::config::{Jitter, LossConfig, QueueLimit, RateProfile};
 use netem::loss::gilbert_elliott_mean_loss;
 
-use crate::model::{CcChoice, CrossPattern, Workload};
+use crate::builder::tcp_knobs;
+use crate::model::{CcChoice, CrossPattern, Stack, TcpKnobs, TlsMode, Workload};
 use crate::registry::{keys, DefaultValue};
 use crate::{load, parse_str, run_seed, LoadedScenario, ScenarioError};
 
@@ -497,6 +498,7 @@ fn every_example_parses() {
             "fair-share",
             "ge-loss",
             "lossy-sweep",
+            "quic-vs-tcp",
             "satellite-bod"
         ]
     );
@@ -543,6 +545,127 @@ fn examples_mean_what_their_comments_say() {
         };
         assert!((gilbert_elliott_mean_loss(gp, r, k, h) - target).abs() < 1e-9);
     }
+    let vs = load(&dir.join("quic-vs-tcp.toml"), &[], &[]).unwrap_or_else(|e| panic!("{e}"));
+    let s = &vs.points[0].scenario;
+    assert_eq!(s.duration, Duration::from_secs(30));
+    assert_eq!(s.bottleneck.down.rate, RateProfile::Fixed(10_000_000));
+    assert_eq!(s.bottleneck.up.delay, Duration::from_millis(15));
+    assert_eq!(s.bottleneck.up.queue.bytes, Some(37_500));
+    let stacks: Vec<Stack> = s.flows.iter().map(|f| f.stack).collect();
+    assert_eq!(stacks, [Stack::Quic, Stack::Tcp]);
+    for f in &s.flows {
+        assert_eq!(f.workload, Workload::Bulk { upload: true });
+        assert!(matches!(f.cc, CcChoice::Ours(CcConfig::Cubic { .. })), "{:?}", f.cc);
+    }
+    assert_eq!(s.flows[1].tcp, tcp_knobs(1500));
+}
+
+fn tcp_of(text: &str) -> TcpKnobs {
+    let l = ok(text);
+    let f = &l.points[0].scenario.flows[0];
+    assert_eq!(f.stack, Stack::Tcp);
+    f.tcp.clone()
+}
+
+#[test]
+fn tcp_keys_parse_into_tcp_knobs() {
+    let t = tcp_of(
+        "[[flow]]\nstack = \"tcp\"\nmtu = 9000\ntls = \"1.2\"\nsack = false\ntimestamps = false\n\
+         delayed_ack = false\ndelayed_ack_timeout = \"200ms\"\nreceive_window_max = \"6MiB\"\n\
+         initial_receive_window = \"128KiB\"\nsend_buffer = \"1MB\"\nmin_rto = \"1ms\"\ninitial_rto = \"3s\"\n",
+    );
+    let want = TcpKnobs {
+        mtu: 9000,
+        tls: TlsMode::Tls12,
+        sack: false,
+        timestamps: false,
+        delayed_ack: false,
+        delayed_ack_timeout: Duration::from_millis(200),
+        receive_window_max: 6 << 20,
+        initial_receive_window: 128 << 10,
+        send_buffer: 1_000_000,
+        min_rto: Duration::from_millis(1),
+        initial_rto: Duration::from_secs(3),
+    };
+    assert_eq!(t, want);
+    assert_eq!(tcp_of("[[flow]]\nstack = \"tcp\"\ntls = \"none\"\n").tls, TlsMode::None);
+    // TCP may go below QUIC's 1228 B minimum MTU.
+    assert_eq!(tcp_of("[[flow]]\nstack = \"tcp\"\nmtu = 576\n").mtu, 576);
+    assert!(err("[[flow]]\nmtu = 576\n").message.contains("1228"));
+    // `--set flow.tls=1.2` reads 1.2 as a TOML float; it must still mean TLS 1.2.
+    let l = parse_with("[[flow]]\nstack = \"tcp\"\n", &["flow.tls=1.2"], &[]).expect("valid");
+    assert_eq!(l.points[0].scenario.flows[0].tcp.tls, TlsMode::Tls12);
+    let l = parse_with("", &[], &["flow.stack=quic,tcp"]).expect("stack is sweepable");
+    let stacks: Vec<Stack> = l.points.iter().map(|p| p.scenario.flows[0].stack).collect();
+    assert_eq!(stacks, [Stack::Quic, Stack::Tcp]);
+}
+
+#[test]
+fn tcp_values_are_checked() {
+    let e = err("[[flow]]\nstack = \"tcp\"\ntls = \"1.1\"\n");
+    assert_eq!((e.line, e.column), (Some(3), Some(7)), "{e}");
+    assert_eq!(e.allowed, ["1.3", "1.2", "none"]);
+    let e = err("[[flow]]\nstack = \"tcp\"\nmin_rto = \"0ms\"\n");
+    assert_eq!(e.line, Some(3), "{e}");
+    let e = err("[[flow]]\nstack = \"tcp\"\nreceive_window_max = \"2GiB\"\n");
+    assert!(e.message.contains("receive_window_max"), "{e}");
+    let e = err("[[flow]]\nstack = \"tcp\"\ninitial_receive_window = \"4MiB\"\n");
+    assert_eq!(e.line, Some(3), "{e}");
+    assert!(e.message.contains("exceeds receive_window_max (3145728 B)"), "{e}");
+    let e = err("[[flow]]\nstack = \"tcp\"\nreceive_window_max = \"32KiB\"\n");
+    assert!(e.message.contains("exceeds"), "{e}");
+}
+
+/// The registry documents TCP defaults as text, the model takes them from builder::tcp_knobs;
+/// written out explicitly, the documented texts must give the same knobs.
+#[test]
+fn tcp_defaults_equal_builder_tcp_knobs() {
+    assert_eq!(tcp_of("[[flow]]\nstack = \"tcp\"\n"), tcp_knobs(1500));
+    assert_eq!(tcp_of("[[flow]]\nstack = \"tcp\"\nmtu = 1400\n"), tcp_knobs(1400));
+    let mut text = String::from("[[flow]]\nstack = \"tcp\"\n");
+    let mut n = 0;
+    for k in keys().iter().filter(|k| k.stack == Some(Stack::Tcp)) {
+        let DefaultValue::Value(v) = k.default else {
+            panic!("{} needs a documented default", k.path)
+        };
+        let name = k.path.strip_prefix("flow.").expect("a flow key");
+        let value = if v == "true" || v == "false" { v.to_string() } else { format!("{v:?}") };
+        text.push_str(&format!("{name} = {value}\n"));
+        n += 1;
+    }
+    assert_eq!(n, 10, "every TcpKnobs field but mtu has a key");
+    assert_eq!(tcp_of(&text), tcp_knobs(1500), "{text}");
+    // A QUIC flow carries the defaults too, so engines never see garbage.
+    assert_eq!(ok("").points[0].scenario.flows[0].tcp, tcp_knobs(1500));
+}
+
+#[test]
+fn keys_of_the_other_stack_are_errors() {
+    let e = err("[[flow]]\nstack = \"tcp\"\n  stream_window = \"1MB\"\n");
+    assert_eq!(
+        e.to_string(),
+        "t.toml:3:3: flow.0.stream_window applies only to QUIC flows, but this flow has stack = \"tcp\""
+    );
+    for key in ["conn_window = \"1MB\"", "ack_ratio = 4", "max_ack_delay = \"5ms\"", "zero_rtt = true",
+                "mtu_discovery = true", "initial_rtt = \"100ms\"", "send_window = \"1MB\""] {
+        let e = err(&format!("[[flow]]\nstack = \"tcp\"\n{key}\n"));
+        assert_eq!((e.line, e.column), (Some(3), Some(1)), "{key}: {e}");
+    }
+    let e = err("[[flow]]\n[[flow]]\nsack = false\n");
+    assert_eq!(
+        e.to_string(),
+        "t.toml:3:1: flow.1.sack applies only to TCP flows, but this flow has stack = \"quic\""
+    );
+    let e = err("[[flow]]\nstack = \"tcp\"\ncc = \"quinn-cubic\"\n");
+    assert_eq!((e.line, e.column), (Some(3), Some(6)), "{e}");
+    assert!(e.message.contains("cc = \"quinn-cubic\" applies only to QUIC flows"), "{e}");
+    // Our controllers and shared keys are fine on TCP.
+    ok("[[flow]]\nstack = \"tcp\"\ncc = \"newreno\"\nmtu = 1400\ninitial_window = \"4pkt\"\n");
+    // The stack may come from elsewhere than the key; the error names where the key was set.
+    let e = parse_with("[[flow]]\nzero_rtt = true\n", &["flow.stack=tcp"], &[]).expect_err("mixed");
+    assert_eq!((e.line, e.column), (Some(2), Some(1)), "{e}");
+    let e = parse_with("[[flow]]\nstack = \"tcp\"\n", &["flow.0.cc=quinn-bbr"], &[]).expect_err("quinn");
+    assert!(e.to_string().starts_with("--set flow.0.cc=quinn-bbr: cc = \"quinn-bbr\""), "{e}");
 }
 
 fn temp_dir(tag: &str) -> PathBuf {

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use cc::config::CcConfig;
 use netem::config::RateProfile;
-use scenario::model::{CcChoice, CrossPattern, CrossSpec, Scenario};
+use scenario::model::{CcChoice, CrossPattern, CrossSpec, FlowSpec, Scenario, Stack, Workload};
 
 use scenario::builder::*;
 
@@ -45,27 +45,65 @@ pub enum Measure {
     FairShareBins,
 }
 
+/// IPv4 + TCP + timestamps option: the TCP model's per-segment header bytes.
+pub const IP_TCP_TS: u64 = 52;
+
+/// Per-packet header bytes in front of the transport payload the cases measure.
+fn header_bytes(stack: Stack) -> f64 {
+    match stack {
+        Stack::Quic => IP_UDP as f64,
+        Stack::Tcp => IP_TCP_TS as f64,
+    }
+}
+
+/// Case names get a `tcp-` prefix for the TCP model.
+fn case_name(stack: Stack, base: &'static str) -> &'static str {
+    match (stack, base) {
+        (Stack::Quic, b) => b,
+        (Stack::Tcp, "link-bandwidth") => "tcp-link-bandwidth",
+        (Stack::Tcp, "mathis") => "tcp-mathis",
+        (Stack::Tcp, "fair-share") => "tcp-fair-share",
+        (Stack::Tcp, b) => b,
+    }
+}
+
+/// A saturated sender on the client for `stack`.
+fn sender(stack: Stack, name: &str, mtu: u16, cc: CcChoice) -> FlowSpec {
+    match stack {
+        Stack::Quic => bulk_flow(name, mtu, cc),
+        Stack::Tcp => {
+            let mut f = tcp_flow(name, Workload::Bulk { upload: true }, mtu, cc);
+            // The models assume the receiver never limits the sender.
+            f.tcp.receive_window_max = 64_000_000;
+            f.tcp.send_buffer = 64_000_000;
+            f
+        }
+    }
+}
+
 /// Tolerances of REFERENCES.md / the issue.
 pub const TOL_LINK_BANDWIDTH: f64 = 0.01;
 pub const TOL_FLOW_CONTROL: f64 = 0.02;
 pub const TOL_MATHIS: f64 = 0.10;
 pub const MIN_JAIN: f64 = 0.95;
+/// QUIC and TCP with the same controller on a clean path: goodputs within 5% (issue 3).
+pub const TOL_QUIC_VS_TCP: f64 = 0.05;
 
 /// Link bandwidth: 100 Mbit/s, 1 ms, 23-packet queue; TPmax = (MTU − 28)/MTU × BW over 3–8 s.
-pub fn link_bandwidth(grid: Grid) -> Vec<CaseRun> {
+pub fn link_bandwidth(grid: Grid, stack: Stack) -> Vec<CaseRun> {
     let mtus: &[u16] = match grid {
         Grid::Full => &[1280, 1452, 1500, 9000],
         Grid::Quick => &[1280, 9000],
     };
     mtus.iter()
         .map(|&mtu| {
-            let mut s = scenario("link-bandwidth", link(100_000_000, ms(1.0), Some(23)), vec![bulk_flow("sender", mtu, newreno_exact())], Duration::from_secs(8));
+            let mut s = scenario("link-bandwidth", link(100_000_000, ms(1.0), Some(23)), vec![sender(stack, "sender", mtu, newreno_exact())], Duration::from_secs(8));
             s.measure_from = Duration::from_secs(3);
             s.measure_until = Some(Duration::from_secs(8));
             CaseRun {
-                case: "link-bandwidth",
+                case: case_name(stack, "link-bandwidth"),
                 label: format!("MTU {mtu}"),
-                expected_bps: (f64::from(mtu) - IP_UDP as f64) / f64::from(mtu) * 100e6,
+                expected_bps: (f64::from(mtu) - header_bytes(stack)) / f64::from(mtu) * 100e6,
                 scenario: s,
                 seed: 1,
                 measure: Measure::WindowPayloadThroughput,
@@ -76,7 +114,8 @@ pub fn link_bandwidth(grid: Grid) -> Vec<CaseRun> {
 
 /// Mathis: NewReno exact counting, periodic loss one way, ACK every packet, 100 Gbit/s,
 /// S = 1252 B; TP = S/RTT · sqrt(3/(2p)), measured after the first exit from slow start.
-pub fn mathis(grid: Grid) -> Vec<CaseRun> {
+/// For TCP: delayed ACK off (an ACK per segment) and S = MSS = 1448 bytes (MTU 1500, timestamps).
+pub fn mathis(grid: Grid, stack: Stack) -> Vec<CaseRun> {
     let rtts: Vec<f64> = match grid {
         Grid::Full => [2.0, 4.0].into_iter().chain((2..=25).map(|k| 4.0 * f64::from(k))).collect(),
         Grid::Quick => vec![2.0, 20.0, 100.0],
@@ -88,17 +127,22 @@ pub fn mathis(grid: Grid) -> Vec<CaseRun> {
     let mut runs = Vec::new();
     for &p in ps {
         for &rtt in &rtts {
-            let mut f = bulk_flow("sender", 1280, newreno_exact());
+            let (mtu, seg) = match stack {
+                Stack::Quic => (1280, 1252.0),
+                Stack::Tcp => (1500, 1448.0),
+            };
+            let mut f = sender(stack, "sender", mtu, newreno_exact());
             f.quic.ack_ratio = Some(1);
+            f.tcp.delayed_ack = false;
             // A loss cycle lasts sqrt(2/(3p)) RTTs; 40 cycles make the slow-start transient small.
             let cycle = rtt / 1e3 * (2.0 / (3.0 * p)).sqrt();
             let duration = Duration::from_secs_f64((40.0 * cycle).max(3.0));
             let mut s = with_periodic_loss_up(scenario("mathis", link(100_000_000_000, ms(rtt / 2.0), None), vec![f], duration), p);
             s.sample_interval = ms(10.0 * rtt);
             runs.push(CaseRun {
-                case: "mathis",
+                case: case_name(stack, "mathis"),
                 label: format!("RTT {rtt} ms, p {}%", p * 100.0),
-                expected_bps: 8.0 * 1252.0 / (rtt / 1e3) * (3.0 / (2.0 * p)).sqrt(),
+                expected_bps: 8.0 * seg / (rtt / 1e3) * (3.0 / (2.0 * p)).sqrt(),
                 scenario: s,
                 seed: 1,
                 measure: Measure::PayloadThroughputAfterFirstLoss,
@@ -144,7 +188,7 @@ pub fn flow_control(grid: Grid) -> Vec<CaseRun> {
 pub const FAIR_SHARE_SENDERS: [(u64, u64); 3] = [(20, 120), (40, 160), (80, 180)];
 
 /// Fair share: 10 Mbit/s, 10 ms; three staggered senders plus random UDP; repetitions.
-pub fn fair_share(grid: Grid) -> Vec<CaseRun> {
+pub fn fair_share(grid: Grid, stack: Stack) -> Vec<CaseRun> {
     let reps = match grid {
         Grid::Full => 100,
         Grid::Quick => 4,
@@ -156,7 +200,7 @@ pub fn fair_share(grid: Grid) -> Vec<CaseRun> {
         .iter()
         .enumerate()
         .map(|(i, &(start, stop))| {
-            let mut f = bulk_flow(&format!("sender{}", i + 1), mtu, newreno_exact());
+            let mut f = sender(stack, &format!("sender{}", i + 1), mtu, newreno_exact());
             f.start = Duration::from_secs(start);
             f.stop = Some(Duration::from_secs(stop));
             f
@@ -172,12 +216,37 @@ pub fn fair_share(grid: Grid) -> Vec<CaseRun> {
     });
     (0..reps)
         .map(|rep| CaseRun {
-            case: "fair-share",
+            case: case_name(stack, "fair-share"),
             label: format!("rep {rep}"),
-            expected_bps: (f64::from(mtu) - IP_UDP as f64) / f64::from(mtu) * 10e6,
+            expected_bps: (f64::from(mtu) - header_bytes(stack)) / f64::from(mtu) * 10e6,
             scenario: s.clone(),
             seed: 1000 + rep,
             measure: Measure::FairShareBins,
         })
         .collect()
+}
+
+/// QUIC and TCP running the same controller on a clean 10 Mbit/s, 30 ms RTT, one-BDP path:
+/// bulk goodput from 5 s to 30 s must agree within 5% (run in pairs, compared in `lib.rs`).
+pub fn quic_vs_tcp(grid: Grid) -> Vec<CaseRun> {
+    let controllers: Vec<(&str, CcChoice)> = match grid {
+        Grid::Full | Grid::Quick => vec![("newreno", newreno_exact()), ("cubic", cubic_hystart())],
+    };
+    let mut runs = Vec::new();
+    for (name, cc) in controllers {
+        for stack in [Stack::Quic, Stack::Tcp] {
+            // 10 Mbit/s × 30 ms = 37.5 kB = 25 packets of 1500 B.
+            let mut s = scenario("quic-vs-tcp", link(10_000_000, ms(15.0), Some(25)), vec![sender(stack, "sender", 1500, cc)], Duration::from_secs(30));
+            s.measure_from = Duration::from_secs(5);
+            runs.push(CaseRun {
+                case: "quic-vs-tcp",
+                label: format!("{name} {}", if stack == Stack::Quic { "quic" } else { "tcp" }),
+                expected_bps: f64::NAN,
+                scenario: s,
+                seed: 1,
+                measure: Measure::WindowGoodput,
+            });
+        }
+    }
+    runs
 }

@@ -7,14 +7,24 @@ pub mod cases;
 
 use rayon::prelude::*;
 use report::stats::jain_index;
-use scenario::model::{RunSpec, SweepPoint};
+use scenario::model::{RunSpec, Stack, SweepPoint};
 use serde::Serialize;
 
 pub use cases::Grid;
 use cases::{CaseRun, Measure, FAIR_SHARE_SENDERS};
 
-/// Names of the cases, in the order they run.
-pub const CASES: [&str; 4] = ["link-bandwidth", "mathis", "flow-control", "fair-share"];
+/// Names of the cases, in the order they run: seed 001's four for QUIC, then the TCP model's
+/// counterparts and the QUIC-vs-TCP cross-check.
+pub const CASES: [&str; 8] = [
+    "link-bandwidth",
+    "mathis",
+    "flow-control",
+    "fair-share",
+    "tcp-link-bandwidth",
+    "tcp-mathis",
+    "tcp-fair-share",
+    "quic-vs-tcp",
+];
 
 /// One checked point.
 #[derive(Debug, Clone, Serialize)]
@@ -54,7 +64,7 @@ impl ValidationReport {
                 out.push_str(&format!("\n== {} ==\n{:<28} {:>16} {:>16} {:>9} {:>7}  verdict\n", p.case, "point", "expected", "measured", "error", "tol"));
                 last = &p.case;
             }
-            let (e, m) = if p.case == "fair-share" {
+            let (e, m) = if p.case.ends_with("fair-share") {
                 (format!("{:.4}", p.expected), format!("{:.4}", p.measured))
             } else {
                 (report::si(p.expected, "bit/s"), report::si(p.measured, "bit/s"))
@@ -81,16 +91,28 @@ pub fn plan(grid: Grid, only: &[String]) -> Vec<CaseRun> {
     let want = |c: &str| only.is_empty() || only.iter().any(|o| o == c);
     let mut runs = Vec::new();
     if want("link-bandwidth") {
-        runs.extend(cases::link_bandwidth(grid));
+        runs.extend(cases::link_bandwidth(grid, Stack::Quic));
     }
     if want("mathis") {
-        runs.extend(cases::mathis(grid));
+        runs.extend(cases::mathis(grid, Stack::Quic));
     }
     if want("flow-control") {
         runs.extend(cases::flow_control(grid));
     }
     if want("fair-share") {
-        runs.extend(cases::fair_share(grid));
+        runs.extend(cases::fair_share(grid, Stack::Quic));
+    }
+    if want("tcp-link-bandwidth") {
+        runs.extend(cases::link_bandwidth(grid, Stack::Tcp));
+    }
+    if want("tcp-mathis") {
+        runs.extend(cases::mathis(grid, Stack::Tcp));
+    }
+    if want("tcp-fair-share") {
+        runs.extend(cases::fair_share(grid, Stack::Tcp));
+    }
+    if want("quic-vs-tcp") {
+        runs.extend(cases::quic_vs_tcp(grid));
     }
     runs
 }
@@ -146,16 +168,26 @@ pub fn run(grid: Grid, only: &[String], progress: &(dyn Fn(usize, usize) + Sync)
         })
         .collect();
     let mut points = Vec::new();
-    let mut fair: Vec<&Measured> = Vec::new();
-    let mut fair_expected = 0.0;
+    // Fair-share runs are judged together per case; QUIC-vs-TCP runs in (quic, tcp) pairs.
+    let mut fair: Vec<(&'static str, f64, Vec<&Measured>)> = Vec::new();
+    let mut pending_quic: Option<(&CaseRun, &Measured)> = None;
     for (r, m) in runs.iter().zip(&measured) {
         if r.measure == Measure::FairShareBins {
-            fair.push(m);
-            fair_expected = r.expected_bps;
+            match fair.iter_mut().find(|(c, _, _)| *c == r.case) {
+                Some((_, _, v)) => v.push(m),
+                None => fair.push((r.case, r.expected_bps, vec![m])),
+            }
+            continue;
+        }
+        if r.case == "quic-vs-tcp" {
+            match pending_quic.take() {
+                None => pending_quic = Some((r, m)),
+                Some((qr, qm)) => points.push(compare_pair(qr, qm, r, m)),
+            }
             continue;
         }
         let tol = match r.case {
-            "link-bandwidth" => cases::TOL_LINK_BANDWIDTH,
+            "link-bandwidth" | "tcp-link-bandwidth" => cases::TOL_LINK_BANDWIDTH,
             "flow-control" => cases::TOL_FLOW_CONTROL,
             _ => cases::TOL_MATHIS,
         };
@@ -171,8 +203,8 @@ pub fn run(grid: Grid, only: &[String], progress: &(dyn Fn(usize, usize) + Sync)
             note: m.error.clone().unwrap_or_default(),
         });
     }
-    if !fair.is_empty() {
-        points.extend(check_fair_share(&fair, fair_expected));
+    for (case, tp_max, reps) in &fair {
+        points.extend(check_fair_share(case, reps, *tp_max));
     }
     ValidationReport { points }
 }
@@ -183,7 +215,24 @@ const FAIR_SHARE_MIN_UTILISATION: f64 = 0.9;
 /// Seconds skipped at the start of each phase while the senders converge.
 const FAIR_SHARE_SETTLE_S: f64 = 5.0;
 
-fn check_fair_share(reps: &[&Measured], tp_max: f64) -> Vec<PointResult> {
+/// QUIC's goodput is the reference; TCP's must be within the tolerance of it.
+fn compare_pair(quic: &CaseRun, qm: &Measured, _tcp: &CaseRun, tm: &Measured) -> PointResult {
+    let error = tm.value / qm.value - 1.0;
+    let label = quic.label.trim_end_matches(" quic").to_string();
+    let failed = qm.error.clone().or_else(|| tm.error.clone());
+    PointResult {
+        case: "quic-vs-tcp".into(),
+        label: format!("{label}: tcp vs quic"),
+        expected: qm.value,
+        measured: tm.value,
+        error,
+        tolerance: cases::TOL_QUIC_VS_TCP,
+        pass: failed.is_none() && error.abs() <= cases::TOL_QUIC_VS_TCP,
+        note: failed.unwrap_or_else(|| "expected = QUIC goodput, measured = TCP goodput, 5-30 s".into()),
+    }
+}
+
+fn check_fair_share(case: &str, reps: &[&Measured], tp_max: f64) -> Vec<PointResult> {
     // Phase boundaries are the senders' start and stop times.
     let mut edges: Vec<u64> = FAIR_SHARE_SENDERS.iter().flat_map(|&(a, b)| [a, b]).collect();
     edges.sort_unstable();
@@ -224,7 +273,7 @@ fn check_fair_share(reps: &[&Measured], tp_max: f64) -> Vec<PointResult> {
             .collect();
         let failed = reps.iter().find_map(|m| m.error.clone());
         out.push(PointResult {
-            case: "fair-share".into(),
+            case: case.into(),
             label: format!("{}-{} s, {} active", w[0], w[1], active.len()),
             expected: 1.0,
             measured: jain,

@@ -1,13 +1,14 @@
-//! `[[flow]]` entries: workload, congestion control, QUIC knobs and access links.
+//! `[[flow]]` entries: workload, congestion control, QUIC and TCP knobs and access links.
 
 use std::time::Duration;
 
 use cc::config::{CcConfig, CommonCcConfig, RenoCounting};
 
 use crate::error::{At, Errors, ScenarioError};
-use crate::model::{CcChoice, QuicKnobs, Stack, Workload};
+use crate::model::{CcChoice, QuicKnobs, Stack, TcpKnobs, Workload};
 use crate::read::{expected, Reader};
 use crate::resolve::link::{access, LinkDraft};
+use crate::resolve::tcp::{check_stack_keys, tcp};
 use crate::tree::{Table, Val};
 
 /// A flow before its access-link queues know the base RTT, and before `count` replication.
@@ -21,6 +22,7 @@ pub(crate) struct FlowDraft {
     pub stop: Option<Duration>,
     pub cc: CcChoice,
     pub quic: QuicKnobs,
+    pub tcp: TcpKnobs,
     pub client: LinkDraft,
     pub server: LinkDraft,
     /// Where the `[[flow]]` is, for cross-key errors.
@@ -40,10 +42,12 @@ pub(crate) fn flow(
     let count = r.uint_in("count", 1, 10_000)?.unwrap_or(1);
     let stack = match r.choice("stack")? {
         Some("quic") | None => Stack::Quic,
+        Some("tcp") => Stack::Tcp,
         Some(other) => {
             return Err(errors.at(at, format!("internal: stack {other} has no model variant")))
         }
     };
+    check_stack_keys(table, stack, &user_path, errors)?;
     let start = r.duration("start")?.unwrap_or_default();
     let stop = r.duration("stop")?;
     if let Some(stop) = stop.filter(|s| *s <= start) {
@@ -55,7 +59,13 @@ pub(crate) fn flow(
             format!("stop ({stop:?}) must be after start ({start:?})"),
         ));
     }
-    let mtu = r.uint_in("mtu", 1228, 65_535)?.unwrap_or(1500);
+    // quinn needs 1200 B of UDP payload; TCP only needs the IPv4 minimum datagram (RFC 791).
+    let min_mtu = match stack {
+        Stack::Quic => 1228,
+        Stack::Tcp => 576,
+    };
+    let mtu = r.uint_in("mtu", min_mtu, 65_535)?.unwrap_or(1500);
+    let mtu = u16::try_from(mtu).unwrap_or(u16::MAX);
     Ok(FlowDraft {
         name,
         count,
@@ -65,7 +75,7 @@ pub(crate) fn flow(
         stop,
         cc: congestion_control(&r)?,
         quic: QuicKnobs {
-            mtu: u16::try_from(mtu).unwrap_or(u16::MAX),
+            mtu,
             mtu_discovery: r.boolean("mtu_discovery")?.unwrap_or(false),
             initial_rtt: positive(&r, "initial_rtt")?,
             stream_window: r.size("stream_window")?.unwrap_or_default(),
@@ -77,6 +87,7 @@ pub(crate) fn flow(
             max_ack_delay: r.duration("max_ack_delay")?,
             zero_rtt: r.boolean("zero_rtt")?.unwrap_or(false),
         },
+        tcp: tcp(&r, mtu)?,
         client: access_link(table, at, &user_path, "client_access", errors)?,
         server: access_link(table, at, &user_path, "server_access", errors)?,
         at: at.clone(),

@@ -6,6 +6,7 @@ mod link;
 mod loss;
 mod rate;
 mod run;
+mod tcp;
 
 use std::path::Path;
 
@@ -93,7 +94,7 @@ pub(crate) fn resolve(
                 stop: d.stop,
                 cc: d.cc,
                 quic: d.quic.clone(),
-                tcp: crate::builder::tcp_knobs(d.quic.mtu),
+                tcp: d.tcp.clone(),
                 client_access: client_access.clone(),
                 server_access: server_access.clone(),
             });
