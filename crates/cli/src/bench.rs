@@ -26,7 +26,7 @@ pub struct BenchArgs {
 }
 
 /// The fixed benchmark scenarios: (file name for messages, text).
-const SCENARIOS: [(&str, &str); 2] = [
+const SCENARIOS: [(&str, &str); 4] = [
     (
         "scenarios/bench/download-10mbit.toml",
         include_str!("../../../scenarios/bench/download-10mbit.toml"),
@@ -34,6 +34,14 @@ const SCENARIOS: [(&str, &str); 2] = [
     (
         "scenarios/bench/download-1gbit.toml",
         include_str!("../../../scenarios/bench/download-1gbit.toml"),
+    ),
+    (
+        "scenarios/bench/tcp-download-10mbit.toml",
+        include_str!("../../../scenarios/bench/tcp-download-10mbit.toml"),
+    ),
+    (
+        "scenarios/bench/tcp-download-1gbit.toml",
+        include_str!("../../../scenarios/bench/tcp-download-1gbit.toml"),
     ),
 ];
 

@@ -10,4 +10,5 @@ pub mod cc_adapter;
 pub mod clock;
 pub mod quic;
 pub mod seeded;
+pub mod tcp;
 pub mod tls;

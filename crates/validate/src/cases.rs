@@ -38,8 +38,8 @@ pub enum Measure {
     WindowPayloadThroughput,
     /// Application goodput inside the measurement window.
     WindowGoodput,
-    /// UDP payload throughput from the first congestion event to the end of the run, using
-    /// the series bins that start after it.
+    /// Payload throughput in steady state: from the first congestion event plus a settling
+    /// quarter of the remaining time to the end of the run, using the series bins after that.
     PayloadThroughputAfterFirstLoss,
     /// Per-flow UDP throughput per 1-s bin (fair share; judged across repetitions).
     FairShareBins,
@@ -134,7 +134,7 @@ pub fn mathis(grid: Grid, stack: Stack) -> Vec<CaseRun> {
             let mut f = sender(stack, "sender", mtu, newreno_exact());
             f.quic.ack_ratio = Some(1);
             f.tcp.delayed_ack = false;
-            // A loss cycle lasts sqrt(2/(3p)) RTTs; 40 cycles make the slow-start transient small.
+            // A loss cycle lasts sqrt(2/(3p)) RTTs; 40 cycles, the first quarter skipped as transient.
             let cycle = rtt / 1e3 * (2.0 / (3.0 * p)).sqrt();
             let duration = Duration::from_secs_f64((40.0 * cycle).max(3.0));
             let mut s = with_periodic_loss_up(scenario("mathis", link(100_000_000_000, ms(rtt / 2.0), None), vec![f], duration), p);

@@ -27,3 +27,23 @@ fn flow_control_limit_matches_window_over_rtt() {
 fn fair_share_is_fair() {
     check("fair-share");
 }
+
+#[test]
+fn tcp_link_bandwidth_matches_tpmax() {
+    check("tcp-link-bandwidth");
+}
+
+#[test]
+fn tcp_mathis_matches_theory() {
+    check("tcp-mathis");
+}
+
+#[test]
+fn tcp_fair_share_is_fair() {
+    check("tcp-fair-share");
+}
+
+#[test]
+fn quic_and_tcp_agree_on_a_clean_path() {
+    check("quic-vs-tcp");
+}

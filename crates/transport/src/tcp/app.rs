@@ -1,0 +1,207 @@
+//! The applications on a TCP connection as byte-stream scripts: TLS handshake messages of
+//! realistic sizes, requests and responses. Both ends know the protocol, so message
+//! boundaries follow from byte counts alone and the data itself stays synthetic.
+//!
+//! Downloads are HTTP/2-style: all requests go out at once on the one connection and the
+//! server interleaves the responses in round-robin frames of [`FRAME`] bytes. Completion and
+//! head-of-line blocking follow from in-order delivery of that byte stream alone.
+
+use super::endpoint::Endpoint;
+use super::{Tls, TcpWorkload};
+
+/// Size of one HTTP request.
+pub(crate) const REQUEST: u64 = 100;
+/// Response frame size of the multiplexing server (HTTP/2's default max frame size).
+pub(crate) const FRAME: u64 = 16 * 1024;
+/// "Until the flow stops".
+const UNBOUNDED: u64 = u64::MAX;
+
+/// TLS 1.3 ClientHello (key share, SNI, ALPN, extensions).
+const CLIENT_HELLO: u64 = 300;
+/// TLS 1.3 ServerHello + EncryptedExtensions + Certificate (3.5 kB chain) + CertificateVerify +
+/// Finished.
+const TLS13_SERVER_FLIGHT: u64 = 4_200;
+/// TLS 1.3 client Finished.
+const TLS13_CLIENT_FINISHED: u64 = 80;
+/// TLS 1.2 ServerHello + Certificate + ServerKeyExchange + ServerHelloDone.
+const TLS12_SERVER_FLIGHT: u64 = 4_300;
+/// TLS 1.2 ClientKeyExchange + ChangeCipherSpec + Finished.
+const TLS12_CLIENT_FLIGHT: u64 = 150;
+/// TLS 1.2 server ChangeCipherSpec + Finished.
+const TLS12_SERVER_FINISHED: u64 = 60;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    /// Hand `n` bytes to the socket.
+    Write(u64),
+    /// Wait for `n` bytes; `payload` = they are application data the flow reports.
+    Read { n: u64, payload: bool },
+    /// The client may send its request (end of TCP + TLS handshakes).
+    Ready,
+}
+
+/// What one run of a script did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Progress {
+    /// Application payload bytes read in this run.
+    pub payload: u64,
+    /// The `Ready` step ran in this run.
+    pub ready: bool,
+    /// Every step has run.
+    pub done: bool,
+}
+
+/// One end's script.
+#[derive(Debug, Clone)]
+pub(crate) struct Script {
+    steps: Vec<Step>,
+    pos: usize,
+    /// Bytes already read towards the current `Read`.
+    got: u64,
+}
+
+impl Script {
+    /// The client's script.
+    pub(crate) fn client(tls: Tls, workload: TcpWorkload) -> Script {
+        let mut s = match tls {
+            Tls::None => vec![Step::Ready],
+            Tls::Tls13 => vec![
+                Step::Write(CLIENT_HELLO),
+                Step::Read { n: TLS13_SERVER_FLIGHT, payload: false },
+                Step::Ready,
+                // The request rides right behind the Finished.
+                Step::Write(TLS13_CLIENT_FINISHED),
+            ],
+            Tls::Tls12 => vec![
+                Step::Write(CLIENT_HELLO),
+                Step::Read { n: TLS12_SERVER_FLIGHT, payload: false },
+                Step::Write(TLS12_CLIENT_FLIGHT),
+                Step::Read { n: TLS12_SERVER_FINISHED, payload: false },
+                Step::Ready,
+            ],
+        };
+        match workload {
+            TcpWorkload::BulkUpload => s.push(Step::Write(UNBOUNDED)),
+            TcpWorkload::BulkDownload => {
+                s.push(Step::Write(REQUEST));
+                s.push(Step::Read { n: UNBOUNDED, payload: true });
+            }
+            TcpWorkload::Download { size, streams, .. } => {
+                s.push(Step::Write(REQUEST * u64::from(streams.max(1))));
+                s.push(Step::Read { n: size, payload: true });
+            }
+        }
+        Script { steps: s, pos: 0, got: 0 }
+    }
+
+    /// The server's script.
+    pub(crate) fn server(tls: Tls, workload: TcpWorkload) -> Script {
+        let mut s = match tls {
+            Tls::None => vec![],
+            Tls::Tls13 => vec![
+                Step::Read { n: CLIENT_HELLO, payload: false },
+                Step::Write(TLS13_SERVER_FLIGHT),
+                Step::Read { n: TLS13_CLIENT_FINISHED, payload: false },
+            ],
+            Tls::Tls12 => vec![
+                Step::Read { n: CLIENT_HELLO, payload: false },
+                Step::Write(TLS12_SERVER_FLIGHT),
+                Step::Read { n: TLS12_CLIENT_FLIGHT, payload: false },
+                Step::Write(TLS12_SERVER_FINISHED),
+            ],
+        };
+        match workload {
+            TcpWorkload::BulkUpload => s.push(Step::Read { n: UNBOUNDED, payload: true }),
+            TcpWorkload::BulkDownload => {
+                s.push(Step::Read { n: REQUEST, payload: false });
+                s.push(Step::Write(UNBOUNDED));
+            }
+            TcpWorkload::Download { size, streams, .. } => {
+                s.push(Step::Read { n: REQUEST * u64::from(streams.max(1)), payload: false });
+                // The responses, interleaved frame by frame (see `response_layout`).
+                s.push(Step::Write(size));
+            }
+        }
+        Script { steps: s, pos: 0, got: 0 }
+    }
+
+    /// Reads what the endpoint received and runs every step that can run now.
+    pub(crate) fn run(&mut self, ep: &mut Endpoint) -> Progress {
+        let mut avail = ep.take_readable();
+        let mut prog = Progress::default();
+        while let Some(&step) = self.steps.get(self.pos) {
+            match step {
+                Step::Write(n) => ep.write(n),
+                Step::Ready => prog.ready = true,
+                Step::Read { n, payload } => {
+                    let take = (n - self.got).min(avail);
+                    self.got += take;
+                    avail -= take;
+                    if payload {
+                        prog.payload += take;
+                    }
+                    if self.got < n {
+                        break;
+                    }
+                    self.got = 0;
+                }
+            }
+            self.pos += 1;
+        }
+        prog.done = self.pos == self.steps.len();
+        prog
+    }
+}
+
+/// Byte offsets, within the response part of the stream, at which each of `streams`
+/// responses (of `size / streams` bytes, the last one taking the remainder) is complete when
+/// the server sends them in round-robin frames of [`FRAME`] bytes.
+pub(crate) fn response_layout(size: u64, streams: u32) -> Vec<u64> {
+    let n = u64::from(streams.max(1));
+    let each = size / n;
+    let mut remaining: Vec<u64> = (0..n).map(|i| if i + 1 == n { size - each * (n - 1) } else { each }).collect();
+    let mut ends = vec![0u64; remaining.len()];
+    let mut offset = 0u64;
+    let mut active = remaining.iter().filter(|&&r| r > 0).count();
+    while active > 0 {
+        for (i, r) in remaining.iter_mut().enumerate() {
+            if *r == 0 {
+                continue;
+            }
+            let chunk = (*r).min(FRAME);
+            *r -= chunk;
+            offset += chunk;
+            if *r == 0 {
+                ends[i] = offset;
+                active -= 1;
+            }
+        }
+    }
+    ends
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_robin_layout() {
+        // Two streams of 20 kB: frames A16 B16 A4 B4.
+        assert_eq!(response_layout(40_000, 2), vec![36_384, 40_000]);
+        // The last stream takes the remainder.
+        assert_eq!(response_layout(10, 3), vec![3, 6, 10]);
+        assert_eq!(response_layout(0, 1), vec![0]);
+        let ends = response_layout(1_000_000, 4);
+        assert_eq!(ends.iter().copied().max(), Some(1_000_000));
+    }
+
+    #[test]
+    fn scripts_match_handshake_round_trips() {
+        let w = TcpWorkload::Download { size: 1000, streams: 2, connections: 1 };
+        let c = Script::client(Tls::Tls12, w);
+        let reads = c.steps.iter().take_while(|s| **s != Step::Ready).filter(|s| matches!(s, Step::Read { .. })).count();
+        assert_eq!(reads, 2, "TLS 1.2 waits for two server flights");
+        let c = Script::client(Tls::Tls13, w);
+        assert_eq!(c.steps.last(), Some(&Step::Read { n: 1000, payload: true }));
+    }
+}

@@ -1,0 +1,361 @@
+//! One end of one TCP connection: the three-way handshake (with SYN / SYN-ACK retransmission),
+//! RST, and the glue that turns the sender's and receiver's decisions into encoded segments.
+
+use std::time::Duration;
+
+use super::receiver::Receiver;
+use super::segment::{Segment, ACK, FIN, MAX_SACK_BLOCKS, RST, SACK_OK, SYN};
+use super::sender::{AckInfo, Sender, SenderStats};
+use super::Params;
+use crate::agent::Transmit;
+
+/// Connection state (closing states need no names: FIN is data-like and both halves keep
+/// answering until the flow ends).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    SynSent,
+    SynRcvd,
+    Established,
+    /// Reset by either end, or given up.
+    Closed,
+}
+
+/// One endpoint of one connection.
+#[derive(Debug)]
+pub(crate) struct Endpoint {
+    p: Params,
+    conn: u32,
+    state: State,
+    snd: Sender,
+    /// Known once the peer's SYN has been seen.
+    rcv: Option<Receiver>,
+    syn_pending: bool,
+    hs_first_sent: Option<Duration>,
+    hs_retries: u32,
+    hs_deadline: Option<Duration>,
+    rst_pending: bool,
+    reset_by_peer: bool,
+    failed: Option<&'static str>,
+    pure_acks: u64,
+}
+
+impl Endpoint {
+    /// A client that sends its SYN at the next poll.
+    pub(crate) fn connect(conn: u32, p: Params, now: Duration) -> Self {
+        Self::new(conn, p, now, State::SynSent, None)
+    }
+
+    /// A server answering the SYN `syn`.
+    pub(crate) fn accept(conn: u32, p: Params, syn: &Segment, now: Duration) -> Self {
+        let mut rcv = Receiver::new(&p, syn.seq, now);
+        if let Some((val, _)) = syn.ts {
+            rcv.set_ts_recent(val);
+        }
+        let mut e = Self::new(conn, p, now, State::SynRcvd, Some(rcv));
+        e.snd.set_peer_window(syn.window);
+        e
+    }
+
+    fn new(conn: u32, p: Params, now: Duration, state: State, rcv: Option<Receiver>) -> Self {
+        Endpoint {
+            p,
+            conn,
+            state,
+            snd: Sender::new(&p, now),
+            rcv,
+            syn_pending: true,
+            hs_first_sent: None,
+            hs_retries: 0,
+            hs_deadline: None,
+            rst_pending: false,
+            reset_by_peer: false,
+            failed: None,
+            pure_acks: 0,
+        }
+    }
+
+    /// The handshake is complete and the connection not reset.
+    pub(crate) fn is_established(&self) -> bool {
+        self.state == State::Established
+    }
+
+    /// Why the connection was given up, if it was.
+    pub(crate) fn failure(&self) -> Option<&'static str> {
+        self.failed
+    }
+
+    /// The peer reset the connection.
+    pub(crate) fn reset_by_peer(&self) -> bool {
+        self.reset_by_peer
+    }
+
+    /// Sender counters.
+    pub(crate) fn sender_stats(&self) -> SenderStats {
+        self.snd.stats()
+    }
+
+    /// Pure ACKs sent.
+    pub(crate) fn pure_acks(&self) -> u64 {
+        self.pure_acks
+    }
+
+    /// (cwnd, srtt, pipe) of the sending half.
+    pub(crate) fn sender_state(&self) -> (u64, Duration, u64) {
+        (self.snd.cwnd(), self.snd.srtt(), self.snd.in_flight())
+    }
+
+    /// Receive window currently offered (0 before the handshake).
+    pub(crate) fn receive_window(&self) -> u64 {
+        self.rcv.as_ref().map_or(0, |r| r.window_size())
+    }
+
+    /// The application writes `n` more bytes.
+    pub(crate) fn write(&mut self, n: u64) {
+        self.snd.write(n);
+    }
+
+    /// The application closes its sending direction.
+    pub(crate) fn close(&mut self) {
+        self.snd.close();
+    }
+
+    /// The application aborts: a RST goes out and the connection is dead.
+    pub(crate) fn reset(&mut self) {
+        if self.state != State::Closed {
+            self.rst_pending = true;
+        }
+    }
+
+    /// In-order bytes received since the last call.
+    pub(crate) fn take_readable(&mut self) -> u64 {
+        self.rcv.as_mut().map_or(0, |r| r.take_readable())
+    }
+
+    /// The peer's FIN arrived in order.
+    pub(crate) fn fin_received(&self) -> bool {
+        self.rcv.as_ref().is_some_and(|r| r.fin_received())
+    }
+
+    /// Processes one incoming segment.
+    pub(crate) fn on_segment(&mut self, seg: &Segment, now: Duration) {
+        if self.state == State::Closed {
+            return;
+        }
+        if seg.has(RST) {
+            // Only a RST that matches the connection counts (RFC 5961 in spirit).
+            let plausible = self.state != State::SynSent || (seg.has(ACK) && seg.ack == 1);
+            if plausible {
+                self.state = State::Closed;
+                self.reset_by_peer = true;
+            }
+            return;
+        }
+        match self.state {
+            State::SynSent => {
+                if seg.has(SYN | ACK) && seg.ack == 1 {
+                    self.on_syn_ack(seg, now);
+                }
+                return;
+            }
+            State::SynRcvd => {
+                if seg.has(SYN) {
+                    // The client did not get our SYN-ACK: answer its retransmitted SYN, echoing
+                    // that SYN's timestamp so the client's RTT sample is right.
+                    if let (Some((val, _)), Some(r)) = (seg.ts, self.rcv.as_mut()) {
+                        r.set_ts_recent(val);
+                    }
+                    self.syn_pending = true;
+                    return;
+                }
+                if !seg.has(ACK) || seg.ack != 1 {
+                    return;
+                }
+                self.state = State::Established;
+                self.hs_deadline = None;
+                if let Some(rtt) = self.handshake_rtt(seg, now) {
+                    self.snd.on_handshake_rtt(rtt);
+                    if let Some(r) = self.rcv.as_mut() {
+                        r.set_rtt(rtt);
+                    }
+                }
+            }
+            State::Established | State::Closed => {}
+        }
+        let Some(rcv) = self.rcv.as_mut() else { return };
+        if seg.has(SYN) {
+            // A retransmitted SYN or SYN-ACK: our ACK of it was lost.
+            rcv.force_ack();
+            return;
+        }
+        if let Some((val, _)) = seg.ts {
+            rcv.note_ts(seg.seq, val);
+        }
+        if seg.has(ACK) {
+            let info = AckInfo {
+                ack: seg.ack,
+                window: seg.window,
+                sacks: seg.sack_blocks(),
+                ts_ecr: seg.ts.map(|t| t.1),
+                pure: seg.len == 0 && !seg.has(FIN),
+            };
+            self.snd.on_ack(info, now);
+        }
+        if seg.len > 0 || seg.has(FIN) {
+            if let Some((_, ecr)) = seg.ts {
+                let echoed = Duration::from_micros(ecr);
+                if ecr > 0 && echoed <= now && seg.len > 0 {
+                    rcv.on_ts_echo(now - echoed);
+                }
+            }
+            rcv.on_data(seg.seq, seg.len, seg.has(FIN), now);
+        }
+    }
+
+    fn on_syn_ack(&mut self, seg: &Segment, now: Duration) {
+        let mut rcv = Receiver::new(&self.p, seg.seq, now);
+        if let Some((val, _)) = seg.ts {
+            rcv.set_ts_recent(val);
+        }
+        if let Some(rtt) = self.handshake_rtt(seg, now) {
+            self.snd.on_handshake_rtt(rtt);
+            rcv.set_rtt(rtt);
+        }
+        self.snd.set_peer_window(seg.window);
+        rcv.force_ack();
+        self.rcv = Some(rcv);
+        self.state = State::Established;
+        self.hs_deadline = None;
+    }
+
+    /// RTT of the handshake exchange: from the timestamp echo, or (Karn) only if our SYN /
+    /// SYN-ACK was sent once.
+    fn handshake_rtt(&self, seg: &Segment, now: Duration) -> Option<Duration> {
+        match seg.ts {
+            Some((_, ecr)) if ecr > 0 && Duration::from_micros(ecr) <= now => {
+                Some(now - Duration::from_micros(ecr))
+            }
+            _ if self.hs_retries == 0 => self.hs_first_sent.map(|t| now.saturating_sub(t)),
+            _ => None,
+        }
+    }
+
+    /// Timers due at `now`.
+    pub(crate) fn on_timeout(&mut self, now: Duration) {
+        match self.state {
+            State::SynSent | State::SynRcvd => {
+                if self.hs_deadline.is_some_and(|t| t <= now) {
+                    self.hs_deadline = None;
+                    self.hs_retries += 1;
+                    if self.hs_retries > self.p.syn_retries {
+                        self.give_up("handshake timed out");
+                    } else {
+                        self.syn_pending = true;
+                    }
+                }
+            }
+            State::Established => {
+                if !self.snd.on_timeout(now) {
+                    self.give_up("retransmission limit reached");
+                }
+                if let Some(r) = self.rcv.as_mut() {
+                    r.on_timeout(now);
+                }
+            }
+            State::Closed => {}
+        }
+    }
+
+    fn give_up(&mut self, why: &'static str) {
+        self.failed = Some(why);
+        self.state = State::Closed;
+    }
+
+    /// Earliest timer.
+    pub(crate) fn poll_timeout(&self) -> Option<Duration> {
+        match self.state {
+            State::SynSent | State::SynRcvd => self.hs_deadline,
+            State::Established => {
+                let r = self.rcv.as_ref().and_then(|r| r.timeout());
+                match (self.snd.timeout(), r) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                }
+            }
+            State::Closed => None,
+        }
+    }
+
+    fn ts(&self, now: Duration) -> Option<(u64, u64)> {
+        let val = u64::try_from(now.as_micros()).unwrap_or(u64::MAX).max(1);
+        let ecr = self.rcv.as_ref().map_or(0, |r| r.ts_recent());
+        self.p.timestamps.then_some((val, ecr))
+    }
+
+    /// The next segment to send, if any.
+    pub(crate) fn poll_transmit(&mut self, now: Duration) -> Option<Transmit> {
+        if std::mem::take(&mut self.rst_pending) {
+            self.state = State::Closed;
+            let ack = self.rcv.as_ref().map_or(0, |r| r.ack());
+            let seg = Segment { conn: self.conn, flags: RST | ACK, seq: self.snd.snd_nxt(), ack, ..Default::default() };
+            return Some(transmit(&seg));
+        }
+        match self.state {
+            State::Closed => None,
+            State::SynSent | State::SynRcvd => {
+                if !std::mem::take(&mut self.syn_pending) {
+                    return None;
+                }
+                self.hs_first_sent.get_or_insert(now);
+                let backoff = 1u32 << self.hs_retries.min(16);
+                self.hs_deadline = Some(now + self.p.initial_rto.saturating_mul(backoff));
+                let mut seg = Segment {
+                    conn: self.conn,
+                    flags: SYN | if self.p.sack { SACK_OK } else { 0 },
+                    seq: 0,
+                    window: self.p.initial_receive_window.min(65_535),
+                    ts: self.ts(now),
+                    ..Default::default()
+                };
+                if let Some(r) = self.rcv.as_mut() {
+                    seg.flags |= ACK;
+                    seg.ack = r.ack();
+                    seg.window = r.advertise(true);
+                }
+                Some(transmit(&seg))
+            }
+            State::Established => {
+                let ts = self.ts(now);
+                let rcv = self.rcv.as_mut()?;
+                let mut seg = Segment { conn: self.conn, flags: ACK, ts, ..Default::default() };
+                if let Some(o) = self.snd.next(now) {
+                    seg.seq = o.seq;
+                    seg.len = o.len;
+                    if o.fin {
+                        seg.flags |= FIN;
+                    }
+                } else if rcv.ack_due() {
+                    seg.seq = self.snd.snd_nxt();
+                    self.pure_acks += 1;
+                } else {
+                    return None;
+                }
+                seg.ack = rcv.ack();
+                seg.window = rcv.advertise(false);
+                let mut blocks = [(0, 0); MAX_SACK_BLOCKS];
+                let n = rcv.sack_blocks(&mut blocks);
+                seg.sack = blocks;
+                seg.nsack = n as u8;
+                rcv.on_ack_sent();
+                Some(transmit(&seg))
+            }
+        }
+    }
+}
+
+/// Encodes `seg` with its real-wire sizes.
+fn transmit(seg: &Segment) -> Transmit {
+    let mut bytes = Vec::with_capacity(seg.encoded_len());
+    seg.encode(&mut bytes);
+    let header = seg.header_wire_len();
+    Transmit { bytes, wire_len: header + seg.len, payload_len: seg.len, header_len: header }
+}

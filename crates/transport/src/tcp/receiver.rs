@@ -1,0 +1,398 @@
+//! The receiving half of a TCP endpoint: reassembly, SACK blocks (RFC 2018), Linux's ACK
+//! policy (quick-ACK mode, delayed ACK, immediate ACK for out-of-order data) and receive-window
+//! autotuning with window scaling.
+
+use std::time::Duration;
+
+use super::segment::max_sack_blocks;
+use super::Params;
+
+/// Linux's TCP_MAX_QUICKACKS: segments acknowledged at once at the start of a connection.
+const QUICKACKS: u32 = 16;
+/// Most out-of-order ranges kept; beyond it the highest ones are dropped (Linux prunes its
+/// out-of-order queue under memory pressure too). Bounds the work per segment.
+const MAX_RANGES: usize = 64;
+
+/// What a segment's data did, for the endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DataOutcome {
+    /// Nothing accepted (duplicate or outside the window).
+    Ignored,
+    /// Accepted (in order or buffered out of order).
+    Accepted,
+}
+
+/// Receiver state.
+#[derive(Debug)]
+pub(crate) struct Receiver {
+    /// Next sequence number expected.
+    nxt: u64,
+    /// Buffered out-of-order ranges `[start, end)` above `nxt`, ascending and disjoint.
+    ooo: Vec<(u64, u64)>,
+    /// Starts of the most recently received out-of-order segments, newest first (the first
+    /// SACK block must report the newest arrival).
+    recent: [u64; 4],
+    n_recent: usize,
+    fin_seq: Option<u64>,
+    fin_received: bool,
+    /// In-order application bytes not yet taken by the application.
+    readable: u64,
+    /// Acknowledgement number last sent.
+    last_ack_sent: u64,
+    ack_now: bool,
+    delack_deadline: Option<Duration>,
+    quickacks: u32,
+    delayed_ack: bool,
+    delack_timeout: Duration,
+    mss: u64,
+    max_sack: usize,
+    /// Receive buffer the application drains immediately, so all of it is window.
+    wnd: u64,
+    wnd_max: u64,
+    wscale: u8,
+    right_edge: u64,
+    /// TSval to echo (RFC 7323 TS.Recent).
+    ts_recent: u64,
+    /// Receiver's RTT estimate for autotuning (handshake, refined by timestamps).
+    rtt: Option<Duration>,
+    space_seq: u64,
+    space_time: Duration,
+}
+
+impl Receiver {
+    /// A receiver for a peer whose SYN used sequence number `peer_iss`.
+    pub(crate) fn new(p: &Params, peer_iss: u64, now: Duration) -> Self {
+        let nxt = peer_iss + 1;
+        Receiver {
+            nxt,
+            ooo: Vec::new(),
+            recent: [0; 4],
+            n_recent: 0,
+            fin_seq: None,
+            fin_received: false,
+            readable: 0,
+            last_ack_sent: nxt,
+            ack_now: false,
+            delack_deadline: None,
+            quickacks: QUICKACKS,
+            delayed_ack: p.delayed_ack,
+            delack_timeout: p.delayed_ack_timeout,
+            mss: u64::from(p.mss),
+            max_sack: if p.sack { max_sack_blocks(p.timestamps) } else { 0 },
+            wnd: p.initial_receive_window,
+            wnd_max: p.receive_window_max,
+            wscale: p.wscale,
+            right_edge: nxt,
+            ts_recent: 0,
+            rtt: None,
+            space_seq: nxt,
+            space_time: now,
+        }
+    }
+
+    /// Next expected sequence number (the cumulative ACK).
+    pub(crate) fn ack(&self) -> u64 {
+        self.nxt
+    }
+
+    /// Current receive buffer size (window before scaling).
+    pub(crate) fn window_size(&self) -> u64 {
+        self.wnd
+    }
+
+    /// A handshake RTT sample seeds autotuning's notion of a round trip.
+    pub(crate) fn set_rtt(&mut self, rtt: Duration) {
+        self.rtt = Some(rtt);
+    }
+
+    /// Whether the peer's FIN has been received in order.
+    pub(crate) fn fin_received(&self) -> bool {
+        self.fin_received
+    }
+
+    /// The TSval to echo.
+    pub(crate) fn ts_recent(&self) -> u64 {
+        self.ts_recent
+    }
+
+    /// Sets the TSval to echo from the peer's SYN.
+    pub(crate) fn set_ts_recent(&mut self, val: u64) {
+        self.ts_recent = val;
+    }
+
+    /// RFC 7323 §4.3: remembers the TSval of a segment (data or pure ACK) that starts at or
+    /// before the last ACK we sent, so a delayed ACK echoes the oldest unacknowledged segment.
+    pub(crate) fn note_ts(&mut self, seq: u64, val: u64) {
+        if seq <= self.last_ack_sent {
+            self.ts_recent = val;
+        }
+    }
+
+    /// Takes the in-order bytes received since the last call (the application reads them).
+    pub(crate) fn take_readable(&mut self) -> u64 {
+        std::mem::take(&mut self.readable)
+    }
+
+    /// Asks for an ACK at the next opportunity (duplicate SYN, window probe, …).
+    pub(crate) fn force_ack(&mut self) {
+        self.ack_now = true;
+    }
+
+    /// An ACK must go out now.
+    pub(crate) fn ack_due(&self) -> bool {
+        self.ack_now
+    }
+
+    /// The delayed-ACK timer.
+    pub(crate) fn timeout(&self) -> Option<Duration> {
+        self.delack_deadline
+    }
+
+    /// The delayed-ACK timer fired.
+    pub(crate) fn on_timeout(&mut self, now: Duration) {
+        if self.delack_deadline.is_some_and(|t| t <= now) {
+            self.delack_deadline = None;
+            self.ack_now = true;
+        }
+    }
+
+    /// Window field for an outgoing segment: the right edge never moves left, and the window
+    /// is a multiple of the scale factor like on the wire.
+    pub(crate) fn advertise(&mut self, syn: bool) -> u64 {
+        if syn {
+            return self.wnd.min(65_535);
+        }
+        let scaled = (self.wnd >> self.wscale) << self.wscale;
+        self.right_edge = self.right_edge.max(self.nxt + scaled);
+        self.right_edge - self.nxt
+    }
+
+    /// Any segment carrying our ACK went out.
+    pub(crate) fn on_ack_sent(&mut self) {
+        self.last_ack_sent = self.nxt;
+        self.ack_now = false;
+        self.delack_deadline = None;
+    }
+
+    /// Fills `out` with SACK blocks (newest arrival first); returns how many.
+    pub(crate) fn sack_blocks(&self, out: &mut [(u64, u64)]) -> usize {
+        let max = self.max_sack.min(out.len());
+        let mut n = 0;
+        let push = |b: (u64, u64), out: &mut [(u64, u64)], n: &mut usize| {
+            if *n < max && !out[..*n].contains(&b) {
+                out[*n] = b;
+                *n += 1;
+            }
+        };
+        for &seq in &self.recent[..self.n_recent] {
+            if let Some(b) = self.range_containing(seq) {
+                push(b, out, &mut n);
+            }
+        }
+        for &b in self.ooo.iter().rev() {
+            push(b, out, &mut n);
+        }
+        n
+    }
+
+    fn range_containing(&self, seq: u64) -> Option<(u64, u64)> {
+        let i = self.ooo.partition_point(|r| r.1 <= seq);
+        self.ooo.get(i).copied().filter(|r| r.0 <= seq)
+    }
+
+    /// Processes the data (and FIN) of a segment starting at `seq`.
+    pub(crate) fn on_data(
+        &mut self,
+        seq: u64,
+        len: u32,
+        fin: bool,
+        now: Duration,
+    ) -> DataOutcome {
+        let end = seq + u64::from(len);
+        if fin {
+            // A FIN claims the end of the stream; a conflicting second claim is ignored.
+            self.fin_seq.get_or_insert(end);
+        }
+        let limit = self.right_edge.max(self.nxt + self.wnd);
+        if len > 0 && (end <= self.nxt || seq >= limit) {
+            // Duplicate or outside the window: Linux answers with an immediate ACK.
+            self.ack_now = true;
+            return DataOutcome::Ignored;
+        }
+        let end = end.min(limit);
+        let had_holes = !self.ooo.is_empty();
+        if len > 0 {
+            if seq > self.nxt {
+                self.insert_ooo(seq, end);
+                self.ack_now = true;
+                return DataOutcome::Accepted;
+            }
+            let before = self.nxt;
+            self.nxt = end;
+            self.absorb_ooo();
+            self.readable += self.nxt - before;
+            self.autotune(now);
+        }
+        if let Some(f) = self.fin_seq {
+            if !self.fin_received && self.nxt == f {
+                self.fin_received = true;
+                self.nxt += 1;
+                self.ack_now = true;
+            }
+        }
+        if fin {
+            // Linux acknowledges a FIN at once, also a retransmitted one whose ACK was lost.
+            self.ack_now = true;
+        }
+        if len > 0 {
+            self.schedule_ack(had_holes, now);
+        }
+        DataOutcome::Accepted
+    }
+
+    /// Linux's decision between acknowledging now and arming the delayed-ACK timer.
+    fn schedule_ack(&mut self, filled_hole: bool, now: Duration) {
+        if filled_hole || !self.delayed_ack {
+            self.ack_now = true;
+        } else if self.quickacks > 0 {
+            self.quickacks -= 1;
+            self.ack_now = true;
+        } else if self.nxt - self.last_ack_sent > self.mss {
+            // More than one full-sized segment unacknowledged: ACK every second segment.
+            self.ack_now = true;
+        } else if self.delack_deadline.is_none() {
+            self.delack_deadline = Some(now + self.delack_timeout);
+        }
+    }
+
+    fn insert_ooo(&mut self, seq: u64, end: u64) {
+        let i = self.ooo.partition_point(|r| r.1 < seq);
+        let mut j = i;
+        let (mut l, mut r) = (seq, end);
+        while let Some(&(a, b)) = self.ooo.get(j) {
+            if a > r {
+                break;
+            }
+            l = l.min(a);
+            r = r.max(b);
+            j += 1;
+        }
+        self.ooo.splice(i..j, std::iter::once((l, r)));
+        if self.ooo.len() > MAX_RANGES {
+            self.ooo.pop();
+        }
+        let keep = self.n_recent.min(self.recent.len() - 1);
+        self.recent.copy_within(0..keep, 1);
+        self.recent[0] = seq;
+        self.n_recent = keep + 1;
+    }
+
+    /// Moves `nxt` over buffered ranges it now reaches.
+    fn absorb_ooo(&mut self) {
+        let k = self.ooo.partition_point(|r| r.0 <= self.nxt);
+        if k == 0 {
+            return;
+        }
+        self.nxt = self.nxt.max(self.ooo[k - 1].1);
+        self.ooo.drain(..k);
+        if self.ooo.is_empty() {
+            self.n_recent = 0;
+        }
+    }
+
+    /// Linux-style dynamic right-sizing: once per receiver RTT, the buffer becomes twice what
+    /// the application read in the last RTT plus 16 segments, never below its current size and
+    /// never above the maximum. A reader that keeps up lets the window double every RTT.
+    fn autotune(&mut self, now: Duration) {
+        let Some(rtt) = self.rtt else { return };
+        if now < self.space_time + rtt {
+            return;
+        }
+        let copied = self.nxt - self.space_seq;
+        let target = copied.saturating_mul(2).saturating_add(16 * self.mss);
+        self.wnd = self.wnd.max(target.min(self.wnd_max));
+        self.space_seq = self.nxt;
+        self.space_time = now;
+    }
+
+    /// A timestamp echo gives the receiver an RTT sample (Linux's tcp_rcv_rtt_measure_ts).
+    pub(crate) fn on_ts_echo(&mut self, sample: Duration) {
+        self.rtt = Some(match self.rtt {
+            Some(r) => (r * 7 + sample) / 8,
+            None => sample,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tcp::tests_support::params;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    #[test]
+    fn out_of_order_gives_sack_blocks_newest_first() {
+        let p = params();
+        let mut r = Receiver::new(&p, 0, Duration::ZERO);
+        let m = u64::from(p.mss);
+        assert_eq!(r.on_data(1 + m, p.mss, false, MS), DataOutcome::Accepted);
+        assert_eq!(r.on_data(1 + 3 * m, p.mss, false, MS), DataOutcome::Accepted);
+        assert!(r.ack_due());
+        let mut b = [(0, 0); 4];
+        let n = r.sack_blocks(&mut b);
+        assert_eq!(&b[..n], &[(1 + 3 * m, 1 + 4 * m), (1 + m, 1 + 2 * m)]);
+        assert_eq!(r.ack(), 1);
+        // Filling the first hole joins the first range.
+        r.on_data(1, p.mss, false, MS);
+        assert_eq!(r.ack(), 1 + 2 * m);
+        assert_eq!(r.take_readable(), 2 * m);
+        let n = r.sack_blocks(&mut b);
+        assert_eq!(&b[..n], &[(1 + 3 * m, 1 + 4 * m)]);
+        // A duplicate is ignored and acknowledged at once.
+        r.on_ack_sent();
+        assert_eq!(r.on_data(1, p.mss, false, MS), DataOutcome::Ignored);
+        assert!(r.ack_due());
+    }
+
+    #[test]
+    fn delayed_ack_every_second_segment_after_quickacks() {
+        let p = params();
+        let mut r = Receiver::new(&p, 0, Duration::ZERO);
+        let m = u64::from(p.mss);
+        let mut seq = 1;
+        for _ in 0..QUICKACKS {
+            r.on_data(seq, p.mss, false, MS);
+            seq += m;
+            assert!(r.ack_due());
+            r.on_ack_sent();
+        }
+        r.on_data(seq, p.mss, false, MS);
+        seq += m;
+        assert!(!r.ack_due());
+        assert_eq!(r.timeout(), Some(MS + p.delayed_ack_timeout));
+        r.on_data(seq, p.mss, false, MS);
+        assert!(r.ack_due());
+    }
+
+    #[test]
+    fn window_grows_but_not_beyond_max() {
+        let mut p = params();
+        p.initial_receive_window = 64 * 1024;
+        p.receive_window_max = 200 * 1024;
+        let mut r = Receiver::new(&p, 0, Duration::ZERO);
+        r.set_rtt(10 * MS);
+        let mut seq = 1;
+        for k in 1..200u32 {
+            let now = MS * k;
+            for _ in 0..40 {
+                if r.on_data(seq, p.mss, false, now) == DataOutcome::Accepted {
+                    seq += u64::from(p.mss);
+                }
+            }
+            assert!(r.window_size() <= p.receive_window_max);
+            assert!(r.advertise(false) <= p.receive_window_max);
+        }
+        assert_eq!(r.window_size(), p.receive_window_max);
+    }
+}

@@ -1,0 +1,365 @@
+//! The sender's scoreboard (RFC 6675 §3): every transmitted, not yet cumulatively acknowledged
+//! segment in sequence order, with its SACK / lost / retransmitted state and the `pipe`
+//! estimate kept up to date incrementally.
+//!
+//! Cost per ACK is O(log n) plus the segments whose state actually changes: loss marking and
+//! the search for the next retransmission advance monotonic cursors instead of rescanning.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+/// How many SACKed segments above a hole declare it lost (RFC 6675 DupThresh).
+pub(crate) const DUP_THRESH: usize = 3;
+
+/// One transmitted segment.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SentSeg {
+    /// First sequence number.
+    pub start: u64,
+    /// Data bytes.
+    pub len: u32,
+    /// Carries the FIN (one more sequence number).
+    pub fin: bool,
+    /// First transmission time.
+    pub first_sent: Duration,
+    /// Latest transmission time.
+    pub sent: Duration,
+    /// Packet counter of the latest transmission (for HyStart++ rounds).
+    pub pn: u64,
+    /// Selectively acknowledged.
+    pub sacked: bool,
+    /// Declared lost and not retransmitted since (or retransmitted: see `retx_in_flight`).
+    pub lost: bool,
+    /// A retransmission of it is in flight.
+    pub retx_in_flight: bool,
+    /// Ever retransmitted (Karn's rule).
+    pub retransmitted: bool,
+}
+
+impl SentSeg {
+    /// Sequence number after the segment.
+    pub(crate) fn end(&self) -> u64 {
+        self.start + u64::from(self.len) + u64::from(self.fin)
+    }
+
+    /// Bytes it counts for in the window (a bare FIN counts as one).
+    fn bytes(&self) -> u64 {
+        u64::from(self.len).max(1)
+    }
+
+    /// Its contribution to `pipe` (RFC 6675 SetPipe: not SACKed and not lost counts once, a
+    /// retransmission in flight counts once more).
+    fn pipe(&self) -> u64 {
+        if self.sacked {
+            return 0;
+        }
+        let mut p = 0;
+        if !self.lost {
+            p += self.bytes();
+        }
+        if self.retx_in_flight {
+            p += self.bytes();
+        }
+        p
+    }
+}
+
+/// What the ACK processing learns about one newly delivered segment.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Delivered {
+    /// First transmission time (the controller's recovery logic keys on it).
+    pub first_sent: Duration,
+    /// Latest transmission time.
+    pub sent: Duration,
+    /// Data bytes.
+    pub bytes: u64,
+    /// Packet counter of its latest transmission.
+    pub pn: u64,
+    /// Ever retransmitted (no RTT sample).
+    pub retransmitted: bool,
+}
+
+impl From<&SentSeg> for Delivered {
+    fn from(s: &SentSeg) -> Self {
+        Delivered {
+            first_sent: s.first_sent,
+            sent: s.sent,
+            bytes: s.bytes(),
+            pn: s.pn,
+            retransmitted: s.retransmitted,
+        }
+    }
+}
+
+/// Segments newly declared lost by one call.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Losses {
+    /// How many.
+    pub count: u64,
+    /// Their bytes.
+    pub bytes: u64,
+    /// Latest send time among them.
+    pub newest_sent: Duration,
+}
+
+impl Losses {
+    fn add(&mut self, s: &SentSeg) {
+        self.count += 1;
+        self.bytes += s.bytes();
+        self.newest_sent = self.newest_sent.max(s.sent);
+    }
+}
+
+/// The scoreboard.
+#[derive(Debug, Default)]
+pub(crate) struct Scoreboard {
+    segs: VecDeque<SentSeg>,
+    pipe: u64,
+    /// Start sequence numbers of the highest SACKed segments, highest first.
+    top_sacked: [u64; DUP_THRESH],
+    n_top: usize,
+    /// Loss marking by SACK has covered everything below this.
+    lost_scan: u64,
+    /// No segment below this awaits retransmission.
+    retx_cursor: u64,
+}
+
+impl Scoreboard {
+    /// RFC 6675 `pipe`: bytes the sender believes are in the network.
+    pub(crate) fn pipe(&self) -> u64 {
+        self.pipe
+    }
+
+    /// No segment outstanding.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.segs.is_empty()
+    }
+
+    /// Latest send time of any outstanding segment.
+    pub(crate) fn newest_sent(&self) -> Duration {
+        self.segs.back().map_or(Duration::ZERO, |s| s.sent)
+    }
+
+    /// Records a first transmission (always above every outstanding segment).
+    pub(crate) fn push(&mut self, seg: SentSeg) {
+        self.pipe += seg.pipe();
+        self.segs.push_back(seg);
+    }
+
+    /// Index of the first segment ending after `seq`.
+    fn index_after(&self, seq: u64) -> usize {
+        self.segs.partition_point(|s| s.end() <= seq)
+    }
+
+    /// Applies a mutation to segment `i`, keeping `pipe` right.
+    fn update(&mut self, i: usize, f: impl FnOnce(&mut SentSeg)) {
+        if let Some(s) = self.segs.get_mut(i) {
+            let before = s.pipe();
+            f(s);
+            self.pipe = self.pipe - before + s.pipe();
+        }
+    }
+
+    /// Removes every segment cumulatively acknowledged by `ack`; newly delivered ones (not
+    /// SACKed before) go to `out`.
+    pub(crate) fn cum_ack(&mut self, ack: u64, out: &mut Vec<Delivered>) {
+        while let Some(s) = self.segs.front() {
+            if s.end() > ack {
+                break;
+            }
+            self.pipe -= s.pipe();
+            if !s.sacked {
+                out.push(Delivered::from(s));
+            }
+            self.segs.pop_front();
+        }
+    }
+
+    /// Marks segments fully inside `[l, r)` SACKed; newly SACKed ones go to `out`.
+    pub(crate) fn sack(&mut self, l: u64, r: u64, out: &mut Vec<Delivered>) {
+        let mut i = self.segs.partition_point(|s| s.start < l);
+        while let Some(s) = self.segs.get(i) {
+            if s.end() > r {
+                break;
+            }
+            if !s.sacked {
+                out.push(Delivered::from(s));
+                let start = s.start;
+                self.update(i, |s| {
+                    s.sacked = true;
+                    s.retx_in_flight = false;
+                });
+                self.note_sacked(start);
+            }
+            i += 1;
+        }
+    }
+
+    /// Keeps the DUP_THRESH highest SACKed starts.
+    fn note_sacked(&mut self, start: u64) {
+        let mut v = start;
+        for k in 0..self.n_top {
+            if v > self.top_sacked[k] {
+                std::mem::swap(&mut v, &mut self.top_sacked[k]);
+            }
+        }
+        if self.n_top < DUP_THRESH {
+            self.top_sacked[self.n_top] = v;
+            self.n_top += 1;
+        }
+    }
+
+    /// RFC 6675 IsLost for every segment: a segment with DUP_THRESH SACKed segments above it
+    /// is lost. The boundary only ever rises, so each segment is visited once.
+    pub(crate) fn mark_lost_by_sack(&mut self) -> Losses {
+        let mut losses = Losses::default();
+        if self.n_top < DUP_THRESH {
+            return losses;
+        }
+        let frontier = self.top_sacked[DUP_THRESH - 1];
+        if frontier <= self.lost_scan {
+            return losses;
+        }
+        let mut i = self.index_after(self.lost_scan);
+        while let Some(s) = self.segs.get(i) {
+            if s.start >= frontier {
+                break;
+            }
+            if !s.sacked && !s.lost && !s.retx_in_flight {
+                losses.add(s);
+                let start = s.start;
+                self.update(i, |s| s.lost = true);
+                self.retx_cursor = self.retx_cursor.min(start);
+            }
+            i += 1;
+        }
+        self.lost_scan = frontier;
+        losses
+    }
+
+    /// Declares the first outstanding segment lost (fast retransmit without SACK, NewReno
+    /// partial ACKs); returns it unless it was already lost or SACKed.
+    pub(crate) fn mark_first_lost(&mut self) -> Losses {
+        let mut losses = Losses::default();
+        if let Some(s) = self.segs.front() {
+            // A segment waiting for its retransmission is already counted as lost.
+            let awaiting_retransmission = s.lost && !s.retx_in_flight;
+            if !s.sacked && !awaiting_retransmission {
+                losses.add(s);
+                let start = s.start;
+                self.update(0, |s| {
+                    s.lost = true;
+                    s.retx_in_flight = false;
+                });
+                self.retx_cursor = self.retx_cursor.min(start);
+            }
+        }
+        losses
+    }
+
+    /// Retransmission timeout: every segment not SACKed is lost, including retransmissions.
+    pub(crate) fn mark_all_lost(&mut self) {
+        for s in self.segs.iter_mut() {
+            if !s.sacked {
+                s.lost = true;
+                s.retx_in_flight = false;
+            }
+        }
+        self.pipe = 0;
+        self.retx_cursor = 0;
+    }
+
+    /// The lowest segment declared lost and not yet retransmitted (RFC 6675 NextSeg rule 1).
+    pub(crate) fn next_lost(&mut self) -> Option<(u64, u32, bool)> {
+        let mut i = self.index_after(self.retx_cursor);
+        while let Some(s) = self.segs.get(i) {
+            if s.lost && !s.retx_in_flight && !s.sacked {
+                self.retx_cursor = s.start;
+                return Some((s.start, s.len, s.fin));
+            }
+            if !s.lost && !s.sacked {
+                // Lost segments form a prefix of the unSACKed ones; nothing lost lies beyond.
+                self.retx_cursor = s.start;
+                return None;
+            }
+            i += 1;
+        }
+        self.retx_cursor = self.segs.back().map_or(0, |s| s.end());
+        None
+    }
+
+    /// Records the retransmission of the segment starting at `start`.
+    pub(crate) fn retransmitted(&mut self, start: u64, now: Duration, pn: u64) {
+        let i = self.index_after(start);
+        if self.segs.get(i).is_some_and(|s| s.start == start) {
+            self.update(i, |s| {
+                s.retx_in_flight = true;
+                s.retransmitted = true;
+                s.sent = now;
+                s.pn = pn;
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn board(n: u64) -> Scoreboard {
+        let mut b = Scoreboard::default();
+        for k in 0..n {
+            b.push(SentSeg {
+                start: 1 + 100 * k,
+                len: 100,
+                fin: false,
+                first_sent: Duration::from_millis(k),
+                sent: Duration::from_millis(k),
+                pn: k,
+                sacked: false,
+                lost: false,
+                retx_in_flight: false,
+                retransmitted: false,
+            });
+        }
+        b
+    }
+
+    #[test]
+    fn sack_marks_hole_lost_after_three_segments_above() {
+        let mut b = board(6);
+        let mut out = Vec::new();
+        assert_eq!(b.pipe(), 600);
+        // Segment 0 lost; 1 and 2 SACKed: not yet enough.
+        b.sack(101, 301, &mut out);
+        assert_eq!(out.len(), 2);
+        assert_eq!(b.mark_lost_by_sack().count, 0);
+        b.sack(301, 401, &mut out);
+        let l = b.mark_lost_by_sack();
+        assert_eq!(l.count, 1);
+        assert_eq!(b.pipe(), 200, "segments 4 and 5 remain in flight");
+        assert_eq!(b.next_lost(), Some((1, 100, false)));
+        b.retransmitted(1, Duration::from_millis(50), 6);
+        assert_eq!(b.pipe(), 300);
+        assert_eq!(b.next_lost(), None);
+        out.clear();
+        b.cum_ack(401, &mut out);
+        assert_eq!(out.len(), 1, "only the retransmitted hole is newly delivered");
+        assert!(out[0].retransmitted);
+        assert_eq!(b.pipe(), 200);
+    }
+
+    #[test]
+    fn rto_marks_everything_lost_and_pipe_empties() {
+        let mut b = board(4);
+        b.mark_all_lost();
+        assert_eq!(b.pipe(), 0);
+        assert_eq!(b.next_lost(), Some((1, 100, false)));
+        b.retransmitted(1, Duration::from_millis(9), 9);
+        assert_eq!(b.next_lost(), Some((101, 100, false)));
+        assert_eq!(b.pipe(), 100);
+        let l = b.mark_first_lost();
+        assert_eq!(l.count, 1, "a retransmission in flight can be declared lost again");
+        assert_eq!(b.pipe(), 0);
+    }
+}

@@ -1,0 +1,404 @@
+//! The sending half of a TCP endpoint: what to send next (RFC 6675 NextSeg, then new data
+//! within min(cwnd, peer window, send buffer)), ACK processing (RTT samples, controller
+//! callbacks), loss detection (SACK scoreboard per RFC 6675, or three duplicate ACKs with
+//! NewReno partial-ACK recovery per RFC 6582) and the retransmission timer (RFC 6298).
+//!
+//! The congestion controller is the shared `cc` crate. It has no RTO callback, so a timeout is
+//! reported as `on_congestion_event(persistent_congestion = true)`: the window collapses to the
+//! controller's minimum window (2 MSS by default, 1 MSS with `minimum_window_packets = 1`,
+//! Linux's loss window) and slow start restarts.
+
+use std::time::Duration;
+
+use cc::CongestionController;
+
+use super::rtt::RttEstimator;
+use super::scoreboard::{Delivered, Losses, Scoreboard, SentSeg, DUP_THRESH};
+use super::segment::SEQ_LIMIT;
+use super::Params;
+
+/// The next segment the sender wants on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Outgoing {
+    /// First sequence number.
+    pub seq: u64,
+    /// Data bytes.
+    pub len: u32,
+    /// Carries the FIN.
+    pub fin: bool,
+    /// A retransmission.
+    pub retransmission: bool,
+}
+
+/// The parts of an incoming segment the sender uses.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct AckInfo<'a> {
+    /// Cumulative ACK.
+    pub ack: u64,
+    /// Window in bytes from `ack`.
+    pub window: u64,
+    /// SACK blocks.
+    pub sacks: &'a [(u64, u64)],
+    /// TSecr, if timestamps are on.
+    pub ts_ecr: Option<u64>,
+    /// Counts as a duplicate ACK if it does not advance (no data, no SYN/FIN).
+    pub pure: bool,
+}
+
+/// Counters of one sender.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct SenderStats {
+    /// Segments with data sent, retransmissions included.
+    pub data_segments: u64,
+    /// Retransmitted segments.
+    pub retransmissions: u64,
+    /// Fast-recovery episodes plus retransmission timeouts.
+    pub congestion_events: u64,
+    /// Time of the first congestion event.
+    pub first_congestion: Option<Duration>,
+}
+
+/// Sender state.
+#[derive(Debug)]
+pub(crate) struct Sender {
+    mss: u32,
+    sack: bool,
+    send_buffer: u64,
+    max_backoffs: u32,
+    una: u64,
+    nxt: u64,
+    /// Sequence number after the last byte the application wrote.
+    stream_end: u64,
+    fin_queued: bool,
+    /// Right edge of the peer's receive window.
+    peer_edge: u64,
+    board: Scoreboard,
+    cc: Box<dyn CongestionController>,
+    rtt: RttEstimator,
+    pn: u64,
+    /// In fast recovery until `una` reaches this (RFC 6675 RecoveryPoint).
+    recovery: Option<u64>,
+    /// RFC 6582 `recover`: no new fast retransmit until `una` passes it.
+    recover: u64,
+    /// After a timeout, retransmissions go back to `una` until it reaches this (Linux's
+    /// Loss state); no fast recovery meanwhile.
+    loss_until: u64,
+    /// Duplicate ACKs (without SACK; each one stands for a segment that left the network).
+    dupacks: u64,
+    rto_deadline: Option<Duration>,
+    backoff: u32,
+    /// The last send attempt stopped because of the congestion window.
+    cwnd_limited: bool,
+    /// Reused buffer of newly delivered segments.
+    delivered: Vec<Delivered>,
+    stats: SenderStats,
+}
+
+impl Sender {
+    /// A sender whose first data byte has sequence number 1 (the SYN took 0).
+    pub(crate) fn new(p: &Params, now: Duration) -> Self {
+        Sender {
+            mss: p.mss,
+            sack: p.sack,
+            send_buffer: p.send_buffer,
+            max_backoffs: p.max_backoffs,
+            una: 1,
+            nxt: 1,
+            stream_end: 1,
+            fin_queued: false,
+            peer_edge: 1,
+            board: Scoreboard::default(),
+            cc: cc::build(&p.controller, u64::from(p.mss), now),
+            rtt: RttEstimator::new(p.initial_rto, p.min_rto),
+            pn: 0,
+            recovery: None,
+            recover: 0,
+            loss_until: 0,
+            dupacks: 0,
+            rto_deadline: None,
+            backoff: 0,
+            cwnd_limited: false,
+            delivered: Vec::new(),
+            stats: SenderStats::default(),
+        }
+    }
+
+    /// Counters so far.
+    pub(crate) fn stats(&self) -> SenderStats {
+        self.stats
+    }
+
+    /// Congestion window in bytes.
+    pub(crate) fn cwnd(&self) -> u64 {
+        self.cc.window()
+    }
+
+    /// RFC 6675 pipe.
+    pub(crate) fn in_flight(&self) -> u64 {
+        self.board.pipe()
+    }
+
+    /// Smoothed RTT.
+    pub(crate) fn srtt(&self) -> Duration {
+        self.rtt.smoothed()
+    }
+
+    /// Handshake RTT sample (SYN → SYN-ACK, or SYN-ACK → ACK).
+    pub(crate) fn on_handshake_rtt(&mut self, sample: Duration) {
+        self.rtt.on_sample(sample);
+    }
+
+    /// The peer's window from its SYN (unscaled, relative to our first data byte).
+    pub(crate) fn set_peer_window(&mut self, window: u64) {
+        self.peer_edge = self.una + window;
+    }
+
+    /// The application appends `n` bytes (saturating: a bulk sender writes "infinitely").
+    pub(crate) fn write(&mut self, n: u64) {
+        if !self.fin_queued {
+            self.stream_end = self.stream_end.saturating_add(n).min(SEQ_LIMIT / 2);
+        }
+    }
+
+    /// The application closes: a FIN follows the last byte.
+    pub(crate) fn close(&mut self) {
+        self.fin_queued = true;
+    }
+
+    /// Next sequence number of new data.
+    pub(crate) fn snd_nxt(&self) -> u64 {
+        self.nxt
+    }
+
+    /// Retransmission timer deadline.
+    pub(crate) fn timeout(&self) -> Option<Duration> {
+        self.rto_deadline
+    }
+
+    fn pipe(&self) -> u64 {
+        if self.sack {
+            self.board.pipe()
+        } else {
+            // Linux without SACK counts each duplicate ACK as one segment that left.
+            self.board.pipe().saturating_sub(self.dupacks * u64::from(self.mss))
+        }
+    }
+
+    fn next_pn(&mut self) -> u64 {
+        let pn = self.pn;
+        self.pn += 1;
+        pn
+    }
+
+    fn arm_rto(&mut self, now: Duration) {
+        if self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now + self.rtt.backed_off(self.backoff));
+        }
+    }
+
+    /// The next segment to send now, if the windows allow one.
+    pub(crate) fn next(&mut self, now: Duration) -> Option<Outgoing> {
+        let cwnd = self.cc.window();
+        let pipe = self.pipe();
+        if let Some((seq, len, fin)) = self.board.next_lost() {
+            let bytes = u64::from(len).max(1);
+            // `pipe > 0`: an empty network always takes one segment, whatever the window.
+            if pipe > 0 && pipe.saturating_add(bytes) > cwnd {
+                self.cwnd_limited = true;
+                return None;
+            }
+            let pn = self.next_pn();
+            self.board.retransmitted(seq, now, pn);
+            self.cc.on_sent(now, bytes, pn);
+            self.stats.retransmissions += 1;
+            if len > 0 {
+                self.stats.data_segments += 1;
+            }
+            self.arm_rto(now);
+            return Some(Outgoing { seq, len, fin, retransmission: true });
+        }
+        let edge = self.stream_end.min(self.una.saturating_add(self.send_buffer)).min(self.peer_edge);
+        if self.nxt < edge {
+            let len = (edge - self.nxt).min(u64::from(self.mss));
+            if len < u64::from(self.mss) && edge < self.stream_end && pipe > 0 {
+                // Silly-window avoidance: a runt limited by a window waits for the window.
+                self.cwnd_limited = false;
+                return None;
+            }
+            if pipe > 0 && pipe + len > cwnd {
+                self.cwnd_limited = true;
+                return None;
+            }
+            let fin = self.fin_queued && self.nxt + len == self.stream_end;
+            return Some(self.send_new(now, len as u32, fin));
+        }
+        self.cwnd_limited = false;
+        if self.fin_queued && self.nxt == self.stream_end {
+            return Some(self.send_new(now, 0, true));
+        }
+        None
+    }
+
+    fn send_new(&mut self, now: Duration, len: u32, fin: bool) -> Outgoing {
+        let pn = self.next_pn();
+        let seg = SentSeg {
+            start: self.nxt,
+            len,
+            fin,
+            first_sent: now,
+            sent: now,
+            pn,
+            sacked: false,
+            lost: false,
+            retx_in_flight: false,
+            retransmitted: false,
+        };
+        self.nxt = seg.end();
+        self.board.push(seg);
+        self.cc.on_sent(now, u64::from(len).max(1), pn);
+        if len > 0 {
+            self.stats.data_segments += 1;
+        }
+        self.arm_rto(now);
+        Outgoing { seq: seg.start, len, fin, retransmission: false }
+    }
+
+    /// Processes the acknowledgement fields of an incoming segment.
+    pub(crate) fn on_ack(&mut self, a: AckInfo<'_>, now: Duration) {
+        if a.ack > self.nxt || a.ack < self.una {
+            // Acknowledges data never sent, or an old ACK overtaken by newer ones.
+            return;
+        }
+        self.peer_edge = self.peer_edge.max(a.ack.saturating_add(a.window));
+        let mut delivered = std::mem::take(&mut self.delivered);
+        delivered.clear();
+        if self.sack {
+            for &(l, r) in a.sacks {
+                let (l, r) = (l.max(a.ack), r.min(self.nxt));
+                if l < r {
+                    self.board.sack(l, r, &mut delivered);
+                }
+            }
+        }
+        let sacked = delivered.len();
+        let advanced = a.ack > self.una;
+        if advanced {
+            self.board.cum_ack(a.ack, &mut delivered);
+            self.una = a.ack;
+        }
+        let cum_acked = (delivered.len() - sacked) as u64;
+        self.rtt_sample(&delivered, advanced, a.ts_ecr, now);
+        self.feed_controller(&delivered, now);
+        self.delivered = delivered;
+
+        if advanced {
+            self.backoff = 0;
+            self.rto_deadline = None;
+            if !self.board.is_empty() {
+                self.arm_rto(now);
+            }
+        }
+        match self.recovery {
+            Some(point) if advanced && self.una >= point => {
+                self.recovery = None;
+                self.dupacks = 0;
+            }
+            Some(_) if advanced && !self.sack => {
+                // NewReno partial ACK: the next hole is lost too; retransmit it at once.
+                self.dupacks = self.dupacks.saturating_sub(cum_acked.saturating_sub(1));
+                self.board.mark_first_lost();
+            }
+            None if advanced && !self.sack => self.dupacks = 0,
+            _ => {}
+        }
+        if self.sack {
+            let losses = self.board.mark_lost_by_sack();
+            if losses.count > 0 {
+                self.on_losses(losses, now);
+            }
+        } else if !advanced && a.pure && !self.board.is_empty() {
+            self.dupacks += 1;
+            let fresh = self.una > self.recover && self.una >= self.loss_until;
+            if self.recovery.is_none() && self.dupacks == DUP_THRESH as u64 && fresh {
+                let losses = self.board.mark_first_lost();
+                self.on_losses(losses, now);
+            }
+        }
+    }
+
+    /// RFC 6298 sampling: the newest newly delivered segment never retransmitted (Karn);
+    /// with timestamps, TSecr also times ACKs of retransmissions.
+    fn rtt_sample(&mut self, delivered: &[Delivered], advanced: bool, ts_ecr: Option<u64>, now: Duration) {
+        let newest = delivered.iter().filter(|d| !d.retransmitted).map(|d| d.sent).max();
+        let sample = match (newest, ts_ecr) {
+            (Some(sent), _) => Some(now.saturating_sub(sent)),
+            (None, Some(ecr)) if advanced && ecr > 0 => {
+                let ecr = Duration::from_micros(ecr);
+                (ecr <= now).then(|| now - ecr)
+            }
+            _ => None,
+        };
+        if let Some(s) = sample {
+            self.rtt.on_sample(s);
+        }
+    }
+
+    fn feed_controller(&mut self, delivered: &[Delivered], now: Duration) {
+        if delivered.is_empty() {
+            return;
+        }
+        let app_limited = !self.cwnd_limited;
+        let rtt = self.rtt.sample();
+        let mut largest = 0;
+        for d in delivered {
+            // The first transmission time keeps the controller in recovery until data sent
+            // after the loss is acknowledged, like TCP's RecoveryPoint.
+            self.cc.on_ack(now, d.first_sent, d.bytes, app_limited, &rtt);
+            largest = largest.max(d.pn);
+        }
+        self.cc.on_end_acks(now, self.board.pipe(), app_limited, Some(largest));
+    }
+
+    /// Newly detected losses: one congestion event per recovery episode.
+    fn on_losses(&mut self, losses: Losses, now: Duration) {
+        if losses.count == 0 || self.recovery.is_some() || self.una < self.loss_until {
+            return;
+        }
+        self.recovery = Some(self.nxt);
+        self.recover = self.nxt.saturating_sub(1);
+        self.cc.on_congestion_event(now, losses.newest_sent, false, losses.bytes);
+        self.count_event(now);
+    }
+
+    fn count_event(&mut self, now: Duration) {
+        self.stats.congestion_events += 1;
+        self.stats.first_congestion.get_or_insert(now);
+    }
+
+    /// The retransmission timer fired. Returns false once the retry limit is exceeded.
+    pub(crate) fn on_timeout(&mut self, now: Duration) -> bool {
+        if self.rto_deadline.is_none_or(|t| t > now) {
+            return true;
+        }
+        self.rto_deadline = None;
+        if self.board.is_empty() {
+            return true;
+        }
+        self.backoff += 1;
+        if self.backoff > self.max_backoffs {
+            return false;
+        }
+        if self.una >= self.loss_until {
+            // First timeout of this episode; later backoffs keep the ssthresh it set.
+            self.cc.on_congestion_event(now, self.board.newest_sent(), true, self.board.pipe());
+            self.count_event(now);
+        }
+        self.board.mark_all_lost();
+        self.recovery = None;
+        self.dupacks = 0;
+        self.loss_until = self.nxt;
+        self.recover = self.nxt.saturating_sub(1);
+        self.arm_rto(now);
+        true
+    }
+}
