@@ -20,6 +20,7 @@ use transport::agent::{FlowAgent, Side};
 use transport::cc_adapter::ControllerChoice;
 use transport::clock::{VirtualClock, VIRTUAL_EPOCH_UNIX_SECS};
 use transport::quic::{QuicFlow, QuicFlowConfig, QuicWorkload};
+use transport::tcp::segment::{self, Segment};
 use transport::tcp::{Tls, TcpFlow, TcpFlowConfig, TcpWorkload};
 use transport::seeded::sub_seed;
 use transport::tls::KeyLogBuffer;
@@ -515,25 +516,32 @@ impl Sim {
     }
 
     fn capture(&mut self, pkt: &Packet) {
-        let (src, dst) = match pkt.owner {
+        self.ip_ident = self.ip_ident.wrapping_add(1);
+        let mut bytes = Vec::with_capacity(pkt.wire_len as usize);
+        match pkt.owner {
+            Owner::Flow(f) if self.flows[f as usize].spec.stack == Stack::Tcp => {
+                // A segment that does not decode was never going to be accepted; skip it.
+                let Ok(seg) = Segment::decode(&pkt.payload) else { return };
+                let client = addr::tcp_client_addr(f as usize, seg.conn);
+                let server = addr::server_addr(f as usize);
+                let (src, dst) = if pkt.up { (client, server) } else { (server, client) };
+                let mss = self.flows[f as usize].spec.tcp.mtu.saturating_sub(40);
+                addr::ipv4_tcp_header(src, dst, &tcp_fields(&seg, mss), self.ip_ident, &mut bytes);
+                bytes.resize(bytes.len() + seg.len as usize, 0);
+            }
             Owner::Flow(f) => {
                 let (c, s) = (addr::client_addr(f as usize), addr::server_addr(f as usize));
-                if pkt.up { (c, s) } else { (s, c) }
+                let (src, dst) = if pkt.up { (c, s) } else { (s, c) };
+                addr::ipv4_udp_header(src, dst, pkt.payload.len(), self.ip_ident, &mut bytes);
+                bytes.extend_from_slice(&pkt.payload);
             }
             Owner::Cross(c) => {
-                let a = addr::cross_addr(c as usize, pkt.up);
-                let mut b = addr::cross_addr(c as usize, !pkt.up);
-                b.set_port(addr::CROSS_PORT);
-                (a, b)
+                let src = addr::cross_addr(c as usize, pkt.up);
+                let mut dst = addr::cross_addr(c as usize, !pkt.up);
+                dst.set_port(addr::CROSS_PORT);
+                addr::ipv4_udp_header(src, dst, pkt.payload_len as usize, self.ip_ident, &mut bytes);
+                bytes.resize(bytes.len() + pkt.payload_len as usize, 0);
             }
-        };
-        self.ip_ident = self.ip_ident.wrapping_add(1);
-        let mut bytes = Vec::with_capacity(pkt.payload_len as usize + 28);
-        addr::ipv4_udp_header(src, dst, pkt.payload_len as usize, self.ip_ident, &mut bytes);
-        if pkt.payload.is_empty() {
-            bytes.resize(bytes.len() + pkt.payload_len as usize, 0);
-        } else {
-            bytes.extend_from_slice(&pkt.payload);
         }
         let now = self.now;
         if let Some((_, w)) = &mut self.pcap {
@@ -617,6 +625,29 @@ impl Sim {
             })
             .collect();
         Ok(RunResult { id, point, rep, seed, axes, scenario: name, end_s, events: self.processed, flows, links, cross, series: std::mem::take(&mut self.series) })
+    }
+}
+
+/// The model's 64-bit sequence space drawn as real 32-bit TCP fields (it starts at 0, so the
+/// truncation only wraps after 4 GB, as a real connection would).
+fn tcp_fields(seg: &Segment, mss: u16) -> addr::TcpHeaderFields {
+    let mut sack = [(0u32, 0u32); 4];
+    for (dst, &(a, b)) in sack.iter_mut().zip(seg.sack_blocks()) {
+        *dst = (a as u32, b as u32);
+    }
+    addr::TcpHeaderFields {
+        seq: seg.seq as u32,
+        ack: seg.ack as u32,
+        syn: seg.has(segment::SYN),
+        ack_flag: seg.has(segment::ACK),
+        fin: seg.has(segment::FIN),
+        rst: seg.has(segment::RST),
+        window: seg.window,
+        ts: seg.ts.map(|(v, e)| (v as u32, e as u32)),
+        sack,
+        nsack: seg.sack_blocks().len(),
+        mss,
+        data_len: seg.len as usize,
     }
 }
 
