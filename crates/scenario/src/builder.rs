@@ -62,6 +62,7 @@ pub fn bulk_flow(name: &str, mtu: u16, cc: CcChoice) -> FlowSpec {
             zero_rtt: false,
         },
         tcp: tcp_knobs(mtu),
+        pep: None,
         client_access: DuplexLink { up: LinkConfig::ideal(), down: LinkConfig::ideal() },
         server_access: DuplexLink { up: LinkConfig::ideal(), down: LinkConfig::ideal() },
     }

@@ -68,6 +68,31 @@ pub enum TlsMode {
     Tls13,
 }
 
+/// Which side of the bottleneck a PEP sits on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum PepPosition {
+    /// Between the client's access link and the bottleneck (e.g. a satellite terminal).
+    ClientSide,
+    /// Between the bottleneck and the server's access link (e.g. a satellite gateway).
+    ServerSide,
+}
+
+/// A split-connection TCP proxy (like PEPsal): terminates the client's TCP connection and opens
+/// its own toward the server, relaying bytes through a bounded buffer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PepSpec {
+    /// Which side of the bottleneck it sits on.
+    pub position: PepPosition,
+    /// Bytes the PEP holds per direction before it stops reading (flow control backs up).
+    pub buffer: u64,
+    /// Controller of the PEP's own connections (both legs).
+    pub cc: CcConfig,
+    /// Receive-window cap of the PEP's connections.
+    pub receive_window_max: u64,
+    /// Send buffer of the PEP's connections.
+    pub send_buffer: u64,
+}
+
 /// TCP model knobs; defaults follow Linux.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TcpKnobs {
@@ -160,6 +185,8 @@ pub struct FlowSpec {
     pub quic: QuicKnobs,
     /// TCP model knobs (used when `stack` is `Tcp`).
     pub tcp: TcpKnobs,
+    /// A split-connection PEP on this (TCP) flow's path, if any.
+    pub pep: Option<PepSpec>,
     /// Client-side access link (client ↔ bottleneck).
     pub client_access: DuplexLink,
     /// Server-side access link (bottleneck ↔ server).

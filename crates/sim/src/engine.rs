@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use netem::{Link, LinkConfig};
-use scenario::model::{CcChoice, FlowSpec, Scenario, Stack, TlsMode, Workload};
+use scenario::model::{CcChoice, FlowSpec, PepPosition, Scenario, Stack, TlsMode, Workload};
 use transport::agent::{FlowAgent, Side};
 use transport::cc_adapter::ControllerChoice;
 use transport::clock::{VirtualClock, VIRTUAL_EPOCH_UNIX_SECS};
@@ -72,7 +72,11 @@ enum Owner {
 #[derive(Debug, Clone)]
 struct Packet {
     owner: Owner,
+    /// Direction across the bottleneck: client side → server side.
     up: bool,
+    /// Flow packets: which endpoint sent it and which one it is routed to.
+    from: Side,
+    to: Side,
     hop: u8,
     /// IP-layer size.
     wire_len: u32,
@@ -97,12 +101,13 @@ struct FlowSlot {
     agent: Box<dyn FlowAgent>,
     spec: FlowSpec,
     /// Currently scheduled timer per side (ns), to discard stale heap entries.
-    timer: [Option<u64>; 2],
-    path_up: Vec<usize>,
-    path_down: Vec<usize>,
-    /// UDP payload bytes delivered to each side's endpoint.
-    udp_rx: [u64; 2],
-    datagrams_sent: [u64; 2],
+    timer: [Option<u64>; 3],
+    /// Links from one side to another, indexed `[from][to]` by `Side::index`.
+    routes: [[Vec<usize>; 3]; 3],
+    /// Transport payload bytes delivered to each side.
+    udp_rx: [u64; 3],
+    /// Datagrams or segments sent by the client, the server and a middlebox.
+    datagrams_sent: [u64; 3],
     /// Side that receives the data.
     receiver: Side,
     last_delivered: u64,
@@ -161,8 +166,6 @@ impl Sim {
         let keylog = opts.pcap.as_ref().map(|_| KeyLogBuffer::default());
         let mut flows = Vec::new();
         for (i, spec) in scenario.flows.iter().enumerate() {
-            let mut path_up = Vec::new();
-            let mut path_down = Vec::new();
             let add = |cfg: &LinkConfig, links: &mut Vec<Link<Packet>>, k: u64| -> Option<usize> {
                 if is_ideal(cfg) {
                     return None;
@@ -174,12 +177,7 @@ impl Sim {
             let cd = add(&spec.client_access.down, &mut links, 1);
             let su = add(&spec.server_access.up, &mut links, 2);
             let sd = add(&spec.server_access.down, &mut links, 3);
-            path_up.extend(cu);
-            path_up.push(BOTTLENECK_UP);
-            path_up.extend(su);
-            path_down.extend(sd);
-            path_down.push(BOTTLENECK_DOWN);
-            path_down.extend(cd);
+            let routes = routes(cu, cd, su, sd, spec.pep.as_ref().map(|p| p.position));
             let agent = build_agent(spec, i, sub_seed(seed, SEED_FLOWS + i as u64), &clock, opts, keylog.clone())?;
             let receiver = match spec.workload {
                 Workload::Bulk { upload: true } => Side::Server,
@@ -189,11 +187,10 @@ impl Sim {
                 name: spec.name.clone(),
                 agent,
                 spec: spec.clone(),
-                timer: [None, None],
-                path_up,
-                path_down,
-                udp_rx: [0, 0],
-                datagrams_sent: [0, 0],
+                timer: [None; 3],
+                routes,
+                udp_rx: [0; 3],
+                datagrams_sent: [0; 3],
                 receiver,
                 last_delivered: 0,
                 last_udp_rx: 0,
@@ -254,8 +251,9 @@ impl Sim {
     /// Runs to the end and returns the results.
     pub fn run(mut self, id: String, point: usize, rep: u32, seed: u64, axes: BTreeMap<String, String>, name: String) -> Result<RunResult, SimError> {
         for f in 0..self.flows.len() {
-            self.reschedule_timer(f, Side::Client);
-            self.reschedule_timer(f, Side::Server);
+            for side in Side::ALL {
+                self.reschedule_timer(f, side);
+            }
         }
         for c in 0..self.cross.len() {
             if let Some(t) = self.cross[c].next_time() {
@@ -291,7 +289,7 @@ impl Sim {
     fn dispatch(&mut self, ev: Ev, t: u64) {
         match ev {
             Ev::Link(l) => self.on_link(l as usize, t),
-            Ev::Timer(f, s) => self.on_timer(f as usize, if s == 0 { Side::Client } else { Side::Server }, t),
+            Ev::Timer(f, s) => self.on_timer(f as usize, Side::ALL[usize::from(s) % 3], t),
             Ev::Cross(c) => self.on_cross(c as usize),
             Ev::Sample => self.on_sample(),
             Ev::Mark => self.on_mark(),
@@ -341,13 +339,11 @@ impl Sim {
                 }
             }
             Owner::Flow(f) => {
-                let slot = &self.flows[f as usize];
-                let path = if pkt.up { &slot.path_up } else { &slot.path_down };
-                if let Some(&l) = path.get(usize::from(pkt.hop)) {
+                let route = &self.flows[f as usize].routes[pkt.from.index()][pkt.to.index()];
+                if let Some(&l) = route.get(usize::from(pkt.hop)) {
                     self.enqueue(l, pkt);
                 } else {
-                    let side = if pkt.up { Side::Server } else { Side::Client };
-                    self.deliver(f as usize, side, pkt);
+                    self.deliver(f as usize, pkt);
                 }
             }
         }
@@ -373,10 +369,11 @@ impl Sim {
         }
     }
 
-    fn deliver(&mut self, f: usize, side: Side, pkt: Packet) {
+    fn deliver(&mut self, f: usize, pkt: Packet) {
+        let side = pkt.to;
         self.flows[f].udp_rx[side.index()] += u64::from(pkt.payload_len);
         self.clock.set(self.now);
-        self.flows[f].agent.handle_datagram(side, self.now, pkt.payload);
+        self.flows[f].agent.handle_datagram(side, pkt.from, self.now, pkt.payload);
         if !self.pending.contains(&(f, side)) {
             self.pending.push((f, side));
         }
@@ -418,12 +415,15 @@ impl Sim {
 
     /// Sends whatever the agent has queued and re-arms its timer.
     fn after_agent(&mut self, f: usize, side: Side) {
-        let up = side == Side::Client;
         while let Some(t) = self.flows[f].agent.poll_transmit(side, self.now) {
             self.flows[f].datagrams_sent[side.index()] += 1;
+            // Client → anything, and middlebox → server, travel toward the servers.
+            let up = side == Side::Client || (side == Side::Middle && t.to == Side::Server);
             let pkt = Packet {
                 owner: Owner::Flow(f as u32),
                 up,
+                from: side,
+                to: t.to,
                 hop: 0,
                 wire_len: t.wire_len,
                 payload_len: t.payload_len,
@@ -463,6 +463,8 @@ impl Sim {
             let pkt = Packet {
                 owner: Owner::Cross(c as u32),
                 up,
+                from: Side::Middle,
+                to: Side::Middle,
                 hop: 0,
                 wire_len: size + IPV4_UDP_OVERHEAD,
                 payload_len: size,
@@ -523,6 +525,7 @@ impl Sim {
                 // A segment that does not decode was never going to be accepted; skip it.
                 let Ok(seg) = Segment::decode(&pkt.payload) else { return };
                 let client = addr::tcp_client_addr(f as usize, seg.conn);
+                // A PEP is transparent: it speaks with the client's and the server's addresses.
                 let server = addr::server_addr(f as usize);
                 let (src, dst) = if pkt.up { (client, server) } else { (server, client) };
                 let mss = self.flows[f as usize].spec.tcp.mtu.saturating_sub(40);
@@ -602,7 +605,7 @@ impl Sim {
                 max_data_frames_sent: rep_.max_data_frames_sent,
                 max_stream_data_frames_sent: rep_.max_stream_data_frames_sent,
                 payload_rx_bytes: udp_now,
-                datagrams_sent: slot.datagrams_sent,
+                datagrams_sent: [slot.datagrams_sent[0], slot.datagrams_sent[1]],
                 final_mtu: rep_.final_mtu,
                 connections: rep_.connections.clone(),
                 error: rep_.error.clone(),
@@ -649,6 +652,33 @@ fn tcp_fields(seg: &Segment, mss: u16) -> addr::TcpHeaderFields {
         mss,
         data_len: seg.len as usize,
     }
+}
+
+/// Link routes between the sides of one flow. Without a PEP only client ↔ server exists; with
+/// one, each end talks to the PEP, which sits before or after the bottleneck.
+fn routes(cu: Option<usize>, cd: Option<usize>, su: Option<usize>, sd: Option<usize>, pep: Option<PepPosition>) -> [[Vec<usize>; 3]; 3] {
+    let path = |links: &[Option<usize>]| -> Vec<usize> { links.iter().flatten().copied().collect() };
+    let (b_up, b_down) = (Some(BOTTLENECK_UP), Some(BOTTLENECK_DOWN));
+    let mut r: [[Vec<usize>; 3]; 3] = Default::default();
+    let (c, s, m) = (Side::Client.index(), Side::Server.index(), Side::Middle.index());
+    r[c][s] = path(&[cu, b_up, su]);
+    r[s][c] = path(&[sd, b_down, cd]);
+    match pep {
+        None => {}
+        Some(PepPosition::ClientSide) => {
+            r[c][m] = path(&[cu]);
+            r[m][c] = path(&[cd]);
+            r[m][s] = path(&[b_up, su]);
+            r[s][m] = path(&[sd, b_down]);
+        }
+        Some(PepPosition::ServerSide) => {
+            r[c][m] = path(&[cu, b_up]);
+            r[m][c] = path(&[b_down, cd]);
+            r[m][s] = path(&[su]);
+            r[s][m] = path(&[sd]);
+        }
+    }
+    r
 }
 
 fn build_agent(spec: &FlowSpec, index: usize, seed: u64, clock: &VirtualClock, opts: &RunOptions, keylog: Option<KeyLogBuffer>) -> Result<Box<dyn FlowAgent>, SimError> {

@@ -9,21 +9,36 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-/// Which end of a flow.
+/// Where a flow's endpoint sits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 pub enum Side {
     /// The connection initiator, on the left of the dumbbell.
     Client,
     /// The acceptor, on the right.
     Server,
+    /// A middlebox on the flow's path (a split-connection PEP), on one side of the bottleneck.
+    Middle,
 }
 
 impl Side {
-    /// Index 0 for the client, 1 for the server (for per-side arrays).
+    /// Every side, in index order.
+    pub const ALL: [Side; 3] = [Side::Client, Side::Server, Side::Middle];
+
+    /// Index 0 for the client, 1 for the server, 2 for a middlebox (for per-side arrays).
     pub fn index(self) -> usize {
         match self {
             Side::Client => 0,
             Side::Server => 1,
+            Side::Middle => 2,
+        }
+    }
+
+    /// The other end of an end-to-end conversation (a middlebox has none: itself).
+    pub fn opposite(self) -> Side {
+        match self {
+            Side::Client => Side::Server,
+            Side::Server => Side::Client,
+            Side::Middle => Side::Middle,
         }
     }
 }
@@ -98,13 +113,15 @@ pub struct Transmit {
     /// Header bytes in front of the payload (28 for IPv4+UDP, 52 for IPv4+TCP+timestamps):
     /// a bit error inside them is caught by the receiving host's IP/UDP/TCP checksum.
     pub header_len: u32,
+    /// Where it goes: the peer endpoint, or a middlebox that intercepts the connection.
+    pub to: Side,
 }
 
 impl Transmit {
-    /// A UDP datagram over IPv4 carrying `payload`.
-    pub fn udp(payload: Vec<u8>) -> Self {
+    /// A UDP datagram over IPv4 carrying `payload` to `to`.
+    pub fn udp(payload: Vec<u8>, to: Side) -> Self {
         let len = payload.len() as u32;
-        Transmit { bytes: payload, wire_len: len + 28, payload_len: len, header_len: 28 }
+        Transmit { bytes: payload, wire_len: len + 28, payload_len: len, header_len: 28, to }
     }
 }
 
@@ -112,7 +129,7 @@ impl Transmit {
 pub trait FlowAgent {
     /// A datagram (UDP payload) arrived at `side`. The application may run only at the next
     /// `poll_transmit`, so all datagrams arriving at one instant are processed as a batch.
-    fn handle_datagram(&mut self, side: Side, now: Duration, payload: Vec<u8>);
+    fn handle_datagram(&mut self, side: Side, from: Side, now: Duration, payload: Vec<u8>);
     /// The timer of `side` fired (the engine calls this at or after `poll_timeout`).
     fn handle_timeout(&mut self, side: Side, now: Duration);
     /// Next datagram `side` wants to send now, if any. Call until `None`.

@@ -275,7 +275,7 @@ impl QuicFlow {
         let stop_reached = self.stopped;
         let host = match side {
             Side::Client => &mut self.client,
-            Side::Server => &mut self.server,
+            Side::Server | Side::Middle => &mut self.server,
         };
         let mut events: Vec<(usize, Event)> = Vec::new();
         let mut i = 0;
@@ -302,7 +302,7 @@ impl QuicFlow {
         // Retire drained connections, keeping their counters.
         let host = match side {
             Side::Client => &mut self.client,
-            Side::Server => &mut self.server,
+            Side::Server | Side::Middle => &mut self.server,
         };
         let mut j = 0;
         while j < host.conns.len() {
@@ -327,7 +327,7 @@ impl QuicFlow {
             Event::ConnectionLost { reason } => {
                 let host = match side {
                     Side::Client => &mut self.client,
-                    Side::Server => &mut self.server,
+                    Side::Server | Side::Middle => &mut self.server,
                 };
                 host.conns[idx].closing = true;
                 let expected = matches!(
@@ -347,7 +347,7 @@ impl QuicFlow {
         let workload = self.cfg.workload;
         let host = match side {
             Side::Client => &mut self.client,
-            Side::Server => &mut self.server,
+            Side::Server | Side::Middle => &mut self.server,
         };
         let mut delivered = 0u64;
         let mut completed: Vec<usize> = Vec::new();
@@ -517,7 +517,7 @@ impl QuicFlow {
     fn host(&mut self, side: Side) -> &mut Host {
         match side {
             Side::Client => &mut self.client,
-            Side::Server => &mut self.server,
+            Side::Server | Side::Middle => &mut self.server,
         }
     }
 
@@ -621,7 +621,7 @@ fn qlog_stream(cfg: &QuicFlowConfig, side: Side, count: &mut u32) -> Option<quin
     *count += 1;
     let role = match side {
         Side::Client => "client",
-        Side::Server => "server",
+        Side::Server | Side::Middle => "server",
     };
     let path = dir.join(format!("{}-{}-{}.qlog", cfg.name, role, n));
     let file = File::create(&path).ok()?;
@@ -633,12 +633,16 @@ fn qlog_stream(cfg: &QuicFlowConfig, side: Side, count: &mut u32) -> Option<quin
 }
 
 impl FlowAgent for QuicFlow {
-    fn handle_datagram(&mut self, side: Side, now: Duration, payload: Vec<u8>) {
+    fn handle_datagram(&mut self, side: Side, _from: Side, now: Duration, payload: Vec<u8>) {
+        // QUIC cannot be split: no middlebox ever terminates it.
+        if side == Side::Middle {
+            return;
+        }
         self.clock.set(now);
         let nowi = to_instant(now);
         let remote = match side {
             Side::Client => self.cfg.server_addr,
-            Side::Server => self.cfg.client_addr,
+            Side::Server | Side::Middle => self.cfg.client_addr,
         };
         let cfg = self.cfg.clone();
         let server_probe = self.server_probe.clone();
@@ -682,6 +686,9 @@ impl FlowAgent for QuicFlow {
     }
 
     fn handle_timeout(&mut self, side: Side, now: Duration) {
+        if side == Side::Middle {
+            return;
+        }
         self.clock.set(now);
         if side == Side::Client && self.opened == 0 && !self.finished && now >= self.cfg.start {
             self.connect(now);
@@ -709,6 +716,9 @@ impl FlowAgent for QuicFlow {
     }
 
     fn poll_transmit(&mut self, side: Side, now: Duration) -> Option<Transmit> {
+        if side == Side::Middle {
+            return None;
+        }
         self.clock.set(now);
         if std::mem::take(&mut self.needs_drive[side.index()]) {
             self.drive(side, now);
@@ -716,13 +726,13 @@ impl FlowAgent for QuicFlow {
         let nowi = to_instant(now);
         let host = self.host(side);
         if let Some(d) = host.outbox.pop_front() {
-            return Some(Transmit::udp(d));
+            return Some(Transmit::udp(d, side.opposite()));
         }
         let mut out = None;
         for c in host.conns.iter_mut() {
             host.buf.clear();
             if let Some(t) = c.conn.poll_transmit(nowi, 1, &mut host.buf) {
-                out = Some(Transmit::udp(host.buf[..t.size].to_vec()));
+                out = Some(Transmit::udp(host.buf[..t.size].to_vec(), side.opposite()));
                 break;
             }
         }
@@ -734,6 +744,9 @@ impl FlowAgent for QuicFlow {
     }
 
     fn poll_timeout(&mut self, side: Side) -> Option<Duration> {
+        if side == Side::Middle {
+            return None;
+        }
         let app = self.app_timer(side);
         let host = self.host(side);
         let conn = host.conns.iter_mut().filter_map(|c| c.conn.poll_timeout()).min().map(from_instant);
@@ -750,7 +763,7 @@ impl FlowAgent for QuicFlow {
     fn sample(&self) -> SenderSample {
         let (host, probe) = match self.data_sender() {
             Side::Client => (&self.client, &self.client_probe),
-            Side::Server => (&self.server, &self.server_probe),
+            Side::Server | Side::Middle => (&self.server, &self.server_probe),
         };
         match host.conns.last() {
             Some(c) => {
@@ -768,7 +781,7 @@ impl FlowAgent for QuicFlow {
     fn report(&self) -> FlowReport {
         let (sender, receiver, probe) = match self.data_sender() {
             Side::Client => (&self.client, &self.server, &self.client_probe),
-            Side::Server => (&self.server, &self.client, &self.server_probe),
+            Side::Server | Side::Middle => (&self.server, &self.client, &self.server_probe),
         };
         let mut r = FlowReport {
             bytes_delivered: self.delivered,

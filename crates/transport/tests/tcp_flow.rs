@@ -236,7 +236,7 @@ fn malformed_segments_are_dropped_without_panic() {
                 v
             }
         };
-        flow.handle_datagram(side, ms(i), bytes);
+        flow.handle_datagram(side, side.opposite(), ms(i), bytes);
         while flow.poll_transmit(side, ms(i)).is_some() {
             sent += 1;
         }

@@ -7,7 +7,7 @@ use super::receiver::Receiver;
 use super::segment::{Segment, ACK, FIN, MAX_SACK_BLOCKS, RST, SACK_OK, SYN};
 use super::sender::{AckInfo, Sender, SenderStats};
 use super::Params;
-use crate::agent::Transmit;
+use crate::agent::{Side, Transmit};
 
 /// Connection state (closing states need no names: FIN is data-like and both halves keep
 /// answering until the flow ends).
@@ -357,5 +357,6 @@ fn transmit(seg: &Segment) -> Transmit {
     let mut bytes = Vec::with_capacity(seg.encoded_len());
     seg.encode(&mut bytes);
     let header = seg.header_wire_len();
-    Transmit { bytes, wire_len: header + seg.len, payload_len: seg.len, header_len: header }
+    // The flow knows where the segment goes and fills in `to`.
+    Transmit { bytes, wire_len: header + seg.len, payload_len: seg.len, header_len: header, to: Side::Server }
 }

@@ -29,6 +29,7 @@ impl Conn {
         match side {
             Side::Client => Some(&mut self.client),
             Side::Server => self.server.as_mut(),
+            Side::Middle => None,
         }
     }
 
@@ -36,6 +37,7 @@ impl Conn {
         match side {
             Side::Client => Some(&self.client),
             Side::Server => self.server.as_ref(),
+            Side::Middle => None,
         }
     }
 }
@@ -165,6 +167,7 @@ impl TcpFlow {
                     Some(s) => (&mut c.server_app, s),
                     None => continue,
                 },
+                Side::Middle => continue,
             };
             let prog = app.run(ep);
             let r = &mut self.reports[i];
@@ -231,14 +234,11 @@ impl TcpFlow {
 }
 
 fn other(side: Side) -> Side {
-    match side {
-        Side::Client => Side::Server,
-        Side::Server => Side::Client,
-    }
+    side.opposite()
 }
 
 impl FlowAgent for TcpFlow {
-    fn handle_datagram(&mut self, side: Side, now: Duration, payload: Vec<u8>) {
+    fn handle_datagram(&mut self, side: Side, _from: Side, now: Duration, payload: Vec<u8>) {
         let seg = match Segment::decode(&payload) {
             Ok(s) => s,
             Err(_) => {
@@ -257,7 +257,7 @@ impl FlowAgent for TcpFlow {
             (Side::Server, None) if seg.has(SYN) && !seg.has(ACK) => {
                 c.server = Some(Endpoint::accept(seg.conn, p, &seg, now));
             }
-            (Side::Server, None) => {
+            (Side::Server, None) | (Side::Middle, _) => {
                 self.stray += 1;
                 return;
             }
@@ -298,7 +298,9 @@ impl FlowAgent for TcpFlow {
         if std::mem::take(&mut self.needs_drive[side.index()]) {
             self.drive(side, now);
         }
-        self.conns.iter_mut().filter_map(|c| c.endpoint(side)).find_map(|ep| ep.poll_transmit(now))
+        let mut t = self.conns.iter_mut().filter_map(|c| c.endpoint(side)).find_map(|ep| ep.poll_transmit(now))?;
+        t.to = side.opposite();
+        Some(t)
     }
 
     fn corrupt_payload_reaches_endpoint(&self) -> bool {

@@ -105,6 +105,7 @@ impl Net {
         let (dir, d) = match side {
             Side::Client => (Dir::Up, 0),
             Side::Server => (Dir::Down, 1),
+            Side::Middle => unreachable!("this test network has no middlebox"),
         };
         let index = self.counts[d];
         self.counts[d] += 1;
@@ -159,7 +160,7 @@ impl Net {
             for (d, side) in [(0, Side::Server), (1, Side::Client)] {
                 while self.queue[d].front().is_some_and(|(t, _)| *t <= now) {
                     let Some((_, bytes)) = self.queue[d].pop_front() else { break };
-                    flow.handle_datagram(side, now, bytes);
+                    flow.handle_datagram(side, side.opposite(), now, bytes);
                 }
             }
             for side in [Side::Client, Side::Server] {
