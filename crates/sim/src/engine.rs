@@ -21,7 +21,7 @@ use transport::cc_adapter::ControllerChoice;
 use transport::clock::{VirtualClock, VIRTUAL_EPOCH_UNIX_SECS};
 use transport::quic::{QuicFlow, QuicFlowConfig, QuicWorkload};
 use transport::tcp::segment::{self, Segment};
-use transport::tcp::{Tls, TcpFlow, TcpFlowConfig, TcpWorkload};
+use transport::tcp::{PepConfig, Tls, TcpFlow, TcpFlowConfig, TcpWorkload};
 use transport::seeded::sub_seed;
 use transport::tls::KeyLogBuffer;
 
@@ -753,6 +753,12 @@ fn build_agent(spec: &FlowSpec, index: usize, seed: u64, clock: &VirtualClock, o
                 send_buffer: t.send_buffer,
                 min_rto: t.min_rto,
                 initial_rto: t.initial_rto,
+                pep: spec.pep.as_ref().map(|p| PepConfig {
+                    buffer: p.buffer,
+                    controller: p.cc,
+                    receive_window_max: p.receive_window_max,
+                    send_buffer: p.send_buffer,
+                }),
             };
             let flow = TcpFlow::new(cfg).map_err(|e| SimError::Flow { flow: spec.name.clone(), message: e.to_string() })?;
             Ok(Box::new(flow))

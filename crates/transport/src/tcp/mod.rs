@@ -56,6 +56,19 @@ pub enum TcpWorkload {
     },
 }
 
+/// A split-connection TCP proxy (like PEPsal) on the flow's path.
+#[derive(Debug, Clone)]
+pub struct PepConfig {
+    /// Bytes the PEP buffers per direction before it stops reading from the incoming leg.
+    pub buffer: u64,
+    /// Controller of the PEP's own connections.
+    pub controller: cc::config::CcConfig,
+    /// Receive-window cap of the PEP's connections.
+    pub receive_window_max: u64,
+    /// Send buffer of the PEP's connections.
+    pub send_buffer: u64,
+}
+
 /// Everything needed to build one TCP flow; defaults follow Linux.
 #[derive(Debug, Clone)]
 pub struct TcpFlowConfig {
@@ -91,6 +104,9 @@ pub struct TcpFlowConfig {
     pub min_rto: Duration,
     /// RTO before the first RTT sample, also for SYNs (RFC 6298: 1 s).
     pub initial_rto: Duration,
+    /// A split-connection PEP on the path (the engine routes the client's and the server's
+    /// segments to `Side::Middle`); `None`: end to end.
+    pub pep: Option<PepConfig>,
 }
 
 /// Errors building a flow.

@@ -206,6 +206,7 @@ pub fn config(workload: TcpWorkload) -> TcpFlowConfig {
         send_buffer: 4 << 20,
         min_rto: Duration::from_millis(200),
         initial_rto: Duration::from_secs(1),
+        pep: None,
     }
 }
 
