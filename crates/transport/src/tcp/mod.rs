@@ -231,6 +231,7 @@ pub(crate) mod tests_support {
             send_buffer: 4 << 20,
             min_rto: Duration::from_millis(200),
             initial_rto: Duration::from_secs(1),
+            pep: None,
         }
     }
 
