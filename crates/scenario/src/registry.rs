@@ -177,6 +177,14 @@ pub const CC_NAMES: &[&str] = &[
 /// Values of `flow.cc` that only the QUIC stack has (quinn's built-in controllers).
 pub const QUIC_ONLY_CC: &[&str] = &["quinn-newreno", "quinn-cubic", "quinn-bbr"];
 
+/// Values of `flow.pep`.
+pub const PEP_POSITIONS: &[&str] = &["none", "client-side", "server-side"];
+
+/// Values of `flow.pep_cc` (our controllers; quinn's exist only inside QUIC).
+pub const PEP_CC: &[&str] = &["cubic", "newreno", "newreno-approx", "none"];
+
+const PEP_ON: &str = "flow.pep=\"server-side\"";
+
 /// Values of `flow.tls`.
 pub const TLS_VERSIONS: &[&str] = &["1.3", "1.2", "none"];
 
@@ -267,6 +275,11 @@ static KEYS: &[KeyDoc] = &[
     tcp_only(key("flow.send_buffer", Size, Value("4MiB"), "Send buffer: unacknowledged plus unsent bytes the sender holds.", "\"256KiB\"")),
     tcp_only(key("flow.min_rto", Duration, Value("200ms"), "Lower bound of the retransmission timeout.", "\"1s\"")),
     tcp_only(key("flow.initial_rto", Duration, Value("1s"), "Retransmission timeout before the first RTT sample (RFC 6298).", "\"3s\"")),
+    tcp_only(one_of(key("flow.pep", Enum, Value("none"), "Split-connection TCP proxy (like PEPsal) on this flow's path: `client-side` sits between the client's access link and the bottleneck (a satellite terminal), `server-side` between the bottleneck and the server's access link (a gateway). TLS stays end to end.", "\"server-side\""), PEP_POSITIONS)),
+    with_context(tcp_only(key("flow.pep_buffer", Size, Value("4MiB"), "Bytes the PEP holds per direction before it stops reading (TCP flow control then backs up).", "\"256KiB\"")), &[TCP_FLOW, PEP_ON]),
+    with_context(tcp_only(one_of(key("flow.pep_cc", Enum, Value("cubic"), "Congestion control of the PEP's own connections (default knobs).", "\"newreno\""), PEP_CC)), &[TCP_FLOW, PEP_ON]),
+    with_context(tcp_only(key("flow.pep_receive_window_max", Size, Value("16MiB"), "Receive-window cap of the PEP's connections (satellite PEPs use large windows).", "\"4MiB\"")), &[TCP_FLOW, PEP_ON]),
+    with_context(tcp_only(key("flow.pep_send_buffer", Size, Value("16MiB"), "Send buffer of the PEP's connections.", "\"4MiB\"")), &[TCP_FLOW, PEP_ON]),
     key("flow.client_access.rate", Rate, Value("unlimited"), "Rate of the client's access link (both directions).", "\"100Mbit\""),
     key("flow.client_access.delay", Duration, Value("0ms"), "One-way delay of the client's access link.", "\"5ms\""),
     key("flow.client_access.queue", Queue, Value("unlimited"), "Queue of the client's access link.", "\"10pkt\""),
@@ -403,10 +416,13 @@ mod tests {
             only(Stack::Quic),
             ["mtu_discovery", "initial_rtt", "stream_window", "conn_window", "send_window", "ack_ratio", "max_ack_delay", "zero_rtt"]
         );
-        assert_eq!(only(Stack::Tcp).len(), 10);
+        assert_eq!(only(Stack::Tcp).len(), 15, "10 TcpKnobs keys and 5 PEP keys");
         assert!(KEYS.iter().filter(|k| k.stack.is_some()).all(|k| k.path.starts_with("flow.")));
         // The registry test can only see a TCP key change something on a TCP flow.
-        assert!(KEYS.iter().filter(|k| k.stack == Some(Stack::Tcp)).all(|k| k.context == [TCP_FLOW]));
+        assert!(KEYS
+            .iter()
+            .filter(|k| k.stack == Some(Stack::Tcp))
+            .all(|k| k.context == [TCP_FLOW] || k.context == [TCP_FLOW, PEP_ON]));
         assert!(QUIC_ONLY_CC.iter().all(|c| CC_NAMES.contains(c)));
         assert_eq!(find("flow.stack").map(|k| k.allowed), Some(&["quic", "tcp"][..]));
     }

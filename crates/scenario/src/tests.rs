@@ -624,7 +624,7 @@ fn tcp_defaults_equal_builder_tcp_knobs() {
     assert_eq!(tcp_of("[[flow]]\nstack = \"tcp\"\nmtu = 1400\n"), tcp_knobs(1400));
     let mut text = String::from("[[flow]]\nstack = \"tcp\"\n");
     let mut n = 0;
-    for k in keys().iter().filter(|k| k.stack == Some(Stack::Tcp)) {
+    for k in keys().iter().filter(|k| k.stack == Some(Stack::Tcp) && !k.path.starts_with("flow.pep")) {
         let DefaultValue::Value(v) = k.default else {
             panic!("{} needs a documented default", k.path)
         };
@@ -637,6 +637,26 @@ fn tcp_defaults_equal_builder_tcp_knobs() {
     assert_eq!(tcp_of(&text), tcp_knobs(1500), "{text}");
     // A QUIC flow carries the defaults too, so engines never see garbage.
     assert_eq!(ok("").points[0].scenario.flows[0].tcp, tcp_knobs(1500));
+}
+
+#[test]
+fn pep_keys_resolve_to_a_pep_spec() {
+    use crate::model::{PepPosition, PepSpec};
+    let flow = |text: &str| ok(text).points[0].scenario.flows[0].pep.clone();
+    assert_eq!(flow("[[flow]]\nstack = \"tcp\"\n"), None);
+    assert_eq!(flow("[[flow]]\nstack = \"tcp\"\npep = \"none\"\n"), None);
+    let p: Option<PepSpec> = flow("[[flow]]\nstack = \"tcp\"\npep = \"server-side\"\n");
+    let p = p.expect("a PEP");
+    assert_eq!(p.position, PepPosition::ServerSide);
+    assert_eq!((p.buffer, p.receive_window_max, p.send_buffer), (4 << 20, 16 << 20, 16 << 20));
+    assert!(matches!(p.cc, cc::config::CcConfig::Cubic { hystart: true, .. }));
+    let p = flow("[[flow]]\nstack = \"tcp\"\npep = \"client-side\"\npep_buffer = \"64KiB\"\npep_cc = \"newreno\"\n").expect("a PEP");
+    assert_eq!((p.position, p.buffer), (PepPosition::ClientSide, 65_536));
+    assert!(matches!(p.cc, cc::config::CcConfig::NewReno { .. }));
+    let e = err("[[flow]]\npep = \"server-side\"\n");
+    assert!(e.to_string().contains("applies only to TCP flows"), "{e}");
+    let e = err("[[flow]]\nstack = \"tcp\"\npep = \"middle\"\n");
+    assert!(e.to_string().contains("client-side"), "{e}");
 }
 
 #[test]

@@ -5,10 +5,10 @@ use std::time::Duration;
 use cc::config::{CcConfig, CommonCcConfig, RenoCounting};
 
 use crate::error::{At, Errors, ScenarioError};
-use crate::model::{CcChoice, QuicKnobs, Stack, TcpKnobs, Workload};
+use crate::model::{PepSpec, CcChoice, QuicKnobs, Stack, TcpKnobs, Workload};
 use crate::read::{expected, Reader};
 use crate::resolve::link::{access, LinkDraft};
-use crate::resolve::tcp::{check_stack_keys, tcp};
+use crate::resolve::tcp::{check_stack_keys, pep, tcp};
 use crate::tree::{Table, Val};
 
 /// A flow before its access-link queues know the base RTT, and before `count` replication.
@@ -23,6 +23,7 @@ pub(crate) struct FlowDraft {
     pub cc: CcChoice,
     pub quic: QuicKnobs,
     pub tcp: TcpKnobs,
+    pub pep: Option<PepSpec>,
     pub client: LinkDraft,
     pub server: LinkDraft,
     /// Where the `[[flow]]` is, for cross-key errors.
@@ -88,6 +89,7 @@ pub(crate) fn flow(
             zero_rtt: r.boolean("zero_rtt")?.unwrap_or(false),
         },
         tcp: tcp(&r, mtu)?,
+        pep: if stack == Stack::Tcp { pep(&r)? } else { None },
         client: access_link(table, at, &user_path, "client_access", errors)?,
         server: access_link(table, at, &user_path, "server_access", errors)?,
         at: at.clone(),

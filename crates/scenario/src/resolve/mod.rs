@@ -95,7 +95,7 @@ pub(crate) fn resolve(
                 cc: d.cc,
                 quic: d.quic.clone(),
                 tcp: d.tcp.clone(),
-                pep: None,
+                pep: d.pep.clone(),
                 client_access: client_access.clone(),
                 server_access: server_access.clone(),
             });

@@ -4,7 +4,9 @@ use std::time::Duration;
 
 use crate::builder::tcp_knobs;
 use crate::error::{At, Errors, ScenarioError};
-use crate::model::{Stack, TcpKnobs, TlsMode};
+use cc::config::{CcConfig, CommonCcConfig, RenoCounting};
+
+use crate::model::{PepPosition, PepSpec, Stack, TcpKnobs, TlsMode};
 use crate::read::Reader;
 use crate::registry::{self, QUIC_ONLY_CC};
 use crate::tree::{Table, Val};
@@ -149,3 +151,31 @@ fn tls(r: &Reader<'_>) -> Result<Option<TlsMode>, ScenarioError> {
         )),
     }
 }
+
+/// The PEP of a TCP flow, if `pep` names a position.
+pub(crate) fn pep(r: &Reader<'_>) -> Result<Option<PepSpec>, ScenarioError> {
+    let position = match r.choice("pep")? {
+        None | Some("none") => return Ok(None),
+        Some("client-side") => PepPosition::ClientSide,
+        Some(_) => PepPosition::ServerSide,
+    };
+    let common = |beta| CommonCcConfig { initial_window_packets: 10, loss_reduction_factor: beta, minimum_window_packets: 2 };
+    let cc = match r.choice("pep_cc")? {
+        Some("newreno") => CcConfig::NewReno { counting: RenoCounting::Exact, common: common(0.5) },
+        Some("newreno-approx") => CcConfig::NewReno { counting: RenoCounting::Approximate, common: common(0.5) },
+        Some("none") => CcConfig::None,
+        _ => CcConfig::Cubic { hystart: true, common: common(0.7) },
+    };
+    Ok(Some(PepSpec {
+        position,
+        buffer: bytes(r, "pep_buffer", MAX_SEND_BUFFER)?.unwrap_or(PEP_BUFFER),
+        cc,
+        receive_window_max: bytes(r, "pep_receive_window_max", MAX_WINDOW)?.unwrap_or(PEP_WINDOW),
+        send_buffer: bytes(r, "pep_send_buffer", MAX_SEND_BUFFER)?.unwrap_or(PEP_WINDOW),
+    }))
+}
+
+/// Default PEP buffer per direction (the registry documents it as 4MiB).
+const PEP_BUFFER: u64 = 4 << 20;
+/// Default window and send buffer of the PEP's connections (documented as 16MiB).
+const PEP_WINDOW: u64 = 16 << 20;
