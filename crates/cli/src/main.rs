@@ -4,6 +4,7 @@
 //! (e.g. `validate`) is one enum variant plus one match arm.
 
 mod bench;
+mod cmd_reproduce;
 mod cmd_sim;
 mod cmd_validate;
 mod exit;
@@ -48,6 +49,8 @@ enum Command {
     Validate(cmd_validate::ValidateArgs),
     /// Print every scenario key with its type, default and documentation.
     Keys,
+    /// Run a seed study's grid (quick by default, `--full` for >= 20 repetitions) and tabulate it.
+    Reproduce(cmd_reproduce::ReproduceArgs),
 }
 
 fn main() -> ExitCode {
@@ -57,6 +60,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => bench::run(&args),
         Command::Keys => keys::run(),
         Command::Validate(args) => cmd_validate::run(&args),
+        Command::Reproduce(args) => cmd_reproduce::run(&args),
     };
     match result {
         Ok(code) => code.into(),

@@ -6,6 +6,8 @@
 //! server interleaves the responses in round-robin frames of [`FRAME`] bytes. Completion and
 //! head-of-line blocking follow from in-order delivery of that byte stream alone.
 
+use std::time::Duration;
+
 use super::endpoint::Endpoint;
 use super::{Tls, TcpWorkload};
 
@@ -125,9 +127,10 @@ impl Script {
         Script { steps: s, pos: 0, got: 0 }
     }
 
-    /// Reads what the endpoint received and runs every step that can run now.
-    pub(crate) fn run(&mut self, ep: &mut Endpoint) -> Progress {
-        let mut avail = ep.take_readable();
+    /// Reads at most `max` of what the endpoint received and runs every step that can run
+    /// now.
+    pub(crate) fn run(&mut self, ep: &mut Endpoint, max: u64, now: Duration) -> Progress {
+        let mut avail = ep.take_readable_max(max, now);
         let mut prog = Progress::default();
         while let Some(&step) = self.steps.get(self.pos) {
             match step {

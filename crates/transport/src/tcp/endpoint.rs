@@ -1,5 +1,6 @@
 //! One end of one TCP connection: the three-way handshake (with SYN / SYN-ACK retransmission),
-//! RST, and the glue that turns the sender's and receiver's decisions into encoded segments.
+//! RST, zero-window probes and their answers, and the glue that turns the sender's and
+//! receiver's decisions into encoded segments.
 
 use std::time::Duration;
 
@@ -126,9 +127,25 @@ impl Endpoint {
         }
     }
 
-    /// In-order bytes received since the last call.
-    pub(crate) fn take_readable(&mut self) -> u64 {
-        self.rcv.as_mut().map_or(0, |r| r.take_readable())
+    /// The application reads at most `max` in-order bytes (the rest stays in the receive
+    /// buffer and shrinks the window); returns how many it got.
+    pub(crate) fn take_readable_max(&mut self, max: u64, now: Duration) -> u64 {
+        self.rcv.as_mut().map_or(0, |r| r.take_readable_max(max, now))
+    }
+
+    /// In-order bytes received and not read yet.
+    pub(crate) fn unread(&self) -> u64 {
+        self.rcv.as_ref().map_or(0, |r| r.unread())
+    }
+
+    /// Data bytes written by the application and acknowledged by the peer.
+    pub(crate) fn acked_bytes(&self) -> u64 {
+        self.snd.acked_bytes()
+    }
+
+    /// The connection is over: reset (either way) or given up.
+    pub(crate) fn is_closed(&self) -> bool {
+        self.state == State::Closed
     }
 
     /// The peer's FIN arrived in order.
@@ -189,6 +206,16 @@ impl Endpoint {
         }
         if let Some((val, _)) = seg.ts {
             rcv.note_ts(seg.seq, val);
+        }
+        let probe = seg.len == 0 && !seg.has(FIN) && seg.seq.saturating_add(1) == rcv.last_ack_sent();
+        // A peer that has sent its FIN has no data left to probe for.
+        if probe && !rcv.fin_received() {
+            // A zero-window probe: RFC 9293 §3.10.7.4 answers an unacceptable segment with an
+            // ACK, which carries the current window. A prober has nothing in flight, so its
+            // `una` is our last ACK and the probe sits exactly one below it. Linux answers
+            // any older segment; matching only the probe spares stale, reordered pure ACKs
+            // an extra duplicate ACK (Linux undoes what those cause; the model does not).
+            rcv.force_ack();
         }
         if seg.has(ACK) {
             let info = AckInfo {
@@ -333,6 +360,9 @@ impl Endpoint {
                     if o.fin {
                         seg.flags |= FIN;
                     }
+                } else if self.snd.take_probe() {
+                    // One byte below `una`: already acknowledged, so the peer only answers.
+                    seg.seq = self.snd.snd_una().saturating_sub(1);
                 } else if rcv.ack_due() {
                     seg.seq = self.snd.snd_nxt();
                     self.pure_acks += 1;

@@ -1,10 +1,19 @@
-//! [`TcpFlow`]: both ends of every connection of one TCP flow, the workload on top, and the
-//! flow's report.
+//! [`TcpFlow`]: both ends of every connection of one TCP flow, the workload on top, an
+//! optional split-connection PEP in the middle, and the flow's report.
+//!
+//! With a PEP the engine routes everything the client and the server send to `Side::Middle`;
+//! the PEP's legs answer each of them (see [`pep`](super::pep)). Reports stay end to end:
+//! bytes reach the real receiving application, and handshake, first byte and completion are
+//! timed at the client. `packets_lost`, `congestion_events` and `first_congestion_s` add the
+//! PEP leg that carries the data towards the receiver to the data sender's own (each
+//! retransmission repairs a loss somewhere on the path); `packets_sent` and the sender
+//! samples stay the data sender's.
 
 use std::time::Duration;
 
 use super::app::{response_layout, Script};
 use super::endpoint::Endpoint;
+use super::pep::{PepHeld, PepParams, Split};
 use super::segment::{Segment, ACK, SYN};
 use super::{Params, TcpFlowConfig, TcpFlowError, TcpWorkload};
 use crate::agent::{ConnectionReport, FlowAgent, FlowReport, SenderSample, Side, Transmit};
@@ -17,6 +26,8 @@ struct Conn {
     server: Option<Endpoint>,
     client_app: Script,
     server_app: Script,
+    /// The PEP's legs, created by the first SYN that reaches the PEP.
+    pep: Option<Split>,
     /// Response-stream offsets at which each multiplexed response is complete.
     stream_ends: Vec<u64>,
     payload_read: u64,
@@ -47,6 +58,7 @@ impl Conn {
 pub struct TcpFlow {
     cfg: TcpFlowConfig,
     p: Params,
+    pep: Option<PepParams>,
     conns: Vec<Conn>,
     reports: Vec<ConnectionReport>,
     delivered: u64,
@@ -58,16 +70,22 @@ pub struct TcpFlow {
     malformed: u64,
     /// Segments for no known connection state (ignored).
     stray: u64,
-    needs_drive: [bool; 2],
+    needs_drive: [bool; 3],
+    /// Per side: the application does not read (a slow reader, for flow-control studies).
+    reading_paused: [bool; 3],
+    /// Per side: the application wants to run at this time without any input.
+    app_wake: [Option<Duration>; 3],
 }
 
 impl TcpFlow {
     /// Validates the configuration; nothing is sent before `cfg.start`.
     pub fn new(cfg: TcpFlowConfig) -> Result<TcpFlow, TcpFlowError> {
         let p = Params::from_config(&cfg)?;
+        let pep = PepParams::from_config(&cfg)?;
         Ok(TcpFlow {
             cfg,
             p,
+            pep,
             conns: Vec::new(),
             reports: Vec::new(),
             delivered: 0,
@@ -77,8 +95,44 @@ impl TcpFlow {
             error: None,
             malformed: 0,
             stray: 0,
-            needs_drive: [false; 2],
+            needs_drive: [false; 3],
+            reading_paused: [false; 3],
+            app_wake: [None; 3],
         })
+    }
+
+    /// The application at `side` stops reading: received data stays in the receive buffer
+    /// and closes the window.
+    pub fn pause_reading(&mut self, side: Side) {
+        self.reading_paused[side.index()] = true;
+    }
+
+    /// The application at `side` reads again, starting at `now`.
+    pub fn resume_reading(&mut self, side: Side, now: Duration) {
+        self.reading_paused[side.index()] = false;
+        self.app_wake[side.index()] = Some(now);
+    }
+
+    /// Most bytes the PEP held at once per direction (zero without a PEP).
+    pub fn pep_max_held(&self) -> PepHeld {
+        self.conns.iter().filter_map(|c| c.pep.as_ref()).map(Split::max_held).fold(PepHeld::default(), |m, h| PepHeld {
+            upstream: m.upstream.max(h.upstream),
+            downstream: m.downstream.max(h.downstream),
+        })
+    }
+
+    /// Whether a PEP splits the flow's connections.
+    pub fn has_pep(&self) -> bool {
+        self.pep.is_some()
+    }
+
+    /// Where `side`'s segments go: the PEP intercepts both ends.
+    fn peer_of(&self, side: Side) -> Side {
+        if self.pep.is_some() {
+            Side::Middle
+        } else {
+            side.opposite()
+        }
     }
 
     /// Segments dropped because they did not decode.
@@ -128,6 +182,7 @@ impl TcpFlow {
             server: None,
             client_app: Script::client(tls, w),
             server_app: Script::server(tls, w),
+            pep: None,
             stream_ends,
             payload_read: 0,
             complete: false,
@@ -143,8 +198,16 @@ impl TcpFlow {
         self.finished = true;
     }
 
-    /// Runs the applications of `side` on every connection after input.
+    /// Runs the applications of `side` on every connection after input (the PEP's relay for
+    /// `Side::Middle`).
     fn drive(&mut self, side: Side, now: Duration) {
+        if side == Side::Middle {
+            for s in self.conns.iter_mut().filter_map(|c| c.pep.as_mut()) {
+                s.relay(now);
+            }
+            return;
+        }
+        let read_max = if self.reading_paused[side.index()] { 0 } else { u64::MAX };
         let receiver = other(self.data_sender());
         let download = matches!(self.cfg.workload, TcpWorkload::Download { .. });
         let mut failure = None;
@@ -169,7 +232,7 @@ impl TcpFlow {
                 },
                 Side::Middle => continue,
             };
-            let prog = app.run(ep);
+            let prog = app.run(ep, read_max, now);
             let r = &mut self.reports[i];
             if side == Side::Client && prog.ready && r.handshake_s.is_none() {
                 r.handshake_s = Some(now.as_secs_f64() - r.started_s);
@@ -215,7 +278,7 @@ impl TcpFlow {
     }
 
     fn app_timer(&self, side: Side) -> Option<Duration> {
-        let mut t = None;
+        let mut t = self.app_wake[side.index()];
         if side == Side::Client && self.conns.is_empty() && !self.finished {
             t = Some(self.cfg.start);
         }
@@ -231,6 +294,13 @@ impl TcpFlow {
         let side = self.data_sender();
         self.conns.iter().filter_map(|c| c.endpoint_ref(side)).map(f).sum()
     }
+
+    /// The data sender's endpoints plus the PEP legs that carry the data onwards.
+    fn data_senders(&self) -> impl Iterator<Item = &Endpoint> {
+        let (sender, receiver) = (self.data_sender(), other(self.data_sender()));
+        let own = self.conns.iter().filter_map(move |c| c.endpoint_ref(sender));
+        own.chain(self.conns.iter().filter_map(move |c| c.pep.as_ref().map(|s| s.leg_towards(receiver))))
+    }
 }
 
 fn other(side: Side) -> Side {
@@ -238,7 +308,7 @@ fn other(side: Side) -> Side {
 }
 
 impl FlowAgent for TcpFlow {
-    fn handle_datagram(&mut self, side: Side, _from: Side, now: Duration, payload: Vec<u8>) {
+    fn handle_datagram(&mut self, side: Side, from: Side, now: Duration, payload: Vec<u8>) {
         let seg = match Segment::decode(&payload) {
             Ok(s) => s,
             Err(_) => {
@@ -246,18 +316,36 @@ impl FlowAgent for TcpFlow {
                 return;
             }
         };
-        let p = self.p;
+        let (p, pep) = (self.p, self.pep);
         let Some(c) = self.conns.get_mut(seg.conn as usize) else {
             self.stray += 1;
             return;
         };
+        let fresh_syn = seg.has(SYN) && !seg.has(ACK);
         match (side, c.server.as_mut()) {
             (Side::Client, _) => c.client.on_segment(&seg, now),
             (Side::Server, Some(ep)) => ep.on_segment(&seg, now),
-            (Side::Server, None) if seg.has(SYN) && !seg.has(ACK) => {
+            (Side::Server, None) if fresh_syn => {
                 c.server = Some(Endpoint::accept(seg.conn, p, &seg, now));
             }
-            (Side::Server, None) | (Side::Middle, _) => {
+            (Side::Middle, _) => match (c.pep.as_mut(), pep) {
+                (Some(split), _) => match split.leg(from) {
+                    Some(ep) => ep.on_segment(&seg, now),
+                    None => {
+                        self.stray += 1;
+                        return;
+                    }
+                },
+                // A transparent proxy: the client's SYN is answered at once.
+                (None, Some(pp)) if from == Side::Client && fresh_syn => {
+                    c.pep = Some(Split::new(pp, &seg, now));
+                }
+                (None, _) => {
+                    self.stray += 1;
+                    return;
+                }
+            },
+            (Side::Server, None) => {
                 self.stray += 1;
                 return;
             }
@@ -284,11 +372,17 @@ impl FlowAgent for TcpFlow {
                 }
             }
         }
+        if self.app_wake[side.index()].is_some_and(|t| t <= now) {
+            self.app_wake[side.index()] = None;
+        }
         for c in &mut self.conns {
             if let Some(ep) = c.endpoint(side) {
                 if ep.poll_timeout().is_some_and(|t| t <= now) {
                     ep.on_timeout(now);
                 }
+            }
+            if let (Side::Middle, Some(s)) = (side, c.pep.as_mut()) {
+                s.on_timeout(now);
             }
         }
         self.needs_drive[side.index()] = true;
@@ -298,8 +392,13 @@ impl FlowAgent for TcpFlow {
         if std::mem::take(&mut self.needs_drive[side.index()]) {
             self.drive(side, now);
         }
+        if side == Side::Middle {
+            // Each leg addresses its own peer.
+            return self.conns.iter_mut().filter_map(|c| c.pep.as_mut()).find_map(|s| s.poll_transmit(now));
+        }
+        let to = self.peer_of(side);
         let mut t = self.conns.iter_mut().filter_map(|c| c.endpoint(side)).find_map(|ep| ep.poll_transmit(now))?;
-        t.to = side.opposite();
+        t.to = to;
         Some(t)
     }
 
@@ -310,7 +409,9 @@ impl FlowAgent for TcpFlow {
 
     fn poll_timeout(&mut self, side: Side) -> Option<Duration> {
         let eps = self.conns.iter().filter_map(|c| c.endpoint_ref(side)).filter_map(|e| e.poll_timeout());
-        eps.chain(self.app_timer(side)).min()
+        let peps = self.conns.iter().filter_map(|c| c.pep.as_ref()).filter_map(|s| s.poll_timeout());
+        let peps = peps.filter(|_| side == Side::Middle);
+        eps.chain(peps).chain(self.app_timer(side)).min()
     }
 
     fn delivered_bytes(&self) -> u64 {
@@ -334,21 +435,15 @@ impl FlowAgent for TcpFlow {
 
     fn report(&self) -> FlowReport {
         let receiver = other(self.data_sender());
-        let sender = self.data_sender();
-        let first_congestion = self
-            .conns
-            .iter()
-            .filter_map(|c| c.endpoint_ref(sender))
-            .filter_map(|e| e.sender_stats().first_congestion)
-            .min();
+        let first_congestion = self.data_senders().filter_map(|e| e.sender_stats().first_congestion).min();
         FlowReport {
             bytes_delivered: self.delivered,
             first_packet_s: self.reports.first().map(|r| r.started_s),
             last_byte_s: self.last_byte.map(|t| t.as_secs_f64()),
             first_congestion_s: first_congestion.map(|t| t.as_secs_f64()),
             packets_sent: self.sum_sender(|e| e.sender_stats().data_segments),
-            packets_lost: self.sum_sender(|e| e.sender_stats().retransmissions),
-            congestion_events: self.sum_sender(|e| e.sender_stats().congestion_events),
+            packets_lost: self.data_senders().map(|e| e.sender_stats().retransmissions).sum(),
+            congestion_events: self.data_senders().map(|e| e.sender_stats().congestion_events).sum(),
             ack_frames_sent: self.conns.iter().filter_map(|c| c.endpoint_ref(receiver)).map(|e| e.pure_acks()).sum(),
             max_data_frames_sent: 0,
             max_stream_data_frames_sent: 0,

@@ -4,9 +4,13 @@
 //! quick-ACK start, receive-window autotuning with window scaling, and the shared congestion
 //! controllers of the `cc` crate.
 //!
+//! Receivers offer only the buffer space unread data leaves free, and senders facing a zero
+//! window run the persist timer with zero-window probes (RFC 9293 §3.8.6).
+//!
 //! Layers, bottom up: [`segment`] (wire format), `rtt`, `scoreboard`, `sender` and `receiver`
 //! (the two halves of a connection), `endpoint` (handshake and glue), `app` (the byte-stream
-//! scripts of TLS and the workloads) and `flow` ([`TcpFlow`], both ends of every connection).
+//! scripts of TLS and the workloads), `pep` (a split-connection proxy's two legs and the relay
+//! between them) and `flow` ([`TcpFlow`], both ends of every connection and the PEP).
 //!
 //! Not modelled: pacing (Linux without fq does not pace), TSO/GRO, tail-loss probes and RACK
 //! (a tail loss waits for the RTO), PRR (RFC 6675's pipe rule limits recovery sending), D-SACK
@@ -15,6 +19,7 @@
 mod app;
 mod endpoint;
 mod flow;
+mod pep;
 mod receiver;
 mod rtt;
 mod scoreboard;
@@ -24,6 +29,7 @@ mod sender;
 use std::time::Duration;
 
 pub use flow::TcpFlow;
+pub use pep::PepHeld;
 
 /// TLS carried over a TCP connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,6 +1,8 @@
 //! The receiving half of a TCP endpoint: reassembly, SACK blocks (RFC 2018), Linux's ACK
-//! policy (quick-ACK mode, delayed ACK, immediate ACK for out-of-order data) and receive-window
-//! autotuning with window scaling.
+//! policy (quick-ACK mode, delayed ACK, immediate ACK for out-of-order data), flow control
+//! (the window is the receive buffer minus what the application has not read yet, with
+//! receiver-side silly-window avoidance and a prompt window update when a read reopens it)
+//! and receive-window autotuning with window scaling.
 
 use std::time::Duration;
 
@@ -35,8 +37,13 @@ pub(crate) struct Receiver {
     n_recent: usize,
     fin_seq: Option<u64>,
     fin_received: bool,
-    /// In-order application bytes not yet taken by the application.
+    /// In-order application bytes not yet taken by the application; they occupy the buffer.
     readable: u64,
+    /// Sequence number of the next byte the application reads (Linux's copied_seq).
+    copied: u64,
+    /// The last window advertised was reduced by unread data, so a read may have to announce
+    /// the space it frees (an application that reads at once never needs that).
+    window_held_back: bool,
     /// Acknowledgement number last sent.
     last_ack_sent: u64,
     ack_now: bool,
@@ -46,7 +53,7 @@ pub(crate) struct Receiver {
     delack_timeout: Duration,
     mss: u64,
     max_sack: usize,
-    /// Receive buffer the application drains immediately, so all of it is window.
+    /// Receive buffer; the part not holding unread data is window.
     wnd: u64,
     wnd_max: u64,
     wscale: u8,
@@ -71,6 +78,8 @@ impl Receiver {
             fin_seq: None,
             fin_received: false,
             readable: 0,
+            copied: nxt,
+            window_held_back: false,
             last_ack_sent: nxt,
             ack_now: false,
             delack_deadline: None,
@@ -128,9 +137,52 @@ impl Receiver {
         }
     }
 
-    /// Takes the in-order bytes received since the last call (the application reads them).
-    pub(crate) fn take_readable(&mut self) -> u64 {
-        std::mem::take(&mut self.readable)
+    /// In-order bytes the application has not read yet.
+    pub(crate) fn unread(&self) -> u64 {
+        self.readable
+    }
+
+    /// Acknowledgement number last sent (Linux's rcv_wup): a segment that ends below it is
+    /// old, and a zero-length one there is a window probe that wants an ACK.
+    pub(crate) fn last_ack_sent(&self) -> u64 {
+        self.last_ack_sent
+    }
+
+    /// The application reads at most `max` in-order bytes; returns how many it got. Freeing
+    /// buffer space may call for a window update (RFC 9293 §3.8.6.2.2, Linux's
+    /// tcp_cleanup_rbuf): when the window the peer knows had shrunk below one MSS or to half
+    /// the buffer and the read at least doubles it, an ACK goes out at once instead of
+    /// waiting for the next data.
+    pub(crate) fn take_readable_max(&mut self, max: u64, now: Duration) -> u64 {
+        let n = self.readable.min(max);
+        if n == 0 {
+            return 0;
+        }
+        self.readable -= n;
+        self.copied += n;
+        // Linux sizes the buffer from what the application consumed (tcp_rcv_space_adjust
+        // runs in recvmsg), so a reader that stops does not grow the window.
+        self.autotune(now);
+        if std::mem::take(&mut self.window_held_back) {
+            let known = self.right_edge.saturating_sub(self.nxt);
+            let offered = self.window_candidate();
+            let shrunk = known < self.mss || known.saturating_mul(2) <= self.wnd;
+            if shrunk && offered > known && offered >= known.saturating_mul(2) {
+                self.ack_now = true;
+            }
+        }
+        n
+    }
+
+    /// Free buffer space, held back to zero while it is below min(buffer / 2, MSS)
+    /// (receiver silly-window avoidance, RFC 9293 §3.8.6.2.2), and rounded down to the
+    /// window-scale granularity like on the wire.
+    fn window_candidate(&self) -> u64 {
+        let free = self.wnd.saturating_sub(self.readable);
+        if free < (self.wnd / 2).min(self.mss) {
+            return 0;
+        }
+        (free >> self.wscale) << self.wscale
     }
 
     /// Asks for an ACK at the next opportunity (duplicate SYN, window probe, …).
@@ -162,8 +214,8 @@ impl Receiver {
         if syn {
             return self.wnd.min(65_535);
         }
-        let scaled = (self.wnd >> self.wscale) << self.wscale;
-        self.right_edge = self.right_edge.max(self.nxt + scaled);
+        self.window_held_back = self.readable > 0;
+        self.right_edge = self.right_edge.max(self.nxt + self.window_candidate());
         self.right_edge - self.nxt
     }
 
@@ -213,7 +265,7 @@ impl Receiver {
             // A FIN claims the end of the stream; a conflicting second claim is ignored.
             self.fin_seq.get_or_insert(end);
         }
-        let limit = self.right_edge.max(self.nxt + self.wnd);
+        let limit = self.right_edge.max(self.nxt + self.wnd.saturating_sub(self.readable));
         if len > 0 && (end <= self.nxt || seq >= limit) {
             // Duplicate or outside the window: Linux answers with an immediate ACK.
             self.ack_now = true;
@@ -231,7 +283,6 @@ impl Receiver {
             self.nxt = end;
             self.absorb_ooo();
             self.readable += self.nxt - before;
-            self.autotune(now);
         }
         if let Some(f) = self.fin_seq {
             if !self.fin_received && self.nxt == f {
@@ -308,10 +359,10 @@ impl Receiver {
         if now < self.space_time + rtt {
             return;
         }
-        let copied = self.nxt - self.space_seq;
+        let copied = self.copied - self.space_seq;
         let target = copied.saturating_mul(2).saturating_add(16 * self.mss);
         self.wnd = self.wnd.max(target.min(self.wnd_max));
-        self.space_seq = self.nxt;
+        self.space_seq = self.copied;
         self.space_time = now;
     }
 
@@ -346,7 +397,7 @@ mod tests {
         // Filling the first hole joins the first range.
         r.on_data(1, p.mss, false, MS);
         assert_eq!(r.ack(), 1 + 2 * m);
-        assert_eq!(r.take_readable(), 2 * m);
+        assert_eq!(r.take_readable_max(u64::MAX, MS), 2 * m);
         let n = r.sack_blocks(&mut b);
         assert_eq!(&b[..n], &[(1 + 3 * m, 1 + 4 * m)]);
         // A duplicate is ignored and acknowledged at once.
@@ -390,9 +441,53 @@ mod tests {
                     seq += u64::from(p.mss);
                 }
             }
+            r.take_readable_max(u64::MAX, now);
             assert!(r.window_size() <= p.receive_window_max);
             assert!(r.advertise(false) <= p.receive_window_max);
         }
         assert_eq!(r.window_size(), p.receive_window_max);
+    }
+
+    #[test]
+    fn unread_data_closes_the_window_and_a_read_reopens_it_with_an_ack() {
+        let mut p = params();
+        p.initial_receive_window = 10 * u64::from(p.mss);
+        p.receive_window_max = p.initial_receive_window;
+        p.wscale = 0;
+        let m = u64::from(p.mss);
+        let mut r = Receiver::new(&p, 0, Duration::ZERO);
+        assert_eq!(r.advertise(false), 10 * m);
+        for k in 0..10 {
+            r.on_data(1 + k * m, p.mss, false, MS);
+            r.on_ack_sent();
+            // The right edge stays put while the unread data fills the buffer.
+            assert_eq!(r.advertise(false), (9 - k) * m);
+        }
+        // Beyond the buffer: dropped and answered at once.
+        assert_eq!(r.on_data(1 + 10 * m, p.mss, false, MS), DataOutcome::Ignored);
+        assert!(r.ack_due());
+        r.on_ack_sent();
+        // Reading less than min(buffer / 2, MSS) keeps the window shut (receiver SWS).
+        assert_eq!(r.take_readable_max(m / 2, MS), m / 2);
+        assert!(!r.ack_due());
+        assert_eq!(r.advertise(false), 0);
+        // Reading the rest reopens it, and says so at once.
+        assert_eq!(r.take_readable_max(u64::MAX, MS), 10 * m - m / 2);
+        assert!(r.ack_due(), "window update");
+        assert_eq!(r.advertise(false), 10 * m);
+        assert_eq!(r.take_readable_max(u64::MAX, MS), 0);
+    }
+
+    #[test]
+    fn a_reader_that_keeps_up_sends_no_extra_window_updates() {
+        let p = params();
+        let mut r = Receiver::new(&p, 0, Duration::ZERO);
+        r.quickacks = 0;
+        r.advertise(false);
+        r.on_data(1, p.mss, false, MS);
+        assert!(!r.ack_due(), "delayed");
+        r.take_readable_max(u64::MAX, MS);
+        assert!(!r.ack_due(), "the read changes nothing the peer needs to know");
+        assert_eq!(r.advertise(false), p.initial_receive_window);
     }
 }

@@ -1,7 +1,11 @@
 //! The sending half of a TCP endpoint: what to send next (RFC 6675 NextSeg, then new data
 //! within min(cwnd, peer window, send buffer)), ACK processing (RTT samples, controller
 //! callbacks), loss detection (SACK scoreboard per RFC 6675, or three duplicate ACKs with
-//! NewReno partial-ACK recovery per RFC 6582) and the retransmission timer (RFC 6298).
+//! NewReno partial-ACK recovery per RFC 6582), the retransmission timer (RFC 6298) and the
+//! persist timer (RFC 9293 §3.8.6.1): while the peer's window is zero and nothing is in flight,
+//! zero-window probes go out with the RTO's backoff. Probes are Linux's (tcp_xmit_probe_skb):
+//! a bare ACK one byte below `una`, which the peer must answer with its window; they are not
+//! data, so they are neither losses nor a congestion signal.
 //!
 //! The congestion controller is the shared `cc` crate. It has no RTO callback, so a timeout is
 //! reported as `on_congestion_event(persistent_congestion = true)`: the window collapses to the
@@ -56,6 +60,8 @@ pub(crate) struct SenderStats {
     pub congestion_events: u64,
     /// Time of the first congestion event.
     pub first_congestion: Option<Duration>,
+    /// Zero-window probes sent.
+    pub probes: u64,
 }
 
 /// Sender state.
@@ -87,6 +93,12 @@ pub(crate) struct Sender {
     dupacks: u64,
     rto_deadline: Option<Duration>,
     backoff: u32,
+    /// Persist timer: runs only while data waits for a zero window with nothing in flight.
+    persist_deadline: Option<Duration>,
+    persist_backoff: u32,
+    /// Probes sent since the peer last answered anything.
+    probes_unanswered: u32,
+    probe_pending: bool,
     /// The last send attempt stopped because of the congestion window.
     cwnd_limited: bool,
     /// Reused buffer of newly delivered segments.
@@ -117,6 +129,10 @@ impl Sender {
             dupacks: 0,
             rto_deadline: None,
             backoff: 0,
+            persist_deadline: None,
+            persist_backoff: 0,
+            probes_unanswered: 0,
+            probe_pending: false,
             cwnd_limited: false,
             delivered: Vec::new(),
             stats: SenderStats::default(),
@@ -170,9 +186,47 @@ impl Sender {
         self.nxt
     }
 
-    /// Retransmission timer deadline.
+    /// Oldest unacknowledged sequence number.
+    pub(crate) fn snd_una(&self) -> u64 {
+        self.una
+    }
+
+    /// Data bytes the peer has acknowledged (the SYN and a FIN are not data).
+    pub(crate) fn acked_bytes(&self) -> u64 {
+        self.una.min(self.stream_end).saturating_sub(1)
+    }
+
+    /// Retransmission or persist timer deadline (never both: one needs data in flight, the
+    /// other none).
     pub(crate) fn timeout(&self) -> Option<Duration> {
-        self.rto_deadline
+        self.rto_deadline.or(self.persist_deadline)
+    }
+
+    /// A zero-window probe is due; taking it clears the request.
+    pub(crate) fn take_probe(&mut self) -> bool {
+        let due = std::mem::take(&mut self.probe_pending);
+        if due {
+            self.stats.probes += 1;
+        }
+        due
+    }
+
+    /// Arms the persist timer when new data waits for a zero window with nothing in flight
+    /// (no ACK will come to reopen it otherwise), and stops it when the window opens.
+    fn update_persist(&mut self, now: Duration) {
+        let limit = self.stream_end.min(self.una.saturating_add(self.send_buffer));
+        let closed = self.peer_edge <= self.nxt;
+        if !closed {
+            self.persist_deadline = None;
+            self.persist_backoff = 0;
+            self.probe_pending = false;
+        } else if self.nxt < limit && self.board.is_empty() {
+            if self.persist_deadline.is_none() {
+                self.persist_deadline = Some(now + self.rtt.backed_off(self.persist_backoff));
+            }
+        } else {
+            self.persist_deadline = None;
+        }
     }
 
     fn pipe(&self) -> u64 {
@@ -198,6 +252,14 @@ impl Sender {
 
     /// The next segment to send now, if the windows allow one.
     pub(crate) fn next(&mut self, now: Duration) -> Option<Outgoing> {
+        let out = self.next_segment(now);
+        if out.is_none() {
+            self.update_persist(now);
+        }
+        out
+    }
+
+    fn next_segment(&mut self, now: Duration) -> Option<Outgoing> {
         let cwnd = self.cc.window();
         let pipe = self.pipe();
         if let Some((seq, len, fin)) = self.board.next_lost() {
@@ -269,6 +331,8 @@ impl Sender {
             // Acknowledges data never sent, or an old ACK overtaken by newer ones.
             return;
         }
+        // The peer is alive: probes it answers never add up to a give-up.
+        self.probes_unanswered = 0;
         self.peer_edge = self.peer_edge.max(a.ack.saturating_add(a.window));
         let mut delivered = std::mem::take(&mut self.delivered);
         delivered.clear();
@@ -324,6 +388,7 @@ impl Sender {
                 self.on_losses(losses, now);
             }
         }
+        self.update_persist(now);
     }
 
     /// RFC 6298 sampling: the newest newly delivered segment never retransmitted (Karn);
@@ -375,8 +440,20 @@ impl Sender {
         self.stats.first_congestion.get_or_insert(now);
     }
 
-    /// The retransmission timer fired. Returns false once the retry limit is exceeded.
+    /// The retransmission or persist timer fired. Returns false once the retry limit is
+    /// exceeded (RTO backoffs, or probes the peer never answered).
     pub(crate) fn on_timeout(&mut self, now: Duration) -> bool {
+        if self.persist_deadline.is_some_and(|t| t <= now) {
+            self.persist_deadline = None;
+            self.probes_unanswered += 1;
+            if self.probes_unanswered > self.max_backoffs {
+                return false;
+            }
+            self.probe_pending = true;
+            self.persist_backoff = self.persist_backoff.saturating_add(1);
+            self.persist_deadline = Some(now + self.rtt.backed_off(self.persist_backoff));
+            return true;
+        }
         if self.rto_deadline.is_none_or(|t| t > now) {
             return true;
         }

@@ -1,0 +1,201 @@
+//! `quiclab reproduce`: run a seed study's grid of scenarios and tabulate it next to the paper.
+//!
+//! A study is one combined sweep (see `reproduce/combine.rs`) run by the same `sweep::run` as
+//! `quiclab sim`, always with resume on: a re-run with the same `--out` skips finished runs, and
+//! `--full` after the quick default adds repetitions to the same directory.
+
+#[path = "reproduce/combine.rs"]
+mod combine;
+#[path = "reproduce/studies.rs"]
+pub(crate) mod studies;
+#[path = "reproduce/table.rs"]
+mod table;
+
+use std::path::{Path, PathBuf};
+
+use clap::builder::PossibleValuesParser;
+use clap::Args;
+use report::ResultsStore;
+
+use crate::cmd_sim::SimArgs;
+use crate::exit::{self, Exit};
+use crate::files::write_atomic;
+use crate::{summary, sweep};
+
+/// File names of the study's table inside its results directory.
+pub const TABLE_MD: &str = "table.md";
+/// See [`TABLE_MD`].
+pub const TABLE_CSV: &str = "table.csv";
+
+/// Options of `quiclab reproduce`.
+#[derive(Debug, Clone, Args)]
+pub struct ReproduceArgs {
+    /// Studies to run (default: all).
+    #[arg(value_name = "STUDY", value_parser = PossibleValuesParser::new(studies::names()))]
+    pub studies: Vec<String>,
+    /// Publication-grade repetitions (the study's full count, at least 20 per point) instead of
+    /// the quick default.
+    #[arg(long)]
+    pub full: bool,
+    /// Results directory of the study (default: `results/reproduce/<study>/`); one study only.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Parallel runs (default: all cores).
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
+    /// Repetitions per point, overriding the quick and full counts (for tests and trials).
+    #[arg(long, hide = true)]
+    pub reps: Option<u32>,
+    /// Run only these experiments of the study (repeatable).
+    #[arg(long, hide = true, value_name = "EXPERIMENT")]
+    pub only: Vec<String>,
+    /// Override a key in every scenario of the study, e.g. `--set flow.size=100kB` (repeatable).
+    #[arg(long = "set", hide = true, value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Accepted and ignored: reproduce always resumes. The interrupt message of a sweep suggests
+    /// re-running with `--resume`, and that command must work.
+    #[arg(long, hide = true)]
+    pub resume: bool,
+}
+
+/// Runs `quiclab reproduce`.
+pub fn run(args: &ReproduceArgs) -> anyhow::Result<Exit> {
+    let mut chosen: Vec<&'static studies::Study> = Vec::new();
+    for name in &args.studies {
+        // clap already rejected unknown names (exit 2, listing the allowed ones).
+        if let Some(s) = studies::find(name).filter(|s| !chosen.iter().any(|c| c.name == s.name)) {
+            chosen.push(s);
+        }
+    }
+    if chosen.is_empty() {
+        chosen = studies::STUDIES.iter().collect();
+    }
+    if args.out.is_some() && chosen.len() > 1 {
+        eprintln!("error: --out names one study's directory; run the studies one at a time");
+        return Ok(exit::BAD_INPUT);
+    }
+    let mut worst = exit::SUCCESS;
+    for study in chosen {
+        let code = run_study(args, study)?;
+        if code == exit::INTERRUPTED || code == exit::BAD_INPUT {
+            return Ok(code);
+        }
+        if code != exit::SUCCESS {
+            worst = code;
+        }
+    }
+    Ok(worst)
+}
+
+/// Runs one study into its directory, then writes and prints its table.
+fn run_study(args: &ReproduceArgs, study: &'static studies::Study) -> anyhow::Result<Exit> {
+    let Some(experiments) = select(study, &args.only) else {
+        let allowed: Vec<&str> = study.experiments.iter().map(|e| e.name).collect();
+        eprintln!(
+            "error: --only: unknown experiment of {}; allowed: {}",
+            study.name,
+            allowed.join(", ")
+        );
+        return Ok(exit::BAD_INPUT);
+    };
+    let reps = args.reps.or_else(|| args.full.then_some(study.full_reps));
+    let combined = match combine::combine(study, &experiments, &args.set, reps) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(exit::BAD_INPUT);
+        }
+    };
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| Path::new("results").join("reproduce").join(study.name));
+    let runs = combined.loaded.runs();
+    eprintln!(
+        "{}: {} points × {} repetitions = {} runs into {}",
+        study.name,
+        combined.loaded.points.len(),
+        combined.loaded.reps,
+        runs.len(),
+        out.display()
+    );
+    let sim_args = SimArgs {
+        scenario: PathBuf::from("scenarios/studies").join(study.name),
+        set: Vec::new(),
+        vary: Vec::new(),
+        reps: None,
+        seed: None,
+        out: Some(out.clone()),
+        jobs: args.jobs,
+        resume: true,
+        json: false,
+        pcap: None,
+        qlog: None,
+        // Hundreds of runs' time series would cost disk and the table does not use them.
+        no_series: true,
+    };
+    let code = sweep::run(&sim_args, &combined.loaded, &runs, &out)?;
+    if code == exit::INTERRUPTED {
+        return Ok(code);
+    }
+    // A run that failed is absent from results.jsonl; the table still shows the others, with
+    // their count in the `runs` column.
+    let stored = ResultsStore::open(&out)?.load()?;
+    let rows = table::rows(
+        &combined.info,
+        &summary::rows(&combined.loaded, &runs, &stored),
+    );
+    let md = format!(
+        "## {} — {}\n\n{} repetitions per point; download time of the measured connection \
+         (0-RTT: the second, resumed one), mean and 95% Student-t CI half-width over the n runs \
+         that completed.\n\n{}",
+        study.name,
+        study.title,
+        combined.loaded.reps,
+        table::markdown(&rows)
+    );
+    write_atomic(&out.join(TABLE_MD), md.as_bytes())?;
+    write_atomic(&out.join(TABLE_CSV), table::csv(&rows).as_bytes())?;
+    println!("\n{md}");
+    eprintln!(
+        "table in {} and {}",
+        out.join(TABLE_MD).display(),
+        out.join(TABLE_CSV).display()
+    );
+    Ok(code)
+}
+
+/// The experiments named by `only` (all when empty), in study order; `None` if a name is unknown.
+fn select(
+    study: &'static studies::Study,
+    only: &[String],
+) -> Option<Vec<&'static studies::Experiment>> {
+    if only
+        .iter()
+        .any(|o| !study.experiments.iter().any(|e| e.name == o))
+    {
+        return None;
+    }
+    Some(
+        study
+            .experiments
+            .iter()
+            .filter(|e| only.is_empty() || only.iter().any(|o| o == e.name))
+            .collect(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn select_keeps_study_order_and_rejects_unknown_names() {
+        let s = studies::find("seed003").expect("registered");
+        let got = select(s, &["shared".into(), "bernoulli".into()]).expect("known names");
+        let names: Vec<&str> = got.iter().map(|e| e.name).collect();
+        assert_eq!(names, ["bernoulli", "shared"]);
+        assert_eq!(select(s, &[]).map(|v| v.len()), Some(s.experiments.len()));
+        assert!(select(s, &["nope".into()]).is_none());
+    }
+}

@@ -1,0 +1,135 @@
+//! End-to-end runs of `quiclab reproduce` on a tiny slice of seed 003 (one experiment, one
+//! repetition, 100 kB downloads), so a debug build finishes in seconds.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// A scratch directory removed on drop, unique per test.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Self {
+        let dir =
+            std::env::temp_dir().join(format!("quiclab-reproduce-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("create scratch dir");
+        Scratch(dir)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn quiclab(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_quiclab"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("run quiclab")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The tiny slice: Bernoulli loss only, one repetition, 100 kB instead of 8.9 MB.
+const TINY: [&str; 10] = [
+    "reproduce",
+    "seed003",
+    "--only",
+    "bernoulli",
+    "--reps",
+    "1",
+    "--set",
+    "flow.size=100kB",
+    "--jobs",
+    "2",
+];
+
+fn run_tiny(s: &Scratch) -> Output {
+    let mut args = TINY.to_vec();
+    args.extend(["--out", "out"]);
+    let o = quiclab(&args, &s.0);
+    assert!(
+        o.status.success(),
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status,
+        text(&o.stdout),
+        text(&o.stderr)
+    );
+    o
+}
+
+#[test]
+fn writes_markdown_and_csv_with_a_row_per_loss_rate_and_protocol() {
+    let s = Scratch::new("tiny");
+    let o = run_tiny(&s);
+    let out = s.0.join("out");
+    let md = std::fs::read_to_string(out.join("table.md")).expect("table.md written");
+    let csv = std::fs::read_to_string(out.join("table.csv")).expect("table.csv written");
+
+    // The Markdown is printed as well as written.
+    assert!(text(&o.stdout).contains(&md), "stdout lacks the table");
+    let protocols = ["quic-1rtt", "quic-0rtt", "tcp-tls1.3", "tcp-tls1.2"];
+    let losses = ["2%", "5%", "10%", "15%", "20%"];
+    let lines: Vec<&str> = csv.lines().collect();
+    assert!(lines[0].starts_with("experiment,parameter,x,protocol,runs,n,download_mean_s,"));
+    assert_eq!(lines.len(), 1 + protocols.len() * losses.len(), "{csv}");
+    for p in protocols {
+        for x in losses {
+            let prefix = format!("bernoulli,link.down.loss,{x},{p},1,");
+            assert!(
+                lines.iter().any(|l| l.starts_with(&prefix)),
+                "no row {prefix} in\n{csv}"
+            );
+            let md_row = format!("| bernoulli | link.down.loss | {x} | {p} | 1 |");
+            assert!(md.contains(&md_row), "no row {md_row} in\n{md}");
+        }
+    }
+    // At 2% loss every variant finishes 100 kB and has a handshake time.
+    for p in protocols {
+        let prefix = format!("bernoulli,link.down.loss,2%,{p},1,1,");
+        let row = lines
+            .iter()
+            .find(|l| l.starts_with(&prefix))
+            .unwrap_or_else(|| panic!("{p} did not complete at 2%:\n{csv}"));
+        let cells: Vec<&str> = row.split(',').collect();
+        let download: f64 = cells[6].parse().expect("a download time");
+        let handshake: f64 = cells[9].parse().expect("a handshake time");
+        assert!(
+            download > 0.0 && handshake > 0.0 && handshake < download,
+            "{row}"
+        );
+    }
+
+    // A second run with the same --out resumes: nothing re-runs and the table is the same.
+    let again = run_tiny(&s);
+    let err = text(&again.stderr);
+    assert!(
+        err.contains("resuming: 20 of 20 runs already done"),
+        "{err}"
+    );
+    let csv2 = std::fs::read_to_string(out.join("table.csv")).expect("table.csv rewritten");
+    assert_eq!(csv, csv2);
+}
+
+#[test]
+fn unknown_study_exits_2_naming_the_allowed_ones() {
+    let s = Scratch::new("unknown");
+    let o = quiclab(&["reproduce", "seed999"], &s.0);
+    assert_eq!(o.status.code(), Some(2), "stderr: {}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(err.contains("seed999") && err.contains("seed003"), "{err}");
+}
+
+#[test]
+fn unknown_experiment_exits_2_naming_the_allowed_ones() {
+    let s = Scratch::new("only");
+    let o = quiclab(&["reproduce", "seed003", "--only", "nope"], &s.0);
+    assert_eq!(o.status.code(), Some(2), "stderr: {}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(err.contains("bernoulli") && err.contains("shared"), "{err}");
+}
