@@ -278,6 +278,7 @@ static KEYS: &[KeyDoc] = &[
     tcp_only(one_of(key("flow.pep", Enum, Value("none"), "Split-connection TCP proxy (like PEPsal) on this flow's path: `client-side` sits between the client's access link and the bottleneck (a satellite terminal), `server-side` between the bottleneck and the server's access link (a gateway). TLS stays end to end.", "\"server-side\""), PEP_POSITIONS)),
     with_context(tcp_only(key("flow.pep_buffer", Size, Value("4MiB"), "Bytes the PEP holds per direction before it stops reading (TCP flow control then backs up).", "\"256KiB\"")), &[TCP_FLOW, PEP_ON]),
     with_context(tcp_only(one_of(key("flow.pep_cc", Enum, Value("cubic"), "Congestion control of the PEP's own connections (default knobs).", "\"newreno\""), PEP_CC)), &[TCP_FLOW, PEP_ON]),
+    with_context(tcp_only(key("flow.pep_initial_window", Packets, Value("10pkt"), "Initial congestion window of the PEP's connections (satellite PEPs often start much larger).", "\"100pkt\"")), &[TCP_FLOW, PEP_ON]),
     with_context(tcp_only(key("flow.pep_receive_window_max", Size, Value("16MiB"), "Receive-window cap of the PEP's connections (satellite PEPs use large windows).", "\"4MiB\"")), &[TCP_FLOW, PEP_ON]),
     with_context(tcp_only(key("flow.pep_send_buffer", Size, Value("16MiB"), "Send buffer of the PEP's connections.", "\"4MiB\"")), &[TCP_FLOW, PEP_ON]),
     key("flow.client_access.rate", Rate, Value("unlimited"), "Rate of the client's access link (both directions).", "\"100Mbit\""),
@@ -416,7 +417,7 @@ mod tests {
             only(Stack::Quic),
             ["mtu_discovery", "initial_rtt", "stream_window", "conn_window", "send_window", "ack_ratio", "max_ack_delay", "zero_rtt"]
         );
-        assert_eq!(only(Stack::Tcp).len(), 15, "10 TcpKnobs keys and 5 PEP keys");
+        assert_eq!(only(Stack::Tcp).len(), 16, "10 TcpKnobs keys and 6 PEP keys");
         assert!(KEYS.iter().filter(|k| k.stack.is_some()).all(|k| k.path.starts_with("flow.")));
         // The registry test can only see a TCP key change something on a TCP flow.
         assert!(KEYS

@@ -653,6 +653,8 @@ fn pep_keys_resolve_to_a_pep_spec() {
     let p = flow("[[flow]]\nstack = \"tcp\"\npep = \"client-side\"\npep_buffer = \"64KiB\"\npep_cc = \"newreno\"\n").expect("a PEP");
     assert_eq!((p.position, p.buffer), (PepPosition::ClientSide, 65_536));
     assert!(matches!(p.cc, cc::config::CcConfig::NewReno { .. }));
+    let p = flow("[[flow]]\nstack = \"tcp\"\npep = \"server-side\"\npep_initial_window = \"100pkt\"\n").expect("a PEP");
+    assert!(matches!(p.cc, cc::config::CcConfig::Cubic { common, .. } if common.initial_window_packets == 100));
     let e = err("[[flow]]\npep = \"server-side\"\n");
     assert!(e.to_string().contains("applies only to TCP flows"), "{e}");
     let e = err("[[flow]]\nstack = \"tcp\"\npep = \"middle\"\n");

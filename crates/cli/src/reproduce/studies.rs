@@ -150,6 +150,54 @@ macro_rules! seed003 {
     };
 }
 
+/// Reads the download of the only flow's first connection as `protocol`.
+macro_rules! single {
+    ($label:literal, $overrides:expr) => {
+        Variant {
+            label: $label,
+            overrides: $overrides,
+            readings: &[Reading { protocol: $label, flow: 0, connection: 0 }],
+        }
+    };
+}
+
+/// Seed 002's variants. TCP gets the tuned buffers the slides mention ("flow control disabled
+/// (QUIC) or tuned parameters (TCP)"): 16 MiB cover the 50 Mbit/s × 600 ms BDP. The PEP sits at
+/// the gateway (between the satellite hop and the server) and sends over the satellite with a
+/// 100-packet initial window, standing in for the satellite-tuned TCP a real PEP runs there.
+const SATELLITE: &[Variant] = &[
+    single!("quic", &[]),
+    single!("quic-no-hystart", &["flow.hystart=false"]),
+    single!("tcp-tls1.3", &["flow.stack=tcp", "flow.tls=1.3", "flow.receive_window_max=16MiB", "flow.send_buffer=16MiB"]),
+    single!(
+        "tcp-tls1.3-no-hystart",
+        &["flow.stack=tcp", "flow.tls=1.3", "flow.receive_window_max=16MiB", "flow.send_buffer=16MiB", "flow.hystart=false"]
+    ),
+    single!(
+        "tcp-tls1.3+pep",
+        &[
+            "flow.stack=tcp",
+            "flow.tls=1.3",
+            "flow.receive_window_max=16MiB",
+            "flow.send_buffer=16MiB",
+            "flow.pep=server-side",
+            "flow.pep_initial_window=100pkt",
+        ]
+    ),
+];
+
+/// An experiment of seed 002 from its file under `scenarios/studies/seed002/`.
+macro_rules! seed002 {
+    ($name:literal, $file:literal) => {
+        Experiment {
+            name: $name,
+            file: concat!("scenarios/studies/seed002/", $file),
+            text: include_str!(concat!("../../../../scenarios/studies/seed002/", $file)),
+            variants: SATELLITE,
+        }
+    };
+}
+
 /// Every study, in the order `quiclab reproduce` without arguments runs them.
 pub const STUDIES: &[Study] = &[Study {
     name: "seed003",
@@ -164,6 +212,16 @@ pub const STUDIES: &[Study] = &[Study {
         seed003!("bandwidth", "bandwidth.toml", SINGLE),
         seed003!("background", "background.toml", SINGLE),
         seed003!("shared", "shared.toml", SHARED),
+    ],
+}, Study {
+    name: "seed002",
+    title: "Indra / Aberdeen, QUIC over GEO satellite: download time, QUIC vs TCP vs TCP through a PEP",
+    seed: 2,
+    full_reps: 20,
+    experiments: &[
+        seed002!("fixed", "fixed.toml"),
+        seed002!("bod", "bod.toml"),
+        seed002!("50M/10M", "asym-50-10.toml"),
     ],
 }];
 

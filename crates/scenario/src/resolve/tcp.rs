@@ -159,7 +159,8 @@ pub(crate) fn pep(r: &Reader<'_>) -> Result<Option<PepSpec>, ScenarioError> {
         Some("client-side") => PepPosition::ClientSide,
         Some(_) => PepPosition::ServerSide,
     };
-    let common = |beta| CommonCcConfig { initial_window_packets: 10, loss_reduction_factor: beta, minimum_window_packets: 2 };
+    let initial_window_packets = r.packets("pep_initial_window")?.unwrap_or(10).max(1);
+    let common = |beta| CommonCcConfig { initial_window_packets, loss_reduction_factor: beta, minimum_window_packets: 2 };
     let cc = match r.choice("pep_cc")? {
         Some("newreno") => CcConfig::NewReno { counting: RenoCounting::Exact, common: common(0.5) },
         Some("newreno-approx") => CcConfig::NewReno { counting: RenoCounting::Approximate, common: common(0.5) },
