@@ -257,13 +257,36 @@ impl Scoreboard {
         losses
     }
 
+    /// The oldest outstanding segment is SACKed: the cumulative ACK stopped at data the
+    /// receiver had selectively acknowledged, so it discarded that data (SACK reneging, RFC
+    /// 2018 §8). The SACK marks above `una` can no longer be trusted.
+    pub(crate) fn head_sacked(&self) -> bool {
+        self.segs.front().is_some_and(|s| s.sacked)
+    }
+
     /// Retransmission timeout: every segment not SACKed is lost, including retransmissions.
-    pub(crate) fn mark_all_lost(&mut self) {
+    /// With `forget_sacks` (reneging), the SACKed ones are lost too (Linux's
+    /// tcp_timeout_mark_lost): otherwise nothing would ever resend data the receiver dropped,
+    /// and the connection would sit with nothing in flight until it gave up.
+    pub(crate) fn mark_all_lost(&mut self, forget_sacks: bool) {
         for s in self.segs.iter_mut() {
+            if forget_sacks && s.sacked {
+                s.sacked = false;
+                // Its next (S)ACK may stem from the copy that arrived long ago: like a
+                // retransmission, it gives no RTT sample (Karn), or one reneging event would
+                // inflate the RTO to tens of seconds.
+                s.retransmitted = true;
+            }
             if !s.sacked {
                 s.lost = true;
                 s.retx_in_flight = false;
             }
+        }
+        if forget_sacks {
+            // Loss marking by SACK starts over from the SACKs that arrive from now on;
+            // everything is lost already, so `lost_scan` may stay where it is.
+            self.top_sacked = [0; DUP_THRESH];
+            self.n_top = 0;
         }
         self.pipe = 0;
         self.retx_cursor = 0;
@@ -350,9 +373,27 @@ mod tests {
     }
 
     #[test]
+    fn reneging_timeout_forgets_sacks_and_their_stale_send_times() {
+        let mut b = board(4);
+        let mut out = Vec::new();
+        b.sack(101, 401, &mut out);
+        out.clear();
+        b.cum_ack(101, &mut out);
+        assert!(b.head_sacked(), "the cumulative ACK stopped at SACKed data");
+        b.mark_all_lost(true);
+        assert!(!b.head_sacked());
+        assert_eq!(b.next_lost(), Some((101, 100, false)), "the dropped data is resent");
+        // A SACK of a copy that arrived before the reneging gives no RTT sample.
+        out.clear();
+        b.sack(201, 301, &mut out);
+        assert_eq!(out.len(), 1);
+        assert!(out[0].retransmitted);
+    }
+
+    #[test]
     fn rto_marks_everything_lost_and_pipe_empties() {
         let mut b = board(4);
-        b.mark_all_lost();
+        b.mark_all_lost(false);
         assert_eq!(b.pipe(), 0);
         assert_eq!(b.next_lost(), Some((1, 100, false)));
         b.retransmitted(1, Duration::from_millis(9), 9);

@@ -7,6 +7,11 @@
 //! a bare ACK one byte below `una`, which the peer must answer with its window; they are not
 //! data, so they are neither losses nor a congestion signal.
 //!
+//! SACK reneging (a receiver dropping data it SACKed; the model's receiver does so beyond its
+//! out-of-order range limit) is handled like Linux: a cumulative ACK that stops at a SACKed
+//! segment arms a short timeout, and that timeout forgets every SACK mark, since SACKed
+//! segments are otherwise never resent.
+//!
 //! The congestion controller is the shared `cc` crate. It has no RTO callback, so a timeout is
 //! reported as `on_congestion_event(persistent_congestion = true)`: the window collapses to the
 //! controller's minimum window (2 MSS by default, 1 MSS with `minimum_window_packets = 1`,
@@ -20,6 +25,9 @@ use super::rtt::RttEstimator;
 use super::scoreboard::{Delivered, Losses, Scoreboard, SentSeg, DUP_THRESH};
 use super::segment::SEQ_LIMIT;
 use super::Params;
+
+/// Shortest wait before a timeout repairs SACK reneging (Linux: 10 ms).
+const RENEGING_DELAY: Duration = Duration::from_millis(10);
 
 /// The next segment the sender wants on the wire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,7 +64,7 @@ pub(crate) struct SenderStats {
     pub data_segments: u64,
     /// Retransmitted segments.
     pub retransmissions: u64,
-    /// Fast-recovery episodes plus retransmission timeouts.
+    /// Fast-recovery episodes plus retransmission timeouts (the first for each `una`).
     pub congestion_events: u64,
     /// Time of the first congestion event.
     pub first_congestion: Option<Duration>,
@@ -358,7 +366,14 @@ impl Sender {
         if advanced {
             self.backoff = 0;
             self.rto_deadline = None;
-            if !self.board.is_empty() {
+            if self.sack && self.board.head_sacked() {
+                // SACK reneging: the receiver dropped data it had SACKed, and since no SACKed
+                // segment is ever resent, only a timeout that forgets the SACKs can repair it.
+                // Like Linux (tcp_check_sack_reneging), give the receiver max(srtt / 2, 10 ms)
+                // rather than a full RTO.
+                let delay = (self.rtt.smoothed() / 2).max(RENEGING_DELAY);
+                self.rto_deadline = Some(now + delay);
+            } else if !self.board.is_empty() {
                 self.arm_rto(now);
             }
         }
@@ -465,17 +480,98 @@ impl Sender {
         if self.backoff > self.max_backoffs {
             return false;
         }
-        if self.una >= self.loss_until {
-            // First timeout of this episode; later backoffs keep the ssthresh it set.
+        if self.backoff == 1 {
+            // The first timeout since the cumulative ACK last advanced: a new congestion
+            // signal even inside the Loss state of an earlier timeout (a retransmission of it
+            // was lost), so the window collapses to the loss window again (RFC 5681 §3.1,
+            // Linux's tcp_enter_loss with icsk_retransmits reset by the advance). Repeated
+            // backoffs for the same `una` keep the ssthresh the first one set (RFC 5681 §3.1);
+            // the controller has no collapse without a reduction, so they leave the window
+            // where the SACKs since the first timeout grew it (usually still near LW).
             self.cc.on_congestion_event(now, self.board.newest_sent(), true, self.board.pipe());
             self.count_event(now);
         }
-        self.board.mark_all_lost();
+        // The head is SACKed only if the receiver reneged (see `on_ack`).
+        let reneged = self.sack && self.board.head_sacked();
+        self.board.mark_all_lost(reneged);
         self.recovery = None;
         self.dupacks = 0;
         self.loss_until = self.nxt;
         self.recover = self.nxt.saturating_sub(1);
         self.arm_rto(now);
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tcp::tests_support::params;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    /// An established sender with a 1 ms RTT, a huge peer window and `n` segments written.
+    fn sender(n: u64) -> (Sender, u64) {
+        let p = params();
+        let mut s = Sender::new(&p, Duration::ZERO);
+        s.on_handshake_rtt(MS);
+        s.set_peer_window(1 << 30);
+        s.write(n * u64::from(p.mss));
+        (s, u64::from(p.mss))
+    }
+
+    fn ack(s: &mut Sender, ack: u64, sacks: &[(u64, u64)], now: Duration) {
+        s.on_ack(AckInfo { ack, window: 1 << 30, sacks, ts_ecr: None, pure: true }, now);
+    }
+
+    /// Sends what the windows allow; returns the start sequence numbers.
+    fn send_all(s: &mut Sender, now: Duration) -> Vec<u64> {
+        std::iter::from_fn(|| s.next(now).map(|o| o.seq)).collect()
+    }
+
+    #[test]
+    fn sack_reneging_is_repaired_by_a_short_timeout_that_forgets_the_sacks() {
+        let (mut s, m) = sender(100);
+        assert_eq!(send_all(&mut s, MS).len(), 10, "initial window");
+        // Segment 0 is lost, 1..10 arrive and are SACKed: fast retransmit of 0.
+        ack(&mut s, 1, &[(1 + m, 1 + 10 * m)], 2 * MS);
+        let sent = send_all(&mut s, 2 * MS);
+        assert_eq!(sent.first(), Some(&1), "the hole is retransmitted first");
+        assert_eq!(s.stats().congestion_events, 1);
+        // The retransmission arrives, but the receiver has dropped everything it SACKed: the
+        // cumulative ACK stops at segment 1, which the sender holds as SACKed.
+        ack(&mut s, 1 + m, &[], 3 * MS);
+        let deadline = s.timeout().expect("a timer runs");
+        assert_eq!(deadline, 3 * MS + RENEGING_DELAY, "max(srtt / 2, 10 ms), not a full RTO");
+        assert!(s.on_timeout(deadline));
+        // Everything the receiver dropped is resent, from the cumulative ACK on.
+        let resent = send_all(&mut s, deadline);
+        assert_eq!(resent.first(), Some(&(1 + m)), "{resent:?}");
+        assert!(s.in_flight() > 0);
+    }
+
+    #[test]
+    fn a_timeout_after_progress_is_a_new_congestion_event_but_a_backoff_is_not() {
+        let (mut s, m) = sender(100);
+        send_all(&mut s, MS);
+        let t1 = s.timeout().expect("RTO armed");
+        assert!(s.on_timeout(t1));
+        assert_eq!(s.stats().congestion_events, 1);
+        assert_eq!(s.cwnd(), 2 * m, "loss window");
+        assert_eq!(send_all(&mut s, t1), vec![1, 1 + m], "go-back-N within the loss window");
+        // The first retransmission arrives, the second is lost again: the slow-start growth
+        // the ACK allows must not survive the next timeout.
+        ack(&mut s, 1 + m, &[], t1 + MS);
+        assert!(s.cwnd() > 2 * m);
+        send_all(&mut s, t1 + MS);
+        let t2 = s.timeout().expect("RTO re-armed");
+        assert!(s.on_timeout(t2));
+        assert_eq!(s.stats().congestion_events, 2, "a new loss after progress");
+        assert_eq!(s.cwnd(), 2 * m);
+        // No progress since: a backoff, not a new signal.
+        let t3 = s.timeout().expect("RTO backed off");
+        assert!(t3 - t2 > t2 - (t1 + MS), "exponential backoff");
+        assert!(s.on_timeout(t3));
+        assert_eq!(s.stats().congestion_events, 2);
     }
 }
