@@ -82,6 +82,7 @@ pub fn tcp_knobs(mtu: u16) -> TcpKnobs {
         send_buffer: 4_194_304,
         min_rto: Duration::from_millis(200),
         initial_rto: Duration::from_secs(1),
+        http1_parallel: None,
     }
 }
 

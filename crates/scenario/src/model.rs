@@ -118,6 +118,9 @@ pub struct TcpKnobs {
     pub min_rto: Duration,
     /// RTO before the first RTT sample (RFC 6298: 1 s).
     pub initial_rto: Duration,
+    /// Download requests as HTTP/1.1 over this many parallel keep-alive connections (one
+    /// request at a time each); `None`: HTTP/2-style multiplexing over one connection.
+    pub http1_parallel: Option<u32>,
 }
 
 /// What the application on a flow does.

@@ -177,6 +177,11 @@ pub const CC_NAMES: &[&str] = &[
 /// Values of `flow.cc` that only the QUIC stack has (quinn's built-in controllers).
 pub const QUIC_ONLY_CC: &[&str] = &["quinn-newreno", "quinn-cubic", "quinn-bbr"];
 
+/// Values of `flow.http`.
+pub const HTTP_VERSIONS: &[&str] = &["http2", "http1.1"];
+
+const HTTP1: &str = "flow.http=\"http1.1\"";
+
 /// Values of `flow.pep`.
 pub const PEP_POSITIONS: &[&str] = &["none", "client-side", "server-side"];
 
@@ -275,6 +280,8 @@ static KEYS: &[KeyDoc] = &[
     tcp_only(key("flow.send_buffer", Size, Value("4MiB"), "Send buffer: unacknowledged plus unsent bytes the sender holds.", "\"256KiB\"")),
     tcp_only(key("flow.min_rto", Duration, Value("200ms"), "Lower bound of the retransmission timeout.", "\"1s\"")),
     tcp_only(key("flow.initial_rto", Duration, Value("1s"), "Retransmission timeout before the first RTT sample (RFC 6298).", "\"3s\"")),
+    tcp_only(one_of(key("flow.http", Enum, Value("http2"), "download over TCP: `http2` multiplexes the requests (`streams`) over one connection; `http1.1` spreads them over `http1_connections` parallel keep-alive connections, one request at a time each.", "\"http1.1\""), HTTP_VERSIONS)),
+    with_context(tcp_only(key("flow.http1_connections", Int, Value("6"), "HTTP/1.1: parallel keep-alive connections per page (browsers open 6 per host).", "2")), &[TCP_FLOW, HTTP1]),
     tcp_only(one_of(key("flow.pep", Enum, Value("none"), "Split-connection TCP proxy (like PEPsal) on this flow's path: `client-side` sits between the client's access link and the bottleneck (a satellite terminal), `server-side` between the bottleneck and the server's access link (a gateway). TLS stays end to end.", "\"server-side\""), PEP_POSITIONS)),
     with_context(tcp_only(key("flow.pep_buffer", Size, Value("4MiB"), "Bytes the PEP holds per direction before it stops reading (TCP flow control then backs up).", "\"256KiB\"")), &[TCP_FLOW, PEP_ON]),
     with_context(tcp_only(one_of(key("flow.pep_cc", Enum, Value("cubic"), "Congestion control of the PEP's own connections (default knobs).", "\"newreno\""), PEP_CC)), &[TCP_FLOW, PEP_ON]),
@@ -417,13 +424,13 @@ mod tests {
             only(Stack::Quic),
             ["mtu_discovery", "initial_rtt", "stream_window", "conn_window", "send_window", "ack_ratio", "max_ack_delay", "zero_rtt"]
         );
-        assert_eq!(only(Stack::Tcp).len(), 16, "10 TcpKnobs keys and 6 PEP keys");
+        assert_eq!(only(Stack::Tcp).len(), 18, "12 TcpKnobs keys and 6 PEP keys");
         assert!(KEYS.iter().filter(|k| k.stack.is_some()).all(|k| k.path.starts_with("flow.")));
         // The registry test can only see a TCP key change something on a TCP flow.
         assert!(KEYS
             .iter()
             .filter(|k| k.stack == Some(Stack::Tcp))
-            .all(|k| k.context == [TCP_FLOW] || k.context == [TCP_FLOW, PEP_ON]));
+            .all(|k| k.context == [TCP_FLOW] || k.context == [TCP_FLOW, PEP_ON] || k.context == [TCP_FLOW, HTTP1]));
         assert!(QUIC_ONLY_CC.iter().all(|c| CC_NAMES.contains(c)));
         assert_eq!(find("flow.stack").map(|k| k.allowed), Some(&["quic", "tcp"][..]));
     }

@@ -586,6 +586,7 @@ fn tcp_keys_parse_into_tcp_knobs() {
         send_buffer: 1_000_000,
         min_rto: Duration::from_millis(1),
         initial_rto: Duration::from_secs(3),
+        http1_parallel: None,
     };
     assert_eq!(t, want);
     assert_eq!(tcp_of("[[flow]]\nstack = \"tcp\"\ntls = \"none\"\n").tls, TlsMode::None);
@@ -624,7 +625,10 @@ fn tcp_defaults_equal_builder_tcp_knobs() {
     assert_eq!(tcp_of("[[flow]]\nstack = \"tcp\"\nmtu = 1400\n"), tcp_knobs(1400));
     let mut text = String::from("[[flow]]\nstack = \"tcp\"\n");
     let mut n = 0;
-    for k in keys().iter().filter(|k| k.stack == Some(Stack::Tcp) && !k.path.starts_with("flow.pep")) {
+    for k in keys()
+        .iter()
+        .filter(|k| k.stack == Some(Stack::Tcp) && !k.path.starts_with("flow.pep") && !k.path.starts_with("flow.http"))
+    {
         let DefaultValue::Value(v) = k.default else {
             panic!("{} needs a documented default", k.path)
         };
@@ -637,6 +641,16 @@ fn tcp_defaults_equal_builder_tcp_knobs() {
     assert_eq!(tcp_of(&text), tcp_knobs(1500), "{text}");
     // A QUIC flow carries the defaults too, so engines never see garbage.
     assert_eq!(ok("").points[0].scenario.flows[0].tcp, tcp_knobs(1500));
+}
+
+#[test]
+fn http_version_selects_parallel_keep_alive_connections() {
+    assert_eq!(tcp_of("[[flow]]\nstack = \"tcp\"\n").http1_parallel, None);
+    assert_eq!(tcp_of("[[flow]]\nstack = \"tcp\"\nhttp = \"http2\"\n").http1_parallel, None);
+    assert_eq!(tcp_of("[[flow]]\nstack = \"tcp\"\nhttp = \"http1.1\"\n").http1_parallel, Some(6));
+    assert_eq!(tcp_of("[[flow]]\nstack = \"tcp\"\nhttp = \"http1.1\"\nhttp1_connections = 2\n").http1_parallel, Some(2));
+    let e = err("[[flow]]\nhttp = \"http1.1\"\n");
+    assert!(e.to_string().contains("applies only to TCP flows"), "{e}");
 }
 
 #[test]

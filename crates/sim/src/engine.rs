@@ -730,7 +730,7 @@ fn build_agent(spec: &FlowSpec, index: usize, seed: u64, clock: &VirtualClock, o
             let workload = match spec.workload {
                 Workload::Bulk { upload: true } => TcpWorkload::BulkUpload,
                 Workload::Bulk { upload: false } => TcpWorkload::BulkDownload,
-                Workload::Download { size, streams, connections } => TcpWorkload::Download { size, streams, connections },
+                Workload::Download { size, streams, connections } => TcpWorkload::Download { size, streams, connections, http1_parallel: t.http1_parallel },
             };
             let cfg = TcpFlowConfig {
                 name: spec.name.clone(),

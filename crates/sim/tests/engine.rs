@@ -87,3 +87,54 @@ fn a_quic_error_is_recorded_not_a_crash() {
     let err = sim::run(&point, &scenario::model::RunSpec { id: "x".into(), point: 0, rep: 0, seed: 1 }, &Default::default()).unwrap_err();
     assert!(err.to_string().contains("1200"), "{err}");
 }
+
+fn tcp_download(size: u64, streams: u32) -> scenario::model::FlowSpec {
+    let mut f = flow("t", Workload::Download { size, streams, connections: 1 });
+    f.stack = scenario::model::Stack::Tcp;
+    f
+}
+
+#[test]
+fn tcp_http1_parallel_connections_deliver_the_page() {
+    let mut f = tcp_download(400_000, 8);
+    f.tcp.http1_parallel = Some(4);
+    let r = run(&dumbbell(10_000_000, ms(50), 100, vec![f], ms(30_000)), 4);
+    assert_eq!(r.flows[0].error, None);
+    assert_eq!(r.flows[0].bytes_delivered, 400_000);
+    assert!(r.flows[0].completion_s.is_some());
+}
+
+#[test]
+fn a_gateway_pep_splits_the_connection_across_the_engine() {
+    // 600 ms RTT satellite hop; the server 10 ms behind the gateway.
+    let mut base = tcp_download(1_000_000, 1);
+    base.server_access.up.delay = ms(5);
+    base.server_access.down.delay = ms(5);
+    let mut with_pep = base.clone();
+    let mut cc = our_cubic();
+    if let cc::config::CcConfig::Cubic { common, .. } = &mut cc {
+        common.initial_window_packets = 100;
+    }
+    with_pep.pep = Some(scenario::model::PepSpec {
+        position: scenario::model::PepPosition::ServerSide,
+        buffer: 4 << 20,
+        cc,
+        receive_window_max: 16 << 20,
+        send_buffer: 16 << 20,
+    });
+    let end_to_end = run(&dumbbell(20_000_000, ms(295), 1000, vec![base], ms(60_000)), 1);
+    let split = run(&dumbbell(20_000_000, ms(295), 1000, vec![with_pep], ms(60_000)), 1);
+    for r in [&end_to_end, &split] {
+        assert_eq!(r.flows[0].error, None);
+        assert_eq!(r.flows[0].bytes_delivered, 1_000_000);
+    }
+    let (a, b) = (end_to_end.flows[0].completion_s.unwrap(), split.flows[0].completion_s.unwrap());
+    assert!(b < a - 0.5, "PEP {b} s vs end to end {a} s");
+}
+
+fn our_cubic() -> cc::config::CcConfig {
+    match scenario::builder::cubic_hystart() {
+        scenario::model::CcChoice::Ours(c) => c,
+        _ => unreachable!("cubic_hystart is ours"),
+    }
+}

@@ -151,7 +151,7 @@ fn lost_syn_ack_handshake_messages_and_fin_are_recovered() {
     // The first SYN-ACK, the ClientHello, the first three segments of the server's flight
     // (all of it) and the first FIN in each direction of the first connection are lost.
     for tls in [Tls::Tls13, Tls::Tls12] {
-        let mut cfg = config(TcpWorkload::Download { size: 200_000, streams: 2, connections: 2 });
+        let mut cfg = config(TcpWorkload::Download { size: 200_000, streams: 2, connections: 2, http1_parallel: None });
         cfg.tls = tls;
         let (mut syn_acks, mut fins) = (0, [0, 0]);
         let mut net = Net::new(10_000_000, ms(20)).dropping(move |s| {
@@ -252,7 +252,7 @@ fn malformed_segments_are_dropped_without_panic() {
 
 #[test]
 fn multiplexed_download_delivers_every_stream() {
-    let cfg = config(TcpWorkload::Download { size: MB + 3, streams: 4, connections: 1 });
+    let cfg = config(TcpWorkload::Download { size: MB + 3, streams: 4, connections: 1, http1_parallel: None });
     let mut net = Net::new(10_000_000, ms(20)).dropping(|s| s.dir == Dir::Down && s.data_index == Some(100));
     let (flow, r) = run(cfg, &mut net, LIMIT);
     assert_eq!(r.bytes_delivered, MB + 3);
@@ -262,7 +262,7 @@ fn multiplexed_download_delivers_every_stream() {
 
 #[test]
 fn sequential_connections_each_pay_their_handshake() {
-    let mut cfg = config(TcpWorkload::Download { size: 50_000, streams: 1, connections: 3 });
+    let mut cfg = config(TcpWorkload::Download { size: 50_000, streams: 1, connections: 3, http1_parallel: None });
     cfg.tls = Tls::Tls13;
     let (_, r) = run(cfg, &mut Net::new(100_000_000, ms(20)), LIMIT);
     assert_eq!(r.connections.len(), 3);
@@ -298,7 +298,7 @@ fn retransmission_limit_ends_the_flow_with_an_error() {
 #[test]
 fn same_inputs_same_report() {
     let go = || {
-        let mut cfg = config(TcpWorkload::Download { size: 2 * MB, streams: 3, connections: 2 });
+        let mut cfg = config(TcpWorkload::Download { size: 2 * MB, streams: 3, connections: 2, http1_parallel: None });
         cfg.tls = Tls::Tls12;
         let mut net = Net::new(20_000_000, ms(15)).dropping(|s| s.index % 97 == 13);
         let (_, r) = run(cfg, &mut net, LIMIT);
@@ -313,7 +313,7 @@ fn same_inputs_same_report() {
 #[test]
 fn random_loss_duplication_and_reordering_in_both_directions_are_survived() {
     for seed in 0..12u64 {
-        let mut cfg = config(TcpWorkload::Download { size: 300_000, streams: 3, connections: 2 });
+        let mut cfg = config(TcpWorkload::Download { size: 300_000, streams: 3, connections: 2, http1_parallel: None });
         cfg.tls = [Tls::None, Tls::Tls12, Tls::Tls13][(seed % 3) as usize];
         cfg.sack = seed % 2 == 0;
         cfg.timestamps = seed % 4 < 2;

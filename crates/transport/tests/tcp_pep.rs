@@ -49,7 +49,7 @@ fn a_pep_at_the_far_end_of_a_long_link_speeds_up_a_download() {
 fn the_client_shakes_hands_with_a_pep_near_it() {
     // client —5 ms— PEP —300 ms— server.
     let go = |tls: Tls, with_pep: bool| {
-        let mut cfg = config(TcpWorkload::Download { size: 20_000, streams: 1, connections: 2 });
+        let mut cfg = config(TcpWorkload::Download { size: 20_000, streams: 1, connections: 2, http1_parallel: None });
         cfg.tls = tls;
         cfg.pep = with_pep.then(|| pep(1 << 20));
         let (_, r) = run(cfg, &mut Net::split(100_000_000, ms(5), ms(300)), LIMIT);
@@ -135,7 +135,7 @@ fn the_pep_never_holds_more_than_its_buffer() {
 
 #[test]
 fn fins_cross_the_pep_after_the_data() {
-    let mut cfg = config(TcpWorkload::Download { size: 200_000, streams: 2, connections: 2 });
+    let mut cfg = config(TcpWorkload::Download { size: 200_000, streams: 2, connections: 2, http1_parallel: None });
     cfg.tls = Tls::Tls12;
     cfg.pep = Some(pep(30_000));
     let mut net = Net::split(10_000_000, ms(20), ms(10)).traced();
@@ -162,7 +162,7 @@ fn fins_cross_the_pep_after_the_data() {
 }
 
 fn chaotic(seed: u64) -> (TcpFlow, FlowReport) {
-    let mut cfg: TcpFlowConfig = config(TcpWorkload::Download { size: 300_000, streams: 3, connections: 2 });
+    let mut cfg: TcpFlowConfig = config(TcpWorkload::Download { size: 300_000, streams: 3, connections: 2, http1_parallel: None });
     cfg.tls = [Tls::None, Tls::Tls12, Tls::Tls13][(seed % 3) as usize];
     cfg.sack = seed.is_multiple_of(2);
     cfg.timestamps = seed % 4 < 2;

@@ -74,7 +74,12 @@ pub(crate) fn tcp(r: &Reader<'_>, mtu: u16) -> Result<TcpKnobs, ScenarioError> {
             ),
         ));
     }
+    let http1_parallel = match r.choice("http")? {
+        Some("http1.1") => Some(u32::try_from(r.uint_in("http1_connections", 1, 1000)?.unwrap_or(6)).unwrap_or(6)),
+        _ => d.http1_parallel,
+    };
     Ok(TcpKnobs {
+        http1_parallel,
         mtu,
         tls: tls(r)?.unwrap_or(d.tls),
         sack: set(r, "sack", Reader::boolean)?.unwrap_or(d.sack),

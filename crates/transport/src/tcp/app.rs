@@ -5,6 +5,11 @@
 //! Downloads are HTTP/2-style: all requests go out at once on the one connection and the
 //! server interleaves the responses in round-robin frames of [`FRAME`] bytes. Completion and
 //! head-of-line blocking follow from in-order delivery of that byte stream alone.
+//!
+//! HTTP/1.1 downloads (`http1_parallel: Some(_)`) start with handshake-only scripts; the flow
+//! appends one request–response exchange at a time to both ends of a connection as it hands
+//! out requests ([`Script::push_client_exchange`], [`Script::push_server_exchange`]), which
+//! models keep-alive without pipelining.
 
 use std::time::Duration;
 
@@ -88,7 +93,9 @@ impl Script {
                 s.push(Step::Write(REQUEST));
                 s.push(Step::Read { n: UNBOUNDED, payload: true });
             }
-            TcpWorkload::Download { size, streams, .. } => {
+            // HTTP/1.1: the flow appends each exchange when it assigns the request.
+            TcpWorkload::Download { http1_parallel: Some(_), .. } => {}
+            TcpWorkload::Download { size, streams, http1_parallel: None, .. } => {
                 s.push(Step::Write(REQUEST * u64::from(streams.max(1))));
                 s.push(Step::Read { n: size, payload: true });
             }
@@ -118,13 +125,26 @@ impl Script {
                 s.push(Step::Read { n: REQUEST, payload: false });
                 s.push(Step::Write(UNBOUNDED));
             }
-            TcpWorkload::Download { size, streams, .. } => {
+            TcpWorkload::Download { http1_parallel: Some(_), .. } => {}
+            TcpWorkload::Download { size, streams, http1_parallel: None, .. } => {
                 s.push(Step::Read { n: REQUEST * u64::from(streams.max(1)), payload: false });
                 // The responses, interleaved frame by frame (see `response_layout`).
                 s.push(Step::Write(size));
             }
         }
         Script { steps: s, pos: 0, got: 0 }
+    }
+
+    /// Client side of one HTTP/1.1 exchange: send a request, then read its `response` bytes.
+    pub(crate) fn push_client_exchange(&mut self, response: u64) {
+        self.steps.push(Step::Write(REQUEST));
+        self.steps.push(Step::Read { n: response, payload: true });
+    }
+
+    /// Server side of one HTTP/1.1 exchange: read a request, then send `response` bytes.
+    pub(crate) fn push_server_exchange(&mut self, response: u64) {
+        self.steps.push(Step::Read { n: REQUEST, payload: false });
+        self.steps.push(Step::Write(response));
     }
 
     /// Reads at most `max` of what the endpoint received and runs every step that can run
@@ -160,9 +180,7 @@ impl Script {
 /// responses (of `size / streams` bytes, the last one taking the remainder) is complete when
 /// the server sends them in round-robin frames of [`FRAME`] bytes.
 pub(crate) fn response_layout(size: u64, streams: u32) -> Vec<u64> {
-    let n = u64::from(streams.max(1));
-    let each = size / n;
-    let mut remaining: Vec<u64> = (0..n).map(|i| if i + 1 == n { size - each * (n - 1) } else { each }).collect();
+    let mut remaining = response_sizes(size, streams);
     let mut ends = vec![0u64; remaining.len()];
     let mut offset = 0u64;
     let mut active = remaining.iter().filter(|&&r| r > 0).count();
@@ -183,6 +201,14 @@ pub(crate) fn response_layout(size: u64, streams: u32) -> Vec<u64> {
     ends
 }
 
+/// Sizes of the `streams` responses of a `size`-byte download: `size / streams` each, the
+/// last one taking the remainder (at least one response).
+pub(crate) fn response_sizes(size: u64, streams: u32) -> Vec<u64> {
+    let n = u64::from(streams.max(1));
+    let each = size / n;
+    (0..n).map(|i| if i + 1 == n { size - each * (n - 1) } else { each }).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -200,11 +226,26 @@ mod tests {
 
     #[test]
     fn scripts_match_handshake_round_trips() {
-        let w = TcpWorkload::Download { size: 1000, streams: 2, connections: 1 };
+        let w = TcpWorkload::Download { size: 1000, streams: 2, connections: 1, http1_parallel: None };
         let c = Script::client(Tls::Tls12, w);
         let reads = c.steps.iter().take_while(|s| **s != Step::Ready).filter(|s| matches!(s, Step::Read { .. })).count();
         assert_eq!(reads, 2, "TLS 1.2 waits for two server flights");
         let c = Script::client(Tls::Tls13, w);
         assert_eq!(c.steps.last(), Some(&Step::Read { n: 1000, payload: true }));
+    }
+
+    #[test]
+    fn http1_scripts_grow_one_exchange_at_a_time() {
+        let w = TcpWorkload::Download { size: 1000, streams: 2, connections: 1, http1_parallel: Some(2) };
+        let mut c = Script::client(Tls::Tls13, w);
+        let mut s = Script::server(Tls::Tls13, w);
+        assert!(!c.steps.iter().any(|st| matches!(st, Step::Read { payload: true, .. })));
+        assert!(!s.steps.iter().any(|st| matches!(st, Step::Write(REQUEST))));
+        c.push_client_exchange(500);
+        s.push_server_exchange(500);
+        assert_eq!(c.steps[c.steps.len() - 2..], [Step::Write(REQUEST), Step::Read { n: 500, payload: true }]);
+        assert_eq!(s.steps[s.steps.len() - 2..], [Step::Read { n: REQUEST, payload: false }, Step::Write(500)]);
+        assert_eq!(response_sizes(10, 3), vec![3, 3, 4]);
+        assert_eq!(response_sizes(5, 0), vec![5]);
     }
 }

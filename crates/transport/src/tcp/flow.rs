@@ -8,10 +8,16 @@
 //! PEP leg that carries the data towards the receiver to the data sender's own (each
 //! retransmission repairs a loss somewhere on the path); `packets_sent` and the sender
 //! samples stay the data sender's.
+//!
+//! A download runs in rounds (`connections` of them, one after the other). An HTTP/2-style
+//! round is one connection; an HTTP/1.1 round opens up to `k` connections at once and hands
+//! each free connection the next unassigned request (lowest connection first, since the
+//! connections are driven in index order). A round's [`ConnectionReport`] takes the first
+//! connection's handshake, the round's first response byte and the end of its last response.
 
 use std::time::Duration;
 
-use super::app::{response_layout, Script};
+use super::app::{response_layout, response_sizes, Script};
 use super::endpoint::Endpoint;
 use super::pep::{PepHeld, PepParams, Split};
 use super::segment::{Segment, ACK, SYN};
@@ -28,8 +34,15 @@ struct Conn {
     server_app: Script,
     /// The PEP's legs, created by the first SYN that reaches the PEP.
     pep: Option<Split>,
-    /// Response-stream offsets at which each multiplexed response is complete.
+    /// Response-stream offsets at which each multiplexed response is complete (empty for
+    /// HTTP/1.1, whose responses end with their exchange).
     stream_ends: Vec<u64>,
+    /// The download round (index into the flow's reports) this connection belongs to.
+    round: usize,
+    /// The round's first connection: its handshake is the round's.
+    first_in_round: bool,
+    /// HTTP/1.1: the response this connection is reading now.
+    current: Option<usize>,
     payload_read: u64,
     complete: bool,
     server_closed: bool,
@@ -75,6 +88,14 @@ pub struct TcpFlow {
     reading_paused: [bool; 3],
     /// Per side: the application wants to run at this time without any input.
     app_wake: [Option<Duration>; 3],
+    /// HTTP/1.1 downloads: parallel connections per round (`None`: HTTP/2-style).
+    http1: Option<u32>,
+    /// Sizes of one round's responses (empty for bulk workloads).
+    response_sizes: Vec<u64>,
+    /// HTTP/1.1: the next request of the current round not yet handed to a connection.
+    next_request: usize,
+    /// Per round, per response: when the client had read all of it.
+    response_done: Vec<Vec<Option<Duration>>>,
 }
 
 impl TcpFlow {
@@ -82,6 +103,10 @@ impl TcpFlow {
     pub fn new(cfg: TcpFlowConfig) -> Result<TcpFlow, TcpFlowError> {
         let p = Params::from_config(&cfg)?;
         let pep = PepParams::from_config(&cfg)?;
+        let (http1, response_sizes) = match cfg.workload {
+            TcpWorkload::Download { size, streams, http1_parallel, .. } => (http1_parallel, response_sizes(size, streams)),
+            _ => (None, Vec::new()),
+        };
         Ok(TcpFlow {
             cfg,
             p,
@@ -98,7 +123,17 @@ impl TcpFlow {
             needs_drive: [false; 3],
             reading_paused: [false; 3],
             app_wake: [None; 3],
+            http1,
+            response_sizes,
+            next_request: 0,
+            response_done: Vec::new(),
         })
+    }
+
+    /// Per download round, per response (in request order): the virtual time at which the
+    /// client had read the whole response, `None` while it has not.
+    pub fn response_completions(&self) -> &[Vec<Option<Duration>>] {
+        &self.response_done
     }
 
     /// The application at `side` stops reading: received data stays in the receive buffer
@@ -163,31 +198,45 @@ impl TcpFlow {
         }
     }
 
-    fn connections_wanted(&self) -> usize {
+    fn rounds_wanted(&self) -> usize {
         match self.cfg.workload {
             TcpWorkload::Download { connections, .. } => connections.max(1) as usize,
             _ => 1,
         }
     }
 
+    /// Starts a round: its connection(s) send their SYNs now.
     fn connect(&mut self, now: Duration) {
-        let id = self.conns.len() as u32;
         let (tls, w) = (self.cfg.tls, self.cfg.workload);
-        let stream_ends = match w {
-            TcpWorkload::Download { size, streams, .. } => response_layout(size, streams),
-            _ => Vec::new(),
+        let (stream_ends, parallel) = match (w, self.http1) {
+            // No more connections than requests: a spare one would only shake hands.
+            (TcpWorkload::Download { streams, .. }, Some(k)) => (Vec::new(), k.clamp(1, streams.max(1))),
+            (TcpWorkload::Download { size, streams, .. }, None) => (response_layout(size, streams), 1),
+            _ => (Vec::new(), 1),
         };
-        self.conns.push(Conn {
-            client: Endpoint::connect(id, self.p, now),
-            server: None,
-            client_app: Script::client(tls, w),
-            server_app: Script::server(tls, w),
-            pep: None,
-            stream_ends,
-            payload_read: 0,
-            complete: false,
-            server_closed: false,
-        });
+        let round = self.reports.len();
+        for n in 0..parallel {
+            let Ok(id) = u32::try_from(self.conns.len()) else {
+                self.fail("too many connections".into());
+                return;
+            };
+            self.conns.push(Conn {
+                client: Endpoint::connect(id, self.p, now),
+                server: None,
+                client_app: Script::client(tls, w),
+                server_app: Script::server(tls, w),
+                pep: None,
+                stream_ends: stream_ends.clone(),
+                round,
+                first_in_round: n == 0,
+                current: None,
+                payload_read: 0,
+                complete: false,
+                server_closed: false,
+            });
+        }
+        self.next_request = 0;
+        self.response_done.push(vec![None; self.response_sizes.len()]);
         self.reports.push(ConnectionReport { started_s: now.as_secs_f64(), ..Default::default() });
     }
 
@@ -224,43 +273,89 @@ impl TcpFlow {
             if !ep.is_established() {
                 continue;
             }
-            let (app, ep) = match side {
-                Side::Client => (&mut c.client_app, &mut c.client),
-                Side::Server => match c.server.as_mut() {
-                    Some(s) => (&mut c.server_app, s),
-                    None => continue,
-                },
-                Side::Middle => continue,
-            };
-            let prog = app.run(ep, read_max, now);
-            let r = &mut self.reports[i];
-            if side == Side::Client && prog.ready && r.handshake_s.is_none() {
-                r.handshake_s = Some(now.as_secs_f64() - r.started_s);
-            }
-            if side == receiver && prog.payload > 0 {
-                self.delivered += prog.payload;
-                self.last_byte = Some(now);
-                c.payload_read += prog.payload;
-                if side == Side::Client && r.time_to_first_byte_s.is_none() {
-                    r.time_to_first_byte_s = Some(now.as_secs_f64() - r.started_s);
+            // HTTP/1.1 runs the client's script again after appending the next exchange.
+            loop {
+                let (app, ep) = match side {
+                    Side::Client => (&mut c.client_app, &mut c.client),
+                    Side::Server => match c.server.as_mut() {
+                        Some(s) => (&mut c.server_app, s),
+                        None => break,
+                    },
+                    Side::Middle => break,
+                };
+                let prog = app.run(ep, read_max, now);
+                let r = &mut self.reports[c.round];
+                if side == Side::Client && prog.ready && c.first_in_round && r.handshake_s.is_none() {
+                    r.handshake_s = Some(now.as_secs_f64() - r.started_s);
                 }
-            }
-            let streams_done = c.stream_ends.iter().filter(|&&e| e <= c.payload_read).count();
-            if side == Side::Client && download && prog.done && !c.complete && streams_done == c.stream_ends.len() {
-                c.complete = true;
-                r.completion_s = Some(now.as_secs_f64() - r.started_s);
-                ep.close();
-            }
-            if side == Side::Server && prog.done && ep.fin_received() && !c.server_closed {
-                // The client closed after its download: close our half too.
-                c.server_closed = true;
-                ep.close();
+                if side == receiver && prog.payload > 0 {
+                    self.delivered += prog.payload;
+                    self.last_byte = Some(now);
+                    c.payload_read += prog.payload;
+                    if side == Side::Client && r.time_to_first_byte_s.is_none() {
+                        r.time_to_first_byte_s = Some(now.as_secs_f64() - r.started_s);
+                    }
+                }
+                if side == Side::Client && download && !c.complete {
+                    let done = &mut self.response_done[c.round];
+                    // Multiplexed responses end at known offsets of the one byte stream.
+                    for (k, &end) in c.stream_ends.iter().enumerate() {
+                        if end <= c.payload_read {
+                            if let Some(d) = done.get_mut(k).filter(|d| d.is_none()) {
+                                *d = Some(now);
+                            }
+                        }
+                    }
+                    let streams_done = c.stream_ends.iter().filter(|&&e| e <= c.payload_read).count();
+                    if prog.done && self.http1.is_some() {
+                        // The script is done only between exchanges: the current response
+                        // is complete and the connection is free for the next request.
+                        if let Some(d) = c.current.take().and_then(|k| done.get_mut(k)) {
+                            *d = Some(now);
+                        }
+                        if let Some(&size) = self.response_sizes.get(self.next_request) {
+                            c.current = Some(self.next_request);
+                            self.next_request += 1;
+                            c.client_app.push_client_exchange(size);
+                            c.server_app.push_server_exchange(size);
+                            continue;
+                        }
+                    }
+                    if prog.done && streams_done == c.stream_ends.len() {
+                        // Every request of the round is served (HTTP/1.1: handed out and
+                        // this connection's last one read): the connection is closed.
+                        c.complete = true;
+                        c.client.close();
+                    }
+                }
+                if side == Side::Server && prog.done && !c.server_closed {
+                    if let Some(ep) = c.server.as_mut().filter(|e| e.fin_received()) {
+                        // The client closed after its download: close our half too.
+                        c.server_closed = true;
+                        ep.close();
+                    }
+                }
+                break;
             }
         }
         if let Some(f) = failure {
             self.fail(f);
         }
+        self.maybe_round_complete(now);
         self.maybe_next_connection(now);
+    }
+
+    /// Records the current round's completion once all its connections are complete.
+    fn maybe_round_complete(&mut self, now: Duration) {
+        let Some(round) = self.reports.len().checked_sub(1) else { return };
+        let mut conns = self.conns.iter().filter(|c| c.round == round).peekable();
+        if conns.peek().is_none() || !conns.all(|c| c.complete) {
+            return;
+        }
+        let r = &mut self.reports[round];
+        if r.completion_s.is_none() {
+            r.completion_s = Some(now.as_secs_f64() - r.started_s);
+        }
     }
 
     fn maybe_next_connection(&mut self, now: Duration) {
@@ -268,7 +363,7 @@ impl TcpFlow {
             return;
         }
         if self.conns.iter().all(|c| c.complete) {
-            if self.conns.len() < self.connections_wanted() {
+            if self.reports.len() < self.rounds_wanted() {
                 // No TCP Fast Open: every connection pays its handshakes again.
                 self.connect(now);
             } else {

@@ -50,15 +50,20 @@ pub enum TcpWorkload {
     BulkUpload,
     /// The server sends as fast as allowed; the client discards.
     BulkDownload,
-    /// The client requests `size` bytes over `streams` multiplexed streams, `connections` times
-    /// in a row.
+    /// The client requests `size` bytes in `streams` requests (each `size / streams` bytes,
+    /// the last one taking the remainder), `connections` times in a row.
     Download {
-        /// Total response bytes per connection.
+        /// Total response bytes per round.
         size: u64,
-        /// Concurrent requests on the one connection (HTTP/2-style multiplexing).
+        /// Requests per round.
         streams: u32,
-        /// Sequential connections, each with its own handshake.
+        /// Sequential rounds, each opening its connection(s) with their own handshakes.
         connections: u32,
+        /// `None`: HTTP/2-style, all requests at once on one connection, responses
+        /// interleaved. `Some(k)`: HTTP/1.1 keep-alive without pipelining over up to `k`
+        /// parallel connections (0 counts as 1); each connection sends its next request only
+        /// after its previous response is complete.
+        http1_parallel: Option<u32>,
     },
 }
 
@@ -215,7 +220,7 @@ pub(crate) mod tests_support {
     pub(crate) fn config() -> TcpFlowConfig {
         TcpFlowConfig {
             name: "t".into(),
-            workload: TcpWorkload::Download { size: 1_000_000, streams: 1, connections: 1 },
+            workload: TcpWorkload::Download { size: 1_000_000, streams: 1, connections: 1, http1_parallel: None },
             start: Duration::ZERO,
             stop: None,
             controller: cc::config::CcConfig::Cubic {

@@ -319,7 +319,7 @@ pub fn pep(buffer: u64) -> PepConfig {
 
 /// A download of `size` bytes over one stream and one connection.
 pub fn download(size: u64) -> TcpWorkload {
-    TcpWorkload::Download { size, streams: 1, connections: 1 }
+    TcpWorkload::Download { size, streams: 1, connections: 1, http1_parallel: None }
 }
 
 /// Builds the flow and runs it on `net` for at most `until`.
