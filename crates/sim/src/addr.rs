@@ -47,15 +47,7 @@ pub fn ipv4_udp_header(src: SocketAddr, dst: SocketAddr, payload_len: usize, ide
         return;
     };
     let total = (payload_len + IPV4_UDP_OVERHEAD as usize).min(usize::from(u16::MAX)) as u16;
-    let start = out.len();
-    out.extend_from_slice(&[0x45, 0x00]);
-    out.extend_from_slice(&total.to_be_bytes());
-    out.extend_from_slice(&ident.to_be_bytes());
-    out.extend_from_slice(&[0x40, 0x00, 64, 17, 0, 0]); // DF, TTL 64, UDP, checksum placeholder
-    out.extend_from_slice(&s.ip().octets());
-    out.extend_from_slice(&d.ip().octets());
-    let sum = checksum(&out[start..start + 20]);
-    out[start + 10..start + 12].copy_from_slice(&sum.to_be_bytes());
+    ipv4_header(s, d, PROTO_UDP, total, ident, out);
     out.extend_from_slice(&s.port().to_be_bytes());
     out.extend_from_slice(&d.port().to_be_bytes());
     out.extend_from_slice(&(total - 20).to_be_bytes());
@@ -121,15 +113,7 @@ pub fn ipv4_tcp_header(src: SocketAddr, dst: SocketAddr, h: &TcpHeaderFields, id
     }
     let tcp_len = 20 + opts.len();
     let total = (20 + tcp_len + h.data_len).min(usize::from(u16::MAX)) as u16;
-    let start = out.len();
-    out.extend_from_slice(&[0x45, 0x00]);
-    out.extend_from_slice(&total.to_be_bytes());
-    out.extend_from_slice(&ident.to_be_bytes());
-    out.extend_from_slice(&[0x40, 0x00, 64, 6, 0, 0]); // DF, TTL 64, TCP
-    out.extend_from_slice(&s.ip().octets());
-    out.extend_from_slice(&d.ip().octets());
-    let sum = checksum(&out[start..start + 20]);
-    out[start + 10..start + 12].copy_from_slice(&sum.to_be_bytes());
+    ipv4_header(s, d, PROTO_TCP, total, ident, out);
     out.extend_from_slice(&s.port().to_be_bytes());
     out.extend_from_slice(&d.port().to_be_bytes());
     out.extend_from_slice(&h.seq.to_be_bytes());
@@ -140,6 +124,22 @@ pub fn ipv4_tcp_header(src: SocketAddr, dst: SocketAddr, h: &TcpHeaderFields, id
     out.extend_from_slice(&(window.min(65_535) as u16).to_be_bytes());
     out.extend_from_slice(&[0, 0, 0, 0]); // checksum, urgent pointer
     out.extend_from_slice(&opts);
+}
+
+const PROTO_TCP: u8 = 6;
+const PROTO_UDP: u8 = 17;
+
+/// A 20-byte IPv4 header with DF set, TTL 64 and a correct header checksum.
+fn ipv4_header(s: SocketAddrV4, d: SocketAddrV4, proto: u8, total: u16, ident: u16, out: &mut Vec<u8>) {
+    let start = out.len();
+    out.extend_from_slice(&[0x45, 0x00]);
+    out.extend_from_slice(&total.to_be_bytes());
+    out.extend_from_slice(&ident.to_be_bytes());
+    out.extend_from_slice(&[0x40, 0x00, 64, proto, 0, 0]);
+    out.extend_from_slice(&s.ip().octets());
+    out.extend_from_slice(&d.ip().octets());
+    let sum = checksum(&out[start..start + 20]);
+    out[start + 10..start + 12].copy_from_slice(&sum.to_be_bytes());
 }
 
 fn checksum(bytes: &[u8]) -> u16 {

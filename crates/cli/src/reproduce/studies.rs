@@ -56,17 +56,20 @@ pub struct Reading {
 }
 
 /// QUIC with a full (1-RTT) handshake: the files' own flow.
-const QUIC_1RTT: Variant = Variant {
-    label: "quic-1rtt",
-    overrides: &[],
-    readings: &[Reading {
-        protocol: "quic-1rtt",
-        flow: 0,
-        connection: 0,
-    }],
-};
+/// Reads the download of the only flow's first connection as `protocol`.
+macro_rules! single {
+    ($label:literal, $overrides:expr) => {
+        Variant {
+            label: $label,
+            overrides: $overrides,
+            readings: &[Reading { protocol: $label, flow: 0, connection: 0 }],
+        }
+    };
+}
 
-/// QUIC resuming with 0-RTT: a first connection fetches the ticket, the second one is measured.
+const QUIC_1RTT: Variant = single!("quic-1rtt", &[]);
+
+/// The 0-RTT download is the second, resumed connection.
 const QUIC_0RTT: Variant = Variant {
     label: "quic-0rtt",
     overrides: &["flow.connections=2", "flow.zero_rtt=true"],
@@ -77,29 +80,10 @@ const QUIC_0RTT: Variant = Variant {
     }],
 };
 
-/// quiclab's TCP model with a TLS 1.3 handshake (one round trip).
-const TCP_TLS13: Variant = Variant {
-    label: "tcp-tls1.3",
-    overrides: &["flow.stack=tcp", "flow.tls=1.3"],
-    readings: &[Reading {
-        protocol: "tcp-tls1.3",
-        flow: 0,
-        connection: 0,
-    }],
-};
+const TCP_TLS13: Variant = single!("tcp-tls1.3", &["flow.stack=tcp", "flow.tls=1.3"]);
 
-/// TCP with a TLS 1.2 handshake (two round trips), what the seed's nginx of 2017 most likely spoke.
-const TCP_TLS12: Variant = Variant {
-    label: "tcp-tls1.2",
-    overrides: &["flow.stack=tcp", "flow.tls=1.2"],
-    readings: &[Reading {
-        protocol: "tcp-tls1.2",
-        flow: 0,
-        connection: 0,
-    }],
-};
+const TCP_TLS12: Variant = single!("tcp-tls1.2", &["flow.stack=tcp", "flow.tls=1.2"]);
 
-/// The four protocol variants of every single-download experiment.
 const SINGLE: &[Variant] = &[QUIC_1RTT, QUIC_0RTT, TCP_TLS13, TCP_TLS12];
 
 /// Shared medium: the file's QUIC flow (0) and TCP flow (1) at once, with either TLS version.
@@ -146,17 +130,6 @@ macro_rules! seed003 {
             file: concat!("scenarios/studies/seed003/", $file),
             text: include_str!(concat!("../../../../scenarios/studies/seed003/", $file)),
             variants: $variants,
-        }
-    };
-}
-
-/// Reads the download of the only flow's first connection as `protocol`.
-macro_rules! single {
-    ($label:literal, $overrides:expr) => {
-        Variant {
-            label: $label,
-            overrides: $overrides,
-            readings: &[Reading { protocol: $label, flow: 0, connection: 0 }],
         }
     };
 }
