@@ -36,7 +36,11 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<Exit> {
         pool = pool.num_threads(j);
     }
     let pool = pool.build().context("starting worker threads")?;
-    let grid = if args.quick { validate::Grid::Quick } else { validate::Grid::Full };
+    let grid = if args.quick {
+        validate::Grid::Quick
+    } else {
+        validate::Grid::Full
+    };
     let tty = std::io::stderr().is_terminal();
     let progress = |done: usize, total: usize| {
         if tty {
@@ -58,5 +62,9 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<Exit> {
         let body = format!("```\n{}```\n", report.render());
         std::fs::write(path, body).with_context(|| format!("writing {}", path.display()))?;
     }
-    Ok(if report.passed() { exit::SUCCESS } else { exit::FAILURE })
+    Ok(if report.passed() {
+        exit::SUCCESS
+    } else {
+        exit::FAILURE
+    })
 }

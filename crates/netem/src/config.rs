@@ -18,7 +18,10 @@ pub enum RateProfile {
     /// Piecewise-constant rate: each step `(from, bit/s)` holds until the next step's `from`.
     /// The first step starts at zero; a rate of 0 is an outage (packets wait in the queue).
     /// When `repeat_every` is set, the schedule repeats with that period (bandwidth-on-demand traces).
-    Schedule { steps: Vec<(Duration, u64)>, repeat_every: Option<Duration> },
+    Schedule {
+        steps: Vec<(Duration, u64)>,
+        repeat_every: Option<Duration>,
+    },
 }
 
 /// Extra one-way delay variation added per packet.
@@ -116,13 +119,19 @@ impl LinkConfig {
             rate: RateProfile::Unlimited,
             delay: Duration::ZERO,
             jitter: Jitter::None,
-            queue: QueueLimit { packets: None, bytes: None },
+            queue: QueueLimit {
+                packets: None,
+                bytes: None,
+            },
             loss: LossConfig::None,
             blackouts: Vec::new(),
             corrupt: 0.0,
             bit_error_rate: 0.0,
             duplicate: 0.0,
-            reorder: Reorder { p: 0.0, extra_delay: Duration::ZERO },
+            reorder: Reorder {
+                p: 0.0,
+                extra_delay: Duration::ZERO,
+            },
         }
     }
 }

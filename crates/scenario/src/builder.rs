@@ -3,9 +3,11 @@
 
 use std::time::Duration;
 
+use crate::model::{
+    CcChoice, DuplexLink, FlowSpec, QuicKnobs, Scenario, Stack, TcpKnobs, TlsMode, Workload,
+};
 use cc::config::{CcConfig, CommonCcConfig, RenoCounting};
 use netem::config::{LinkConfig, LossConfig, QueueLimit, RateProfile};
-use crate::model::{CcChoice, DuplexLink, FlowSpec, QuicKnobs, Scenario, Stack, TcpKnobs, TlsMode, Workload};
 
 /// IPv4 + UDP header bytes.
 pub const IP_UDP: u64 = 28;
@@ -20,7 +22,10 @@ pub fn link(rate_bps: u64, one_way: Duration, queue_packets: Option<u64>) -> Lin
     let mut l = LinkConfig::ideal();
     l.rate = RateProfile::Fixed(rate_bps);
     l.delay = one_way;
-    l.queue = QueueLimit { packets: queue_packets, bytes: None };
+    l.queue = QueueLimit {
+        packets: queue_packets,
+        bytes: None,
+    };
     l
 }
 
@@ -28,7 +33,11 @@ pub fn link(rate_bps: u64, one_way: Duration, queue_packets: Option<u64>) -> Lin
 pub fn newreno_exact() -> CcChoice {
     CcChoice::Ours(CcConfig::NewReno {
         counting: RenoCounting::Exact,
-        common: CommonCcConfig { initial_window_packets: 10, loss_reduction_factor: 0.5, minimum_window_packets: 2 },
+        common: CommonCcConfig {
+            initial_window_packets: 10,
+            loss_reduction_factor: 0.5,
+            minimum_window_packets: 2,
+        },
     })
 }
 
@@ -36,7 +45,11 @@ pub fn newreno_exact() -> CcChoice {
 pub fn cubic_hystart() -> CcChoice {
     CcChoice::Ours(CcConfig::Cubic {
         hystart: true,
-        common: CommonCcConfig { initial_window_packets: 10, loss_reduction_factor: 0.7, minimum_window_packets: 2 },
+        common: CommonCcConfig {
+            initial_window_packets: 10,
+            loss_reduction_factor: 0.7,
+            minimum_window_packets: 2,
+        },
     })
 }
 
@@ -63,8 +76,14 @@ pub fn bulk_flow(name: &str, mtu: u16, cc: CcChoice) -> FlowSpec {
         },
         tcp: tcp_knobs(mtu),
         pep: None,
-        client_access: DuplexLink { up: LinkConfig::ideal(), down: LinkConfig::ideal() },
-        server_access: DuplexLink { up: LinkConfig::ideal(), down: LinkConfig::ideal() },
+        client_access: DuplexLink {
+            up: LinkConfig::ideal(),
+            down: LinkConfig::ideal(),
+        },
+        server_access: DuplexLink {
+            up: LinkConfig::ideal(),
+            down: LinkConfig::ideal(),
+        },
     }
 }
 
@@ -88,18 +107,30 @@ pub fn tcp_knobs(mtu: u16) -> TcpKnobs {
 
 /// A TCP flow with Linux-like defaults.
 pub fn tcp_flow(name: &str, workload: Workload, mtu: u16, cc: CcChoice) -> FlowSpec {
-    FlowSpec { stack: Stack::Tcp, workload, ..bulk_flow(name, mtu, cc) }
+    FlowSpec {
+        stack: Stack::Tcp,
+        workload,
+        ..bulk_flow(name, mtu, cc)
+    }
 }
 
 /// A symmetric dumbbell around `bottleneck`.
-pub fn scenario(name: &str, bottleneck: LinkConfig, flows: Vec<FlowSpec>, duration: Duration) -> Scenario {
+pub fn scenario(
+    name: &str,
+    bottleneck: LinkConfig,
+    flows: Vec<FlowSpec>,
+    duration: Duration,
+) -> Scenario {
     Scenario {
         name: name.into(),
         duration,
         sample_interval: ms(1000.0),
         measure_from: Duration::ZERO,
         measure_until: None,
-        bottleneck: DuplexLink { up: bottleneck.clone(), down: bottleneck },
+        bottleneck: DuplexLink {
+            up: bottleneck.clone(),
+            down: bottleneck,
+        },
         flows,
         cross: vec![],
     }
@@ -113,10 +144,24 @@ pub fn with_periodic_loss_up(mut s: Scenario, p: f64) -> Scenario {
 
 /// A flow with the given workload and otherwise the same knobs as [`bulk_flow`].
 pub fn flow(name: &str, workload: Workload, mtu: u16, cc: CcChoice) -> FlowSpec {
-    FlowSpec { workload, ..bulk_flow(name, mtu, cc) }
+    FlowSpec {
+        workload,
+        ..bulk_flow(name, mtu, cc)
+    }
 }
 
 /// A symmetric dumbbell with a fixed-rate bottleneck and a packet-limited queue.
-pub fn dumbbell(rate_bps: u64, one_way: Duration, queue_packets: u64, flows: Vec<FlowSpec>, duration: Duration) -> Scenario {
-    scenario("dumbbell", link(rate_bps, one_way, Some(queue_packets)), flows, duration)
+pub fn dumbbell(
+    rate_bps: u64,
+    one_way: Duration,
+    queue_packets: u64,
+    flows: Vec<FlowSpec>,
+    duration: Duration,
+) -> Scenario {
+    scenario(
+        "dumbbell",
+        link(rate_bps, one_way, Some(queue_packets)),
+        flows,
+        duration,
+    )
 }

@@ -7,10 +7,10 @@
 
 #![warn(missing_docs)]
 
+pub mod builder;
 mod docs;
 mod error;
 mod load;
-pub mod builder;
 pub mod model;
 mod paths;
 mod queue;

@@ -145,12 +145,19 @@ const fn with_context(k: KeyDoc, context: &'static [&'static str]) -> KeyDoc {
 
 /// A key the TCP model would ignore.
 const fn quic_only(k: KeyDoc) -> KeyDoc {
-    KeyDoc { stack: Some(Stack::Quic), ..k }
+    KeyDoc {
+        stack: Some(Stack::Quic),
+        ..k
+    }
 }
 
 /// A key the QUIC stack would ignore; its registry test runs on a TCP flow, where it matters.
 const fn tcp_only(k: KeyDoc) -> KeyDoc {
-    KeyDoc { stack: Some(Stack::Tcp), context: &[TCP_FLOW], ..k }
+    KeyDoc {
+        stack: Some(Stack::Tcp),
+        context: &[TCP_FLOW],
+        ..k
+    }
 }
 
 const TCP_FLOW: &str = "flow.stack=\"tcp\"";
@@ -422,17 +429,38 @@ mod tests {
         };
         assert_eq!(
             only(Stack::Quic),
-            ["mtu_discovery", "initial_rtt", "stream_window", "conn_window", "send_window", "ack_ratio", "max_ack_delay", "zero_rtt"]
+            [
+                "mtu_discovery",
+                "initial_rtt",
+                "stream_window",
+                "conn_window",
+                "send_window",
+                "ack_ratio",
+                "max_ack_delay",
+                "zero_rtt"
+            ]
         );
-        assert_eq!(only(Stack::Tcp).len(), 18, "12 TcpKnobs keys and 6 PEP keys");
-        assert!(KEYS.iter().filter(|k| k.stack.is_some()).all(|k| k.path.starts_with("flow.")));
+        assert_eq!(
+            only(Stack::Tcp).len(),
+            18,
+            "12 TcpKnobs keys and 6 PEP keys"
+        );
+        assert!(KEYS
+            .iter()
+            .filter(|k| k.stack.is_some())
+            .all(|k| k.path.starts_with("flow.")));
         // The registry test can only see a TCP key change something on a TCP flow.
         assert!(KEYS
             .iter()
             .filter(|k| k.stack == Some(Stack::Tcp))
-            .all(|k| k.context == [TCP_FLOW] || k.context == [TCP_FLOW, PEP_ON] || k.context == [TCP_FLOW, HTTP1]));
+            .all(|k| k.context == [TCP_FLOW]
+                || k.context == [TCP_FLOW, PEP_ON]
+                || k.context == [TCP_FLOW, HTTP1]));
         assert!(QUIC_ONLY_CC.iter().all(|c| CC_NAMES.contains(c)));
-        assert_eq!(find("flow.stack").map(|k| k.allowed), Some(&["quic", "tcp"][..]));
+        assert_eq!(
+            find("flow.stack").map(|k| k.allowed),
+            Some(&["quic", "tcp"][..])
+        );
     }
 
     #[test]

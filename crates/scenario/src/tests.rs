@@ -555,7 +555,11 @@ fn examples_mean_what_their_comments_say() {
     assert_eq!(stacks, [Stack::Quic, Stack::Tcp]);
     for f in &s.flows {
         assert_eq!(f.workload, Workload::Bulk { upload: true });
-        assert!(matches!(f.cc, CcChoice::Ours(CcConfig::Cubic { .. })), "{:?}", f.cc);
+        assert!(
+            matches!(f.cc, CcChoice::Ours(CcConfig::Cubic { .. })),
+            "{:?}",
+            f.cc
+        );
     }
     assert_eq!(s.flows[1].tcp, tcp_knobs(1500));
 }
@@ -589,7 +593,10 @@ fn tcp_keys_parse_into_tcp_knobs() {
         http1_parallel: None,
     };
     assert_eq!(t, want);
-    assert_eq!(tcp_of("[[flow]]\nstack = \"tcp\"\ntls = \"none\"\n").tls, TlsMode::None);
+    assert_eq!(
+        tcp_of("[[flow]]\nstack = \"tcp\"\ntls = \"none\"\n").tls,
+        TlsMode::None
+    );
     // TCP may go below QUIC's 1228 B minimum MTU.
     assert_eq!(tcp_of("[[flow]]\nstack = \"tcp\"\nmtu = 576\n").mtu, 576);
     assert!(err("[[flow]]\nmtu = 576\n").message.contains("1228"));
@@ -612,7 +619,10 @@ fn tcp_values_are_checked() {
     assert!(e.message.contains("receive_window_max"), "{e}");
     let e = err("[[flow]]\nstack = \"tcp\"\ninitial_receive_window = \"4MiB\"\n");
     assert_eq!(e.line, Some(3), "{e}");
-    assert!(e.message.contains("exceeds receive_window_max (3145728 B)"), "{e}");
+    assert!(
+        e.message.contains("exceeds receive_window_max (3145728 B)"),
+        "{e}"
+    );
     let e = err("[[flow]]\nstack = \"tcp\"\nreceive_window_max = \"32KiB\"\n");
     assert!(e.message.contains("exceeds"), "{e}");
 }
@@ -622,18 +632,26 @@ fn tcp_values_are_checked() {
 #[test]
 fn tcp_defaults_equal_builder_tcp_knobs() {
     assert_eq!(tcp_of("[[flow]]\nstack = \"tcp\"\n"), tcp_knobs(1500));
-    assert_eq!(tcp_of("[[flow]]\nstack = \"tcp\"\nmtu = 1400\n"), tcp_knobs(1400));
+    assert_eq!(
+        tcp_of("[[flow]]\nstack = \"tcp\"\nmtu = 1400\n"),
+        tcp_knobs(1400)
+    );
     let mut text = String::from("[[flow]]\nstack = \"tcp\"\n");
     let mut n = 0;
-    for k in keys()
-        .iter()
-        .filter(|k| k.stack == Some(Stack::Tcp) && !k.path.starts_with("flow.pep") && !k.path.starts_with("flow.http"))
-    {
+    for k in keys().iter().filter(|k| {
+        k.stack == Some(Stack::Tcp)
+            && !k.path.starts_with("flow.pep")
+            && !k.path.starts_with("flow.http")
+    }) {
         let DefaultValue::Value(v) = k.default else {
             panic!("{} needs a documented default", k.path)
         };
         let name = k.path.strip_prefix("flow.").expect("a flow key");
-        let value = if v == "true" || v == "false" { v.to_string() } else { format!("{v:?}") };
+        let value = if v == "true" || v == "false" {
+            v.to_string()
+        } else {
+            format!("{v:?}")
+        };
         text.push_str(&format!("{name} = {value}\n"));
         n += 1;
     }
@@ -646,9 +664,19 @@ fn tcp_defaults_equal_builder_tcp_knobs() {
 #[test]
 fn http_version_selects_parallel_keep_alive_connections() {
     assert_eq!(tcp_of("[[flow]]\nstack = \"tcp\"\n").http1_parallel, None);
-    assert_eq!(tcp_of("[[flow]]\nstack = \"tcp\"\nhttp = \"http2\"\n").http1_parallel, None);
-    assert_eq!(tcp_of("[[flow]]\nstack = \"tcp\"\nhttp = \"http1.1\"\n").http1_parallel, Some(6));
-    assert_eq!(tcp_of("[[flow]]\nstack = \"tcp\"\nhttp = \"http1.1\"\nhttp1_connections = 2\n").http1_parallel, Some(2));
+    assert_eq!(
+        tcp_of("[[flow]]\nstack = \"tcp\"\nhttp = \"http2\"\n").http1_parallel,
+        None
+    );
+    assert_eq!(
+        tcp_of("[[flow]]\nstack = \"tcp\"\nhttp = \"http1.1\"\n").http1_parallel,
+        Some(6)
+    );
+    assert_eq!(
+        tcp_of("[[flow]]\nstack = \"tcp\"\nhttp = \"http1.1\"\nhttp1_connections = 2\n")
+            .http1_parallel,
+        Some(2)
+    );
     let e = err("[[flow]]\nhttp = \"http1.1\"\n");
     assert!(e.to_string().contains("applies only to TCP flows"), "{e}");
 }
@@ -662,13 +690,23 @@ fn pep_keys_resolve_to_a_pep_spec() {
     let p: Option<PepSpec> = flow("[[flow]]\nstack = \"tcp\"\npep = \"server-side\"\n");
     let p = p.expect("a PEP");
     assert_eq!(p.position, PepPosition::ServerSide);
-    assert_eq!((p.buffer, p.receive_window_max, p.send_buffer), (4 << 20, 16 << 20, 16 << 20));
-    assert!(matches!(p.cc, cc::config::CcConfig::Cubic { hystart: true, .. }));
+    assert_eq!(
+        (p.buffer, p.receive_window_max, p.send_buffer),
+        (4 << 20, 16 << 20, 16 << 20)
+    );
+    assert!(matches!(
+        p.cc,
+        cc::config::CcConfig::Cubic { hystart: true, .. }
+    ));
     let p = flow("[[flow]]\nstack = \"tcp\"\npep = \"client-side\"\npep_buffer = \"64KiB\"\npep_cc = \"newreno\"\n").expect("a PEP");
     assert_eq!((p.position, p.buffer), (PepPosition::ClientSide, 65_536));
     assert!(matches!(p.cc, cc::config::CcConfig::NewReno { .. }));
-    let p = flow("[[flow]]\nstack = \"tcp\"\npep = \"server-side\"\npep_initial_window = \"100pkt\"\n").expect("a PEP");
-    assert!(matches!(p.cc, cc::config::CcConfig::Cubic { common, .. } if common.initial_window_packets == 100));
+    let p =
+        flow("[[flow]]\nstack = \"tcp\"\npep = \"server-side\"\npep_initial_window = \"100pkt\"\n")
+            .expect("a PEP");
+    assert!(
+        matches!(p.cc, cc::config::CcConfig::Cubic { common, .. } if common.initial_window_packets == 100)
+    );
     let e = err("[[flow]]\npep = \"server-side\"\n");
     assert!(e.to_string().contains("applies only to TCP flows"), "{e}");
     let e = err("[[flow]]\nstack = \"tcp\"\npep = \"middle\"\n");
@@ -682,8 +720,15 @@ fn keys_of_the_other_stack_are_errors() {
         e.to_string(),
         "t.toml:3:3: flow.0.stream_window applies only to QUIC flows, but this flow has stack = \"tcp\""
     );
-    for key in ["conn_window = \"1MB\"", "ack_ratio = 4", "max_ack_delay = \"5ms\"", "zero_rtt = true",
-                "mtu_discovery = true", "initial_rtt = \"100ms\"", "send_window = \"1MB\""] {
+    for key in [
+        "conn_window = \"1MB\"",
+        "ack_ratio = 4",
+        "max_ack_delay = \"5ms\"",
+        "zero_rtt = true",
+        "mtu_discovery = true",
+        "initial_rtt = \"100ms\"",
+        "send_window = \"1MB\"",
+    ] {
         let e = err(&format!("[[flow]]\nstack = \"tcp\"\n{key}\n"));
         assert_eq!((e.line, e.column), (Some(3), Some(1)), "{key}: {e}");
     }
@@ -694,14 +739,23 @@ fn keys_of_the_other_stack_are_errors() {
     );
     let e = err("[[flow]]\nstack = \"tcp\"\ncc = \"quinn-cubic\"\n");
     assert_eq!((e.line, e.column), (Some(3), Some(6)), "{e}");
-    assert!(e.message.contains("cc = \"quinn-cubic\" applies only to QUIC flows"), "{e}");
+    assert!(
+        e.message
+            .contains("cc = \"quinn-cubic\" applies only to QUIC flows"),
+        "{e}"
+    );
     // Our controllers and shared keys are fine on TCP.
     ok("[[flow]]\nstack = \"tcp\"\ncc = \"newreno\"\nmtu = 1400\ninitial_window = \"4pkt\"\n");
     // The stack may come from elsewhere than the key; the error names where the key was set.
     let e = parse_with("[[flow]]\nzero_rtt = true\n", &["flow.stack=tcp"], &[]).expect_err("mixed");
     assert_eq!((e.line, e.column), (Some(2), Some(1)), "{e}");
-    let e = parse_with("[[flow]]\nstack = \"tcp\"\n", &["flow.0.cc=quinn-bbr"], &[]).expect_err("quinn");
-    assert!(e.to_string().starts_with("--set flow.0.cc=quinn-bbr: cc = \"quinn-bbr\""), "{e}");
+    let e = parse_with("[[flow]]\nstack = \"tcp\"\n", &["flow.0.cc=quinn-bbr"], &[])
+        .expect_err("quinn");
+    assert!(
+        e.to_string()
+            .starts_with("--set flow.0.cc=quinn-bbr: cc = \"quinn-bbr\""),
+        "{e}"
+    );
 }
 
 fn temp_dir(tag: &str) -> PathBuf {

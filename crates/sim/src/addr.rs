@@ -37,12 +37,21 @@ pub fn server_addr(i: usize) -> SocketAddr {
 
 /// Source of cross-traffic source `i` on the given side (left = clients' side).
 pub fn cross_addr(i: usize, left: bool) -> SocketAddr {
-    SocketAddr::V4(SocketAddrV4::new(host(if left { 3 } else { 4 }, i), 10000 + (i % 20000) as u16))
+    SocketAddr::V4(SocketAddrV4::new(
+        host(if left { 3 } else { 4 }, i),
+        10000 + (i % 20000) as u16,
+    ))
 }
 
 /// Writes an IPv4 + UDP header for `payload_len` bytes into `out` (UDP checksum 0: "none",
 /// allowed for IPv4, and not needed for a synthetic capture).
-pub fn ipv4_udp_header(src: SocketAddr, dst: SocketAddr, payload_len: usize, ident: u16, out: &mut Vec<u8>) {
+pub fn ipv4_udp_header(
+    src: SocketAddr,
+    dst: SocketAddr,
+    payload_len: usize,
+    ident: u16,
+    out: &mut Vec<u8>,
+) {
     let (SocketAddr::V4(s), SocketAddr::V4(d)) = (src, dst) else {
         return;
     };
@@ -80,7 +89,13 @@ pub const CAPTURE_WSCALE: u8 = 7;
 
 /// Writes an IPv4 + TCP header (with options) for a segment into `out` (TCP checksum 0: the
 /// capture is synthetic and dissectors do not verify it by default).
-pub fn ipv4_tcp_header(src: SocketAddr, dst: SocketAddr, h: &TcpHeaderFields, ident: u16, out: &mut Vec<u8>) {
+pub fn ipv4_tcp_header(
+    src: SocketAddr,
+    dst: SocketAddr,
+    h: &TcpHeaderFields,
+    ident: u16,
+    out: &mut Vec<u8>,
+) {
     let (SocketAddr::V4(s), SocketAddr::V4(d)) = (src, dst) else {
         return;
     };
@@ -118,9 +133,14 @@ pub fn ipv4_tcp_header(src: SocketAddr, dst: SocketAddr, h: &TcpHeaderFields, id
     out.extend_from_slice(&d.port().to_be_bytes());
     out.extend_from_slice(&h.seq.to_be_bytes());
     out.extend_from_slice(&h.ack.to_be_bytes());
-    let flags = u8::from(h.fin) | u8::from(h.syn) << 1 | u8::from(h.rst) << 2 | u8::from(h.ack_flag) << 4;
+    let flags =
+        u8::from(h.fin) | u8::from(h.syn) << 1 | u8::from(h.rst) << 2 | u8::from(h.ack_flag) << 4;
     out.extend_from_slice(&[((tcp_len / 4) as u8) << 4, flags]);
-    let window = if h.syn { h.window } else { h.window >> CAPTURE_WSCALE };
+    let window = if h.syn {
+        h.window
+    } else {
+        h.window >> CAPTURE_WSCALE
+    };
     out.extend_from_slice(&(window.min(65_535) as u16).to_be_bytes());
     out.extend_from_slice(&[0, 0, 0, 0]); // checksum, urgent pointer
     out.extend_from_slice(&opts);
@@ -130,7 +150,14 @@ const PROTO_TCP: u8 = 6;
 const PROTO_UDP: u8 = 17;
 
 /// A 20-byte IPv4 header with DF set, TTL 64 and a correct header checksum.
-fn ipv4_header(s: SocketAddrV4, d: SocketAddrV4, proto: u8, total: u16, ident: u16, out: &mut Vec<u8>) {
+fn ipv4_header(
+    s: SocketAddrV4,
+    d: SocketAddrV4,
+    proto: u8,
+    total: u16,
+    ident: u16,
+    out: &mut Vec<u8>,
+) {
     let start = out.len();
     out.extend_from_slice(&[0x45, 0x00]);
     out.extend_from_slice(&total.to_be_bytes());
@@ -163,7 +190,11 @@ mod tests {
         let mut h = Vec::new();
         ipv4_udp_header(client_addr(0), server_addr(0), 1200, 7, &mut h);
         assert_eq!(h.len(), 28);
-        assert_eq!(checksum(&h[..20]), 0, "a correct IPv4 header sums to 0xffff");
+        assert_eq!(
+            checksum(&h[..20]),
+            0,
+            "a correct IPv4 header sums to 0xffff"
+        );
         assert_eq!(u16::from_be_bytes([h[2], h[3]]), 1228);
     }
 

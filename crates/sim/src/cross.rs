@@ -31,7 +31,14 @@ impl CrossSource {
     /// A source that starts at `spec.start`.
     pub fn new(spec: CrossSpec, seed: u64) -> Self {
         let next = Some(spec.start);
-        CrossSource { spec, rng: ChaCha8Rng::seed_from_u64(seed), next, sent_packets: 0, sent_bytes: 0, delivered_packets: 0 }
+        CrossSource {
+            spec,
+            rng: ChaCha8Rng::seed_from_u64(seed),
+            next,
+            sent_packets: 0,
+            sent_bytes: 0,
+            delivered_packets: 0,
+        }
     }
 
     /// The source's configuration.
@@ -49,20 +56,36 @@ impl CrossSource {
         let now = self.next_time()?;
         let (size, gap) = match &self.spec.pattern {
             CrossPattern::Cbr { rate_bps, payload } => (*payload, cbr_gap(*rate_bps, *payload)),
-            CrossPattern::Uniform { payload_min, payload_max, gap_min, gap_max } => {
-                let size = self.rng.random_range(*payload_min..=(*payload_max).max(*payload_min));
+            CrossPattern::Uniform {
+                payload_min,
+                payload_max,
+                gap_min,
+                gap_max,
+            } => {
+                let size = self
+                    .rng
+                    .random_range(*payload_min..=(*payload_max).max(*payload_min));
                 let lo = gap_min.as_nanos() as u64;
                 let hi = (gap_max.as_nanos() as u64).max(lo);
                 (size, Duration::from_nanos(self.rng.random_range(lo..=hi)))
             }
-            CrossPattern::OnOff { rate_bps, payload, on, off } => {
+            CrossPattern::OnOff {
+                rate_bps,
+                payload,
+                on,
+                off,
+            } => {
                 let gap = cbr_gap(*rate_bps, *payload);
                 let period = *on + *off;
                 let phase = Duration::from_nanos(
                     ((now - self.spec.start).as_nanos() % period.as_nanos().max(1)) as u64,
                 );
                 // Skip the off period when the next packet would fall into it.
-                let gap = if phase + gap >= *on { period - phase } else { gap };
+                let gap = if phase + gap >= *on {
+                    period - phase
+                } else {
+                    gap
+                };
                 (*payload, gap)
             }
         };
@@ -78,12 +101,24 @@ mod tests {
     use super::*;
 
     fn spec(pattern: CrossPattern) -> CrossSpec {
-        CrossSpec { name: "x".into(), up: false, start: Duration::ZERO, stop: Some(Duration::from_secs(10)), pattern }
+        CrossSpec {
+            name: "x".into(),
+            up: false,
+            start: Duration::ZERO,
+            stop: Some(Duration::from_secs(10)),
+            pattern,
+        }
     }
 
     #[test]
     fn cbr_rate_is_exact() {
-        let mut s = CrossSource::new(spec(CrossPattern::Cbr { rate_bps: 1_000_000, payload: 97 }), 1);
+        let mut s = CrossSource::new(
+            spec(CrossPattern::Cbr {
+                rate_bps: 1_000_000,
+                payload: 97,
+            }),
+            1,
+        );
         while s.emit().is_some() {}
         // 125 B per packet at 1 Mbit/s = 1 ms gap: 10 s → 10000 packets.
         assert_eq!(s.sent_packets, 10_000);
@@ -110,14 +145,22 @@ mod tests {
 
     #[test]
     fn onoff_is_silent_when_off() {
-        let p = CrossPattern::OnOff { rate_bps: 1_000_000, payload: 97, on: Duration::from_secs(1), off: Duration::from_secs(1) };
+        let p = CrossPattern::OnOff {
+            rate_bps: 1_000_000,
+            payload: 97,
+            on: Duration::from_secs(1),
+            off: Duration::from_secs(1),
+        };
         let mut s = CrossSource::new(spec(p), 1);
         let mut times = Vec::new();
         while let Some(t) = s.next_time() {
             times.push(t);
             s.emit();
         }
-        assert!(times.iter().all(|t| t.as_secs() % 2 == 0), "packets only in even seconds");
+        assert!(
+            times.iter().all(|t| t.as_secs() % 2 == 0),
+            "packets only in even seconds"
+        );
         assert!((4900..=5100).contains(&times.len()), "{}", times.len());
     }
 }

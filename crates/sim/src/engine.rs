@@ -20,9 +20,9 @@ use transport::agent::{FlowAgent, Side};
 use transport::cc_adapter::ControllerChoice;
 use transport::clock::{VirtualClock, VIRTUAL_EPOCH_UNIX_SECS};
 use transport::quic::{QuicFlow, QuicFlowConfig, QuicWorkload};
-use transport::tcp::segment::{self, Segment};
-use transport::tcp::{PepConfig, Tls, TcpFlow, TcpFlowConfig, TcpWorkload};
 use transport::seeded::sub_seed;
+use transport::tcp::segment::{self, Segment};
+use transport::tcp::{PepConfig, TcpFlow, TcpFlowConfig, TcpWorkload, Tls};
 use transport::tls::KeyLogBuffer;
 
 use crate::addr::{self, IPV4_UDP_OVERHEAD};
@@ -49,7 +49,10 @@ pub enum SimError {
     Flow { flow: String, message: String },
     /// A trace output failed.
     #[error("{path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 /// Link index of the bottleneck's up and down directions.
@@ -161,7 +164,10 @@ impl Sim {
         let clock = VirtualClock::new();
         let mut links = vec![
             Link::new(scenario.bottleneck.up.clone(), sub_seed(seed, SEED_LINKS)),
-            Link::new(scenario.bottleneck.down.clone(), sub_seed(seed, SEED_LINKS + 1)),
+            Link::new(
+                scenario.bottleneck.down.clone(),
+                sub_seed(seed, SEED_LINKS + 1),
+            ),
         ];
         let keylog = opts.pcap.as_ref().map(|_| KeyLogBuffer::default());
         let mut flows = Vec::new();
@@ -170,7 +176,10 @@ impl Sim {
                 if is_ideal(cfg) {
                     return None;
                 }
-                links.push(Link::new(cfg.clone(), sub_seed(seed, SEED_LINKS + 10 + 4 * i as u64 + k)));
+                links.push(Link::new(
+                    cfg.clone(),
+                    sub_seed(seed, SEED_LINKS + 10 + 4 * i as u64 + k),
+                ));
                 Some(links.len() - 1)
             };
             let cu = add(&spec.client_access.up, &mut links, 0);
@@ -178,7 +187,14 @@ impl Sim {
             let su = add(&spec.server_access.up, &mut links, 2);
             let sd = add(&spec.server_access.down, &mut links, 3);
             let routes = routes(cu, cd, su, sd, spec.pep.as_ref().map(|p| p.position));
-            let agent = build_agent(spec, i, sub_seed(seed, SEED_FLOWS + i as u64), &clock, opts, keylog.clone())?;
+            let agent = build_agent(
+                spec,
+                i,
+                sub_seed(seed, SEED_FLOWS + i as u64),
+                &clock,
+                opts,
+                keylog.clone(),
+            )?;
             let receiver = match spec.workload {
                 Workload::Bulk { upload: true } => Side::Server,
                 _ => Side::Client,
@@ -207,9 +223,15 @@ impl Sim {
             .collect();
         let pcap = match &opts.pcap {
             Some(path) => {
-                let f = File::create(path).map_err(|source| SimError::Io { path: path.clone(), source })?;
+                let f = File::create(path).map_err(|source| SimError::Io {
+                    path: path.clone(),
+                    source,
+                })?;
                 let w = PcapWriter::new(BufWriter::new(f), VIRTUAL_EPOCH_UNIX_SECS, 65535)
-                    .map_err(|source| SimError::Io { path: path.clone(), source })?;
+                    .map_err(|source| SimError::Io {
+                        path: path.clone(),
+                        source,
+                    })?;
                 Some((path.clone(), w))
             }
             None => None,
@@ -249,7 +271,15 @@ impl Sim {
     }
 
     /// Runs to the end and returns the results.
-    pub fn run(mut self, id: String, point: usize, rep: u32, seed: u64, axes: BTreeMap<String, String>, name: String) -> Result<RunResult, SimError> {
+    pub fn run(
+        mut self,
+        id: String,
+        point: usize,
+        rep: u32,
+        seed: u64,
+        axes: BTreeMap<String, String>,
+        name: String,
+    ) -> Result<RunResult, SimError> {
         for f in 0..self.flows.len() {
             for side in Side::ALL {
                 self.reschedule_timer(f, side);
@@ -275,14 +305,22 @@ impl Sim {
             self.now = Duration::from_nanos(t);
             self.processed += 1;
             self.dispatch(ev, t);
-            if self.events.peek().is_none_or(|Reverse((next, _, _))| *next != t) {
+            if self
+                .events
+                .peek()
+                .is_none_or(|Reverse((next, _, _))| *next != t)
+            {
                 self.flush_pending();
             }
             if self.unfinished == 0 && !self.flows.is_empty() {
                 break;
             }
         }
-        let end = if self.unfinished == 0 && !self.flows.is_empty() { self.now } else { self.end };
+        let end = if self.unfinished == 0 && !self.flows.is_empty() {
+            self.now
+        } else {
+            self.end
+        };
         self.finish(end, id, point, rep, seed, axes, name)
     }
 
@@ -308,7 +346,12 @@ impl Sim {
                 let bit = d.flip_bit % (u64::from(d.ip_bytes) * 8).max(1);
                 let header_bits = u64::from(pkt.header_len) * 8;
                 let reaches = match pkt.owner {
-                    Owner::Flow(f) => bit >= header_bits && self.flows[f as usize].agent.corrupt_payload_reaches_endpoint(),
+                    Owner::Flow(f) => {
+                        bit >= header_bits
+                            && self.flows[f as usize]
+                                .agent
+                                .corrupt_payload_reaches_endpoint()
+                    }
                     Owner::Cross(_) => false,
                 };
                 if !reaches {
@@ -334,7 +377,11 @@ impl Sim {
                 if pkt.hop >= 1 {
                     self.cross[c as usize].delivered_packets += 1;
                 } else {
-                    let l = if pkt.up { BOTTLENECK_UP } else { BOTTLENECK_DOWN };
+                    let l = if pkt.up {
+                        BOTTLENECK_UP
+                    } else {
+                        BOTTLENECK_DOWN
+                    };
                     self.enqueue(l, pkt);
                 }
             }
@@ -373,7 +420,9 @@ impl Sim {
         let side = pkt.to;
         self.flows[f].udp_rx[side.index()] += u64::from(pkt.payload_len);
         self.clock.set(self.now);
-        self.flows[f].agent.handle_datagram(side, pkt.from, self.now, pkt.payload);
+        self.flows[f]
+            .agent
+            .handle_datagram(side, pkt.from, self.now, pkt.payload);
         if !self.pending.contains(&(f, side)) {
             self.pending.push((f, side));
         }
@@ -389,8 +438,14 @@ impl Sim {
             }
             // Zero-delay deliveries land in the heap at `now`; handle them before moving on.
             let t = self.now.as_nanos() as u64;
-            while self.events.peek().is_some_and(|Reverse((next, _, _))| *next == t) {
-                let Some(Reverse((_, _, ev))) = self.events.pop() else { break };
+            while self
+                .events
+                .peek()
+                .is_some_and(|Reverse((next, _, _))| *next == t)
+            {
+                let Some(Reverse((_, _, ev))) = self.events.pop() else {
+                    break;
+                };
                 self.processed += 1;
                 self.dispatch(ev, t);
             }
@@ -404,7 +459,11 @@ impl Sim {
         self.flows[f].timer[side.index()] = None;
         // The agent may have moved its deadline later since this event was queued (see
         // `reschedule_timer`); then there is nothing to do yet but re-arm.
-        if self.flows[f].agent.poll_timeout(side).is_some_and(|d| d > self.now) {
+        if self.flows[f]
+            .agent
+            .poll_timeout(side)
+            .is_some_and(|d| d > self.now)
+        {
             self.reschedule_timer(f, side);
             return;
         }
@@ -449,7 +508,8 @@ impl Sim {
         // only ever run at or after its true deadline.
         if let Some(t) = next {
             let ns = t.max(self.now).as_nanos() as u64;
-            let keep = self.flows[f].timer[slot].is_some_and(|cur| cur <= ns && cur >= self.now.as_nanos() as u64);
+            let keep = self.flows[f].timer[slot]
+                .is_some_and(|cur| cur <= ns && cur >= self.now.as_nanos() as u64);
             if !keep {
                 let ns = self.push(t, Ev::Timer(f as u32, slot as u8));
                 self.flows[f].timer[slot] = Some(ns);
@@ -523,11 +583,17 @@ impl Sim {
         match pkt.owner {
             Owner::Flow(f) if self.flows[f as usize].spec.stack == Stack::Tcp => {
                 // A segment that does not decode was never going to be accepted; skip it.
-                let Ok(seg) = Segment::decode(&pkt.payload) else { return };
+                let Ok(seg) = Segment::decode(&pkt.payload) else {
+                    return;
+                };
                 let client = addr::tcp_client_addr(f as usize, seg.conn);
                 // A PEP is transparent: it speaks with the client's and the server's addresses.
                 let server = addr::server_addr(f as usize);
-                let (src, dst) = if pkt.up { (client, server) } else { (server, client) };
+                let (src, dst) = if pkt.up {
+                    (client, server)
+                } else {
+                    (server, client)
+                };
                 let mss = self.flows[f as usize].spec.tcp.mtu.saturating_sub(40);
                 addr::ipv4_tcp_header(src, dst, &tcp_fields(&seg, mss), self.ip_ident, &mut bytes);
                 bytes.resize(bytes.len() + seg.len as usize, 0);
@@ -542,7 +608,13 @@ impl Sim {
                 let src = addr::cross_addr(c as usize, pkt.up);
                 let mut dst = addr::cross_addr(c as usize, !pkt.up);
                 dst.set_port(addr::CROSS_PORT);
-                addr::ipv4_udp_header(src, dst, pkt.payload_len as usize, self.ip_ident, &mut bytes);
+                addr::ipv4_udp_header(
+                    src,
+                    dst,
+                    pkt.payload_len as usize,
+                    self.ip_ident,
+                    &mut bytes,
+                );
                 bytes.resize(bytes.len() + pkt.payload_len as usize, 0);
             }
         }
@@ -554,14 +626,29 @@ impl Sim {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn finish(mut self, end: Duration, id: String, point: usize, rep: u32, seed: u64, axes: BTreeMap<String, String>, name: String) -> Result<RunResult, SimError> {
+    fn finish(
+        mut self,
+        end: Duration,
+        id: String,
+        point: usize,
+        rep: u32,
+        seed: u64,
+        axes: BTreeMap<String, String>,
+        name: String,
+    ) -> Result<RunResult, SimError> {
         if let Some((path, w)) = self.pcap.take() {
-            w.finish().map_err(|source| SimError::Io { path: path.clone(), source })?;
+            w.finish().map_err(|source| SimError::Io {
+                path: path.clone(),
+                source,
+            })?;
             if let Some(k) = &self.keylog {
                 let mut keys = path.clone().into_os_string();
                 keys.push(".keys");
                 let keys = PathBuf::from(keys);
-                std::fs::write(&keys, k.contents()).map_err(|source| SimError::Io { path: keys.clone(), source })?;
+                std::fs::write(&keys, k.contents()).map_err(|source| SimError::Io {
+                    path: keys.clone(),
+                    source,
+                })?;
             }
         }
         let end_s = end.as_secs_f64();
@@ -592,11 +679,18 @@ impl Sim {
                 workload: workload_name(&slot.spec.workload),
                 bytes_delivered: rep_.bytes_delivered,
                 goodput_bps: goodput,
-                window_goodput_bps: rate(slot.mark_delivered[0], slot.mark_delivered[1], delivered_now),
+                window_goodput_bps: rate(
+                    slot.mark_delivered[0],
+                    slot.mark_delivered[1],
+                    delivered_now,
+                ),
                 window_payload_throughput_bps: rate(slot.mark_udp[0], slot.mark_udp[1], udp_now),
                 completion_s: last_conn.and_then(|c| c.completion_s),
                 handshake_s: rep_.connections.first().and_then(|c| c.handshake_s),
-                ttfb_s: rep_.connections.first().and_then(|c| c.time_to_first_byte_s),
+                ttfb_s: rep_
+                    .connections
+                    .first()
+                    .and_then(|c| c.time_to_first_byte_s),
                 first_congestion_s: rep_.first_congestion_s,
                 packets_sent: rep_.packets_sent,
                 packets_lost: rep_.packets_lost,
@@ -612,10 +706,24 @@ impl Sim {
             });
         }
         let mut links = BTreeMap::new();
-        for (name, l, i) in [("bottleneck_up", BOTTLENECK_UP, 0), ("bottleneck_down", BOTTLENECK_DOWN, 1)] {
+        for (name, l, i) in [
+            ("bottleneck_up", BOTTLENECK_UP, 0),
+            ("bottleneck_down", BOTTLENECK_DOWN, 1),
+        ] {
             let stats = self.links[l].stats().clone();
-            let utilisation = if end.is_zero() { 0.0 } else { stats.busy_time.as_secs_f64() / end_s };
-            links.insert(name.to_string(), LinkResult { stats, utilisation, corrupt_header_drops: self.corrupt_header_drops[i] });
+            let utilisation = if end.is_zero() {
+                0.0
+            } else {
+                stats.busy_time.as_secs_f64() / end_s
+            };
+            links.insert(
+                name.to_string(),
+                LinkResult {
+                    stats,
+                    utilisation,
+                    corrupt_header_drops: self.corrupt_header_drops[i],
+                },
+            );
         }
         let cross = self
             .cross
@@ -627,7 +735,20 @@ impl Sim {
                 delivered_packets: c.delivered_packets,
             })
             .collect();
-        Ok(RunResult { id, point, rep, seed, axes, scenario: name, end_s, events: self.processed, flows, links, cross, series: std::mem::take(&mut self.series) })
+        Ok(RunResult {
+            id,
+            point,
+            rep,
+            seed,
+            axes,
+            scenario: name,
+            end_s,
+            events: self.processed,
+            flows,
+            links,
+            cross,
+            series: std::mem::take(&mut self.series),
+        })
     }
 }
 
@@ -656,11 +777,22 @@ fn tcp_fields(seg: &Segment, mss: u16) -> addr::TcpHeaderFields {
 
 /// Link routes between the sides of one flow. Without a PEP only client ↔ server exists; with
 /// one, each end talks to the PEP, which sits before or after the bottleneck.
-fn routes(cu: Option<usize>, cd: Option<usize>, su: Option<usize>, sd: Option<usize>, pep: Option<PepPosition>) -> [[Vec<usize>; 3]; 3] {
-    let path = |links: &[Option<usize>]| -> Vec<usize> { links.iter().flatten().copied().collect() };
+fn routes(
+    cu: Option<usize>,
+    cd: Option<usize>,
+    su: Option<usize>,
+    sd: Option<usize>,
+    pep: Option<PepPosition>,
+) -> [[Vec<usize>; 3]; 3] {
+    let path =
+        |links: &[Option<usize>]| -> Vec<usize> { links.iter().flatten().copied().collect() };
     let (b_up, b_down) = (Some(BOTTLENECK_UP), Some(BOTTLENECK_DOWN));
     let mut r: [[Vec<usize>; 3]; 3] = Default::default();
-    let (c, s, m) = (Side::Client.index(), Side::Server.index(), Side::Middle.index());
+    let (c, s, m) = (
+        Side::Client.index(),
+        Side::Server.index(),
+        Side::Middle.index(),
+    );
     r[c][s] = path(&[cu, b_up, su]);
     r[s][c] = path(&[sd, b_down, cd]);
     match pep {
@@ -681,14 +813,29 @@ fn routes(cu: Option<usize>, cd: Option<usize>, su: Option<usize>, sd: Option<us
     r
 }
 
-fn build_agent(spec: &FlowSpec, index: usize, seed: u64, clock: &VirtualClock, opts: &RunOptions, keylog: Option<KeyLogBuffer>) -> Result<Box<dyn FlowAgent>, SimError> {
+fn build_agent(
+    spec: &FlowSpec,
+    index: usize,
+    seed: u64,
+    clock: &VirtualClock,
+    opts: &RunOptions,
+    keylog: Option<KeyLogBuffer>,
+) -> Result<Box<dyn FlowAgent>, SimError> {
     match spec.stack {
         Stack::Quic => {
             let q = &spec.quic;
             let workload = match spec.workload {
                 Workload::Bulk { upload: true } => QuicWorkload::BulkUpload,
                 Workload::Bulk { upload: false } => QuicWorkload::BulkDownload,
-                Workload::Download { size, streams, connections } => QuicWorkload::Download { size, streams, connections },
+                Workload::Download {
+                    size,
+                    streams,
+                    connections,
+                } => QuicWorkload::Download {
+                    size,
+                    streams,
+                    connections,
+                },
             };
             let controller = match spec.cc {
                 CcChoice::Ours(c) => ControllerChoice::Ours(c),
@@ -717,7 +864,10 @@ fn build_agent(spec: &FlowSpec, index: usize, seed: u64, clock: &VirtualClock, o
                 qlog_dir: opts.qlog_dir.clone(),
                 keylog,
             };
-            let flow = QuicFlow::new(cfg, clock.clone()).map_err(|e| SimError::Flow { flow: spec.name.clone(), message: e.to_string() })?;
+            let flow = QuicFlow::new(cfg, clock.clone()).map_err(|e| SimError::Flow {
+                flow: spec.name.clone(),
+                message: e.to_string(),
+            })?;
             Ok(Box::new(flow))
         }
         Stack::Tcp => {
@@ -725,12 +875,26 @@ fn build_agent(spec: &FlowSpec, index: usize, seed: u64, clock: &VirtualClock, o
             let controller = match spec.cc {
                 CcChoice::Ours(c) => c,
                 // The scenario parser rejects this; a scenario built in code might not.
-                _ => return Err(SimError::Flow { flow: spec.name.clone(), message: "TCP flows use quiclab's controllers, not quinn's".into() }),
+                _ => {
+                    return Err(SimError::Flow {
+                        flow: spec.name.clone(),
+                        message: "TCP flows use quiclab's controllers, not quinn's".into(),
+                    })
+                }
             };
             let workload = match spec.workload {
                 Workload::Bulk { upload: true } => TcpWorkload::BulkUpload,
                 Workload::Bulk { upload: false } => TcpWorkload::BulkDownload,
-                Workload::Download { size, streams, connections } => TcpWorkload::Download { size, streams, connections, http1_parallel: t.http1_parallel },
+                Workload::Download {
+                    size,
+                    streams,
+                    connections,
+                } => TcpWorkload::Download {
+                    size,
+                    streams,
+                    connections,
+                    http1_parallel: t.http1_parallel,
+                },
             };
             let cfg = TcpFlowConfig {
                 name: spec.name.clone(),
@@ -760,7 +924,10 @@ fn build_agent(spec: &FlowSpec, index: usize, seed: u64, clock: &VirtualClock, o
                     send_buffer: p.send_buffer,
                 }),
             };
-            let flow = TcpFlow::new(cfg).map_err(|e| SimError::Flow { flow: spec.name.clone(), message: e.to_string() })?;
+            let flow = TcpFlow::new(cfg).map_err(|e| SimError::Flow {
+                flow: spec.name.clone(),
+                message: e.to_string(),
+            })?;
             Ok(Box::new(flow))
         }
     }

@@ -19,5 +19,12 @@ use scenario::model::{RunSpec, SweepPoint};
 pub fn run(point: &SweepPoint, spec: &RunSpec, opts: &RunOptions) -> Result<RunResult, SimError> {
     let sim = engine::Sim::new(&point.scenario, spec.seed, opts)?;
     let axes: BTreeMap<String, String> = point.axes.iter().cloned().collect();
-    sim.run(spec.id.clone(), spec.point, spec.rep, spec.seed, axes, point.scenario.name.clone())
+    sim.run(
+        spec.id.clone(),
+        spec.point,
+        spec.rep,
+        spec.seed,
+        axes,
+        point.scenario.name.clone(),
+    )
 }

@@ -57,6 +57,9 @@ mod tests {
         assert_eq!(b.len(), 24 + 16 + 3);
         assert_eq!(&b[..4], &MAGIC_NS.to_le_bytes());
         assert_eq!(u32::from_le_bytes(b[24..28].try_into().unwrap()), 101);
-        assert_eq!(u32::from_le_bytes(b[28..32].try_into().unwrap()), 500_000_000);
+        assert_eq!(
+            u32::from_le_bytes(b[28..32].try_into().unwrap()),
+            500_000_000
+        );
     }
 }

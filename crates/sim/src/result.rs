@@ -124,8 +124,17 @@ impl RunResult {
         for r in &self.series {
             s.push_str(&format!(
                 "{},{},{},{},{},{},{},{},{},{},{}\n",
-                r.t_s, r.flow, r.goodput_bps, r.payload_throughput_bps, r.cwnd_bytes, r.srtt_ms,
-                r.in_flight_bytes, r.queue_up_packets, r.queue_down_packets, r.queue_up_bytes, r.queue_down_bytes
+                r.t_s,
+                r.flow,
+                r.goodput_bps,
+                r.payload_throughput_bps,
+                r.cwnd_bytes,
+                r.srtt_ms,
+                r.in_flight_bytes,
+                r.queue_up_packets,
+                r.queue_down_packets,
+                r.queue_up_bytes,
+                r.queue_down_bytes
             ));
         }
         s

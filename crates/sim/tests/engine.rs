@@ -6,7 +6,20 @@ use scenario::model::Workload;
 
 #[test]
 fn download_completes_and_reports_timings() {
-    let s = dumbbell(10_000_000, ms(15), 25, vec![flow("d", Workload::Download { size: 1_000_000, streams: 1, connections: 1 })], ms(20_000));
+    let s = dumbbell(
+        10_000_000,
+        ms(15),
+        25,
+        vec![flow(
+            "d",
+            Workload::Download {
+                size: 1_000_000,
+                streams: 1,
+                connections: 1,
+            },
+        )],
+        ms(20_000),
+    );
     let r = run(&s, 1);
     let f = &r.flows[0];
     assert_eq!(f.error, None);
@@ -33,23 +46,52 @@ fn same_seed_same_json_different_seed_differs() {
 
 #[test]
 fn zero_rtt_second_connection_saves_a_round_trip() {
-    let mut f = flow("z", Workload::Download { size: 20_000, streams: 1, connections: 2 });
+    let mut f = flow(
+        "z",
+        Workload::Download {
+            size: 20_000,
+            streams: 1,
+            connections: 2,
+        },
+    );
     f.quic.zero_rtt = true;
     let s = dumbbell(10_000_000, ms(50), 100, vec![f], ms(10_000));
     let r = run(&s, 5);
     let c = &r.flows[0].connections;
     assert_eq!(c.len(), 2);
     assert!(!c[0].zero_rtt_accepted);
-    assert!(c[1].zero_rtt_accepted, "second connection resumes with 0-RTT");
+    assert!(
+        c[1].zero_rtt_accepted,
+        "second connection resumes with 0-RTT"
+    );
     // 100 ms RTT: the request rides in the first flight, so the first byte comes one RTT sooner.
-    let (f1, f2) = (c[0].time_to_first_byte_s.unwrap(), c[1].time_to_first_byte_s.unwrap());
-    assert!(f1 - f2 > 0.095 && f1 - f2 < 0.105, "TTFB 1-RTT {f1} vs 0-RTT {f2}");
+    let (f1, f2) = (
+        c[0].time_to_first_byte_s.unwrap(),
+        c[1].time_to_first_byte_s.unwrap(),
+    );
+    assert!(
+        f1 - f2 > 0.095 && f1 - f2 < 0.105,
+        "TTFB 1-RTT {f1} vs 0-RTT {f2}"
+    );
     assert!(c[1].completion_s.unwrap() < c[0].completion_s.unwrap());
 }
 
 #[test]
 fn several_streams_share_one_download() {
-    let s = dumbbell(10_000_000, ms(10), 25, vec![flow("m", Workload::Download { size: 1_000_000, streams: 8, connections: 1 })], ms(10_000));
+    let s = dumbbell(
+        10_000_000,
+        ms(10),
+        25,
+        vec![flow(
+            "m",
+            Workload::Download {
+                size: 1_000_000,
+                streams: 8,
+                connections: 1,
+            },
+        )],
+        ms(10_000),
+    );
     let r = run(&s, 2);
     assert_eq!(r.flows[0].bytes_delivered, 1_000_000);
     assert!(r.flows[0].completion_s.is_some());
@@ -66,15 +108,25 @@ fn cross_traffic_and_corruption_are_counted() {
         up: false,
         start: ms(0),
         stop: None,
-        pattern: scenario::model::CrossPattern::Cbr { rate_bps: 1_000_000, payload: 972 },
+        pattern: scenario::model::CrossPattern::Cbr {
+            rate_bps: 1_000_000,
+            payload: 972,
+        },
     });
     let r = run(&s, 9);
     let down = &r.links["bottleneck_down"];
     assert!(down.stats.corrupted_packets > 10);
-    assert!(r.flows[0].packets_lost > 0, "corrupted packets are lost to QUIC");
+    assert!(
+        r.flows[0].packets_lost > 0,
+        "corrupted packets are lost to QUIC"
+    );
     // 1 Mbit/s of 1000-byte IP packets = 125 per second until the run ends (the flow stopped).
     let expected = (r.end_s * 125.0).ceil() as u64;
-    assert!(r.cross[0].sent_packets.abs_diff(expected) <= 1, "{} vs {expected}", r.cross[0].sent_packets);
+    assert!(
+        r.cross[0].sent_packets.abs_diff(expected) <= 1,
+        "{} vs {expected}",
+        r.cross[0].sent_packets
+    );
 }
 
 #[test]
@@ -83,13 +135,33 @@ fn a_quic_error_is_recorded_not_a_crash() {
     let mut f = flow("bad", Workload::Bulk { upload: true });
     f.quic.mtu = 1000;
     let s = dumbbell(10_000_000, ms(10), 25, vec![f], ms(1_000));
-    let point = scenario::model::SweepPoint { axes: vec![], scenario: s };
-    let err = sim::run(&point, &scenario::model::RunSpec { id: "x".into(), point: 0, rep: 0, seed: 1 }, &Default::default()).unwrap_err();
+    let point = scenario::model::SweepPoint {
+        axes: vec![],
+        scenario: s,
+    };
+    let err = sim::run(
+        &point,
+        &scenario::model::RunSpec {
+            id: "x".into(),
+            point: 0,
+            rep: 0,
+            seed: 1,
+        },
+        &Default::default(),
+    )
+    .unwrap_err();
     assert!(err.to_string().contains("1200"), "{err}");
 }
 
 fn tcp_download(size: u64, streams: u32) -> scenario::model::FlowSpec {
-    let mut f = flow("t", Workload::Download { size, streams, connections: 1 });
+    let mut f = flow(
+        "t",
+        Workload::Download {
+            size,
+            streams,
+            connections: 1,
+        },
+    );
     f.stack = scenario::model::Stack::Tcp;
     f
 }
@@ -122,13 +194,22 @@ fn a_gateway_pep_splits_the_connection_across_the_engine() {
         receive_window_max: 16 << 20,
         send_buffer: 16 << 20,
     });
-    let end_to_end = run(&dumbbell(20_000_000, ms(295), 1000, vec![base], ms(60_000)), 1);
-    let split = run(&dumbbell(20_000_000, ms(295), 1000, vec![with_pep], ms(60_000)), 1);
+    let end_to_end = run(
+        &dumbbell(20_000_000, ms(295), 1000, vec![base], ms(60_000)),
+        1,
+    );
+    let split = run(
+        &dumbbell(20_000_000, ms(295), 1000, vec![with_pep], ms(60_000)),
+        1,
+    );
     for r in [&end_to_end, &split] {
         assert_eq!(r.flows[0].error, None);
         assert_eq!(r.flows[0].bytes_delivered, 1_000_000);
     }
-    let (a, b) = (end_to_end.flows[0].completion_s.unwrap(), split.flows[0].completion_s.unwrap());
+    let (a, b) = (
+        end_to_end.flows[0].completion_s.unwrap(),
+        split.flows[0].completion_s.unwrap(),
+    );
     assert!(b < a - 0.5, "PEP {b} s vs end to end {a} s");
 }
 

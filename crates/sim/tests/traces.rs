@@ -14,17 +14,50 @@ fn temp_dir(tag: &str) -> std::path::PathBuf {
 #[test]
 fn pcap_and_qlog_are_written_and_tshark_decrypts_quic() {
     let dir = temp_dir("traces");
-    let s = dumbbell(10_000_000, ms(10), 25, vec![flow("dl", Workload::Download { size: 50_000, streams: 1, connections: 1 })], ms(5_000));
+    let s = dumbbell(
+        10_000_000,
+        ms(10),
+        25,
+        vec![flow(
+            "dl",
+            Workload::Download {
+                size: 50_000,
+                streams: 1,
+                connections: 1,
+            },
+        )],
+        ms(5_000),
+    );
     let pcap = dir.join("run.pcap");
     let qlog = dir.join("qlog");
     std::fs::create_dir_all(&qlog).unwrap();
-    let opts = sim::RunOptions { pcap: Some(pcap.clone()), qlog_dir: Some(qlog.clone()), series: false };
-    let point = SweepPoint { axes: vec![], scenario: s };
-    let r = sim::run(&point, &RunSpec { id: "p0-r0".into(), point: 0, rep: 0, seed: 3 }, &opts).unwrap();
+    let opts = sim::RunOptions {
+        pcap: Some(pcap.clone()),
+        qlog_dir: Some(qlog.clone()),
+        series: false,
+    };
+    let point = SweepPoint {
+        axes: vec![],
+        scenario: s,
+    };
+    let r = sim::run(
+        &point,
+        &RunSpec {
+            id: "p0-r0".into(),
+            point: 0,
+            rep: 0,
+            seed: 3,
+        },
+        &opts,
+    )
+    .unwrap();
     assert_eq!(r.flows[0].bytes_delivered, 50_000);
 
     let keys = std::fs::read_to_string(dir.join("run.pcap.keys")).unwrap();
-    assert!(keys.contains("CLIENT_HANDSHAKE_TRAFFIC_SECRET"), "key log has TLS 1.3 secrets");
+    assert!(
+        keys.contains("CLIENT_HANDSHAKE_TRAFFIC_SECRET"),
+        "key log has TLS 1.3 secrets"
+    );
     let qlogs: Vec<_> = std::fs::read_dir(&qlog).unwrap().collect();
     assert_eq!(qlogs.len(), 2, "one qlog per side");
     for q in qlogs {
@@ -37,27 +70,68 @@ fn pcap_and_qlog_are_written_and_tshark_decrypts_quic() {
         .args(["-n", "-r"])
         .arg(&pcap)
         .arg("-o")
-        .arg(format!("tls.keylog_file:{}", dir.join("run.pcap.keys").display()))
-        .args(["-Y", "quic.stream_data", "-T", "fields", "-e", "frame.number"])
+        .arg(format!(
+            "tls.keylog_file:{}",
+            dir.join("run.pcap.keys").display()
+        ))
+        .args([
+            "-Y",
+            "quic.stream_data",
+            "-T",
+            "fields",
+            "-e",
+            "frame.number",
+        ])
         .output()
         .expect("tshark must be installed (scripts/setup.sh)");
-    assert!(out.status.success(), "tshark failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "tshark failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let decrypted_stream_frames = String::from_utf8_lossy(&out.stdout).lines().count();
-    assert!(decrypted_stream_frames > 10, "tshark decrypted only {decrypted_stream_frames} STREAM frames");
+    assert!(
+        decrypted_stream_frames > 10,
+        "tshark decrypted only {decrypted_stream_frames} STREAM frames"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn tcp_segments_appear_in_the_pcap_as_real_tcp() {
     let dir = temp_dir("tcp-pcap");
-    let mut f = flow("dl", Workload::Download { size: 200_000, streams: 1, connections: 1 });
+    let mut f = flow(
+        "dl",
+        Workload::Download {
+            size: 200_000,
+            streams: 1,
+            connections: 1,
+        },
+    );
     f.stack = scenario::model::Stack::Tcp;
     // A queue deep enough that slow start loses nothing: every byte is sent once.
     let s = dumbbell(10_000_000, ms(10), 1000, vec![f], ms(5_000));
     let pcap = dir.join("tcp.pcap");
-    let opts = sim::RunOptions { pcap: Some(pcap.clone()), qlog_dir: None, series: false };
-    let point = SweepPoint { axes: vec![], scenario: s };
-    let r = sim::run(&point, &RunSpec { id: "p0-r0".into(), point: 0, rep: 0, seed: 3 }, &opts).unwrap();
+    let opts = sim::RunOptions {
+        pcap: Some(pcap.clone()),
+        qlog_dir: None,
+        series: false,
+    };
+    let point = SweepPoint {
+        axes: vec![],
+        scenario: s,
+    };
+    let r = sim::run(
+        &point,
+        &RunSpec {
+            id: "p0-r0".into(),
+            point: 0,
+            rep: 0,
+            seed: 3,
+        },
+        &opts,
+    )
+    .unwrap();
     assert_eq!(r.flows[0].bytes_delivered, 200_000);
     let fields = |filter: &str, field: &str| -> Vec<String> {
         let out = std::process::Command::new("tshark")
@@ -66,15 +140,35 @@ fn tcp_segments_appear_in_the_pcap_as_real_tcp() {
             .args(["-Y", filter, "-T", "fields", "-e", field])
             .output()
             .expect("tshark must be installed (scripts/setup.sh)");
-        assert!(out.status.success(), "tshark failed: {}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8_lossy(&out.stdout).lines().map(str::to_string).collect()
+        assert!(
+            out.status.success(),
+            "tshark failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::to_string)
+            .collect()
     };
-    assert_eq!(fields("tcp.flags.syn == 1", "frame.number").len(), 2, "SYN and SYN-ACK");
+    assert_eq!(
+        fields("tcp.flags.syn == 1", "frame.number").len(),
+        2,
+        "SYN and SYN-ACK"
+    );
     // Server → client payload: the response plus the TLS 1.3 server flight.
-    let down: u64 = fields("tcp.srcport == 443", "tcp.len").iter().filter_map(|l| l.parse::<u64>().ok()).sum();
+    let down: u64 = fields("tcp.srcport == 443", "tcp.len")
+        .iter()
+        .filter_map(|l| l.parse::<u64>().ok())
+        .sum();
     assert_eq!(r.flows[0].packets_lost, 0);
     assert!(down > 200_000 && down < 206_000, "server sent {down} bytes");
-    let anomalies = fields("tcp.analysis.flags && !tcp.analysis.window_update", "frame.number");
-    assert!(anomalies.is_empty(), "tshark's TCP analysis flags frames {anomalies:?}");
+    let anomalies = fields(
+        "tcp.analysis.flags && !tcp.analysis.window_update",
+        "frame.number",
+    );
+    assert!(
+        anomalies.is_empty(),
+        "tshark's TCP analysis flags frames {anomalies:?}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -121,7 +121,13 @@ impl Transmit {
     /// A UDP datagram over IPv4 carrying `payload` to `to`.
     pub fn udp(payload: Vec<u8>, to: Side) -> Self {
         let len = payload.len() as u32;
-        Transmit { bytes: payload, wire_len: len + 28, payload_len: len, header_len: 28, to }
+        Transmit {
+            bytes: payload,
+            wire_len: len + 28,
+            payload_len: len,
+            header_len: 28,
+            to,
+        }
     }
 }
 

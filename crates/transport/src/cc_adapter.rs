@@ -74,15 +74,21 @@ impl ControllerFactory for Factory {
             ControllerChoice::Ours(config) => Box::new(Ours {
                 inner: cc::build(&config, u64::from(current_mtu), from_instant(now)),
             }),
-            ControllerChoice::QuinnNewReno => Arc::new(quinn_proto::congestion::NewRenoConfig::default())
-                .build(now, current_mtu),
-            ControllerChoice::QuinnCubic => Arc::new(quinn_proto::congestion::CubicConfig::default())
-                .build(now, current_mtu),
-            ControllerChoice::QuinnBbr => Arc::new(quinn_proto::congestion::BbrConfig::default())
-                .build(now, current_mtu),
+            ControllerChoice::QuinnNewReno => {
+                Arc::new(quinn_proto::congestion::NewRenoConfig::default()).build(now, current_mtu)
+            }
+            ControllerChoice::QuinnCubic => {
+                Arc::new(quinn_proto::congestion::CubicConfig::default()).build(now, current_mtu)
+            }
+            ControllerChoice::QuinnBbr => {
+                Arc::new(quinn_proto::congestion::BbrConfig::default()).build(now, current_mtu)
+            }
         };
         self.probe.ssthresh.store(u64::MAX, Ordering::Relaxed);
-        Box::new(Probed { inner, probe: self.probe.clone() })
+        Box::new(Probed {
+            inner,
+            probe: self.probe.clone(),
+        })
     }
 }
 
@@ -97,21 +103,46 @@ impl Controller for Probed {
         self.inner.on_sent(now, bytes, last_packet_number)
     }
 
-    fn on_ack(&mut self, now: Instant, sent: Instant, bytes: u64, app_limited: bool, rtt: &RttEstimator) {
+    fn on_ack(
+        &mut self,
+        now: Instant,
+        sent: Instant,
+        bytes: u64,
+        app_limited: bool,
+        rtt: &RttEstimator,
+    ) {
         self.inner.on_ack(now, sent, bytes, app_limited, rtt)
     }
 
-    fn on_end_acks(&mut self, now: Instant, in_flight: u64, app_limited: bool, largest: Option<u64>) {
+    fn on_end_acks(
+        &mut self,
+        now: Instant,
+        in_flight: u64,
+        app_limited: bool,
+        largest: Option<u64>,
+    ) {
         self.probe.in_flight.store(in_flight, Ordering::Relaxed);
         self.inner.on_end_acks(now, in_flight, app_limited, largest);
         let ss = self.inner.metrics().ssthresh.unwrap_or(u64::MAX);
         self.probe.ssthresh.store(ss, Ordering::Relaxed);
     }
 
-    fn on_congestion_event(&mut self, now: Instant, sent: Instant, persistent: bool, lost_bytes: u64) {
-        self.inner.on_congestion_event(now, sent, persistent, lost_bytes);
+    fn on_congestion_event(
+        &mut self,
+        now: Instant,
+        sent: Instant,
+        persistent: bool,
+        lost_bytes: u64,
+    ) {
+        self.inner
+            .on_congestion_event(now, sent, persistent, lost_bytes);
         let t = from_instant(now).as_nanos() as u64 + 1;
-        let _ = self.probe.first_congestion.compare_exchange(0, t, Ordering::Relaxed, Ordering::Relaxed);
+        let _ = self.probe.first_congestion.compare_exchange(
+            0,
+            t,
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+        );
         let ss = self.inner.metrics().ssthresh.unwrap_or(u64::MAX);
         self.probe.ssthresh.store(ss, Ordering::Relaxed);
     }
@@ -129,7 +160,10 @@ impl Controller for Probed {
     }
 
     fn clone_box(&self) -> Box<dyn Controller> {
-        Box::new(Probed { inner: self.inner.clone_box(), probe: self.probe.clone() })
+        Box::new(Probed {
+            inner: self.inner.clone_box(),
+            probe: self.probe.clone(),
+        })
     }
 
     fn initial_window(&self) -> u64 {
@@ -148,26 +182,57 @@ struct Ours {
 
 impl Controller for Ours {
     fn on_sent(&mut self, now: Instant, bytes: u64, last_packet_number: u64) {
-        self.inner.on_sent(from_instant(now), bytes, last_packet_number)
+        self.inner
+            .on_sent(from_instant(now), bytes, last_packet_number)
     }
 
-    fn on_ack(&mut self, now: Instant, sent: Instant, bytes: u64, app_limited: bool, rtt: &RttEstimator) {
+    fn on_ack(
+        &mut self,
+        now: Instant,
+        sent: Instant,
+        bytes: u64,
+        app_limited: bool,
+        rtt: &RttEstimator,
+    ) {
         // quinn keeps its latest sample private; the sample for this packet is exactly now − sent.
         let sample = RttSample {
             latest: now.saturating_duration_since(sent),
             smoothed: rtt.get(),
             min: rtt.min(),
         };
-        self.inner.on_ack(from_instant(now), from_instant(sent), bytes, app_limited, &sample)
+        self.inner.on_ack(
+            from_instant(now),
+            from_instant(sent),
+            bytes,
+            app_limited,
+            &sample,
+        )
     }
 
-    fn on_end_acks(&mut self, now: Instant, in_flight: u64, app_limited: bool, largest: Option<u64>) {
-        self.inner.on_end_acks(from_instant(now), in_flight, app_limited, largest)
-    }
-
-    fn on_congestion_event(&mut self, now: Instant, sent: Instant, persistent: bool, lost_bytes: u64) {
+    fn on_end_acks(
+        &mut self,
+        now: Instant,
+        in_flight: u64,
+        app_limited: bool,
+        largest: Option<u64>,
+    ) {
         self.inner
-            .on_congestion_event(from_instant(now), from_instant(sent), persistent, lost_bytes)
+            .on_end_acks(from_instant(now), in_flight, app_limited, largest)
+    }
+
+    fn on_congestion_event(
+        &mut self,
+        now: Instant,
+        sent: Instant,
+        persistent: bool,
+        lost_bytes: u64,
+    ) {
+        self.inner.on_congestion_event(
+            from_instant(now),
+            from_instant(sent),
+            persistent,
+            lost_bytes,
+        )
     }
 
     fn on_mtu_update(&mut self, new_mtu: u16) {
@@ -186,7 +251,9 @@ impl Controller for Ours {
     }
 
     fn clone_box(&self) -> Box<dyn Controller> {
-        Box::new(Ours { inner: self.inner.box_clone() })
+        Box::new(Ours {
+            inner: self.inner.box_clone(),
+        })
     }
 
     fn initial_window(&self) -> u64 {

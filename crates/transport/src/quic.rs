@@ -35,7 +35,11 @@ pub enum QuicWorkload {
     /// Server sends as fast as allowed on one stream; client discards.
     BulkDownload,
     /// Client requests `size` bytes split over `streams` streams, `connections` times in a row.
-    Download { size: u64, streams: u32, connections: u32 },
+    Download {
+        size: u64,
+        streams: u32,
+        connections: u32,
+    },
 }
 
 /// Everything needed to build one QUIC flow.
@@ -179,10 +183,14 @@ impl QuicFlow {
             cfg.keylog.clone(),
             cfg.zero_rtt,
         )?;
-        let server_tls =
-            tls::server_config(SharedRng::new(sub_seed(cfg.seed, 2)), &clock, cfg.keylog.clone())?;
+        let server_tls = tls::server_config(
+            SharedRng::new(sub_seed(cfg.seed, 2)),
+            &clock,
+            cfg.keylog.clone(),
+        )?;
         // Pinned token key: the default would draw from the OS RNG.
-        let token_key = ring::hkdf::Salt::new(ring::hkdf::HKDF_SHA256, &[]).extract(&root.bytes32());
+        let token_key =
+            ring::hkdf::Salt::new(ring::hkdf::HKDF_SHA256, &[]).extract(&root.bytes32());
         let mut server_config = ServerConfig::new(server_tls, Arc::new(token_key));
         server_config.time_source(Arc::new(clock.clone()));
         let server_transport = transport_config(&cfg, server_probe.clone(), None)?;
@@ -240,14 +248,23 @@ impl QuicFlow {
             rng.fill(&mut b);
             quinn_proto::ConnectionId::new(&b)
         }));
-        let result = self.client.endpoint.connect(to_instant(now), cc, self.cfg.server_addr, SERVER_NAME);
+        let result =
+            self.client
+                .endpoint
+                .connect(to_instant(now), cc, self.cfg.server_addr, SERVER_NAME);
         let (handle, conn) = match result {
             Ok(x) => x,
             Err(e) => return self.fail(format!("connect: {e}")),
         };
         self.opened += 1;
-        self.connections.push(ConnectionReport { started_s: now.as_secs_f64(), ..Default::default() });
-        let mut app = App { report_index: self.connections.len() - 1, ..Default::default() };
+        self.connections.push(ConnectionReport {
+            started_s: now.as_secs_f64(),
+            ..Default::default()
+        });
+        let mut app = App {
+            report_index: self.connections.len() - 1,
+            ..Default::default()
+        };
         match self.cfg.workload {
             QuicWorkload::BulkUpload => {}
             QuicWorkload::BulkDownload => {
@@ -260,7 +277,12 @@ impl QuicFlow {
                 app.per_stream = size.div_ceil(u64::from(streams));
             }
         }
-        self.client.conns.push(Conn { handle, conn, app, closing: false });
+        self.client.conns.push(Conn {
+            handle,
+            conn,
+            app,
+            closing: false,
+        });
     }
 
     fn fail(&mut self, msg: String) {
@@ -364,7 +386,9 @@ impl QuicFlow {
                     }
                 }
                 while c.app.pending_requests > 0 {
-                    let Some(id) = c.conn.streams().open(Dir::Bi) else { break };
+                    let Some(id) = c.conn.streams().open(Dir::Bi) else {
+                        break;
+                    };
                     c.app.pending_requests -= 1;
                     let req = format!("GET {}\n", c.app.per_stream);
                     let mut s = c.conn.send_stream(id);
@@ -372,15 +396,27 @@ impl QuicFlow {
                     if s.write(req.as_bytes()).is_err() || s.finish().is_err() {
                         errors.push("could not send request".into());
                     }
-                    c.app.recvs.push(RecvState { id, request: None, finished: false });
+                    c.app.recvs.push(RecvState {
+                        id,
+                        request: None,
+                        finished: false,
+                    });
                 }
             } else {
                 while let Some(id) = c.conn.streams().accept(Dir::Bi) {
-                    c.app.recvs.push(RecvState { id, request: Some(Vec::new()), finished: false });
+                    c.app.recvs.push(RecvState {
+                        id,
+                        request: Some(Vec::new()),
+                        finished: false,
+                    });
                 }
             }
             while let Some(id) = c.conn.streams().accept(Dir::Uni) {
-                c.app.recvs.push(RecvState { id, request: None, finished: false });
+                c.app.recvs.push(RecvState {
+                    id,
+                    request: None,
+                    finished: false,
+                });
             }
             // Read.
             let mut new_sends = Vec::new();
@@ -418,7 +454,8 @@ impl QuicFlow {
                             Some(n) => new_sends.push((r.id, n)),
                             None => errors.push("malformed request".into()),
                         }
-                    } else if side == Side::Client && !matches!(workload, QuicWorkload::BulkUpload) {
+                    } else if side == Side::Client && !matches!(workload, QuicWorkload::BulkUpload)
+                    {
                         c.app.done_streams += 1;
                     }
                 }
@@ -495,7 +532,11 @@ impl QuicFlow {
             let c = &mut self.client.conns[ci];
             let r = &mut self.connections[c.app.report_index];
             r.completion_s = Some(now.as_secs_f64() - r.started_s);
-            c.conn.close(to_instant(now), VarInt::from_u32(0), Bytes::from_static(b"done"));
+            c.conn.close(
+                to_instant(now),
+                VarInt::from_u32(0),
+                Bytes::from_static(b"done"),
+            );
         }
     }
 
@@ -615,7 +656,11 @@ fn transport_config(
     Ok(Arc::new(t))
 }
 
-fn qlog_stream(cfg: &QuicFlowConfig, side: Side, count: &mut u32) -> Option<quinn_proto::QlogStream> {
+fn qlog_stream(
+    cfg: &QuicFlowConfig,
+    side: Side,
+    count: &mut u32,
+) -> Option<quinn_proto::QlogStream> {
     let dir = cfg.qlog_dir.as_ref()?;
     let n = *count;
     *count += 1;
@@ -649,7 +694,14 @@ impl FlowAgent for QuicFlow {
         let host = self.host(side);
         let mut buf = std::mem::take(&mut host.buf);
         buf.clear();
-        let event = host.endpoint.handle(nowi, remote, None, None, BytesMut::from(Bytes::from(payload)), &mut buf);
+        let event = host.endpoint.handle(
+            nowi,
+            remote,
+            None,
+            None,
+            BytesMut::from(Bytes::from(payload)),
+            &mut buf,
+        );
         match event {
             Some(DatagramEvent::ConnectionEvent(h, ev)) => {
                 if let Some(c) = host.conns.iter_mut().find(|c| c.handle == h) {
@@ -666,9 +718,12 @@ impl FlowAgent for QuicFlow {
                     Arc::new(sc)
                 });
                 match host.endpoint.accept(incoming, nowi, &mut buf, per_conn) {
-                    Ok((handle, conn)) => {
-                        host.conns.push(Conn { handle, conn, app: App::default(), closing: false })
-                    }
+                    Ok((handle, conn)) => host.conns.push(Conn {
+                        handle,
+                        conn,
+                        app: App::default(),
+                        closing: false,
+                    }),
                     Err(e) => {
                         if let Some(t) = e.response {
                             host.outbox.push_back(buf[..t.size].to_vec());
@@ -700,7 +755,8 @@ impl FlowAgent for QuicFlow {
                 // flowing, so the connection closes now (CONNECTION_CLOSE discards it).
                 self.stopped = true;
                 for c in self.host(side).conns.iter_mut() {
-                    c.conn.close(nowi, VarInt::from_u32(0), Bytes::from_static(b"stopped"));
+                    c.conn
+                        .close(nowi, VarInt::from_u32(0), Bytes::from_static(b"stopped"));
                 }
                 if !matches!(self.cfg.workload, QuicWorkload::Download { .. }) {
                     self.finished = true;
@@ -749,7 +805,12 @@ impl FlowAgent for QuicFlow {
         }
         let app = self.app_timer(side);
         let host = self.host(side);
-        let conn = host.conns.iter_mut().filter_map(|c| c.conn.poll_timeout()).min().map(from_instant);
+        let conn = host
+            .conns
+            .iter_mut()
+            .filter_map(|c| c.conn.poll_timeout())
+            .min()
+            .map(from_instant);
         match (app, conn) {
             (Some(a), Some(c)) => Some(a.min(c)),
             (a, c) => a.or(c),
@@ -768,7 +829,11 @@ impl FlowAgent for QuicFlow {
         match host.conns.last() {
             Some(c) => {
                 let s = c.conn.stats();
-                SenderSample { cwnd: s.path.cwnd, srtt: c.conn.rtt(), in_flight: probe.in_flight() }
+                SenderSample {
+                    cwnd: s.path.cwnd,
+                    srtt: c.conn.rtt(),
+                    in_flight: probe.in_flight(),
+                }
             }
             None => SenderSample::default(),
         }

@@ -93,7 +93,9 @@ impl ActiveKeyExchange for ActiveX25519 {
         let peer: [u8; 32] = peer_pub_key
             .try_into()
             .map_err(|_| rustls::Error::from(rustls::PeerMisbehaved::InvalidKeyShare))?;
-        let shared = self.secret.diffie_hellman(&x25519_dalek::PublicKey::from(peer));
+        let shared = self
+            .secret
+            .diffie_hellman(&x25519_dalek::PublicKey::from(peer));
         // RFC 7748 §6.1: an all-zero shared secret means a low-order peer point.
         if !shared.was_contributory() {
             return Err(rustls::PeerMisbehaved::InvalidKeyShare.into());
@@ -137,7 +139,10 @@ pub struct SeededCidGenerator {
 impl SeededCidGenerator {
     /// A generator of `len`-byte CIDs.
     pub fn new(seed: [u8; 32], len: usize) -> Self {
-        SeededCidGenerator { rng: ChaCha8Rng::from_seed(seed), len }
+        SeededCidGenerator {
+            rng: ChaCha8Rng::from_seed(seed),
+            len,
+        }
     }
 }
 
@@ -176,8 +181,12 @@ mod tests {
 
     #[test]
     fn seeded_x25519_agrees_with_itself() {
-        let a = SeededX25519 { rng: SharedRng::new(1) };
-        let b = SeededX25519 { rng: SharedRng::new(2) };
+        let a = SeededX25519 {
+            rng: SharedRng::new(1),
+        };
+        let b = SeededX25519 {
+            rng: SharedRng::new(2),
+        };
         let ka = a.start().unwrap();
         let kb = b.start().unwrap();
         let pa = ka.pub_key().to_vec();

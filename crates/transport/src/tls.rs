@@ -27,14 +27,18 @@ impl KeyLogBuffer {
 
 impl rustls::KeyLog for KeyLogBuffer {
     fn log(&self, label: &str, client_random: &[u8], secret: &[u8]) {
-        let mut line = String::with_capacity(label.len() + 2 * (client_random.len() + secret.len()) + 3);
+        let mut line =
+            String::with_capacity(label.len() + 2 * (client_random.len() + secret.len()) + 3);
         line.push_str(label);
         line.push(' ');
         push_hex(&mut line, client_random);
         line.push(' ');
         push_hex(&mut line, secret);
         line.push('\n');
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).push_str(&line);
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push_str(&line);
     }
 }
 
@@ -67,15 +71,18 @@ pub fn client_config(
 ) -> Result<Arc<quinn_proto::crypto::rustls::QuicClientConfig>, TlsError> {
     let mut roots = rustls::RootCertStore::empty();
     roots.add(CertificateDer::from(SERVER_CERT_DER))?;
-    let mut cfg = rustls::ClientConfig::builder_with_details(seeded_provider(rng), Arc::new(clock.clone()))
-        .with_protocol_versions(&[&rustls::version::TLS13])?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
+    let mut cfg =
+        rustls::ClientConfig::builder_with_details(seeded_provider(rng), Arc::new(clock.clone()))
+            .with_protocol_versions(&[&rustls::version::TLS13])?
+            .with_root_certificates(roots)
+            .with_no_client_auth();
     cfg.enable_early_data = early_data;
     if let Some(k) = keylog {
         cfg.key_log = Arc::new(k);
     }
-    Ok(Arc::new(quinn_proto::crypto::rustls::QuicClientConfig::try_from(cfg)?))
+    Ok(Arc::new(
+        quinn_proto::crypto::rustls::QuicClientConfig::try_from(cfg)?,
+    ))
 }
 
 /// A QUIC server TLS config accepting 0-RTT.
@@ -85,14 +92,17 @@ pub fn server_config(
     keylog: Option<KeyLogBuffer>,
 ) -> Result<Arc<quinn_proto::crypto::rustls::QuicServerConfig>, TlsError> {
     let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(SERVER_KEY_DER.to_vec()));
-    let mut cfg = rustls::ServerConfig::builder_with_details(seeded_provider(rng), Arc::new(clock.clone()))
-        .with_protocol_versions(&[&rustls::version::TLS13])?
-        .with_no_client_auth()
-        .with_single_cert(vec![CertificateDer::from(SERVER_CERT_DER.to_vec())], key)?;
+    let mut cfg =
+        rustls::ServerConfig::builder_with_details(seeded_provider(rng), Arc::new(clock.clone()))
+            .with_protocol_versions(&[&rustls::version::TLS13])?
+            .with_no_client_auth()
+            .with_single_cert(vec![CertificateDer::from(SERVER_CERT_DER.to_vec())], key)?;
     // QUIC requires this exact value to enable 0-RTT (RFC 9001 §4.6.1).
     cfg.max_early_data_size = u32::MAX;
     if let Some(k) = keylog {
         cfg.key_log = Arc::new(k);
     }
-    Ok(Arc::new(quinn_proto::crypto::rustls::QuicServerConfig::try_from(cfg)?))
+    Ok(Arc::new(
+        quinn_proto::crypto::rustls::QuicServerConfig::try_from(cfg)?,
+    ))
 }

@@ -26,10 +26,16 @@ fn handshake_takes_one_two_three_round_trips() {
         let mut net = Net::new(100_000_000, ms(20));
         let (_, r) = run(cfg, &mut net, LIMIT);
         let hs = r.connections[0].handshake_s.expect("handshake completes");
-        assert!((hs - 0.040 * rtts).abs() < 0.002, "{tls:?}: handshake {hs} s, want {rtts} RTT");
+        assert!(
+            (hs - 0.040 * rtts).abs() < 0.002,
+            "{tls:?}: handshake {hs} s, want {rtts} RTT"
+        );
         assert_eq!(r.bytes_delivered, 10_000);
         let ttfb = r.connections[0].time_to_first_byte_s.expect("first byte");
-        assert!((ttfb - hs - 0.040).abs() < 0.003, "{tls:?}: first byte one RTT after the request");
+        assert!(
+            (ttfb - hs - 0.040).abs() < 0.003,
+            "{tls:?}: first byte one RTT after the request"
+        );
     }
 }
 
@@ -48,7 +54,10 @@ fn one_megabyte_download_matches_slow_start_plus_serialization() {
     let serialization = (segments * 1500 * 8) as f64 / 10e6;
     let expected = 0.040 + 0.020 + 0.044 + serialization + 0.020;
     let t = completion(&r);
-    assert!((t - expected).abs() < 0.02, "completion {t:.4} s, expected ≈ {expected:.4} s");
+    assert!(
+        (t - expected).abs() < 0.02,
+        "completion {t:.4} s, expected ≈ {expected:.4} s"
+    );
     assert!(flow.is_finished());
 }
 
@@ -66,7 +75,10 @@ fn delayed_ack_halves_pure_acks() {
     let ratio = delayed as f64 / every as f64;
     // 1382 data segments: ACK every segment ≈ 1382; every second one after 16 quick ACKs ≈ 700.
     assert!(every >= 1380, "ACK every segment: {every}");
-    assert!((0.48..0.56).contains(&ratio), "delayed {delayed} / every {every} = {ratio}");
+    assert!(
+        (0.48..0.56).contains(&ratio),
+        "delayed {delayed} / every {every} = {ratio}"
+    );
 }
 
 /// Completion time of a 1 MB download with the given data segments dropped.
@@ -90,7 +102,10 @@ fn single_loss_is_repaired_by_fast_retransmit_with_and_without_sack() {
     for sack in [true, false] {
         let (r, extra) = lossy(sack, &[60]);
         assert_eq!(r.congestion_events, 1, "sack={sack}");
-        assert_eq!(r.packets_lost, 1, "sack={sack}: only the hole is retransmitted");
+        assert_eq!(
+            r.packets_lost, 1,
+            "sack={sack}: only the hole is retransmitted"
+        );
         // An RTO would cost at least 200 ms; fast retransmit costs about one RTT.
         assert!(extra < 0.1, "sack={sack}: loss cost {extra:.3} s");
         assert!(r.first_congestion_s.is_some());
@@ -131,18 +146,29 @@ fn tail_loss_is_repaired_by_rto() {
     let (clean, _) = go(false);
     let (r, srtt) = go(true);
     assert_eq!(r.packets_lost, 1);
-    assert_eq!(r.congestion_events, 1, "the timeout counts as one congestion event");
+    assert_eq!(
+        r.congestion_events, 1,
+        "the timeout counts as one congestion event"
+    );
     let extra = completion(&r) - completion(&clean);
     // RTO = SRTT + 200 ms, started at the last send; the retransmission then takes ½ RTT.
     assert!(srtt < 0.15, "srtt {srtt}");
-    assert!(extra > 0.2 && extra < 0.2 + 2.0 * srtt, "tail loss cost {extra:.3} s (srtt {srtt:.3})");
+    assert!(
+        extra > 0.2 && extra < 0.2 + 2.0 * srtt,
+        "tail loss cost {extra:.3} s (srtt {srtt:.3})"
+    );
 }
 
 #[test]
 fn dropped_syn_is_retransmitted_after_initial_rto() {
     let mut net = Net::new(100_000_000, ms(20)).dropping(|s| s.dir == Dir::Up && s.index == 0);
     let (_, r) = run(config(download(10_000)), &mut net, LIMIT);
-    assert!(r.connections[0].handshake_s.is_some_and(|h| (h - 1.040).abs() < 0.002), "{r:?}");
+    assert!(
+        r.connections[0]
+            .handshake_s
+            .is_some_and(|h| (h - 1.040).abs() < 0.002),
+        "{r:?}"
+    );
     assert_eq!(r.bytes_delivered, 10_000);
 }
 
@@ -151,7 +177,12 @@ fn lost_syn_ack_handshake_messages_and_fin_are_recovered() {
     // The first SYN-ACK, the ClientHello, the first three segments of the server's flight
     // (all of it) and the first FIN in each direction of the first connection are lost.
     for tls in [Tls::Tls13, Tls::Tls12] {
-        let mut cfg = config(TcpWorkload::Download { size: 200_000, streams: 2, connections: 2, http1_parallel: None });
+        let mut cfg = config(TcpWorkload::Download {
+            size: 200_000,
+            streams: 2,
+            connections: 2,
+            http1_parallel: None,
+        });
         cfg.tls = tls;
         let (mut syn_acks, mut fins) = (0, [0, 0]);
         let mut net = Net::new(10_000_000, ms(20)).dropping(move |s| {
@@ -173,7 +204,10 @@ fn lost_syn_ack_handshake_messages_and_fin_are_recovered() {
         assert_eq!(r.error, None, "{tls:?}");
         assert!(flow.is_finished(), "{tls:?} {r:?} {:?}", flow.sample());
         assert_eq!(r.connections.len(), 2);
-        assert!(r.connections.iter().all(|c| c.completion_s.is_some()), "{tls:?}: {r:?}");
+        assert!(
+            r.connections.iter().all(|c| c.completion_s.is_some()),
+            "{tls:?}: {r:?}"
+        );
         assert_eq!(r.bytes_delivered, 400_000);
         assert!(net.dropped >= 5);
     }
@@ -182,7 +216,8 @@ fn lost_syn_ack_handshake_messages_and_fin_are_recovered() {
 #[test]
 fn lost_acks_are_harmless() {
     // Every third ACK from the client is lost.
-    let mut net = Net::new(10_000_000, ms(20)).dropping(|s| s.dir == Dir::Up && s.data_index.is_none() && s.index % 3 == 2);
+    let mut net = Net::new(10_000_000, ms(20))
+        .dropping(|s| s.dir == Dir::Up && s.data_index.is_none() && s.index % 3 == 2);
     let (_, r) = run(config(download(MB)), &mut net, LIMIT);
     assert_eq!(r.bytes_delivered, MB);
     assert!(r.connections[0].completion_s.is_some_and(|t| t < 1.2));
@@ -217,12 +252,22 @@ fn malformed_segments_are_dropped_without_panic() {
     let mut flow = TcpFlow::new(config(download(100_000))).expect("valid");
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
     let mut valid = Vec::new();
-    Segment { flags: SYN, ..Default::default() }.encode(&mut valid);
+    Segment {
+        flags: SYN,
+        ..Default::default()
+    }
+    .encode(&mut valid);
     let mut sent = 0;
     for i in 0..2000 {
-        let side = if i % 2 == 0 { Side::Client } else { Side::Server };
+        let side = if i % 2 == 0 {
+            Side::Client
+        } else {
+            Side::Server
+        };
         let bytes = match i % 4 {
-            0 => (0..rng.random_range(0..120)).map(|_| rng.random()).collect(),
+            0 => (0..rng.random_range(0..120))
+                .map(|_| rng.random())
+                .collect(),
             1 => valid[..rng.random_range(0..valid.len())].to_vec(),
             2 => {
                 let mut v = valid.clone();
@@ -252,8 +297,14 @@ fn malformed_segments_are_dropped_without_panic() {
 
 #[test]
 fn multiplexed_download_delivers_every_stream() {
-    let cfg = config(TcpWorkload::Download { size: MB + 3, streams: 4, connections: 1, http1_parallel: None });
-    let mut net = Net::new(10_000_000, ms(20)).dropping(|s| s.dir == Dir::Down && s.data_index == Some(100));
+    let cfg = config(TcpWorkload::Download {
+        size: MB + 3,
+        streams: 4,
+        connections: 1,
+        http1_parallel: None,
+    });
+    let mut net =
+        Net::new(10_000_000, ms(20)).dropping(|s| s.dir == Dir::Down && s.data_index == Some(100));
     let (flow, r) = run(cfg, &mut net, LIMIT);
     assert_eq!(r.bytes_delivered, MB + 3);
     assert!(flow.is_finished());
@@ -262,12 +313,20 @@ fn multiplexed_download_delivers_every_stream() {
 
 #[test]
 fn sequential_connections_each_pay_their_handshake() {
-    let mut cfg = config(TcpWorkload::Download { size: 50_000, streams: 1, connections: 3, http1_parallel: None });
+    let mut cfg = config(TcpWorkload::Download {
+        size: 50_000,
+        streams: 1,
+        connections: 3,
+        http1_parallel: None,
+    });
     cfg.tls = Tls::Tls13;
     let (_, r) = run(cfg, &mut Net::new(100_000_000, ms(20)), LIMIT);
     assert_eq!(r.connections.len(), 3);
     for c in &r.connections {
-        assert!(c.handshake_s.is_some_and(|h| (h - 0.080).abs() < 0.002), "{c:?}");
+        assert!(
+            c.handshake_s.is_some_and(|h| (h - 0.080).abs() < 0.002),
+            "{c:?}"
+        );
     }
     assert!(r.connections[1].started_s > r.connections[0].started_s + 0.1);
     assert_eq!(r.bytes_delivered, 150_000);
@@ -282,23 +341,39 @@ fn bulk_upload_stops_with_a_reset() {
     assert!(flow.is_finished());
     assert_eq!(r.error, None);
     // Most of 2 s at 10 Mbit/s (minus handshake and slow start), never more.
-    assert!(r.bytes_delivered > 2_000_000 && r.bytes_delivered < 2_500_000, "{}", r.bytes_delivered);
+    assert!(
+        r.bytes_delivered > 2_000_000 && r.bytes_delivered < 2_500_000,
+        "{}",
+        r.bytes_delivered
+    );
     assert!(r.packets_sent > 1400);
 }
 
 #[test]
 fn retransmission_limit_ends_the_flow_with_an_error() {
     // The path dies after the handshake: every data segment is lost.
-    let mut net = Net::new(10_000_000, ms(20)).dropping(|s| s.dir == Dir::Down && s.data_index.is_some());
+    let mut net =
+        Net::new(10_000_000, ms(20)).dropping(|s| s.dir == Dir::Down && s.data_index.is_some());
     let (flow, r) = run(config(download(MB)), &mut net, Duration::from_secs(3600));
     assert!(flow.is_finished());
-    assert!(r.error.as_deref().is_some_and(|e| e.contains("retransmission")), "{:?}", r.error);
+    assert!(
+        r.error
+            .as_deref()
+            .is_some_and(|e| e.contains("retransmission")),
+        "{:?}",
+        r.error
+    );
 }
 
 #[test]
 fn same_inputs_same_report() {
     let go = || {
-        let mut cfg = config(TcpWorkload::Download { size: 2 * MB, streams: 3, connections: 2, http1_parallel: None });
+        let mut cfg = config(TcpWorkload::Download {
+            size: 2 * MB,
+            streams: 3,
+            connections: 2,
+            http1_parallel: None,
+        });
         cfg.tls = Tls::Tls12;
         let mut net = Net::new(20_000_000, ms(15)).dropping(|s| s.index % 97 == 13);
         let (_, r) = run(cfg, &mut net, LIMIT);
@@ -309,11 +384,15 @@ fn same_inputs_same_report() {
     assert!(a.contains("completion_s: Some"));
 }
 
-
 #[test]
 fn random_loss_duplication_and_reordering_in_both_directions_are_survived() {
     for seed in 0..12u64 {
-        let mut cfg = config(TcpWorkload::Download { size: 300_000, streams: 3, connections: 2, http1_parallel: None });
+        let mut cfg = config(TcpWorkload::Download {
+            size: 300_000,
+            streams: 3,
+            connections: 2,
+            http1_parallel: None,
+        });
         cfg.tls = [Tls::None, Tls::Tls12, Tls::Tls13][(seed % 3) as usize];
         cfg.sack = seed % 2 == 0;
         cfg.timestamps = seed % 4 < 2;

@@ -28,7 +28,11 @@ fn stalled(net: &mut Net, resume: Option<Duration>) -> TcpFlow {
 
 /// Highest sequence number the server's data reached on the wire.
 fn data_edge(net: &Net) -> u64 {
-    net.seen(0, Dir::Down).iter().map(|(_, s)| s.seq + u64::from(s.len)).max().unwrap_or(0)
+    net.seen(0, Dir::Down)
+        .iter()
+        .map(|(_, s)| s.seq + u64::from(s.len))
+        .max()
+        .unwrap_or(0)
 }
 
 #[test]
@@ -39,23 +43,42 @@ fn a_reader_that_reads_nothing_stalls_the_sender_at_exactly_the_receive_window()
     net.run(&mut flow, Duration::from_secs(20));
     let r = flow.report();
     assert_eq!(r.bytes_delivered, 0);
-    assert_eq!(data_edge(&net), STALL_SEQ, "exactly one receive window of data");
+    assert_eq!(
+        data_edge(&net),
+        STALL_SEQ,
+        "exactly one receive window of data"
+    );
     assert!(!flow.is_finished());
     assert_eq!(r.error, None);
     // Probes are no losses and no congestion signal.
     assert_eq!((r.packets_lost, r.congestion_events), (0, 0));
     // Zero-window probes: bare segments one below the acknowledged data, with the RTO's
     // backoff between them.
-    let probes: Vec<Duration> =
-        net.seen(0, Dir::Down).iter().filter(|(_, s)| s.len == 0 && s.seq == STALL_SEQ - 1).map(|(t, _)| *t).collect();
+    let probes: Vec<Duration> = net
+        .seen(0, Dir::Down)
+        .iter()
+        .filter(|(_, s)| s.len == 0 && s.seq == STALL_SEQ - 1)
+        .map(|(t, _)| *t)
+        .collect();
     assert!(probes.len() >= 4, "probes at {probes:?}");
     for w in probes.windows(3) {
         let (a, b) = (w[1] - w[0], w[2] - w[1]);
-        assert!(b.as_secs_f64() > 1.9 * a.as_secs_f64() && b.as_secs_f64() < 2.1 * a.as_secs_f64(), "backoff {a:?} → {b:?}");
+        assert!(
+            b.as_secs_f64() > 1.9 * a.as_secs_f64() && b.as_secs_f64() < 2.1 * a.as_secs_f64(),
+            "backoff {a:?} → {b:?}"
+        );
     }
     // Every probe is answered with the (still zero) window.
-    let zero_acks = net.seen(0, Dir::Up).iter().filter(|(_, s)| s.ack == STALL_SEQ && s.window == 0).count();
-    assert!(zero_acks > probes.len(), "{zero_acks} zero-window ACKs for {} probes", probes.len());
+    let zero_acks = net
+        .seen(0, Dir::Up)
+        .iter()
+        .filter(|(_, s)| s.ack == STALL_SEQ && s.window == 0)
+        .count();
+    assert!(
+        zero_acks > probes.len(),
+        "{zero_acks} zero-window ACKs for {} probes",
+        probes.len()
+    );
 }
 
 #[test]
@@ -67,11 +90,19 @@ fn reading_again_resumes_the_transfer_with_a_window_update() {
     assert_eq!(r.bytes_delivered, 1_000_000);
     assert_eq!((r.packets_lost, r.congestion_events), (0, 0));
     // The read announces itself at once: a pure ACK opening the window at the resume.
-    let update = net.seen(0, Dir::Up).into_iter().find(|(t, s)| *t >= resume && s.window > 0);
+    let update = net
+        .seen(0, Dir::Up)
+        .into_iter()
+        .find(|(t, s)| *t >= resume && s.window > 0);
     assert_eq!(update.map(|(t, s)| (t, s.ack)), Some((resume, STALL_SEQ)));
     // New data follows one round trip later, not at the next probe.
-    let next_data = net.seen(0, Dir::Down).into_iter().find(|(_, s)| s.seq == STALL_SEQ && s.len > 0);
-    let t = next_data.map(|(t, _)| t.as_secs_f64()).expect("transfer resumed");
+    let next_data = net
+        .seen(0, Dir::Down)
+        .into_iter()
+        .find(|(_, s)| s.seq == STALL_SEQ && s.len > 0);
+    let t = next_data
+        .map(|(t, _)| t.as_secs_f64())
+        .expect("transfer resumed");
     assert!(t > 2.0 && t < 2.025, "new data at {t}");
     // About 0.8 s of transfer remains (1 MB at 10 Mbit/s after a window).
     let done = r.connections[0].completion_s.expect("completes");
@@ -91,11 +122,26 @@ fn a_lost_window_update_is_recovered_by_a_persist_probe() {
     let r = flow.report();
     assert_eq!(net.dropped, 1);
     assert_eq!(r.bytes_delivered, 1_000_000);
-    assert_eq!((r.packets_lost, r.congestion_events), (0, 0), "a probe is not a retransmission");
+    assert_eq!(
+        (r.packets_lost, r.congestion_events),
+        (0, 0),
+        "a probe is not a retransmission"
+    );
     // The transfer resumed only after a probe drew the open window out of the client.
-    let probe = net.seen(0, Dir::Down).into_iter().find(|(t, s)| *t > resume && s.len == 0 && s.seq == STALL_SEQ - 1);
-    let probe_t = probe.map(|(t, _)| t).expect("a probe after the lost update");
-    let next_data = net.seen(0, Dir::Down).into_iter().find(|(_, s)| s.seq == STALL_SEQ && s.len > 0);
+    let probe = net
+        .seen(0, Dir::Down)
+        .into_iter()
+        .find(|(t, s)| *t > resume && s.len == 0 && s.seq == STALL_SEQ - 1);
+    let probe_t = probe
+        .map(|(t, _)| t)
+        .expect("a probe after the lost update");
+    let next_data = net
+        .seen(0, Dir::Down)
+        .into_iter()
+        .find(|(_, s)| s.seq == STALL_SEQ && s.len > 0);
     let t = next_data.map(|(t, _)| t).expect("transfer resumed");
-    assert!(t > probe_t && t < probe_t + ms(45), "probe at {probe_t:?}, new data at {t:?}");
+    assert!(
+        t > probe_t && t < probe_t + ms(45),
+        "probe at {probe_t:?}, new data at {t:?}"
+    );
 }

@@ -14,7 +14,12 @@ const LIMIT: Duration = Duration::from_secs(120);
 const RTT: f64 = 0.200;
 
 fn dl(size: u64, streams: u32, connections: u32, http1_parallel: Option<u32>) -> TcpWorkload {
-    TcpWorkload::Download { size, streams, connections, http1_parallel }
+    TcpWorkload::Download {
+        size,
+        streams,
+        connections,
+        http1_parallel,
+    }
 }
 
 fn completion(r: &FlowReport) -> f64 {
@@ -37,16 +42,29 @@ fn one_keep_alive_connection_serializes_the_round_trips() {
     assert_eq!((h2.bytes_delivered, h1.bytes_delivered), (12_000, 12_000));
     assert_eq!(h1.connections.len(), 1);
     let extra = (completion(&h1) - completion(&h2)) / RTT;
-    assert!((extra - 3.0).abs() < 0.25, "HTTP/1.1 takes {extra:.2} RTT more, want 3");
+    assert!(
+        (extra - 3.0).abs() < 0.25,
+        "HTTP/1.1 takes {extra:.2} RTT more, want 3"
+    );
     // The responses complete one round trip apart, in request order.
-    let done: Vec<f64> = flow.response_completions()[0].iter().map(|d| d.expect("served").as_secs_f64()).collect();
+    let done: Vec<f64> = flow.response_completions()[0]
+        .iter()
+        .map(|d| d.expect("served").as_secs_f64())
+        .collect();
     for w in done.windows(2) {
         assert!((w[1] - w[0] - RTT).abs() < 0.01, "{done:?}");
     }
     // The handshake and the first byte are those of a single exchange.
     let c = &h1.connections[0];
-    assert!(c.handshake_s.is_some_and(|h| (h - RTT).abs() < 0.005), "{c:?}");
-    assert!(c.time_to_first_byte_s.is_some_and(|t| (t - 2.0 * RTT).abs() < 0.01), "{c:?}");
+    assert!(
+        c.handshake_s.is_some_and(|h| (h - RTT).abs() < 0.005),
+        "{c:?}"
+    );
+    assert!(
+        c.time_to_first_byte_s
+            .is_some_and(|t| (t - 2.0 * RTT).abs() < 0.01),
+        "{c:?}"
+    );
 }
 
 #[test]
@@ -58,15 +76,23 @@ fn parallel_connections_come_close_to_multiplexing() {
         let (t1, t2) = (completion(&h1), completion(&h2));
         if size < 14_480 {
             // Within one initial window both take one request round trip.
-            assert!((t1 - t2).abs() < 0.02, "{size} B: HTTP/1.1 ×4 {t1:.3} s vs multiplexed {t2:.3} s");
+            assert!(
+                (t1 - t2).abs() < 0.02,
+                "{size} B: HTTP/1.1 ×4 {t1:.3} s vs multiplexed {t2:.3} s"
+            );
         } else {
             // Four connections slow-start with four initial windows: never slower, and faster
             // here by whole round trips.
-            assert!(t1 < t2 - RTT, "{size} B: HTTP/1.1 ×4 {t1:.3} s vs multiplexed {t2:.3} s");
+            assert!(
+                t1 < t2 - RTT,
+                "{size} B: HTTP/1.1 ×4 {t1:.3} s vs multiplexed {t2:.3} s"
+            );
         }
         // One report per round, with the handshake of the first connection.
         assert_eq!(h1.connections.len(), 1);
-        assert!(h1.connections[0].handshake_s.is_some_and(|h| (h - RTT).abs() < 0.005));
+        assert!(h1.connections[0]
+            .handshake_s
+            .is_some_and(|h| (h - RTT).abs() < 0.005));
         assert!(flow.response_completions()[0].iter().all(Option::is_some));
         assert!(flow.is_finished());
     }
@@ -93,11 +119,20 @@ fn a_loss_blocks_only_its_own_connection() {
     assert_eq!(r.error, None);
     assert_eq!(r.bytes_delivered, 400_000);
     assert!(r.packets_lost >= 1);
-    let done: Vec<Duration> = flow.response_completions()[0].iter().map(|d| d.expect("served")).collect();
+    let done: Vec<Duration> = flow.response_completions()[0]
+        .iter()
+        .map(|d| d.expect("served"))
+        .collect();
     let last = done.iter().copied().max().expect("four responses");
-    assert_eq!(done[1], last, "the response that lost a segment ends last: {done:?}");
+    assert_eq!(
+        done[1], last,
+        "the response that lost a segment ends last: {done:?}"
+    );
     for (i, d) in done.iter().enumerate().filter(|(i, _)| *i != 1) {
-        assert!(*d + ms(10) < done[1], "response {i} waits for nobody else's loss: {done:?}");
+        assert!(
+            *d + ms(10) < done[1],
+            "response {i} waits for nobody else's loss: {done:?}"
+        );
     }
     // Multiplexed, the same kind of loss early in the one stream holds back every response
     // behind it, so they all end together at the end of the stream.
@@ -111,9 +146,15 @@ fn a_loss_blocks_only_its_own_connection() {
     });
     let (flow, r) = run(config(dl(400_000, 4, 1, None)), &mut net, LIMIT);
     assert_eq!(r.bytes_delivered, 400_000);
-    let h2: Vec<Duration> = flow.response_completions()[0].iter().map(|d| d.expect("served")).collect();
+    let h2: Vec<Duration> = flow.response_completions()[0]
+        .iter()
+        .map(|d| d.expect("served"))
+        .collect();
     let spread = *h2.iter().max().expect("four") - *h2.iter().min().expect("four");
-    assert!(spread < ms(60), "round-robin frames end the responses close together: {h2:?}");
+    assert!(
+        spread < ms(60),
+        "round-robin frames end the responses close together: {h2:?}"
+    );
 }
 
 #[test]
@@ -127,21 +168,38 @@ fn rounds_reopen_their_parallel_connections() {
     let (a, b) = (&r.connections[0], &r.connections[1]);
     for c in [a, b] {
         // TLS 1.3 over TCP: two round trips before the first request.
-        assert!(c.handshake_s.is_some_and(|h| (h - 0.080).abs() < 0.003), "{c:?}");
+        assert!(
+            c.handshake_s.is_some_and(|h| (h - 0.080).abs() < 0.003),
+            "{c:?}"
+        );
         assert!(c.time_to_first_byte_s.is_some_and(|t| t > 0.12), "{c:?}");
     }
     let end_a = a.started_s + a.completion_s.expect("round 1 completes");
-    assert!(b.started_s >= end_a - 1e-9, "round 2 starts after round 1: {r:?}");
-    assert!((r.last_byte_s.expect("bytes") - (b.started_s + b.completion_s.expect("round 2"))).abs() < 1e-9);
+    assert!(
+        b.started_s >= end_a - 1e-9,
+        "round 2 starts after round 1: {r:?}"
+    );
+    assert!(
+        (r.last_byte_s.expect("bytes") - (b.started_s + b.completion_s.expect("round 2"))).abs()
+            < 1e-9
+    );
     assert_eq!(flow.response_completions().len(), 2);
-    assert!(flow.response_completions().iter().flatten().all(Option::is_some));
+    assert!(flow
+        .response_completions()
+        .iter()
+        .flatten()
+        .all(Option::is_some));
 }
 
 #[test]
 fn tiny_and_degenerate_request_patterns_complete() {
     // Zero-byte responses, zero streams and zero parallel connections are taken as 1.
     for (size, streams, k) in [(2, 4, 3), (0, 1, 1), (5_000, 0, 0), (7, 3, 5)] {
-        let (flow, r) = run(config(dl(size, streams, 1, Some(k))), &mut Net::new(10_000_000, ms(20)), LIMIT);
+        let (flow, r) = run(
+            config(dl(size, streams, 1, Some(k))),
+            &mut Net::new(10_000_000, ms(20)),
+            LIMIT,
+        );
         assert_eq!(r.error, None);
         assert!(flow.is_finished(), "{size} {streams} {k}");
         assert_eq!(r.bytes_delivered, size, "{size} {streams} {k}");
@@ -160,7 +218,10 @@ fn each_parallel_connection_gets_its_own_pep_legs() {
     // Every round's connections pay the same: the TCP handshake with the PEP 10 ms away, the
     // PEP's own handshake across the 200 ms leg, then two TLS 1.2 round trips end to end.
     for c in &r.connections {
-        assert!(c.handshake_s.is_some_and(|h| (h - 0.623).abs() < 0.01), "{c:?}");
+        assert!(
+            c.handshake_s.is_some_and(|h| (h - 0.623).abs() < 0.01),
+            "{c:?}"
+        );
         assert!(c.completion_s.is_some(), "{c:?}");
     }
     assert!(flow.pep_max_held().downstream > 0);

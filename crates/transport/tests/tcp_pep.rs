@@ -24,12 +24,19 @@ fn completion(r: &FlowReport) -> f64 {
 fn far_end(pep_iw: u64) -> (f64, f64) {
     let mut cfg = config(download(100_000));
     cfg.tls = Tls::Tls13;
-    let (_, e2e) = run(cfg.clone(), &mut Net::split(10_000_000, ms(300), ms(5)), LIMIT);
+    let (_, e2e) = run(
+        cfg.clone(),
+        &mut Net::split(10_000_000, ms(300), ms(5)),
+        LIMIT,
+    );
     let mut p = pep(1 << 20);
     p.controller = cubic(pep_iw);
     cfg.pep = Some(p);
     let (_, split) = run(cfg, &mut Net::split(10_000_000, ms(300), ms(5)), LIMIT);
-    assert_eq!((e2e.bytes_delivered, split.bytes_delivered), (100_000, 100_000));
+    assert_eq!(
+        (e2e.bytes_delivered, split.bytes_delivered),
+        (100_000, 100_000)
+    );
     (completion(&e2e), completion(&split))
 }
 
@@ -38,7 +45,10 @@ fn a_pep_at_the_far_end_of_a_long_link_speeds_up_a_download() {
     // With the same controller the long leg's slow start is clocked by the same 600 ms RTT
     // as end to end; the split saves only the short leg.
     let (e2e, same) = far_end(10);
-    assert!(same < e2e && e2e - same < 0.05, "same controller: {same:.3} s vs {e2e:.3} s");
+    assert!(
+        same < e2e && e2e - same < 0.05,
+        "same controller: {same:.3} s vs {e2e:.3} s"
+    );
     // What a satellite PEP buys: its own (larger) initial window on the long leg, without
     // touching the server, while the server's leg finishes in a few 10 ms round trips.
     let (e2e, big) = far_end(100);
@@ -49,31 +59,51 @@ fn a_pep_at_the_far_end_of_a_long_link_speeds_up_a_download() {
 fn the_client_shakes_hands_with_a_pep_near_it() {
     // client —5 ms— PEP —300 ms— server.
     let go = |tls: Tls, with_pep: bool| {
-        let mut cfg = config(TcpWorkload::Download { size: 20_000, streams: 1, connections: 2, http1_parallel: None });
+        let mut cfg = config(TcpWorkload::Download {
+            size: 20_000,
+            streams: 1,
+            connections: 2,
+            http1_parallel: None,
+        });
         cfg.tls = tls;
         cfg.pep = with_pep.then(|| pep(1 << 20));
         let (_, r) = run(cfg, &mut Net::split(100_000_000, ms(5), ms(300)), LIMIT);
         assert_eq!(r.bytes_delivered, 40_000);
         assert_eq!(r.connections.len(), 2);
-        r.connections.iter().map(|c| c.handshake_s.expect("handshake")).collect::<Vec<_>>()
+        r.connections
+            .iter()
+            .map(|c| c.handshake_s.expect("handshake"))
+            .collect::<Vec<_>>()
     };
     let near = |got: f64, want: f64| (got - want).abs() < 0.003;
     // Plain TCP: the handshake is the one with the PEP, for every sequential connection.
     assert!(go(Tls::None, false).iter().all(|&h| near(h, 0.610)));
-    assert!(go(Tls::None, true).iter().all(|&h| near(h, 0.010)), "{:?}", go(Tls::None, true));
+    assert!(
+        go(Tls::None, true).iter().all(|&h| near(h, 0.010)),
+        "{:?}",
+        go(Tls::None, true)
+    );
     // TLS stays end to end: the ClientHello waits at the PEP for its connection to the
     // server (started by the client's SYN), then takes the long round trip. So TLS 1.3
     // costs about what it costs end to end.
     let e2e = go(Tls::Tls13, false);
     let split = go(Tls::Tls13, true);
     for (e, s) in e2e.iter().zip(&split) {
-        assert!(near(*e, 1.220) && near(*s, 0.010 + 1.200), "TLS 1.3: {e} s end to end, {s} s split");
+        assert!(
+            near(*e, 1.220) && near(*s, 0.010 + 1.200),
+            "TLS 1.3: {e} s end to end, {s} s split"
+        );
     }
 }
 
 /// Data segments on `link` going down, and how many of them repeat a sequence number.
 fn repeats(net: &Net, link: usize) -> (usize, usize) {
-    let data: Vec<u64> = net.seen(link, Dir::Down).iter().filter(|(_, s)| s.len > 0).map(|(_, s)| s.seq).collect();
+    let data: Vec<u64> = net
+        .seen(link, Dir::Down)
+        .iter()
+        .filter(|(_, s)| s.len > 0)
+        .map(|(_, s)| s.seq)
+        .collect();
     let mut unique = data.clone();
     unique.sort_unstable();
     unique.dedup();
@@ -90,11 +120,20 @@ fn a_loss_is_repaired_on_its_own_leg() {
             .dropping(move |s| s.link == lossy && s.dir == Dir::Down && s.data_index == Some(30));
         let (_, r) = run(cfg, &mut net, LIMIT);
         assert_eq!(r.bytes_delivered, 300_000);
-        assert_eq!(r.packets_lost, 1, "link {lossy}: the PEP's retransmissions count too");
+        assert_eq!(
+            r.packets_lost, 1,
+            "link {lossy}: the PEP's retransmissions count too"
+        );
         let (sent, repeated) = repeats(&net, lossy);
-        assert!(sent > 200 && repeated == 1, "link {lossy}: {sent} data segments, {repeated} repeated");
+        assert!(
+            sent > 200 && repeated == 1,
+            "link {lossy}: {sent} data segments, {repeated} repeated"
+        );
         let (sent, repeated) = repeats(&net, 1 - lossy);
-        assert!(sent > 200 && repeated == 0, "the other leg never sees a retransmission");
+        assert!(
+            sent > 200 && repeated == 0,
+            "the other leg never sees a retransmission"
+        );
     }
 }
 
@@ -108,12 +147,18 @@ fn the_pep_never_holds_more_than_its_buffer() {
     assert_eq!(r.bytes_delivered, 1_000_000);
     let held = flow.pep_max_held();
     // Full, but never beyond: the server leg's window closed instead.
-    assert!(held.downstream <= BUFFER && held.downstream > BUFFER - 1448, "{held:?}");
+    assert!(
+        held.downstream <= BUFFER && held.downstream > BUFFER - 1448,
+        "{held:?}"
+    );
     // What the PEP holds includes the client leg's unacknowledged data, so the buffer caps
     // that leg's flight: at most BUFFER per 300 ms round trip.
     let t = completion(&r);
     let cap = BUFFER as f64 / 0.3;
-    assert!(t > 1_000_000.0 / cap && t < 1.3 * 1_000_000.0 / cap, "completion {t} s");
+    assert!(
+        t > 1_000_000.0 / cap && t < 1.3 * 1_000_000.0 / cap,
+        "completion {t} s"
+    );
 
     // Upload: a fast client leg feeds a slow long leg to the server; the client's stop
     // resets both legs.
@@ -126,16 +171,37 @@ fn the_pep_never_holds_more_than_its_buffer() {
     assert!(flow.is_finished());
     assert_eq!(r.error, None);
     let held = flow.pep_max_held();
-    assert!(held.upstream <= BUFFER && held.upstream > BUFFER - 1448, "{held:?}");
+    assert!(
+        held.upstream <= BUFFER && held.upstream > BUFFER - 1448,
+        "{held:?}"
+    );
     // Again BUFFER per 300 ms round trip of the server leg, for most of the 4 s.
-    assert!(r.bytes_delivered > 400_000 && r.bytes_delivered < 540_000, "{}", r.bytes_delivered);
-    let resets = |link| net.seen(link, Dir::Up).iter().filter(|(_, s)| s.has(RST)).count();
-    assert_eq!((resets(CLIENT_LINK), resets(SERVER_LINK)), (1, 1), "the reset crosses the PEP");
+    assert!(
+        r.bytes_delivered > 400_000 && r.bytes_delivered < 540_000,
+        "{}",
+        r.bytes_delivered
+    );
+    let resets = |link| {
+        net.seen(link, Dir::Up)
+            .iter()
+            .filter(|(_, s)| s.has(RST))
+            .count()
+    };
+    assert_eq!(
+        (resets(CLIENT_LINK), resets(SERVER_LINK)),
+        (1, 1),
+        "the reset crosses the PEP"
+    );
 }
 
 #[test]
 fn fins_cross_the_pep_after_the_data() {
-    let mut cfg = config(TcpWorkload::Download { size: 200_000, streams: 2, connections: 2, http1_parallel: None });
+    let mut cfg = config(TcpWorkload::Download {
+        size: 200_000,
+        streams: 2,
+        connections: 2,
+        http1_parallel: None,
+    });
     cfg.tls = Tls::Tls12;
     cfg.pep = Some(pep(30_000));
     let mut net = Net::split(10_000_000, ms(20), ms(10)).traced();
@@ -149,20 +215,43 @@ fn fins_cross_the_pep_after_the_data() {
             let segs = net.seen(link, dir);
             for conn in 0..2 {
                 let of_conn = |s: &&(Duration, Segment)| s.1.conn == conn;
-                let fin = segs.iter().filter(of_conn).find(|(_, s)| s.has(FIN)).map(|(_, s)| s.seq);
-                let data_end = segs.iter().filter(of_conn).filter(|(_, s)| s.len > 0).map(|(_, s)| s.seq + u64::from(s.len)).max();
-                assert!(fin.is_some() && fin == data_end, "link {link} {dir:?} conn {conn}: FIN {fin:?}, data end {data_end:?}");
+                let fin = segs
+                    .iter()
+                    .filter(of_conn)
+                    .find(|(_, s)| s.has(FIN))
+                    .map(|(_, s)| s.seq);
+                let data_end = segs
+                    .iter()
+                    .filter(of_conn)
+                    .filter(|(_, s)| s.len > 0)
+                    .map(|(_, s)| s.seq + u64::from(s.len))
+                    .max();
+                assert!(
+                    fin.is_some() && fin == data_end,
+                    "link {link} {dir:?} conn {conn}: FIN {fin:?}, data end {data_end:?}"
+                );
             }
         }
     }
     // Both legs of a connection carry the client's connection number (same 4-tuple).
-    let syns = |link| net.seen(link, Dir::Up).iter().filter(|(_, s)| s.has(SYN) && !s.has(ACK)).map(|(_, s)| s.conn).collect::<Vec<_>>();
+    let syns = |link| {
+        net.seen(link, Dir::Up)
+            .iter()
+            .filter(|(_, s)| s.has(SYN) && !s.has(ACK))
+            .map(|(_, s)| s.conn)
+            .collect::<Vec<_>>()
+    };
     assert_eq!(syns(CLIENT_LINK), vec![0, 1]);
     assert_eq!(syns(SERVER_LINK), vec![0, 1]);
 }
 
 fn chaotic(seed: u64) -> (TcpFlow, FlowReport) {
-    let mut cfg: TcpFlowConfig = config(TcpWorkload::Download { size: 300_000, streams: 3, connections: 2, http1_parallel: None });
+    let mut cfg: TcpFlowConfig = config(TcpWorkload::Download {
+        size: 300_000,
+        streams: 3,
+        connections: 2,
+        http1_parallel: None,
+    });
     cfg.tls = [Tls::None, Tls::Tls12, Tls::Tls13][(seed % 3) as usize];
     cfg.sack = seed.is_multiple_of(2);
     cfg.timestamps = seed % 4 < 2;
@@ -181,7 +270,10 @@ fn random_loss_duplication_and_reordering_on_both_legs_are_survived_deterministi
         assert!(r.connections.iter().all(|c| c.completion_s.is_some()));
         assert!(r.packets_lost > 0, "seed {seed}");
         let held = flow.pep_max_held();
-        assert!(held.downstream <= 50_000 && held.upstream <= 50_000, "seed {seed}: {held:?}");
+        assert!(
+            held.downstream <= 50_000 && held.upstream <= 50_000,
+            "seed {seed}: {held:?}"
+        );
         let (again, r2) = chaotic(seed);
         assert_eq!(format!("{r:?}"), format!("{r2:?}"), "seed {seed}");
         assert_eq!(held, again.pep_max_held());
@@ -194,7 +286,9 @@ fn the_middle_ignores_what_it_cannot_place() {
     cfg.pep = Some(pep(10_000));
     let mut flow = TcpFlow::new(cfg).expect("valid");
     flow.handle_timeout(Side::Client, Duration::ZERO);
-    let syn = flow.poll_transmit(Side::Client, Duration::ZERO).expect("SYN");
+    let syn = flow
+        .poll_transmit(Side::Client, Duration::ZERO)
+        .expect("SYN");
     assert_eq!(syn.to, Side::Middle);
     // Garbage, a SYN that claims to come from the server or from the middle, and data for a
     // connection the PEP has never seen.
@@ -202,16 +296,28 @@ fn the_middle_ignores_what_it_cannot_place() {
     flow.handle_datagram(Side::Middle, Side::Server, ms(1), syn.bytes.clone());
     flow.handle_datagram(Side::Middle, Side::Middle, ms(1), syn.bytes.clone());
     let mut data = Vec::new();
-    Segment { flags: ACK, seq: 1, ack: 1, len: 100, ..Default::default() }.encode(&mut data);
+    Segment {
+        flags: ACK,
+        seq: 1,
+        ack: 1,
+        len: 100,
+        ..Default::default()
+    }
+    .encode(&mut data);
     flow.handle_datagram(Side::Middle, Side::Client, ms(1), data);
     assert_eq!(flow.malformed_segments(), 1);
     assert_eq!(flow.stray_segments(), 3);
     assert!(flow.poll_transmit(Side::Middle, ms(1)).is_none());
     // The real SYN from the client is answered as the server, and opens leg B.
     flow.handle_datagram(Side::Middle, Side::Client, ms(2), syn.bytes);
-    let to: Vec<Side> = std::iter::from_fn(|| flow.poll_transmit(Side::Middle, ms(2))).map(|t| t.to).collect();
+    let to: Vec<Side> = std::iter::from_fn(|| flow.poll_transmit(Side::Middle, ms(2)))
+        .map(|t| t.to)
+        .collect();
     assert_eq!(to, vec![Side::Client, Side::Server]);
-    assert!(flow.poll_timeout(Side::Middle).is_some(), "the legs' handshake timers");
+    assert!(
+        flow.poll_timeout(Side::Middle).is_some(),
+        "the legs' handshake timers"
+    );
 }
 
 #[test]

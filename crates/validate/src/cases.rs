@@ -97,7 +97,12 @@ pub fn link_bandwidth(grid: Grid, stack: Stack) -> Vec<CaseRun> {
     };
     mtus.iter()
         .map(|&mtu| {
-            let mut s = scenario("link-bandwidth", link(100_000_000, ms(1.0), Some(23)), vec![sender(stack, "sender", mtu, newreno_exact())], Duration::from_secs(8));
+            let mut s = scenario(
+                "link-bandwidth",
+                link(100_000_000, ms(1.0), Some(23)),
+                vec![sender(stack, "sender", mtu, newreno_exact())],
+                Duration::from_secs(8),
+            );
             s.measure_from = Duration::from_secs(3);
             s.measure_until = Some(Duration::from_secs(8));
             CaseRun {
@@ -117,7 +122,10 @@ pub fn link_bandwidth(grid: Grid, stack: Stack) -> Vec<CaseRun> {
 /// For TCP: delayed ACK off (an ACK per segment) and S = MSS = 1448 bytes (MTU 1500, timestamps).
 pub fn mathis(grid: Grid, stack: Stack) -> Vec<CaseRun> {
     let rtts: Vec<f64> = match grid {
-        Grid::Full => [2.0, 4.0].into_iter().chain((2..=25).map(|k| 4.0 * f64::from(k))).collect(),
+        Grid::Full => [2.0, 4.0]
+            .into_iter()
+            .chain((2..=25).map(|k| 4.0 * f64::from(k)))
+            .collect(),
         Grid::Quick => vec![2.0, 20.0, 100.0],
     };
     let ps: &[f64] = match grid {
@@ -137,7 +145,15 @@ pub fn mathis(grid: Grid, stack: Stack) -> Vec<CaseRun> {
             // A loss cycle lasts sqrt(2/(3p)) RTTs; 40 cycles, the first quarter skipped as transient.
             let cycle = rtt / 1e3 * (2.0 / (3.0 * p)).sqrt();
             let duration = Duration::from_secs_f64((40.0 * cycle).max(3.0));
-            let mut s = with_periodic_loss_up(scenario("mathis", link(100_000_000_000, ms(rtt / 2.0), None), vec![f], duration), p);
+            let mut s = with_periodic_loss_up(
+                scenario(
+                    "mathis",
+                    link(100_000_000_000, ms(rtt / 2.0), None),
+                    vec![f],
+                    duration,
+                ),
+                p,
+            );
             s.sample_interval = ms(10.0 * rtt);
             runs.push(CaseRun {
                 case: case_name(stack, "mathis"),
@@ -155,7 +171,10 @@ pub fn mathis(grid: Grid, stack: Stack) -> Vec<CaseRun> {
 /// Flow-control limit: no CC, unlimited bottleneck, one stream; GP = window / RTT.
 pub fn flow_control(grid: Grid) -> Vec<CaseRun> {
     let rtts: Vec<f64> = match grid {
-        Grid::Full => [2.0, 4.0].into_iter().chain((1..=10).map(|k| 10.0 * f64::from(k))).collect(),
+        Grid::Full => [2.0, 4.0]
+            .into_iter()
+            .chain((1..=10).map(|k| 10.0 * f64::from(k)))
+            .collect(),
         Grid::Quick => vec![2.0, 50.0, 100.0],
     };
     let windows: &[u64] = match grid {
@@ -212,7 +231,12 @@ pub fn fair_share(grid: Grid, stack: Stack) -> Vec<CaseRun> {
         up: true,
         start: Duration::ZERO,
         stop: None,
-        pattern: CrossPattern::Uniform { payload_min: 100, payload_max: 1000, gap_min: ms(25.0), gap_max: ms(100.0) },
+        pattern: CrossPattern::Uniform {
+            payload_min: 100,
+            payload_max: 1000,
+            gap_min: ms(25.0),
+            gap_max: ms(100.0),
+        },
     });
     (0..reps)
         .map(|rep| CaseRun {
@@ -236,11 +260,19 @@ pub fn quic_vs_tcp(grid: Grid) -> Vec<CaseRun> {
     for (name, cc) in controllers {
         for stack in [Stack::Quic, Stack::Tcp] {
             // 10 Mbit/s × 30 ms = 37.5 kB = 25 packets of 1500 B.
-            let mut s = scenario("quic-vs-tcp", link(10_000_000, ms(15.0), Some(25)), vec![sender(stack, "sender", 1500, cc)], Duration::from_secs(30));
+            let mut s = scenario(
+                "quic-vs-tcp",
+                link(10_000_000, ms(15.0), Some(25)),
+                vec![sender(stack, "sender", 1500, cc)],
+                Duration::from_secs(30),
+            );
             s.measure_from = Duration::from_secs(5);
             runs.push(CaseRun {
                 case: "quic-vs-tcp",
-                label: format!("{name} {}", if stack == Stack::Quic { "quic" } else { "tcp" }),
+                label: format!(
+                    "{name} {}",
+                    if stack == Stack::Quic { "quic" } else { "tcp" }
+                ),
                 expected_bps: f64::NAN,
                 scenario: s,
                 seed: 1,

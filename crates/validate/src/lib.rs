@@ -61,13 +61,19 @@ impl ValidationReport {
         let mut last = "";
         for p in &self.points {
             if p.case != last {
-                out.push_str(&format!("\n== {} ==\n{:<28} {:>16} {:>16} {:>9} {:>7}  verdict\n", p.case, "point", "expected", "measured", "error", "tol"));
+                out.push_str(&format!(
+                    "\n== {} ==\n{:<28} {:>16} {:>16} {:>9} {:>7}  verdict\n",
+                    p.case, "point", "expected", "measured", "error", "tol"
+                ));
                 last = &p.case;
             }
             let (e, m) = if p.case.ends_with("fair-share") {
                 (format!("{:.4}", p.expected), format!("{:.4}", p.measured))
             } else {
-                (report::si(p.expected, "bit/s"), report::si(p.measured, "bit/s"))
+                (
+                    report::si(p.expected, "bit/s"),
+                    report::si(p.measured, "bit/s"),
+                )
             };
             out.push_str(&format!(
                 "{:<28} {:>16} {:>16} {:>+8.2}% {:>6.1}%  {}{}\n",
@@ -77,11 +83,20 @@ impl ValidationReport {
                 p.error * 100.0,
                 p.tolerance * 100.0,
                 if p.pass { "PASS" } else { "FAIL" },
-                if p.note.is_empty() { String::new() } else { format!("  ({})", p.note) }
+                if p.note.is_empty() {
+                    String::new()
+                } else {
+                    format!("  ({})", p.note)
+                }
             ));
         }
         let failed = self.points.iter().filter(|p| !p.pass).count();
-        out.push_str(&format!("\n{} points, {} passed, {} failed\n", self.points.len(), self.points.len() - failed, failed));
+        out.push_str(&format!(
+            "\n{} points, {} passed, {} failed\n",
+            self.points.len(),
+            self.points.len() - failed,
+            failed
+        ));
         out
     }
 }
@@ -129,12 +144,36 @@ struct Measured {
 }
 
 fn execute(run: &CaseRun) -> Measured {
-    let point = SweepPoint { axes: vec![], scenario: run.scenario.clone() };
-    let spec = RunSpec { id: run.label.clone(), point: 0, rep: 0, seed: run.seed };
-    let series = matches!(run.measure, Measure::PayloadThroughputAfterFirstLoss | Measure::FairShareBins);
-    let result = match sim::run(&point, &spec, &sim::RunOptions { series, ..Default::default() }) {
+    let point = SweepPoint {
+        axes: vec![],
+        scenario: run.scenario.clone(),
+    };
+    let spec = RunSpec {
+        id: run.label.clone(),
+        point: 0,
+        rep: 0,
+        seed: run.seed,
+    };
+    let series = matches!(
+        run.measure,
+        Measure::PayloadThroughputAfterFirstLoss | Measure::FairShareBins
+    );
+    let result = match sim::run(
+        &point,
+        &spec,
+        &sim::RunOptions {
+            series,
+            ..Default::default()
+        },
+    ) {
         Ok(r) => r,
-        Err(e) => return Measured { value: f64::NAN, error: Some(e.to_string()), bins: vec![] },
+        Err(e) => {
+            return Measured {
+                value: f64::NAN,
+                error: Some(e.to_string()),
+                bins: vec![],
+            }
+        }
     };
     let flow = &result.flows[0];
     let error = result.flows.iter().find_map(|f| f.error.clone());
@@ -150,20 +189,37 @@ fn execute(run: &CaseRun) -> Measured {
                     // first quarter of the time after slow start is that transient, not the
                     // sawtooth the model describes.
                     let t0 = first_loss + MATHIS_SETTLE_FRACTION * (result.end_s - first_loss);
-                    let v: Vec<f64> = result.series.iter().filter(|r| r.t_s - bin >= t0 - 1e-9).map(|r| r.payload_throughput_bps).collect();
-                    if v.is_empty() { f64::NAN } else { v.iter().sum::<f64>() / v.len() as f64 }
+                    let v: Vec<f64> = result
+                        .series
+                        .iter()
+                        .filter(|r| r.t_s - bin >= t0 - 1e-9)
+                        .map(|r| r.payload_throughput_bps)
+                        .collect();
+                    if v.is_empty() {
+                        f64::NAN
+                    } else {
+                        v.iter().sum::<f64>() / v.len() as f64
+                    }
                 }
                 None => f64::NAN,
             }
         }
         Measure::FairShareBins => 0.0,
     };
-    let bins = result.series.iter().map(|r| (r.flow.clone(), r.t_s, r.payload_throughput_bps)).collect();
+    let bins = result
+        .series
+        .iter()
+        .map(|r| (r.flow.clone(), r.t_s, r.payload_throughput_bps))
+        .collect();
     Measured { value, error, bins }
 }
 
 /// Runs the plan on the current rayon pool and checks every point.
-pub fn run(grid: Grid, only: &[String], progress: &(dyn Fn(usize, usize) + Sync)) -> ValidationReport {
+pub fn run(
+    grid: Grid,
+    only: &[String],
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> ValidationReport {
     let runs = plan(grid, only);
     let total = runs.len();
     let done = std::sync::atomic::AtomicUsize::new(0);
@@ -171,7 +227,10 @@ pub fn run(grid: Grid, only: &[String], progress: &(dyn Fn(usize, usize) + Sync)
         .par_iter()
         .map(|r| {
             let m = execute(r);
-            progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, total);
+            progress(
+                done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
+                total,
+            );
             m
         })
         .collect();
@@ -236,19 +295,28 @@ fn compare_pair(quic: &CaseRun, qm: &Measured, _tcp: &CaseRun, tm: &Measured) ->
         error,
         tolerance: cases::TOL_QUIC_VS_TCP,
         pass: failed.is_none() && error.abs() <= cases::TOL_QUIC_VS_TCP,
-        note: failed.unwrap_or_else(|| "expected = QUIC goodput, measured = TCP goodput, 5-30 s".into()),
+        note: failed
+            .unwrap_or_else(|| "expected = QUIC goodput, measured = TCP goodput, 5-30 s".into()),
     }
 }
 
 fn check_fair_share(case: &str, reps: &[&Measured], tp_max: f64) -> Vec<PointResult> {
     // Phase boundaries are the senders' start and stop times.
-    let mut edges: Vec<u64> = FAIR_SHARE_SENDERS.iter().flat_map(|&(a, b)| [a, b]).collect();
+    let mut edges: Vec<u64> = FAIR_SHARE_SENDERS
+        .iter()
+        .flat_map(|&(a, b)| [a, b])
+        .collect();
     edges.sort_unstable();
     edges.dedup();
     let mut out = Vec::new();
     for w in edges.windows(2) {
         let (a, b) = (w[0] as f64, w[1] as f64);
-        let active: Vec<usize> = FAIR_SHARE_SENDERS.iter().enumerate().filter(|(_, &(s, e))| (s as f64) <= a && (e as f64) >= b).map(|(i, _)| i).collect();
+        let active: Vec<usize> = FAIR_SHARE_SENDERS
+            .iter()
+            .enumerate()
+            .filter(|(_, &(s, e))| (s as f64) <= a && (e as f64) >= b)
+            .map(|(i, _)| i)
+            .collect();
         if active.is_empty() {
             continue;
         }
@@ -259,13 +327,23 @@ fn check_fair_share(case: &str, reps: &[&Measured], tp_max: f64) -> Vec<PointRes
                 let name = format!("sender{}", i + 1);
                 reps.iter()
                     .map(|m| {
-                        let v: Vec<f64> = m.bins.iter().filter(|(f, t, _)| *f == name && *t - 1.0 >= a + FAIR_SHARE_SETTLE_S && *t <= b).map(|(_, _, x)| *x).collect();
+                        let v: Vec<f64> = m
+                            .bins
+                            .iter()
+                            .filter(|(f, t, _)| {
+                                *f == name && *t - 1.0 >= a + FAIR_SHARE_SETTLE_S && *t <= b
+                            })
+                            .map(|(_, _, x)| *x)
+                            .collect();
                         v.iter().sum::<f64>() / v.len().max(1) as f64
                     })
                     .collect()
             })
             .collect();
-        let means: Vec<f64> = per_flow.iter().map(|v| v.iter().sum::<f64>() / v.len().max(1) as f64).collect();
+        let means: Vec<f64> = per_flow
+            .iter()
+            .map(|v| v.iter().sum::<f64>() / v.len().max(1) as f64)
+            .collect();
         let jain = jain_index(&means).unwrap_or(0.0);
         // Jain's index is 1 for a lone sender whatever it achieves, so the phase must also
         // use the link: the active senders together reach at least this share of TPmax.
@@ -275,7 +353,12 @@ fn check_fair_share(case: &str, reps: &[&Measured], tp_max: f64) -> Vec<PointRes
             .iter()
             .zip(&per_flow)
             .map(|(&i, v)| match report::summarize(v) {
-                Ok(s) => format!("s{}: {} ± {}", i + 1, report::si(s.mean, "bit/s"), report::si(s.ci95_half_width(), "bit/s")),
+                Ok(s) => format!(
+                    "s{}: {} ± {}",
+                    i + 1,
+                    report::si(s.mean, "bit/s"),
+                    report::si(s.ci95_half_width(), "bit/s")
+                ),
                 Err(_) => format!("s{}: n/a", i + 1),
             })
             .collect();
@@ -288,7 +371,14 @@ fn check_fair_share(case: &str, reps: &[&Measured], tp_max: f64) -> Vec<PointRes
             error: 1.0 - jain,
             tolerance: 1.0 - cases::MIN_JAIN,
             pass: failed.is_none() && jain >= cases::MIN_JAIN && utilised,
-            note: format!("Jain over {} reps; total {} (min {:.0}% of TPmax); fair share {} each; {}", reps.len(), report::si(total, "bit/s"), FAIR_SHARE_MIN_UTILISATION * 100.0, report::si(tp_max / active.len() as f64, "bit/s"), failed.unwrap_or_else(|| detail.join(", "))),
+            note: format!(
+                "Jain over {} reps; total {} (min {:.0}% of TPmax); fair share {} each; {}",
+                reps.len(),
+                report::si(total, "bit/s"),
+                FAIR_SHARE_MIN_UTILISATION * 100.0,
+                report::si(tp_max / active.len() as f64, "bit/s"),
+                failed.unwrap_or_else(|| detail.join(", "))
+            ),
         });
     }
     out

@@ -62,7 +62,11 @@ macro_rules! single {
         Variant {
             label: $label,
             overrides: $overrides,
-            readings: &[Reading { protocol: $label, flow: 0, connection: 0 }],
+            readings: &[Reading {
+                protocol: $label,
+                flow: 0,
+                connection: 0,
+            }],
         }
     };
 }
@@ -141,10 +145,24 @@ macro_rules! seed003 {
 const SATELLITE: &[Variant] = &[
     single!("quic", &[]),
     single!("quic-no-hystart", &["flow.hystart=false"]),
-    single!("tcp-tls1.3", &["flow.stack=tcp", "flow.tls=1.3", "flow.receive_window_max=16MiB", "flow.send_buffer=16MiB"]),
+    single!(
+        "tcp-tls1.3",
+        &[
+            "flow.stack=tcp",
+            "flow.tls=1.3",
+            "flow.receive_window_max=16MiB",
+            "flow.send_buffer=16MiB"
+        ]
+    ),
     single!(
         "tcp-tls1.3-no-hystart",
-        &["flow.stack=tcp", "flow.tls=1.3", "flow.receive_window_max=16MiB", "flow.send_buffer=16MiB", "flow.hystart=false"]
+        &[
+            "flow.stack=tcp",
+            "flow.tls=1.3",
+            "flow.receive_window_max=16MiB",
+            "flow.send_buffer=16MiB",
+            "flow.hystart=false"
+        ]
     ),
     single!(
         "tcp-tls1.3+pep",

@@ -5,7 +5,7 @@ use std::time::Duration;
 use cc::config::{CcConfig, CommonCcConfig, RenoCounting};
 
 use crate::error::{At, Errors, ScenarioError};
-use crate::model::{PepSpec, CcChoice, QuicKnobs, Stack, TcpKnobs, Workload};
+use crate::model::{CcChoice, PepSpec, QuicKnobs, Stack, TcpKnobs, Workload};
 use crate::read::{expected, Reader};
 use crate::resolve::link::{access, LinkDraft};
 use crate::resolve::tcp::{check_stack_keys, pep, tcp};

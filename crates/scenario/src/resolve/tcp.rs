@@ -75,7 +75,9 @@ pub(crate) fn tcp(r: &Reader<'_>, mtu: u16) -> Result<TcpKnobs, ScenarioError> {
         ));
     }
     let http1_parallel = match r.choice("http")? {
-        Some("http1.1") => Some(u32::try_from(r.uint_in("http1_connections", 1, 1000)?.unwrap_or(6)).unwrap_or(6)),
+        Some("http1.1") => {
+            Some(u32::try_from(r.uint_in("http1_connections", 1, 1000)?.unwrap_or(6)).unwrap_or(6))
+        }
         _ => d.http1_parallel,
     };
     Ok(TcpKnobs {
@@ -165,12 +167,25 @@ pub(crate) fn pep(r: &Reader<'_>) -> Result<Option<PepSpec>, ScenarioError> {
         Some(_) => PepPosition::ServerSide,
     };
     let initial_window_packets = r.packets("pep_initial_window")?.unwrap_or(10).max(1);
-    let common = |beta| CommonCcConfig { initial_window_packets, loss_reduction_factor: beta, minimum_window_packets: 2 };
+    let common = |beta| CommonCcConfig {
+        initial_window_packets,
+        loss_reduction_factor: beta,
+        minimum_window_packets: 2,
+    };
     let cc = match r.choice("pep_cc")? {
-        Some("newreno") => CcConfig::NewReno { counting: RenoCounting::Exact, common: common(0.5) },
-        Some("newreno-approx") => CcConfig::NewReno { counting: RenoCounting::Approximate, common: common(0.5) },
+        Some("newreno") => CcConfig::NewReno {
+            counting: RenoCounting::Exact,
+            common: common(0.5),
+        },
+        Some("newreno-approx") => CcConfig::NewReno {
+            counting: RenoCounting::Approximate,
+            common: common(0.5),
+        },
         Some("none") => CcConfig::None,
-        _ => CcConfig::Cubic { hystart: true, common: common(0.7) },
+        _ => CcConfig::Cubic {
+            hystart: true,
+            common: common(0.7),
+        },
     };
     Ok(Some(PepSpec {
         position,

@@ -19,14 +19,36 @@ pub fn flow(name: &str, workload: Workload) -> FlowSpec {
     f
 }
 
-pub fn dumbbell(rate_bps: u64, one_way: Duration, queue: u64, flows: Vec<FlowSpec>, duration: Duration) -> Scenario {
+pub fn dumbbell(
+    rate_bps: u64,
+    one_way: Duration,
+    queue: u64,
+    flows: Vec<FlowSpec>,
+    duration: Duration,
+) -> Scenario {
     let mut s = build_dumbbell(rate_bps, one_way, queue, flows, duration);
     s.sample_interval = ms(100);
     s
 }
 
 pub fn run(s: &Scenario, seed: u64) -> sim::RunResult {
-    let point = SweepPoint { axes: vec![], scenario: s.clone() };
-    let spec = RunSpec { id: "p0-r0".into(), point: 0, rep: 0, seed };
-    sim::run(&point, &spec, &sim::RunOptions { series: true, ..Default::default() }).expect("run")
+    let point = SweepPoint {
+        axes: vec![],
+        scenario: s.clone(),
+    };
+    let spec = RunSpec {
+        id: "p0-r0".into(),
+        point: 0,
+        rep: 0,
+        seed,
+    };
+    sim::run(
+        &point,
+        &spec,
+        &sim::RunOptions {
+            series: true,
+            ..Default::default()
+        },
+    )
+    .expect("run")
 }

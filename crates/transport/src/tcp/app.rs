@@ -14,7 +14,7 @@
 use std::time::Duration;
 
 use super::endpoint::Endpoint;
-use super::{Tls, TcpWorkload};
+use super::{TcpWorkload, Tls};
 
 /// Size of one HTTP request.
 pub(crate) const REQUEST: u64 = 100;
@@ -74,16 +74,25 @@ impl Script {
             Tls::None => vec![Step::Ready],
             Tls::Tls13 => vec![
                 Step::Write(CLIENT_HELLO),
-                Step::Read { n: TLS13_SERVER_FLIGHT, payload: false },
+                Step::Read {
+                    n: TLS13_SERVER_FLIGHT,
+                    payload: false,
+                },
                 Step::Ready,
                 // The request rides right behind the Finished.
                 Step::Write(TLS13_CLIENT_FINISHED),
             ],
             Tls::Tls12 => vec![
                 Step::Write(CLIENT_HELLO),
-                Step::Read { n: TLS12_SERVER_FLIGHT, payload: false },
+                Step::Read {
+                    n: TLS12_SERVER_FLIGHT,
+                    payload: false,
+                },
                 Step::Write(TLS12_CLIENT_FLIGHT),
-                Step::Read { n: TLS12_SERVER_FINISHED, payload: false },
+                Step::Read {
+                    n: TLS12_SERVER_FINISHED,
+                    payload: false,
+                },
                 Step::Ready,
             ],
         };
@@ -91,16 +100,34 @@ impl Script {
             TcpWorkload::BulkUpload => s.push(Step::Write(UNBOUNDED)),
             TcpWorkload::BulkDownload => {
                 s.push(Step::Write(REQUEST));
-                s.push(Step::Read { n: UNBOUNDED, payload: true });
+                s.push(Step::Read {
+                    n: UNBOUNDED,
+                    payload: true,
+                });
             }
             // HTTP/1.1: the flow appends each exchange when it assigns the request.
-            TcpWorkload::Download { http1_parallel: Some(_), .. } => {}
-            TcpWorkload::Download { size, streams, http1_parallel: None, .. } => {
+            TcpWorkload::Download {
+                http1_parallel: Some(_),
+                ..
+            } => {}
+            TcpWorkload::Download {
+                size,
+                streams,
+                http1_parallel: None,
+                ..
+            } => {
                 s.push(Step::Write(REQUEST * u64::from(streams.max(1))));
-                s.push(Step::Read { n: size, payload: true });
+                s.push(Step::Read {
+                    n: size,
+                    payload: true,
+                });
             }
         }
-        Script { steps: s, pos: 0, got: 0 }
+        Script {
+            steps: s,
+            pos: 0,
+            got: 0,
+        }
     }
 
     /// The server's script.
@@ -108,42 +135,81 @@ impl Script {
         let mut s = match tls {
             Tls::None => vec![],
             Tls::Tls13 => vec![
-                Step::Read { n: CLIENT_HELLO, payload: false },
+                Step::Read {
+                    n: CLIENT_HELLO,
+                    payload: false,
+                },
                 Step::Write(TLS13_SERVER_FLIGHT),
-                Step::Read { n: TLS13_CLIENT_FINISHED, payload: false },
+                Step::Read {
+                    n: TLS13_CLIENT_FINISHED,
+                    payload: false,
+                },
             ],
             Tls::Tls12 => vec![
-                Step::Read { n: CLIENT_HELLO, payload: false },
+                Step::Read {
+                    n: CLIENT_HELLO,
+                    payload: false,
+                },
                 Step::Write(TLS12_SERVER_FLIGHT),
-                Step::Read { n: TLS12_CLIENT_FLIGHT, payload: false },
+                Step::Read {
+                    n: TLS12_CLIENT_FLIGHT,
+                    payload: false,
+                },
                 Step::Write(TLS12_SERVER_FINISHED),
             ],
         };
         match workload {
-            TcpWorkload::BulkUpload => s.push(Step::Read { n: UNBOUNDED, payload: true }),
+            TcpWorkload::BulkUpload => s.push(Step::Read {
+                n: UNBOUNDED,
+                payload: true,
+            }),
             TcpWorkload::BulkDownload => {
-                s.push(Step::Read { n: REQUEST, payload: false });
+                s.push(Step::Read {
+                    n: REQUEST,
+                    payload: false,
+                });
                 s.push(Step::Write(UNBOUNDED));
             }
-            TcpWorkload::Download { http1_parallel: Some(_), .. } => {}
-            TcpWorkload::Download { size, streams, http1_parallel: None, .. } => {
-                s.push(Step::Read { n: REQUEST * u64::from(streams.max(1)), payload: false });
+            TcpWorkload::Download {
+                http1_parallel: Some(_),
+                ..
+            } => {}
+            TcpWorkload::Download {
+                size,
+                streams,
+                http1_parallel: None,
+                ..
+            } => {
+                s.push(Step::Read {
+                    n: REQUEST * u64::from(streams.max(1)),
+                    payload: false,
+                });
                 // The responses, interleaved frame by frame (see `response_layout`).
                 s.push(Step::Write(size));
             }
         }
-        Script { steps: s, pos: 0, got: 0 }
+        Script {
+            steps: s,
+            pos: 0,
+            got: 0,
+        }
     }
 
     /// Client side of one HTTP/1.1 exchange: send a request, then read its `response` bytes.
     pub(crate) fn push_client_exchange(&mut self, response: u64) {
         self.steps.push(Step::Write(REQUEST));
-        self.steps.push(Step::Read { n: response, payload: true });
+        self.steps.push(Step::Read {
+            n: response,
+            payload: true,
+        });
     }
 
     /// Server side of one HTTP/1.1 exchange: read a request, then send `response` bytes.
     pub(crate) fn push_server_exchange(&mut self, response: u64) {
-        self.steps.push(Step::Read { n: REQUEST, payload: false });
+        self.steps.push(Step::Read {
+            n: REQUEST,
+            payload: false,
+        });
         self.steps.push(Step::Write(response));
     }
 
@@ -206,7 +272,15 @@ pub(crate) fn response_layout(size: u64, streams: u32) -> Vec<u64> {
 pub(crate) fn response_sizes(size: u64, streams: u32) -> Vec<u64> {
     let n = u64::from(streams.max(1));
     let each = size / n;
-    (0..n).map(|i| if i + 1 == n { size - each * (n - 1) } else { each }).collect()
+    (0..n)
+        .map(|i| {
+            if i + 1 == n {
+                size - each * (n - 1)
+            } else {
+                each
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -226,25 +300,67 @@ mod tests {
 
     #[test]
     fn scripts_match_handshake_round_trips() {
-        let w = TcpWorkload::Download { size: 1000, streams: 2, connections: 1, http1_parallel: None };
+        let w = TcpWorkload::Download {
+            size: 1000,
+            streams: 2,
+            connections: 1,
+            http1_parallel: None,
+        };
         let c = Script::client(Tls::Tls12, w);
-        let reads = c.steps.iter().take_while(|s| **s != Step::Ready).filter(|s| matches!(s, Step::Read { .. })).count();
+        let reads = c
+            .steps
+            .iter()
+            .take_while(|s| **s != Step::Ready)
+            .filter(|s| matches!(s, Step::Read { .. }))
+            .count();
         assert_eq!(reads, 2, "TLS 1.2 waits for two server flights");
         let c = Script::client(Tls::Tls13, w);
-        assert_eq!(c.steps.last(), Some(&Step::Read { n: 1000, payload: true }));
+        assert_eq!(
+            c.steps.last(),
+            Some(&Step::Read {
+                n: 1000,
+                payload: true
+            })
+        );
     }
 
     #[test]
     fn http1_scripts_grow_one_exchange_at_a_time() {
-        let w = TcpWorkload::Download { size: 1000, streams: 2, connections: 1, http1_parallel: Some(2) };
+        let w = TcpWorkload::Download {
+            size: 1000,
+            streams: 2,
+            connections: 1,
+            http1_parallel: Some(2),
+        };
         let mut c = Script::client(Tls::Tls13, w);
         let mut s = Script::server(Tls::Tls13, w);
-        assert!(!c.steps.iter().any(|st| matches!(st, Step::Read { payload: true, .. })));
+        assert!(!c
+            .steps
+            .iter()
+            .any(|st| matches!(st, Step::Read { payload: true, .. })));
         assert!(!s.steps.iter().any(|st| matches!(st, Step::Write(REQUEST))));
         c.push_client_exchange(500);
         s.push_server_exchange(500);
-        assert_eq!(c.steps[c.steps.len() - 2..], [Step::Write(REQUEST), Step::Read { n: 500, payload: true }]);
-        assert_eq!(s.steps[s.steps.len() - 2..], [Step::Read { n: REQUEST, payload: false }, Step::Write(500)]);
+        assert_eq!(
+            c.steps[c.steps.len() - 2..],
+            [
+                Step::Write(REQUEST),
+                Step::Read {
+                    n: 500,
+                    payload: true
+                }
+            ]
+        );
+        assert_eq!(
+            s.steps[s.steps.len() - 2..],
+            [
+                Step::Read {
+                    n: REQUEST,
+                    payload: false
+                },
+                Step::Write(500)
+            ]
+        );
         assert_eq!(response_sizes(10, 3), vec![3, 3, 4]);
         assert_eq!(response_sizes(5, 0), vec![5]);
     }

@@ -130,7 +130,9 @@ impl Endpoint {
     /// The application reads at most `max` in-order bytes (the rest stays in the receive
     /// buffer and shrinks the window); returns how many it got.
     pub(crate) fn take_readable_max(&mut self, max: u64, now: Duration) -> u64 {
-        self.rcv.as_mut().map_or(0, |r| r.take_readable_max(max, now))
+        self.rcv
+            .as_mut()
+            .map_or(0, |r| r.take_readable_max(max, now))
     }
 
     /// In-order bytes received and not read yet.
@@ -207,7 +209,8 @@ impl Endpoint {
         if let Some((val, _)) = seg.ts {
             rcv.note_ts(seg.seq, val);
         }
-        let probe = seg.len == 0 && !seg.has(FIN) && seg.seq.saturating_add(1) == rcv.last_ack_sent();
+        let probe =
+            seg.len == 0 && !seg.has(FIN) && seg.seq.saturating_add(1) == rcv.last_ack_sent();
         // A peer that has sent its FIN has no data left to probe for.
         if probe && !rcv.fin_received() {
             // A zero-window probe: RFC 9293 §3.10.7.4 answers an unacceptable segment with an
@@ -323,7 +326,13 @@ impl Endpoint {
         if std::mem::take(&mut self.rst_pending) {
             self.state = State::Closed;
             let ack = self.rcv.as_ref().map_or(0, |r| r.ack());
-            let seg = Segment { conn: self.conn, flags: RST | ACK, seq: self.snd.snd_nxt(), ack, ..Default::default() };
+            let seg = Segment {
+                conn: self.conn,
+                flags: RST | ACK,
+                seq: self.snd.snd_nxt(),
+                ack,
+                ..Default::default()
+            };
             return Some(transmit(&seg));
         }
         match self.state {
@@ -353,7 +362,12 @@ impl Endpoint {
             State::Established => {
                 let ts = self.ts(now);
                 let rcv = self.rcv.as_mut()?;
-                let mut seg = Segment { conn: self.conn, flags: ACK, ts, ..Default::default() };
+                let mut seg = Segment {
+                    conn: self.conn,
+                    flags: ACK,
+                    ts,
+                    ..Default::default()
+                };
                 if let Some(o) = self.snd.next(now) {
                     seg.seq = o.seq;
                     seg.len = o.len;
@@ -388,5 +402,11 @@ fn transmit(seg: &Segment) -> Transmit {
     seg.encode(&mut bytes);
     let header = seg.header_wire_len();
     // The flow knows where the segment goes and fills in `to`.
-    Transmit { bytes, wire_len: header + seg.len, payload_len: seg.len, header_len: header, to: Side::Server }
+    Transmit {
+        bytes,
+        wire_len: header + seg.len,
+        payload_len: seg.len,
+        header_len: header,
+        to: Side::Server,
+    }
 }

@@ -104,7 +104,12 @@ impl TcpFlow {
         let p = Params::from_config(&cfg)?;
         let pep = PepParams::from_config(&cfg)?;
         let (http1, response_sizes) = match cfg.workload {
-            TcpWorkload::Download { size, streams, http1_parallel, .. } => (http1_parallel, response_sizes(size, streams)),
+            TcpWorkload::Download {
+                size,
+                streams,
+                http1_parallel,
+                ..
+            } => (http1_parallel, response_sizes(size, streams)),
             _ => (None, Vec::new()),
         };
         Ok(TcpFlow {
@@ -150,10 +155,14 @@ impl TcpFlow {
 
     /// Most bytes the PEP held at once per direction (zero without a PEP).
     pub fn pep_max_held(&self) -> PepHeld {
-        self.conns.iter().filter_map(|c| c.pep.as_ref()).map(Split::max_held).fold(PepHeld::default(), |m, h| PepHeld {
-            upstream: m.upstream.max(h.upstream),
-            downstream: m.downstream.max(h.downstream),
-        })
+        self.conns
+            .iter()
+            .filter_map(|c| c.pep.as_ref())
+            .map(Split::max_held)
+            .fold(PepHeld::default(), |m, h| PepHeld {
+                upstream: m.upstream.max(h.upstream),
+                downstream: m.downstream.max(h.downstream),
+            })
     }
 
     /// Whether a PEP splits the flow's connections.
@@ -188,7 +197,10 @@ impl TcpFlow {
     /// Receive window the data receiver of the newest connection offers now.
     pub fn receive_window(&self) -> u64 {
         let side = other(self.data_sender());
-        self.conns.last().and_then(|c| c.endpoint_ref(side)).map_or(0, |e| e.receive_window())
+        self.conns
+            .last()
+            .and_then(|c| c.endpoint_ref(side))
+            .map_or(0, |e| e.receive_window())
     }
 
     fn data_sender(&self) -> Side {
@@ -210,8 +222,12 @@ impl TcpFlow {
         let (tls, w) = (self.cfg.tls, self.cfg.workload);
         let (stream_ends, parallel) = match (w, self.http1) {
             // No more connections than requests: a spare one would only shake hands.
-            (TcpWorkload::Download { streams, .. }, Some(k)) => (Vec::new(), k.clamp(1, streams.max(1))),
-            (TcpWorkload::Download { size, streams, .. }, None) => (response_layout(size, streams), 1),
+            (TcpWorkload::Download { streams, .. }, Some(k)) => {
+                (Vec::new(), k.clamp(1, streams.max(1)))
+            }
+            (TcpWorkload::Download { size, streams, .. }, None) => {
+                (response_layout(size, streams), 1)
+            }
             _ => (Vec::new(), 1),
         };
         let round = self.reports.len();
@@ -236,8 +252,12 @@ impl TcpFlow {
             });
         }
         self.next_request = 0;
-        self.response_done.push(vec![None; self.response_sizes.len()]);
-        self.reports.push(ConnectionReport { started_s: now.as_secs_f64(), ..Default::default() });
+        self.response_done
+            .push(vec![None; self.response_sizes.len()]);
+        self.reports.push(ConnectionReport {
+            started_s: now.as_secs_f64(),
+            ..Default::default()
+        });
     }
 
     fn fail(&mut self, msg: String) {
@@ -256,7 +276,11 @@ impl TcpFlow {
             }
             return;
         }
-        let read_max = if self.reading_paused[side.index()] { 0 } else { u64::MAX };
+        let read_max = if self.reading_paused[side.index()] {
+            0
+        } else {
+            u64::MAX
+        };
         let receiver = other(self.data_sender());
         let download = matches!(self.cfg.workload, TcpWorkload::Download { .. });
         let mut failure = None;
@@ -285,7 +309,8 @@ impl TcpFlow {
                 };
                 let prog = app.run(ep, read_max, now);
                 let r = &mut self.reports[c.round];
-                if side == Side::Client && prog.ready && c.first_in_round && r.handshake_s.is_none() {
+                if side == Side::Client && prog.ready && c.first_in_round && r.handshake_s.is_none()
+                {
                     r.handshake_s = Some(now.as_secs_f64() - r.started_s);
                 }
                 if side == receiver && prog.payload > 0 {
@@ -306,7 +331,11 @@ impl TcpFlow {
                             }
                         }
                     }
-                    let streams_done = c.stream_ends.iter().filter(|&&e| e <= c.payload_read).count();
+                    let streams_done = c
+                        .stream_ends
+                        .iter()
+                        .filter(|&&e| e <= c.payload_read)
+                        .count();
                     if prog.done && self.http1.is_some() {
                         // The script is done only between exchanges: the current response
                         // is complete and the connection is free for the next request.
@@ -347,7 +376,9 @@ impl TcpFlow {
 
     /// Records the current round's completion once all its connections are complete.
     fn maybe_round_complete(&mut self, now: Duration) {
-        let Some(round) = self.reports.len().checked_sub(1) else { return };
+        let Some(round) = self.reports.len().checked_sub(1) else {
+            return;
+        };
         let mut conns = self.conns.iter().filter(|c| c.round == round).peekable();
         if conns.peek().is_none() || !conns.all(|c| c.complete) {
             return;
@@ -359,7 +390,10 @@ impl TcpFlow {
     }
 
     fn maybe_next_connection(&mut self, now: Duration) {
-        if self.finished || self.conns.is_empty() || !matches!(self.cfg.workload, TcpWorkload::Download { .. }) {
+        if self.finished
+            || self.conns.is_empty()
+            || !matches!(self.cfg.workload, TcpWorkload::Download { .. })
+        {
             return;
         }
         if self.conns.iter().all(|c| c.complete) {
@@ -387,14 +421,25 @@ impl TcpFlow {
 
     fn sum_sender<T: std::iter::Sum<T>>(&self, f: impl Fn(&Endpoint) -> T) -> T {
         let side = self.data_sender();
-        self.conns.iter().filter_map(|c| c.endpoint_ref(side)).map(f).sum()
+        self.conns
+            .iter()
+            .filter_map(|c| c.endpoint_ref(side))
+            .map(f)
+            .sum()
     }
 
     /// The data sender's endpoints plus the PEP legs that carry the data onwards.
     fn data_senders(&self) -> impl Iterator<Item = &Endpoint> {
         let (sender, receiver) = (self.data_sender(), other(self.data_sender()));
-        let own = self.conns.iter().filter_map(move |c| c.endpoint_ref(sender));
-        own.chain(self.conns.iter().filter_map(move |c| c.pep.as_ref().map(|s| s.leg_towards(receiver))))
+        let own = self
+            .conns
+            .iter()
+            .filter_map(move |c| c.endpoint_ref(sender));
+        own.chain(
+            self.conns
+                .iter()
+                .filter_map(move |c| c.pep.as_ref().map(|s| s.leg_towards(receiver))),
+        )
     }
 }
 
@@ -449,7 +494,8 @@ impl FlowAgent for TcpFlow {
     }
 
     fn handle_timeout(&mut self, side: Side, now: Duration) {
-        if side == Side::Client && self.conns.is_empty() && !self.finished && now >= self.cfg.start {
+        if side == Side::Client && self.conns.is_empty() && !self.finished && now >= self.cfg.start
+        {
             self.connect(now);
         }
         if let Some(stop) = self.cfg.stop {
@@ -489,10 +535,18 @@ impl FlowAgent for TcpFlow {
         }
         if side == Side::Middle {
             // Each leg addresses its own peer.
-            return self.conns.iter_mut().filter_map(|c| c.pep.as_mut()).find_map(|s| s.poll_transmit(now));
+            return self
+                .conns
+                .iter_mut()
+                .filter_map(|c| c.pep.as_mut())
+                .find_map(|s| s.poll_transmit(now));
         }
         let to = self.peer_of(side);
-        let mut t = self.conns.iter_mut().filter_map(|c| c.endpoint(side)).find_map(|ep| ep.poll_transmit(now))?;
+        let mut t = self
+            .conns
+            .iter_mut()
+            .filter_map(|c| c.endpoint(side))
+            .find_map(|ep| ep.poll_transmit(now))?;
         t.to = to;
         Some(t)
     }
@@ -503,8 +557,16 @@ impl FlowAgent for TcpFlow {
     }
 
     fn poll_timeout(&mut self, side: Side) -> Option<Duration> {
-        let eps = self.conns.iter().filter_map(|c| c.endpoint_ref(side)).filter_map(|e| e.poll_timeout());
-        let peps = self.conns.iter().filter_map(|c| c.pep.as_ref()).filter_map(|s| s.poll_timeout());
+        let eps = self
+            .conns
+            .iter()
+            .filter_map(|c| c.endpoint_ref(side))
+            .filter_map(|e| e.poll_timeout());
+        let peps = self
+            .conns
+            .iter()
+            .filter_map(|c| c.pep.as_ref())
+            .filter_map(|s| s.poll_timeout());
         let peps = peps.filter(|_| side == Side::Middle);
         eps.chain(peps).chain(self.app_timer(side)).min()
     }
@@ -518,7 +580,11 @@ impl FlowAgent for TcpFlow {
         match self.conns.last().and_then(|c| c.endpoint_ref(side)) {
             Some(e) => {
                 let (cwnd, srtt, in_flight) = e.sender_state();
-                SenderSample { cwnd, srtt, in_flight }
+                SenderSample {
+                    cwnd,
+                    srtt,
+                    in_flight,
+                }
             }
             None => SenderSample::default(),
         }
@@ -530,16 +596,30 @@ impl FlowAgent for TcpFlow {
 
     fn report(&self) -> FlowReport {
         let receiver = other(self.data_sender());
-        let first_congestion = self.data_senders().filter_map(|e| e.sender_stats().first_congestion).min();
+        let first_congestion = self
+            .data_senders()
+            .filter_map(|e| e.sender_stats().first_congestion)
+            .min();
         FlowReport {
             bytes_delivered: self.delivered,
             first_packet_s: self.reports.first().map(|r| r.started_s),
             last_byte_s: self.last_byte.map(|t| t.as_secs_f64()),
             first_congestion_s: first_congestion.map(|t| t.as_secs_f64()),
             packets_sent: self.sum_sender(|e| e.sender_stats().data_segments),
-            packets_lost: self.data_senders().map(|e| e.sender_stats().retransmissions).sum(),
-            congestion_events: self.data_senders().map(|e| e.sender_stats().congestion_events).sum(),
-            ack_frames_sent: self.conns.iter().filter_map(|c| c.endpoint_ref(receiver)).map(|e| e.pure_acks()).sum(),
+            packets_lost: self
+                .data_senders()
+                .map(|e| e.sender_stats().retransmissions)
+                .sum(),
+            congestion_events: self
+                .data_senders()
+                .map(|e| e.sender_stats().congestion_events)
+                .sum(),
+            ack_frames_sent: self
+                .conns
+                .iter()
+                .filter_map(|c| c.endpoint_ref(receiver))
+                .map(|e| e.pure_acks())
+                .sum(),
             max_data_frames_sent: 0,
             max_stream_data_frames_sent: 0,
             final_mtu: u16::try_from(self.p.mss).unwrap_or(u16::MAX),

@@ -175,7 +175,10 @@ impl Params {
         let overhead = 40 + if c.timestamps { 12 } else { 0 };
         let mss = c.mtu.saturating_sub(overhead);
         if mss < MIN_MSS {
-            return invalid(format!("TCP needs an MSS of at least {MIN_MSS} bytes; MTU {} gives {mss}", c.mtu));
+            return invalid(format!(
+                "TCP needs an MSS of at least {MIN_MSS} bytes; MTU {} gives {mss}",
+                c.mtu
+            ));
         }
         if c.receive_window_max == 0 || c.initial_receive_window == 0 || c.send_buffer == 0 {
             return invalid("TCP windows and the send buffer must be positive".into());
@@ -220,7 +223,12 @@ pub(crate) mod tests_support {
     pub(crate) fn config() -> TcpFlowConfig {
         TcpFlowConfig {
             name: "t".into(),
-            workload: TcpWorkload::Download { size: 1_000_000, streams: 1, connections: 1, http1_parallel: None },
+            workload: TcpWorkload::Download {
+                size: 1_000_000,
+                streams: 1,
+                connections: 1,
+                http1_parallel: None,
+            },
             start: Duration::ZERO,
             stop: None,
             controller: cc::config::CcConfig::Cubic {

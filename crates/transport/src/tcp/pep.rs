@@ -55,8 +55,12 @@ impl PepParams {
         own.receive_window_max = pep.receive_window_max;
         own.send_buffer = pep.send_buffer;
         own.pep = None;
-        let p = Params::from_config(&own).map_err(|TcpFlowError::Invalid(m)| TcpFlowError::Invalid(format!("PEP: {m}")))?;
-        Ok(Some(PepParams { p, buffer: pep.buffer }))
+        let p = Params::from_config(&own)
+            .map_err(|TcpFlowError::Invalid(m)| TcpFlowError::Invalid(format!("PEP: {m}")))?;
+        Ok(Some(PepParams {
+            p,
+            buffer: pep.buffer,
+        }))
     }
 }
 
@@ -109,7 +113,10 @@ impl Split {
 
     /// Most bytes held at once, per direction.
     pub(crate) fn max_held(&self) -> PepHeld {
-        PepHeld { upstream: self.max_held[UP], downstream: self.max_held[DOWN] }
+        PepHeld {
+            upstream: self.max_held[UP],
+            downstream: self.max_held[DOWN],
+        }
     }
 
     /// Moves what the buffer has room for from each leg to the other, and passes on FINs and
@@ -122,9 +129,17 @@ impl Split {
         if self.b.is_closed() {
             self.a.reset();
         }
-        let d = &mut Dir { relayed: &mut self.relayed[UP], max_held: &mut self.max_held[UP], fin: &mut self.fin_relayed[UP] };
+        let d = &mut Dir {
+            relayed: &mut self.relayed[UP],
+            max_held: &mut self.max_held[UP],
+            fin: &mut self.fin_relayed[UP],
+        };
         d.pump(&mut self.a, &mut self.b, self.buffer, now);
-        let d = &mut Dir { relayed: &mut self.relayed[DOWN], max_held: &mut self.max_held[DOWN], fin: &mut self.fin_relayed[DOWN] };
+        let d = &mut Dir {
+            relayed: &mut self.relayed[DOWN],
+            max_held: &mut self.max_held[DOWN],
+            fin: &mut self.fin_relayed[DOWN],
+        };
         d.pump(&mut self.b, &mut self.a, self.buffer, now);
     }
 
@@ -139,7 +154,10 @@ impl Split {
 
     /// Earliest timer of either leg.
     pub(crate) fn poll_timeout(&self) -> Option<Duration> {
-        [self.a.poll_timeout(), self.b.poll_timeout()].into_iter().flatten().min()
+        [self.a.poll_timeout(), self.b.poll_timeout()]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// The next segment of either leg, addressed to that leg's peer.

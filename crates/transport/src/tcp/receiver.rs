@@ -87,7 +87,11 @@ impl Receiver {
             delayed_ack: p.delayed_ack,
             delack_timeout: p.delayed_ack_timeout,
             mss: u64::from(p.mss),
-            max_sack: if p.sack { max_sack_blocks(p.timestamps) } else { 0 },
+            max_sack: if p.sack {
+                max_sack_blocks(p.timestamps)
+            } else {
+                0
+            },
             wnd: p.initial_receive_window,
             wnd_max: p.receive_window_max,
             wscale: p.wscale,
@@ -253,19 +257,15 @@ impl Receiver {
     }
 
     /// Processes the data (and FIN) of a segment starting at `seq`.
-    pub(crate) fn on_data(
-        &mut self,
-        seq: u64,
-        len: u32,
-        fin: bool,
-        now: Duration,
-    ) -> DataOutcome {
+    pub(crate) fn on_data(&mut self, seq: u64, len: u32, fin: bool, now: Duration) -> DataOutcome {
         let end = seq + u64::from(len);
         if fin {
             // A FIN claims the end of the stream; a conflicting second claim is ignored.
             self.fin_seq.get_or_insert(end);
         }
-        let limit = self.right_edge.max(self.nxt + self.wnd.saturating_sub(self.readable));
+        let limit = self
+            .right_edge
+            .max(self.nxt + self.wnd.saturating_sub(self.readable));
         if len > 0 && (end <= self.nxt || seq >= limit) {
             // Duplicate or outside the window: Linux answers with an immediate ACK.
             self.ack_now = true;
@@ -388,7 +388,10 @@ mod tests {
         let mut r = Receiver::new(&p, 0, Duration::ZERO);
         let m = u64::from(p.mss);
         assert_eq!(r.on_data(1 + m, p.mss, false, MS), DataOutcome::Accepted);
-        assert_eq!(r.on_data(1 + 3 * m, p.mss, false, MS), DataOutcome::Accepted);
+        assert_eq!(
+            r.on_data(1 + 3 * m, p.mss, false, MS),
+            DataOutcome::Accepted
+        );
         assert!(r.ack_due());
         let mut b = [(0, 0); 4];
         let n = r.sack_blocks(&mut b);
@@ -464,7 +467,10 @@ mod tests {
             assert_eq!(r.advertise(false), (9 - k) * m);
         }
         // Beyond the buffer: dropped and answered at once.
-        assert_eq!(r.on_data(1 + 10 * m, p.mss, false, MS), DataOutcome::Ignored);
+        assert_eq!(
+            r.on_data(1 + 10 * m, p.mss, false, MS),
+            DataOutcome::Ignored
+        );
         assert!(r.ack_due());
         r.on_ack_sent();
         // Reading less than min(buffer / 2, MSS) keeps the window shut (receiver SWS).
@@ -487,7 +493,10 @@ mod tests {
         r.on_data(1, p.mss, false, MS);
         assert!(!r.ack_due(), "delayed");
         r.take_readable_max(u64::MAX, MS);
-        assert!(!r.ack_due(), "the read changes nothing the peer needs to know");
+        assert!(
+            !r.ack_due(),
+            "the read changes nothing the peer needs to know"
+        );
         assert_eq!(r.advertise(false), p.initial_receive_window);
     }
 }

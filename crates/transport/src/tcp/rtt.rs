@@ -74,7 +74,11 @@ impl RttEstimator {
         cc::RttSample {
             latest: self.latest,
             smoothed: self.smoothed(),
-            min: if self.min == Duration::MAX { Duration::ZERO } else { self.min },
+            min: if self.min == Duration::MAX {
+                Duration::ZERO
+            } else {
+                self.min
+            },
         }
     }
 }

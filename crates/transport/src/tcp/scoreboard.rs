@@ -367,7 +367,11 @@ mod tests {
         assert_eq!(b.next_lost(), None);
         out.clear();
         b.cum_ack(401, &mut out);
-        assert_eq!(out.len(), 1, "only the retransmitted hole is newly delivered");
+        assert_eq!(
+            out.len(),
+            1,
+            "only the retransmitted hole is newly delivered"
+        );
         assert!(out[0].retransmitted);
         assert_eq!(b.pipe(), 200);
     }
@@ -382,7 +386,11 @@ mod tests {
         assert!(b.head_sacked(), "the cumulative ACK stopped at SACKed data");
         b.mark_all_lost(true);
         assert!(!b.head_sacked());
-        assert_eq!(b.next_lost(), Some((101, 100, false)), "the dropped data is resent");
+        assert_eq!(
+            b.next_lost(),
+            Some((101, 100, false)),
+            "the dropped data is resent"
+        );
         // A SACK of a copy that arrived before the reneging gives no RTT sample.
         out.clear();
         b.sack(201, 301, &mut out);
@@ -400,7 +408,10 @@ mod tests {
         assert_eq!(b.next_lost(), Some((101, 100, false)));
         assert_eq!(b.pipe(), 100);
         let l = b.mark_first_lost();
-        assert_eq!(l.count, 1, "a retransmission in flight can be declared lost again");
+        assert_eq!(
+            l.count, 1,
+            "a retransmission in flight can be declared lost again"
+        );
         assert_eq!(b.pipe(), 0);
     }
 }

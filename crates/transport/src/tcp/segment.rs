@@ -172,7 +172,11 @@ impl Segment {
                 0
             }
         } else {
-            let sack = if self.nsack > 0 { 4 + 8 * u32::from(self.nsack) } else { 0 };
+            let sack = if self.nsack > 0 {
+                4 + 8 * u32::from(self.nsack)
+            } else {
+                0
+            };
             (if ts { 12 } else { 0 }) + sack
         };
         BASE_HEADERS + opts
@@ -267,13 +271,26 @@ mod tests {
 
     #[test]
     fn syn_header_sizes_follow_linux() {
-        let syn = Segment { flags: SYN, ts: Some((1, 0)), ..Default::default() };
+        let syn = Segment {
+            flags: SYN,
+            ts: Some((1, 0)),
+            ..Default::default()
+        };
         assert_eq!(syn.header_wire_len(), 60);
-        let syn = Segment { flags: SYN | SACK_OK, ..Default::default() };
+        let syn = Segment {
+            flags: SYN | SACK_OK,
+            ..Default::default()
+        };
         assert_eq!(syn.header_wire_len(), 52);
-        let syn = Segment { flags: SYN, ..Default::default() };
+        let syn = Segment {
+            flags: SYN,
+            ..Default::default()
+        };
         assert_eq!(syn.header_wire_len(), 48);
-        let plain = Segment { flags: ACK, ..Default::default() };
+        let plain = Segment {
+            flags: ACK,
+            ..Default::default()
+        };
         assert_eq!(plain.header_wire_len(), 40);
     }
 }

@@ -222,7 +222,9 @@ impl Sender {
     /// Arms the persist timer when new data waits for a zero window with nothing in flight
     /// (no ACK will come to reopen it otherwise), and stops it when the window opens.
     fn update_persist(&mut self, now: Duration) {
-        let limit = self.stream_end.min(self.una.saturating_add(self.send_buffer));
+        let limit = self
+            .stream_end
+            .min(self.una.saturating_add(self.send_buffer));
         let closed = self.peer_edge <= self.nxt;
         if !closed {
             self.persist_deadline = None;
@@ -242,7 +244,9 @@ impl Sender {
             self.board.pipe()
         } else {
             // Linux without SACK counts each duplicate ACK as one segment that left.
-            self.board.pipe().saturating_sub(self.dupacks * u64::from(self.mss))
+            self.board
+                .pipe()
+                .saturating_sub(self.dupacks * u64::from(self.mss))
         }
     }
 
@@ -285,9 +289,17 @@ impl Sender {
                 self.stats.data_segments += 1;
             }
             self.arm_rto(now);
-            return Some(Outgoing { seq, len, fin, retransmission: true });
+            return Some(Outgoing {
+                seq,
+                len,
+                fin,
+                retransmission: true,
+            });
         }
-        let edge = self.stream_end.min(self.una.saturating_add(self.send_buffer)).min(self.peer_edge);
+        let edge = self
+            .stream_end
+            .min(self.una.saturating_add(self.send_buffer))
+            .min(self.peer_edge);
         if self.nxt < edge {
             let len = (edge - self.nxt).min(u64::from(self.mss));
             if len < u64::from(self.mss) && edge < self.stream_end && pipe > 0 {
@@ -330,7 +342,12 @@ impl Sender {
             self.stats.data_segments += 1;
         }
         self.arm_rto(now);
-        Outgoing { seq: seg.start, len, fin, retransmission: false }
+        Outgoing {
+            seq: seg.start,
+            len,
+            fin,
+            retransmission: false,
+        }
     }
 
     /// Processes the acknowledgement fields of an incoming segment.
@@ -408,8 +425,18 @@ impl Sender {
 
     /// RFC 6298 sampling: the newest newly delivered segment never retransmitted (Karn);
     /// with timestamps, TSecr also times ACKs of retransmissions.
-    fn rtt_sample(&mut self, delivered: &[Delivered], advanced: bool, ts_ecr: Option<u64>, now: Duration) {
-        let newest = delivered.iter().filter(|d| !d.retransmitted).map(|d| d.sent).max();
+    fn rtt_sample(
+        &mut self,
+        delivered: &[Delivered],
+        advanced: bool,
+        ts_ecr: Option<u64>,
+        now: Duration,
+    ) {
+        let newest = delivered
+            .iter()
+            .filter(|d| !d.retransmitted)
+            .map(|d| d.sent)
+            .max();
         let sample = match (newest, ts_ecr) {
             (Some(sent), _) => Some(now.saturating_sub(sent)),
             (None, Some(ecr)) if advanced && ecr > 0 => {
@@ -433,10 +460,12 @@ impl Sender {
         for d in delivered {
             // The first transmission time keeps the controller in recovery until data sent
             // after the loss is acknowledged, like TCP's RecoveryPoint.
-            self.cc.on_ack(now, d.first_sent, d.bytes, app_limited, &rtt);
+            self.cc
+                .on_ack(now, d.first_sent, d.bytes, app_limited, &rtt);
             largest = largest.max(d.pn);
         }
-        self.cc.on_end_acks(now, self.board.pipe(), app_limited, Some(largest));
+        self.cc
+            .on_end_acks(now, self.board.pipe(), app_limited, Some(largest));
     }
 
     /// Newly detected losses: one congestion event per recovery episode.
@@ -446,7 +475,8 @@ impl Sender {
         }
         self.recovery = Some(self.nxt);
         self.recover = self.nxt.saturating_sub(1);
-        self.cc.on_congestion_event(now, losses.newest_sent, false, losses.bytes);
+        self.cc
+            .on_congestion_event(now, losses.newest_sent, false, losses.bytes);
         self.count_event(now);
     }
 
@@ -488,7 +518,8 @@ impl Sender {
             // backoffs for the same `una` keep the ssthresh the first one set (RFC 5681 §3.1);
             // the controller has no collapse without a reduction, so they leave the window
             // where the SACKs since the first timeout grew it (usually still near LW).
-            self.cc.on_congestion_event(now, self.board.newest_sent(), true, self.board.pipe());
+            self.cc
+                .on_congestion_event(now, self.board.newest_sent(), true, self.board.pipe());
             self.count_event(now);
         }
         // The head is SACKed only if the receiver reneged (see `on_ack`).
@@ -521,7 +552,16 @@ mod tests {
     }
 
     fn ack(s: &mut Sender, ack: u64, sacks: &[(u64, u64)], now: Duration) {
-        s.on_ack(AckInfo { ack, window: 1 << 30, sacks, ts_ecr: None, pure: true }, now);
+        s.on_ack(
+            AckInfo {
+                ack,
+                window: 1 << 30,
+                sacks,
+                ts_ecr: None,
+                pure: true,
+            },
+            now,
+        );
     }
 
     /// Sends what the windows allow; returns the start sequence numbers.
@@ -542,7 +582,11 @@ mod tests {
         // cumulative ACK stops at segment 1, which the sender holds as SACKed.
         ack(&mut s, 1 + m, &[], 3 * MS);
         let deadline = s.timeout().expect("a timer runs");
-        assert_eq!(deadline, 3 * MS + RENEGING_DELAY, "max(srtt / 2, 10 ms), not a full RTO");
+        assert_eq!(
+            deadline,
+            3 * MS + RENEGING_DELAY,
+            "max(srtt / 2, 10 ms), not a full RTO"
+        );
         assert!(s.on_timeout(deadline));
         // Everything the receiver dropped is resent, from the cumulative ACK on.
         let resent = send_all(&mut s, deadline);
@@ -558,7 +602,11 @@ mod tests {
         assert!(s.on_timeout(t1));
         assert_eq!(s.stats().congestion_events, 1);
         assert_eq!(s.cwnd(), 2 * m, "loss window");
-        assert_eq!(send_all(&mut s, t1), vec![1, 1 + m], "go-back-N within the loss window");
+        assert_eq!(
+            send_all(&mut s, t1),
+            vec![1, 1 + m],
+            "go-back-N within the loss window"
+        );
         // The first retransmission arrives, the second is lost again: the slow-start growth
         // the ACK allows must not survive the next timeout.
         ack(&mut s, 1 + m, &[], t1 + MS);

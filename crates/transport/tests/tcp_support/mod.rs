@@ -100,7 +100,10 @@ impl Net {
 
     /// A clean client — middle — server path, both links at `rate_bps`.
     pub fn split(rate_bps: u64, client_one_way: Duration, server_one_way: Duration) -> Net {
-        Net::line(vec![Link::new(rate_bps, client_one_way), Link::new(rate_bps, server_one_way)])
+        Net::line(vec![
+            Link::new(rate_bps, client_one_way),
+            Link::new(rate_bps, server_one_way),
+        ])
     }
 
     fn line(links: Vec<Link>) -> Net {
@@ -118,7 +121,12 @@ impl Net {
     /// The same path with seeded random loss, duplication and up to `jitter` of extra delay
     /// (which reorders segments) on every link.
     pub fn chaotic(mut self, seed: u64, loss: f64, duplicate: f64, jitter: Duration) -> Net {
-        self.chaos = Some(Chaos { rng: ChaCha8Rng::seed_from_u64(seed), loss, duplicate, jitter });
+        self.chaos = Some(Chaos {
+            rng: ChaCha8Rng::seed_from_u64(seed),
+            loss,
+            duplicate,
+            jitter,
+        });
         self
     }
 
@@ -156,7 +164,11 @@ impl Net {
 
     /// Puts a segment at `at_pos` on the link towards `to`.
     fn hop(&mut self, at_pos: usize, now: Duration, from: Side, to: Side, bytes: Vec<u8>) {
-        let (l, d, dir) = if self.pos(to) > at_pos { (at_pos, 0, Dir::Up) } else { (at_pos - 1, 1, Dir::Down) };
+        let (l, d, dir) = if self.pos(to) > at_pos {
+            (at_pos, 0, Dir::Up)
+        } else {
+            (at_pos - 1, 1, Dir::Down)
+        };
         let seg = Segment::decode(&bytes).expect("the model emits valid segments");
         let link = &mut self.links[l];
         let index = link.counts[d];
@@ -170,7 +182,13 @@ impl Net {
         let tx = Duration::from_nanos(u64::from(wire_len) * 8 * 1_000_000_000 / link.rate_bps);
         link.busy[d] = start + tx;
         let mut at = start + tx + link.delay;
-        let seen = Seen { link: l, dir, data_index, index, seg };
+        let seen = Seen {
+            link: l,
+            dir,
+            data_index,
+            index,
+            seg,
+        };
         if let Some(t) = self.trace.as_mut() {
             t.push((now, seen));
         }
@@ -202,7 +220,10 @@ impl Net {
             (false, _) => to == from.opposite(),
         };
         assert!(ok, "{from:?} addressed a segment to {to:?} (PEP: {pep})");
-        assert!(!pep || self.has_middle(), "a PEP flow needs a path with a middle node");
+        assert!(
+            !pep || self.has_middle(),
+            "a PEP flow needs a path with a middle node"
+        );
         let at = self.pos(from);
         self.hop(at, now, from, to, bytes);
     }
@@ -242,8 +263,13 @@ impl Net {
             now = t.max(now);
             for l in 0..self.links.len() {
                 for d in 0..2 {
-                    while self.links[l].queue[d].front().is_some_and(|(t, ..)| *t <= now) {
-                        let Some((_, from, to, bytes)) = self.links[l].queue[d].pop_front() else { break };
+                    while self.links[l].queue[d]
+                        .front()
+                        .is_some_and(|(t, ..)| *t <= now)
+                    {
+                        let Some((_, from, to, bytes)) = self.links[l].queue[d].pop_front() else {
+                            break;
+                        };
                         let here = if d == 0 { l + 1 } else { l };
                         if here == self.pos(to) {
                             flow.handle_datagram(to, from, now, bytes);
@@ -273,7 +299,11 @@ impl Net {
     /// The recorded segments on `link` in `dir` (needs [`Net::traced`]).
     pub fn seen(&self, link: usize, dir: Dir) -> Vec<(Duration, Segment)> {
         let trace = self.trace.as_ref().expect("a traced net");
-        trace.iter().filter(|(_, s)| s.link == link && s.dir == dir).map(|(t, s)| (*t, s.seg)).collect()
+        trace
+            .iter()
+            .filter(|(_, s)| s.link == link && s.dir == dir)
+            .map(|(t, s)| (*t, s.seg))
+            .collect()
     }
 }
 
@@ -314,12 +344,22 @@ pub fn cubic(iw: u64) -> cc::config::CcConfig {
 
 /// A PEP holding `buffer` bytes per direction, with the flow's defaults otherwise.
 pub fn pep(buffer: u64) -> PepConfig {
-    PepConfig { buffer, controller: cubic(10), receive_window_max: 6 << 20, send_buffer: 4 << 20 }
+    PepConfig {
+        buffer,
+        controller: cubic(10),
+        receive_window_max: 6 << 20,
+        send_buffer: 4 << 20,
+    }
 }
 
 /// A download of `size` bytes over one stream and one connection.
 pub fn download(size: u64) -> TcpWorkload {
-    TcpWorkload::Download { size, streams: 1, connections: 1, http1_parallel: None }
+    TcpWorkload::Download {
+        size,
+        streams: 1,
+        connections: 1,
+        http1_parallel: None,
+    }
 }
 
 /// Builds the flow and runs it on `net` for at most `until`.
