@@ -1,8 +1,8 @@
 //! End-to-end runs of the `quiclab` binary on tiny scenarios (a 200 kB download, < 1 s simulated).
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::sync::atomic::{AtomicUsize, Ordering};
+mod common;
+use common::{quiclab, text, Scratch};
+use std::process::Output;
 
 const TINY: &str = r#"
 [run]
@@ -20,49 +20,6 @@ size = "200kB"
 
 /// The sweep used by the results-directory tests: 2 points × 2 repetitions.
 const SWEEP: [&str; 4] = ["--reps", "2", "--vary", "link.delay=5ms,20ms"];
-
-/// A scratch directory removed on drop, unique per test process and call.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Self {
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let n = N.fetch_add(1, Ordering::SeqCst);
-        let dir =
-            std::env::temp_dir().join(format!("quiclab-cli-{}-{name}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("create scratch dir");
-        Scratch(dir)
-    }
-
-    fn file(&self, name: &str, text: &str) -> PathBuf {
-        let p = self.0.join(name);
-        std::fs::write(&p, text).expect("write scenario");
-        p
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn quiclab(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_quiclab"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("run quiclab")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
 
 /// `quiclab sim tiny.toml <SWEEP> --out <out> <extra>`, asserting success.
 fn sweep(s: &Scratch, out: &str, extra: &[&str]) -> Output {

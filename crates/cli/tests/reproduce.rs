@@ -1,39 +1,9 @@
 //! End-to-end runs of `quiclab reproduce` on a tiny slice of seed 003 (one experiment, one
 //! repetition, 100 kB downloads), so a debug build finishes in seconds.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-/// A scratch directory removed on drop, unique per test.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Self {
-        let dir =
-            std::env::temp_dir().join(format!("quiclab-reproduce-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("create scratch dir");
-        Scratch(dir)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn quiclab(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_quiclab"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("run quiclab")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+mod common;
+use common::{quiclab, text, Scratch};
+use std::process::Output;
 
 /// The tiny slice: Bernoulli loss only, one repetition, 100 kB instead of 8.9 MB.
 const TINY: [&str; 10] = [
