@@ -4,7 +4,12 @@
 //! (e.g. `validate`) is one enum variant plus one match arm.
 
 mod bench;
+mod cmd_emu;
+mod cmd_get;
+mod cmd_interop;
+mod cmd_load;
 mod cmd_reproduce;
+mod cmd_serve;
 mod cmd_sim;
 mod cmd_validate;
 mod exit;
@@ -51,6 +56,16 @@ enum Command {
     Keys,
     /// Run a seed study's grid (quick by default, `--full` for >= 20 repetitions) and tabulate it.
     Reproduce(cmd_reproduce::ReproduceArgs),
+    /// Run a scenario in real time: namespaces, the userspace link emulator, real stacks.
+    Emu(cmd_emu::EmuArgs),
+    /// Download between every third-party client and server through the emulator (pass/fail matrix).
+    Interop(cmd_interop::InteropArgs),
+    /// Serve generated bodies over HTTP/1.1 and HTTP/2 (TCP + TLS) and HTTP/3 (QUIC) on one port.
+    Serve(cmd_serve::ServeArgs),
+    /// Fetch a URL over HTTP/1.1, HTTP/2 or HTTP/3 and report timings and transport statistics.
+    Get(cmd_get::GetArgs),
+    /// Constant-rate (open model) HTTP/1.1, HTTP/2 and HTTP/3 load testing.
+    Load(cmd_load::LoadArgs),
 }
 
 fn main() -> ExitCode {
@@ -61,6 +76,11 @@ fn main() -> ExitCode {
         Command::Keys => keys::run(),
         Command::Validate(args) => cmd_validate::run(&args),
         Command::Reproduce(args) => cmd_reproduce::run(&args),
+        Command::Emu(args) => cmd_emu::run(&args),
+        Command::Interop(args) => cmd_interop::run(&args),
+        Command::Serve(args) => cmd_serve::run(&args),
+        Command::Get(args) => cmd_get::run(&args),
+        Command::Load(args) => cmd_load::run(&args),
     };
     match result {
         Ok(code) => code.into(),
