@@ -20,5 +20,14 @@ if ! command -v tshark >/dev/null 2>&1; then
     $SUDO apt-get install -y -qq tshark >/dev/null
 fi
 
+# The emulator builds its namespaces and veth pairs with iproute2's `ip` (offloads are switched
+# off through the ethtool ioctl directly, so no ethtool binary is needed).
+if ! command -v ip >/dev/null 2>&1; then
+    echo "setup: installing iproute2"
+    export DEBIAN_FRONTEND=noninteractive
+    $SUDO apt-get update -qq
+    $SUDO apt-get install -y -qq iproute2 >/dev/null
+fi
+
 # Fetch crates once so later builds work offline and CI's build step is pure compilation.
 cargo fetch --locked -q

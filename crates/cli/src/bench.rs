@@ -14,9 +14,21 @@ use sim::RunResult;
 
 use crate::exit::{self, Exit};
 
+/// What `quiclab bench` measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum BenchTarget {
+    /// The simulator's speed (the default).
+    Sim,
+    /// The real-time emulator's fidelity (rate, delay, loss) and forwarding speed (needs root).
+    Emu,
+}
+
 /// Options of `quiclab bench`.
 #[derive(Debug, Clone, Args)]
 pub struct BenchArgs {
+    /// What to benchmark.
+    #[arg(value_enum)]
+    pub target: Option<BenchTarget>,
     /// One repetition per scenario instead of three.
     #[arg(long)]
     pub quick: bool,
@@ -68,6 +80,9 @@ pub struct BenchFigures {
 
 /// Runs `quiclab bench`.
 pub fn run(args: &BenchArgs) -> anyhow::Result<Exit> {
+    if args.target == Some(BenchTarget::Emu) {
+        return bench_emu::run(args.quick, args.json);
+    }
     let reps = if args.quick { 1 } else { 3 };
     let mut all = Vec::new();
     for (file, text) in SCENARIOS {
@@ -164,6 +179,113 @@ fn print_figures(f: &BenchFigures) {
         report::si(f.datagrams_per_s, "datagrams/s"),
         report::si(f.events_per_s, "events/s"),
     );
+}
+
+/// `quiclab bench emu`: the emulator's fidelity and speed figures as one table.
+mod bench_emu {
+    use std::fmt::Write;
+
+    use emu::bench::{BenchOptions, EmuBench};
+    use emu::WaitMode;
+
+    use crate::exit::{self, Exit};
+
+    /// Runs the measurements and prints them (table or one JSON line).
+    pub fn run(quick: bool, json: bool) -> anyhow::Result<Exit> {
+        if let Err(e) = emu::cleanup_stale() {
+            anyhow::bail!("cannot prepare the emulator: {e}");
+        }
+        let started = std::time::Instant::now();
+        let figures = emu::bench::run(BenchOptions {
+            quick,
+            wait: WaitMode::Sleep,
+        })?;
+        if json {
+            println!("{}", serde_json::to_string(&figures)?);
+        } else {
+            print!("{}", table(&figures));
+            println!("(measured in {:.1} s)", started.elapsed().as_secs_f64());
+        }
+        Ok(exit::SUCCESS)
+    }
+
+    fn mark(ok: bool) -> &'static str {
+        if ok {
+            "ok"
+        } else {
+            "MISSED"
+        }
+    }
+
+    /// One table: measurement, configured, measured, target, verdict.
+    pub fn table(b: &EmuBench) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "{:<44} {:>14} {:>30} {:>16} {:>7}",
+            "measurement", "configured", "measured", "target", "verdict"
+        );
+        for r in &b.rate {
+            let _ = writeln!(
+                s,
+                "{:<44} {:>14} {:>30} {:>16} {:>7}",
+                "UDP rate (1500 B packets)",
+                report::si(r.configured_bps, "bit/s"),
+                format!(
+                    "{} ({:.2}%)",
+                    report::si(r.achieved_bps, "bit/s"),
+                    100.0 * r.ratio
+                ),
+                "within 2%",
+                mark(r.within_2_percent)
+            );
+        }
+        for d in &b.delay {
+            let _ = writeln!(
+                s,
+                "{:<44} {:>14} {:>30} {:>16} {:>7}",
+                format!("one-way delay error, {} ({:?})", d.label, d.wait).to_lowercase(),
+                format!("{} ms", d.configured_ms),
+                format!(
+                    "p50 {:.0} p99 {:.0} p99.9 {:.0} µs",
+                    d.p50_us, d.p99_us, d.p999_us
+                ),
+                "p99 ≤ 200 µs",
+                if d.configured_ms == 0.0 {
+                    "-"
+                } else {
+                    mark(d.p99_within_200us)
+                }
+            );
+        }
+        for l in &b.loss {
+            let _ = writeln!(
+                s,
+                "{:<44} {:>14} {:>30} {:>16} {:>7}",
+                format!("loss, {}", l.model),
+                format!("{:.3}%", 100.0 * l.configured),
+                format!(
+                    "{:.3}% (CI {:.2}–{:.2}%)",
+                    100.0 * l.measured,
+                    100.0 * l.interval.0,
+                    100.0 * l.interval.1
+                ),
+                "inside 95% CI",
+                mark(l.inside)
+            );
+        }
+        let t = &b.throughput;
+        let _ = writeln!(
+            s,
+            "{:<44} {:>14} {:>30} {:>16} {:>7}",
+            "max forwarding rate (1 ms delay, model on)",
+            "unlimited",
+            format!("{} ({:.2} Gbit/s)", report::si(t.pps, "pkt/s"), t.gbps),
+            "≥ 1 Gbit/s",
+            mark(t.reaches_1_gbps)
+        );
+        s
+    }
 }
 
 #[cfg(test)]

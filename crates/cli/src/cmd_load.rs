@@ -1,16 +1,578 @@
-//! `quiclab load` (being built).
+//! `quiclab load`: open-model constant-rate HTTP/1.1, HTTP/2 and HTTP/3 load testing, in
+//! vegeta's pipeline shape — `attack` writes a results stream; `report`, `plot` and `encode`
+//! read it; `sweep` runs one attack per (rate, HTTP version) and tabulates them.
+//!
+//! All the work is in the `load` crate; this module parses arguments and wires files, the
+//! terminal and Ctrl-C to it.
 
-use clap::Args;
+use std::fs::File;
+use std::io::{BufRead, BufReader, BufWriter, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use clap::{Args, Subcommand, ValueEnum};
+
+use endpoints::client::{ClientConfig, ConnPolicy, HttpVersion, TlsOptions};
+use load::attack::{AttackPlan, Sink};
+use load::live::LiveStats;
+use load::metrics::{Metrics, Summary};
+use load::record::{read_records, Encoding, RecordStream, RecordWriter, ResultRecord};
+use load::schedule::{Ramp, Schedule};
+use load::targets::{parse_header, parse_method, parse_url, read_targets_file, Method, Target};
+use load::units::{parse_duration, Rate};
 
 use crate::exit::{self, Exit};
+use crate::interrupt;
 
 /// Options of `quiclab load`.
 #[derive(Debug, Clone, Args)]
-pub struct LoadArgs {}
+pub struct LoadArgs {
+    #[command(subcommand)]
+    command: LoadCommand,
+}
+
+#[derive(Debug, Clone, Subcommand)]
+enum LoadCommand {
+    /// Send requests at a constant (or ramped) rate and stream one result record per request.
+    Attack(AttackArgs),
+    /// Summarise results (files or stdin): rates, latency percentiles, phases, errors.
+    Report(ReportArgs),
+    /// Plot latency over time as a self-contained SVG (or HTML); one series per results file.
+    Plot(PlotArgs),
+    /// Convert results between JSON lines and CSV.
+    Encode(EncodeArgs),
+    /// Run one attack per (rate, HTTP version) and tabulate them (seed 004's experiment).
+    Sweep(SweepArgs),
+}
+
+/// What to send.
+#[derive(Debug, Clone, Args)]
+struct TargetArgs {
+    /// Target URLs (https://host:port/path), used round-robin.
+    urls: Vec<String>,
+    /// Targets file in vegeta's http format (see docs/load.md).
+    #[arg(long, value_name = "FILE")]
+    targets: Option<PathBuf>,
+    /// Method for URLs given on the command line.
+    #[arg(long, default_value = "GET", value_parser = parse_method)]
+    method: Method,
+    /// Extra header for every request, `Name: value` (repeatable).
+    #[arg(short = 'H', long = "header", value_name = "NAME: VALUE", value_parser = parse_header)]
+    headers: Vec<(String, String)>,
+    /// Request body file for URLs given on the command line.
+    #[arg(long, value_name = "FILE")]
+    body: Option<PathBuf>,
+}
+
+/// How to connect and when to give up.
+#[derive(Debug, Clone, Args)]
+struct ClientArgs {
+    /// Connections in the pool [default: 256 for HTTP/1.1, 1 for HTTP/2 and HTTP/3].
+    #[arg(long, value_name = "N")]
+    connections: Option<usize>,
+    /// Concurrent streams per HTTP/2 or HTTP/3 connection.
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    streams: usize,
+    /// Open a fresh connection (full handshake) for every request.
+    #[arg(long, conflicts_with_all = ["connections"])]
+    new_connection_per_request: bool,
+    /// CA certificate (PEM) that signs the server certificate [default: the repository's test CA].
+    #[arg(long, value_name = "FILE")]
+    ca: Option<PathBuf>,
+    /// Accept any server certificate.
+    #[arg(long)]
+    insecure: bool,
+    /// TLS server name to send and verify [default: the URL's host].
+    #[arg(long, value_name = "NAME")]
+    server_name: Option<String>,
+    /// Per-request limit, from the send to the last byte.
+    #[arg(long, default_value = "30s", value_parser = duration)]
+    timeout: Duration,
+    /// Most requests in flight; a due request beyond it is not sent and recorded as such.
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    max_inflight: usize,
+    /// A request sent more than this after its intended time counts as "not sent on time".
+    #[arg(long, default_value = "10ms", value_parser = duration)]
+    late_threshold: Duration,
+}
+
+#[derive(Debug, Clone, Args)]
+struct AttackArgs {
+    #[command(flatten)]
+    targets: TargetArgs,
+    #[command(flatten)]
+    client: ClientArgs,
+    /// HTTP version: 1.1, 2 or 3.
+    #[arg(long = "http", default_value = "1.1", value_parser = HttpVersion::parse)]
+    http: HttpVersion,
+    /// Request rate: 100/s, 100/1s, 6000/1m, 5/500ms.
+    #[arg(long, default_value = "50/s", value_parser = rate)]
+    rate: Rate,
+    /// Rate ramp instead of --rate: linear:FROM-TO (over --duration) or steps:R1,R2,...@STEP.
+    #[arg(long, value_parser = ramp)]
+    ramp: Option<Ramp>,
+    /// Attack duration (required unless --requests or a steps ramp bounds the attack).
+    #[arg(long, value_parser = duration)]
+    duration: Option<Duration>,
+    /// Stop after this many requests.
+    #[arg(long, value_name = "N")]
+    requests: Option<u64>,
+    /// Results file [default: stdout when it is not a terminal; on a terminal only the report].
+    #[arg(long, short, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// Encoding of the results stream.
+    #[arg(long, value_enum, default_value_t = Format::Json)]
+    format: Format,
+    /// Attack label written into every record.
+    #[arg(long, default_value = "attack")]
+    name: String,
+}
+
+#[derive(Debug, Clone, Args)]
+struct ReportArgs {
+    /// Results files (JSON lines or CSV); none or `-` reads stdin.
+    inputs: Vec<PathBuf>,
+    /// Report type.
+    #[arg(long = "type", value_enum, default_value_t = ReportKind::Text)]
+    kind: ReportKind,
+    /// Also print a cumulative report each time the intended send times pass another DURATION.
+    #[arg(long, value_parser = duration, value_name = "DURATION")]
+    every: Option<Duration>,
+}
+
+#[derive(Debug, Clone, Args)]
+struct PlotArgs {
+    /// Results files, one series each (named after the file).
+    #[arg(required = true)]
+    inputs: Vec<PathBuf>,
+    /// Plot title.
+    #[arg(long, default_value = "Latency over time")]
+    title: String,
+    /// Output file [default: stdout].
+    #[arg(long, short, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// svg or html [default: from the output file's extension, else svg].
+    #[arg(long, value_enum)]
+    format: Option<PlotFormat>,
+}
+
+#[derive(Debug, Clone, Args)]
+struct EncodeArgs {
+    /// Results files; none or `-` reads stdin.
+    inputs: Vec<PathBuf>,
+    /// Target encoding.
+    #[arg(long, value_enum)]
+    to: Format,
+    /// Output file [default: stdout].
+    #[arg(long, short, value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Args)]
+struct SweepArgs {
+    #[command(flatten)]
+    targets: TargetArgs,
+    #[command(flatten)]
+    client: ClientArgs,
+    /// Comma-separated rates (requests per second, or rate syntax such as 6000/1m).
+    #[arg(long, value_delimiter = ',', value_parser = rate, required = true)]
+    rates: Vec<Rate>,
+    /// Comma-separated HTTP versions.
+    #[arg(long = "http", value_delimiter = ',', default_value = "1.1,2,3", value_parser = HttpVersion::parse)]
+    http: Vec<HttpVersion>,
+    /// Duration of each attack.
+    #[arg(long, value_parser = duration)]
+    duration: Duration,
+    /// Directory for the results files and table.csv / table.md.
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    /// Pause between attacks (lets connections and server queues drain).
+    #[arg(long, default_value = "1s", value_parser = duration)]
+    pause: Duration,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    Json,
+    Csv,
+}
+
+impl From<Format> for Encoding {
+    fn from(f: Format) -> Self {
+        match f {
+            Format::Json => Encoding::Json,
+            Format::Csv => Encoding::Csv,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ReportKind {
+    Text,
+    Json,
+    Hdr,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum PlotFormat {
+    Svg,
+    Html,
+}
+
+fn duration(text: &str) -> Result<Duration, String> {
+    parse_duration(text).map_err(|e| e.to_string())
+}
+
+fn rate(text: &str) -> Result<Rate, String> {
+    Rate::parse(text).map_err(|e| e.to_string())
+}
+
+fn ramp(text: &str) -> Result<Ramp, String> {
+    Ramp::parse(text).map_err(|e| e.to_string())
+}
 
 /// Runs `quiclab load`.
-pub fn run(_args: &LoadArgs) -> anyhow::Result<Exit> {
-    anyhow::bail!("quiclab load is not built yet");
-    #[allow(unreachable_code)]
-    Ok(exit::FAILURE)
+pub fn run(args: &LoadArgs) -> anyhow::Result<Exit> {
+    match &args.command {
+        LoadCommand::Attack(a) => attack(a),
+        LoadCommand::Report(a) => report(a),
+        LoadCommand::Plot(a) => plot(a),
+        LoadCommand::Encode(a) => encode(a),
+        LoadCommand::Sweep(a) => sweep(a),
+    }
+}
+
+/// The targets from a targets file and/or the URLs on the command line.
+fn targets(args: &TargetArgs) -> anyhow::Result<Vec<Target>> {
+    let mut out = match &args.targets {
+        Some(file) => read_targets_file(file)?,
+        None => Vec::new(),
+    };
+    let body: Vec<u8> = match &args.body {
+        Some(path) => {
+            std::fs::read(path).with_context(|| format!("cannot read body {}", path.display()))?
+        }
+        None => Vec::new(),
+    };
+    for url in &args.urls {
+        out.push(Target {
+            method: args.method.clone(),
+            url: parse_url(url).map_err(anyhow::Error::msg)?,
+            headers: Vec::new(),
+            body: body.clone().into(),
+        });
+    }
+    if out.is_empty() {
+        bail!("no targets: give URLs or --targets FILE");
+    }
+    for t in &mut out {
+        t.headers.extend(args.headers.iter().cloned());
+    }
+    Ok(out)
+}
+
+fn client_config(args: &ClientArgs, http: HttpVersion) -> ClientConfig {
+    let policy = if args.new_connection_per_request {
+        ConnPolicy::PerRequest
+    } else {
+        let default_connections = if http == HttpVersion::H1 { 256 } else { 1 };
+        ConnPolicy::Pool {
+            max_connections: args.connections.unwrap_or(default_connections),
+            max_streams_per_connection: args.streams,
+        }
+    };
+    ClientConfig {
+        http,
+        tls: TlsOptions {
+            ca: args.ca.clone(),
+            insecure: args.insecure,
+            keylog: None,
+            server_name: args.server_name.clone(),
+        },
+        policy,
+        timeout: args.timeout,
+        ..ClientConfig::default()
+    }
+}
+
+fn plan(
+    name: String,
+    http: HttpVersion,
+    schedule: Schedule,
+    targets: Vec<Target>,
+    client: &ClientArgs,
+) -> AttackPlan {
+    AttackPlan {
+        name,
+        http: http.label().to_string(),
+        schedule,
+        targets,
+        max_inflight: client.max_inflight,
+        late_threshold: client.late_threshold,
+        // The client's own timeout covers the request; this one is the backstop.
+        timeout: client.timeout + Duration::from_secs(1),
+    }
+}
+
+/// A flag that turns true on Ctrl-C (the shared handler: first press stops scheduling).
+fn stop_flag() -> anyhow::Result<Arc<AtomicBool>> {
+    interrupt::install()?;
+    let flag = Arc::new(AtomicBool::new(false));
+    let watched = flag.clone();
+    std::thread::spawn(move || {
+        while !interrupt::requested() {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        watched.store(true, Ordering::SeqCst);
+    });
+    Ok(flag)
+}
+
+/// Redraws the live line on stderr every second while `f` runs (only on a terminal).
+fn with_progress<T>(live: &Arc<LiveStats>, f: impl FnOnce() -> T) -> T {
+    if !std::io::stderr().is_terminal() {
+        return f();
+    }
+    let done = Arc::new(AtomicBool::new(false));
+    let printer = {
+        let (live, done) = (live.clone(), done.clone());
+        std::thread::spawn(move || {
+            while !done.load(Ordering::SeqCst) {
+                eprint!("\r{}", live.line());
+                for _ in 0..10 {
+                    if done.load(Ordering::SeqCst) {
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+            }
+            eprintln!("\r{}", live.line());
+        })
+    };
+    let out = f();
+    done.store(true, Ordering::SeqCst);
+    let _ = printer.join();
+    out
+}
+
+fn create(path: &Path) -> anyhow::Result<Box<dyn Write + Send>> {
+    let file = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    Ok(Box::new(BufWriter::new(file)))
+}
+
+fn attack(args: &AttackArgs) -> anyhow::Result<Exit> {
+    let ramp = args.ramp.clone().unwrap_or(Ramp::Constant(args.rate));
+    let schedule = Schedule::new(ramp, args.duration, args.requests)?;
+    let targets = targets(&args.targets)?;
+    let to_stdout = args.output.is_none() && !std::io::stdout().is_terminal();
+    let sink: Sink = match (&args.output, to_stdout) {
+        (Some(path), _) => Some(RecordWriter::new(create(path)?, args.format.into())),
+        (None, true) => Some(RecordWriter::new(
+            Box::new(BufWriter::new(std::io::stdout())),
+            args.format.into(),
+        )),
+        (None, false) => None,
+    };
+    let plan = plan(
+        args.name.clone(),
+        args.http,
+        schedule,
+        targets,
+        &args.client,
+    );
+    let config = client_config(&args.client, args.http);
+    let live = Arc::new(LiveStats::new());
+    let stop = stop_flag()?;
+    let summary = with_progress(&live, || {
+        load::client::run_blocking(plan, config, sink, live.clone(), stop.clone())
+    })?;
+    if sink_was_terminal(args) {
+        print!("{}", load::report::text(&summary));
+    }
+    Ok(if interrupt::requested() {
+        exit::INTERRUPTED
+    } else {
+        exit::SUCCESS
+    })
+}
+
+/// No results stream was written: the report goes to the terminal instead.
+fn sink_was_terminal(args: &AttackArgs) -> bool {
+    args.output.is_none() && std::io::stdout().is_terminal()
+}
+
+/// Opens every input (or stdin) as one stream of records, in order.
+fn records(inputs: &[PathBuf]) -> anyhow::Result<Vec<(String, RecordStream)>> {
+    let stdin = [PathBuf::from("-")];
+    let inputs = if inputs.is_empty() {
+        &stdin[..]
+    } else {
+        inputs
+    };
+    inputs
+        .iter()
+        .map(|path| {
+            let reader: Box<dyn BufRead> = if path == Path::new("-") {
+                Box::new(std::io::stdin().lock())
+            } else {
+                let file =
+                    File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+                Box::new(BufReader::new(file))
+            };
+            let name = path.display().to_string();
+            let iter = read_records(reader).with_context(|| format!("reading {name}"))?;
+            Ok((name, iter))
+        })
+        .collect()
+}
+
+fn print_report(kind: ReportKind, metrics: &Metrics, summary: &Summary) {
+    match kind {
+        ReportKind::Text => print!("{}", load::report::text(summary)),
+        ReportKind::Json => print!("{}", load::report::json(summary)),
+        ReportKind::Hdr => print!("{}", load::report::hdr(metrics.latency_histogram())),
+    }
+}
+
+fn report(args: &ReportArgs) -> anyhow::Result<Exit> {
+    let mut metrics = Metrics::new();
+    let every = args.every.map(|d| d.as_nanos() as u64).filter(|n| *n > 0);
+    let mut next = every;
+    for (name, iter) in records(&args.inputs)? {
+        for record in iter {
+            let record = record.with_context(|| format!("reading {name}"))?;
+            if let (Some(boundary), Some(step)) = (next, every) {
+                if record.intended_ns >= boundary && metrics.requests() > 0 {
+                    print_report(args.kind, &metrics, &metrics.summary());
+                    println!();
+                    next = Some((record.intended_ns / step + 1) * step);
+                }
+            }
+            metrics.add(&record);
+        }
+    }
+    print_report(args.kind, &metrics, &metrics.summary());
+    Ok(exit::SUCCESS)
+}
+
+fn output(path: Option<&Path>) -> anyhow::Result<Box<dyn Write + Send>> {
+    match path {
+        Some(p) => create(p),
+        None => Ok(Box::new(BufWriter::new(std::io::stdout()))),
+    }
+}
+
+fn plot(args: &PlotArgs) -> anyhow::Result<Exit> {
+    let mut series = Vec::new();
+    for (name, iter) in records(&args.inputs)? {
+        let records: Vec<ResultRecord> = iter
+            .collect::<Result<_, _>>()
+            .with_context(|| format!("reading {name}"))?;
+        let label = Path::new(&name)
+            .file_stem()
+            .map_or(name.clone(), |s| s.to_string_lossy().into_owned());
+        series.push(load::plot::Series::from_records(label, records));
+    }
+    let html = match args.format {
+        Some(f) => f == PlotFormat::Html,
+        None => args
+            .output
+            .as_ref()
+            .and_then(|p| p.extension())
+            .is_some_and(|e| e.eq_ignore_ascii_case("html") || e.eq_ignore_ascii_case("htm")),
+    };
+    let text = if html {
+        load::plot::html(&series, &args.title)
+    } else {
+        load::plot::svg(&series, &args.title)
+    };
+    let mut out = output(args.output.as_deref())?;
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(exit::SUCCESS)
+}
+
+fn encode(args: &EncodeArgs) -> anyhow::Result<Exit> {
+    let mut writer = RecordWriter::new(output(args.output.as_deref())?, args.to.into());
+    for (name, iter) in records(&args.inputs)? {
+        for record in iter {
+            writer.write(&record.with_context(|| format!("reading {name}"))?)?;
+        }
+    }
+    writer.flush()?;
+    Ok(exit::SUCCESS)
+}
+
+fn sweep(args: &SweepArgs) -> anyhow::Result<Exit> {
+    let targets = targets(&args.targets)?;
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("cannot create {}", args.out.display()))?;
+    let stop = stop_flag()?;
+    let mut points = Vec::new();
+    'grid: for rate in &args.rates {
+        for &http in &args.http {
+            if stop.load(Ordering::SeqCst) {
+                break 'grid;
+            }
+            if !points.is_empty() {
+                std::thread::sleep(args.pause);
+            }
+            let file = load::sweep::file_name(http.label(), rate.hz());
+            let schedule = Schedule::new(Ramp::Constant(*rate), Some(args.duration), None)?;
+            let name = load::sweep::attack_name(http.label(), rate.hz());
+            let plan = plan(name.clone(), http, schedule, targets.clone(), &args.client);
+            let sink = Some(RecordWriter::new(
+                create(&args.out.join(&file))?,
+                Encoding::Json,
+            ));
+            let live = Arc::new(LiveStats::new());
+            eprintln!("{name}: {} for {:?}", rate, args.duration);
+            let summary = with_progress(&live, || {
+                load::client::run_blocking(
+                    plan,
+                    client_config(&args.client, http),
+                    sink,
+                    live.clone(),
+                    stop.clone(),
+                )
+            })
+            .with_context(|| format!("attack {name}"))?;
+            eprintln!(
+                "{name}: mean {:.3} ms, p99 {:.3} ms, {:.3} Mbit/s, success {:.2}%, achieved {:.2}/s",
+                summary.latency_ms.mean,
+                summary.latency_ms.p99,
+                summary.throughput.mbit_in_per_s,
+                summary.success_ratio * 100.0,
+                summary.rate.achieved
+            );
+            points.push(load::sweep::SweepPoint {
+                rate: rate.hz(),
+                http: http.label().to_string(),
+                file,
+                summary,
+            });
+            // Rewritten after every point, so an interrupted sweep keeps its table.
+            write_tables(&args.out, &points)?;
+        }
+    }
+    print!("{}", load::sweep::markdown(&points));
+    Ok(if stop.load(Ordering::SeqCst) {
+        exit::INTERRUPTED
+    } else {
+        exit::SUCCESS
+    })
+}
+
+fn write_tables(dir: &Path, points: &[load::sweep::SweepPoint]) -> anyhow::Result<()> {
+    for (name, text) in [
+        ("table.csv", load::sweep::csv(points)),
+        ("table.md", load::sweep::markdown(points)),
+    ] {
+        let path = dir.join(name);
+        std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(())
 }

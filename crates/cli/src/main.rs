@@ -4,6 +4,7 @@
 //! (e.g. `validate`) is one enum variant plus one match arm.
 
 mod bench;
+mod cmd_compare;
 mod cmd_emu;
 mod cmd_get;
 mod cmd_interop;
@@ -56,6 +57,8 @@ enum Command {
     Keys,
     /// Run a seed study's grid (quick by default, `--full` for >= 20 repetitions) and tabulate it.
     Reproduce(cmd_reproduce::ReproduceArgs),
+    /// Compare one metric across results directories (e.g. sim vs emu): medians, 95% CIs, ratios.
+    Compare(cmd_compare::CompareArgs),
     /// Run a scenario in real time: namespaces, the userspace link emulator, real stacks.
     Emu(cmd_emu::EmuArgs),
     /// Download between every third-party client and server through the emulator (pass/fail matrix).
@@ -76,6 +79,7 @@ fn main() -> ExitCode {
         Command::Keys => keys::run(),
         Command::Validate(args) => cmd_validate::run(&args),
         Command::Reproduce(args) => cmd_reproduce::run(&args),
+        Command::Compare(args) => cmd_compare::run(&args),
         Command::Emu(args) => cmd_emu::run(&args),
         Command::Interop(args) => cmd_interop::run(&args),
         Command::Serve(args) => cmd_serve::run(&args),

@@ -16,7 +16,7 @@ pub mod summary;
 pub(crate) mod testutil;
 
 pub use error::{Error, Result};
-pub use stats::{jain_index, linear_fit, summarize, Fit, StatsError, Summary};
+pub use stats::{jain_index, linear_fit, median_ci95, summarize, Fit, StatsError, Summary};
 pub use store::ResultsStore;
 pub use summary::{
     flatten_numeric, metrics_from_runs, render_table, si, summary_rows, write_summary_csv,

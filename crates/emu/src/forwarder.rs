@@ -1,0 +1,559 @@
+//! The userspace L2 forwarder: frames from client ports cross the `up` link model, frames from
+//! server ports the `down` one; each leaves on the port that owns its destination MAC.
+//!
+//! One thread serves every port of the router namespace. It receives with kernel timestamps
+//! (the delay reference), offers IPv4 packets to the direction's [`netem::Link`], and sends
+//! what the link releases when its delivery time comes. Non-IP frames (ARP, which static
+//! neighbour entries make rare) pass at once, without delay or loss, so address resolution
+//! never waits behind the emulated path.
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use netem::{Link, LinkConfig, LinkStats};
+use serde::Serialize;
+
+use crate::clock::{self, LinkClock};
+use crate::error::EmuError;
+use crate::frame::{self, BitError, FrameKind};
+use crate::lateness::Lateness;
+use crate::netns;
+use crate::packet_socket::PacketSocket;
+use crate::pcap::PcapWriter;
+
+/// Receive buffer: larger than any frame a veth with offloads off can carry, so an oversized
+/// frame shows up as such instead of being silently cut.
+const RX_BUFFER: usize = 65_536 + 64;
+/// Longest sleep, so a stop request is noticed promptly.
+const MAX_SLEEP: Duration = Duration::from_millis(20);
+/// Frames taken from one port before looking at the others and at due deliveries.
+const RX_BURST: usize = 64;
+/// How often the shared statistics are refreshed.
+const PUBLISH_EVERY: Duration = Duration::from_millis(25);
+/// A wait shorter than this is polled instead of slept: a sleeping wake-up in this VM takes
+/// 25–45 µs, so sleeping for less only makes the release later (EMULATOR-FACTS.md).
+const POLL_BELOW: Duration = Duration::from_micros(50);
+/// Window over which polling time is budgeted.
+const POLL_WINDOW: Duration = Duration::from_millis(100);
+/// Share of each window the sleeping forwarder may spend polling. Well below the kernel's
+/// real-time throttling limit (95%), so a SCHED_FIFO forwarder is never stalled, and it leaves
+/// CPU to the endpoints sharing the machine.
+const POLL_BUDGET: f64 = 0.3;
+
+/// Which side of the bottleneck a router port faces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Side {
+    /// Faces a client: frames received here cross the `up` link.
+    Client,
+    /// Faces a server: frames received here cross the `down` link.
+    Server,
+}
+
+/// How the forwarder waits for the next packet or delivery time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum WaitMode {
+    /// `ppoll` with the time to the next delivery (SCHED_FIFO, pinned, 1 ns timer slack).
+    Sleep,
+    /// Busy-poll on a pinned core (normal priority: never spin under SCHED_FIFO).
+    Spin,
+}
+
+/// One router port.
+#[derive(Debug, Clone)]
+pub struct PortSpec {
+    /// Interface name in the router namespace.
+    pub ifname: String,
+    /// Side it faces.
+    pub side: Side,
+    /// MAC address of the host at the far end (frames to it leave here).
+    pub host_mac: [u8; 6],
+}
+
+/// Configuration of a forwarder.
+#[derive(Debug, Clone)]
+pub struct ForwarderConfig {
+    /// Client → server link.
+    pub up: LinkConfig,
+    /// Server → client link.
+    pub down: LinkConfig,
+    /// Seed of the link models (up uses `seed`, down a value derived from it).
+    pub seed: u64,
+    /// Waiting strategy.
+    pub wait: WaitMode,
+    /// Write `client-side.pcap` and `server-side.pcap` here.
+    pub capture_dir: Option<PathBuf>,
+    /// Pin the thread to this CPU (`None`: the last CPU).
+    pub cpu: Option<usize>,
+}
+
+/// Counters of a forwarder run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ForwarderReport {
+    /// Client → server link counters.
+    pub up: LinkStats,
+    /// Server → client link counters.
+    pub down: LinkStats,
+    /// Frames received on all ports.
+    pub rx_frames: u64,
+    /// Frames too short or with an inconsistent IPv4 header (dropped).
+    pub malformed_frames: u64,
+    /// Frames larger than the receive buffer (dropped).
+    pub oversized_frames: u64,
+    /// Non-IPv4 frames passed without delay or loss.
+    pub non_ip_frames: u64,
+    /// IPv4 frames to a MAC no port owns (dropped).
+    pub unroutable_frames: u64,
+    /// Frames the kernel refused to send (full buffer, too large).
+    pub tx_dropped: u64,
+    /// Corrupted packets whose bit error was in a UDP payload (delivered), [up, down].
+    pub corrupt_delivered: [u64; 2],
+    /// Corrupted packets left for the receiver's checksum to drop, [up, down].
+    pub corrupt_header_drops: [u64; 2],
+    /// Frames whose kernel timestamp was missing (the receive time was used instead).
+    pub missing_timestamps: u64,
+    /// Capture files written.
+    pub capture_files: Vec<PathBuf>,
+    /// How late packets left relative to their scheduled delivery time.
+    pub release_lateness: Lateness,
+    /// Waiting strategy used.
+    pub wait: Option<WaitMode>,
+    /// Whether SCHED_FIFO could be set (sleep mode).
+    pub realtime_priority: bool,
+    /// Short waits that were slept because the polling budget was spent.
+    pub budget_sleeps: u64,
+}
+
+/// A frame travelling through a link: its bytes and the port it leaves on.
+#[derive(Debug, Clone)]
+struct InTransit {
+    frame: Vec<u8>,
+    out: usize,
+}
+
+/// A running forwarder thread.
+#[derive(Debug)]
+pub struct ForwarderHandle {
+    stop: Arc<AtomicBool>,
+    shared: Arc<Mutex<ForwarderReport>>,
+    thread: Option<JoinHandle<Result<ForwarderReport, EmuError>>>,
+}
+
+impl ForwarderHandle {
+    /// Counters as of the last refresh (at most a few tens of milliseconds old).
+    pub fn snapshot(&self) -> ForwarderReport {
+        self.shared
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Stops the thread and returns the final counters.
+    pub fn stop(mut self) -> Result<ForwarderReport, EmuError> {
+        self.stop_inner()
+    }
+
+    fn stop_inner(&mut self) -> Result<ForwarderReport, EmuError> {
+        self.stop.store(true, Ordering::SeqCst);
+        match self.thread.take() {
+            Some(t) => t
+                .join()
+                .unwrap_or_else(|_| Err(EmuError::Forwarder("forwarder thread panicked".into()))),
+            None => Ok(self.snapshot()),
+        }
+    }
+}
+
+impl Drop for ForwarderHandle {
+    fn drop(&mut self) {
+        let _ = self.stop_inner();
+    }
+}
+
+/// Starts a forwarder in namespace `router_ns` over `ports`; returns once every port's socket
+/// is bound, i.e. from then on every frame is captured and forwarded.
+pub fn spawn(
+    router_ns: &str,
+    ports: Vec<PortSpec>,
+    config: ForwarderConfig,
+) -> Result<ForwarderHandle, EmuError> {
+    let ns = netns::open(router_ns)?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let shared = Arc::new(Mutex::new(ForwarderReport::default()));
+    let (ready_tx, ready_rx) = mpsc::channel();
+    let thread = {
+        let stop = stop.clone();
+        let shared = shared.clone();
+        std::thread::Builder::new()
+            .name(format!("fwd-{router_ns}"))
+            .spawn(move || {
+                let setup =
+                    netns::enter(&ns).and_then(|()| Forwarder::new(ports, config, stop, shared));
+                match setup {
+                    Ok(mut f) => {
+                        let _ = ready_tx.send(Ok(()));
+                        f.run()
+                    }
+                    Err(e) => {
+                        let msg = e.to_string();
+                        let _ = ready_tx.send(Err(e));
+                        Err(EmuError::Forwarder(msg))
+                    }
+                }
+            })
+            .map_err(|e| EmuError::io("cannot start the forwarder thread", e))?
+    };
+    let mut handle = ForwarderHandle {
+        stop,
+        shared,
+        thread: Some(thread),
+    };
+    match ready_rx.recv() {
+        Ok(Ok(())) => Ok(handle),
+        Ok(Err(e)) => {
+            let _ = handle.stop_inner();
+            Err(e)
+        }
+        Err(_) => Err(handle
+            .stop_inner()
+            .err()
+            .unwrap_or_else(|| EmuError::Forwarder("forwarder exited during setup".into()))),
+    }
+}
+
+/// Where captured frames go: one file per side of the bottleneck.
+struct Captures {
+    client_side: PcapWriter<BufWriter<File>>,
+    server_side: PcapWriter<BufWriter<File>>,
+}
+
+impl Captures {
+    fn open(dir: &std::path::Path) -> Result<(Captures, Vec<PathBuf>), EmuError> {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| EmuError::io(format!("cannot create {}", dir.display()), e))?;
+        let open = |name: &str| -> Result<(PcapWriter<BufWriter<File>>, PathBuf), EmuError> {
+            let path = dir.join(name);
+            let file = File::create(&path)
+                .map_err(|e| EmuError::io(format!("cannot create {}", path.display()), e))?;
+            let w = PcapWriter::new(BufWriter::with_capacity(1 << 20, file), RX_BUFFER as u32)
+                .map_err(|e| EmuError::io(format!("cannot write {}", path.display()), e))?;
+            Ok((w, path))
+        };
+        let (client_side, a) = open("client-side.pcap")?;
+        let (server_side, b) = open("server-side.pcap")?;
+        Ok((
+            Captures {
+                client_side,
+                server_side,
+            },
+            vec![a, b],
+        ))
+    }
+
+    fn write(&mut self, side: Side, realtime_ns: u64, frame: &[u8]) {
+        // A capture that cannot be written must not stop forwarding; finish() reports it.
+        let w = match side {
+            Side::Client => &mut self.client_side,
+            Side::Server => &mut self.server_side,
+        };
+        let _ = w.write(realtime_ns, frame);
+    }
+}
+
+struct Forwarder {
+    sockets: Vec<PacketSocket>,
+    ports: Vec<PortSpec>,
+    /// [up, down].
+    links: [Link<InTransit>; 2],
+    clock: LinkClock,
+    wait: WaitMode,
+    stop: Arc<AtomicBool>,
+    shared: Arc<Mutex<ForwarderReport>>,
+    report: ForwarderReport,
+    captures: Option<Captures>,
+    buf: Vec<u8>,
+    /// Start of the current polling-budget window and the polling time spent in it.
+    poll_window: (Duration, Duration),
+}
+
+fn dir_index(side: Side) -> usize {
+    match side {
+        Side::Client => 0,
+        Side::Server => 1,
+    }
+}
+
+impl Forwarder {
+    fn new(
+        ports: Vec<PortSpec>,
+        config: ForwarderConfig,
+        stop: Arc<AtomicBool>,
+        shared: Arc<Mutex<ForwarderReport>>,
+    ) -> Result<Forwarder, EmuError> {
+        let sockets = ports
+            .iter()
+            .map(|p| PacketSocket::open(&p.ifname))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut report = ForwarderReport {
+            wait: Some(config.wait),
+            ..ForwarderReport::default()
+        };
+        let captures = match &config.capture_dir {
+            Some(dir) => {
+                let (c, files) = Captures::open(dir)?;
+                report.capture_files = files;
+                Some(c)
+            }
+            None => None,
+        };
+        clock::set_min_timer_slack();
+        let cpu = config
+            .cpu
+            .unwrap_or_else(|| clock::cpu_count().saturating_sub(1));
+        clock::pin_to_cpu(cpu);
+        if config.wait == WaitMode::Sleep {
+            report.realtime_priority = clock::set_realtime_priority();
+        }
+        Ok(Forwarder {
+            sockets,
+            ports,
+            links: [
+                Link::new(config.up, config.seed),
+                Link::new(config.down, config.seed ^ 0x5bd1_e995_d0e1_f00d),
+            ],
+            clock: LinkClock::start(),
+            wait: config.wait,
+            stop,
+            shared,
+            report,
+            captures,
+            buf: vec![0u8; RX_BUFFER],
+            poll_window: (Duration::ZERO, Duration::ZERO),
+        })
+    }
+
+    fn run(&mut self) -> Result<ForwarderReport, EmuError> {
+        let mut pollfds: Vec<libc::pollfd> = self
+            .sockets
+            .iter()
+            .map(|s| libc::pollfd {
+                fd: s.raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            })
+            .collect();
+        let mut last_publish = Duration::ZERO;
+        let result = loop {
+            if self.stop.load(Ordering::Relaxed) {
+                break Ok(());
+            }
+            if let Err(e) = self.receive_all() {
+                break Err(e);
+            }
+            if let Err(e) = self.release_due() {
+                break Err(e);
+            }
+            let now = self.clock.now();
+            if now.saturating_sub(last_publish) >= PUBLISH_EVERY {
+                self.publish();
+                last_publish = now;
+            }
+            if self.wait == WaitMode::Sleep {
+                self.sleep(&mut pollfds);
+            }
+        };
+        // Deliveries still in flight at stop are dropped; the counters say what was forwarded.
+        if let Some(c) = self.captures.take() {
+            let a = c.client_side.finish();
+            let b = c.server_side.finish();
+            if let Err(e) = a.and(b) {
+                return Err(EmuError::io("cannot finish the capture files", e));
+            }
+        }
+        self.publish();
+        result.map(|()| self.snapshot_report())
+    }
+
+    fn snapshot_report(&self) -> ForwarderReport {
+        let mut r = self.report.clone();
+        r.up = self.links[0].stats().clone();
+        r.down = self.links[1].stats().clone();
+        r
+    }
+
+    fn publish(&self) {
+        let r = self.snapshot_report();
+        *self.shared.lock().unwrap_or_else(|p| p.into_inner()) = r;
+    }
+
+    /// Sleeps until a frame arrives or the next link event is due; a wait shorter than
+    /// [`POLL_BELOW`] returns at once (the caller polls again) while the budget allows.
+    fn sleep(&mut self, pollfds: &mut [libc::pollfd]) {
+        let now = self.clock.now();
+        let next = self.links.iter().filter_map(|l| l.next_wakeup()).min();
+        let timeout = match next {
+            Some(t) => t.saturating_sub(now).min(MAX_SLEEP),
+            None => MAX_SLEEP,
+        };
+        if timeout.is_zero() {
+            return;
+        }
+        if timeout < POLL_BELOW && self.may_poll(now, timeout) {
+            std::hint::spin_loop();
+            return;
+        }
+        let ts = libc::timespec {
+            tv_sec: timeout.as_secs() as libc::time_t,
+            tv_nsec: libc::c_long::from(timeout.subsec_nanos() as i32),
+        };
+        for p in pollfds.iter_mut() {
+            p.revents = 0;
+        }
+        // SAFETY: ppoll on a valid pollfd array with its length; no signal mask change.
+        unsafe {
+            libc::ppoll(
+                pollfds.as_mut_ptr(),
+                pollfds.len() as libc::nfds_t,
+                &ts,
+                std::ptr::null(),
+            )
+        };
+    }
+
+    /// Charges `wait` of polling to the current window; false once the window's budget is spent.
+    fn may_poll(&mut self, now: Duration, wait: Duration) -> bool {
+        let (start, used) = &mut self.poll_window;
+        if now.saturating_sub(*start) >= POLL_WINDOW {
+            *start = now;
+            *used = Duration::ZERO;
+        }
+        if used.as_secs_f64() >= POLL_WINDOW.as_secs_f64() * POLL_BUDGET {
+            self.report.budget_sleeps += 1;
+            return false;
+        }
+        // Charged up front with the full wait: a conservative estimate of the time polled.
+        *used += wait;
+        true
+    }
+
+    /// Takes every waiting frame (a burst per port, round-robin) into the links.
+    fn receive_all(&mut self) -> Result<(), EmuError> {
+        loop {
+            let mut got_any = false;
+            for port in 0..self.sockets.len() {
+                for _ in 0..RX_BURST {
+                    let Some(rx) = self.sockets[port].recv(&mut self.buf)? else {
+                        break;
+                    };
+                    got_any = true;
+                    self.on_frame(port, rx);
+                }
+            }
+            if !got_any {
+                return Ok(());
+            }
+            // Keep due deliveries on time even under a continuous receive load.
+            self.release_due()?;
+        }
+    }
+
+    fn on_frame(&mut self, port: usize, rx: crate::packet_socket::Received) {
+        self.report.rx_frames += 1;
+        let now = self.clock.now();
+        let t = if rx.realtime_ns == 0 {
+            self.report.missing_timestamps += 1;
+            now
+        } else {
+            self.clock.from_realtime(rx.realtime_ns, now)
+        };
+        if rx.truncated {
+            self.report.oversized_frames += 1;
+            return;
+        }
+        let data = &self.buf[..rx.len];
+        let side = self.ports[port].side;
+        if let Some(c) = &mut self.captures {
+            c.write(side, self.clock.to_realtime(t), data);
+        }
+        match frame::classify(data) {
+            FrameKind::Malformed => self.report.malformed_frames += 1,
+            FrameKind::NonIp => {
+                self.report.non_ip_frames += 1;
+                let frame = data.to_vec();
+                self.pass_non_ip(side, &frame);
+            }
+            FrameKind::Ipv4 { ip_bytes } => {
+                let Some(out) = frame::dst_mac(data).and_then(|mac| self.port_for(side, mac))
+                else {
+                    self.report.unroutable_frames += 1;
+                    return;
+                };
+                let item = InTransit {
+                    frame: data.to_vec(),
+                    out,
+                };
+                // Queue drops are counted by the link itself.
+                let _ = self.links[dir_index(side)].enqueue(t, ip_bytes, item);
+            }
+        }
+    }
+
+    /// The port on the other side of `from` owning `mac`.
+    fn port_for(&self, from: Side, mac: [u8; 6]) -> Option<usize> {
+        self.ports
+            .iter()
+            .position(|p| p.side != from && p.host_mac == mac)
+    }
+
+    /// Sends a non-IP frame to its owner on the other side, or floods it there (broadcast).
+    fn pass_non_ip(&mut self, from: Side, frame: &[u8]) {
+        let owner = frame::dst_mac(frame).and_then(|mac| self.port_for(from, mac));
+        let targets: Vec<usize> = match owner {
+            Some(p) => vec![p],
+            None => (0..self.ports.len())
+                .filter(|&p| self.ports[p].side != from)
+                .collect(),
+        };
+        for p in targets {
+            self.transmit(p, frame);
+        }
+    }
+
+    fn transmit(&mut self, port: usize, frame: &[u8]) {
+        match self.sockets[port].send(frame) {
+            Ok(true) => {
+                if let Some(c) = &mut self.captures {
+                    let t = self.clock.to_realtime(self.clock.now());
+                    c.write(self.ports[port].side, t, frame);
+                }
+            }
+            // A send error on one frame (e.g. a port going down at teardown) drops that frame.
+            Ok(false) | Err(_) => self.report.tx_dropped += 1,
+        }
+    }
+
+    /// Sends every delivery whose time has come.
+    fn release_due(&mut self) -> Result<(), EmuError> {
+        let now = self.clock.now();
+        for dir in 0..2 {
+            while let Some(d) = self.links[dir].poll(now) {
+                self.report
+                    .release_lateness
+                    .record(now.saturating_sub(d.at).as_nanos() as u64);
+                let mut item = d.item;
+                if d.corrupted {
+                    match frame::apply_bit_error(&mut item.frame, d.flip_bit) {
+                        BitError::UdpPayloadDelivered => self.report.corrupt_delivered[dir] += 1,
+                        BitError::DroppedByChecksum => self.report.corrupt_header_drops[dir] += 1,
+                    }
+                }
+                self.transmit(item.out, &item.frame);
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,349 @@
+//! Namespace tests of the emulator (run as root in CI; each removes what it creates, also when
+//! it fails, through `Topology`'s Drop and the guards below).
+
+use std::net::{SocketAddr, SocketAddrV4, UdpSocket};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::time::{Duration, Instant};
+
+use emu::netns;
+use emu::probe::{self, ProbeRx};
+use emu::{Topology, TopologySpec};
+use netem::config::{LossConfig, QueueLimit, RateProfile};
+use netem::LinkConfig;
+
+fn link(delay_ms: u64) -> LinkConfig {
+    LinkConfig {
+        delay: Duration::from_millis(delay_ms),
+        ..LinkConfig::ideal()
+    }
+}
+
+fn topo(up: LinkConfig, down: LinkConfig) -> Topology {
+    Topology::create(&TopologySpec::new(up, down)).expect("topology")
+}
+
+/// (client socket, server socket, server address).
+fn pair(t: &Topology, port: u16) -> (UdpSocket, UdpSocket, SocketAddr) {
+    let server_addr = SocketAddrV4::new(t.server_addr(0), port);
+    let server = probe::udp_in(t.server_ns(0), server_addr).expect("server socket");
+    let client = probe::udp_in(t.client_ns(0), SocketAddrV4::new(t.client_addr(0), 0))
+        .expect("client socket");
+    (client, server, SocketAddr::V4(server_addr))
+}
+
+fn ns_exists(name: &str) -> bool {
+    netns::list().expect("list").iter().any(|n| n == name)
+}
+
+#[test]
+fn create_and_shutdown_leave_no_namespace() {
+    let t = topo(link(0), link(0));
+    let names = t.namespaces().to_vec();
+    assert_eq!(names.len(), 3);
+    assert!(
+        names.iter().all(|n| n.starts_with("ql") && ns_exists(n)),
+        "{names:?}"
+    );
+    // Offloads as the datapath needs them.
+    let tx = netns::in_netns(t.client_ns(0), || emu::offload::tx_checksum_enabled("eth0"));
+    assert!(!tx.expect("ioctl"), "client tx checksum offload must be off");
+    let gro = netns::in_netns(t.router_ns_name(), || emu::offload::gro_enabled("c0"));
+    assert!(!gro.expect("ioctl"), "router GRO must be off");
+    t.shutdown().expect("shutdown");
+    for n in &names {
+        assert!(!ns_exists(n), "{n} left behind");
+    }
+}
+
+#[test]
+fn udp_round_trip_carries_the_configured_delay() {
+    let t = topo(link(5), link(5));
+    let (client, server, dst) = pair(&t, 7001);
+    client
+        .set_read_timeout(Some(Duration::from_secs(1)))
+        .expect("timeout");
+    server
+        .set_read_timeout(Some(Duration::from_secs(2)))
+        .expect("timeout");
+    let mut rtts = Vec::new();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let mut buf = [0u8; 64];
+            for _ in 0..20 {
+                match server.recv_from(&mut buf) {
+                    Ok((n, from)) => {
+                        let _ = server.send_to(&buf[..n], from);
+                    }
+                    Err(_) => return,
+                }
+            }
+        });
+        let mut buf = [0u8; 64];
+        for _ in 0..20 {
+            let start = Instant::now();
+            client.send_to(b"ping", dst).expect("send");
+            client.recv_from(&mut buf).expect("echo arrives");
+            rtts.push(start.elapsed());
+        }
+    });
+    rtts.sort();
+    let (min, median) = (rtts[0], rtts[rtts.len() / 2]);
+    assert!(
+        min >= Duration::from_millis(10),
+        "min RTT {min:?} below 2 × delay"
+    );
+    assert!(
+        median < Duration::from_millis(14),
+        "median RTT {median:?} too far above 2 × delay"
+    );
+    let (up, down) = t.link_stats();
+    assert_eq!(up.forwarded_packets, 20);
+    assert_eq!(down.forwarded_packets, 20);
+}
+
+#[test]
+fn bernoulli_loss_is_inside_its_binomial_interval() {
+    let p = 0.05;
+    let up = LinkConfig {
+        loss: LossConfig::Bernoulli { p },
+        ..link(1)
+    };
+    let t = topo(up, link(1));
+    let (client, server, dst) = pair(&t, 7002);
+    let n = 4000u64;
+    let sent = probe::send_paced(&client, dst, 200, 20_000.0, n).expect("send");
+    assert_eq!(sent, n);
+    let got = probe::receive_probes(&server, Duration::from_millis(300), Duration::from_secs(5))
+        .expect("receive");
+    let lost = n - got.len() as u64;
+    let (stats, _) = t.link_stats();
+    assert_eq!(
+        stats.lost_packets, lost,
+        "every missing packet was lost by the model"
+    );
+    let mean = n as f64 * p;
+    let half = 1.96 * (n as f64 * p * (1.0 - p)).sqrt();
+    assert!(
+        (lost as f64 - mean).abs() <= half,
+        "lost {lost} of {n}, expected {mean:.0} ± {half:.0}"
+    );
+}
+
+#[test]
+fn rate_limit_holds_at_10_mbit() {
+    let rate = 10_000_000u64;
+    let up = LinkConfig {
+        rate: RateProfile::Fixed(rate),
+        queue: QueueLimit {
+            packets: None,
+            bytes: None,
+        },
+        ..link(1)
+    };
+    let t = topo(up, link(1));
+    let (client, server, dst) = pair(&t, 7003);
+    let payload = 1250usize;
+    let n = 800u64;
+    // Offered at ~1.5× the rate so the link is always busy.
+    let rx = std::thread::scope(|s| {
+        let h = s.spawn(|| {
+            probe::receive_probes(&server, Duration::from_millis(500), Duration::from_secs(6))
+        });
+        probe::send_paced(&client, dst, payload, 1500.0, n).expect("send");
+        h.join().expect("receiver").expect("receive")
+    });
+    assert_eq!(rx.len() as u64, n, "no loss configured");
+    let first = rx.first().map(|r: &ProbeRx| r.rx_ns).unwrap_or(0);
+    let last = rx.last().map(|r| r.rx_ns).unwrap_or(0);
+    let ip_bits = ((payload + 28) * 8) as f64;
+    let achieved = (n - 1) as f64 * ip_bits / ((last - first) as f64 / 1e9);
+    let ratio = achieved / rate as f64;
+    assert!(
+        (0.97..=1.03).contains(&ratio),
+        "achieved {achieved:.0} bit/s ({ratio:.3} of the rate)"
+    );
+}
+
+/// Sends raw frames from the client's `eth0` (inside its namespace).
+fn raw_sender(ns: &str) -> OwnedFd {
+    netns::in_netns(ns, || {
+        // SAFETY: socket(2) with constant arguments.
+        let raw = unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0) };
+        assert!(raw >= 0, "raw socket");
+        // SAFETY: fresh fd.
+        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        // SAFETY: sockaddr_ll is plain data; bind with its size.
+        unsafe {
+            let mut addr: libc::sockaddr_ll = std::mem::zeroed();
+            addr.sll_family = libc::AF_PACKET as u16;
+            addr.sll_ifindex = libc::if_nametoindex(c"eth0".as_ptr()) as i32;
+            let rc = libc::bind(
+                fd.as_raw_fd(),
+                (&addr as *const libc::sockaddr_ll).cast(),
+                std::mem::size_of::<libc::sockaddr_ll>() as u32,
+            );
+            assert_eq!(rc, 0, "bind raw socket");
+        }
+        Ok(fd)
+    })
+    .expect("raw socket in namespace")
+}
+
+#[test]
+fn junk_frames_do_not_stop_the_forwarder() {
+    let t = topo(link(1), link(1));
+    let fd = raw_sender(t.client_ns(0));
+    let server_mac = [0x02, 0x51, 0x4c, 2, 0, 0];
+    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut rnd = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for i in 0..3000 {
+        let len = 14 + (rnd() % 1500) as usize;
+        let mut f: Vec<u8> = (0..len).map(|_| rnd() as u8).collect();
+        if i % 2 == 0 {
+            // Aimed at the server, claiming IPv4: exercises the IP parser with garbage.
+            f[..6].copy_from_slice(&server_mac);
+            f[12] = 0x08;
+            f[13] = 0x00;
+            if i % 4 == 0 && len > 20 {
+                f[14] = 0x45; // plausible version/IHL, random total length
+            }
+        }
+        // SAFETY: send(2) reads `f` for its length.
+        unsafe { libc::send(fd.as_raw_fd(), f.as_ptr().cast(), f.len(), 0) };
+    }
+    // Still forwarding real traffic.
+    let (client, server, dst) = pair(&t, 7004);
+    server
+        .set_read_timeout(Some(Duration::from_secs(2)))
+        .expect("timeout");
+    client.send_to(b"after junk", dst).expect("send");
+    let mut buf = [0u8; 64];
+    let (n, _) = server
+        .recv_from(&mut buf)
+        .expect("forwarder survived the junk");
+    assert_eq!(&buf[..n], b"after junk");
+    std::thread::sleep(Duration::from_millis(60));
+    let r = t.forwarder_report();
+    assert!(r.malformed_frames > 0 && r.rx_frames >= 3000, "{r:?}");
+    t.shutdown().expect("clean shutdown");
+}
+
+#[test]
+fn captures_are_read_by_tshark() {
+    let dir = std::env::temp_dir().join(format!("quiclab-emu-pcap-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let spec = TopologySpec {
+        capture_dir: Some(dir.clone()),
+        ..TopologySpec::new(link(1), link(1))
+    };
+    let t = Topology::create(&spec).expect("topology");
+    let (client, server, dst) = pair(&t, 7005);
+    probe::send_paced(&client, dst, 100, 1000.0, 10).expect("send");
+    let got = probe::receive_probes(&server, Duration::from_millis(200), Duration::from_secs(2))
+        .expect("receive");
+    assert_eq!(got.len(), 10);
+    let report = t.shutdown().expect("shutdown");
+    assert_eq!(report.capture_files.len(), 2);
+    for name in ["client-side.pcap", "server-side.pcap"] {
+        let out = std::process::Command::new("tshark")
+            .arg("-r")
+            .arg(dir.join(name))
+            .args(["-Y", "udp.port == 7005"])
+            .output()
+            .expect("tshark runs (scripts/setup.sh installs it)");
+        assert!(
+            out.status.success(),
+            "tshark failed on {name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let lines = String::from_utf8_lossy(&out.stdout).lines().count();
+        assert_eq!(
+            lines,
+            10,
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Removes any namespace of `names` at the end, even if the test failed before cleanup did.
+struct NamespaceGuard(Vec<String>);
+
+impl Drop for NamespaceGuard {
+    fn drop(&mut self) {
+        for n in &self.0 {
+            let _ = netns::destroy(n);
+        }
+    }
+}
+
+#[test]
+fn cleanup_removes_the_set_of_a_dead_run() {
+    let t = topo(link(1), link(1));
+    let names = t.namespaces().to_vec();
+    let _guard = NamespaceGuard(names.clone());
+    let child = t
+        .spawn(
+            t.server_ns(0),
+            std::process::Command::new("sleep").arg("30"),
+        )
+        .expect("spawn sleep");
+    let pid = child.pid() as i32;
+    t.abandon();
+    assert!(
+        names.iter().all(|n| ns_exists(n)),
+        "abandon must leave the set behind"
+    );
+    // Another test's cleanup may run concurrently and remove the set first; either way it must
+    // be gone afterwards, with its process.
+    let report = emu::cleanup_stale().expect("cleanup");
+    for n in &names {
+        assert!(!ns_exists(n), "{n} not removed: {report:?}");
+    }
+    // The sleep was killed (reap it: it is our child).
+    let status = child.wait_timeout(Duration::from_secs(2)).expect("wait");
+    assert!(status.is_some(), "pid {pid} still running after cleanup");
+}
+
+#[test]
+fn cleanup_leaves_a_live_run_alone() {
+    let t = topo(link(0), link(0));
+    let report = emu::cleanup_stale().expect("cleanup");
+    for n in t.namespaces() {
+        assert!(ns_exists(n), "live namespace {n} was removed");
+        assert!(!report.namespaces.contains(n));
+    }
+    t.shutdown().expect("shutdown");
+}
+
+#[test]
+fn cross_traffic_follows_its_schedule_through_the_forwarder() {
+    use scenario::model::{CrossPattern, CrossSpec};
+    let t = topo(link(2), link(2));
+    let spec = CrossSpec {
+        name: "cbr".into(),
+        up: true,
+        start: Duration::ZERO,
+        stop: Some(Duration::from_millis(500)),
+        // 1028 IP bytes every 8.224 ms: 61 datagrams in 0.5 s.
+        pattern: CrossPattern::Cbr {
+            rate_bps: 1_000_000,
+            payload: 1000,
+        },
+    };
+    let mut cross =
+        emu::cross::CrossTraffic::start(&t, &[spec], 0, 0, Instant::now(), 7).expect("start");
+    std::thread::sleep(Duration::from_millis(600));
+    let r = cross.stop();
+    assert_eq!(r.len(), 1);
+    assert_eq!(r[0].sent_packets, 61, "{r:?}");
+    assert_eq!(r[0].delivered_packets, r[0].sent_packets, "{r:?}");
+    assert_eq!(r[0].sent_bytes, 61 * 1028);
+    assert_eq!(t.link_stats().0.forwarded_packets, 61);
+}

@@ -1,0 +1,324 @@
+//! Opening connections: TCP connect + TLS + HTTP/1.1 or HTTP/2 handshake, or QUIC + HTTP/3.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::os::fd::AsFd;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use quinn::crypto::rustls::QuicClientConfig;
+use rustls::pki_types::ServerName;
+use tokio::net::TcpSocket;
+use tokio_rustls::TlsConnector;
+
+use super::conn::{Conn, Handle, ReqBody};
+use super::{ClientConfig, ClientError, HttpVersion, RequestOutcome};
+use crate::quic::{self, QuicOptions};
+use crate::sockopt;
+use crate::tls::{self, FileKeyLog, Trust};
+
+/// Where a request goes: the resolved address and the TLS name.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// Resolved socket address (the first of `addrs`; QUIC uses only this one).
+    pub addr: SocketAddr,
+    /// Every resolved address, in resolver order (TCP tries them in turn).
+    pub addrs: Vec<SocketAddr>,
+    /// Name for SNI and certificate verification.
+    pub server_name: String,
+    /// `host[:port]` for the Host header / :authority.
+    pub authority: String,
+}
+
+/// Shared, expensive-to-build state: TLS configs, the QUIC endpoints, a resolver cache.
+pub(crate) struct Connector {
+    http: HttpVersion,
+    tcp_tls: Option<TlsConnector>,
+    quic_client: Option<quinn::ClientConfig>,
+    quic_options: QuicOptions,
+    zero_rtt: bool,
+    tcp_cc: Option<String>,
+    h2_stream_window: u32,
+    h2_conn_window: u32,
+    server_name: Option<String>,
+    /// One endpoint per address family, opened on first use (needs a runtime).
+    endpoints: Mutex<[Option<quinn::Endpoint>; 2]>,
+    resolved: Mutex<HashMap<String, Vec<SocketAddr>>>,
+    next_id: AtomicU64,
+}
+
+impl Connector {
+    pub(crate) fn new(cfg: &ClientConfig) -> Result<Self, ClientError> {
+        let trust = if cfg.tls.insecure {
+            Trust::Insecure
+        } else {
+            Trust::Roots(Arc::new(tls::load_roots(cfg.tls.ca.as_deref())?))
+        };
+        let keylog = cfg
+            .tls
+            .keylog
+            .as_deref()
+            .map(FileKeyLog::open)
+            .transpose()?;
+        let (tcp_tls, quic_client) = match cfg.http {
+            HttpVersion::H1 | HttpVersion::H2 => {
+                let alpn: &[&[u8]] = if cfg.http == HttpVersion::H2 {
+                    &[b"h2"]
+                } else {
+                    &[b"http/1.1"]
+                };
+                let c = tls::client_config(&trust, alpn, keylog, false)?;
+                (Some(TlsConnector::from(Arc::new(c))), None)
+            }
+            HttpVersion::H3 => {
+                let c = tls::client_config(&trust, &[b"h3"], keylog, cfg.zero_rtt)?;
+                let crypto = QuicClientConfig::try_from(c)
+                    .map_err(|e| ClientError::Invalid(format!("QUIC TLS config: {e}")))?;
+                let mut qc = quinn::ClientConfig::new(Arc::new(crypto));
+                qc.transport_config(Arc::new(cfg.quic.transport_config(None)));
+                (None, Some(qc))
+            }
+        };
+        Ok(Self {
+            http: cfg.http,
+            tcp_tls,
+            quic_client,
+            quic_options: cfg.quic.clone(),
+            zero_rtt: cfg.zero_rtt,
+            tcp_cc: cfg.tcp_cc.clone(),
+            h2_stream_window: cfg.h2_stream_window,
+            h2_conn_window: cfg.h2_conn_window,
+            server_name: cfg.tls.server_name.clone(),
+            endpoints: Mutex::new([None, None]),
+            resolved: Mutex::new(HashMap::new()),
+            next_id: AtomicU64::new(1),
+        })
+    }
+
+    pub(crate) fn http(&self) -> HttpVersion {
+        self.http
+    }
+
+    /// Resolves the URL's host (cached per authority).
+    pub(crate) async fn target(&self, url: &http::Uri) -> Result<Target, String> {
+        match url.scheme_str() {
+            Some("https") => {}
+            other => return Err(format!("only https URLs are supported (got {other:?})")),
+        }
+        let host = url.host().ok_or("URL has no host")?;
+        let port = url.port_u16().unwrap_or(443);
+        let bare_host = host.trim_start_matches('[').trim_end_matches(']');
+        let authority = url
+            .authority()
+            .map(|a| a.as_str().to_string())
+            .unwrap_or_else(|| host.to_string());
+        let server_name = self
+            .server_name
+            .clone()
+            .unwrap_or_else(|| bare_host.to_string());
+        let cached = self
+            .resolved
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&authority).cloned());
+        let addrs = match cached {
+            Some(a) => a,
+            None => {
+                let a: Vec<SocketAddr> = tokio::net::lookup_host((bare_host, port))
+                    .await
+                    .map_err(|e| format!("cannot resolve {bare_host}: {e}"))?
+                    .collect();
+                if let Ok(mut m) = self.resolved.lock() {
+                    m.insert(authority.clone(), a.clone());
+                }
+                a
+            }
+        };
+        let addr = *addrs
+            .first()
+            .ok_or_else(|| format!("{bare_host} has no address"))?;
+        Ok(Target {
+            addr,
+            addrs,
+            server_name,
+            authority,
+        })
+    }
+
+    fn next_id(&self) -> u64 {
+        self.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Opens a connection, recording the set-up phases in `out`.
+    pub(crate) async fn open(
+        &self,
+        target: &Target,
+        out: &mut RequestOutcome,
+    ) -> Result<Conn, String> {
+        match self.http {
+            HttpVersion::H1 | HttpVersion::H2 => self.open_tcp(target, out).await,
+            HttpVersion::H3 => self.open_quic(target, out).await,
+        }
+    }
+
+    async fn open_tcp(&self, target: &Target, out: &mut RequestOutcome) -> Result<Conn, String> {
+        let tls = self.tcp_tls.as_ref().ok_or("no TLS configuration")?;
+        let name = ServerName::try_from(target.server_name.clone())
+            .map_err(|e| format!("invalid server name {:?}: {e}", target.server_name))?;
+        let t0 = Instant::now();
+        let mut last_error = String::from("no address");
+        let mut connected = None;
+        for &addr in &target.addrs {
+            match self.connect_one(addr).await {
+                Ok(s) => {
+                    connected = Some(s);
+                    break;
+                }
+                Err(e) => last_error = e,
+            }
+        }
+        let stream = connected.ok_or(last_error)?;
+        let _ = stream.set_nodelay(true);
+        let t1 = Instant::now();
+        out.connect = Some(t1 - t0);
+        let tcp_fd = stream.as_fd().try_clone_to_owned().ok();
+        let tls_stream = tls
+            .connect(name, stream)
+            .await
+            .map_err(|e| format!("TLS handshake with {}: {e}", target.server_name))?;
+        out.tls = Some(t1.elapsed());
+        out.tls_resumed =
+            tls_stream.get_ref().1.handshake_kind() == Some(rustls::HandshakeKind::Resumed);
+        let io = TokioIo::new(tls_stream);
+        let handle = if self.http == HttpVersion::H2 {
+            let (sender, conn) = hyper::client::conn::http2::Builder::new(TokioExecutor::new())
+                .initial_stream_window_size(self.h2_stream_window)
+                .initial_connection_window_size(self.h2_conn_window)
+                .max_concurrent_reset_streams(1024)
+                .handshake::<_, ReqBody>(io)
+                .await
+                .map_err(|e| format!("HTTP/2 handshake: {e}"))?;
+            tokio::spawn(async move {
+                let _ = conn.await;
+            });
+            Handle::H2(std::sync::Mutex::new(sender))
+        } else {
+            let (sender, conn) = hyper::client::conn::http1::Builder::new()
+                .handshake::<_, ReqBody>(io)
+                .await
+                .map_err(|e| format!("HTTP/1.1 handshake: {e}"))?;
+            tokio::spawn(async move {
+                let _ = conn.await;
+            });
+            Handle::H1(std::sync::Mutex::new(Some(sender)))
+        };
+        Ok(Conn {
+            id: self.next_id(),
+            handle,
+            tcp_fd,
+        })
+    }
+
+    async fn connect_one(&self, addr: SocketAddr) -> Result<tokio::net::TcpStream, String> {
+        let socket = if addr.is_ipv4() {
+            TcpSocket::new_v4()
+        } else {
+            TcpSocket::new_v6()
+        }
+        .map_err(|e| format!("socket: {e}"))?;
+        if let Some(cc) = &self.tcp_cc {
+            sockopt::set_tcp_congestion(&socket, cc)
+                .map_err(|e| format!("TCP congestion control {cc:?}: {e}"))?;
+        }
+        socket
+            .connect(addr)
+            .await
+            .map_err(|e| format!("TCP connect to {addr}: {e}"))
+    }
+
+    fn endpoint(&self, addr: SocketAddr) -> Result<quinn::Endpoint, String> {
+        let family = usize::from(addr.is_ipv6());
+        let mut eps = self
+            .endpoints
+            .lock()
+            .map_err(|_| "endpoint lock poisoned")?;
+        if let Some(ep) = &eps[family] {
+            return Ok(ep.clone());
+        }
+        let bind: SocketAddr = if addr.is_ipv6() {
+            (std::net::Ipv6Addr::UNSPECIFIED, 0).into()
+        } else {
+            (std::net::Ipv4Addr::UNSPECIFIED, 0).into()
+        };
+        let udp = quic::bind_udp(bind).map_err(|e| e.to_string())?;
+        let runtime = quinn::default_runtime().ok_or("no async runtime")?;
+        let ep = quinn::Endpoint::new(quinn::EndpointConfig::default(), None, udp, runtime)
+            .map_err(|e| format!("QUIC endpoint: {e}"))?;
+        eps[family] = Some(ep.clone());
+        Ok(ep)
+    }
+
+    async fn open_quic(&self, target: &Target, out: &mut RequestOutcome) -> Result<Conn, String> {
+        let base = self.quic_client.as_ref().ok_or("no QUIC configuration")?;
+        let endpoint = self.endpoint(target.addr)?;
+        let cfg = match self.quic_options.qlog_stream("client") {
+            Some(qlog) => {
+                let mut c = base.clone();
+                c.transport_config(Arc::new(self.quic_options.transport_config(Some(qlog))));
+                c
+            }
+            None => base.clone(),
+        };
+        let t0 = Instant::now();
+        let connecting = endpoint
+            .connect_with(cfg, target.addr, &target.server_name)
+            .map_err(|e| format!("QUIC connect to {}: {e}", target.addr))?;
+        let quic_conn = if self.zero_rtt {
+            match connecting.into_0rtt() {
+                Ok((conn, _accepted)) => {
+                    // A session ticket was cached: the request goes out as 0-RTT data. (If the
+                    // server rejects it, quinn retransmits it as 1-RTT data transparently.)
+                    out.zero_rtt = true;
+                    conn
+                }
+                Err(connecting) => connecting
+                    .await
+                    .map_err(|e| format!("QUIC handshake with {}: {e}", target.addr))?,
+            }
+        } else {
+            connecting
+                .await
+                .map_err(|e| format!("QUIC handshake with {}: {e}", target.addr))?
+        };
+        out.quic_handshake = Some(t0.elapsed());
+        let (mut driver, sender) = h3::client::builder()
+            .build::<_, _, bytes::Bytes>(h3_quinn::Connection::new(quic_conn.clone()))
+            .await
+            .map_err(|e| format!("HTTP/3 set-up: {e}"))?;
+        tokio::spawn(async move {
+            let _ = std::future::poll_fn(|cx| driver.poll_close(cx)).await;
+        });
+        Ok(Conn {
+            id: self.next_id(),
+            handle: Handle::H3 {
+                sender: std::sync::Mutex::new(sender),
+                quic: quic_conn,
+            },
+            tcp_fd: None,
+        })
+    }
+
+    /// Closes the QUIC endpoints and waits briefly for the closes to go out.
+    pub(crate) async fn close(&self) {
+        let eps: Vec<quinn::Endpoint> = match self.endpoints.lock() {
+            Ok(mut g) => g.iter_mut().filter_map(Option::take).collect(),
+            Err(_) => Vec::new(),
+        };
+        for ep in eps {
+            ep.close(0x100u32.into(), b"");
+            let _ = tokio::time::timeout(Duration::from_millis(500), ep.wait_idle()).await;
+        }
+    }
+}

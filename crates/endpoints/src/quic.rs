@@ -1,0 +1,215 @@
+//! QUIC knobs shared by server and client (mirroring the simulator's `QuicKnobs` where quinn
+//! allows), and the quinn transport configuration and UDP sockets built from them.
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use quinn::congestion::{BbrConfig, CubicConfig, NewRenoConfig};
+use quinn::{MtuDiscoveryConfig, TransportConfig, VarInt};
+
+use crate::sockopt;
+
+/// quinn's congestion controllers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum QuicCc {
+    /// CUBIC (quinn's default).
+    #[default]
+    Cubic,
+    /// NewReno.
+    NewReno,
+    /// BBR (quinn's experimental BBRv1).
+    Bbr,
+}
+
+impl FromStr for QuicCc {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "cubic" => Ok(Self::Cubic),
+            "newreno" | "reno" | "new-reno" => Ok(Self::NewReno),
+            "bbr" => Ok(Self::Bbr),
+            other => Err(format!(
+                "unknown QUIC congestion controller {other:?} (cubic, newreno, bbr)"
+            )),
+        }
+    }
+}
+
+impl QuicCc {
+    /// The controller's name as accepted by [`FromStr`].
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Cubic => "cubic",
+            Self::NewReno => "newreno",
+            Self::Bbr => "bbr",
+        }
+    }
+}
+
+/// QUIC transport knobs for quinn (defaults match the simulator's scenario defaults).
+#[derive(Debug, Clone, PartialEq)]
+pub struct QuicOptions {
+    /// Congestion controller.
+    pub cc: QuicCc,
+    /// IP MTU of the path; quinn's initial max UDP payload is `mtu - 28` like in the simulator.
+    pub mtu: u16,
+    /// Let quinn probe for a larger MTU (off by default so the MTU is what you set).
+    pub mtu_discovery: bool,
+    /// Per-stream receive window (bytes).
+    pub stream_window: u64,
+    /// Connection receive window (bytes).
+    pub conn_window: u64,
+    /// Send buffer limit (bytes).
+    pub send_window: u64,
+    /// RTT estimate before the first sample.
+    pub initial_rtt: Duration,
+    /// Let quinn hand batches to the kernel as one GSO super-datagram.
+    pub gso: bool,
+    /// Maximum concurrent bidirectional streams the peer may open.
+    pub max_streams: u32,
+    /// Idle timeout after which a silent connection is closed.
+    pub idle_timeout: Duration,
+    /// Directory for one qlog file per connection.
+    pub qlog_dir: Option<PathBuf>,
+}
+
+impl Default for QuicOptions {
+    fn default() -> Self {
+        Self {
+            cc: QuicCc::Cubic,
+            mtu: 1500,
+            mtu_discovery: false,
+            stream_window: 16_000_000,
+            conn_window: 24_000_000,
+            send_window: 32_000_000,
+            initial_rtt: Duration::from_millis(333),
+            gso: true,
+            max_streams: 1024,
+            idle_timeout: Duration::from_secs(30),
+            qlog_dir: None,
+        }
+    }
+}
+
+/// Errors from invalid QUIC knobs or socket set-up.
+#[derive(Debug, thiserror::Error)]
+pub enum QuicSetupError {
+    /// A knob is out of range.
+    #[error("invalid QUIC option: {0}")]
+    Invalid(String),
+    /// Binding or configuring the UDP socket failed.
+    #[error("UDP socket {addr}: {cause}")]
+    Socket {
+        /// The address.
+        addr: SocketAddr,
+        /// The I/O error.
+        cause: std::io::Error,
+    },
+}
+
+impl QuicOptions {
+    /// Checks the knobs once, so building per-connection configs later cannot fail.
+    pub fn validate(&self) -> Result<(), QuicSetupError> {
+        if !(1228..=65_535).contains(&self.mtu) {
+            return Err(QuicSetupError::Invalid(format!(
+                "mtu {} outside 1228..=65535 (QUIC needs 1200-byte UDP payloads)",
+                self.mtu
+            )));
+        }
+        for (v, what) in [
+            (self.stream_window, "stream window"),
+            (self.conn_window, "connection window"),
+        ] {
+            if VarInt::from_u64(v).is_err() {
+                return Err(QuicSetupError::Invalid(format!("{what} too large: {v}")));
+            }
+        }
+        Ok(())
+    }
+
+    /// Max UDP payload implied by the IP MTU (IPv4 + UDP headers).
+    pub fn max_udp_payload(&self) -> u16 {
+        self.mtu.saturating_sub(28).max(1200)
+    }
+
+    /// A quinn transport config for one connection (`qlog` is per connection).
+    pub fn transport_config(&self, qlog: Option<quinn_proto::QlogStream>) -> TransportConfig {
+        let mut t = TransportConfig::default();
+        // validate() guarantees these fit; clamp rather than panic if a caller skipped it.
+        let varint = |v: u64| VarInt::from_u64(v).unwrap_or(VarInt::MAX);
+        t.stream_receive_window(varint(self.stream_window))
+            .receive_window(varint(self.conn_window))
+            .send_window(self.send_window)
+            .initial_rtt(self.initial_rtt)
+            .initial_mtu(self.max_udp_payload())
+            .max_concurrent_bidi_streams(VarInt::from_u32(self.max_streams))
+            .enable_segmentation_offload(self.gso)
+            .max_idle_timeout(
+                VarInt::try_from(self.idle_timeout.as_millis() as u64)
+                    .ok()
+                    .map(Into::into),
+            );
+        if self.mtu_discovery {
+            let mut m = MtuDiscoveryConfig::default();
+            m.upper_bound(self.max_udp_payload().max(1452));
+            t.mtu_discovery_config(Some(m)).min_mtu(1200);
+        } else {
+            // With discovery off quinn would still fall back to 1200 on suspected black holes.
+            t.mtu_discovery_config(None).min_mtu(self.max_udp_payload());
+        }
+        match self.cc {
+            QuicCc::Cubic => t.congestion_controller_factory(Arc::new(CubicConfig::default())),
+            QuicCc::NewReno => t.congestion_controller_factory(Arc::new(NewRenoConfig::default())),
+            QuicCc::Bbr => t.congestion_controller_factory(Arc::new(BbrConfig::default())),
+        };
+        t.qlog_stream(qlog);
+        t
+    }
+
+    /// Opens a qlog stream for the next connection of `role`, when a qlog directory is set.
+    pub fn qlog_stream(&self, role: &str) -> Option<quinn_proto::QlogStream> {
+        let dir = self.qlog_dir.as_ref()?;
+        qlog_stream_in(dir, role)
+    }
+}
+
+fn qlog_stream_in(dir: &Path, role: &str) -> Option<quinn_proto::QlogStream> {
+    // pid + counter keep names unique across processes and connections.
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let path = dir.join(format!("{role}-{}-{n}.qlog", std::process::id()));
+    let file = match File::create(&path) {
+        Ok(f) => f,
+        Err(e) => {
+            tracing::warn!("cannot create qlog {}: {e}", path.display());
+            return None;
+        }
+    };
+    let mut q = quinn_proto::QlogConfig::default();
+    q.writer(Box::new(BufWriter::new(file)))
+        .title(Some(format!("quiclab {role} {n}")))
+        .start_time(Instant::now());
+    q.into_stream()
+}
+
+/// Binds a UDP socket for quinn with raised buffers (dual-stack when bound to `[::]`).
+pub fn bind_udp(addr: SocketAddr) -> Result<std::net::UdpSocket, QuicSetupError> {
+    let err = |cause| QuicSetupError::Socket { addr, cause };
+    let domain = socket2::Domain::for_address(addr);
+    let sock = socket2::Socket::new(domain, socket2::Type::DGRAM, Some(socket2::Protocol::UDP))
+        .map_err(err)?;
+    if addr.is_ipv6() {
+        // Accept IPv4 too on `[::]`, like the TCP listener does.
+        let _ = sock.set_only_v6(false);
+    }
+    sockopt::raise_udp_buffers(&sock, sockopt::UDP_BUFFER_BYTES);
+    sock.bind(&addr.into()).map_err(err)?;
+    Ok(sock.into())
+}

@@ -1,0 +1,223 @@
+//! HTTP/3 over quinn + h3.
+
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::{Buf, Bytes};
+use http::{header, Response, StatusCode};
+use quinn::crypto::rustls::QuicServerConfig;
+use tokio::task::JoinSet;
+
+use super::routes::{self, Route};
+use super::stats_log::{unix_now, ConnectionRecord};
+use super::{ConnCounters, ServerError, Shared};
+use crate::body::ChunkSlices;
+use crate::quic::QuicOptions;
+use crate::stats::{QuicStatsSnapshot, TransportSnapshot};
+
+type H3Stream = h3::server::RequestStream<h3_quinn::BidiStream<Bytes>, Bytes>;
+
+/// Builds the server endpoint on an already bound UDP socket.
+pub(super) fn endpoint(
+    udp: std::net::UdpSocket,
+    tls: rustls::ServerConfig,
+    quic: &QuicOptions,
+) -> Result<(quinn::Endpoint, quinn::ServerConfig), ServerError> {
+    let crypto =
+        QuicServerConfig::try_from(tls).map_err(|e| ServerError::Endpoint(e.to_string()))?;
+    let mut sc = quinn::ServerConfig::with_crypto(Arc::new(crypto));
+    sc.transport_config(Arc::new(quic.transport_config(None)));
+    let runtime = quinn::default_runtime()
+        .ok_or_else(|| ServerError::Endpoint("no async runtime found".into()))?;
+    let ep = quinn::Endpoint::new(
+        quinn::EndpointConfig::default(),
+        Some(sc.clone()),
+        udp,
+        runtime,
+    )
+    .map_err(|e| ServerError::Endpoint(e.to_string()))?;
+    Ok((ep, sc))
+}
+
+/// Accepts QUIC connections until the endpoint is closed or shutdown is signalled.
+/// `base` is the endpoint's server config, copied per connection when each needs its own qlog.
+pub(super) async fn accept_loop(
+    endpoint: quinn::Endpoint,
+    base: quinn::ServerConfig,
+    quic: QuicOptions,
+    shared: Arc<Shared>,
+) {
+    let mut shutdown = shared.shutdown.clone();
+    let mut conns = JoinSet::new();
+    loop {
+        tokio::select! {
+            _ = shutdown.changed() => break,
+            incoming = endpoint.accept() => {
+                let Some(incoming) = incoming else { break };
+                let accepted = match quic.qlog_stream("server") {
+                    Some(qlog) => {
+                        let mut sc = base.clone();
+                        sc.transport_config(Arc::new(quic.transport_config(Some(qlog))));
+                        incoming.accept_with(Arc::new(sc))
+                    }
+                    None => incoming.accept(),
+                };
+                match accepted {
+                    Ok(connecting) => {
+                        let shared = shared.clone();
+                        conns.spawn(async move { serve(connecting, shared).await });
+                    }
+                    Err(e) => tracing::debug!("QUIC accept failed: {e}"),
+                }
+            }
+            Some(_) = conns.join_next(), if !conns.is_empty() => {}
+        }
+    }
+    let drain = async { while conns.join_next().await.is_some() {} };
+    if tokio::time::timeout(Duration::from_secs(2), drain)
+        .await
+        .is_err()
+    {
+        conns.abort_all();
+    }
+}
+
+async fn serve(connecting: quinn::Connecting, shared: Arc<Shared>) {
+    let started = Instant::now();
+    let conn = match tokio::time::timeout(shared.handshake_timeout, connecting).await {
+        Ok(Ok(c)) => c,
+        Ok(Err(e)) => {
+            tracing::debug!("QUIC handshake failed: {e}");
+            return;
+        }
+        Err(_) => {
+            tracing::debug!("QUIC handshake timed out");
+            return;
+        }
+    };
+    let peer = conn.remote_address();
+    let counters = Arc::new(ConnCounters::default());
+    serve_requests(conn.clone(), counters.clone(), &shared).await;
+    if let Some(log) = &shared.stats {
+        log.write(&record(&conn, peer, &counters, started));
+    }
+}
+
+fn record(
+    conn: &quinn::Connection,
+    peer: SocketAddr,
+    counters: &ConnCounters,
+    started: Instant,
+) -> ConnectionRecord {
+    ConnectionRecord {
+        unix_time_s: unix_now(),
+        http: "3",
+        peer,
+        requests: counters.requests.load(Ordering::Relaxed),
+        body_bytes_sent: counters.body_sent.load(Ordering::Relaxed),
+        body_bytes_received: counters.body_received.load(Ordering::Relaxed),
+        duration_s: started.elapsed().as_secs_f64(),
+        transport: Some(TransportSnapshot::Quic(QuicStatsSnapshot::of(conn))),
+    }
+}
+
+async fn serve_requests(conn: quinn::Connection, counters: Arc<ConnCounters>, shared: &Shared) {
+    let mut h3_conn: h3::server::Connection<h3_quinn::Connection, Bytes> =
+        match h3::server::builder()
+            .build(h3_quinn::Connection::new(conn.clone()))
+            .await
+        {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::debug!("HTTP/3 set-up failed: {e}");
+                return;
+            }
+        };
+    let mut shutdown = shared.shutdown.clone();
+    let mut requests = JoinSet::new();
+    loop {
+        tokio::select! {
+            _ = shutdown.changed() => {
+                let _ = h3_conn.shutdown(0).await;
+                break;
+            }
+            accepted = h3_conn.accept() => match accepted {
+                Ok(Some(resolver)) => {
+                    let counters = counters.clone();
+                    requests.spawn(async move {
+                        match resolver.resolve_request().await {
+                            Ok((req, stream)) => {
+                                if let Err(e) = respond(req, stream, &counters).await {
+                                    tracing::debug!("HTTP/3 request failed: {e}");
+                                }
+                            }
+                            Err(e) => tracing::debug!("HTTP/3 request unreadable: {e}"),
+                        }
+                    });
+                }
+                // The client closed the connection (normally with H3_NO_ERROR).
+                Ok(None) | Err(_) => break,
+            },
+            Some(_) = requests.join_next(), if !requests.is_empty() => {}
+        }
+    }
+    // Let responses in flight finish before the connection is dropped.
+    let drain = async { while requests.join_next().await.is_some() {} };
+    let _ = tokio::time::timeout(Duration::from_secs(2), drain).await;
+}
+
+async fn respond(
+    req: http::Request<()>,
+    mut stream: H3Stream,
+    counters: &ConnCounters,
+) -> Result<(), h3::error::StreamError> {
+    ConnCounters::add(&counters.requests, 1);
+    let head_only = req.method() == http::Method::HEAD;
+    match routes::route(req.method(), req.uri().path()) {
+        Route::Index => send_text(&mut stream, StatusCode::OK, routes::INDEX.into()).await,
+        Route::Reject(status) => send_text(&mut stream, status, format!("{status}\n")).await,
+        Route::Generate(n) => {
+            let resp = Response::builder()
+                .status(StatusCode::OK)
+                .header(header::CONTENT_LENGTH, n)
+                .header(header::CONTENT_TYPE, "application/octet-stream")
+                .body(())
+                .unwrap_or_default();
+            stream.send_response(resp).await?;
+            if !head_only {
+                for slice in ChunkSlices::new(n) {
+                    let len = slice.len() as u64;
+                    stream.send_data(slice).await?;
+                    ConnCounters::add(&counters.body_sent, len);
+                }
+            }
+            stream.finish().await
+        }
+        Route::Upload => {
+            let mut received = 0u64;
+            while let Some(chunk) = stream.recv_data().await? {
+                received += chunk.remaining() as u64;
+            }
+            ConnCounters::add(&counters.body_received, received);
+            send_text(&mut stream, StatusCode::OK, routes::upload_answer(received)).await
+        }
+    }
+}
+
+async fn send_text(
+    stream: &mut H3Stream,
+    status: StatusCode,
+    body: String,
+) -> Result<(), h3::error::StreamError> {
+    let resp = Response::builder()
+        .status(status)
+        .header(header::CONTENT_LENGTH, body.len())
+        .header(header::CONTENT_TYPE, "text/plain")
+        .body(())
+        .unwrap_or_default();
+    stream.send_response(resp).await?;
+    stream.send_data(Bytes::from(body)).await?;
+    stream.finish().await
+}

@@ -1,0 +1,149 @@
+//! Server + client over loopback for HTTP/1.1, HTTP/2 and HTTP/3: sizes, timings, uploads,
+//! connection reuse and per-request connections.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{client, get, pool, server, url, VERSIONS};
+use endpoints::bytes::Bytes;
+use endpoints::client::{ConnPolicy, RequestSpec};
+use endpoints::server::ServerConfig;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn get_11000_bytes_then_reuse_the_connection() {
+    let srv = server(ServerConfig::default()).await;
+    for http in VERSIONS {
+        let c = client(http, pool());
+        let first = c.send(get(srv.local_addr(), "/11000")).await;
+        assert_eq!(first.error, None, "{http:?}");
+        assert_eq!(first.status, Some(200), "{http:?}");
+        assert_eq!(first.bytes_in, 11_000, "{http:?}");
+        assert!(!first.reused_connection, "{http:?}");
+        let hs = first
+            .handshake()
+            .expect("a new connection has a handshake time");
+        assert!(
+            hs > Duration::ZERO && hs < Duration::from_secs(5),
+            "{http:?} {hs:?}"
+        );
+        let ttfb = first.ttfb.expect("ttfb");
+        assert!(
+            ttfb >= hs && ttfb <= first.total,
+            "{http:?}: {ttfb:?} vs {:?}",
+            first.total
+        );
+        match http {
+            endpoints::HttpVersion::H3 => {
+                assert!(first.quic_handshake.is_some() && first.connect.is_none())
+            }
+            _ => assert!(
+                first.connect.is_some() && first.tls.is_some() && first.quic_handshake.is_none()
+            ),
+        }
+
+        let second = c.send(get(srv.local_addr(), "/11000")).await;
+        assert_eq!(second.error, None, "{http:?}");
+        assert_eq!(second.bytes_in, 11_000);
+        assert!(
+            second.reused_connection,
+            "{http:?}: second request should reuse"
+        );
+        assert_eq!(second.connection_id, first.connection_id);
+        assert_eq!(second.handshake(), None, "{http:?}: no handshake on reuse");
+        c.close().await;
+    }
+    srv.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn five_megabyte_download_and_upload_are_counted() {
+    let srv = server(ServerConfig::default()).await;
+    for http in VERSIONS {
+        let c = client(http, pool());
+        let down = c.send(get(srv.local_addr(), "/5M")).await;
+        assert_eq!(down.error, None, "{http:?}");
+        assert_eq!(down.bytes_in, 5_000_000, "{http:?}");
+
+        let body = Bytes::from(vec![1u8; 300_000]);
+        let up = c
+            .send(RequestSpec::post(url(srv.local_addr(), "/upload"), body))
+            .await;
+        assert_eq!(up.error, None, "{http:?}");
+        assert_eq!(up.status, Some(200));
+        assert_eq!(up.bytes_out, 300_000, "{http:?}");
+        // The answer is the decimal byte count plus a newline.
+        assert_eq!(up.bytes_in, "300000\n".len() as u64, "{http:?}");
+        c.close().await;
+    }
+    srv.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn per_request_policy_opens_a_connection_each_time() {
+    let srv = server(ServerConfig::default()).await;
+    for http in VERSIONS {
+        let c = client(http, ConnPolicy::PerRequest);
+        let mut ids = Vec::new();
+        for _ in 0..3 {
+            let o = c.send(get(srv.local_addr(), "/1000")).await;
+            assert_eq!(o.error, None, "{http:?}");
+            assert_eq!(o.bytes_in, 1000);
+            assert!(!o.reused_connection);
+            assert!(
+                o.handshake().is_some(),
+                "{http:?}: every request handshakes"
+            );
+            ids.push(o.connection_id);
+        }
+        ids.dedup();
+        assert_eq!(ids.len(), 3, "{http:?}: three distinct connections");
+        c.close().await;
+    }
+    srv.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_requests_multiplex_up_to_the_pool_limit() {
+    let srv = server(ServerConfig::default()).await;
+    for http in VERSIONS {
+        let c = client(
+            http,
+            ConnPolicy::Pool {
+                max_connections: 2,
+                max_streams_per_connection: 4,
+            },
+        );
+        let sends = (0..16).map(|_| {
+            let c = c.clone();
+            let req = get(srv.local_addr(), "/20000");
+            tokio::spawn(async move { c.send(req).await })
+        });
+        let mut ids = std::collections::BTreeSet::new();
+        for h in sends {
+            let o = h.await.expect("task");
+            assert_eq!(o.error, None, "{http:?}");
+            assert_eq!(o.bytes_in, 20_000);
+            ids.insert(o.connection_id);
+        }
+        assert!(!ids.is_empty() && ids.len() <= 2, "{http:?}: {ids:?}");
+        c.close().await;
+    }
+    srv.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_paths_get_404_and_the_index_answers() {
+    let srv = server(ServerConfig::default()).await;
+    for http in VERSIONS {
+        let c = client(http, pool());
+        let o = c.send(get(srv.local_addr(), "/no-such-thing")).await;
+        assert_eq!(o.error, None);
+        assert_eq!(o.status, Some(404), "{http:?}");
+        let o = c.send(get(srv.local_addr(), "/")).await;
+        assert_eq!(o.status, Some(200), "{http:?}");
+        assert!(o.bytes_in > 10);
+        c.close().await;
+    }
+    srv.shutdown().await;
+}
