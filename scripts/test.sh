@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
-# The whole test suite: unit tests, engine tests, scenario/CLI tests and the validation cases.
+# The whole test suite: unit tests, engine tests, scenario/CLI tests, the validation cases, and the
+# emulator / interop / load tests (as root: they create network namespaces and remove them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# The interop, emulator and load tests drive real third-party peers (quic-go, aioquic, ngtcp2,
+# Chromium, nginx): install them (idempotent; a second run takes a second).
+bash scripts/install-peers.sh --interop
 cargo test --workspace --locked "$@"

@@ -257,6 +257,18 @@ mod bench_emu {
                     mark(d.p99_within_200us)
                 }
             );
+            let _ = writeln!(
+                s,
+                "{:<44} {:>14} {:>30}",
+                "  of which forwarder release lateness",
+                "",
+                format!(
+                    "p50 {:.0} p99 {:.0} p99.9 {:.0} µs",
+                    d.forwarder_lateness_us[0],
+                    d.forwarder_lateness_us[1],
+                    d.forwarder_lateness_us[2]
+                ),
+            );
         }
         for l in &b.loss {
             let _ = writeln!(

@@ -19,7 +19,7 @@ use endpoints::client::{ClientConfig, ConnPolicy, HttpVersion, TlsOptions};
 use load::attack::{AttackPlan, Sink};
 use load::live::LiveStats;
 use load::metrics::{Metrics, Summary};
-use load::record::{read_records, Encoding, RecordStream, RecordWriter, ResultRecord};
+use load::record::{read_records, Encoding, RecordStream, RecordWriter};
 use load::schedule::{Ramp, Schedule};
 use load::targets::{parse_header, parse_method, parse_url, read_targets_file, Method, Target};
 use load::units::{parse_duration, Rate};
@@ -88,6 +88,9 @@ struct ClientArgs {
     /// TLS server name to send and verify [default: the URL's host].
     #[arg(long, value_name = "NAME")]
     server_name: Option<String>,
+    /// Append TLS secrets (NSS key-log format) to this file, for decrypting captures.
+    #[arg(long, value_name = "FILE")]
+    keylog: Option<PathBuf>,
     /// Per-request limit, from the send to the last byte.
     #[arg(long, default_value = "30s", value_parser = duration)]
     timeout: Duration,
@@ -289,7 +292,7 @@ fn client_config(args: &ClientArgs, http: HttpVersion) -> ClientConfig {
         tls: TlsOptions {
             ca: args.ca.clone(),
             insecure: args.insecure,
-            keylog: None,
+            keylog: args.keylog.clone(),
             server_name: args.server_name.clone(),
         },
         policy,
@@ -468,13 +471,14 @@ fn output(path: Option<&Path>) -> anyhow::Result<Box<dyn Write + Send>> {
 fn plot(args: &PlotArgs) -> anyhow::Result<Exit> {
     let mut series = Vec::new();
     for (name, iter) in records(&args.inputs)? {
-        let records: Vec<ResultRecord> = iter
-            .collect::<Result<_, _>>()
-            .with_context(|| format!("reading {name}"))?;
         let label = Path::new(&name)
             .file_stem()
             .map_or(name.clone(), |s| s.to_string_lossy().into_owned());
-        series.push(load::plot::Series::from_records(label, records));
+        let mut one = load::plot::Series::new(label);
+        for record in iter {
+            one.push(&record.with_context(|| format!("reading {name}"))?);
+        }
+        series.push(one);
     }
     let html = match args.format {
         Some(f) => f == PlotFormat::Html,

@@ -114,7 +114,12 @@ fn emu_rejects_unsupported_keys_by_name() {
     let dir = Scratch::new("emu-unsupported");
     let scenario = dir.file("tiny.toml", TINY);
     let o = quiclab(
-        &["emu", scenario.to_str().expect("utf-8 path"), "--set", "flow.cc=\"none\""],
+        &[
+            "emu",
+            scenario.to_str().expect("utf-8 path"),
+            "--set",
+            "flow.cc=\"none\"",
+        ],
         &dir.0,
     );
     assert_eq!(o.status.code(), Some(2), "stderr: {}", text(&o.stderr));

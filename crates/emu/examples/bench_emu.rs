@@ -7,7 +7,10 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let quick = args.iter().any(|a| a == "quick");
     let only = args.iter().find_map(|a| a.strip_prefix("only="));
-    let opts = BenchOptions { quick, wait: WaitMode::Sleep };
+    let opts = BenchOptions {
+        quick,
+        wait: WaitMode::Sleep,
+    };
     let out = match only {
         Some("throughput") => bench::throughput_figure(opts).map(|t| serde_json::json!(t)),
         Some("delay") => [WaitMode::Sleep, WaitMode::Spin]

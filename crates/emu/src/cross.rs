@@ -50,9 +50,19 @@ impl CrossTraffic {
         for (k, spec) in specs.iter().enumerate() {
             let port = BASE_PORT + k as u16;
             let (from_ns, from_ip, to_ns, to_ip) = if spec.up {
-                (topo.client_ns(client), topo.client_addr(client), topo.server_ns(server), topo.server_addr(server))
+                (
+                    topo.client_ns(client),
+                    topo.client_addr(client),
+                    topo.server_ns(server),
+                    topo.server_addr(server),
+                )
             } else {
-                (topo.server_ns(server), topo.server_addr(server), topo.client_ns(client), topo.client_addr(client))
+                (
+                    topo.server_ns(server),
+                    topo.server_addr(server),
+                    topo.client_ns(client),
+                    topo.client_addr(client),
+                )
             };
             let dst = SocketAddrV4::new(to_ip, port);
             let rx = probe::udp_in(to_ns, dst)?;
@@ -65,7 +75,10 @@ impl CrossTraffic {
                 .spawn(move || receive(rx, &counter, &rx_stop))
                 .map_err(|e| EmuError::io("cannot start a cross-traffic receiver", e))?;
             traffic.receivers.push((delivered, receiver));
-            let source = CrossSource::new(spec.clone(), seed ^ (0x9e37_79b9_7f4a_7c15u64.wrapping_mul(k as u64 + 1)));
+            let source = CrossSource::new(
+                spec.clone(),
+                seed ^ (0x9e37_79b9_7f4a_7c15u64.wrapping_mul(k as u64 + 1)),
+            );
             let tx_stop = stop.clone();
             let sender = std::thread::Builder::new()
                 .name(format!("cross-tx-{k}"))
@@ -88,7 +101,9 @@ impl CrossTraffic {
         let names = std::mem::take(&mut self.names);
         let receivers = std::mem::take(&mut self.receivers);
         let mut out = Vec::new();
-        for ((name, (packets, bytes)), (delivered, handle)) in names.into_iter().zip(sent).zip(receivers) {
+        for ((name, (packets, bytes)), (delivered, handle)) in
+            names.into_iter().zip(sent).zip(receivers)
+        {
             let _ = handle.join();
             out.push(CrossResult {
                 name,
@@ -111,7 +126,13 @@ impl Drop for CrossTraffic {
 }
 
 /// Sends on the source's schedule until it ends or `stop` is set; returns (packets, IP bytes).
-fn send(sock: UdpSocket, dst: SocketAddr, mut source: CrossSource, t0: Instant, stop: &AtomicBool) -> (u64, u64) {
+fn send(
+    sock: UdpSocket,
+    dst: SocketAddr,
+    mut source: CrossSource,
+    t0: Instant,
+    stop: &AtomicBool,
+) -> (u64, u64) {
     let buf = vec![0u8; MAX_PAYLOAD];
     let (mut packets, mut bytes) = (0, 0);
     while let Some(at) = source.next_time() {

@@ -46,7 +46,10 @@ fn create_and_shutdown_leave_no_namespace() {
     );
     // Offloads as the datapath needs them.
     let tx = netns::in_netns(t.client_ns(0), || emu::offload::tx_checksum_enabled("eth0"));
-    assert!(!tx.expect("ioctl"), "client tx checksum offload must be off");
+    assert!(
+        !tx.expect("ioctl"),
+        "client tx checksum offload must be off"
+    );
     let gro = netns::in_netns(t.router_ns_name(), || emu::offload::gro_enabled("c0"));
     assert!(!gro.expect("ioctl"), "router GRO must be off");
     t.shutdown().expect("shutdown");

@@ -170,9 +170,9 @@ pub async fn fetch(opts: FetchOptions) -> Result<FetchReport, FetchError> {
         if i > 0 {
             client.close_idle();
         }
-        let sends = requests.iter().cloned().map(|r| {
+        let sends = requests.iter().cloned().map(|(r, generated)| {
             let c = client.clone();
-            async move { c.send(r).await }
+            async move { c.send_with_generated_body(r, generated).await }
         });
         rounds.push(futures_util::future::join_all(sends).await);
     }
@@ -180,22 +180,21 @@ pub async fn fetch(opts: FetchOptions) -> Result<FetchReport, FetchError> {
     Ok(summarise(&opts.url, http, first_start, &rounds))
 }
 
-fn build_requests(url: &http::Uri, opts: &FetchOptions) -> Result<Vec<RequestSpec>, String> {
+/// The requests of one connection: each spec with the generated upload bytes to append.
+fn build_requests(url: &http::Uri, opts: &FetchOptions) -> Result<Vec<(RequestSpec, u64)>, String> {
     if let Some(total) = opts.upload {
-        let sizes = split_size(total, opts.streams);
-        // One shared buffer; each request's body is a slice of it.
-        let buf = Bytes::from(vec![0x5a; sizes[0] as usize]);
-        return Ok(sizes
-            .iter()
-            .map(|&n| RequestSpec::post(url.clone(), buf.slice(..n as usize)))
+        // Generated while sending: no allocation of the upload size.
+        return Ok(split_size(total, opts.streams)
+            .into_iter()
+            .map(|n| (RequestSpec::post(url.clone(), Bytes::new()), n))
             .collect());
     }
     let path = url.path().trim_start_matches('/');
     match (opts.streams, parse_size(path)) {
-        (1, _) | (_, None) => Ok(vec![RequestSpec::get(url.clone()); opts.streams]),
+        (1, _) | (_, None) => Ok(vec![(RequestSpec::get(url.clone()), 0); opts.streams]),
         (n, Some(total)) => split_size(total, n)
             .into_iter()
-            .map(|part| with_path(url, &format!("/{part}")).map(RequestSpec::get))
+            .map(|part| with_path(url, &format!("/{part}")).map(|u| (RequestSpec::get(u), 0)))
             .collect(),
     }
 }
@@ -227,10 +226,7 @@ fn summarise(
         Some(TransportSnapshot::Quic(q)) => (None, Some(q)),
         None => (None, None),
     };
-    let ok = !all.is_empty()
-        && all
-            .iter()
-            .all(|o| o.ok() && o.status.is_some_and(|s| (200..300).contains(&s)));
+    let ok = !all.is_empty() && all.iter().all(|o| o.success());
     let error = all.iter().find_map(|o| o.error.clone()).or_else(|| {
         all.iter()
             .find(|o| !o.status.is_some_and(|s| (200..300).contains(&s)))

@@ -147,3 +147,45 @@ async fn unknown_paths_get_404_and_the_index_answers() {
     }
     srv.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn timed_out_bulk_transfers_report_their_progress() {
+    let srv = server(ServerConfig::default()).await;
+    for http in VERSIONS {
+        let c = endpoints::Client::new(endpoints::ClientConfig {
+            http,
+            timeout: Duration::from_millis(300),
+            collect_transport_stats: true,
+            ..endpoints::ClientConfig::default()
+        })
+        .expect("client");
+        let down = c.send(get(srv.local_addr(), "/100G")).await;
+        assert!(
+            down.error
+                .as_deref()
+                .is_some_and(|e| e.contains("timed out")),
+            "{http:?}: {:?}",
+            down.error
+        );
+        assert!(down.bytes_in > 100_000, "{http:?}: {}", down.bytes_in);
+        assert!(down.total >= Duration::from_millis(250), "{http:?}");
+        assert!(
+            down.transport.is_some(),
+            "{http:?}: transport statistics survive the timeout"
+        );
+
+        let up = c
+            .send_with_generated_body(
+                RequestSpec::post(url(srv.local_addr(), "/upload"), Bytes::new()),
+                100_000_000_000,
+            )
+            .await;
+        assert!(
+            up.error.is_some(),
+            "{http:?}: a 100 GB upload cannot finish"
+        );
+        assert!(up.bytes_out > 100_000, "{http:?}: {}", up.bytes_out);
+        c.close().await;
+    }
+    srv.shutdown().await;
+}

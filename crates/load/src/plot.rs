@@ -40,24 +40,35 @@ pub struct Series {
 }
 
 impl Series {
-    /// Builds a series from records; requests that were never sent are left out.
+    /// An empty series named `name`; add records with [`Series::push`].
+    pub fn new(name: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            points: Vec::new(),
+        }
+    }
+
+    /// Adds one record (12 bytes kept); requests that were never sent are left out.
+    pub fn push(&mut self, r: &ResultRecord) {
+        if r.sent_ns.is_some() {
+            self.points.push(Point {
+                seconds: (r.intended_ns as f64 / 1e9) as f32,
+                latency_ms: (r.latency_ns as f64 / 1e6) as f32,
+                ok: r.is_success(),
+            });
+        }
+    }
+
+    /// Builds a series from records.
     pub fn from_records(
         name: impl Into<String>,
         records: impl IntoIterator<Item = ResultRecord>,
     ) -> Self {
-        let points = records
-            .into_iter()
-            .filter(|r| r.sent_ns.is_some())
-            .map(|r| Point {
-                seconds: (r.intended_ns as f64 / 1e9) as f32,
-                latency_ms: (r.latency_ns as f64 / 1e6) as f32,
-                ok: r.is_success(),
-            })
-            .collect();
-        Self {
-            name: name.into(),
-            points,
+        let mut series = Self::new(name);
+        for r in records {
+            series.push(&r);
         }
+        series
     }
 
     /// Number of plotted requests.

@@ -4,13 +4,12 @@ use std::os::fd::OwnedFd;
 use std::sync::Mutex;
 
 use bytes::Bytes;
-use http_body_util::Full;
 
 use crate::sockopt;
 use crate::stats::{QuicStatsSnapshot, TransportSnapshot};
 
 /// Request body type for hyper.
-pub(crate) type ReqBody = Full<Bytes>;
+pub(crate) type ReqBody = crate::body::UploadBody;
 
 /// The h3 request sender over quinn.
 pub(crate) type H3Sender = h3::client::SendRequest<h3_quinn::OpenStreams, Bytes>;

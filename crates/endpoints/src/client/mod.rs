@@ -9,6 +9,7 @@ mod pool;
 mod request;
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -191,7 +192,8 @@ pub struct RequestOutcome {
     pub total: Duration,
     /// Response body bytes received.
     pub bytes_in: u64,
-    /// Request body bytes sent.
+    /// Request body bytes handed to the transport (may exceed what the peer got when the
+    /// request failed mid-upload: up to a socket buffer / QUIC send window more).
     pub bytes_out: u64,
     /// HTTP status, when a response arrived.
     pub status: Option<u16>,
@@ -234,6 +236,11 @@ impl RequestOutcome {
     /// True when a complete response arrived (any status).
     pub fn ok(&self) -> bool {
         self.error.is_none()
+    }
+
+    /// True when a complete response with a 2xx status arrived.
+    pub fn success(&self) -> bool {
+        self.ok() && self.status.is_some_and(|s| (200..300).contains(&s))
     }
 
     /// Connection set-up time: TCP connect + TLS, or the QUIC handshake.
@@ -297,14 +304,37 @@ impl Client {
 
     /// Sends one request and times it; never panics, failures are in the outcome.
     pub async fn send(&self, req: RequestSpec) -> RequestOutcome {
+        self.send_with_generated_body(req, 0).await
+    }
+
+    /// Like [`Client::send`], with `generated` bytes from the shared chunk appended to the
+    /// request body (bulk uploads of any size without allocating them). `bytes_out` counts
+    /// what was handed to the transport, also when the request times out mid-upload.
+    pub async fn send_with_generated_body(
+        &self,
+        req: RequestSpec,
+        generated: u64,
+    ) -> RequestOutcome {
         let called = Instant::now();
         let mut out = RequestOutcome::new(called);
-        let work = request::execute(self, &req, &mut out);
+        let upload = request::Upload {
+            spec: &req,
+            generated,
+            handed_over: Arc::new(AtomicU64::new(0)),
+            used: std::sync::Mutex::new(None),
+        };
+        let work = request::execute(self, &upload, &mut out);
         match tokio::time::timeout(self.timeout, work).await {
             Ok(()) => {}
             Err(_) => {
                 out.error = Some(format!("timed out after {:?}", self.timeout));
             }
+        }
+        out.bytes_out = upload.handed_over.load(Ordering::Relaxed);
+        // A timed-out request (a bulk transfer's normal end) still reports its transport state.
+        let used = upload.used_connection();
+        if self.collect_stats && out.transport.is_none() {
+            out.transport = used.and_then(|c| c.snapshot());
         }
         out.total = out.started.elapsed();
         out

@@ -198,9 +198,11 @@ async fn respond(
         Route::Upload => {
             let mut received = 0u64;
             while let Some(chunk) = stream.recv_data().await? {
-                received += chunk.remaining() as u64;
+                let n = chunk.remaining() as u64;
+                received += n;
+                // Counted as it arrives: an upload cut short still shows in the stats file.
+                ConnCounters::add(&counters.body_received, n);
             }
-            ConnCounters::add(&counters.body_received, received);
             send_text(&mut stream, StatusCode::OK, routes::upload_answer(received)).await
         }
     }

@@ -172,6 +172,7 @@ pub(crate) struct Shared {
 }
 
 /// A server whose listeners are bound and whose accept loops run on the current tokio runtime.
+/// Dropping it without [`RunningServer::shutdown`] stops it too, abruptly.
 #[derive(Debug)]
 pub struct RunningServer {
     local_addr: SocketAddr,

@@ -221,15 +221,13 @@ async fn handle(
                     Ok(f) => {
                         if let Some(d) = f.data_ref() {
                             received += d.len() as u64;
+                            // Counted as it arrives: an upload cut short still shows in stats.
+                            ConnCounters::add(&counters.body_received, d.len() as u64);
                         }
                     }
-                    Err(e) => {
-                        ConnCounters::add(&counters.body_received, received);
-                        return Ok(text(StatusCode::BAD_REQUEST, format!("{e}\n")));
-                    }
+                    Err(e) => return Ok(text(StatusCode::BAD_REQUEST, format!("{e}\n"))),
                 }
             }
-            ConnCounters::add(&counters.body_received, received);
             text(StatusCode::OK, routes::upload_answer(received))
         }
     })

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Seed 004 (Qi et al., "Performance Analysis of QUIC-UDP Protocol Under High Load") with quiclab:
+# an 11,000-byte page requested at constant rates of 50-1000 req/s over HTTP/1.1 + TLS, HTTP/2 and
+# HTTP/3, against quiclab's own server (all three) and quic-go's HTTP/3 server (the seed compared two
+# QUIC implementations, gQUIC and IETF QUIC; we compare two IETF QUIC servers), on loopback.
+# Then one request per protocol, unloaded, with its latency and the packets it took (from a pcap).
+#
+# Usage: bash scripts/reproduce-seed004.sh [OUT_DIR] [DURATION]   (defaults: out/seed004, 10s)
+# Needs: scripts/install-peers.sh (quic-go, tshark); writes OUT_DIR/{quiclab,quic-go}/table.md and
+# OUT_DIR/single.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${1:-out/seed004}
+duration=${2:-10s}
+rates=50,100,150,200,250,300,350,400,600,800,1000
+peers=${QUICLAB_PEERS:-/opt/quiclab-peers}
+q=${QUICLAB_BIN:-target/release/quiclab}
+[ -n "${QUICLAB_BIN:-}" ] || cargo build --release --locked -q -p quiclab
+mkdir -p "$out"
+tmp=$(mktemp -d)
+pids=()
+cleanup() {
+    for p in "${pids[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null || true; done
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+wait_file() { for _ in $(seq 100); do [ -s "$1" ] && return 0; sleep 0.1; done; echo "timeout waiting for $1" >&2; exit 1; }
+
+# quiclab serve on an ephemeral loopback port (TCP and UDP share the number).
+$q serve --listen 127.0.0.1:0 --ready-file "$tmp/ready" --quiet &
+pids+=($!)
+wait_file "$tmp/ready"
+port=$(sed 's/.*://' "$tmp/ready")
+# quic-go's HTTP/3 server on the next free port we pick.
+gport=$((port + 1))
+"$peers/bin/quicgo-server" -listen "127.0.0.1:$gport" -cert certs/server-chain.pem -key certs/server.key \
+    >"$tmp/quicgo.log" 2>&1 &
+pids+=($!)
+sleep 1
+
+echo "== quiclab serve: HTTP/1.1, HTTP/2, HTTP/3 at $rates req/s, $duration each"
+$q load sweep --rates "$rates" --duration "$duration" --http 1.1,2,3 --out "$out/quiclab" \
+    "https://localhost:$port/11000"
+echo "== quic-go server: HTTP/3"
+$q load sweep --rates "$rates" --duration "$duration" --http 3 --out "$out/quic-go" \
+    "https://localhost:$gport/11000"
+
+# One unloaded request per protocol: latency from `quiclab get`, packets from a loopback capture.
+single="$out/single.md"
+{
+    echo "| server | HTTP | latency (ms, new connection incl. handshake) | packets | bytes on the wire |"
+    echo "|---|---|---:|---:|---:|"
+} >"$single"
+for spec in "quiclab:$port:1.1" "quiclab:$port:2" "quiclab:$port:3" "quic-go:$gport:3"; do
+    IFS=: read -r name p http <<<"$spec"
+    pcap="$tmp/single-$name-$http.pcap"
+    tshark -q -i lo -f "port $p" -w "$pcap" >/dev/null 2>&1 &
+    tpid=$!
+    pids+=($tpid)
+    sleep 2
+    json=$($q get "https://localhost:$p/11000" --http "$http" --json)
+    sleep 0.5
+    kill "$tpid" 2>/dev/null || true
+    wait "$tpid" 2>/dev/null || true
+    ms=$(python3 -c 'import json,sys; print(f"{json.loads(sys.argv[1])["total_s"]*1000:.2f}")' "$json")
+    packets=$(tshark -r "$pcap" 2>/dev/null | wc -l)
+    bytes=$(tshark -r "$pcap" -T fields -e frame.len 2>/dev/null | awk '{s+=$1} END {print s+0}')
+    echo "| $name | $http | $ms | $packets | $bytes |" >>"$single"
+done
+echo "== single request"
+cat "$single"
