@@ -222,13 +222,13 @@ mod bench_emu {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "{:<44} {:>14} {:>30} {:>16} {:>7}",
+            "{:<52} {:>14} {:>32} {:>14} {:>7}",
             "measurement", "configured", "measured", "target", "verdict"
         );
         for r in &b.rate {
             let _ = writeln!(
                 s,
-                "{:<44} {:>14} {:>30} {:>16} {:>7}",
+                "{:<52} {:>14} {:>32} {:>14} {:>7}",
                 "UDP rate (1500 B packets)",
                 report::si(r.configured_bps, "bit/s"),
                 format!(
@@ -243,7 +243,7 @@ mod bench_emu {
         for d in &b.delay {
             let _ = writeln!(
                 s,
-                "{:<44} {:>14} {:>30} {:>16} {:>7}",
+                "{:<52} {:>14} {:>32} {:>14} {:>7}",
                 format!("one-way delay error, {} ({:?})", d.label, d.wait).to_lowercase(),
                 format!("{} ms", d.configured_ms),
                 format!(
@@ -259,7 +259,7 @@ mod bench_emu {
             );
             let _ = writeln!(
                 s,
-                "{:<44} {:>14} {:>30}",
+                "{:<52} {:>14} {:>32}",
                 "  of which forwarder release lateness",
                 "",
                 format!(
@@ -273,7 +273,7 @@ mod bench_emu {
         for l in &b.loss {
             let _ = writeln!(
                 s,
-                "{:<44} {:>14} {:>30} {:>16} {:>7}",
+                "{:<52} {:>14} {:>32} {:>14} {:>7}",
                 format!("loss, {}", l.model),
                 format!("{:.3}%", 100.0 * l.configured),
                 format!(
@@ -289,7 +289,7 @@ mod bench_emu {
         let t = &b.throughput;
         let _ = writeln!(
             s,
-            "{:<44} {:>14} {:>30} {:>16} {:>7}",
+            "{:<52} {:>14} {:>32} {:>14} {:>7}",
             "max forwarding rate (1 ms delay, model on)",
             "unlimited",
             format!("{} ({:.2} Gbit/s)", report::si(t.pps, "pkt/s"), t.gbps),

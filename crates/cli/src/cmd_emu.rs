@@ -7,16 +7,15 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 use clap::Args;
-use report::ResultsStore;
 use scenario::model::RunSpec;
 use scenario::LoadedScenario;
 use serde_json::Value;
 
 use crate::exit::{self, Exit};
 use crate::progress::Progress;
-use crate::{interrupt, manifest, output, summary, traces};
+use crate::{interrupt, output, summary, sweep, traces};
 
 /// Options of `quiclab emu`.
 #[derive(Debug, Clone, Args)]
@@ -75,14 +74,7 @@ pub enum WaitArg {
 
 impl EmuArgs {
     fn overrides(&self) -> Vec<String> {
-        let mut o = self.set.clone();
-        if let Some(r) = self.reps {
-            o.push(format!("run.reps={r}"));
-        }
-        if let Some(s) = self.seed {
-            o.push(format!("run.seed={s}"));
-        }
-        o
+        crate::cmd_sim::overrides(&self.set, self.reps, self.seed)
     }
 }
 
@@ -239,31 +231,17 @@ fn single(args: &EmuArgs, loaded: &LoadedScenario, spec: &RunSpec) -> anyhow::Re
     }
 }
 
-fn has_results(path: &Path) -> bool {
-    std::fs::metadata(path).is_ok_and(|m| m.len() > 0)
-}
-
 fn sweep(
     args: &EmuArgs,
     loaded: &LoadedScenario,
     runs: &[RunSpec],
     out: &Path,
 ) -> anyhow::Result<Exit> {
-    let results = out.join(report::store::RESULTS_FILE);
-    if !args.resume && has_results(&results) {
-        bail!(
-            "{} already holds results; add --resume to complete that sweep, or choose another --out",
-            out.display()
-        );
-    }
-    manifest::check_and_write(out, loaded, args.resume)?;
-    let store = ResultsStore::open(out)?;
-    let done = store.completed_ids()?;
-    let todo: Vec<&RunSpec> = runs.iter().filter(|r| !done.contains(&r.id)).collect();
-    let skipped = runs.len() - todo.len();
-    if skipped > 0 {
-        eprintln!("resuming: {skipped} of {} runs already done", runs.len());
-    }
+    let sweep::Begun {
+        store,
+        todo,
+        skipped,
+    } = sweep::begin(out, loaded, runs, args.resume)?;
     let progress = Progress::new(runs.len(), skipped);
     let mut failures = Vec::new();
     for spec in todo {
@@ -291,7 +269,7 @@ fn sweep(
         eprintln!(
             "interrupted: {complete} of {} runs are in {}; add --resume to finish",
             runs.len(),
-            results.display()
+            store.path().display()
         );
         return Ok(exit::INTERRUPTED);
     }

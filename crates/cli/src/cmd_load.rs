@@ -16,6 +16,7 @@ use anyhow::{bail, Context};
 use clap::{Args, Subcommand, ValueEnum};
 
 use endpoints::client::{ClientConfig, ConnPolicy, HttpVersion, TlsOptions};
+use endpoints::quic::QuicOptions;
 use load::attack::{AttackPlan, Sink};
 use load::live::LiveStats;
 use load::metrics::{Metrics, Summary};
@@ -70,6 +71,11 @@ struct TargetArgs {
 /// How to connect and when to give up.
 #[derive(Debug, Clone, Args)]
 struct ClientArgs {
+    /// HTTP/3: IP MTU of the first packets (UDP payload = MTU − 28); quinn then probes upwards to
+    /// 1452-byte payloads. 1228 (1200-byte payloads) is what every QUIC server accepts: quic-go, for
+    /// one, silently drops Initials larger than 1452 bytes, so a 1500 start never connects to it.
+    #[arg(long, value_name = "BYTES", default_value_t = 1228)]
+    quic_mtu: u16,
     /// Connections in the pool [default: 256 for HTTP/1.1, 1 for HTTP/2 and HTTP/3].
     #[arg(long, value_name = "N")]
     connections: Option<usize>,
@@ -297,6 +303,11 @@ fn client_config(args: &ClientArgs, http: HttpVersion) -> ClientConfig {
         },
         policy,
         timeout: args.timeout,
+        quic: QuicOptions {
+            mtu: args.quic_mtu,
+            mtu_discovery: true,
+            ..QuicOptions::default()
+        },
         ..ClientConfig::default()
     }
 }

@@ -53,15 +53,20 @@ impl SimArgs {
     /// `--set` plus the overrides that `--reps` and `--seed` stand for, in command-line order
     /// semantics: the dedicated flags win over a `--set` of the same key because they come last.
     fn overrides(&self) -> Vec<String> {
-        let mut o = self.set.clone();
-        if let Some(r) = self.reps {
-            o.push(format!("run.reps={r}"));
-        }
-        if let Some(s) = self.seed {
-            o.push(format!("run.seed={s}"));
-        }
-        o
+        overrides(&self.set, self.reps, self.seed)
     }
+}
+
+/// `--set` values plus the overrides that `--reps` and `--seed` stand for (shared with `emu`).
+pub fn overrides(set: &[String], reps: Option<u32>, seed: Option<u64>) -> Vec<String> {
+    let mut o = set.to_vec();
+    if let Some(r) = reps {
+        o.push(format!("run.reps={r}"));
+    }
+    if let Some(s) = seed {
+        o.push(format!("run.seed={s}"));
+    }
+    o
 }
 
 /// Runs `quiclab sim`.

@@ -26,21 +26,11 @@ pub fn run(
     runs: &[RunSpec],
     out: &Path,
 ) -> anyhow::Result<Exit> {
-    let results = out.join(report::store::RESULTS_FILE);
-    if !args.resume && has_results(&results)? {
-        bail!(
-            "{} already holds results; add --resume to complete that sweep, or choose another --out",
-            out.display()
-        );
-    }
-    manifest::check_and_write(out, loaded, args.resume)?;
-    let store = ResultsStore::open(out)?;
-    let done = store.completed_ids()?;
-    let todo: Vec<&RunSpec> = runs.iter().filter(|r| !done.contains(&r.id)).collect();
-    let skipped = runs.len() - todo.len();
-    if skipped > 0 {
-        eprintln!("resuming: {skipped} of {} runs already done", runs.len());
-    }
+    let Begun {
+        store,
+        todo,
+        skipped,
+    } = begin(out, loaded, runs, args.resume)?;
 
     let series_dir = if args.no_series {
         None
@@ -65,7 +55,7 @@ pub fn run(
         eprintln!(
             "interrupted: {complete} of {} runs are in {}; to finish, run:\n  {}",
             runs.len(),
-            results.display(),
+            store.path().display(),
             resume_command(out)
         );
         return Ok(exit::INTERRUPTED);
@@ -167,6 +157,47 @@ fn ids(runs: &[RunSpec]) -> BTreeSet<String> {
 }
 
 /// Whether `results.jsonl` exists and is not empty.
+/// A results directory opened for a sweep: the store, the runs still to do, and how many were
+/// already done (shared by `quiclab sim` and `quiclab emu`).
+pub struct Begun<'a> {
+    /// The results store of the directory.
+    pub store: ResultsStore,
+    /// Runs not yet in the store, in run order.
+    pub todo: Vec<&'a RunSpec>,
+    /// Runs found complete (resumed).
+    pub skipped: usize,
+}
+
+/// Opens `out` for `runs`: refuses to mix with earlier results unless `resume`, checks or writes
+/// the manifest, and lists what is left to run.
+pub fn begin<'a>(
+    out: &Path,
+    loaded: &LoadedScenario,
+    runs: &'a [RunSpec],
+    resume: bool,
+) -> anyhow::Result<Begun<'a>> {
+    let results = out.join(report::store::RESULTS_FILE);
+    if !resume && has_results(&results)? {
+        bail!(
+            "{} already holds results; add --resume to complete that sweep, or choose another --out",
+            out.display()
+        );
+    }
+    manifest::check_and_write(out, loaded, resume)?;
+    let store = ResultsStore::open(out)?;
+    let done = store.completed_ids()?;
+    let todo: Vec<&RunSpec> = runs.iter().filter(|r| !done.contains(&r.id)).collect();
+    let skipped = runs.len() - todo.len();
+    if skipped > 0 {
+        eprintln!("resuming: {skipped} of {} runs already done", runs.len());
+    }
+    Ok(Begun {
+        store,
+        todo,
+        skipped,
+    })
+}
+
 fn has_results(path: &Path) -> anyhow::Result<bool> {
     match std::fs::metadata(path) {
         Ok(m) => Ok(m.len() > 0),

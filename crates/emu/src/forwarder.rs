@@ -24,7 +24,7 @@ use crate::frame::{self, BitError, FrameKind};
 use crate::lateness::Lateness;
 use crate::netns;
 use crate::packet_socket::PacketSocket;
-use crate::pcap::PcapWriter;
+use sim::pcap::{LinkType, PcapWriter};
 
 /// Receive buffer: larger than any frame a veth with offloads off can carry, so an oversized
 /// frame shows up as such instead of being silently cut.
@@ -242,7 +242,12 @@ impl Captures {
             let path = dir.join(name);
             let file = File::create(&path)
                 .map_err(|e| EmuError::io(format!("cannot create {}", path.display()), e))?;
-            let w = PcapWriter::new(BufWriter::with_capacity(1 << 20, file), RX_BUFFER as u32)
+            let w = PcapWriter::with_link_type(
+                BufWriter::with_capacity(1 << 20, file),
+                LinkType::Ethernet,
+                0,
+                RX_BUFFER as u32,
+            )
                 .map_err(|e| EmuError::io(format!("cannot write {}", path.display()), e))?;
             Ok((w, path))
         };
@@ -263,7 +268,7 @@ impl Captures {
             Side::Client => &mut self.client_side,
             Side::Server => &mut self.server_side,
         };
-        let _ = w.write(realtime_ns, frame);
+        let _ = w.write_unix_ns(realtime_ns, frame);
     }
 }
 
@@ -405,7 +410,8 @@ impl Forwarder {
         if timeout.is_zero() {
             return;
         }
-        let polling_allowed = self.poll_window.1.as_secs_f64() < POLL_WINDOW.as_secs_f64() * POLL_BUDGET;
+        let polling_allowed =
+            self.poll_window.1.as_secs_f64() < POLL_WINDOW.as_secs_f64() * POLL_BUDGET;
         if timeout < POLL_BELOW && self.may_poll(now, timeout) {
             std::hint::spin_loop();
             return;
@@ -413,7 +419,9 @@ impl Forwarder {
         // Wake a typical wake-up latency early and poll the rest, so the release is not late
         // by that latency (only while polling is within its budget).
         let timeout = if polling_allowed && next.is_some() && timeout < MAX_SLEEP {
-            timeout.saturating_sub(WAKE_EARLY).max(Duration::from_micros(1))
+            timeout
+                .saturating_sub(WAKE_EARLY)
+                .max(Duration::from_micros(1))
         } else {
             timeout
         };
