@@ -119,12 +119,16 @@ fn load_runs(path: &Path) -> anyhow::Result<Vec<Value>> {
             report::store::RESULTS_FILE
         );
     }
-    let store = ResultsStore::open(&dir).with_context(|| format!("cannot open {}", dir.display()))?;
+    let store =
+        ResultsStore::open(&dir).with_context(|| format!("cannot open {}", dir.display()))?;
     Ok(store.load()?)
 }
 
 /// Median, interval and ratio of every metric of every source.
-fn compare_rows(sources: &[(String, Vec<Value>)], metrics: &[String]) -> anyhow::Result<Vec<CompareRow>> {
+fn compare_rows(
+    sources: &[(String, Vec<Value>)],
+    metrics: &[String],
+) -> anyhow::Result<Vec<CompareRow>> {
     let paths: Vec<&str> = metrics.iter().map(String::as_str).collect();
     let mut rows = Vec::new();
     for metric in metrics {
@@ -165,7 +169,10 @@ fn render(rows: &[CompareRow]) -> String {
             .median_ci95
             .map(|(lo, hi)| format!("[{}, {}]", num(lo), num(hi)))
             .unwrap_or_else(|| "n < 6".to_string());
-        let ratio = r.ratio_to_first.map(|x| format!("{x:.3}")).unwrap_or_default();
+        let ratio = r
+            .ratio_to_first
+            .map(|x| format!("{x:.3}"))
+            .unwrap_or_default();
         out.push_str(&format!(
             "| {} | {} | {} | {} | {} | {} ± {} | {} |\n",
             r.metric,
@@ -218,7 +225,10 @@ mod tests {
         assert_eq!(rows[1].ratio_to_first, Some(2.0));
         assert_eq!(rows[1].median_ci95, Some((2.0, 14.0)));
         let table = render(&rows);
-        assert!(table.contains("| flows.0.completion_s | emu | 7 | 8.000 |"), "{table}");
+        assert!(
+            table.contains("| flows.0.completion_s | emu | 7 | 8.000 |"),
+            "{table}"
+        );
     }
 
     #[test]
@@ -231,8 +241,14 @@ mod tests {
 
     #[test]
     fn sources_and_filters_parse() {
-        assert_eq!(split_source("sim=out/a"), ("sim".into(), PathBuf::from("out/a")));
-        assert_eq!(split_source("out/a=b"), ("out/a=b".into(), PathBuf::from("out/a=b")));
+        assert_eq!(
+            split_source("sim=out/a"),
+            ("sim".into(), PathBuf::from("out/a"))
+        );
+        assert_eq!(
+            split_source("out/a=b"),
+            ("out/a=b".into(), PathBuf::from("out/a=b"))
+        );
         let f = parse_filters(&["loss=0".into()]).unwrap();
         assert!(matches(&runs(&[1.0])[0], &f));
         assert!(!matches(&runs(&[1.0])[0], &[("loss".into(), "1".into())]));

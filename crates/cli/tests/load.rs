@@ -343,3 +343,78 @@ fn attack_against_nginx_over_http1_and_http2() {
         assert_eq!(r["throughput"]["bytes_in"], 400 * 11_000, "h{v}");
     }
 }
+
+/// quic-go's HTTP/3 server (peers/quic-go, built by `scripts/install-peers.sh`) on an ephemeral
+/// loopback UDP port; killed when dropped.
+struct QuicGo {
+    child: Child,
+    port: u16,
+}
+
+impl QuicGo {
+    fn start(dir: &Path) -> Self {
+        let certs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../certs");
+        let peers = std::env::var("QUICLAB_PEERS").unwrap_or_else(|_| "/opt/quiclab-peers".into());
+        let port = std::net::UdpSocket::bind("127.0.0.1:0")
+            .and_then(|s| s.local_addr())
+            .expect("free port")
+            .port();
+        let log = std::fs::File::create(dir.join("quic-go.log")).unwrap();
+        let child = Command::new(Path::new(&peers).join("bin/quicgo-server"))
+            .arg("-listen")
+            .arg(format!("127.0.0.1:{port}"))
+            .arg("-cert")
+            .arg(certs.join("server-chain.pem"))
+            .arg("-key")
+            .arg(certs.join("server.key"))
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("quic-go's server must be installed (sudo bash scripts/install-peers.sh)");
+        // quic-go binds before it logs anything; give it a moment rather than probe a UDP port.
+        std::thread::sleep(Duration::from_millis(500));
+        QuicGo { child, port }
+    }
+}
+
+impl Drop for QuicGo {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// HTTP/3 against a third-party server. This also pins the client's first-packet size: quic-go
+/// drops Initial datagrams larger than 1452 bytes, so a load tester starting at a 1500-byte MTU
+/// would time out on every request here.
+#[test]
+fn attack_against_quic_go_over_http3() {
+    let s = Scratch::new("load-quic-go");
+    let server = QuicGo::start(&s.0);
+    let url = format!("https://localhost:{}/11000", server.port);
+    let o = quiclab(
+        &[
+            "load",
+            "attack",
+            "--http",
+            "3",
+            "--rate",
+            "200/s",
+            "--duration",
+            "2s",
+            "--output",
+            "quic-go.jsonl",
+            &url,
+        ],
+        &s.0,
+    );
+    assert_ok(&o);
+    let r = json_report("quic-go.jsonl", &s.0);
+    assert_eq!(r["requests"], 400, "{r}");
+    assert_eq!(r["success_ratio"], 1.0, "{r}");
+    assert_eq!(r["throughput"]["bytes_in"], 400 * 11_000, "{r}");
+    assert!(
+        r["phases_ms"]["quic_handshake"]["n"].as_u64().unwrap_or(0) >= 1,
+        "{r}"
+    );
+}

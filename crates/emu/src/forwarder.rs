@@ -248,7 +248,7 @@ impl Captures {
                 0,
                 RX_BUFFER as u32,
             )
-                .map_err(|e| EmuError::io(format!("cannot write {}", path.display()), e))?;
+            .map_err(|e| EmuError::io(format!("cannot write {}", path.display()), e))?;
             Ok((w, path))
         };
         let (client_side, a) = open("client-side.pcap")?;

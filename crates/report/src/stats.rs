@@ -128,7 +128,11 @@ pub fn median_ci95(values: &[f64]) -> Option<(f64, f64)> {
     let mut j = n / 2;
     loop {
         let (lo, hi) = (j + 1, n - 1 - j);
-        let coverage: f64 = if lo <= hi { pmf[lo..=hi].iter().sum() } else { 0.0 };
+        let coverage: f64 = if lo <= hi {
+            pmf[lo..=hi].iter().sum()
+        } else {
+            0.0
+        };
         if coverage >= 0.95 {
             return Some((sorted[j], sorted[n - 1 - j]));
         }

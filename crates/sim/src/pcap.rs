@@ -56,7 +56,11 @@ impl<W: Write> PcapWriter<W> {
 
     /// Appends one packet captured at virtual time `t`.
     pub fn write(&mut self, t: Duration, packet: &[u8]) -> io::Result<()> {
-        self.write_record((self.epoch_secs + t.as_secs()) as u32, t.subsec_nanos(), packet)
+        self.write_record(
+            (self.epoch_secs + t.as_secs()) as u32,
+            t.subsec_nanos(),
+            packet,
+        )
     }
 
     /// Appends one packet captured at `unix_ns` nanoseconds since the Unix epoch.
