@@ -33,7 +33,7 @@ PEERS_BIN = os.path.join(os.environ.get("QUICLAB_PEERS", "/opt/quiclab-peers"), 
 CA = os.path.join(REPO, "certs", "ca.pem")
 QUICLAB = os.environ.get("QUICLAB_BIN", os.path.join(REPO, "target", "release", "quiclab"))
 SIZE = 11000
-RATES = [2000, 4000, 6000, 8000, 10000, 12000, 16000]
+RATES = [2000, 4000, 6000, 8000, 10000, 12000, 16000, 20000, 24000, 32000]
 
 
 def run(cmd, timeout=120, stdin=None):
@@ -136,9 +136,12 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="2 s attacks and fewer rates")
     ap.add_argument("--out", default=None, help="write the Markdown table here too")
+    ap.add_argument("--tools", default=",".join(t[0] for t in TOOLS), help="comma-separated subset of tools")
+    ap.add_argument("--min-rate", type=int, default=0, help="start the rate steps here")
     args = ap.parse_args()
     dur = 2 if args.quick else 5
-    rates = RATES[:3] if args.quick else RATES
+    rates = [r for r in (RATES[:3] if args.quick else RATES) if r >= args.min_rate]
+    wanted = set(args.tools.split(","))
     for tool in ["vegeta", "oha"]:
         if not os.access(os.path.join(PEERS_BIN, tool), os.X_OK):
             sys.exit(f"{tool} missing: run `bash scripts/install-peers.sh --load-tools`")
@@ -159,6 +162,8 @@ def main():
         url = f"https://localhost:{addr.rsplit(':', 1)[1]}/{SIZE}"
         rows = []
         for name, fn, protos in TOOLS:
+            if name not in wanted:
+                continue
             for proto in protos:
                 at1000 = fn(url, proto, 1000, 2 * dur, tmp)
                 best = None
