@@ -141,46 +141,11 @@ impl PacketSocket {
 
     /// Receives one frame into `buf`; `Ok(None)` when nothing is waiting.
     pub fn recv(&self, buf: &mut [u8]) -> Result<Option<Received>, EmuError> {
-        let mut iov = libc::iovec {
-            iov_base: buf.as_mut_ptr().cast(),
-            iov_len: buf.len(),
-        };
-        // Room for one SCM_TIMESTAMPNS (cmsghdr + timespec) with alignment slack.
-        let mut control = [0u64; 8];
-        // SAFETY: msghdr is plain data; every pointer set below outlives the call.
-        let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control.as_mut_ptr().cast();
-        msg.msg_controllen = std::mem::size_of_val(&control);
         // MSG_TRUNC: return the real length so oversized frames are recognised.
-        // SAFETY: recvmsg with a valid msghdr.
-        let n = unsafe { libc::recvmsg(self.fd.as_raw_fd(), &mut msg, libc::MSG_TRUNC) };
-        if n < 0 {
-            let err = std::io::Error::last_os_error();
-            return match err.raw_os_error() {
-                Some(libc::EAGAIN) | Some(libc::EINTR) => Ok(None),
-                _ => Err(EmuError::io(format!("recv on {}", self.ifname), err)),
-            };
+        match recv_with_timestamp(self.fd.as_raw_fd(), buf, libc::MSG_TRUNC) {
+            Ok(r) => Ok(r),
+            Err(err) => Err(EmuError::io(format!("recv on {}", self.ifname), err)),
         }
-        let n = n as usize;
-        let mut realtime_ns = 0;
-        // SAFETY: standard cmsg traversal over the control buffer the kernel filled.
-        unsafe {
-            let mut c = libc::CMSG_FIRSTHDR(&msg);
-            while !c.is_null() {
-                if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
-                    let ts: libc::timespec = std::ptr::read_unaligned(libc::CMSG_DATA(c).cast());
-                    realtime_ns = ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64;
-                }
-                c = libc::CMSG_NXTHDR(&msg, c);
-            }
-        }
-        Ok(Some(Received {
-            len: n.min(buf.len()),
-            truncated: n > buf.len() || msg.msg_flags & libc::MSG_TRUNC != 0,
-            realtime_ns,
-        }))
     }
 
     /// Sends one frame out of the interface; `Ok(false)` if the kernel had no room (dropped).
@@ -204,4 +169,53 @@ impl PacketSocket {
             _ => Err(EmuError::io(format!("send on {}", self.ifname), err)),
         }
     }
+}
+
+/// One `recvmsg` into `buf` with the kernel's `SCM_TIMESTAMPNS` receive time (wall clock, ns;
+/// 0 when the socket gave none). `Ok(None)` when nothing is waiting or a signal interrupted.
+/// Shared by the forwarder's packet sockets and the bench probes' UDP sockets.
+pub(crate) fn recv_with_timestamp(
+    fd: RawFd,
+    buf: &mut [u8],
+    flags: libc::c_int,
+) -> std::io::Result<Option<Received>> {
+    let mut iov = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    };
+    // Room for one SCM_TIMESTAMPNS (cmsghdr + timespec) with alignment slack.
+    let mut control = [0u64; 8];
+    // SAFETY: msghdr is plain data; every pointer set below outlives the call.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr().cast();
+    msg.msg_controllen = std::mem::size_of_val(&control);
+    // SAFETY: recvmsg with a valid msghdr.
+    let n = unsafe { libc::recvmsg(fd, &mut msg, flags) };
+    if n < 0 {
+        let err = std::io::Error::last_os_error();
+        return match err.raw_os_error() {
+            Some(libc::EAGAIN) | Some(libc::EINTR) => Ok(None),
+            _ => Err(err),
+        };
+    }
+    let n = n as usize;
+    let mut realtime_ns = 0;
+    // SAFETY: standard cmsg traversal over the control buffer the kernel filled.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(&msg);
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
+                let ts: libc::timespec = std::ptr::read_unaligned(libc::CMSG_DATA(c).cast());
+                realtime_ns = ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64;
+            }
+            c = libc::CMSG_NXTHDR(&msg, c);
+        }
+    }
+    Ok(Some(Received {
+        len: n.min(buf.len()),
+        truncated: n > buf.len() || msg.msg_flags & libc::MSG_TRUNC != 0,
+        realtime_ns,
+    }))
 }

@@ -55,42 +55,18 @@ pub struct ProbeRx {
 
 /// Receives one datagram with its kernel timestamp; `Ok(None)` on timeout.
 pub fn recv_timestamped(s: &UdpSocket, buf: &mut [u8]) -> Result<Option<(usize, u64)>, EmuError> {
-    let mut iov = libc::iovec {
-        iov_base: buf.as_mut_ptr().cast(),
-        iov_len: buf.len(),
-    };
-    let mut control = [0u64; 8];
-    // SAFETY: zeroed msghdr, then pointers to live buffers.
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_iov = &mut iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control.as_mut_ptr().cast();
-    msg.msg_controllen = std::mem::size_of_val(&control);
-    // SAFETY: recvmsg with a valid msghdr.
-    let n = unsafe { libc::recvmsg(s.as_raw_fd(), &mut msg, 0) };
-    if n < 0 {
-        let e = std::io::Error::last_os_error();
-        return match e.raw_os_error() {
-            Some(libc::EAGAIN) | Some(libc::EINTR) => Ok(None),
-            _ => Err(EmuError::io("recvmsg", e)),
+    let received = crate::packet_socket::recv_with_timestamp(s.as_raw_fd(), buf, 0)
+        .map_err(|e| EmuError::io("recvmsg", e))?;
+    Ok(received.map(|r| {
+        // No kernel timestamp (never expected with SO_TIMESTAMPNS on): the reading time is the
+        // closest stand-in.
+        let ts = if r.realtime_ns == 0 {
+            clock::realtime_ns()
+        } else {
+            r.realtime_ns
         };
-    }
-    let mut ts_ns = 0;
-    // SAFETY: cmsg traversal of the kernel-filled control buffer.
-    unsafe {
-        let mut c = libc::CMSG_FIRSTHDR(&msg);
-        while !c.is_null() {
-            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
-                let ts: libc::timespec = std::ptr::read_unaligned(libc::CMSG_DATA(c).cast());
-                ts_ns = ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64;
-            }
-            c = libc::CMSG_NXTHDR(&msg, c);
-        }
-    }
-    if ts_ns == 0 {
-        ts_ns = clock::realtime_ns();
-    }
-    Ok(Some((n as usize, ts_ns)))
+        (r.len, ts)
+    }))
 }
 
 /// Probes handed to the kernel per `sendmmsg` when the sender is behind its schedule.
