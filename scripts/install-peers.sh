@@ -31,6 +31,11 @@ OHA_VERSION=1.16.0
 DEBIAN_PACKAGES=(chromium nghttp2-client ngtcp2-client ngtcp2-server nginx wrk ethtool iproute2
     python3-venv ca-certificates)
 
+# A fresh shell may not have Go's default install location on PATH.
+if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then
+    export PATH="$PATH:/usr/local/go/bin"
+fi
+
 log() { printf 'install-peers: %s\n' "$*"; }
 die() { printf 'install-peers: error: %s\n' "$*" >&2; exit 1; }
 

@@ -23,18 +23,9 @@ pub struct EmuArgs {
     /// Scenario file (TOML); optional with `--cleanup`.
     #[arg(required_unless_present = "cleanup")]
     pub scenario: Option<PathBuf>,
-    /// Override a scenario key, e.g. `--set link.rate=5Mbit` (repeatable).
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    pub set: Vec<String>,
-    /// Add a sweep axis, e.g. `--vary link.loss=0%,1%,2%` (repeatable; axes multiply).
-    #[arg(long = "vary", visible_alias = "sweep", value_name = "KEY=V1,V2,...")]
-    pub vary: Vec<String>,
-    /// Repetitions per sweep point (overrides `run.reps`).
-    #[arg(long)]
-    pub reps: Option<u32>,
-    /// Base seed (overrides `run.seed`; seeds the link models).
-    #[arg(long)]
-    pub seed: Option<u64>,
+    /// `--set`, `--vary`, `--reps`, `--seed` (the seed drives the link models).
+    #[command(flatten)]
+    pub knobs: crate::cmd_sim::ScenarioKnobs,
     /// Results directory (default for a sweep: `results/<scenario name>-emu/`).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -72,12 +63,6 @@ pub enum WaitArg {
     Spin,
 }
 
-impl EmuArgs {
-    fn overrides(&self) -> Vec<String> {
-        crate::cmd_sim::overrides(&self.set, self.reps, self.seed)
-    }
-}
-
 fn stop_requested() -> bool {
     interrupt::requested() || emu::signals::term_requested()
 }
@@ -99,7 +84,7 @@ pub fn run(args: &EmuArgs) -> anyhow::Result<Exit> {
     let Some(file) = &args.scenario else {
         return Ok(exit::SUCCESS);
     };
-    let loaded = match scenario::load(file, &args.overrides(), &args.vary) {
+    let loaded = match args.knobs.load(file) {
         Ok(l) => l,
         Err(e) => {
             eprintln!("error: {e}");

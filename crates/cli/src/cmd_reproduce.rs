@@ -121,10 +121,7 @@ fn run_study(args: &ReproduceArgs, study: &'static studies::Study) -> anyhow::Re
     );
     let sim_args = SimArgs {
         scenario: PathBuf::from("scenarios/studies").join(study.name),
-        set: Vec::new(),
-        vary: Vec::new(),
-        reps: None,
-        seed: None,
+        knobs: Default::default(),
         out: Some(out.clone()),
         jobs: args.jobs,
         resume: true,

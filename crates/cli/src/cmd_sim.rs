@@ -13,18 +13,9 @@ use crate::{output, sweep, traces};
 pub struct SimArgs {
     /// Scenario file (TOML).
     pub scenario: PathBuf,
-    /// Override a scenario key, e.g. `--set link.rate=5Mbit` (repeatable).
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    pub set: Vec<String>,
-    /// Add a sweep axis, e.g. `--vary link.loss=0%,1%,2%` (repeatable; axes multiply).
-    #[arg(long = "vary", visible_alias = "sweep", value_name = "KEY=V1,V2,...")]
-    pub vary: Vec<String>,
-    /// Repetitions per sweep point (overrides `run.reps`).
-    #[arg(long)]
-    pub reps: Option<u32>,
-    /// Base seed (overrides `run.seed`).
-    #[arg(long)]
-    pub seed: Option<u64>,
+    /// `--set`, `--vary`, `--reps`, `--seed`.
+    #[command(flatten)]
+    pub knobs: ScenarioKnobs,
     /// Results directory (default for a sweep: `results/<scenario name>/`).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -49,29 +40,49 @@ pub struct SimArgs {
     pub no_series: bool,
 }
 
-impl SimArgs {
-    /// `--set` plus the overrides that `--reps` and `--seed` stand for, in command-line order
-    /// semantics: the dedicated flags win over a `--set` of the same key because they come last.
-    fn overrides(&self) -> Vec<String> {
-        overrides(&self.set, self.reps, self.seed)
-    }
+/// The options that change what a scenario file resolves to; shared by `sim` and `emu`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ScenarioKnobs {
+    /// Override a scenario key, e.g. `--set link.rate=5Mbit` (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Add a sweep axis, e.g. `--vary link.loss=0%,1%,2%` (repeatable; axes multiply).
+    #[arg(long = "vary", visible_alias = "sweep", value_name = "KEY=V1,V2,...")]
+    pub vary: Vec<String>,
+    /// Repetitions per sweep point (overrides `run.reps`).
+    #[arg(long)]
+    pub reps: Option<u32>,
+    /// Base seed (overrides `run.seed`; in `emu` it seeds the link models).
+    #[arg(long)]
+    pub seed: Option<u64>,
 }
 
-/// `--set` values plus the overrides that `--reps` and `--seed` stand for (shared with `emu`).
-pub fn overrides(set: &[String], reps: Option<u32>, seed: Option<u64>) -> Vec<String> {
-    let mut o = set.to_vec();
-    if let Some(r) = reps {
-        o.push(format!("run.reps={r}"));
+impl ScenarioKnobs {
+    /// `--set` plus the overrides that `--reps` and `--seed` stand for, in command-line order
+    /// semantics: the dedicated flags win over a `--set` of the same key because they come last.
+    pub fn overrides(&self) -> Vec<String> {
+        let mut o = self.set.clone();
+        if let Some(r) = self.reps {
+            o.push(format!("run.reps={r}"));
+        }
+        if let Some(s) = self.seed {
+            o.push(format!("run.seed={s}"));
+        }
+        o
     }
-    if let Some(s) = seed {
-        o.push(format!("run.seed={s}"));
+
+    /// Loads `file` with these overrides and sweep axes.
+    pub fn load(
+        &self,
+        file: &std::path::Path,
+    ) -> Result<scenario::LoadedScenario, scenario::ScenarioError> {
+        scenario::load(file, &self.overrides(), &self.vary)
     }
-    o
 }
 
 /// Runs `quiclab sim`.
 pub fn run(args: &SimArgs) -> anyhow::Result<Exit> {
-    let loaded = match scenario::load(&args.scenario, &args.overrides(), &args.vary) {
+    let loaded = match args.knobs.load(&args.scenario) {
         Ok(l) => l,
         Err(e) => {
             eprintln!("error: {e}");
