@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Context};
 use clap::Args;
+use results::Run as RunResult;
 use serde::Serialize;
-use sim::RunResult;
 
 use crate::exit::{self, Exit};
 

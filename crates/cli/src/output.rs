@@ -3,8 +3,7 @@
 use std::fmt::Write;
 
 use report::{si, SummaryRow};
-use sim::result::{FlowResult, LinkResult};
-use sim::RunResult;
+use results::{Flow as FlowResult, Link as LinkResult, Run as RunResult};
 
 /// Per-flow metrics shown in a sweep's table (the full set goes to summary.csv).
 const TABLE_METRICS: [&str; 3] = ["goodput_bps", "completion_s", "packets_lost"];

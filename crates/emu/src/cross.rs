@@ -8,9 +8,9 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use results::Cross as CrossResult;
 use scenario::model::CrossSpec;
 use sim::cross::CrossSource;
-use sim::result::CrossResult;
 
 use crate::error::EmuError;
 use crate::probe;

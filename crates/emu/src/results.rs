@@ -4,9 +4,9 @@
 //! than errors, so a partial result (a client stopped at the end of a bulk flow) still counts
 //! what it measured.
 
+use ::results::Flow as FlowResult;
 use scenario::model::{FlowSpec, Stack, Workload};
 use serde_json::Value;
-use sim::result::FlowResult;
 
 use crate::runner::ClientOutcome;
 

@@ -8,10 +8,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use ::results::{Link as LinkResult, Run as RunResult};
 use scenario::model::{RunSpec, Scenario, SweepPoint};
 use serde_json::Value;
-use sim::result::LinkResult;
-use sim::RunResult;
 
 use crate::cross::CrossTraffic;
 use crate::error::EmuError;
@@ -178,7 +177,7 @@ fn log_file(opts: &RunOptions, name: &str) -> Result<std::fs::File, EmuError> {
 }
 
 /// What [`drive`] returns: clients' outcomes, cross-traffic counters, time to the last end.
-type Driven = (Vec<ClientOutcome>, Vec<sim::result::CrossResult>, Duration);
+type Driven = (Vec<ClientOutcome>, Vec<::results::Cross>, Duration);
 
 /// Starts the servers, then the clients (and cross traffic) on schedule; returns the clients'
 /// outcomes, the cross-traffic counters and the time from the common start to the last

@@ -46,7 +46,7 @@ pub struct Delivery<T> {
 }
 
 /// Counters for one link direction.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct LinkStats {
     /// Packets offered to `enqueue`.
     pub offered_packets: u64,

@@ -9,26 +9,23 @@
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
-use std::fs::File;
-use std::io::BufWriter;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use netem::{Link, LinkConfig};
-use scenario::model::{CcChoice, FlowSpec, PepPosition, Scenario, Stack, TlsMode, Workload};
+use scenario::model::{FlowSpec, Scenario, Stack, Workload};
 use transport::agent::{FlowAgent, Side};
-use transport::cc_adapter::ControllerChoice;
-use transport::clock::{VirtualClock, VIRTUAL_EPOCH_UNIX_SECS};
-use transport::quic::{QuicFlow, QuicFlowConfig, QuicWorkload};
+use transport::clock::VirtualClock;
 use transport::seeded::sub_seed;
-use transport::tcp::segment::{self, Segment};
-use transport::tcp::{PepConfig, TcpFlow, TcpFlowConfig, TcpWorkload, Tls};
 use transport::tls::KeyLogBuffer;
 
-use crate::addr::{self, IPV4_UDP_OVERHEAD};
+use crate::addr::IPV4_UDP_OVERHEAD;
+use crate::agents::{build_agent, routes};
+use crate::capture::Capture;
 use crate::cross::CrossSource;
-use crate::pcap::PcapWriter;
-use crate::result::{CrossResult, FlowResult, LinkResult, RunResult, SeriesRow};
+use results::{
+    Cross as CrossResult, Flow as FlowResult, Link as LinkResult, Run as RunResult, SeriesRow,
+};
 
 /// Optional outputs of a run.
 #[derive(Debug, Clone, Default)]
@@ -56,8 +53,8 @@ pub enum SimError {
 }
 
 /// Link index of the bottleneck's up and down directions.
-const BOTTLENECK_UP: usize = 0;
-const BOTTLENECK_DOWN: usize = 1;
+pub(crate) const BOTTLENECK_UP: usize = 0;
+pub(crate) const BOTTLENECK_DOWN: usize = 1;
 /// Seed streams.
 const SEED_LINKS: u64 = 100;
 const SEED_FLOWS: u64 = 200;
@@ -65,7 +62,7 @@ const SEED_CROSS: u64 = 300;
 
 /// Who a packet belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Owner {
+pub(crate) enum Owner {
     Flow(u32),
     Cross(u32),
 }
@@ -73,21 +70,21 @@ enum Owner {
 /// A packet in the network. `payload` is the UDP payload (empty for cross traffic, whose bytes
 /// nobody reads; only its size matters).
 #[derive(Debug, Clone)]
-struct Packet {
-    owner: Owner,
+pub(crate) struct Packet {
+    pub(crate) owner: Owner,
     /// Direction across the bottleneck: client side → server side.
-    up: bool,
+    pub(crate) up: bool,
     /// Flow packets: which endpoint sent it and which one it is routed to.
-    from: Side,
-    to: Side,
-    hop: u8,
+    pub(crate) from: Side,
+    pub(crate) to: Side,
+    pub(crate) hop: u8,
     /// IP-layer size.
-    wire_len: u32,
+    pub(crate) wire_len: u32,
     /// Transport payload carried (for throughput metrics).
-    payload_len: u32,
+    pub(crate) payload_len: u32,
     /// IP + transport header bytes in front of the payload.
-    header_len: u32,
-    payload: Vec<u8>,
+    pub(crate) header_len: u32,
+    pub(crate) payload: Vec<u8>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -137,11 +134,10 @@ pub struct Sim {
     unfinished: usize,
     series: Vec<SeriesRow>,
     record_series: bool,
-    pcap: Option<(PathBuf, PcapWriter<BufWriter<File>>)>,
+    pcap: Option<Capture>,
     keylog: Option<KeyLogBuffer>,
     corrupt_header_drops: [u64; 2],
     processed: u64,
-    ip_ident: u16,
     /// Flow sides that received datagrams at the current instant and still have to run.
     pending: Vec<(usize, Side)>,
 }
@@ -221,21 +217,7 @@ impl Sim {
             .enumerate()
             .map(|(i, c)| CrossSource::new(c.clone(), sub_seed(seed, SEED_CROSS + i as u64)))
             .collect();
-        let pcap = match &opts.pcap {
-            Some(path) => {
-                let f = File::create(path).map_err(|source| SimError::Io {
-                    path: path.clone(),
-                    source,
-                })?;
-                let w = PcapWriter::new(BufWriter::new(f), VIRTUAL_EPOCH_UNIX_SECS, 65535)
-                    .map_err(|source| SimError::Io {
-                        path: path.clone(),
-                        source,
-                    })?;
-                Some((path.clone(), w))
-            }
-            None => None,
-        };
+        let pcap = opts.pcap.as_ref().map(Capture::create).transpose()?;
         let n_links = links.len();
         let unfinished = flows.len();
         Ok(Sim {
@@ -258,7 +240,6 @@ impl Sim {
             keylog,
             corrupt_header_drops: [0, 0],
             processed: 0,
-            ip_ident: 0,
             pending: Vec::new(),
         })
     }
@@ -397,8 +378,16 @@ impl Sim {
     }
 
     fn enqueue(&mut self, l: usize, pkt: Packet) {
-        if self.pcap.is_some() && (l == BOTTLENECK_UP || l == BOTTLENECK_DOWN) {
-            self.capture(&pkt);
+        if let Some(cap) = self
+            .pcap
+            .as_mut()
+            .filter(|_| l == BOTTLENECK_UP || l == BOTTLENECK_DOWN)
+        {
+            let flow = match pkt.owner {
+                Owner::Flow(f) => Some(&self.flows[f as usize].spec),
+                Owner::Cross(_) => None,
+            };
+            cap.packet(self.now, &pkt, flow);
         }
         let ip = pkt.wire_len;
         let _ = self.links[l].enqueue(self.now, ip, pkt);
@@ -577,54 +566,6 @@ impl Sim {
         }
     }
 
-    fn capture(&mut self, pkt: &Packet) {
-        self.ip_ident = self.ip_ident.wrapping_add(1);
-        let mut bytes = Vec::with_capacity(pkt.wire_len as usize);
-        match pkt.owner {
-            Owner::Flow(f) if self.flows[f as usize].spec.stack == Stack::Tcp => {
-                // A segment that does not decode was never going to be accepted; skip it.
-                let Ok(seg) = Segment::decode(&pkt.payload) else {
-                    return;
-                };
-                let client = addr::tcp_client_addr(f as usize, seg.conn);
-                // A PEP is transparent: it speaks with the client's and the server's addresses.
-                let server = addr::server_addr(f as usize);
-                let (src, dst) = if pkt.up {
-                    (client, server)
-                } else {
-                    (server, client)
-                };
-                let mss = self.flows[f as usize].spec.tcp.mtu.saturating_sub(40);
-                addr::ipv4_tcp_header(src, dst, &tcp_fields(&seg, mss), self.ip_ident, &mut bytes);
-                bytes.resize(bytes.len() + seg.len as usize, 0);
-            }
-            Owner::Flow(f) => {
-                let (c, s) = (addr::client_addr(f as usize), addr::server_addr(f as usize));
-                let (src, dst) = if pkt.up { (c, s) } else { (s, c) };
-                addr::ipv4_udp_header(src, dst, pkt.payload.len(), self.ip_ident, &mut bytes);
-                bytes.extend_from_slice(&pkt.payload);
-            }
-            Owner::Cross(c) => {
-                let src = addr::cross_addr(c as usize, pkt.up);
-                let mut dst = addr::cross_addr(c as usize, !pkt.up);
-                dst.set_port(addr::CROSS_PORT);
-                addr::ipv4_udp_header(
-                    src,
-                    dst,
-                    pkt.payload_len as usize,
-                    self.ip_ident,
-                    &mut bytes,
-                );
-                bytes.resize(bytes.len() + pkt.payload_len as usize, 0);
-            }
-        }
-        let now = self.now;
-        if let Some((_, w)) = &mut self.pcap {
-            // A failing capture must not change the simulation; the error surfaces at finish.
-            let _ = w.write(now, &bytes);
-        }
-    }
-
     #[allow(clippy::too_many_arguments)]
     fn finish(
         mut self,
@@ -636,20 +577,8 @@ impl Sim {
         axes: BTreeMap<String, String>,
         name: String,
     ) -> Result<RunResult, SimError> {
-        if let Some((path, w)) = self.pcap.take() {
-            w.finish().map_err(|source| SimError::Io {
-                path: path.clone(),
-                source,
-            })?;
-            if let Some(k) = &self.keylog {
-                let mut keys = path.clone().into_os_string();
-                keys.push(".keys");
-                let keys = PathBuf::from(keys);
-                std::fs::write(&keys, k.contents()).map_err(|source| SimError::Io {
-                    path: keys.clone(),
-                    source,
-                })?;
-            }
+        if let Some(cap) = self.pcap.take() {
+            cap.finish(self.keylog.as_ref())?;
         }
         let end_s = end.as_secs_f64();
         let from = self.measure_from;
@@ -749,186 +678,5 @@ impl Sim {
             cross,
             series: std::mem::take(&mut self.series),
         })
-    }
-}
-
-/// The model's 64-bit sequence space drawn as real 32-bit TCP fields (it starts at 0, so the
-/// truncation only wraps after 4 GB, as a real connection would).
-fn tcp_fields(seg: &Segment, mss: u16) -> addr::TcpHeaderFields {
-    let mut sack = [(0u32, 0u32); 4];
-    for (dst, &(a, b)) in sack.iter_mut().zip(seg.sack_blocks()) {
-        *dst = (a as u32, b as u32);
-    }
-    addr::TcpHeaderFields {
-        seq: seg.seq as u32,
-        ack: seg.ack as u32,
-        syn: seg.has(segment::SYN),
-        ack_flag: seg.has(segment::ACK),
-        fin: seg.has(segment::FIN),
-        rst: seg.has(segment::RST),
-        window: seg.window,
-        ts: seg.ts.map(|(v, e)| (v as u32, e as u32)),
-        sack,
-        nsack: seg.sack_blocks().len(),
-        mss,
-        data_len: seg.len as usize,
-    }
-}
-
-/// Link routes between the sides of one flow. Without a PEP only client ↔ server exists; with
-/// one, each end talks to the PEP, which sits before or after the bottleneck.
-fn routes(
-    cu: Option<usize>,
-    cd: Option<usize>,
-    su: Option<usize>,
-    sd: Option<usize>,
-    pep: Option<PepPosition>,
-) -> [[Vec<usize>; 3]; 3] {
-    let path =
-        |links: &[Option<usize>]| -> Vec<usize> { links.iter().flatten().copied().collect() };
-    let (b_up, b_down) = (Some(BOTTLENECK_UP), Some(BOTTLENECK_DOWN));
-    let mut r: [[Vec<usize>; 3]; 3] = Default::default();
-    let (c, s, m) = (
-        Side::Client.index(),
-        Side::Server.index(),
-        Side::Middle.index(),
-    );
-    r[c][s] = path(&[cu, b_up, su]);
-    r[s][c] = path(&[sd, b_down, cd]);
-    match pep {
-        None => {}
-        Some(PepPosition::ClientSide) => {
-            r[c][m] = path(&[cu]);
-            r[m][c] = path(&[cd]);
-            r[m][s] = path(&[b_up, su]);
-            r[s][m] = path(&[sd, b_down]);
-        }
-        Some(PepPosition::ServerSide) => {
-            r[c][m] = path(&[cu, b_up]);
-            r[m][c] = path(&[b_down, cd]);
-            r[m][s] = path(&[su]);
-            r[s][m] = path(&[sd]);
-        }
-    }
-    r
-}
-
-fn build_agent(
-    spec: &FlowSpec,
-    index: usize,
-    seed: u64,
-    clock: &VirtualClock,
-    opts: &RunOptions,
-    keylog: Option<KeyLogBuffer>,
-) -> Result<Box<dyn FlowAgent>, SimError> {
-    match spec.stack {
-        Stack::Quic => {
-            let q = &spec.quic;
-            let workload = match spec.workload {
-                Workload::Bulk { upload: true } => QuicWorkload::BulkUpload,
-                Workload::Bulk { upload: false } => QuicWorkload::BulkDownload,
-                Workload::Download {
-                    size,
-                    streams,
-                    connections,
-                } => QuicWorkload::Download {
-                    size,
-                    streams,
-                    connections,
-                },
-            };
-            let controller = match spec.cc {
-                CcChoice::Ours(c) => ControllerChoice::Ours(c),
-                CcChoice::QuinnNewReno => ControllerChoice::QuinnNewReno,
-                CcChoice::QuinnCubic => ControllerChoice::QuinnCubic,
-                CcChoice::QuinnBbr => ControllerChoice::QuinnBbr,
-            };
-            let cfg = QuicFlowConfig {
-                name: spec.name.clone(),
-                seed,
-                workload,
-                start: spec.start,
-                stop: spec.stop,
-                controller,
-                max_udp_payload: q.mtu.saturating_sub(IPV4_UDP_OVERHEAD as u16),
-                mtu_discovery: q.mtu_discovery,
-                initial_rtt: q.initial_rtt,
-                stream_window: q.stream_window,
-                conn_window: q.conn_window,
-                send_window: q.send_window,
-                ack_ratio: q.ack_ratio,
-                max_ack_delay: q.max_ack_delay,
-                zero_rtt: q.zero_rtt,
-                client_addr: addr::client_addr(index),
-                server_addr: addr::server_addr(index),
-                qlog_dir: opts.qlog_dir.clone(),
-                keylog,
-            };
-            let flow = QuicFlow::new(cfg, clock.clone()).map_err(|e| SimError::Flow {
-                flow: spec.name.clone(),
-                message: e.to_string(),
-            })?;
-            Ok(Box::new(flow))
-        }
-        Stack::Tcp => {
-            let t = &spec.tcp;
-            let controller = match spec.cc {
-                CcChoice::Ours(c) => c,
-                // The scenario parser rejects this; a scenario built in code might not.
-                _ => {
-                    return Err(SimError::Flow {
-                        flow: spec.name.clone(),
-                        message: "TCP flows use quiclab's controllers, not quinn's".into(),
-                    })
-                }
-            };
-            let workload = match spec.workload {
-                Workload::Bulk { upload: true } => TcpWorkload::BulkUpload,
-                Workload::Bulk { upload: false } => TcpWorkload::BulkDownload,
-                Workload::Download {
-                    size,
-                    streams,
-                    connections,
-                } => TcpWorkload::Download {
-                    size,
-                    streams,
-                    connections,
-                    http1_parallel: t.http1_parallel,
-                },
-            };
-            let cfg = TcpFlowConfig {
-                name: spec.name.clone(),
-                workload,
-                start: spec.start,
-                stop: spec.stop,
-                controller,
-                mtu: t.mtu,
-                tls: match t.tls {
-                    TlsMode::None => Tls::None,
-                    TlsMode::Tls12 => Tls::Tls12,
-                    TlsMode::Tls13 => Tls::Tls13,
-                },
-                sack: t.sack,
-                timestamps: t.timestamps,
-                delayed_ack: t.delayed_ack,
-                delayed_ack_timeout: t.delayed_ack_timeout,
-                receive_window_max: t.receive_window_max,
-                initial_receive_window: t.initial_receive_window,
-                send_buffer: t.send_buffer,
-                min_rto: t.min_rto,
-                initial_rto: t.initial_rto,
-                pep: spec.pep.as_ref().map(|p| PepConfig {
-                    buffer: p.buffer,
-                    controller: p.cc,
-                    receive_window_max: p.receive_window_max,
-                    send_buffer: p.send_buffer,
-                }),
-            };
-            let flow = TcpFlow::new(cfg).map_err(|e| SimError::Flow {
-                flow: spec.name.clone(),
-                message: e.to_string(),
-            })?;
-            Ok(Box::new(flow))
-        }
     }
 }

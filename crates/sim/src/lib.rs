@@ -1,18 +1,19 @@
 //! quiclab's discrete-event simulator.
 //!
 //! [`run`] executes one [`scenario::model::Scenario`] with one seed and returns a
-//! [`result::RunResult`]; the same inputs always give the same result, byte for byte.
+//! [`results::Run`]; the same inputs always give the same result, byte for byte.
 
 pub mod addr;
+mod agents;
+mod capture;
 pub mod cross;
 pub mod engine;
 pub mod pcap;
-pub mod result;
 
 use std::collections::BTreeMap;
 
 pub use engine::{RunOptions, SimError};
-pub use result::RunResult;
+pub use results::Run as RunResult;
 use scenario::model::{RunSpec, SweepPoint};
 
 /// Runs one repetition of one sweep point.

@@ -54,20 +54,7 @@ pub struct SenderSample {
     pub in_flight: u64,
 }
 
-/// One connection of a flow (download flows may open several in sequence).
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct ConnectionReport {
-    /// When the client sent its first packet.
-    pub started_s: f64,
-    /// Handshake duration at the client (first packet → handshake complete).
-    pub handshake_s: Option<f64>,
-    /// First response byte at the client, from the first packet.
-    pub time_to_first_byte_s: Option<f64>,
-    /// Download completion (first packet → last byte of the last response).
-    pub completion_s: Option<f64>,
-    /// Whether the server accepted 0-RTT data.
-    pub zero_rtt_accepted: bool,
-}
+pub use results::Connection as ConnectionReport;
 
 /// Everything a flow reports at the end of a run. Counters are summed over connections.
 #[derive(Debug, Clone, Default, Serialize)]

@@ -1,14 +1,17 @@
-//! What one simulated run produces.
+//! The results schema: what one run of either engine produces.
+//!
+//! One type per level: [`Run`] → [`Flow`] (→ [`Connection`]), [`Link`], [`Cross`], and the time
+//! series [`SeriesRow`]. Both engines fill these types; `results.jsonl` holds one serialised
+//! [`Run`] per line.
 
 use std::collections::BTreeMap;
 
 use netem::LinkStats;
-use serde::Serialize;
-use transport::agent::ConnectionReport;
+use serde::{Deserialize, Serialize};
 
 /// Results of one run: one JSON line of results.jsonl (the series go to CSV files).
-#[derive(Debug, Clone, Serialize)]
-pub struct RunResult {
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Run {
     /// Run id (`p{point}-r{rep}`).
     pub id: String,
     /// Sweep point index.
@@ -26,19 +29,19 @@ pub struct RunResult {
     /// Simulated events processed (for speed figures; deterministic).
     pub events: u64,
     /// Per-flow results, in scenario order.
-    pub flows: Vec<FlowResult>,
+    pub flows: Vec<Flow>,
     /// Bottleneck link statistics per direction.
-    pub links: BTreeMap<String, LinkResult>,
+    pub links: BTreeMap<String, Link>,
     /// Cross-traffic sources.
-    pub cross: Vec<CrossResult>,
+    pub cross: Vec<Cross>,
     /// Time series, written to CSV rather than JSON.
     #[serde(skip)]
     pub series: Vec<SeriesRow>,
 }
 
 /// Results of one flow.
-#[derive(Debug, Clone, Serialize)]
-pub struct FlowResult {
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Flow {
     pub name: String,
     pub stack: String,
     pub workload: String,
@@ -70,14 +73,14 @@ pub struct FlowResult {
     /// Datagrams sent by the client and by the server.
     pub datagrams_sent: [u64; 2],
     pub final_mtu: u16,
-    pub connections: Vec<ConnectionReport>,
+    pub connections: Vec<Connection>,
     /// A transport error that ended the flow early.
     pub error: Option<String>,
 }
 
 /// One link direction's counters plus derived figures.
-#[derive(Debug, Clone, Serialize)]
-pub struct LinkResult {
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Link {
     #[serde(flatten)]
     pub stats: LinkStats,
     /// Busy time / run time.
@@ -88,8 +91,8 @@ pub struct LinkResult {
 }
 
 /// Cross-traffic counters.
-#[derive(Debug, Clone, Serialize)]
-pub struct CrossResult {
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Cross {
     pub name: String,
     pub sent_packets: u64,
     pub sent_bytes: u64,
@@ -97,7 +100,7 @@ pub struct CrossResult {
 }
 
 /// One sample of one flow (plus the bottleneck queues) at the end of a bin.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SeriesRow {
     /// End of the bin.
     pub t_s: f64,
@@ -115,7 +118,7 @@ pub struct SeriesRow {
     pub queue_down_bytes: u64,
 }
 
-impl RunResult {
+impl Run {
     /// The series as CSV text (header + one line per row).
     pub fn series_csv(&self) -> String {
         let mut s = String::from(
@@ -139,4 +142,19 @@ impl RunResult {
         }
         s
     }
+}
+
+/// One connection of a flow (download flows may open several in sequence).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Connection {
+    /// When the client sent its first packet.
+    pub started_s: f64,
+    /// Handshake duration at the client (first packet → handshake complete).
+    pub handshake_s: Option<f64>,
+    /// First response byte at the client, from the first packet.
+    pub time_to_first_byte_s: Option<f64>,
+    /// Download completion (first packet → last byte of the last response).
+    pub completion_s: Option<f64>,
+    /// Whether the server accepted 0-RTT data.
+    pub zero_rtt_accepted: bool,
 }

@@ -1,0 +1,129 @@
+//! Synthesising the bottleneck's packets for pcap: the engine moves payloads only, so IPv4/UDP
+//! and TCP headers are written here with the addresses of `addr`.
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use scenario::model::{FlowSpec, Stack};
+use transport::clock::VIRTUAL_EPOCH_UNIX_SECS;
+use transport::tcp::segment::{self, Segment};
+use transport::tls::KeyLogBuffer;
+
+use crate::addr;
+use crate::engine::{Owner, Packet, SimError};
+use crate::pcap::PcapWriter;
+
+/// The capture of one run: the pcap file and the TLS key log written next to it.
+pub(crate) struct Capture {
+    path: PathBuf,
+    writer: PcapWriter<BufWriter<File>>,
+    ip_ident: u16,
+}
+
+impl Capture {
+    /// Creates the pcap file at `path`.
+    pub(crate) fn create(path: &PathBuf) -> Result<Capture, SimError> {
+        let io = |source| SimError::Io {
+            path: path.clone(),
+            source,
+        };
+        let f = File::create(path).map_err(io)?;
+        let writer =
+            PcapWriter::new(BufWriter::new(f), VIRTUAL_EPOCH_UNIX_SECS, 65535).map_err(io)?;
+        Ok(Capture {
+            path: path.clone(),
+            writer,
+            ip_ident: 0,
+        })
+    }
+
+    /// Records `pkt` at virtual time `now`; `flow` is the spec of the flow that owns it.
+    pub(crate) fn packet(&mut self, now: Duration, pkt: &Packet, flow: Option<&FlowSpec>) {
+        self.ip_ident = self.ip_ident.wrapping_add(1);
+        let mut bytes = Vec::with_capacity(pkt.wire_len as usize);
+        match pkt.owner {
+            Owner::Flow(f) if flow.is_some_and(|s| s.stack == Stack::Tcp) => {
+                // A segment that does not decode was never going to be accepted; skip it.
+                let Ok(seg) = Segment::decode(&pkt.payload) else {
+                    return;
+                };
+                let client = addr::tcp_client_addr(f as usize, seg.conn);
+                // A PEP is transparent: it speaks with the client's and the server's addresses.
+                let server = addr::server_addr(f as usize);
+                let (src, dst) = if pkt.up {
+                    (client, server)
+                } else {
+                    (server, client)
+                };
+                let mss = flow.map_or(0, |s| s.tcp.mtu.saturating_sub(40));
+                addr::ipv4_tcp_header(src, dst, &tcp_fields(&seg, mss), self.ip_ident, &mut bytes);
+                bytes.resize(bytes.len() + seg.len as usize, 0);
+            }
+            Owner::Flow(f) => {
+                let (c, s) = (addr::client_addr(f as usize), addr::server_addr(f as usize));
+                let (src, dst) = if pkt.up { (c, s) } else { (s, c) };
+                addr::ipv4_udp_header(src, dst, pkt.payload.len(), self.ip_ident, &mut bytes);
+                bytes.extend_from_slice(&pkt.payload);
+            }
+            Owner::Cross(c) => {
+                let src = addr::cross_addr(c as usize, pkt.up);
+                let mut dst = addr::cross_addr(c as usize, !pkt.up);
+                dst.set_port(addr::CROSS_PORT);
+                addr::ipv4_udp_header(
+                    src,
+                    dst,
+                    pkt.payload_len as usize,
+                    self.ip_ident,
+                    &mut bytes,
+                );
+                bytes.resize(bytes.len() + pkt.payload_len as usize, 0);
+            }
+        }
+        // A failing capture must not change the simulation; the error surfaces at finish.
+        let _ = self.writer.write(now, &bytes);
+    }
+
+    /// Flushes the pcap file and writes the key log to `<path>.keys`.
+    pub(crate) fn finish(self, keylog: Option<&KeyLogBuffer>) -> Result<(), SimError> {
+        let path = self.path;
+        self.writer.finish().map_err(|source| SimError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        if let Some(k) = keylog {
+            let mut keys = path.into_os_string();
+            keys.push(".keys");
+            let keys = PathBuf::from(keys);
+            std::fs::write(&keys, k.contents()).map_err(|source| SimError::Io {
+                path: keys.clone(),
+                source,
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// The model's 64-bit sequence space drawn as real 32-bit TCP fields (it starts at 0, so the
+/// truncation only wraps after 4 GB, as a real connection would).
+fn tcp_fields(seg: &Segment, mss: u16) -> addr::TcpHeaderFields {
+    let mut sack = [(0u32, 0u32); 4];
+    for (dst, &(a, b)) in sack.iter_mut().zip(seg.sack_blocks()) {
+        *dst = (a as u32, b as u32);
+    }
+    addr::TcpHeaderFields {
+        seq: seg.seq as u32,
+        ack: seg.ack as u32,
+        syn: seg.has(segment::SYN),
+        ack_flag: seg.has(segment::ACK),
+        fin: seg.has(segment::FIN),
+        rst: seg.has(segment::RST),
+        window: seg.window,
+        ts: seg.ts.map(|(v, e)| (v as u32, e as u32)),
+        sack,
+        nsack: seg.sack_blocks().len(),
+        mss,
+        data_len: seg.len as usize,
+    }
+}
