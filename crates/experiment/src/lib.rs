@@ -1,0 +1,35 @@
+//! quiclab's experiment library: one runner for every way quiclab executes runs.
+//!
+//! A scenario expands into run specs (`LoadedScenario::runs`); an [`Engine`] turns one spec into
+//! one [`results::Run`]; an [`Executor`] decides where and in what order the specs execute (a
+//! thread pool here; a Dask cluster or one shard of a cluster job elsewhere); the runner appends
+//! each finished run to the results store, finalises it in run order (so `results.jsonl` is
+//! byte-identical whatever the executor did) and writes `summary.csv`.
+//!
+//! Entry points:
+//! - [`execute_one`]: one spec in, one result out — pure and deterministic for the simulator.
+//! - [`run_in_memory`]: a list of [`Job`]s in, their results out in job order, no directory.
+//! - [`run_sweep`]: a scenario into a results directory, with resume, stop and progress.
+//!
+//! Nothing here parses command lines or prints: the caller maps its flags onto [`Sweep`],
+//! [`SimEngine`] / [`EmuEngine`] and an executor, and renders the returned [`SweepOutcome`].
+
+#![warn(missing_docs)]
+
+pub mod engine;
+pub mod error;
+pub mod executor;
+mod files;
+pub mod interrupt;
+pub mod manifest;
+pub mod progress;
+pub mod runner;
+pub mod summary;
+pub mod traces;
+
+pub use engine::{EmuEngine, Engine, EngineError, Record, RunOutputs, SimEngine};
+pub use error::ExperimentError;
+pub use executor::{Executor, Job, Sequential, Threads};
+pub use interrupt::StopFlag;
+pub use progress::Progress;
+pub use runner::{execute_one, run_in_memory, run_sweep, Failure, Sweep, SweepOutcome};
