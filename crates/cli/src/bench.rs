@@ -112,17 +112,29 @@ fn bench_one(file: &str, text: &str, reps: u32) -> anyhow::Result<BenchFigures> 
         .get(spec.point)
         .context("benchmark scenario has no point")?;
     // Series on, as `quiclab sim` records them by default: measure what users get.
-    let opts = sim::RunOptions {
-        pcap: None,
-        qlog_dir: None,
-        series: true,
+    let job = experiment::Job {
+        point,
+        spec: &spec,
+        outputs: experiment::RunOutputs {
+            series: true,
+            ..Default::default()
+        },
     };
+    let engine = experiment::SimEngine::default();
     let mut best = Duration::MAX;
     let mut last = None;
     for _ in 0..reps {
+        // One repetition at a time on this thread, so the wall time is one run's.
         let start = Instant::now();
-        let result =
-            sim::run(point, &spec, &opts).with_context(|| format!("{file}: run failed"))?;
+        let result = experiment::run_in_memory(
+            &engine,
+            std::slice::from_ref(&job),
+            &experiment::Sequential,
+            &(),
+        )?
+        .pop()
+        .context("no result")?
+        .map_err(|e| anyhow!("{file}: run failed: {}", experiment::error::chain(&e)))?;
         best = best.min(start.elapsed());
         last = Some(result);
     }

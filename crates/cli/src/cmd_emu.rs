@@ -9,13 +9,12 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use clap::Args;
+use experiment::Engine;
 use scenario::model::RunSpec;
 use scenario::LoadedScenario;
-use serde_json::Value;
 
 use crate::exit::{self, Exit};
-use crate::progress::Progress;
-use crate::{interrupt, output, summary, sweep, traces};
+use crate::{interrupt, output, sweep};
 
 /// Options of `quiclab emu`.
 #[derive(Debug, Clone, Args)]
@@ -117,37 +116,16 @@ pub fn run(args: &EmuArgs) -> anyhow::Result<Exit> {
         .out
         .clone()
         .unwrap_or_else(|| Path::new("results").join(format!("{}-emu", loaded.name)));
-    sweep(args, &loaded, &runs, &out)
+    sweep(args, &loaded, &out)
 }
 
-/// Engine options of one run; `work` holds the endpoints' logs and statistics.
-fn run_options(
-    args: &EmuArgs,
-    run_id: Option<&str>,
-    work: PathBuf,
-) -> anyhow::Result<emu::runner::RunOptions> {
-    let per_run = |dir: &PathBuf| match run_id {
-        Some(id) => dir.join(id),
-        None => dir.clone(),
-    };
-    let keylog = match (&args.keylog, run_id) {
-        (Some(f), Some(id)) => Some(traces::with_run_id(f, id)),
-        (k, _) => k.clone(),
-    };
-    if let Some(parent) = keylog
-        .as_ref()
-        .and_then(|k| k.parent())
-        .filter(|p| !p.as_os_str().is_empty())
-    {
-        std::fs::create_dir_all(parent)
-            .with_context(|| format!("cannot create {}", parent.display()))?;
-    }
-    Ok(emu::runner::RunOptions {
+/// The emulator engine these options describe.
+fn engine(args: &EmuArgs) -> anyhow::Result<experiment::EmuEngine> {
+    Ok(experiment::EmuEngine {
         quiclab: std::env::current_exe().context("cannot locate the quiclab binary")?,
-        work_dir: work,
-        capture_dir: args.pcap.as_ref().map(per_run),
-        keylog,
-        qlog_dir: args.qlog.as_ref().map(per_run),
+        pcap: args.pcap.clone(),
+        qlog: args.qlog.clone(),
+        keylog: args.keylog.clone(),
         stop: Some(stop_requested),
         wait: match args.wait {
             WaitArg::Sleep => emu::WaitMode::Sleep,
@@ -156,44 +134,22 @@ fn run_options(
     })
 }
 
-/// The line stored in results.jsonl: the simulator's shape plus an `emu` object with the
-/// forwarder's own counters.
-fn result_line(run: &emu::runner::EmuRun) -> anyhow::Result<Value> {
-    let mut line = serde_json::to_value(&run.result).context("cannot serialise the result")?;
-    let fwd = &run.forwarder;
-    if let Some(obj) = line.as_object_mut() {
-        obj.insert(
-            "emu".into(),
-            serde_json::json!({
-                "rx_frames": fwd.rx_frames,
-                "malformed_frames": fwd.malformed_frames,
-                "oversized_frames": fwd.oversized_frames,
-                "non_ip_frames": fwd.non_ip_frames,
-                "unroutable_frames": fwd.unroutable_frames,
-                "tx_dropped": fwd.tx_dropped,
-                "corrupt_delivered": fwd.corrupt_delivered,
-                "capture_files": fwd.capture_files,
-            }),
-        );
-    }
-    Ok(line)
-}
-
 fn single(args: &EmuArgs, loaded: &LoadedScenario, spec: &RunSpec) -> anyhow::Result<Exit> {
     let point = loaded
         .points
         .get(spec.point)
         .with_context(|| format!("run {} refers to a missing sweep point", spec.id))?;
-    let work = std::env::temp_dir().join(format!("quiclab-emu-{}", std::process::id()));
-    let opts = run_options(args, None, work.clone())?;
-    match emu::runner::run(point, spec, &opts) {
-        Ok(run) => {
+    let engine = engine(args)?;
+    let outputs = experiment::RunOutputs::default();
+    let work = engine.work_dir(spec, &outputs);
+    match engine.run(point, spec, &outputs) {
+        Ok(record) => {
             if args.json {
-                println!("{}", serde_json::to_string(&result_line(&run)?)?);
+                println!("{}", serde_json::to_string(&record.line()?)?);
             } else {
-                print!("{}", output::run_summary(&run.result));
+                print!("{}", output::run_summary(&record.run));
             }
-            let failed = run.result.flows.iter().any(|f| f.error.is_some());
+            let failed = record.run.flows.iter().any(|f| f.error.is_some());
             if failed {
                 eprintln!("endpoint logs are in {}", work.display());
                 return Ok(exit::FAILURE);
@@ -201,7 +157,7 @@ fn single(args: &EmuArgs, loaded: &LoadedScenario, spec: &RunSpec) -> anyhow::Re
             let _ = std::fs::remove_dir_all(&work);
             Ok(exit::SUCCESS)
         }
-        Err(emu::EmuError::Interrupted) => {
+        Err(experiment::EngineError::Interrupted) => {
             eprintln!("interrupted; the emulated network was removed");
             Ok(exit::INTERRUPTED)
         }
@@ -216,61 +172,20 @@ fn single(args: &EmuArgs, loaded: &LoadedScenario, spec: &RunSpec) -> anyhow::Re
     }
 }
 
-fn sweep(
-    args: &EmuArgs,
-    loaded: &LoadedScenario,
-    runs: &[RunSpec],
-    out: &Path,
-) -> anyhow::Result<Exit> {
-    let sweep::Begun {
-        store,
-        todo,
-        skipped,
-    } = sweep::begin(out, loaded, runs, args.resume)?;
-    let progress = Progress::new(runs.len(), skipped);
-    let mut failures = Vec::new();
-    for spec in todo {
-        if stop_requested() {
-            break;
-        }
-        let point = loaded
-            .points
-            .get(spec.point)
-            .with_context(|| format!("run {} refers to a missing sweep point", spec.id))?;
-        let opts = run_options(args, Some(&spec.id), out.join("emu").join(&spec.id))?;
-        match emu::runner::run(point, spec, &opts) {
-            Ok(run) => store.append(&result_line(&run)?)?,
-            Err(emu::EmuError::Interrupted) => break,
-            Err(e) => {
-                progress.message(&format!("run {} failed: {e}", spec.id));
-                failures.push(spec.id.clone());
-            }
-        }
-        progress.finished();
-    }
-    progress.finish();
-    if stop_requested() {
-        let complete = store.completed_ids()?.len();
-        eprintln!(
-            "interrupted: {complete} of {} runs are in {}; add --resume to finish",
-            runs.len(),
-            store.path().display()
-        );
-        return Ok(exit::INTERRUPTED);
-    }
-    let order: Vec<String> = runs.iter().map(|r| r.id.clone()).collect();
-    store.finalize(&order)?;
-    summary::write_and_print(out, loaded, runs, &store, args.json)?;
-    eprintln!("results in {}", out.display());
-    if failures.is_empty() {
-        Ok(exit::SUCCESS)
-    } else {
-        eprintln!(
-            "{} of {} runs failed ({}); they are not in results.jsonl, so --resume retries them",
-            failures.len(),
-            runs.len(),
-            failures.join(", ")
-        );
-        Ok(exit::FAILURE)
-    }
+/// A sweep: one run at a time (real time on shared cores), into `out`.
+fn sweep(args: &EmuArgs, loaded: &LoadedScenario, out: &Path) -> anyhow::Result<Exit> {
+    let sweep = experiment::Sweep {
+        loaded,
+        out,
+        resume: args.resume,
+        // The emulator records no time series.
+        series: false,
+    };
+    sweep::run(
+        &sweep,
+        &engine(args)?,
+        &experiment::Sequential,
+        stop_requested,
+        args.json,
+    )
 }

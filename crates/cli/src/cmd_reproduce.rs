@@ -1,7 +1,7 @@
 //! `quiclab reproduce`: run a seed study's grid of scenarios and tabulate it next to the paper.
 //!
-//! A study is one combined sweep (see `reproduce/combine.rs`) run by the same `sweep::run` as
-//! `quiclab sim`, always with resume on: a re-run with the same `--out` skips finished runs, and
+//! A study is one combined sweep (see `reproduce/combine.rs`) run by the experiment library
+//! like `quiclab sim`, always with resume on: a re-run with the same `--out` skips finished runs, and
 //! `--full` after the quick default adds repetitions to the same directory.
 
 #[path = "reproduce/combine.rs"]
@@ -17,10 +17,9 @@ use clap::builder::PossibleValuesParser;
 use clap::Args;
 use report::ResultsStore;
 
-use crate::cmd_sim::SimArgs;
 use crate::exit::{self, Exit};
 use crate::files::write_atomic;
-use crate::{summary, sweep};
+use crate::{interrupt, sweep};
 
 /// File names of the study's table inside its results directory.
 pub const TABLE_MD: &str = "table.md";
@@ -119,19 +118,16 @@ fn run_study(args: &ReproduceArgs, study: &'static studies::Study) -> anyhow::Re
         runs.len(),
         out.display()
     );
-    let sim_args = SimArgs {
-        scenario: PathBuf::from("scenarios/studies").join(study.name),
-        knobs: Default::default(),
-        out: Some(out.clone()),
-        jobs: args.jobs,
+    let sweep = experiment::Sweep {
+        loaded: &combined.loaded,
+        out: &out,
         resume: true,
-        json: false,
-        pcap: None,
-        qlog: None,
         // Hundreds of runs' time series would cost disk and the table does not use them.
-        no_series: true,
+        series: false,
     };
-    let code = sweep::run(&sim_args, &combined.loaded, &runs, &out)?;
+    let threads = experiment::Threads::new(args.jobs.map(usize::from));
+    let engine = experiment::SimEngine::default();
+    let code = sweep::run(&sweep, &engine, &threads, interrupt::requested, false)?;
     if code == exit::INTERRUPTED {
         return Ok(code);
     }
@@ -140,7 +136,7 @@ fn run_study(args: &ReproduceArgs, study: &'static studies::Study) -> anyhow::Re
     let stored = ResultsStore::open(&out)?.load()?;
     let rows = table::rows(
         &combined.info,
-        &summary::rows(&combined.loaded, &runs, &stored),
+        &experiment::summary::rows(&combined.loaded, &runs, &stored),
     );
     let md = format!(
         "## {} — {}\n\n{} repetitions per point; download time of the measured connection \

@@ -6,7 +6,7 @@ use anyhow::Context;
 use clap::Args;
 
 use crate::exit::{self, Exit};
-use crate::{output, sweep, traces};
+use crate::{interrupt, output, sweep};
 
 /// Options of `quiclab sim`.
 #[derive(Debug, Clone, Args)]
@@ -89,20 +89,32 @@ pub fn run(args: &SimArgs) -> anyhow::Result<Exit> {
             return Ok(exit::BAD_INPUT);
         }
     };
+    let engine = experiment::SimEngine {
+        pcap: args.pcap.clone(),
+        qlog: args.qlog.clone(),
+    };
     let runs = loaded.runs();
     if runs.len() == 1 && args.out.is_none() {
-        return single(args, &loaded, &runs[0]);
+        return single(args, &engine, &loaded, &runs[0]);
     }
     let out = args
         .out
         .clone()
         .unwrap_or_else(|| Path::new("results").join(&loaded.name));
-    sweep::run(args, &loaded, &runs, &out)
+    let sweep = experiment::Sweep {
+        loaded: &loaded,
+        out: &out,
+        resume: args.resume,
+        series: !args.no_series,
+    };
+    let threads = experiment::Threads::new(args.jobs.map(usize::from));
+    sweep::run(&sweep, &engine, &threads, interrupt::requested, args.json)
 }
 
 /// One run without a results directory: the summary (or JSON) goes to stdout.
 fn single(
     args: &SimArgs,
+    engine: &experiment::SimEngine,
     loaded: &scenario::LoadedScenario,
     spec: &scenario::model::RunSpec,
 ) -> anyhow::Result<Exit> {
@@ -111,8 +123,8 @@ fn single(
         .get(spec.point)
         .with_context(|| format!("run {} refers to a missing sweep point", spec.id))?;
     // Nothing would store the series of a lone run, so do not pay for recording them.
-    let opts = traces::options(args, None, false)?;
-    match sim::run(point, spec, &opts) {
+    let outputs = experiment::RunOutputs::default();
+    match experiment::execute_one(engine, point, spec, &outputs) {
         Ok(result) => {
             if args.json {
                 println!("{}", serde_json::to_string(&result)?);
@@ -122,7 +134,11 @@ fn single(
             Ok(exit::SUCCESS)
         }
         Err(e) => {
-            eprintln!("error: run {} failed: {e}", spec.id);
+            eprintln!(
+                "error: run {} failed: {}",
+                spec.id,
+                experiment::error::chain(&e)
+            );
             Ok(exit::FAILURE)
         }
     }

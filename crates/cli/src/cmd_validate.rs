@@ -1,12 +1,12 @@
 //! `quiclab validate`: seed 001's analytic validation cases; non-zero exit on any failure.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Args;
 
 use crate::exit::{self, Exit};
+use crate::progress::Counter;
 
 /// Options of `quiclab validate`.
 #[derive(Debug, Args)]
@@ -30,29 +30,21 @@ pub struct ValidateArgs {
 
 /// Runs the suite and returns 0 when every point is inside its tolerance, 1 otherwise.
 pub fn run(args: &ValidateArgs) -> anyhow::Result<Exit> {
-    let mut pool = rayon::ThreadPoolBuilder::new();
     if let Some(j) = args.jobs {
         anyhow::ensure!(j >= 1, "--jobs must be at least 1");
-        pool = pool.num_threads(j);
     }
-    let pool = pool.build().context("starting worker threads")?;
     let grid = if args.quick {
         validate::Grid::Quick
     } else {
         validate::Grid::Full
     };
-    let tty = std::io::stderr().is_terminal();
-    let progress = |done: usize, total: usize| {
-        if tty {
-            eprint!("\rvalidate: {done}/{total} runs");
-        } else if done == total || done.is_multiple_of(20) {
-            eprintln!("validate: {done}/{total} runs");
-        }
-    };
-    let report = pool.install(|| validate::run(grid, &args.cases, &progress));
-    if tty {
-        eprintln!();
-    }
+    let progress = Counter::new("validate");
+    let report = validate::run(
+        grid,
+        &args.cases,
+        &experiment::Threads::new(args.jobs),
+        &progress,
+    )?;
     if args.json {
         println!("{}", serde_json::to_string(&report)?);
     } else {

@@ -1,17 +1,13 @@
-//! Ctrl-C handling for sweeps: the first press stops starting runs, the second aborts.
+//! Ctrl-C for sweeps and load tests: the first press stops starting runs, the second aborts.
 //!
-//! Finished runs are already appended durably when they end, so stopping early never loses
-//! completed work; letting running ones finish keeps their (possibly long) work too.
+//! The flag itself lives in the experiment library ([`experiment::interrupt::CTRL_C`]), which
+//! polls it; taking over SIGINT is the binary's business, so the handler is installed here.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 use anyhow::Context;
 
 use crate::exit;
-
-/// Set by the first Ctrl-C; workers check it before starting a run.
-static STOP: AtomicBool = AtomicBool::new(false);
 
 /// Installs the handler once per process (ctrlc runs it on its own thread, so printing there is
 /// safe). Later calls return the first call's outcome, so several sweeps in one process (all the
@@ -26,7 +22,7 @@ pub fn install() -> anyhow::Result<()> {
 
 fn set_handler() -> anyhow::Result<()> {
     ctrlc::set_handler(|| {
-        if STOP.swap(true, Ordering::SeqCst) {
+        if experiment::interrupt::CTRL_C.request() {
             eprintln!(
                 "\nsecond Ctrl-C: aborting; runs in progress are lost, finished runs are kept"
             );
@@ -41,5 +37,5 @@ fn set_handler() -> anyhow::Result<()> {
 
 /// Whether a stop was requested.
 pub fn requested() -> bool {
-    STOP.load(Ordering::SeqCst)
+    experiment::interrupt::ctrl_c_requested()
 }

@@ -17,12 +17,9 @@ mod exit;
 mod files;
 mod interrupt;
 mod keys;
-mod manifest;
 mod output;
 mod progress;
-mod summary;
 mod sweep;
-mod traces;
 
 use std::process::ExitCode;
 

@@ -1,10 +1,11 @@
 //! Progress of a sweep on stderr: a bar on a terminal, sparse plain lines in logs and pipes.
 //!
+//! The experiment library reports through its `Progress` trait; this is the terminal rendering.
 //! Wall-clock time is used here only for display; it never reaches a result.
 
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
@@ -12,8 +13,13 @@ use indicatif::{ProgressBar, ProgressStyle};
 /// Minimum gap between plain progress lines, so logs of long sweeps stay readable.
 const LINE_PERIOD: Duration = Duration::from_secs(3);
 
-/// Reports finished runs; shared by the worker threads.
+/// Reports a sweep's runs on stderr; created empty, set up when the sweep begins.
+#[derive(Default)]
 pub struct Progress {
+    state: OnceLock<State>,
+}
+
+struct State {
     total: usize,
     done: AtomicUsize,
     started: Instant,
@@ -26,9 +32,9 @@ enum Sink {
     Lines(Mutex<Instant>),
 }
 
-impl Progress {
+impl State {
     /// Progress over `total` runs, `already` of which were done before (resumed).
-    pub fn new(total: usize, already: usize) -> Self {
+    fn new(total: usize, already: usize) -> Self {
         let now = Instant::now();
         let sink = if std::io::stderr().is_terminal() {
             let bar = ProgressBar::new(total as u64);
@@ -45,7 +51,7 @@ impl Progress {
             // Backdate so the first finished run is reported at once.
             Sink::Lines(Mutex::new(now.checked_sub(LINE_PERIOD).unwrap_or(now)))
         };
-        Progress {
+        State {
             total,
             done: AtomicUsize::new(already),
             started: now,
@@ -53,8 +59,15 @@ impl Progress {
         }
     }
 
-    /// Records one finished run (successful or not).
-    pub fn finished(&self) {
+    /// Prints a message without tearing the bar.
+    fn message(&self, text: &str) {
+        match &self.sink {
+            Sink::Bar(bar) => bar.println(text),
+            Sink::Lines(_) => eprintln!("{text}"),
+        }
+    }
+
+    fn finished(&self) {
         let done = self.done.fetch_add(1, Ordering::SeqCst) + 1;
         match &self.sink {
             Sink::Bar(bar) => bar.inc(1),
@@ -71,19 +84,77 @@ impl Progress {
             }
         }
     }
+}
 
-    /// Prints a message without tearing the bar.
-    pub fn message(&self, text: &str) {
-        match &self.sink {
-            Sink::Bar(bar) => bar.println(text),
-            Sink::Lines(_) => eprintln!("{text}"),
+impl experiment::Progress for Progress {
+    fn begin(&self, total: usize, done: usize) {
+        if done > 0 {
+            eprintln!("resuming: {done} of {total} runs already done");
+        }
+        let _ = self.state.set(State::new(total, done));
+    }
+
+    fn finished(&self, id: &str, error: Option<&str>) {
+        let Some(state) = self.state.get() else {
+            return;
+        };
+        if let Some(e) = error {
+            state.message(&format!("run {id} failed: {e}"));
+        }
+        state.finished();
+    }
+
+    fn end(&self) {
+        // Plain lines need no cleanup; the bar is removed.
+        if let Some(State {
+            sink: Sink::Bar(bar),
+            ..
+        }) = self.state.get()
+        {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+/// `quiclab validate`'s counter: `\r`-rewritten on a terminal, every 20 runs in logs.
+pub struct Counter {
+    label: &'static str,
+    tty: bool,
+    total: AtomicUsize,
+    done: AtomicUsize,
+}
+
+impl Counter {
+    /// A counter printing `<label>: done/total runs`.
+    pub fn new(label: &'static str) -> Self {
+        Counter {
+            label,
+            tty: std::io::stderr().is_terminal(),
+            total: AtomicUsize::new(0),
+            done: AtomicUsize::new(0),
+        }
+    }
+}
+
+impl experiment::Progress for Counter {
+    fn begin(&self, total: usize, done: usize) {
+        self.total.store(total, Ordering::SeqCst);
+        self.done.store(done, Ordering::SeqCst);
+    }
+
+    fn finished(&self, _id: &str, _error: Option<&str>) {
+        let done = self.done.fetch_add(1, Ordering::SeqCst) + 1;
+        let total = self.total.load(Ordering::SeqCst);
+        if self.tty {
+            eprint!("\r{}: {done}/{total} runs", self.label);
+        } else if done == total || done.is_multiple_of(20) {
+            eprintln!("{}: {done}/{total} runs", self.label);
         }
     }
 
-    /// Removes the bar (plain lines need no cleanup).
-    pub fn finish(&self) {
-        if let Sink::Bar(bar) = &self.sink {
-            bar.finish_and_clear();
+    fn end(&self) {
+        if self.tty {
+            eprintln!();
         }
     }
 }

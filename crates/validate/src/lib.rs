@@ -5,7 +5,7 @@
 
 pub mod cases;
 
-use rayon::prelude::*;
+use experiment::{EngineError, Executor, ExperimentError, Job, Progress, RunOutputs, SimEngine};
 use report::stats::jain_index;
 use scenario::model::{RunSpec, Stack, SweepPoint};
 use serde::Serialize;
@@ -143,7 +143,8 @@ struct Measured {
     bins: Vec<(String, f64, f64)>,
 }
 
-fn execute(run: &CaseRun) -> Measured {
+/// The simulator's inputs for one case run: a single-point sweep and its spec.
+fn job_inputs(run: &CaseRun) -> (SweepPoint, RunSpec) {
     let point = SweepPoint {
         axes: vec![],
         scenario: run.scenario.clone(),
@@ -154,18 +155,20 @@ fn execute(run: &CaseRun) -> Measured {
         rep: 0,
         seed: run.seed,
     };
-    let series = matches!(
+    (point, spec)
+}
+
+/// Whether a case reads the time series (recording them costs time the others need not pay).
+fn needs_series(run: &CaseRun) -> bool {
+    matches!(
         run.measure,
         Measure::PayloadThroughputAfterFirstLoss | Measure::FairShareBins
-    );
-    let result = match sim::run(
-        &point,
-        &spec,
-        &sim::RunOptions {
-            series,
-            ..Default::default()
-        },
-    ) {
+    )
+}
+
+/// The figure `run` checks, read from its result.
+fn measure(run: &CaseRun, result: Result<results::Run, EngineError>) -> Measured {
+    let result = match result {
         Ok(r) => r,
         Err(e) => {
             return Measured {
@@ -214,25 +217,32 @@ fn execute(run: &CaseRun) -> Measured {
     Measured { value, error, bins }
 }
 
-/// Runs the plan on the current rayon pool and checks every point.
+/// Runs the plan through the experiment library on `executor` and checks every point.
 pub fn run(
     grid: Grid,
     only: &[String],
-    progress: &(dyn Fn(usize, usize) + Sync),
-) -> ValidationReport {
+    executor: &dyn Executor,
+    progress: &dyn Progress,
+) -> Result<ValidationReport, ExperimentError> {
     let runs = plan(grid, only);
-    let total = runs.len();
-    let done = std::sync::atomic::AtomicUsize::new(0);
-    let measured: Vec<Measured> = runs
-        .par_iter()
-        .map(|r| {
-            let m = execute(r);
-            progress(
-                done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
-                total,
-            );
-            m
+    let inputs: Vec<(SweepPoint, RunSpec)> = runs.iter().map(job_inputs).collect();
+    let jobs: Vec<Job<'_>> = runs
+        .iter()
+        .zip(&inputs)
+        .map(|(r, (point, spec))| Job {
+            point,
+            spec,
+            outputs: RunOutputs {
+                series: needs_series(r),
+                ..Default::default()
+            },
         })
+        .collect();
+    let results = experiment::run_in_memory(&SimEngine::default(), &jobs, executor, progress)?;
+    let measured: Vec<Measured> = runs
+        .iter()
+        .zip(results)
+        .map(|(r, result)| measure(r, result))
         .collect();
     let mut points = Vec::new();
     // Fair-share runs are judged together per case; QUIC-vs-TCP runs in (quic, tcp) pairs.
@@ -273,7 +283,7 @@ pub fn run(
     for (case, tp_max, reps) in &fair {
         points.extend(check_fair_share(case, reps, *tp_max));
     }
-    ValidationReport { points }
+    Ok(ValidationReport { points })
 }
 
 /// Share of TPmax the active senders must use together in every phase.

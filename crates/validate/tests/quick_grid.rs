@@ -2,8 +2,11 @@
 
 use validate::{run, Grid};
 
+/// All cores, no progress output.
+const EXECUTOR: experiment::Threads = experiment::Threads { threads: None };
+
 fn check(case: &str) {
-    let report = run(Grid::Quick, &[case.to_string()], &|_, _| {});
+    let report = run(Grid::Quick, &[case.to_string()], &EXECUTOR, &()).expect("validation runs");
     println!("{}", report.render());
     assert!(report.passed(), "{case} failed:\n{}", report.render());
 }

@@ -1,5 +1,5 @@
 //! A study as one sweep: every (experiment, variant, x) becomes a point of a single
-//! `LoadedScenario`, so the study runs through `sweep::run` once — one results directory, one
+//! `LoadedScenario`, so the study runs through the experiment library once — one results directory, one
 //! pool of workers over all points, and `--resume` for free.
 
 use std::path::Path;
@@ -29,7 +29,7 @@ pub struct PointInfo {
 /// The combined sweep and, index for index, what each of its points is.
 #[derive(Debug)]
 pub struct Combined {
-    /// The sweep handed to `sweep::run`.
+    /// The sweep handed to `experiment::run_sweep`.
     pub loaded: LoadedScenario,
     /// One entry per point of `loaded`.
     pub info: Vec<PointInfo>,
