@@ -169,11 +169,12 @@ impl Engine for SimEngine {
 pub struct EmuEngine {
     /// The `quiclab` binary that provides `serve` and `get`.
     pub quiclab: PathBuf,
-    /// Capture the bottleneck into this directory (`<dir>/<run id>/` with several runs).
+    /// Capture the bottleneck into this directory (`<dir>/<run id>/` in a results directory).
     pub pcap: Option<PathBuf>,
-    /// qlog of every QUIC connection into this directory (`<dir>/<run id>/` with several runs).
+    /// qlog of every QUIC connection into this directory (`<dir>/<run id>/` in a results
+    /// directory).
     pub qlog: Option<PathBuf>,
-    /// TLS key log file (run id inserted with several runs).
+    /// TLS key log file (run id inserted in a results directory).
     pub keylog: Option<PathBuf>,
     /// Polled during a run; true tears the run down ([`EngineError::Interrupted`]).
     pub stop: Option<fn() -> bool>,
@@ -197,7 +198,12 @@ impl EmuEngine {
         spec: &RunSpec,
         outputs: &RunOutputs,
     ) -> Result<emu::runner::RunOptions, EngineError> {
-        let id = outputs.trace_id.as_deref();
+        // In a results directory every run's traces go per run, even a sweep of one run, like
+        // its endpoint logs: `quiclab emu --out` has always laid out captures as <dir>/<id>/.
+        let id = outputs
+            .trace_id
+            .as_deref()
+            .or_else(|| outputs.results_dir.is_some().then_some(spec.id.as_str()));
         let keylog = self.keylog.as_deref().map(|f| traces::file_for(f, id));
         if let Some(k) = &keylog {
             create_parent(k)?;
@@ -290,6 +296,12 @@ mod tests {
             results_dir: Some("out".into()),
         };
         let o = engine.options(&spec, &outputs).expect("options");
+        let lone_in_dir = RunOutputs {
+            trace_id: None,
+            ..outputs.clone()
+        };
+        let lone = engine.options(&spec, &lone_in_dir).expect("options");
+        assert_eq!(lone.capture_dir, o.capture_dir);
         assert_eq!(o.work_dir, Path::new("out/emu/p1-r0"));
         assert_eq!(o.capture_dir.as_deref(), Some(Path::new("cap/p1-r0")));
         assert_eq!(o.keylog.as_deref(), Some(Path::new("keys-p1-r0.log")));
