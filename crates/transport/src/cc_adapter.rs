@@ -5,25 +5,42 @@ use std::any::Any;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use cc::config::CcConfig;
+use cc::config::{CcConfig, CommonCcConfig, RenoCounting};
 use cc::{CongestionController, RttSample};
 use quinn_proto::congestion::{Controller, ControllerFactory, ControllerMetrics};
 use quinn_proto::RttEstimator;
+use serde::{Deserialize, Serialize};
 use std::time::Instant;
 
 use crate::clock::from_instant;
 
-/// Which controller a connection uses.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum ControllerChoice {
-    /// One of quiclab's own controllers.
+/// Congestion control of a flow: one of ours (any transport), or one of quinn's built-in
+/// controllers (QUIC only) for comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub enum CcChoice {
+    /// One of quiclab's controllers (crate `cc`).
     Ours(CcConfig),
-    /// quinn's NewReno.
+    /// quinn's built-in NewReno.
     QuinnNewReno,
-    /// quinn's CUBIC.
+    /// quinn's built-in CUBIC.
     QuinnCubic,
-    /// quinn's BBR (experimental in quinn).
+    /// quinn's built-in BBR (experimental in quinn).
     QuinnBbr,
+}
+
+impl Default for CcChoice {
+    /// NewReno with exact byte counting, an initial window of 10 packets, β = 0.5 and a
+    /// minimum window of 2 packets (the scenario format's `cc = "newreno"`).
+    fn default() -> Self {
+        CcChoice::Ours(CcConfig::NewReno {
+            counting: RenoCounting::Exact,
+            common: CommonCcConfig {
+                initial_window_packets: 10,
+                loss_reduction_factor: 0.5,
+                minimum_window_packets: 2,
+            },
+        })
+    }
 }
 
 /// Values the controller exposes to the simulator's samplers (quinn keeps in-flight private).
@@ -57,37 +74,42 @@ impl CcProbe {
 
 /// Builds the chosen controller for each new connection, wrapped in a probe.
 pub struct Factory {
-    choice: ControllerChoice,
+    choice: CcChoice,
     probe: Arc<CcProbe>,
 }
 
 impl Factory {
     /// A factory for `choice` reporting through `probe`.
-    pub fn new(choice: ControllerChoice, probe: Arc<CcProbe>) -> Arc<Self> {
+    pub fn new(choice: CcChoice, probe: Arc<CcProbe>) -> Arc<Self> {
         Arc::new(Factory { choice, probe })
     }
 }
 
 impl ControllerFactory for Factory {
     fn build(self: Arc<Self>, now: Instant, current_mtu: u16) -> Box<dyn Controller> {
-        let inner: Box<dyn Controller> = match self.choice {
-            ControllerChoice::Ours(config) => Box::new(Ours {
-                inner: cc::build(&config, u64::from(current_mtu), from_instant(now)),
-            }),
-            ControllerChoice::QuinnNewReno => {
-                Arc::new(quinn_proto::congestion::NewRenoConfig::default()).build(now, current_mtu)
-            }
-            ControllerChoice::QuinnCubic => {
-                Arc::new(quinn_proto::congestion::CubicConfig::default()).build(now, current_mtu)
-            }
-            ControllerChoice::QuinnBbr => {
-                Arc::new(quinn_proto::congestion::BbrConfig::default()).build(now, current_mtu)
-            }
+        use quinn_proto::congestion::{BbrConfig, CubicConfig, NewRenoConfig};
+        let quinn: Arc<dyn ControllerFactory> = match self.choice {
+            CcChoice::Ours(config) => Arc::new(OursFactory(config)),
+            CcChoice::QuinnNewReno => Arc::new(NewRenoConfig::default()),
+            CcChoice::QuinnCubic => Arc::new(CubicConfig::default()),
+            CcChoice::QuinnBbr => Arc::new(BbrConfig::default()),
         };
+        let inner = quinn.build(now, current_mtu);
         self.probe.ssthresh.store(u64::MAX, Ordering::Relaxed);
         Box::new(Probed {
             inner,
             probe: self.probe.clone(),
+        })
+    }
+}
+
+/// Builds one of our controllers the way quinn builds its own, so every choice is one factory.
+struct OursFactory(CcConfig);
+
+impl ControllerFactory for OursFactory {
+    fn build(self: Arc<Self>, now: Instant, current_mtu: u16) -> Box<dyn Controller> {
+        Box::new(Ours {
+            inner: cc::build(&self.0, u64::from(current_mtu), from_instant(now)),
         })
     }
 }
