@@ -8,6 +8,7 @@ use crate::error::{At, Errors, ScenarioError};
 use crate::model::{CcChoice, PepSpec, QuicKnobs, Stack, TcpKnobs, Workload};
 use crate::read::{expected, Reader};
 use crate::resolve::link::{access, LinkDraft};
+use crate::resolve::knobs::overlay;
 use crate::resolve::tcp::{check_stack_keys, pep, tcp};
 use crate::tree::{Table, Val};
 
@@ -75,38 +76,19 @@ pub(crate) fn flow(
         start,
         stop,
         cc: congestion_control(&r)?,
-        quic: QuicKnobs {
-            mtu,
-            mtu_discovery: r.boolean("mtu_discovery")?.unwrap_or(false),
-            initial_rtt: positive(&r, "initial_rtt")?,
-            stream_window: r.size("stream_window")?.unwrap_or_default(),
-            conn_window: r.size("conn_window")?.unwrap_or_default(),
-            send_window: r.size("send_window")?.unwrap_or_default(),
-            ack_ratio: r
-                .uint_in("ack_ratio", 1, u64::from(u32::MAX))?
-                .map(|v| u32::try_from(v).unwrap_or(u32::MAX)),
-            max_ack_delay: r.duration("max_ack_delay")?,
-            zero_rtt: r.boolean("zero_rtt")?.unwrap_or(false),
-        },
+        quic: overlay(
+            &r,
+            QuicKnobs {
+                mtu,
+                ..QuicKnobs::default()
+            },
+        )?,
         tcp: tcp(&r, mtu)?,
         pep: if stack == Stack::Tcp { pep(&r)? } else { None },
         client: access_link(table, at, &user_path, "client_access", errors)?,
         server: access_link(table, at, &user_path, "server_access", errors)?,
         at: at.clone(),
     })
-}
-
-fn positive(r: &Reader<'_>, key: &str) -> Result<Duration, ScenarioError> {
-    let d = r.duration(key)?.unwrap_or_default();
-    if d.is_zero() {
-        let at = r
-            .entry(key)
-            .map_or_else(|| r.at().clone(), |e| e.node.at.clone());
-        return Err(r
-            .errors
-            .at(&at, format!("{} must be greater than zero", r.path_of(key))));
-    }
-    Ok(d)
 }
 
 fn workload(r: &Reader<'_>) -> Result<Workload, ScenarioError> {

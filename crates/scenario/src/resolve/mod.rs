@@ -2,6 +2,7 @@
 
 mod cross;
 mod flow;
+mod knobs;
 mod link;
 mod loss;
 mod rate;
