@@ -3,7 +3,9 @@
 
 use std::time::Duration;
 
-use crate::model::{CcChoice, DuplexLink, FlowSpec, QuicKnobs, Scenario, Stack, TcpKnobs, Workload};
+use crate::model::{
+    CcChoice, DuplexLink, FlowSpec, QuicKnobs, Scenario, Stack, TcpKnobs, Workload,
+};
 use cc::config::{CcConfig, CommonCcConfig, RenoCounting};
 use netem::config::{LinkConfig, LossConfig, QueueLimit, RateProfile};
 

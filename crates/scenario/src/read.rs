@@ -322,7 +322,10 @@ impl Reader<'_> {
             (Kind::Duration, bounds) => {
                 let d = self.required(key, self.duration(key)?)?;
                 if bounds == Bounds::Positive && d.is_zero() {
-                    return out_of_bounds(format!("{} must be greater than zero", self.path_of(key)));
+                    return out_of_bounds(format!(
+                        "{} must be greater than zero",
+                        self.path_of(key)
+                    ));
                 }
                 json(d)
             }

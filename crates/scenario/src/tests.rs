@@ -567,7 +567,7 @@ fn tcp_of(text: &str) -> TcpKnobs {
     let l = ok(text);
     let f = &l.points[0].scenario.flows[0];
     assert_eq!(f.stack, Stack::Tcp);
-    f.tcp.clone()
+    f.tcp
 }
 
 #[test]
@@ -632,10 +632,13 @@ fn with_documented_defaults(head: &str, keys: &[String]) -> String {
     let mut text = String::from(head);
     for name in keys {
         let path = format!("flow.{name}");
-        let k = crate::registry::find(&path).unwrap_or_else(|| panic!("{path} is not in the registry"));
+        let k =
+            crate::registry::find(&path).unwrap_or_else(|| panic!("{path} is not in the registry"));
         if let DefaultValue::Value(v) = k.default {
             let value = match k.kind {
-                crate::registry::Kind::Bool | crate::registry::Kind::Int | crate::registry::Kind::Float => v.to_string(),
+                crate::registry::Kind::Bool
+                | crate::registry::Kind::Int
+                | crate::registry::Kind::Float => v.to_string(),
                 _ => format!("{v:?}"),
             };
             text.push_str(&format!("{name} = {value}\n"));
@@ -661,12 +664,18 @@ fn flow_knob_registry_defaults_equal_the_types_defaults() {
     let quic = QuicKnobs::default();
     for (name, value) in fields(&tcp)
         .iter()
-        .map(|f| (f.clone(), serde_json::to_value(tcp).expect("json")[f].clone()))
-        .chain(
-            fields(&quic)
-                .iter()
-                .map(|f| (f.clone(), serde_json::to_value(quic).expect("json")[f].clone())),
-        )
+        .map(|f| {
+            (
+                f.clone(),
+                serde_json::to_value(tcp).expect("json")[f].clone(),
+            )
+        })
+        .chain(fields(&quic).iter().map(|f| {
+            (
+                f.clone(),
+                serde_json::to_value(quic).expect("json")[f].clone(),
+            )
+        }))
     {
         let k = crate::registry::find(&format!("flow.{name}"))
             .unwrap_or_else(|| panic!("knob field {name} has no registry key"));
@@ -687,11 +696,20 @@ fn flow_knob_registry_defaults_equal_the_types_defaults() {
         // A QUIC flow carries the TCP defaults too, so engines never see garbage.
         assert_eq!(f.tcp, tcp, "{text}");
     }
-    assert_eq!(tcp_of("[[flow]]\nstack = \"tcp\"\nmtu = 1400\n"), TcpKnobs::with_mtu(1400));
+    assert_eq!(
+        tcp_of("[[flow]]\nstack = \"tcp\"\nmtu = 1400\n"),
+        TcpKnobs::with_mtu(1400)
+    );
     // The shared parts of a flow and the PEP.
     let f = &ok("[[flow]]\n").points[0].scenario.flows[0];
-    assert_eq!((f.cc, f.workload), (CcChoice::default(), Workload::default()));
-    let pep = ok("[[flow]]\nstack = \"tcp\"\npep = \"server-side\"\n").points[0].scenario.flows[0].pep;
+    assert_eq!(
+        (f.cc, f.workload),
+        (CcChoice::default(), Workload::default())
+    );
+    let pep = ok("[[flow]]\nstack = \"tcp\"\npep = \"server-side\"\n").points[0]
+        .scenario
+        .flows[0]
+        .pep;
     assert_eq!(pep, Some(crate::model::PepSpec::default()));
 }
 
@@ -718,7 +736,7 @@ fn http_version_selects_parallel_keep_alive_connections() {
 #[test]
 fn pep_keys_resolve_to_a_pep_spec() {
     use crate::model::{PepPosition, PepSpec};
-    let flow = |text: &str| ok(text).points[0].scenario.flows[0].pep.clone();
+    let flow = |text: &str| ok(text).points[0].scenario.flows[0].pep;
     assert_eq!(flow("[[flow]]\nstack = \"tcp\"\n"), None);
     assert_eq!(flow("[[flow]]\nstack = \"tcp\"\npep = \"none\"\n"), None);
     let p: Option<PepSpec> = flow("[[flow]]\nstack = \"tcp\"\npep = \"server-side\"\n");

@@ -21,7 +21,11 @@ fn completion(r: &transport::agent::FlowReport) -> f64 {
 #[test]
 fn handshake_takes_one_two_three_round_trips() {
     // 100 Mbit/s, RTT 40 ms: serialization adds well under a millisecond per flight.
-    for (tls, rtts) in [(TlsMode::None, 1.0), (TlsMode::Tls13, 2.0), (TlsMode::Tls12, 3.0)] {
+    for (tls, rtts) in [
+        (TlsMode::None, 1.0),
+        (TlsMode::Tls13, 2.0),
+        (TlsMode::Tls12, 3.0),
+    ] {
         let mut cfg = config(download(10_000));
         cfg.knobs.tls = tls;
         let mut net = Net::new(100_000_000, ms(20));

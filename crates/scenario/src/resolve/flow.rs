@@ -7,8 +7,8 @@ use cc::config::{CcConfig, CommonCcConfig, RenoCounting};
 use crate::error::{At, Errors, ScenarioError};
 use crate::model::{CcChoice, PepSpec, QuicKnobs, Stack, TcpKnobs, Workload};
 use crate::read::{expected, Reader};
-use crate::resolve::link::{access, LinkDraft};
 use crate::resolve::knobs::overlay;
+use crate::resolve::link::{access, LinkDraft};
 use crate::resolve::tcp::{check_stack_keys, pep, tcp};
 use crate::tree::{Table, Val};
 

@@ -26,7 +26,8 @@ pub(crate) fn overlay<T: Serialize + DeserializeOwned>(
     }
     serde_json::from_value(fields).map_err(|e| {
         // Only reachable when a registry kind does not fit its field (a bug, not bad input).
-        r.errors.at(r.at(), format!("internal: knob value does not fit: {e}"))
+        r.errors
+            .at(r.at(), format!("internal: knob value does not fit: {e}"))
     })
 }
 
@@ -38,7 +39,8 @@ pub(crate) fn user<T: DeserializeOwned>(
     let Some(v) = r.value(key)? else {
         return Ok(None);
     };
-    serde_json::from_value(v)
-        .map(Some)
-        .map_err(|e| r.errors.at(r.at(), format!("internal: {key} does not fit: {e}")))
+    serde_json::from_value(v).map(Some).map_err(|e| {
+        r.errors
+            .at(r.at(), format!("internal: {key} does not fit: {e}"))
+    })
 }

@@ -90,13 +90,13 @@ pub(crate) fn resolve(
             flows.push(FlowSpec {
                 name,
                 stack: d.stack,
-                workload: d.workload.clone(),
+                workload: d.workload,
                 start: d.start,
                 stop: d.stop,
                 cc: d.cc,
-                quic: d.quic.clone(),
-                tcp: d.tcp.clone(),
-                pep: d.pep.clone(),
+                quic: d.quic,
+                tcp: d.tcp,
+                pep: d.pep,
                 client_access: client_access.clone(),
                 server_access: server_access.clone(),
             });

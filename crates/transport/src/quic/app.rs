@@ -161,8 +161,7 @@ pub(crate) fn pump(conns: &mut [Conn], side: Side, workload: Workload, stop: boo
                         Some(n) => new_sends.push((r.id, n)),
                         None => errors.push("malformed request".into()),
                     }
-                } else if side == Side::Client && workload != (Workload::Bulk { upload: true })
-                {
+                } else if side == Side::Client && workload != (Workload::Bulk { upload: true }) {
                     c.app.done_streams += 1;
                 }
             }
@@ -228,4 +227,3 @@ fn parse_request(req: &[u8]) -> Option<u64> {
     let s = std::str::from_utf8(req).ok()?;
     s.strip_prefix("GET ")?.trim_end().parse().ok()
 }
-

@@ -7,7 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
-use quinn_proto::{ConnectionHandle, ConnectionStats, DatagramEvent, Endpoint, Event, ServerConfig};
+use quinn_proto::{
+    ConnectionHandle, ConnectionStats, DatagramEvent, Endpoint, Event, ServerConfig,
+};
 
 use super::app::App;
 use super::config::{endpoint_config, QuicKnobs};

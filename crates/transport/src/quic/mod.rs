@@ -413,9 +413,7 @@ impl FlowAgent for QuicFlow {
             bytes_delivered: self.delivered,
             first_packet_s: self.connections.first().map(|c| c.started_s),
             last_byte_s: self.last_byte.map(|t| t.as_secs_f64()),
-            first_congestion_s: self.probes[s]
-                .first_congestion()
-                .map(|t| t.as_secs_f64()),
+            first_congestion_s: self.probes[s].first_congestion().map(|t| t.as_secs_f64()),
             connections: self.connections.clone(),
             error: self.error.clone(),
             ..Default::default()

@@ -22,9 +22,9 @@ use super::endpoint::Endpoint;
 use super::pep::{PepHeld, PepParams, Split};
 use super::segment::{Segment, ACK, SYN};
 use super::{Params, TcpFlowConfig, TcpFlowError};
+use crate::agent::{ConnectionReport, FlowAgent, FlowReport, SenderSample, Side, Transmit};
 use crate::flow::FlowPlan;
 use crate::workload::Workload;
-use crate::agent::{ConnectionReport, FlowAgent, FlowReport, SenderSample, Side, Transmit};
 
 /// One connection: its two endpoints and their scripts.
 #[derive(Debug)]
@@ -218,9 +218,7 @@ impl TcpFlow {
             (Workload::Download { streams, .. }, Some(k)) => {
                 (Vec::new(), k.clamp(1, streams.max(1)))
             }
-            (Workload::Download { size, streams, .. }, None) => {
-                (response_layout(size, streams), 1)
-            }
+            (Workload::Download { size, streams, .. }, None) => (response_layout(size, streams), 1),
             _ => (Vec::new(), 1),
         };
         let round = self.reports.len();
@@ -383,10 +381,7 @@ impl TcpFlow {
     }
 
     fn maybe_next_connection(&mut self, now: Duration) {
-        if self.finished
-            || self.conns.is_empty()
-            || !self.plan.workload.is_download()
-        {
+        if self.finished || self.conns.is_empty() || !self.plan.workload.is_download() {
             return;
         }
         if self.conns.iter().all(|c| c.complete) {

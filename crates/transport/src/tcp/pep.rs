@@ -18,8 +18,8 @@ use std::time::Duration;
 use super::endpoint::Endpoint;
 use super::segment::Segment;
 use super::{Params, TcpFlowConfig, TcpFlowError, TcpKnobs};
-use crate::cc_adapter::CcChoice;
 use crate::agent::{Side, Transmit};
+use crate::cc_adapter::CcChoice;
 
 /// Index of the client → server direction in per-direction arrays.
 const UP: usize = 0;

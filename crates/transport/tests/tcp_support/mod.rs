@@ -15,9 +15,9 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use transport::agent::{FlowAgent, FlowReport, Side};
-use transport::tcp::segment::Segment;
 use transport::cc_adapter::CcChoice;
 use transport::flow::FlowPlan;
+use transport::tcp::segment::Segment;
 use transport::tcp::{PepSpec, TcpFlow, TcpFlowConfig, TcpKnobs, TlsMode};
 use transport::workload::Workload;
 
