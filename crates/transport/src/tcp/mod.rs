@@ -130,55 +130,30 @@ impl Params {
     }
 }
 
-/// Linux-like defaults for unit tests.
+/// Parameters for unit tests of the connection halves.
 #[cfg(test)]
 pub(crate) mod tests_support {
     use super::*;
-    use crate::workload::Workload;
-    use std::time::Duration;
 
-    /// CUBIC without HyStart (the tests count segments of a plain slow start).
-    pub(crate) fn cubic() -> CcChoice {
-        CcChoice::Ours(CcConfig::Cubic {
+    /// Linux's defaults with a 6 MiB window cap (window scaling in use) and CUBIC without
+    /// HyStart (the tests count segments of a plain slow start).
+    pub(crate) fn params() -> Params {
+        let knobs = TcpKnobs {
+            receive_window_max: 6 << 20,
+            initial_receive_window: 64 * 1024,
+            ..TcpKnobs::default()
+        };
+        let cc = CcChoice::Ours(CcConfig::Cubic {
             hystart: false,
             common: cc::config::CommonCcConfig {
                 initial_window_packets: 10,
                 loss_reduction_factor: 0.7,
                 minimum_window_packets: 2,
             },
-        })
-    }
-
-    /// Linux defaults with plain TCP and a 6 MiB window, CUBIC, a 1 MB download.
-    pub(crate) fn config() -> TcpFlowConfig {
-        TcpFlowConfig {
-            plan: FlowPlan {
-                name: "t".into(),
-                workload: Workload::Download {
-                    size: 1_000_000,
-                    streams: 1,
-                    connections: 1,
-                },
-                start: Duration::ZERO,
-                stop: None,
-                cc: cubic(),
-            },
-            knobs: TcpKnobs {
-                tls: TlsMode::None,
-                receive_window_max: 6 << 20,
-                initial_receive_window: 64 * 1024,
-                ..TcpKnobs::default()
-            },
-            pep: None,
-        }
-    }
-
-    /// Parameters of [`config`].
-    pub(crate) fn params() -> Params {
-        let c = config();
-        match Params::new(&c.knobs, c.plan.cc) {
+        });
+        match Params::new(&knobs, cc) {
             Ok(p) => p,
-            Err(e) => panic!("test config invalid: {e}"),
+            Err(e) => panic!("test parameters invalid: {e}"),
         }
     }
 }
