@@ -20,8 +20,9 @@ use crate::seeded::{SeededCidGenerator, SharedRng};
 use crate::tls;
 use crate::workload::Workload;
 
-/// IPv4 + UDP header bytes between the IP MTU and the UDP payload.
-pub const IPV4_UDP_HEADERS: u16 = 28;
+/// IPv4 + UDP header bytes between the IP MTU and the UDP payload (to become the one shared
+/// constant once the wire views land in a crate below transport).
+const IPV4_UDP_HEADERS: u16 = 28;
 /// Connection-ID length of simulated endpoints.
 pub(crate) const CID_LEN: usize = 8;
 
