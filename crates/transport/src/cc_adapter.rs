@@ -88,13 +88,17 @@ impl Factory {
 impl ControllerFactory for Factory {
     fn build(self: Arc<Self>, now: Instant, current_mtu: u16) -> Box<dyn Controller> {
         use quinn_proto::congestion::{BbrConfig, CubicConfig, NewRenoConfig};
-        let quinn: Arc<dyn ControllerFactory> = match self.choice {
-            CcChoice::Ours(config) => Arc::new(OursFactory(config)),
-            CcChoice::QuinnNewReno => Arc::new(NewRenoConfig::default()),
-            CcChoice::QuinnCubic => Arc::new(CubicConfig::default()),
-            CcChoice::QuinnBbr => Arc::new(BbrConfig::default()),
+        let quinn = |f: Arc<dyn ControllerFactory>| Inner::Quinn(f.build(now, current_mtu));
+        let inner = match self.choice {
+            CcChoice::Ours(config) => Inner::Ours(cc::build(
+                &config,
+                u64::from(current_mtu),
+                from_instant(now),
+            )),
+            CcChoice::QuinnNewReno => quinn(Arc::new(NewRenoConfig::default())),
+            CcChoice::QuinnCubic => quinn(Arc::new(CubicConfig::default())),
+            CcChoice::QuinnBbr => quinn(Arc::new(BbrConfig::default())),
         };
-        let inner = quinn.build(now, current_mtu);
         self.probe.ssthresh.store(u64::MAX, Ordering::Relaxed);
         Box::new(Probed {
             inner,
@@ -103,26 +107,34 @@ impl ControllerFactory for Factory {
     }
 }
 
-/// Builds one of our controllers the way quinn builds its own, so every choice is one factory.
-struct OursFactory(CcConfig);
+/// The controller behind a [`Probed`]: one of ours (a `cc` controller, whose clock is the
+/// virtual time and whose RTT input is a sample) or one of quinn's.
+enum Inner {
+    Ours(Box<dyn CongestionController>),
+    Quinn(Box<dyn Controller>),
+}
 
-impl ControllerFactory for OursFactory {
-    fn build(self: Arc<Self>, now: Instant, current_mtu: u16) -> Box<dyn Controller> {
-        Box::new(Ours {
-            inner: cc::build(&self.0, u64::from(current_mtu), from_instant(now)),
-        })
+impl Inner {
+    fn ssthresh(&self) -> Option<u64> {
+        match self {
+            Inner::Ours(c) => c.ssthresh(),
+            Inner::Quinn(c) => c.metrics().ssthresh,
+        }
     }
 }
 
-/// Forwards to any controller while recording what quinn tells it.
+/// Any controller seen through quinn's trait, recording what quinn tells it.
 struct Probed {
-    inner: Box<dyn Controller>,
+    inner: Inner,
     probe: Arc<CcProbe>,
 }
 
 impl Controller for Probed {
     fn on_sent(&mut self, now: Instant, bytes: u64, last_packet_number: u64) {
-        self.inner.on_sent(now, bytes, last_packet_number)
+        match &mut self.inner {
+            Inner::Ours(c) => c.on_sent(from_instant(now), bytes, last_packet_number),
+            Inner::Quinn(c) => c.on_sent(now, bytes, last_packet_number),
+        }
     }
 
     fn on_ack(
@@ -133,7 +145,25 @@ impl Controller for Probed {
         app_limited: bool,
         rtt: &RttEstimator,
     ) {
-        self.inner.on_ack(now, sent, bytes, app_limited, rtt)
+        match &mut self.inner {
+            Inner::Ours(c) => {
+                // quinn keeps its latest sample private; the sample for this packet is exactly
+                // now − sent.
+                let sample = RttSample {
+                    latest: now.saturating_duration_since(sent),
+                    smoothed: rtt.get(),
+                    min: rtt.min(),
+                };
+                c.on_ack(
+                    from_instant(now),
+                    from_instant(sent),
+                    bytes,
+                    app_limited,
+                    &sample,
+                )
+            }
+            Inner::Quinn(c) => c.on_ack(now, sent, bytes, app_limited, rtt),
+        }
     }
 
     fn on_end_acks(
@@ -144,8 +174,11 @@ impl Controller for Probed {
         largest: Option<u64>,
     ) {
         self.probe.in_flight.store(in_flight, Ordering::Relaxed);
-        self.inner.on_end_acks(now, in_flight, app_limited, largest);
-        let ss = self.inner.metrics().ssthresh.unwrap_or(u64::MAX);
+        match &mut self.inner {
+            Inner::Ours(c) => c.on_end_acks(from_instant(now), in_flight, app_limited, largest),
+            Inner::Quinn(c) => c.on_end_acks(now, in_flight, app_limited, largest),
+        }
+        let ss = self.inner.ssthresh().unwrap_or(u64::MAX);
         self.probe.ssthresh.store(ss, Ordering::Relaxed);
     }
 
@@ -156,8 +189,15 @@ impl Controller for Probed {
         persistent: bool,
         lost_bytes: u64,
     ) {
-        self.inner
-            .on_congestion_event(now, sent, persistent, lost_bytes);
+        match &mut self.inner {
+            Inner::Ours(c) => c.on_congestion_event(
+                from_instant(now),
+                from_instant(sent),
+                persistent,
+                lost_bytes,
+            ),
+            Inner::Quinn(c) => c.on_congestion_event(now, sent, persistent, lost_bytes),
+        }
         let t = from_instant(now).as_nanos() as u64 + 1;
         let _ = self.probe.first_congestion.compare_exchange(
             0,
@@ -165,121 +205,52 @@ impl Controller for Probed {
             Ordering::Relaxed,
             Ordering::Relaxed,
         );
-        let ss = self.inner.metrics().ssthresh.unwrap_or(u64::MAX);
+        let ss = self.inner.ssthresh().unwrap_or(u64::MAX);
         self.probe.ssthresh.store(ss, Ordering::Relaxed);
     }
 
     fn on_mtu_update(&mut self, new_mtu: u16) {
-        self.inner.on_mtu_update(new_mtu)
+        match &mut self.inner {
+            Inner::Ours(c) => c.on_mtu_update(u64::from(new_mtu)),
+            Inner::Quinn(c) => c.on_mtu_update(new_mtu),
+        }
     }
 
     fn window(&self) -> u64 {
-        self.inner.window()
+        match &self.inner {
+            Inner::Ours(c) => c.window(),
+            Inner::Quinn(c) => c.window(),
+        }
     }
 
     fn metrics(&self) -> ControllerMetrics {
-        self.inner.metrics()
+        match &self.inner {
+            Inner::Ours(c) => {
+                let mut m = ControllerMetrics::default();
+                m.congestion_window = c.window();
+                m.ssthresh = c.ssthresh();
+                m
+            }
+            Inner::Quinn(c) => c.metrics(),
+        }
     }
 
     fn clone_box(&self) -> Box<dyn Controller> {
+        let inner = match &self.inner {
+            Inner::Ours(c) => Inner::Ours(c.box_clone()),
+            Inner::Quinn(c) => Inner::Quinn(c.clone_box()),
+        };
         Box::new(Probed {
-            inner: self.inner.clone_box(),
+            inner,
             probe: self.probe.clone(),
         })
     }
 
     fn initial_window(&self) -> u64 {
-        self.inner.initial_window()
-    }
-
-    fn into_any(self: Box<Self>) -> Box<dyn Any> {
-        self
-    }
-}
-
-/// A `cc` controller seen through quinn's trait.
-struct Ours {
-    inner: Box<dyn CongestionController>,
-}
-
-impl Controller for Ours {
-    fn on_sent(&mut self, now: Instant, bytes: u64, last_packet_number: u64) {
-        self.inner
-            .on_sent(from_instant(now), bytes, last_packet_number)
-    }
-
-    fn on_ack(
-        &mut self,
-        now: Instant,
-        sent: Instant,
-        bytes: u64,
-        app_limited: bool,
-        rtt: &RttEstimator,
-    ) {
-        // quinn keeps its latest sample private; the sample for this packet is exactly now − sent.
-        let sample = RttSample {
-            latest: now.saturating_duration_since(sent),
-            smoothed: rtt.get(),
-            min: rtt.min(),
-        };
-        self.inner.on_ack(
-            from_instant(now),
-            from_instant(sent),
-            bytes,
-            app_limited,
-            &sample,
-        )
-    }
-
-    fn on_end_acks(
-        &mut self,
-        now: Instant,
-        in_flight: u64,
-        app_limited: bool,
-        largest: Option<u64>,
-    ) {
-        self.inner
-            .on_end_acks(from_instant(now), in_flight, app_limited, largest)
-    }
-
-    fn on_congestion_event(
-        &mut self,
-        now: Instant,
-        sent: Instant,
-        persistent: bool,
-        lost_bytes: u64,
-    ) {
-        self.inner.on_congestion_event(
-            from_instant(now),
-            from_instant(sent),
-            persistent,
-            lost_bytes,
-        )
-    }
-
-    fn on_mtu_update(&mut self, new_mtu: u16) {
-        self.inner.on_mtu_update(u64::from(new_mtu))
-    }
-
-    fn window(&self) -> u64 {
-        self.inner.window()
-    }
-
-    fn metrics(&self) -> ControllerMetrics {
-        let mut m = ControllerMetrics::default();
-        m.congestion_window = self.inner.window();
-        m.ssthresh = self.inner.ssthresh();
-        m
-    }
-
-    fn clone_box(&self) -> Box<dyn Controller> {
-        Box::new(Ours {
-            inner: self.inner.box_clone(),
-        })
-    }
-
-    fn initial_window(&self) -> u64 {
-        self.inner.initial_window()
+        match &self.inner {
+            Inner::Ours(c) => c.initial_window(),
+            Inner::Quinn(c) => c.initial_window(),
+        }
     }
 
     fn into_any(self: Box<Self>) -> Box<dyn Any> {
