@@ -1,5 +1,7 @@
 //! Every scenario key with its type, default and documentation: the one source of truth that the
 //! parser checks keys against, reads defaults from, and that `docs/scenario.md` is generated from.
+//! The transports' knob structs (`TcpKnobs`, `QuicKnobs`) are the exception: their `Default`s are
+//! the defaults, their field names the `flow.*` keys, and a test holds the texts here to them.
 //!
 //! Paths are dotted. Flows and cross sources are arrays (`[[flow]]`), addressed without an index
 //! here (`flow.cc`). Items of inline arrays of tables are written `link.rate_schedule[].at`; they
