@@ -11,6 +11,8 @@ use std::time::Duration;
 use cc::config::CcConfig;
 use netem::config::{LinkConfig, RateProfile};
 use scenario::model::{CcChoice, FlowSpec, Scenario, Stack, TlsMode, Workload};
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::error::EmuError;
 
@@ -70,17 +72,10 @@ fn check_flow(f: &FlowSpec, warnings: &mut Vec<String>) -> Result<(), EmuError> 
     cc_name(f)?;
     match f.stack {
         Stack::Quic => {
-            let q = &f.quic;
-            if q.ack_ratio.is_some() {
+            if let Some(key) = first_unapplied(&f.quic, QUIC_APPLIED) {
                 return Err(unsupported(
-                    "flow.ack_ratio",
-                    "quinn's ACK-frequency extension is not wired to quiclab serve/get",
-                ));
-            }
-            if q.max_ack_delay.is_some() {
-                return Err(unsupported(
-                    "flow.max_ack_delay",
-                    "quinn's ACK-frequency extension is not wired to quiclab serve/get",
+                    &key,
+                    "quiclab serve/get do not pass this knob on to quinn (its ACK-frequency extension is not wired)",
                 ));
             }
         }
@@ -99,42 +94,51 @@ fn check_flow(f: &FlowSpec, warnings: &mut Vec<String>) -> Result<(), EmuError> 
     Ok(())
 }
 
+/// QUIC knob fields `quiclab serve` / `get` pass on to quinn; the others must keep their default.
+const QUIC_APPLIED: &[&str] = &[
+    "mtu",
+    "mtu_discovery",
+    "initial_rtt",
+    "stream_window",
+    "conn_window",
+    "send_window",
+    "zero_rtt",
+];
+
+/// TCP knob fields the emulator honours (the MTU is the path's, TLS and HTTP are the
+/// endpoints'); the others are TCP-model knobs the kernel does not take per flow.
+const TCP_APPLIED: &[&str] = &["mtu", "tls", "http", "http1_connections"];
+
+/// The scenario key of the first knob of `knobs`, outside `applied`, that differs from the
+/// type's default. Knob field names are scenario keys, so a new knob is checked without a
+/// line here.
+fn first_unapplied<T: Serialize + Default>(knobs: &T, applied: &[&str]) -> Option<String> {
+    let (Ok(Value::Object(set)), Ok(Value::Object(default))) = (
+        serde_json::to_value(knobs),
+        serde_json::to_value(T::default()),
+    ) else {
+        return Some("flow".into());
+    };
+    set.iter()
+        .find(|(field, v)| !applied.contains(&field.as_str()) && default.get(*field) != Some(*v))
+        .map(|(field, _)| format!("flow.{field}"))
+}
+
 fn check_tcp(f: &FlowSpec, warnings: &mut Vec<String>) -> Result<(), EmuError> {
     let t = &f.tcp;
-    let d = scenario::builder::tcp_knobs(t.mtu);
     if t.tls != TlsMode::Tls13 {
         return Err(unsupported(
             "flow.tls",
             "quiclab serve/get speak TLS 1.3 only",
         ));
     }
-    let model_knobs: [(&str, bool); 9] = [
-        ("flow.sack", t.sack != d.sack),
-        ("flow.timestamps", t.timestamps != d.timestamps),
-        ("flow.delayed_ack", t.delayed_ack != d.delayed_ack),
-        (
-            "flow.delayed_ack_timeout",
-            t.delayed_ack_timeout != d.delayed_ack_timeout,
-        ),
-        (
-            "flow.receive_window_max",
-            t.receive_window_max != d.receive_window_max,
-        ),
-        (
-            "flow.initial_receive_window",
-            t.initial_receive_window != d.initial_receive_window,
-        ),
-        ("flow.send_buffer", t.send_buffer != d.send_buffer),
-        ("flow.min_rto", t.min_rto != d.min_rto),
-        ("flow.initial_rto", t.initial_rto != d.initial_rto),
-    ];
-    if let Some((key, _)) = model_knobs.iter().find(|(_, differs)| *differs) {
+    if let Some(key) = first_unapplied(t, TCP_APPLIED) {
         return Err(unsupported(
-            key,
+            &key,
             "kernel TCP runs with Linux defaults; this TCP-model knob is not applied",
         ));
     }
-    if let Some(n) = t.http1_parallel {
+    if let Some(n) = t.http1_parallel() {
         warnings.push(format!(
             "flow {}: flow.http1_connections={n}: quiclab get spreads the streams over its own HTTP/1.1 connections",
             f.name
@@ -202,7 +206,7 @@ pub fn cc_name(f: &FlowSpec) -> Result<&'static str, EmuError> {
 pub fn http_version(f: &FlowSpec) -> &'static str {
     match f.stack {
         Stack::Quic => "3",
-        Stack::Tcp if f.tcp.http1_parallel.is_some() => "1.1",
+        Stack::Tcp if f.tcp.http1_parallel().is_some() => "1.1",
         Stack::Tcp => "2",
     }
 }
@@ -369,6 +373,16 @@ mod tests {
             .expect_err("sack off is a model knob")
             .to_string();
         assert!(e.contains("flow.sack"), "{e}");
+        let mut f = download(Stack::Tcp);
+        f.tcp.min_rto = Duration::from_secs(1);
+        let s = builder::scenario("s", LinkConfig::ideal(), vec![f], Duration::from_secs(1));
+        let e = check_supported(&s).expect_err("a model knob").to_string();
+        assert!(e.contains("flow.min_rto"), "{e}");
+        let mut f = download(Stack::Quic);
+        f.quic.ack_ratio = Some(4);
+        let s = builder::scenario("s", LinkConfig::ideal(), vec![f], Duration::from_secs(1));
+        let e = check_supported(&s).expect_err("not wired").to_string();
+        assert!(e.contains("flow.ack_ratio"), "{e}");
         let mut f = download(Stack::Quic);
         f.cc = CcChoice::Ours(CcConfig::None);
         let s = builder::scenario("s", LinkConfig::ideal(), vec![f], Duration::from_secs(1));

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use crate::model::{
-    CcChoice, DuplexLink, FlowSpec, QuicKnobs, Scenario, Stack, TcpKnobs, TlsMode, Workload,
+    CcChoice, DuplexLink, FlowSpec, QuicKnobs, Scenario, Stack, TcpKnobs, Workload,
 };
 use cc::config::{CcConfig, CommonCcConfig, RenoCounting};
 use netem::config::{LinkConfig, LossConfig, QueueLimit, RateProfile};
@@ -62,19 +62,16 @@ pub fn bulk_flow(name: &str, mtu: u16, cc: CcChoice) -> FlowSpec {
         start: Duration::ZERO,
         stop: None,
         cc,
+        // The default MTU discovery is off: the models assume a fixed packet size. Windows are
+        // larger than the defaults so they never limit a model's sender.
         quic: QuicKnobs {
             mtu,
-            // Pinned MTU: the models assume a fixed packet size.
-            mtu_discovery: false,
-            initial_rtt: ms(333.0),
             stream_window: 64_000_000,
             conn_window: 128_000_000,
             send_window: 64_000_000,
-            ack_ratio: None,
-            max_ack_delay: None,
-            zero_rtt: false,
+            ..QuicKnobs::default()
         },
-        tcp: tcp_knobs(mtu),
+        tcp: TcpKnobs::with_mtu(mtu),
         pep: None,
         client_access: DuplexLink {
             up: LinkConfig::ideal(),
@@ -84,24 +81,6 @@ pub fn bulk_flow(name: &str, mtu: u16, cc: CcChoice) -> FlowSpec {
             up: LinkConfig::ideal(),
             down: LinkConfig::ideal(),
         },
-    }
-}
-
-/// Linux-like TCP defaults for an IP MTU.
-pub fn tcp_knobs(mtu: u16) -> TcpKnobs {
-    TcpKnobs {
-        mtu,
-        tls: TlsMode::Tls13,
-        sack: true,
-        timestamps: true,
-        delayed_ack: true,
-        delayed_ack_timeout: Duration::from_millis(40),
-        receive_window_max: 3_145_728,
-        initial_receive_window: 65_535,
-        send_buffer: 4_194_304,
-        min_rto: Duration::from_millis(200),
-        initial_rto: Duration::from_secs(1),
-        http1_parallel: None,
     }
 }
 

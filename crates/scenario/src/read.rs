@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use crate::error::{At, Errors, ScenarioError};
 use crate::queue::{parse_queue, QueueSpec};
-use crate::registry::{self, DefaultValue, KeyDoc};
+use crate::registry::{self, Bounds, DefaultValue, KeyDoc, Kind};
 use crate::tree::{parse_arg_value, Entry, Node, Table, Val};
 use crate::units::{self, Rate, UnitError};
 
@@ -285,6 +285,13 @@ impl<'a> Reader<'a> {
             return Ok(None);
         };
         let found = match &node.val {
+            // `--set flow.tls=1.3` reads 1.3 as a TOML float; it still names the value "1.3".
+            Val::Float(x) => doc
+                .allowed
+                .iter()
+                .find(|a| a.parse::<f64>().ok() == Some(*x))
+                .copied()
+                .ok_or_else(|| format!("unknown value {x}")),
             Val::Str(s) => doc
                 .allowed
                 .iter()
@@ -299,6 +306,65 @@ impl<'a> Reader<'a> {
                 .with_allowed(doc.allowed)
         })
     }
+}
+
+impl Reader<'_> {
+    /// The user's value of `key` (`None` when unset: the knob's type has the default), parsed
+    /// by the key's kind, checked against its bounds and turned into the value serde reads a
+    /// knob field from.
+    pub(crate) fn value(&self, key: &str) -> Result<Option<serde_json::Value>, ScenarioError> {
+        let Some(entry) = self.entry(key) else {
+            return Ok(None);
+        };
+        let doc = self.doc(key)?;
+        let out_of_bounds = |m: String| Err(self.errors.at(&entry.node.at, m));
+        let value = match (doc.kind, doc.bounds) {
+            (Kind::Duration, bounds) => {
+                let d = self.required(key, self.duration(key)?)?;
+                if bounds == Bounds::Positive && d.is_zero() {
+                    return out_of_bounds(format!(
+                        "{} must be greater than zero",
+                        self.path_of(key)
+                    ));
+                }
+                json(d)
+            }
+            (Kind::Size, Bounds::Within(min, max)) => {
+                let v = self.required(key, self.size(key)?)?;
+                if !(min..=max).contains(&v) {
+                    return out_of_bounds(format!(
+                        "{} = {v} B is not within {min} B and {max} B",
+                        self.path_of(key)
+                    ));
+                }
+                json(v)
+            }
+            (Kind::Size, _) => json(self.required(key, self.size(key)?)?),
+            (Kind::Int, Bounds::Within(min, max)) => {
+                json(self.required(key, self.uint_in(key, min, max)?)?)
+            }
+            (Kind::Int, _) => json(self.required(key, self.uint(key)?)?),
+            (Kind::Packets, _) => json(self.required(key, self.packets(key)?)?),
+            (Kind::Bool, _) => json(self.required(key, self.boolean(key)?)?),
+            (Kind::Float, _) => json(self.required(key, self.float(key)?)?),
+            (Kind::Probability, _) => json(self.required(key, self.probability(key)?)?),
+            (Kind::Enum, _) => json(self.required(key, self.choice(key)?)?),
+            (Kind::Str, _) => json(self.required(key, self.string(key)?)?),
+            (kind, _) => {
+                return Err(self.errors.whole(format!(
+                    "internal: {} of kind {} is not a knob",
+                    doc.path,
+                    kind.name()
+                )))
+            }
+        };
+        Ok(Some(value))
+    }
+}
+
+/// A parsed value as serde sees it (plain data: serializing it cannot fail).
+fn json<T: serde::Serialize>(v: T) -> serde_json::Value {
+    serde_json::to_value(v).unwrap_or(serde_json::Value::Null)
 }
 
 /// Parses a rate value (string with unit, or integer bit/s).

@@ -1,5 +1,7 @@
 //! Every scenario key with its type, default and documentation: the one source of truth that the
 //! parser checks keys against, reads defaults from, and that `docs/scenario.md` is generated from.
+//! The transports' knob structs (`TcpKnobs`, `QuicKnobs`) are the exception: their `Default`s are
+//! the defaults, their field names the `flow.*` keys, and a test holds the texts here to them.
 //!
 //! Paths are dotted. Flows and cross sources are arrays (`[[flow]]`), addressed without an index
 //! here (`flow.cc`). Items of inline arrays of tables are written `link.rate_schedule[].at`; they
@@ -107,6 +109,19 @@ pub struct KeyDoc {
     pub context: &'static [&'static str],
     /// The only flow stack the key applies to (`None` = every stack); set elsewhere it is an error.
     pub stack: Option<Stack>,
+    /// Values accepted beyond what the kind allows (checked where knobs are read generically).
+    pub bounds: Bounds,
+}
+
+/// Limits on a knob's value beyond its kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bounds {
+    /// Anything the kind accepts.
+    Any,
+    /// A duration above zero (a zero timer would fire without end).
+    Positive,
+    /// An integer or size (bytes) in `[min, max]`.
+    Within(u64, u64),
 }
 
 /// A group of keys rendered as one table in the documentation.
@@ -136,8 +151,30 @@ const fn key(
         example,
         context: &[],
         stack: None,
+        bounds: Bounds::Any,
     }
 }
+
+/// A duration that must be above zero.
+const fn positive(k: KeyDoc) -> KeyDoc {
+    KeyDoc {
+        bounds: Bounds::Positive,
+        ..k
+    }
+}
+
+/// An integer or size in `[min, max]`.
+const fn within(k: KeyDoc, min: u64, max: u64) -> KeyDoc {
+    KeyDoc {
+        bounds: Bounds::Within(min, max),
+        ..k
+    }
+}
+
+/// RFC 7323 caps a scaled window at 2^30 bytes.
+const MAX_WINDOW: u64 = 1 << 30;
+/// Send buffers have no protocol limit; this only keeps a typo from allocating the machine.
+const MAX_BUFFER: u64 = 1 << 40;
 
 const fn with_context(k: KeyDoc, context: &'static [&'static str]) -> KeyDoc {
     KeyDoc { context, ..k }
@@ -269,32 +306,32 @@ static KEYS: &[KeyDoc] = &[
     key("flow.min_window", Packets, Value("2pkt"), "Minimum congestion window (ours only).", "\"4pkt\""),
     key("flow.mtu", Int, Value("1500"), "IP MTU (at least 1228 for QUIC, 576 for TCP). QUIC: UDP payload at most mtu − 28; TCP: MSS = mtu − 40, − 12 more with timestamps.", "1280"),
     quic_only(key("flow.mtu_discovery", Bool, Value("false"), "Let quinn probe for a larger MTU.", "true")),
-    quic_only(key("flow.initial_rtt", Duration, Value("333ms"), "RTT estimate before the first sample.", "\"100ms\"")),
+    quic_only(positive(key("flow.initial_rtt", Duration, Value("333ms"), "RTT estimate before the first sample.", "\"100ms\""))),
     quic_only(key("flow.stream_window", Size, Value("16MB"), "Per-stream receive window (initial MAX_STREAM_DATA); generous so it limits only when set.", "\"65KB\"")),
     quic_only(key("flow.conn_window", Size, Value("24MB"), "Connection receive window (initial MAX_DATA).", "\"100KB\"")),
     quic_only(key("flow.send_window", Size, Value("32MB"), "Sender's buffer limit (TCP: `send_buffer`).", "\"1MB\"")),
-    quic_only(key("flow.ack_ratio", Int, Unset, "Ask the peer to acknowledge every n-th packet (ACK-frequency); none = quinn's default (every second).", "10")),
+    quic_only(within(key("flow.ack_ratio", Int, Unset, "Ask the peer to acknowledge every n-th packet (ACK-frequency); none = quinn's default (every second).", "10"), 1, u32::MAX as u64)),
     quic_only(key("flow.max_ack_delay", Duration, Unset, "Max ACK delay requested via ACK-frequency; none = 25 ms.", "\"5ms\"")),
     quic_only(key("flow.zero_rtt", Bool, Value("false"), "Use 0-RTT on the second and later connections of a download.", "true")),
-    // TCP defaults are those of builder::tcp_knobs (Linux); a test holds these texts to it.
+    // Knob defaults are the `Default`s of the transports' knob types; a test holds these texts to them.
     tcp_only(one_of(key("flow.tls", Enum, Value("1.3"), "TLS over TCP: `1.3` (one round trip of handshake), `1.2` (two), `none` (the request follows the three-way handshake).", "\"1.2\""), TLS_VERSIONS)),
     tcp_only(key("flow.sack", Bool, Value("true"), "SACK with RFC 6675 recovery; false: NewReno-style recovery (RFC 6582).", "false")),
     tcp_only(key("flow.timestamps", Bool, Value("true"), "Timestamps option: 12 bytes per segment, an RTT sample from every ACK.", "false")),
     tcp_only(key("flow.delayed_ack", Bool, Value("true"), "Delayed ACKs (every second full segment or after `delayed_ack_timeout`); false: ACK every segment.", "false")),
-    tcp_only(key("flow.delayed_ack_timeout", Duration, Value("40ms"), "Delayed-ACK timer.", "\"200ms\"")),
-    tcp_only(key("flow.receive_window_max", Size, Value("3MiB"), "Largest receive window autotuning may reach (at most 1GiB, the window-scale limit).", "\"256KiB\"")),
-    tcp_only(key("flow.initial_receive_window", Size, Value("65535B"), "Receive window advertised at connection start (at most `receive_window_max`).", "\"16KiB\"")),
-    tcp_only(key("flow.send_buffer", Size, Value("4MiB"), "Send buffer: unacknowledged plus unsent bytes the sender holds.", "\"256KiB\"")),
-    tcp_only(key("flow.min_rto", Duration, Value("200ms"), "Lower bound of the retransmission timeout.", "\"1s\"")),
-    tcp_only(key("flow.initial_rto", Duration, Value("1s"), "Retransmission timeout before the first RTT sample (RFC 6298).", "\"3s\"")),
+    tcp_only(positive(key("flow.delayed_ack_timeout", Duration, Value("40ms"), "Delayed-ACK timer.", "\"200ms\""))),
+    tcp_only(within(key("flow.receive_window_max", Size, Value("3MiB"), "Largest receive window autotuning may reach (at most 1GiB, the window-scale limit).", "\"256KiB\""), 1, MAX_WINDOW)),
+    tcp_only(within(key("flow.initial_receive_window", Size, Value("65535B"), "Receive window advertised at connection start (at most `receive_window_max`).", "\"16KiB\""), 1, MAX_WINDOW)),
+    tcp_only(within(key("flow.send_buffer", Size, Value("4MiB"), "Send buffer: unacknowledged plus unsent bytes the sender holds.", "\"256KiB\""), 1, MAX_BUFFER)),
+    tcp_only(positive(key("flow.min_rto", Duration, Value("200ms"), "Lower bound of the retransmission timeout.", "\"1s\""))),
+    tcp_only(positive(key("flow.initial_rto", Duration, Value("1s"), "Retransmission timeout before the first RTT sample (RFC 6298).", "\"3s\""))),
     tcp_only(one_of(key("flow.http", Enum, Value("http2"), "download over TCP: `http2` multiplexes the requests (`streams`) over one connection; `http1.1` spreads them over `http1_connections` parallel keep-alive connections, one request at a time each.", "\"http1.1\""), HTTP_VERSIONS)),
-    with_context(tcp_only(key("flow.http1_connections", Int, Value("6"), "HTTP/1.1: parallel keep-alive connections per page (browsers open 6 per host).", "2")), &[TCP_FLOW, HTTP1]),
+    with_context(tcp_only(within(key("flow.http1_connections", Int, Value("6"), "HTTP/1.1: parallel keep-alive connections per page (browsers open 6 per host).", "2"), 1, 1000)), &[TCP_FLOW, HTTP1]),
     tcp_only(one_of(key("flow.pep", Enum, Value("none"), "Split-connection TCP proxy (like PEPsal) on this flow's path: `client-side` sits between the client's access link and the bottleneck (a satellite terminal), `server-side` between the bottleneck and the server's access link (a gateway). TLS stays end to end.", "\"server-side\""), PEP_POSITIONS)),
-    with_context(tcp_only(key("flow.pep_buffer", Size, Value("4MiB"), "Bytes the PEP holds per direction before it stops reading (TCP flow control then backs up).", "\"256KiB\"")), &[TCP_FLOW, PEP_ON]),
+    with_context(tcp_only(within(key("flow.pep_buffer", Size, Value("4MiB"), "Bytes the PEP holds per direction before it stops reading (TCP flow control then backs up).", "\"256KiB\""), 1, MAX_BUFFER)), &[TCP_FLOW, PEP_ON]),
     with_context(tcp_only(one_of(key("flow.pep_cc", Enum, Value("cubic"), "Congestion control of the PEP's own connections (default knobs).", "\"newreno\""), PEP_CC)), &[TCP_FLOW, PEP_ON]),
     with_context(tcp_only(key("flow.pep_initial_window", Packets, Value("10pkt"), "Initial congestion window of the PEP's connections (satellite PEPs often start much larger).", "\"100pkt\"")), &[TCP_FLOW, PEP_ON]),
-    with_context(tcp_only(key("flow.pep_receive_window_max", Size, Value("16MiB"), "Receive-window cap of the PEP's connections (satellite PEPs use large windows).", "\"4MiB\"")), &[TCP_FLOW, PEP_ON]),
-    with_context(tcp_only(key("flow.pep_send_buffer", Size, Value("16MiB"), "Send buffer of the PEP's connections.", "\"4MiB\"")), &[TCP_FLOW, PEP_ON]),
+    with_context(tcp_only(within(key("flow.pep_receive_window_max", Size, Value("16MiB"), "Receive-window cap of the PEP's connections (satellite PEPs use large windows).", "\"4MiB\""), 1, MAX_WINDOW)), &[TCP_FLOW, PEP_ON]),
+    with_context(tcp_only(within(key("flow.pep_send_buffer", Size, Value("16MiB"), "Send buffer of the PEP's connections.", "\"4MiB\""), 1, MAX_BUFFER)), &[TCP_FLOW, PEP_ON]),
     key("flow.client_access.rate", Rate, Value("unlimited"), "Rate of the client's access link (both directions).", "\"100Mbit\""),
     key("flow.client_access.delay", Duration, Value("0ms"), "One-way delay of the client's access link.", "\"5ms\""),
     key("flow.client_access.queue", Queue, Value("unlimited"), "Queue of the client's access link.", "\"10pkt\""),
@@ -427,23 +464,45 @@ mod tests {
                 .map(|k| k.path.trim_start_matches("flow."))
                 .collect()
         };
+        // Every knob field but the shared `mtu` is a key of its stack alone, and vice versa
+        // (the PEP's keys aside): a new field without its registry entry fails here.
+        let fields = |v: serde_json::Value| -> Vec<String> {
+            let serde_json::Value::Object(m) = v else {
+                panic!("knobs serialize as a table")
+            };
+            let mut f: Vec<String> = m.keys().filter(|k| *k != "mtu").cloned().collect();
+            f.sort();
+            f
+        };
+        let keys = |stack| -> Vec<String> {
+            let mut k: Vec<String> = only(stack)
+                .into_iter()
+                .filter(|k| !k.starts_with("pep"))
+                .map(String::from)
+                .collect();
+            k.sort();
+            k
+        };
+        let json = |v: Result<serde_json::Value, serde_json::Error>| v.expect("serializable");
         assert_eq!(
-            only(Stack::Quic),
-            [
-                "mtu_discovery",
-                "initial_rtt",
-                "stream_window",
-                "conn_window",
-                "send_window",
-                "ack_ratio",
-                "max_ack_delay",
-                "zero_rtt"
-            ]
+            keys(Stack::Quic),
+            fields(json(serde_json::to_value(
+                crate::model::QuicKnobs::default()
+            )))
         );
         assert_eq!(
-            only(Stack::Tcp).len(),
-            18,
-            "12 TcpKnobs keys and 6 PEP keys"
+            keys(Stack::Tcp),
+            fields(json(
+                serde_json::to_value(crate::model::TcpKnobs::default())
+            ))
+        );
+        assert_eq!(
+            only(Stack::Tcp)
+                .iter()
+                .filter(|k| k.starts_with("pep"))
+                .count(),
+            6,
+            "the PEP keys"
         );
         assert!(KEYS
             .iter()

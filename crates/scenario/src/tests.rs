@@ -7,8 +7,7 @@ use cc::config::{CcConfig, RenoCounting};
 use netem::config::{Jitter, LossConfig, QueueLimit, RateProfile};
 use netem::loss::gilbert_elliott_mean_loss;
 
-use crate::builder::tcp_knobs;
-use crate::model::{CcChoice, CrossPattern, Stack, TcpKnobs, TlsMode, Workload};
+use crate::model::{CcChoice, CrossPattern, QuicKnobs, Stack, TcpKnobs, TlsMode, Workload};
 use crate::registry::{keys, DefaultValue};
 use crate::{load, parse_str, run_seed, LoadedScenario, ScenarioError};
 
@@ -561,14 +560,14 @@ fn examples_mean_what_their_comments_say() {
             f.cc
         );
     }
-    assert_eq!(s.flows[1].tcp, tcp_knobs(1500));
+    assert_eq!(s.flows[1].tcp, TcpKnobs::default());
 }
 
 fn tcp_of(text: &str) -> TcpKnobs {
     let l = ok(text);
     let f = &l.points[0].scenario.flows[0];
     assert_eq!(f.stack, Stack::Tcp);
-    f.tcp.clone()
+    f.tcp
 }
 
 #[test]
@@ -590,7 +589,7 @@ fn tcp_keys_parse_into_tcp_knobs() {
         send_buffer: 1_000_000,
         min_rto: Duration::from_millis(1),
         initial_rto: Duration::from_secs(3),
-        http1_parallel: None,
+        ..TcpKnobs::default()
     };
     assert_eq!(t, want);
     assert_eq!(
@@ -627,54 +626,107 @@ fn tcp_values_are_checked() {
     assert!(e.message.contains("exceeds"), "{e}");
 }
 
-/// The registry documents TCP defaults as text, the model takes them from builder::tcp_knobs;
-/// written out explicitly, the documented texts must give the same knobs.
+/// A flow table setting every key in `keys` to its documented registry default (keys without
+/// a value default are left out), after `head`.
+fn with_documented_defaults(head: &str, keys: &[String]) -> String {
+    let mut text = String::from(head);
+    for name in keys {
+        let path = format!("flow.{name}");
+        let k =
+            crate::registry::find(&path).unwrap_or_else(|| panic!("{path} is not in the registry"));
+        if let DefaultValue::Value(v) = k.default {
+            let value = match k.kind {
+                crate::registry::Kind::Bool
+                | crate::registry::Kind::Int
+                | crate::registry::Kind::Float => v.to_string(),
+                _ => format!("{v:?}"),
+            };
+            text.push_str(&format!("{name} = {value}\n"));
+        }
+    }
+    text
+}
+
+/// The field names of a knob struct, which are its scenario keys.
+fn fields<T: serde::Serialize>(t: &T) -> Vec<String> {
+    match serde_json::to_value(t).expect("serializable") {
+        serde_json::Value::Object(m) => m.keys().cloned().collect(),
+        other => panic!("not a struct: {other}"),
+    }
+}
+
+/// Every flow knob's registry default equals its type's `Default`: an absent key and the
+/// documented text written out give the same knobs, every field has a key, and a field whose
+/// default is `None` is documented as unset.
 #[test]
-fn tcp_defaults_equal_builder_tcp_knobs() {
-    assert_eq!(tcp_of("[[flow]]\nstack = \"tcp\"\n"), tcp_knobs(1500));
+fn flow_knob_registry_defaults_equal_the_types_defaults() {
+    let tcp = TcpKnobs::default();
+    let quic = QuicKnobs::default();
+    for (name, value) in fields(&tcp)
+        .iter()
+        .map(|f| {
+            (
+                f.clone(),
+                serde_json::to_value(tcp).expect("json")[f].clone(),
+            )
+        })
+        .chain(fields(&quic).iter().map(|f| {
+            (
+                f.clone(),
+                serde_json::to_value(quic).expect("json")[f].clone(),
+            )
+        }))
+    {
+        let k = crate::registry::find(&format!("flow.{name}"))
+            .unwrap_or_else(|| panic!("knob field {name} has no registry key"));
+        assert_eq!(
+            value.is_null(),
+            k.default == DefaultValue::Unset,
+            "{name}: unset iff the default is None"
+        );
+    }
+    let tcp_text = with_documented_defaults("[[flow]]\nstack = \"tcp\"\n", &fields(&tcp));
+    let quic_text = with_documented_defaults("[[flow]]\n", &fields(&quic));
+    for text in ["[[flow]]\nstack = \"tcp\"\n", tcp_text.as_str()] {
+        assert_eq!(tcp_of(text), tcp, "{text}");
+    }
+    for text in ["[[flow]]\n", quic_text.as_str()] {
+        let f = ok(text).points[0].scenario.flows[0].clone();
+        assert_eq!(f.quic, quic, "{text}");
+        // A QUIC flow carries the TCP defaults too, so engines never see garbage.
+        assert_eq!(f.tcp, tcp, "{text}");
+    }
     assert_eq!(
         tcp_of("[[flow]]\nstack = \"tcp\"\nmtu = 1400\n"),
-        tcp_knobs(1400)
+        TcpKnobs::with_mtu(1400)
     );
-    let mut text = String::from("[[flow]]\nstack = \"tcp\"\n");
-    let mut n = 0;
-    for k in keys().iter().filter(|k| {
-        k.stack == Some(Stack::Tcp)
-            && !k.path.starts_with("flow.pep")
-            && !k.path.starts_with("flow.http")
-    }) {
-        let DefaultValue::Value(v) = k.default else {
-            panic!("{} needs a documented default", k.path)
-        };
-        let name = k.path.strip_prefix("flow.").expect("a flow key");
-        let value = if v == "true" || v == "false" {
-            v.to_string()
-        } else {
-            format!("{v:?}")
-        };
-        text.push_str(&format!("{name} = {value}\n"));
-        n += 1;
-    }
-    assert_eq!(n, 10, "every TcpKnobs field but mtu has a key");
-    assert_eq!(tcp_of(&text), tcp_knobs(1500), "{text}");
-    // A QUIC flow carries the defaults too, so engines never see garbage.
-    assert_eq!(ok("").points[0].scenario.flows[0].tcp, tcp_knobs(1500));
+    // The shared parts of a flow and the PEP.
+    let f = &ok("[[flow]]\n").points[0].scenario.flows[0];
+    assert_eq!(
+        (f.cc, f.workload),
+        (CcChoice::default(), Workload::default())
+    );
+    let pep = ok("[[flow]]\nstack = \"tcp\"\npep = \"server-side\"\n").points[0]
+        .scenario
+        .flows[0]
+        .pep;
+    assert_eq!(pep, Some(crate::model::PepSpec::default()));
 }
 
 #[test]
 fn http_version_selects_parallel_keep_alive_connections() {
-    assert_eq!(tcp_of("[[flow]]\nstack = \"tcp\"\n").http1_parallel, None);
+    assert_eq!(tcp_of("[[flow]]\nstack = \"tcp\"\n").http1_parallel(), None);
     assert_eq!(
-        tcp_of("[[flow]]\nstack = \"tcp\"\nhttp = \"http2\"\n").http1_parallel,
+        tcp_of("[[flow]]\nstack = \"tcp\"\nhttp = \"http2\"\n").http1_parallel(),
         None
     );
     assert_eq!(
-        tcp_of("[[flow]]\nstack = \"tcp\"\nhttp = \"http1.1\"\n").http1_parallel,
+        tcp_of("[[flow]]\nstack = \"tcp\"\nhttp = \"http1.1\"\n").http1_parallel(),
         Some(6)
     );
     assert_eq!(
         tcp_of("[[flow]]\nstack = \"tcp\"\nhttp = \"http1.1\"\nhttp1_connections = 2\n")
-            .http1_parallel,
+            .http1_parallel(),
         Some(2)
     );
     let e = err("[[flow]]\nhttp = \"http1.1\"\n");
@@ -684,7 +736,7 @@ fn http_version_selects_parallel_keep_alive_connections() {
 #[test]
 fn pep_keys_resolve_to_a_pep_spec() {
     use crate::model::{PepPosition, PepSpec};
-    let flow = |text: &str| ok(text).points[0].scenario.flows[0].pep.clone();
+    let flow = |text: &str| ok(text).points[0].scenario.flows[0].pep;
     assert_eq!(flow("[[flow]]\nstack = \"tcp\"\n"), None);
     assert_eq!(flow("[[flow]]\nstack = \"tcp\"\npep = \"none\"\n"), None);
     let p: Option<PepSpec> = flow("[[flow]]\nstack = \"tcp\"\npep = \"server-side\"\n");

@@ -1,15 +1,14 @@
 //! Building a flow's agent and routes from its `FlowSpec` (the "helper" side of the engine:
 //! the event loop never looks at scenario knobs).
 
-use scenario::model::{CcChoice, FlowSpec, PepPosition, Stack, TlsMode, Workload};
+use scenario::model::{FlowSpec, PepPosition, Stack};
 use transport::agent::{FlowAgent, Side};
-use transport::cc_adapter::ControllerChoice;
 use transport::clock::VirtualClock;
-use transport::quic::{QuicFlow, QuicFlowConfig, QuicWorkload};
-use transport::tcp::{PepConfig, TcpFlow, TcpFlowConfig, TcpWorkload, Tls};
+use transport::quic::{QuicFlow, QuicFlowConfig};
+use transport::tcp::{TcpFlow, TcpFlowConfig};
 use transport::tls::KeyLogBuffer;
 
-use crate::addr::{self, IPV4_UDP_OVERHEAD};
+use crate::addr;
 use crate::engine::{RunOptions, SimError, BOTTLENECK_DOWN, BOTTLENECK_UP};
 
 /// Link routes between the sides of one flow. Without a PEP only client ↔ server exists; with
@@ -50,7 +49,8 @@ pub(crate) fn routes(
     r
 }
 
-/// The transport agent of one flow.
+/// The transport agent of one flow: the flow's plan and its stack's knobs, plus the per-run
+/// bits (seed, addresses, qlog directory, key log, clock).
 pub(crate) fn build_agent(
     spec: &FlowSpec,
     index: usize,
@@ -59,114 +59,33 @@ pub(crate) fn build_agent(
     opts: &RunOptions,
     keylog: Option<KeyLogBuffer>,
 ) -> Result<Box<dyn FlowAgent>, SimError> {
-    match spec.stack {
-        Stack::Quic => {
-            let q = &spec.quic;
-            let workload = match spec.workload {
-                Workload::Bulk { upload: true } => QuicWorkload::BulkUpload,
-                Workload::Bulk { upload: false } => QuicWorkload::BulkDownload,
-                Workload::Download {
-                    size,
-                    streams,
-                    connections,
-                } => QuicWorkload::Download {
-                    size,
-                    streams,
-                    connections,
+    let failed = |e: &dyn std::fmt::Display| SimError::Flow {
+        flow: spec.name.clone(),
+        message: e.to_string(),
+    };
+    Ok(match spec.stack {
+        Stack::Quic => Box::new(
+            QuicFlow::new(
+                QuicFlowConfig {
+                    plan: spec.plan(),
+                    knobs: spec.quic,
+                    seed,
+                    client_addr: addr::client_addr(index),
+                    server_addr: addr::server_addr(index),
+                    qlog_dir: opts.qlog_dir.clone(),
+                    keylog,
                 },
-            };
-            let controller = match spec.cc {
-                CcChoice::Ours(c) => ControllerChoice::Ours(c),
-                CcChoice::QuinnNewReno => ControllerChoice::QuinnNewReno,
-                CcChoice::QuinnCubic => ControllerChoice::QuinnCubic,
-                CcChoice::QuinnBbr => ControllerChoice::QuinnBbr,
-            };
-            let cfg = QuicFlowConfig {
-                name: spec.name.clone(),
-                seed,
-                workload,
-                start: spec.start,
-                stop: spec.stop,
-                controller,
-                max_udp_payload: q.mtu.saturating_sub(IPV4_UDP_OVERHEAD as u16),
-                mtu_discovery: q.mtu_discovery,
-                initial_rtt: q.initial_rtt,
-                stream_window: q.stream_window,
-                conn_window: q.conn_window,
-                send_window: q.send_window,
-                ack_ratio: q.ack_ratio,
-                max_ack_delay: q.max_ack_delay,
-                zero_rtt: q.zero_rtt,
-                client_addr: addr::client_addr(index),
-                server_addr: addr::server_addr(index),
-                qlog_dir: opts.qlog_dir.clone(),
-                keylog,
-            };
-            let flow = QuicFlow::new(cfg, clock.clone()).map_err(|e| SimError::Flow {
-                flow: spec.name.clone(),
-                message: e.to_string(),
-            })?;
-            Ok(Box::new(flow))
-        }
-        Stack::Tcp => {
-            let t = &spec.tcp;
-            let controller = match spec.cc {
-                CcChoice::Ours(c) => c,
-                // The scenario parser rejects this; a scenario built in code might not.
-                _ => {
-                    return Err(SimError::Flow {
-                        flow: spec.name.clone(),
-                        message: "TCP flows use quiclab's controllers, not quinn's".into(),
-                    })
-                }
-            };
-            let workload = match spec.workload {
-                Workload::Bulk { upload: true } => TcpWorkload::BulkUpload,
-                Workload::Bulk { upload: false } => TcpWorkload::BulkDownload,
-                Workload::Download {
-                    size,
-                    streams,
-                    connections,
-                } => TcpWorkload::Download {
-                    size,
-                    streams,
-                    connections,
-                    http1_parallel: t.http1_parallel,
-                },
-            };
-            let cfg = TcpFlowConfig {
-                name: spec.name.clone(),
-                workload,
-                start: spec.start,
-                stop: spec.stop,
-                controller,
-                mtu: t.mtu,
-                tls: match t.tls {
-                    TlsMode::None => Tls::None,
-                    TlsMode::Tls12 => Tls::Tls12,
-                    TlsMode::Tls13 => Tls::Tls13,
-                },
-                sack: t.sack,
-                timestamps: t.timestamps,
-                delayed_ack: t.delayed_ack,
-                delayed_ack_timeout: t.delayed_ack_timeout,
-                receive_window_max: t.receive_window_max,
-                initial_receive_window: t.initial_receive_window,
-                send_buffer: t.send_buffer,
-                min_rto: t.min_rto,
-                initial_rto: t.initial_rto,
-                pep: spec.pep.as_ref().map(|p| PepConfig {
-                    buffer: p.buffer,
-                    controller: p.cc,
-                    receive_window_max: p.receive_window_max,
-                    send_buffer: p.send_buffer,
-                }),
-            };
-            let flow = TcpFlow::new(cfg).map_err(|e| SimError::Flow {
-                flow: spec.name.clone(),
-                message: e.to_string(),
-            })?;
-            Ok(Box::new(flow))
-        }
-    }
+                clock.clone(),
+            )
+            .map_err(|e| failed(&e))?,
+        ),
+        Stack::Tcp => Box::new(
+            TcpFlow::new(TcpFlowConfig {
+                plan: spec.plan(),
+                knobs: spec.tcp,
+                pep: spec.pep,
+            })
+            .map_err(|e| failed(&e))?,
+        ),
+    })
 }

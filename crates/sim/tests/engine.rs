@@ -169,7 +169,8 @@ fn tcp_download(size: u64, streams: u32) -> scenario::model::FlowSpec {
 #[test]
 fn tcp_http1_parallel_connections_deliver_the_page() {
     let mut f = tcp_download(400_000, 8);
-    f.tcp.http1_parallel = Some(4);
+    f.tcp.http = scenario::model::HttpVersion::Http11;
+    f.tcp.http1_connections = 4;
     let r = run(&dumbbell(10_000_000, ms(50), 100, vec![f], ms(30_000)), 4);
     assert_eq!(r.flows[0].error, None);
     assert_eq!(r.flows[0].bytes_delivered, 400_000);

@@ -5,25 +5,42 @@ use std::any::Any;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use cc::config::CcConfig;
+use cc::config::{CcConfig, CommonCcConfig, RenoCounting};
 use cc::{CongestionController, RttSample};
 use quinn_proto::congestion::{Controller, ControllerFactory, ControllerMetrics};
 use quinn_proto::RttEstimator;
+use serde::{Deserialize, Serialize};
 use std::time::Instant;
 
 use crate::clock::from_instant;
 
-/// Which controller a connection uses.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum ControllerChoice {
-    /// One of quiclab's own controllers.
+/// Congestion control of a flow: one of ours (any transport), or one of quinn's built-in
+/// controllers (QUIC only) for comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub enum CcChoice {
+    /// One of quiclab's controllers (crate `cc`).
     Ours(CcConfig),
-    /// quinn's NewReno.
+    /// quinn's built-in NewReno.
     QuinnNewReno,
-    /// quinn's CUBIC.
+    /// quinn's built-in CUBIC.
     QuinnCubic,
-    /// quinn's BBR (experimental in quinn).
+    /// quinn's built-in BBR (experimental in quinn).
     QuinnBbr,
+}
+
+impl Default for CcChoice {
+    /// NewReno with exact byte counting, an initial window of 10 packets, β = 0.5 and a
+    /// minimum window of 2 packets (the scenario format's `cc = "newreno"`).
+    fn default() -> Self {
+        CcChoice::Ours(CcConfig::NewReno {
+            counting: RenoCounting::Exact,
+            common: CommonCcConfig {
+                initial_window_packets: 10,
+                loss_reduction_factor: 0.5,
+                minimum_window_packets: 2,
+            },
+        })
+    }
 }
 
 /// Values the controller exposes to the simulator's samplers (quinn keeps in-flight private).
@@ -57,32 +74,30 @@ impl CcProbe {
 
 /// Builds the chosen controller for each new connection, wrapped in a probe.
 pub struct Factory {
-    choice: ControllerChoice,
+    choice: CcChoice,
     probe: Arc<CcProbe>,
 }
 
 impl Factory {
     /// A factory for `choice` reporting through `probe`.
-    pub fn new(choice: ControllerChoice, probe: Arc<CcProbe>) -> Arc<Self> {
+    pub fn new(choice: CcChoice, probe: Arc<CcProbe>) -> Arc<Self> {
         Arc::new(Factory { choice, probe })
     }
 }
 
 impl ControllerFactory for Factory {
     fn build(self: Arc<Self>, now: Instant, current_mtu: u16) -> Box<dyn Controller> {
-        let inner: Box<dyn Controller> = match self.choice {
-            ControllerChoice::Ours(config) => Box::new(Ours {
-                inner: cc::build(&config, u64::from(current_mtu), from_instant(now)),
-            }),
-            ControllerChoice::QuinnNewReno => {
-                Arc::new(quinn_proto::congestion::NewRenoConfig::default()).build(now, current_mtu)
-            }
-            ControllerChoice::QuinnCubic => {
-                Arc::new(quinn_proto::congestion::CubicConfig::default()).build(now, current_mtu)
-            }
-            ControllerChoice::QuinnBbr => {
-                Arc::new(quinn_proto::congestion::BbrConfig::default()).build(now, current_mtu)
-            }
+        use quinn_proto::congestion::{BbrConfig, CubicConfig, NewRenoConfig};
+        let quinn = |f: Arc<dyn ControllerFactory>| Inner::Quinn(f.build(now, current_mtu));
+        let inner = match self.choice {
+            CcChoice::Ours(config) => Inner::Ours(cc::build(
+                &config,
+                u64::from(current_mtu),
+                from_instant(now),
+            )),
+            CcChoice::QuinnNewReno => quinn(Arc::new(NewRenoConfig::default())),
+            CcChoice::QuinnCubic => quinn(Arc::new(CubicConfig::default())),
+            CcChoice::QuinnBbr => quinn(Arc::new(BbrConfig::default())),
         };
         self.probe.ssthresh.store(u64::MAX, Ordering::Relaxed);
         Box::new(Probed {
@@ -92,15 +107,34 @@ impl ControllerFactory for Factory {
     }
 }
 
-/// Forwards to any controller while recording what quinn tells it.
+/// The controller behind a [`Probed`]: one of ours (a `cc` controller, whose clock is the
+/// virtual time and whose RTT input is a sample) or one of quinn's.
+enum Inner {
+    Ours(Box<dyn CongestionController>),
+    Quinn(Box<dyn Controller>),
+}
+
+impl Inner {
+    fn ssthresh(&self) -> Option<u64> {
+        match self {
+            Inner::Ours(c) => c.ssthresh(),
+            Inner::Quinn(c) => c.metrics().ssthresh,
+        }
+    }
+}
+
+/// Any controller seen through quinn's trait, recording what quinn tells it.
 struct Probed {
-    inner: Box<dyn Controller>,
+    inner: Inner,
     probe: Arc<CcProbe>,
 }
 
 impl Controller for Probed {
     fn on_sent(&mut self, now: Instant, bytes: u64, last_packet_number: u64) {
-        self.inner.on_sent(now, bytes, last_packet_number)
+        match &mut self.inner {
+            Inner::Ours(c) => c.on_sent(from_instant(now), bytes, last_packet_number),
+            Inner::Quinn(c) => c.on_sent(now, bytes, last_packet_number),
+        }
     }
 
     fn on_ack(
@@ -111,7 +145,25 @@ impl Controller for Probed {
         app_limited: bool,
         rtt: &RttEstimator,
     ) {
-        self.inner.on_ack(now, sent, bytes, app_limited, rtt)
+        match &mut self.inner {
+            Inner::Ours(c) => {
+                // quinn keeps its latest sample private; the sample for this packet is exactly
+                // now − sent.
+                let sample = RttSample {
+                    latest: now.saturating_duration_since(sent),
+                    smoothed: rtt.get(),
+                    min: rtt.min(),
+                };
+                c.on_ack(
+                    from_instant(now),
+                    from_instant(sent),
+                    bytes,
+                    app_limited,
+                    &sample,
+                )
+            }
+            Inner::Quinn(c) => c.on_ack(now, sent, bytes, app_limited, rtt),
+        }
     }
 
     fn on_end_acks(
@@ -122,8 +174,11 @@ impl Controller for Probed {
         largest: Option<u64>,
     ) {
         self.probe.in_flight.store(in_flight, Ordering::Relaxed);
-        self.inner.on_end_acks(now, in_flight, app_limited, largest);
-        let ss = self.inner.metrics().ssthresh.unwrap_or(u64::MAX);
+        match &mut self.inner {
+            Inner::Ours(c) => c.on_end_acks(from_instant(now), in_flight, app_limited, largest),
+            Inner::Quinn(c) => c.on_end_acks(now, in_flight, app_limited, largest),
+        }
+        let ss = self.inner.ssthresh().unwrap_or(u64::MAX);
         self.probe.ssthresh.store(ss, Ordering::Relaxed);
     }
 
@@ -134,8 +189,15 @@ impl Controller for Probed {
         persistent: bool,
         lost_bytes: u64,
     ) {
-        self.inner
-            .on_congestion_event(now, sent, persistent, lost_bytes);
+        match &mut self.inner {
+            Inner::Ours(c) => c.on_congestion_event(
+                from_instant(now),
+                from_instant(sent),
+                persistent,
+                lost_bytes,
+            ),
+            Inner::Quinn(c) => c.on_congestion_event(now, sent, persistent, lost_bytes),
+        }
         let t = from_instant(now).as_nanos() as u64 + 1;
         let _ = self.probe.first_congestion.compare_exchange(
             0,
@@ -143,121 +205,52 @@ impl Controller for Probed {
             Ordering::Relaxed,
             Ordering::Relaxed,
         );
-        let ss = self.inner.metrics().ssthresh.unwrap_or(u64::MAX);
+        let ss = self.inner.ssthresh().unwrap_or(u64::MAX);
         self.probe.ssthresh.store(ss, Ordering::Relaxed);
     }
 
     fn on_mtu_update(&mut self, new_mtu: u16) {
-        self.inner.on_mtu_update(new_mtu)
+        match &mut self.inner {
+            Inner::Ours(c) => c.on_mtu_update(u64::from(new_mtu)),
+            Inner::Quinn(c) => c.on_mtu_update(new_mtu),
+        }
     }
 
     fn window(&self) -> u64 {
-        self.inner.window()
+        match &self.inner {
+            Inner::Ours(c) => c.window(),
+            Inner::Quinn(c) => c.window(),
+        }
     }
 
     fn metrics(&self) -> ControllerMetrics {
-        self.inner.metrics()
+        match &self.inner {
+            Inner::Ours(c) => {
+                let mut m = ControllerMetrics::default();
+                m.congestion_window = c.window();
+                m.ssthresh = c.ssthresh();
+                m
+            }
+            Inner::Quinn(c) => c.metrics(),
+        }
     }
 
     fn clone_box(&self) -> Box<dyn Controller> {
+        let inner = match &self.inner {
+            Inner::Ours(c) => Inner::Ours(c.box_clone()),
+            Inner::Quinn(c) => Inner::Quinn(c.clone_box()),
+        };
         Box::new(Probed {
-            inner: self.inner.clone_box(),
+            inner,
             probe: self.probe.clone(),
         })
     }
 
     fn initial_window(&self) -> u64 {
-        self.inner.initial_window()
-    }
-
-    fn into_any(self: Box<Self>) -> Box<dyn Any> {
-        self
-    }
-}
-
-/// A `cc` controller seen through quinn's trait.
-struct Ours {
-    inner: Box<dyn CongestionController>,
-}
-
-impl Controller for Ours {
-    fn on_sent(&mut self, now: Instant, bytes: u64, last_packet_number: u64) {
-        self.inner
-            .on_sent(from_instant(now), bytes, last_packet_number)
-    }
-
-    fn on_ack(
-        &mut self,
-        now: Instant,
-        sent: Instant,
-        bytes: u64,
-        app_limited: bool,
-        rtt: &RttEstimator,
-    ) {
-        // quinn keeps its latest sample private; the sample for this packet is exactly now − sent.
-        let sample = RttSample {
-            latest: now.saturating_duration_since(sent),
-            smoothed: rtt.get(),
-            min: rtt.min(),
-        };
-        self.inner.on_ack(
-            from_instant(now),
-            from_instant(sent),
-            bytes,
-            app_limited,
-            &sample,
-        )
-    }
-
-    fn on_end_acks(
-        &mut self,
-        now: Instant,
-        in_flight: u64,
-        app_limited: bool,
-        largest: Option<u64>,
-    ) {
-        self.inner
-            .on_end_acks(from_instant(now), in_flight, app_limited, largest)
-    }
-
-    fn on_congestion_event(
-        &mut self,
-        now: Instant,
-        sent: Instant,
-        persistent: bool,
-        lost_bytes: u64,
-    ) {
-        self.inner.on_congestion_event(
-            from_instant(now),
-            from_instant(sent),
-            persistent,
-            lost_bytes,
-        )
-    }
-
-    fn on_mtu_update(&mut self, new_mtu: u16) {
-        self.inner.on_mtu_update(u64::from(new_mtu))
-    }
-
-    fn window(&self) -> u64 {
-        self.inner.window()
-    }
-
-    fn metrics(&self) -> ControllerMetrics {
-        let mut m = ControllerMetrics::default();
-        m.congestion_window = self.inner.window();
-        m.ssthresh = self.inner.ssthresh();
-        m
-    }
-
-    fn clone_box(&self) -> Box<dyn Controller> {
-        Box::new(Ours {
-            inner: self.inner.box_clone(),
-        })
-    }
-
-    fn initial_window(&self) -> u64 {
-        self.inner.initial_window()
+        match &self.inner {
+            Inner::Ours(c) => c.initial_window(),
+            Inner::Quinn(c) => c.initial_window(),
+        }
     }
 
     fn into_any(self: Box<Self>) -> Box<dyn Any> {

@@ -1,14 +1,18 @@
-//! Sans-IO transports for quiclab's engines.
+//! Sans-IO transports for quiclab's engines, each owning its configuration types.
 //!
 //! - [`agent`]: the [`agent::FlowAgent`] interface every transport flow implements.
-//! - [`quic`]: real quinn-proto endpoints driven in virtual time.
+//! - [`flow`], [`workload`], [`cc_adapter::CcChoice`]: what every flow is built from.
+//! - [`quic`]: real quinn-proto endpoints driven in virtual time ([`quic::QuicKnobs`]).
+//! - [`tcp`]: the Linux-like TCP model ([`tcp::TcpKnobs`], [`tcp::PepSpec`]).
 //! - [`cc_adapter`]: quiclab's congestion controllers plugged into quinn.
 //! - [`seeded`], [`tls`], [`clock`]: everything that makes a QUIC run a pure function of its seed.
 
 pub mod agent;
 pub mod cc_adapter;
 pub mod clock;
+pub mod flow;
 pub mod quic;
 pub mod seeded;
 pub mod tcp;
 pub mod tls;
+pub mod workload;

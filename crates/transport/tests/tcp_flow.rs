@@ -8,7 +8,8 @@ use rand::{Rng, SeedableRng};
 use tcp_support::{config, download, ms, run, Dir, Net};
 use transport::agent::{FlowAgent, Side};
 use transport::tcp::segment::{Segment, FIN, SYN};
-use transport::tcp::{TcpFlow, TcpWorkload, Tls};
+use transport::tcp::{TcpFlow, TlsMode};
+use transport::workload::Workload;
 
 const MB: u64 = 1_000_000;
 const LIMIT: Duration = Duration::from_secs(60);
@@ -20,9 +21,13 @@ fn completion(r: &transport::agent::FlowReport) -> f64 {
 #[test]
 fn handshake_takes_one_two_three_round_trips() {
     // 100 Mbit/s, RTT 40 ms: serialization adds well under a millisecond per flight.
-    for (tls, rtts) in [(Tls::None, 1.0), (Tls::Tls13, 2.0), (Tls::Tls12, 3.0)] {
+    for (tls, rtts) in [
+        (TlsMode::None, 1.0),
+        (TlsMode::Tls13, 2.0),
+        (TlsMode::Tls12, 3.0),
+    ] {
         let mut cfg = config(download(10_000));
-        cfg.tls = tls;
+        cfg.knobs.tls = tls;
         let mut net = Net::new(100_000_000, ms(20));
         let (_, r) = run(cfg, &mut net, LIMIT);
         let hs = r.connections[0].handshake_s.expect("handshake completes");
@@ -65,7 +70,7 @@ fn one_megabyte_download_matches_slow_start_plus_serialization() {
 fn delayed_ack_halves_pure_acks() {
     let ack_count = |delayed: bool| {
         let mut cfg = config(download(2 * MB));
-        cfg.delayed_ack = delayed;
+        cfg.knobs.delayed_ack = delayed;
         let mut net = Net::new(10_000_000, ms(20));
         let (_, r) = run(cfg, &mut net, LIMIT);
         assert_eq!(r.bytes_delivered, 2 * MB);
@@ -84,12 +89,12 @@ fn delayed_ack_halves_pure_acks() {
 /// Completion time of a 1 MB download with the given data segments dropped.
 fn lossy(sack: bool, drops: &'static [u64]) -> (transport::agent::FlowReport, f64) {
     let mut cfg = config(download(MB));
-    cfg.sack = sack;
+    cfg.knobs.sack = sack;
     let mut net = Net::new(10_000_000, ms(20))
         .dropping(move |s| s.dir == Dir::Down && s.data_index.is_some_and(|i| drops.contains(&i)));
     let (_, r) = run(cfg, &mut net, LIMIT);
     let mut clean_cfg = config(download(MB));
-    clean_cfg.sack = sack;
+    clean_cfg.knobs.sack = sack;
     let (_, clean) = run(clean_cfg, &mut Net::new(10_000_000, ms(20)), LIMIT);
     let extra = completion(&r) - completion(&clean);
     assert_eq!(r.bytes_delivered, MB);
@@ -135,7 +140,7 @@ fn tail_loss_is_repaired_by_rto() {
     // A 128 kB receive window bounds the queue, so the RTT stays below 40 + 105 ms.
     let go = |drop_last: bool| {
         let mut cfg = config(download(MB));
-        cfg.receive_window_max = 128 * 1024;
+        cfg.knobs.receive_window_max = 128 * 1024;
         let last = MB.div_ceil(1448) - 1;
         let mut net = Net::new(10_000_000, ms(20))
             .dropping(move |s| drop_last && s.dir == Dir::Down && s.data_index == Some(last));
@@ -176,14 +181,13 @@ fn dropped_syn_is_retransmitted_after_initial_rto() {
 fn lost_syn_ack_handshake_messages_and_fin_are_recovered() {
     // The first SYN-ACK, the ClientHello, the first three segments of the server's flight
     // (all of it) and the first FIN in each direction of the first connection are lost.
-    for tls in [Tls::Tls13, Tls::Tls12] {
-        let mut cfg = config(TcpWorkload::Download {
+    for tls in [TlsMode::Tls13, TlsMode::Tls12] {
+        let mut cfg = config(Workload::Download {
             size: 200_000,
             streams: 2,
             connections: 2,
-            http1_parallel: None,
         });
-        cfg.tls = tls;
+        cfg.knobs.tls = tls;
         let (mut syn_acks, mut fins) = (0, [0, 0]);
         let mut net = Net::new(10_000_000, ms(20)).dropping(move |s| {
             let first_conn = s.seg.conn == 0;
@@ -225,9 +229,9 @@ fn lost_acks_are_harmless() {
 
 #[test]
 fn receive_window_grows_up_to_but_never_beyond_its_maximum() {
-    let mut cfg = config(TcpWorkload::BulkDownload);
-    cfg.receive_window_max = 256 * 1024;
-    cfg.stop = Some(Duration::from_secs(3));
+    let mut cfg = config(Workload::Bulk { upload: false });
+    cfg.knobs.receive_window_max = 256 * 1024;
+    cfg.plan.stop = Some(Duration::from_secs(3));
     let mut flow = TcpFlow::new(cfg).expect("valid");
     let mut net = Net::new(100_000_000, ms(20));
     let mut max_seen = 0;
@@ -297,11 +301,10 @@ fn malformed_segments_are_dropped_without_panic() {
 
 #[test]
 fn multiplexed_download_delivers_every_stream() {
-    let cfg = config(TcpWorkload::Download {
+    let cfg = config(Workload::Download {
         size: MB + 3,
         streams: 4,
         connections: 1,
-        http1_parallel: None,
     });
     let mut net =
         Net::new(10_000_000, ms(20)).dropping(|s| s.dir == Dir::Down && s.data_index == Some(100));
@@ -313,13 +316,12 @@ fn multiplexed_download_delivers_every_stream() {
 
 #[test]
 fn sequential_connections_each_pay_their_handshake() {
-    let mut cfg = config(TcpWorkload::Download {
+    let mut cfg = config(Workload::Download {
         size: 50_000,
         streams: 1,
         connections: 3,
-        http1_parallel: None,
     });
-    cfg.tls = Tls::Tls13;
+    cfg.knobs.tls = TlsMode::Tls13;
     let (_, r) = run(cfg, &mut Net::new(100_000_000, ms(20)), LIMIT);
     assert_eq!(r.connections.len(), 3);
     for c in &r.connections {
@@ -334,8 +336,8 @@ fn sequential_connections_each_pay_their_handshake() {
 
 #[test]
 fn bulk_upload_stops_with_a_reset() {
-    let mut cfg = config(TcpWorkload::BulkUpload);
-    cfg.stop = Some(Duration::from_secs(2));
+    let mut cfg = config(Workload::Bulk { upload: true });
+    cfg.plan.stop = Some(Duration::from_secs(2));
     let mut net = Net::new(10_000_000, ms(20));
     let (flow, r) = run(cfg, &mut net, LIMIT);
     assert!(flow.is_finished());
@@ -368,13 +370,12 @@ fn retransmission_limit_ends_the_flow_with_an_error() {
 #[test]
 fn same_inputs_same_report() {
     let go = || {
-        let mut cfg = config(TcpWorkload::Download {
+        let mut cfg = config(Workload::Download {
             size: 2 * MB,
             streams: 3,
             connections: 2,
-            http1_parallel: None,
         });
-        cfg.tls = Tls::Tls12;
+        cfg.knobs.tls = TlsMode::Tls12;
         let mut net = Net::new(20_000_000, ms(15)).dropping(|s| s.index % 97 == 13);
         let (_, r) = run(cfg, &mut net, LIMIT);
         format!("{r:?}")
@@ -387,15 +388,14 @@ fn same_inputs_same_report() {
 #[test]
 fn random_loss_duplication_and_reordering_in_both_directions_are_survived() {
     for seed in 0..12u64 {
-        let mut cfg = config(TcpWorkload::Download {
+        let mut cfg = config(Workload::Download {
             size: 300_000,
             streams: 3,
             connections: 2,
-            http1_parallel: None,
         });
-        cfg.tls = [Tls::None, Tls::Tls12, Tls::Tls13][(seed % 3) as usize];
-        cfg.sack = seed % 2 == 0;
-        cfg.timestamps = seed % 4 < 2;
+        cfg.knobs.tls = [TlsMode::None, TlsMode::Tls12, TlsMode::Tls13][(seed % 3) as usize];
+        cfg.knobs.sack = seed % 2 == 0;
+        cfg.knobs.timestamps = seed % 4 < 2;
         let mut net = Net::new(10_000_000, ms(20)).chaotic(seed, 0.05, 0.02, ms(5));
         let (flow, r) = run(cfg, &mut net, Duration::from_secs(600));
         assert_eq!(r.error, None, "seed {seed}");

@@ -12,7 +12,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use tcp_support::{config, download, run, Dir, Net};
 use transport::agent::FlowReport;
-use transport::tcp::Tls;
+use transport::tcp::TlsMode;
 
 const SIZE: u64 = 8_900_000;
 /// How long the harness may run: the study's duration.
@@ -25,7 +25,7 @@ const BOUND: f64 = 60.0;
 /// the client.
 fn lossy_download(mut drop: impl FnMut() -> bool + 'static) -> FlowReport {
     let mut cfg = config(download(SIZE));
-    cfg.tls = Tls::Tls13;
+    cfg.knobs.tls = TlsMode::Tls13;
     let mut net = Net::new(100_000_000, Duration::from_micros(500))
         .dropping(move |s| s.dir == Dir::Down && s.data_index.is_some() && drop());
     run(cfg, &mut net, LIMIT).1

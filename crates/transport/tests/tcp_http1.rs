@@ -7,19 +7,25 @@ use std::time::Duration;
 
 use tcp_support::{config, ms, pep, run, Dir, Net};
 use transport::agent::{FlowAgent, FlowReport};
-use transport::tcp::{TcpFlow, TcpWorkload, Tls};
+use transport::tcp::{HttpVersion, TcpFlow, TcpFlowConfig, TlsMode};
+use transport::workload::Workload;
 
 const LIMIT: Duration = Duration::from_secs(120);
 /// Round trip of the long clean path.
 const RTT: f64 = 0.200;
 
-fn dl(size: u64, streams: u32, connections: u32, http1_parallel: Option<u32>) -> TcpWorkload {
-    TcpWorkload::Download {
+/// A download config; `http1_parallel`: HTTP/1.1 over that many connections, else HTTP/2.
+fn dl(size: u64, streams: u32, connections: u32, http1_parallel: Option<u32>) -> TcpFlowConfig {
+    let mut cfg = config(Workload::Download {
         size,
         streams,
         connections,
-        http1_parallel,
+    });
+    if let Some(k) = http1_parallel {
+        cfg.knobs.http = HttpVersion::Http11;
+        cfg.knobs.http1_connections = k;
     }
+    cfg
 }
 
 fn completion(r: &FlowReport) -> f64 {
@@ -27,8 +33,8 @@ fn completion(r: &FlowReport) -> f64 {
 }
 
 /// Runs `w` on a clean 100 Mbit/s path with a 200 ms RTT.
-fn long_path(w: TcpWorkload) -> (TcpFlow, FlowReport) {
-    let (flow, r) = run(config(w), &mut Net::new(100_000_000, ms(100)), LIMIT);
+fn long_path(cfg: TcpFlowConfig) -> (TcpFlow, FlowReport) {
+    let (flow, r) = run(cfg, &mut Net::new(100_000_000, ms(100)), LIMIT);
     assert_eq!(r.error, None);
     (flow, r)
 }
@@ -115,7 +121,7 @@ fn a_loss_blocks_only_its_own_connection() {
             seen == 10
         })
     };
-    let (flow, r) = run(config(dl(400_000, 4, 1, Some(4))), &mut lossy(), LIMIT);
+    let (flow, r) = run(dl(400_000, 4, 1, Some(4)), &mut lossy(), LIMIT);
     assert_eq!(r.error, None);
     assert_eq!(r.bytes_delivered, 400_000);
     assert!(r.packets_lost >= 1);
@@ -144,7 +150,7 @@ fn a_loss_blocks_only_its_own_connection() {
         seen += 1;
         seen == 10
     });
-    let (flow, r) = run(config(dl(400_000, 4, 1, None)), &mut net, LIMIT);
+    let (flow, r) = run(dl(400_000, 4, 1, None), &mut net, LIMIT);
     assert_eq!(r.bytes_delivered, 400_000);
     let h2: Vec<Duration> = flow.response_completions()[0]
         .iter()
@@ -159,8 +165,8 @@ fn a_loss_blocks_only_its_own_connection() {
 
 #[test]
 fn rounds_reopen_their_parallel_connections() {
-    let mut cfg = config(dl(300_001, 5, 2, Some(2)));
-    cfg.tls = Tls::Tls13;
+    let mut cfg = dl(300_001, 5, 2, Some(2));
+    cfg.knobs.tls = TlsMode::Tls13;
     let (flow, r) = run(cfg, &mut Net::new(20_000_000, ms(20)), LIMIT);
     assert_eq!(r.error, None);
     assert_eq!(r.bytes_delivered, 600_002);
@@ -196,7 +202,7 @@ fn tiny_and_degenerate_request_patterns_complete() {
     // Zero-byte responses, zero streams and zero parallel connections are taken as 1.
     for (size, streams, k) in [(2, 4, 3), (0, 1, 1), (5_000, 0, 0), (7, 3, 5)] {
         let (flow, r) = run(
-            config(dl(size, streams, 1, Some(k))),
+            dl(size, streams, 1, Some(k)),
             &mut Net::new(10_000_000, ms(20)),
             LIMIT,
         );
@@ -208,8 +214,8 @@ fn tiny_and_degenerate_request_patterns_complete() {
 
 #[test]
 fn each_parallel_connection_gets_its_own_pep_legs() {
-    let mut cfg = config(dl(300_000, 6, 2, Some(3)));
-    cfg.tls = Tls::Tls12;
+    let mut cfg = dl(300_000, 6, 2, Some(3));
+    cfg.knobs.tls = TlsMode::Tls12;
     cfg.pep = Some(pep(1 << 20));
     let (flow, r) = run(cfg, &mut Net::split(20_000_000, ms(5), ms(100)), LIMIT);
     assert_eq!(r.error, None);
@@ -230,9 +236,9 @@ fn each_parallel_connection_gets_its_own_pep_legs() {
 #[test]
 fn random_loss_is_survived_and_runs_are_deterministic() {
     let go = |seed: u64| {
-        let mut cfg = config(dl(300_000, 5, 2, Some(3)));
-        cfg.tls = [Tls::None, Tls::Tls12, Tls::Tls13][(seed % 3) as usize];
-        cfg.sack = seed.is_multiple_of(2);
+        let mut cfg = dl(300_000, 5, 2, Some(3));
+        cfg.knobs.tls = [TlsMode::None, TlsMode::Tls12, TlsMode::Tls13][(seed % 3) as usize];
+        cfg.knobs.sack = seed.is_multiple_of(2);
         let mut net = Net::new(10_000_000, ms(20)).chaotic(seed, 0.05, 0.02, ms(5));
         let (flow, r) = run(cfg, &mut net, Duration::from_secs(600));
         assert_eq!(r.error, None, "seed {seed}");

@@ -8,7 +8,8 @@ use std::time::Duration;
 use tcp_support::{config, cubic, download, ms, pep, run, Dir, Net};
 use transport::agent::{FlowAgent, FlowReport, Side};
 use transport::tcp::segment::{Segment, ACK, FIN, RST, SYN};
-use transport::tcp::{TcpFlow, TcpFlowConfig, TcpWorkload, Tls};
+use transport::tcp::{TcpFlow, TcpFlowConfig, TlsMode};
+use transport::workload::Workload;
 
 const LIMIT: Duration = Duration::from_secs(120);
 /// Link next to the client, and next to the server.
@@ -23,14 +24,14 @@ fn completion(r: &FlowReport) -> f64 {
 /// a PEP in the middle running `controller`; returns (end to end, split) completion times.
 fn far_end(pep_iw: u64) -> (f64, f64) {
     let mut cfg = config(download(100_000));
-    cfg.tls = Tls::Tls13;
+    cfg.knobs.tls = TlsMode::Tls13;
     let (_, e2e) = run(
         cfg.clone(),
         &mut Net::split(10_000_000, ms(300), ms(5)),
         LIMIT,
     );
     let mut p = pep(1 << 20);
-    p.controller = cubic(pep_iw);
+    p.cc = cubic(pep_iw);
     cfg.pep = Some(p);
     let (_, split) = run(cfg, &mut Net::split(10_000_000, ms(300), ms(5)), LIMIT);
     assert_eq!(
@@ -58,14 +59,13 @@ fn a_pep_at_the_far_end_of_a_long_link_speeds_up_a_download() {
 #[test]
 fn the_client_shakes_hands_with_a_pep_near_it() {
     // client —5 ms— PEP —300 ms— server.
-    let go = |tls: Tls, with_pep: bool| {
-        let mut cfg = config(TcpWorkload::Download {
+    let go = |tls: TlsMode, with_pep: bool| {
+        let mut cfg = config(Workload::Download {
             size: 20_000,
             streams: 1,
             connections: 2,
-            http1_parallel: None,
         });
-        cfg.tls = tls;
+        cfg.knobs.tls = tls;
         cfg.pep = with_pep.then(|| pep(1 << 20));
         let (_, r) = run(cfg, &mut Net::split(100_000_000, ms(5), ms(300)), LIMIT);
         assert_eq!(r.bytes_delivered, 40_000);
@@ -77,17 +77,17 @@ fn the_client_shakes_hands_with_a_pep_near_it() {
     };
     let near = |got: f64, want: f64| (got - want).abs() < 0.003;
     // Plain TCP: the handshake is the one with the PEP, for every sequential connection.
-    assert!(go(Tls::None, false).iter().all(|&h| near(h, 0.610)));
+    assert!(go(TlsMode::None, false).iter().all(|&h| near(h, 0.610)));
     assert!(
-        go(Tls::None, true).iter().all(|&h| near(h, 0.010)),
+        go(TlsMode::None, true).iter().all(|&h| near(h, 0.010)),
         "{:?}",
-        go(Tls::None, true)
+        go(TlsMode::None, true)
     );
     // TLS stays end to end: the ClientHello waits at the PEP for its connection to the
     // server (started by the client's SYN), then takes the long round trip. So TLS 1.3
     // costs about what it costs end to end.
-    let e2e = go(Tls::Tls13, false);
-    let split = go(Tls::Tls13, true);
+    let e2e = go(TlsMode::Tls13, false);
+    let split = go(TlsMode::Tls13, true);
     for (e, s) in e2e.iter().zip(&split) {
         assert!(
             near(*e, 1.220) && near(*s, 0.010 + 1.200),
@@ -162,8 +162,8 @@ fn the_pep_never_holds_more_than_its_buffer() {
 
     // Upload: a fast client leg feeds a slow long leg to the server; the client's stop
     // resets both legs.
-    let mut cfg = config(TcpWorkload::BulkUpload);
-    cfg.stop = Some(Duration::from_secs(4));
+    let mut cfg = config(Workload::Bulk { upload: true });
+    cfg.plan.stop = Some(Duration::from_secs(4));
     cfg.pep = Some(pep(BUFFER));
     let mut net = Net::split(10_000_000, ms(5), ms(150)).traced();
     net.until_idle = true;
@@ -196,13 +196,12 @@ fn the_pep_never_holds_more_than_its_buffer() {
 
 #[test]
 fn fins_cross_the_pep_after_the_data() {
-    let mut cfg = config(TcpWorkload::Download {
+    let mut cfg = config(Workload::Download {
         size: 200_000,
         streams: 2,
         connections: 2,
-        http1_parallel: None,
     });
-    cfg.tls = Tls::Tls12;
+    cfg.knobs.tls = TlsMode::Tls12;
     cfg.pep = Some(pep(30_000));
     let mut net = Net::split(10_000_000, ms(20), ms(10)).traced();
     net.until_idle = true;
@@ -246,15 +245,14 @@ fn fins_cross_the_pep_after_the_data() {
 }
 
 fn chaotic(seed: u64) -> (TcpFlow, FlowReport) {
-    let mut cfg: TcpFlowConfig = config(TcpWorkload::Download {
+    let mut cfg: TcpFlowConfig = config(Workload::Download {
         size: 300_000,
         streams: 3,
         connections: 2,
-        http1_parallel: None,
     });
-    cfg.tls = [Tls::None, Tls::Tls12, Tls::Tls13][(seed % 3) as usize];
-    cfg.sack = seed.is_multiple_of(2);
-    cfg.timestamps = seed % 4 < 2;
+    cfg.knobs.tls = [TlsMode::None, TlsMode::Tls12, TlsMode::Tls13][(seed % 3) as usize];
+    cfg.knobs.sack = seed.is_multiple_of(2);
+    cfg.knobs.timestamps = seed % 4 < 2;
     cfg.pep = Some(pep(50_000));
     let mut net = Net::split(10_000_000, ms(40), ms(10)).chaotic(seed, 0.03, 0.02, ms(5));
     run(cfg, &mut net, Duration::from_secs(600))

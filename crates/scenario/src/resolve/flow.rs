@@ -1,29 +1,22 @@
 //! `[[flow]]` entries: workload, congestion control, QUIC and TCP knobs and access links.
 
-use std::time::Duration;
-
 use cc::config::{CcConfig, CommonCcConfig, RenoCounting};
 
 use crate::error::{At, Errors, ScenarioError};
-use crate::model::{CcChoice, PepSpec, QuicKnobs, Stack, TcpKnobs, Workload};
+use crate::model::{CcChoice, DuplexLink, FlowSpec, QuicKnobs, Stack, Workload};
 use crate::read::{expected, Reader};
+use crate::resolve::knobs::overlay;
 use crate::resolve::link::{access, LinkDraft};
 use crate::resolve::tcp::{check_stack_keys, pep, tcp};
 use crate::tree::{Table, Val};
+use netem::config::LinkConfig;
 
-/// A flow before its access-link queues know the base RTT, and before `count` replication.
+/// A flow before its access-link queues know the base RTT, and before `count` replication:
+/// `spec` has ideal access links until [`FlowDraft::client`] and `server` are finished.
 #[derive(Debug, Clone)]
 pub(crate) struct FlowDraft {
-    pub name: String,
+    pub spec: FlowSpec,
     pub count: u64,
-    pub stack: Stack,
-    pub workload: Workload,
-    pub start: Duration,
-    pub stop: Option<Duration>,
-    pub cc: CcChoice,
-    pub quic: QuicKnobs,
-    pub tcp: TcpKnobs,
-    pub pep: Option<PepSpec>,
     pub client: LinkDraft,
     pub server: LinkDraft,
     /// Where the `[[flow]]` is, for cross-key errors.
@@ -67,46 +60,35 @@ pub(crate) fn flow(
     };
     let mtu = r.uint_in("mtu", min_mtu, 65_535)?.unwrap_or(1500);
     let mtu = u16::try_from(mtu).unwrap_or(u16::MAX);
+    let ideal = DuplexLink {
+        up: LinkConfig::ideal(),
+        down: LinkConfig::ideal(),
+    };
     Ok(FlowDraft {
-        name,
-        count,
-        stack,
-        workload: workload(&r)?,
-        start,
-        stop,
-        cc: congestion_control(&r)?,
-        quic: QuicKnobs {
-            mtu,
-            mtu_discovery: r.boolean("mtu_discovery")?.unwrap_or(false),
-            initial_rtt: positive(&r, "initial_rtt")?,
-            stream_window: r.size("stream_window")?.unwrap_or_default(),
-            conn_window: r.size("conn_window")?.unwrap_or_default(),
-            send_window: r.size("send_window")?.unwrap_or_default(),
-            ack_ratio: r
-                .uint_in("ack_ratio", 1, u64::from(u32::MAX))?
-                .map(|v| u32::try_from(v).unwrap_or(u32::MAX)),
-            max_ack_delay: r.duration("max_ack_delay")?,
-            zero_rtt: r.boolean("zero_rtt")?.unwrap_or(false),
+        spec: FlowSpec {
+            name,
+            stack,
+            workload: workload(&r)?,
+            start,
+            stop,
+            cc: congestion_control(&r)?,
+            quic: overlay(
+                &r,
+                QuicKnobs {
+                    mtu,
+                    ..QuicKnobs::default()
+                },
+            )?,
+            tcp: tcp(&r, mtu)?,
+            pep: if stack == Stack::Tcp { pep(&r)? } else { None },
+            client_access: ideal.clone(),
+            server_access: ideal,
         },
-        tcp: tcp(&r, mtu)?,
-        pep: if stack == Stack::Tcp { pep(&r)? } else { None },
+        count,
         client: access_link(table, at, &user_path, "client_access", errors)?,
         server: access_link(table, at, &user_path, "server_access", errors)?,
         at: at.clone(),
     })
-}
-
-fn positive(r: &Reader<'_>, key: &str) -> Result<Duration, ScenarioError> {
-    let d = r.duration(key)?.unwrap_or_default();
-    if d.is_zero() {
-        let at = r
-            .entry(key)
-            .map_or_else(|| r.at().clone(), |e| e.node.at.clone());
-        return Err(r
-            .errors
-            .at(&at, format!("{} must be greater than zero", r.path_of(key))));
-    }
-    Ok(d)
 }
 
 fn workload(r: &Reader<'_>) -> Result<Workload, ScenarioError> {

@@ -2,6 +2,7 @@
 
 mod cross;
 mod flow;
+mod knobs;
 mod link;
 mod loss;
 mod rate;
@@ -54,7 +55,7 @@ pub(crate) fn resolve(
     let base_rtt = up.config.delay
         + down.config.delay
         + 2 * (first.client.config.delay + first.server.config.delay);
-    let bottleneck_mtu = u64::from(first.quic.mtu);
+    let bottleneck_mtu = u64::from(first.spec.quic.mtu);
     let bottleneck = DuplexLink {
         up: up.finish(base_rtt, bottleneck_mtu),
         down: down.finish(base_rtt, bottleneck_mtu),
@@ -62,42 +63,37 @@ pub(crate) fn resolve(
 
     let mut flows: Vec<FlowSpec> = Vec::new();
     for d in drafts {
-        if d.start >= run.duration {
+        if d.spec.start >= run.duration {
             return Err(errors.at(
                 &d.at,
                 format!(
                     "flow {} starts after the end of the run (run.duration)",
-                    d.name
+                    d.spec.name
                 ),
             ));
         }
-        let mtu = u64::from(d.quic.mtu);
+        let mtu = u64::from(d.spec.quic.mtu);
         let duplex = |l: &link::LinkDraft| DuplexLink {
             up: l.clone().finish(base_rtt, mtu),
             down: l.clone().finish(base_rtt, mtu),
         };
-        let (client_access, server_access) = (duplex(&d.client), duplex(&d.server));
+        let spec = FlowSpec {
+            client_access: duplex(&d.client),
+            server_access: duplex(&d.server),
+            ..d.spec
+        };
         for copy in 0..d.count {
             let name = if d.count == 1 {
-                d.name.clone()
+                spec.name.clone()
             } else {
-                format!("{}.{copy}", d.name)
+                format!("{}.{copy}", spec.name)
             };
             if flows.iter().any(|f| f.name == name) {
                 return Err(errors.at(&d.at, format!("two flows are named {name:?}")));
             }
             flows.push(FlowSpec {
                 name,
-                stack: d.stack,
-                workload: d.workload.clone(),
-                start: d.start,
-                stop: d.stop,
-                cc: d.cc,
-                quic: d.quic.clone(),
-                tcp: d.tcp.clone(),
-                pep: d.pep.clone(),
-                client_access: client_access.clone(),
-                server_access: server_access.clone(),
+                ..spec.clone()
             });
         }
     }

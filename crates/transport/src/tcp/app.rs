@@ -6,7 +6,7 @@
 //! server interleaves the responses in round-robin frames of [`FRAME`] bytes. Completion and
 //! head-of-line blocking follow from in-order delivery of that byte stream alone.
 //!
-//! HTTP/1.1 downloads (`http1_parallel: Some(_)`) start with handshake-only scripts; the flow
+//! HTTP/1.1 downloads (`http1 = true`) start with handshake-only scripts; the flow
 //! appends one request–response exchange at a time to both ends of a connection as it hands
 //! out requests ([`Script::push_client_exchange`], [`Script::push_server_exchange`]), which
 //! models keep-alive without pipelining.
@@ -14,7 +14,8 @@
 use std::time::Duration;
 
 use super::endpoint::Endpoint;
-use super::{TcpWorkload, Tls};
+use super::TlsMode;
+use crate::workload::Workload;
 
 /// Size of one HTTP request.
 pub(crate) const REQUEST: u64 = 100;
@@ -69,10 +70,10 @@ pub(crate) struct Script {
 
 impl Script {
     /// The client's script.
-    pub(crate) fn client(tls: Tls, workload: TcpWorkload) -> Script {
+    pub(crate) fn client(tls: TlsMode, workload: Workload, http1: bool) -> Script {
         let mut s = match tls {
-            Tls::None => vec![Step::Ready],
-            Tls::Tls13 => vec![
+            TlsMode::None => vec![Step::Ready],
+            TlsMode::Tls13 => vec![
                 Step::Write(CLIENT_HELLO),
                 Step::Read {
                     n: TLS13_SERVER_FLIGHT,
@@ -82,7 +83,7 @@ impl Script {
                 // The request rides right behind the Finished.
                 Step::Write(TLS13_CLIENT_FINISHED),
             ],
-            Tls::Tls12 => vec![
+            TlsMode::Tls12 => vec![
                 Step::Write(CLIENT_HELLO),
                 Step::Read {
                     n: TLS12_SERVER_FLIGHT,
@@ -97,8 +98,8 @@ impl Script {
             ],
         };
         match workload {
-            TcpWorkload::BulkUpload => s.push(Step::Write(UNBOUNDED)),
-            TcpWorkload::BulkDownload => {
+            Workload::Bulk { upload: true } => s.push(Step::Write(UNBOUNDED)),
+            Workload::Bulk { upload: false } => {
                 s.push(Step::Write(REQUEST));
                 s.push(Step::Read {
                     n: UNBOUNDED,
@@ -106,16 +107,8 @@ impl Script {
                 });
             }
             // HTTP/1.1: the flow appends each exchange when it assigns the request.
-            TcpWorkload::Download {
-                http1_parallel: Some(_),
-                ..
-            } => {}
-            TcpWorkload::Download {
-                size,
-                streams,
-                http1_parallel: None,
-                ..
-            } => {
+            Workload::Download { .. } if http1 => {}
+            Workload::Download { size, streams, .. } => {
                 s.push(Step::Write(REQUEST * u64::from(streams.max(1))));
                 s.push(Step::Read {
                     n: size,
@@ -131,10 +124,10 @@ impl Script {
     }
 
     /// The server's script.
-    pub(crate) fn server(tls: Tls, workload: TcpWorkload) -> Script {
+    pub(crate) fn server(tls: TlsMode, workload: Workload, http1: bool) -> Script {
         let mut s = match tls {
-            Tls::None => vec![],
-            Tls::Tls13 => vec![
+            TlsMode::None => vec![],
+            TlsMode::Tls13 => vec![
                 Step::Read {
                     n: CLIENT_HELLO,
                     payload: false,
@@ -145,7 +138,7 @@ impl Script {
                     payload: false,
                 },
             ],
-            Tls::Tls12 => vec![
+            TlsMode::Tls12 => vec![
                 Step::Read {
                     n: CLIENT_HELLO,
                     payload: false,
@@ -159,27 +152,19 @@ impl Script {
             ],
         };
         match workload {
-            TcpWorkload::BulkUpload => s.push(Step::Read {
+            Workload::Bulk { upload: true } => s.push(Step::Read {
                 n: UNBOUNDED,
                 payload: true,
             }),
-            TcpWorkload::BulkDownload => {
+            Workload::Bulk { upload: false } => {
                 s.push(Step::Read {
                     n: REQUEST,
                     payload: false,
                 });
                 s.push(Step::Write(UNBOUNDED));
             }
-            TcpWorkload::Download {
-                http1_parallel: Some(_),
-                ..
-            } => {}
-            TcpWorkload::Download {
-                size,
-                streams,
-                http1_parallel: None,
-                ..
-            } => {
+            Workload::Download { .. } if http1 => {}
+            Workload::Download { size, streams, .. } => {
                 s.push(Step::Read {
                     n: REQUEST * u64::from(streams.max(1)),
                     payload: false,
@@ -300,13 +285,12 @@ mod tests {
 
     #[test]
     fn scripts_match_handshake_round_trips() {
-        let w = TcpWorkload::Download {
+        let w = Workload::Download {
             size: 1000,
             streams: 2,
             connections: 1,
-            http1_parallel: None,
         };
-        let c = Script::client(Tls::Tls12, w);
+        let c = Script::client(TlsMode::Tls12, w, false);
         let reads = c
             .steps
             .iter()
@@ -314,7 +298,7 @@ mod tests {
             .filter(|s| matches!(s, Step::Read { .. }))
             .count();
         assert_eq!(reads, 2, "TLS 1.2 waits for two server flights");
-        let c = Script::client(Tls::Tls13, w);
+        let c = Script::client(TlsMode::Tls13, w, false);
         assert_eq!(
             c.steps.last(),
             Some(&Step::Read {
@@ -326,14 +310,13 @@ mod tests {
 
     #[test]
     fn http1_scripts_grow_one_exchange_at_a_time() {
-        let w = TcpWorkload::Download {
+        let w = Workload::Download {
             size: 1000,
             streams: 2,
             connections: 1,
-            http1_parallel: Some(2),
         };
-        let mut c = Script::client(Tls::Tls13, w);
-        let mut s = Script::server(Tls::Tls13, w);
+        let mut c = Script::client(TlsMode::Tls13, w, true);
+        let mut s = Script::server(TlsMode::Tls13, w, true);
         assert!(!c
             .steps
             .iter()

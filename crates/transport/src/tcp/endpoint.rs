@@ -318,7 +318,7 @@ impl Endpoint {
     fn ts(&self, now: Duration) -> Option<(u64, u64)> {
         let val = u64::try_from(now.as_micros()).unwrap_or(u64::MAX).max(1);
         let ecr = self.rcv.as_ref().map_or(0, |r| r.ts_recent());
-        self.p.timestamps.then_some((val, ecr))
+        self.p.knobs.timestamps.then_some((val, ecr))
     }
 
     /// The next segment to send, if any.
@@ -343,12 +343,12 @@ impl Endpoint {
                 }
                 self.hs_first_sent.get_or_insert(now);
                 let backoff = 1u32 << self.hs_retries.min(16);
-                self.hs_deadline = Some(now + self.p.initial_rto.saturating_mul(backoff));
+                self.hs_deadline = Some(now + self.p.knobs.initial_rto.saturating_mul(backoff));
                 let mut seg = Segment {
                     conn: self.conn,
-                    flags: SYN | if self.p.sack { SACK_OK } else { 0 },
+                    flags: SYN | if self.p.knobs.sack { SACK_OK } else { 0 },
                     seq: 0,
-                    window: self.p.initial_receive_window.min(65_535),
+                    window: self.p.knobs.initial_receive_window.min(65_535),
                     ts: self.ts(now),
                     ..Default::default()
                 };

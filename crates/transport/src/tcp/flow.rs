@@ -21,8 +21,10 @@ use super::app::{response_layout, response_sizes, Script};
 use super::endpoint::Endpoint;
 use super::pep::{PepHeld, PepParams, Split};
 use super::segment::{Segment, ACK, SYN};
-use super::{Params, TcpFlowConfig, TcpFlowError, TcpWorkload};
+use super::{Params, TcpFlowConfig, TcpFlowError};
 use crate::agent::{ConnectionReport, FlowAgent, FlowReport, SenderSample, Side, Transmit};
+use crate::flow::FlowPlan;
+use crate::workload::Workload;
 
 /// One connection: its two endpoints and their scripts.
 #[derive(Debug)]
@@ -69,7 +71,7 @@ impl Conn {
 /// A TCP flow: a client and a server running the model, with the configured workload.
 #[derive(Debug)]
 pub struct TcpFlow {
-    cfg: TcpFlowConfig,
+    plan: FlowPlan,
     p: Params,
     pep: Option<PepParams>,
     conns: Vec<Conn>,
@@ -101,19 +103,16 @@ pub struct TcpFlow {
 impl TcpFlow {
     /// Validates the configuration; nothing is sent before `cfg.start`.
     pub fn new(cfg: TcpFlowConfig) -> Result<TcpFlow, TcpFlowError> {
-        let p = Params::from_config(&cfg)?;
+        let p = Params::new(&cfg.knobs, cfg.plan.cc)?;
         let pep = PepParams::from_config(&cfg)?;
-        let (http1, response_sizes) = match cfg.workload {
-            TcpWorkload::Download {
-                size,
-                streams,
-                http1_parallel,
-                ..
-            } => (http1_parallel, response_sizes(size, streams)),
-            _ => (None, Vec::new()),
+        let (http1, response_sizes) = match cfg.plan.workload {
+            Workload::Download { size, streams, .. } => {
+                (cfg.knobs.http1_parallel(), response_sizes(size, streams))
+            }
+            Workload::Bulk { .. } => (None, Vec::new()),
         };
         Ok(TcpFlow {
-            cfg,
+            plan: cfg.plan,
             p,
             pep,
             conns: Vec::new(),
@@ -204,30 +203,22 @@ impl TcpFlow {
     }
 
     fn data_sender(&self) -> Side {
-        match self.cfg.workload {
-            TcpWorkload::BulkUpload => Side::Client,
-            _ => Side::Server,
-        }
+        self.plan.workload.data_sender()
     }
 
     fn rounds_wanted(&self) -> usize {
-        match self.cfg.workload {
-            TcpWorkload::Download { connections, .. } => connections.max(1) as usize,
-            _ => 1,
-        }
+        self.plan.workload.connections() as usize
     }
 
     /// Starts a round: its connection(s) send their SYNs now.
     fn connect(&mut self, now: Duration) {
-        let (tls, w) = (self.cfg.tls, self.cfg.workload);
+        let (tls, w, http1) = (self.p.knobs.tls, self.plan.workload, self.http1.is_some());
         let (stream_ends, parallel) = match (w, self.http1) {
             // No more connections than requests: a spare one would only shake hands.
-            (TcpWorkload::Download { streams, .. }, Some(k)) => {
+            (Workload::Download { streams, .. }, Some(k)) => {
                 (Vec::new(), k.clamp(1, streams.max(1)))
             }
-            (TcpWorkload::Download { size, streams, .. }, None) => {
-                (response_layout(size, streams), 1)
-            }
+            (Workload::Download { size, streams, .. }, None) => (response_layout(size, streams), 1),
             _ => (Vec::new(), 1),
         };
         let round = self.reports.len();
@@ -239,8 +230,8 @@ impl TcpFlow {
             self.conns.push(Conn {
                 client: Endpoint::connect(id, self.p, now),
                 server: None,
-                client_app: Script::client(tls, w),
-                server_app: Script::server(tls, w),
+                client_app: Script::client(tls, w, http1),
+                server_app: Script::server(tls, w, http1),
                 pep: None,
                 stream_ends: stream_ends.clone(),
                 round,
@@ -282,7 +273,7 @@ impl TcpFlow {
             u64::MAX
         };
         let receiver = other(self.data_sender());
-        let download = matches!(self.cfg.workload, TcpWorkload::Download { .. });
+        let download = self.plan.workload.is_download();
         let mut failure = None;
         for (i, c) in self.conns.iter_mut().enumerate() {
             let complete = c.complete;
@@ -390,10 +381,7 @@ impl TcpFlow {
     }
 
     fn maybe_next_connection(&mut self, now: Duration) {
-        if self.finished
-            || self.conns.is_empty()
-            || !matches!(self.cfg.workload, TcpWorkload::Download { .. })
-        {
+        if self.finished || self.conns.is_empty() || !self.plan.workload.is_download() {
             return;
         }
         if self.conns.iter().all(|c| c.complete) {
@@ -409,9 +397,9 @@ impl TcpFlow {
     fn app_timer(&self, side: Side) -> Option<Duration> {
         let mut t = self.app_wake[side.index()];
         if side == Side::Client && self.conns.is_empty() && !self.finished {
-            t = Some(self.cfg.start);
+            t = Some(self.plan.start);
         }
-        if let Some(stop) = self.cfg.stop {
+        if let Some(stop) = self.plan.stop {
             if !self.stopped && side == self.data_sender() {
                 t = Some(t.map_or(stop, |x: Duration| x.min(stop)));
             }
@@ -494,11 +482,11 @@ impl FlowAgent for TcpFlow {
     }
 
     fn handle_timeout(&mut self, side: Side, now: Duration) {
-        if side == Side::Client && self.conns.is_empty() && !self.finished && now >= self.cfg.start
+        if side == Side::Client && self.conns.is_empty() && !self.finished && now >= self.plan.start
         {
             self.connect(now);
         }
-        if let Some(stop) = self.cfg.stop {
+        if let Some(stop) = self.plan.stop {
             if !self.stopped && now >= stop && side == self.data_sender() {
                 // The traffic generator stops: buffered data must not keep flowing, so the
                 // sender aborts its connections (RST).
@@ -508,7 +496,7 @@ impl FlowAgent for TcpFlow {
                         ep.reset();
                     }
                 }
-                if !matches!(self.cfg.workload, TcpWorkload::Download { .. }) {
+                if !self.plan.workload.is_download() {
                     self.finished = true;
                 }
             }

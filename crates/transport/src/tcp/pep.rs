@@ -17,8 +17,9 @@ use std::time::Duration;
 
 use super::endpoint::Endpoint;
 use super::segment::Segment;
-use super::{Params, TcpFlowConfig, TcpFlowError};
+use super::{Params, TcpFlowConfig, TcpFlowError, TcpKnobs};
 use crate::agent::{Side, Transmit};
+use crate::cc_adapter::CcChoice;
 
 /// Index of the client → server direction in per-direction arrays.
 const UP: usize = 0;
@@ -50,12 +51,12 @@ impl PepParams {
         if pep.buffer == 0 {
             return Err(TcpFlowError::Invalid("PEP buffer must be positive".into()));
         }
-        let mut own = cfg.clone();
-        own.controller = pep.controller;
-        own.receive_window_max = pep.receive_window_max;
-        own.send_buffer = pep.send_buffer;
-        own.pep = None;
-        let p = Params::from_config(&own)
+        let own = TcpKnobs {
+            receive_window_max: pep.receive_window_max,
+            send_buffer: pep.send_buffer,
+            ..cfg.knobs
+        };
+        let p = Params::new(&own, CcChoice::Ours(pep.cc))
             .map_err(|TcpFlowError::Invalid(m)| TcpFlowError::Invalid(format!("PEP: {m}")))?;
         Ok(Some(PepParams {
             p,

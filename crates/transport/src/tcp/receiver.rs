@@ -84,16 +84,16 @@ impl Receiver {
             ack_now: false,
             delack_deadline: None,
             quickacks: QUICKACKS,
-            delayed_ack: p.delayed_ack,
-            delack_timeout: p.delayed_ack_timeout,
+            delayed_ack: p.knobs.delayed_ack,
+            delack_timeout: p.knobs.delayed_ack_timeout,
             mss: u64::from(p.mss),
-            max_sack: if p.sack {
-                max_sack_blocks(p.timestamps)
+            max_sack: if p.knobs.sack {
+                max_sack_blocks(p.knobs.timestamps)
             } else {
                 0
             },
-            wnd: p.initial_receive_window,
-            wnd_max: p.receive_window_max,
+            wnd: p.knobs.initial_receive_window,
+            wnd_max: p.knobs.receive_window_max,
             wscale: p.wscale,
             right_edge: nxt,
             ts_recent: 0,
@@ -424,7 +424,7 @@ mod tests {
         r.on_data(seq, p.mss, false, MS);
         seq += m;
         assert!(!r.ack_due());
-        assert_eq!(r.timeout(), Some(MS + p.delayed_ack_timeout));
+        assert_eq!(r.timeout(), Some(MS + p.knobs.delayed_ack_timeout));
         r.on_data(seq, p.mss, false, MS);
         assert!(r.ack_due());
     }
@@ -432,8 +432,8 @@ mod tests {
     #[test]
     fn window_grows_but_not_beyond_max() {
         let mut p = params();
-        p.initial_receive_window = 64 * 1024;
-        p.receive_window_max = 200 * 1024;
+        p.knobs.initial_receive_window = 64 * 1024;
+        p.knobs.receive_window_max = 200 * 1024;
         let mut r = Receiver::new(&p, 0, Duration::ZERO);
         r.set_rtt(10 * MS);
         let mut seq = 1;
@@ -445,17 +445,17 @@ mod tests {
                 }
             }
             r.take_readable_max(u64::MAX, now);
-            assert!(r.window_size() <= p.receive_window_max);
-            assert!(r.advertise(false) <= p.receive_window_max);
+            assert!(r.window_size() <= p.knobs.receive_window_max);
+            assert!(r.advertise(false) <= p.knobs.receive_window_max);
         }
-        assert_eq!(r.window_size(), p.receive_window_max);
+        assert_eq!(r.window_size(), p.knobs.receive_window_max);
     }
 
     #[test]
     fn unread_data_closes_the_window_and_a_read_reopens_it_with_an_ack() {
         let mut p = params();
-        p.initial_receive_window = 10 * u64::from(p.mss);
-        p.receive_window_max = p.initial_receive_window;
+        p.knobs.initial_receive_window = 10 * u64::from(p.mss);
+        p.knobs.receive_window_max = p.knobs.initial_receive_window;
         p.wscale = 0;
         let m = u64::from(p.mss);
         let mut r = Receiver::new(&p, 0, Duration::ZERO);
@@ -497,6 +497,6 @@ mod tests {
             !r.ack_due(),
             "the read changes nothing the peer needs to know"
         );
-        assert_eq!(r.advertise(false), p.initial_receive_window);
+        assert_eq!(r.advertise(false), p.knobs.initial_receive_window);
     }
 }

@@ -119,8 +119,8 @@ impl Sender {
     pub(crate) fn new(p: &Params, now: Duration) -> Self {
         Sender {
             mss: p.mss,
-            sack: p.sack,
-            send_buffer: p.send_buffer,
+            sack: p.knobs.sack,
+            send_buffer: p.knobs.send_buffer,
             max_backoffs: p.max_backoffs,
             una: 1,
             nxt: 1,
@@ -129,7 +129,7 @@ impl Sender {
             peer_edge: 1,
             board: Scoreboard::default(),
             cc: cc::build(&p.controller, u64::from(p.mss), now),
-            rtt: RttEstimator::new(p.initial_rto, p.min_rto),
+            rtt: RttEstimator::new(p.knobs.initial_rto, p.knobs.min_rto),
             pn: 0,
             recovery: None,
             recover: 0,

@@ -15,8 +15,11 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use transport::agent::{FlowAgent, FlowReport, Side};
+use transport::cc_adapter::CcChoice;
+use transport::flow::FlowPlan;
 use transport::tcp::segment::Segment;
-use transport::tcp::{PepConfig, TcpFlow, TcpFlowConfig, TcpWorkload, Tls};
+use transport::tcp::{PepSpec, TcpFlow, TcpFlowConfig, TcpKnobs, TlsMode};
+use transport::workload::Workload;
 
 /// Direction of a segment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -307,25 +310,23 @@ impl Net {
     }
 }
 
-/// Linux-like defaults: CUBIC without HyStart, SACK, timestamps, delayed ACK.
-pub fn config(workload: TcpWorkload) -> TcpFlowConfig {
+/// Linux's defaults (but plain TCP and a 6 MiB window cap): CUBIC without HyStart, SACK,
+/// timestamps, delayed ACK.
+pub fn config(workload: Workload) -> TcpFlowConfig {
     TcpFlowConfig {
-        name: "test".into(),
-        workload,
-        start: Duration::ZERO,
-        stop: None,
-        controller: cubic(10),
-        mtu: 1500,
-        tls: Tls::None,
-        sack: true,
-        timestamps: true,
-        delayed_ack: true,
-        delayed_ack_timeout: Duration::from_millis(40),
-        receive_window_max: 6 << 20,
-        initial_receive_window: 64 * 1024,
-        send_buffer: 4 << 20,
-        min_rto: Duration::from_millis(200),
-        initial_rto: Duration::from_secs(1),
+        plan: FlowPlan {
+            name: "test".into(),
+            workload,
+            start: Duration::ZERO,
+            stop: None,
+            cc: CcChoice::Ours(cubic(10)),
+        },
+        knobs: TcpKnobs {
+            tls: TlsMode::None,
+            receive_window_max: 6 << 20,
+            initial_receive_window: 64 * 1024,
+            ..TcpKnobs::default()
+        },
         pep: None,
     }
 }
@@ -343,22 +344,22 @@ pub fn cubic(iw: u64) -> cc::config::CcConfig {
 }
 
 /// A PEP holding `buffer` bytes per direction, with the flow's defaults otherwise.
-pub fn pep(buffer: u64) -> PepConfig {
-    PepConfig {
+pub fn pep(buffer: u64) -> PepSpec {
+    PepSpec {
         buffer,
-        controller: cubic(10),
+        cc: cubic(10),
         receive_window_max: 6 << 20,
         send_buffer: 4 << 20,
+        ..PepSpec::default()
     }
 }
 
 /// A download of `size` bytes over one stream and one connection.
-pub fn download(size: u64) -> TcpWorkload {
-    TcpWorkload::Download {
+pub fn download(size: u64) -> Workload {
+    Workload::Download {
         size,
         streams: 1,
         connections: 1,
-        http1_parallel: None,
     }
 }
 

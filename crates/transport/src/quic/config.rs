@@ -1,0 +1,181 @@
+//! QUIC knobs and the quinn-proto configurations built from them: transport parameters per
+//! connection (qlog streams are per connection), the endpoint configs and TLS.
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use quinn_proto::{
+    AckFrequencyConfig, EndpointConfig, MtuDiscoveryConfig, ServerConfig, TransportConfig, VarInt,
+};
+use serde::{Deserialize, Serialize};
+
+use super::QuicFlowError;
+use crate::agent::Side;
+use crate::cc_adapter::{CcChoice, CcProbe, Factory};
+use crate::clock::{to_instant, VirtualClock};
+use crate::seeded::{SeededCidGenerator, SharedRng};
+use crate::tls;
+use crate::workload::Workload;
+
+/// IPv4 + UDP header bytes between the IP MTU and the UDP payload (to become the one shared
+/// constant once the wire views land in a crate below transport).
+const IPV4_UDP_HEADERS: u16 = 28;
+/// Connection-ID length of simulated endpoints.
+pub(crate) const CID_LEN: usize = 8;
+
+/// QUIC transport knobs. Serialized field names are the scenario keys (`flow.<field>`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QuicKnobs {
+    /// IP MTU of the path; the max UDP payload is `mtu - 28` (IPv4 + UDP headers).
+    pub mtu: u16,
+    /// Let quinn probe for a larger MTU (DPLPMTUD). Off by default so the MTU is what you set.
+    pub mtu_discovery: bool,
+    /// Initial RTT estimate before the first sample.
+    pub initial_rtt: Duration,
+    /// Per-stream receive window (bytes), i.e. initial MAX_STREAM_DATA.
+    pub stream_window: u64,
+    /// Connection receive window (bytes), i.e. initial MAX_DATA.
+    pub conn_window: u64,
+    /// Data-sender's send buffer limit (bytes).
+    pub send_window: u64,
+    /// ACK ratio 1:n requested from the peer via the ACK-frequency extension (`None` = quinn's
+    /// default, which acknowledges every second ack-eliciting packet).
+    pub ack_ratio: Option<u32>,
+    /// Max ACK delay requested via the ACK-frequency extension (`None` = quinn default, 25 ms).
+    pub max_ack_delay: Option<Duration>,
+    /// Use 0-RTT on the second and later connections of a download flow.
+    pub zero_rtt: bool,
+}
+
+impl Default for QuicKnobs {
+    /// A 1500-byte MTU, quinn's 333 ms initial RTT, and windows generous enough (16 MB per
+    /// stream, 24 MB per connection, 32 MB send buffer) to limit only when set.
+    fn default() -> Self {
+        QuicKnobs {
+            mtu: 1500,
+            mtu_discovery: false,
+            initial_rtt: Duration::from_millis(333),
+            stream_window: 16_000_000,
+            conn_window: 24_000_000,
+            send_window: 32_000_000,
+            ack_ratio: None,
+            max_ack_delay: None,
+            zero_rtt: false,
+        }
+    }
+}
+
+impl QuicKnobs {
+    /// Largest UDP payload: the IP MTU less the IPv4 and UDP headers.
+    pub fn max_udp_payload(&self) -> u16 {
+        self.mtu.saturating_sub(IPV4_UDP_HEADERS)
+    }
+}
+
+/// The flow-wide inputs of every connection's transport config.
+pub(crate) struct Transport<'a> {
+    pub knobs: &'a QuicKnobs,
+    pub workload: Workload,
+    pub cc: CcChoice,
+}
+
+impl Transport<'_> {
+    /// A fresh transport config for one connection (qlog streams are per connection).
+    pub(crate) fn config(
+        &self,
+        probe: Arc<CcProbe>,
+        qlog: Option<quinn_proto::QlogStream>,
+    ) -> Result<Arc<TransportConfig>, QuicFlowError> {
+        let k = self.knobs;
+        let payload = k.max_udp_payload();
+        let varint = |v: u64, what: &str| {
+            VarInt::from_u64(v)
+                .map_err(|_| QuicFlowError::Invalid(format!("{what} too large: {v}")))
+        };
+        let mut t = TransportConfig::default();
+        t.stream_receive_window(varint(k.stream_window, "stream window")?)
+            .receive_window(varint(k.conn_window, "connection window")?)
+            .send_window(k.send_window)
+            .initial_rtt(k.initial_rtt)
+            .initial_mtu(payload)
+            .congestion_controller_factory(Factory::new(self.cc, probe));
+        if k.mtu_discovery {
+            let mut m = MtuDiscoveryConfig::default();
+            m.upper_bound(payload.max(1452));
+            t.mtu_discovery_config(Some(m)).min_mtu(1200);
+        } else {
+            // Pinned: with discovery off quinn would still fall back to 1200 on suspected black holes.
+            t.mtu_discovery_config(None).min_mtu(payload);
+        }
+        if k.ack_ratio.is_some() || k.max_ack_delay.is_some() {
+            let mut a = AckFrequencyConfig::default();
+            if let Some(n) = k.ack_ratio {
+                // Threshold n − 1 means "acknowledge every n-th ack-eliciting packet".
+                a.ack_eliciting_threshold(VarInt::from_u32(n.saturating_sub(1)));
+            }
+            if let Some(d) = k.max_ack_delay {
+                a.max_ack_delay(Some(d));
+            }
+            t.ack_frequency_config(Some(a));
+        }
+        if let Workload::Download { streams, .. } = self.workload {
+            t.max_concurrent_bidi_streams(VarInt::from_u32(streams.max(100)));
+        }
+        t.qlog_stream(qlog);
+        Ok(Arc::new(t))
+    }
+}
+
+/// The server's config (TLS, pinned token key, virtual time); transport parameters are set
+/// per connection.
+pub(crate) fn server_config(
+    seed_rng: SharedRng,
+    token_key: [u8; 32],
+    clock: &VirtualClock,
+    keylog: Option<tls::KeyLogBuffer>,
+) -> Result<ServerConfig, QuicFlowError> {
+    let server_tls = tls::server_config(seed_rng, clock, keylog)?;
+    // Pinned token key: the default would draw from the OS RNG.
+    let token_key = ring::hkdf::Salt::new(ring::hkdf::HKDF_SHA256, &[]).extract(&token_key);
+    let mut server_config = ServerConfig::new(server_tls, Arc::new(token_key));
+    server_config.time_source(Arc::new(clock.clone()));
+    Ok(server_config)
+}
+
+/// An endpoint config with a pinned reset key and seeded connection IDs.
+pub(crate) fn endpoint_config(knobs: &QuicKnobs, root: &SharedRng) -> EndpointConfig {
+    let reset_key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, &root.bytes32());
+    let mut ep = EndpointConfig::new(Arc::new(reset_key));
+    // quinn's default caps UDP payloads at 1472 bytes; jumbo-frame scenarios need more.
+    let _ = ep.max_udp_payload_size(knobs.max_udp_payload().max(1472));
+    let rng = root.clone();
+    ep.cid_generator(move || Box::new(SeededCidGenerator::new(rng.bytes32(), CID_LEN)));
+    ep
+}
+
+/// A qlog stream for the `count`-th connection of `side`, when qlogs are wanted.
+pub(crate) fn qlog_stream(
+    dir: Option<&Path>,
+    flow: &str,
+    side: Side,
+    count: &mut u32,
+) -> Option<quinn_proto::QlogStream> {
+    let dir = dir?;
+    let n = *count;
+    *count += 1;
+    let role = match side {
+        Side::Client => "client",
+        Side::Server | Side::Middle => "server",
+    };
+    let path = dir.join(format!("{flow}-{role}-{n}.qlog"));
+    let file = File::create(&path).ok()?;
+    let mut q = quinn_proto::QlogConfig::default();
+    q.writer(Box::new(BufWriter::new(file)))
+        .title(Some(format!("quiclab {flow} {role}")))
+        .start_time(to_instant(Duration::ZERO));
+    q.into_stream()
+}

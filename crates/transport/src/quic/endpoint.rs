@@ -1,0 +1,191 @@
+//! One quinn-proto endpoint driven in virtual time: its connections, datagrams in and out, and
+//! the bookkeeping quinn leaves to the I/O layer (endpoint events, drained connections).
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use quinn_proto::{
+    ConnectionHandle, ConnectionStats, DatagramEvent, Endpoint, Event, ServerConfig,
+};
+
+use super::app::App;
+use super::config::{endpoint_config, QuicKnobs};
+use crate::clock::{from_instant, to_instant};
+use crate::seeded::SharedRng;
+
+/// One connection of an endpoint with its application state.
+pub(crate) struct Conn {
+    pub handle: ConnectionHandle,
+    pub conn: quinn_proto::Connection,
+    pub app: App,
+    pub closing: bool,
+}
+
+/// One endpoint with its connections.
+pub(crate) struct Host {
+    pub endpoint: Endpoint,
+    pub conns: Vec<Conn>,
+    /// Stats of connections that are gone, summed into reports.
+    retired: Vec<ConnectionStats>,
+    /// Stateless datagrams (e.g. a refused connection's response) waiting to be sent.
+    outbox: VecDeque<Vec<u8>>,
+    /// The server's config, cloned per connection to give each its own transport config.
+    pub server_config: Option<ServerConfig>,
+    buf: Vec<u8>,
+    /// qlog files opened so far (numbers the next one).
+    pub qlog_count: u32,
+}
+
+impl Host {
+    /// An endpoint whose every random draw comes from `root`; a server when `server_config`.
+    pub(crate) fn new(
+        knobs: &QuicKnobs,
+        root: &SharedRng,
+        server_config: Option<ServerConfig>,
+    ) -> Host {
+        let ep = endpoint_config(knobs, root);
+        let seed = root.bytes32();
+        let endpoint = Endpoint::new(
+            Arc::new(ep),
+            server_config.clone().map(Arc::new),
+            knobs.mtu_discovery,
+            Some(seed),
+        );
+        Host {
+            endpoint,
+            conns: Vec::new(),
+            retired: Vec::new(),
+            outbox: VecDeque::new(),
+            server_config,
+            buf: Vec::with_capacity(usize::from(knobs.max_udp_payload())),
+            qlog_count: 0,
+        }
+    }
+
+    /// Stats of every connection, gone or alive.
+    pub(crate) fn stats(&self) -> Vec<ConnectionStats> {
+        let mut v = self.retired.clone();
+        v.extend(self.conns.iter().map(|c| c.conn.stats()));
+        v
+    }
+
+    /// Feeds one datagram from `remote`. A new incoming connection is accepted with the
+    /// server config `per_conn` builds for it.
+    pub(crate) fn handle(
+        &mut self,
+        now: Duration,
+        remote: SocketAddr,
+        payload: Vec<u8>,
+        per_conn: impl FnOnce(&mut Host) -> Option<Arc<ServerConfig>>,
+    ) {
+        let nowi = to_instant(now);
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.clear();
+        let event = self.endpoint.handle(
+            nowi,
+            remote,
+            None,
+            None,
+            BytesMut::from(Bytes::from(payload)),
+            &mut buf,
+        );
+        match event {
+            Some(DatagramEvent::ConnectionEvent(h, ev)) => {
+                if let Some(c) = self.conns.iter_mut().find(|c| c.handle == h) {
+                    c.conn.handle_event(ev);
+                }
+            }
+            Some(DatagramEvent::NewConnection(incoming)) => {
+                let config = per_conn(self);
+                match self.endpoint.accept(incoming, nowi, &mut buf, config) {
+                    Ok((handle, conn)) => self.conns.push(Conn {
+                        handle,
+                        conn,
+                        app: App::default(),
+                        closing: false,
+                    }),
+                    Err(e) => {
+                        if let Some(t) = e.response {
+                            self.outbox.push_back(buf[..t.size].to_vec());
+                        }
+                    }
+                }
+            }
+            Some(DatagramEvent::Response(t)) => self.outbox.push_back(buf[..t.size].to_vec()),
+            None => {}
+        }
+        self.buf = buf;
+    }
+
+    /// Passes endpoint events between the connections and the endpoint and returns the
+    /// connections' application events, with the index of their connection.
+    pub(crate) fn poll_events(&mut self) -> Vec<(usize, Event)> {
+        let mut events: Vec<(usize, Event)> = Vec::new();
+        for (i, c) in self.conns.iter_mut().enumerate() {
+            while let Some(ev) = c.conn.poll_endpoint_events() {
+                let drained = ev.is_drained();
+                if let Some(cev) = self.endpoint.handle_event(c.handle, ev) {
+                    c.conn.handle_event(cev);
+                }
+                if drained {
+                    c.closing = true;
+                }
+            }
+            while let Some(ev) = c.conn.poll() {
+                events.push((i, ev));
+            }
+        }
+        events
+    }
+
+    /// Drops drained connections, keeping their counters.
+    pub(crate) fn retire_drained(&mut self) {
+        let mut j = 0;
+        while j < self.conns.len() {
+            if self.conns[j].closing && self.conns[j].conn.is_drained() {
+                let c = self.conns.remove(j);
+                self.retired.push(c.conn.stats());
+            } else {
+                j += 1;
+            }
+        }
+    }
+
+    /// Runs the connections' timers that are due.
+    pub(crate) fn handle_timeout(&mut self, now: Duration) {
+        let nowi = to_instant(now);
+        for c in self.conns.iter_mut() {
+            if c.conn.poll_timeout().is_some_and(|t| t <= nowi) {
+                c.conn.handle_timeout(nowi);
+            }
+        }
+    }
+
+    /// The next datagram to send: stateless responses first, then the first connection
+    /// with something to say.
+    pub(crate) fn poll_transmit(&mut self, now: Duration) -> Option<Vec<u8>> {
+        if let Some(d) = self.outbox.pop_front() {
+            return Some(d);
+        }
+        let nowi = to_instant(now);
+        for c in self.conns.iter_mut() {
+            self.buf.clear();
+            if let Some(t) = c.conn.poll_transmit(nowi, 1, &mut self.buf) {
+                return Some(self.buf[..t.size].to_vec());
+            }
+        }
+        None
+    }
+
+    /// The earliest timer of any connection.
+    pub(crate) fn poll_timeout(&mut self) -> Option<Duration> {
+        self.conns
+            .iter_mut()
+            .filter_map(|c| c.conn.poll_timeout())
+            .min()
+            .map(from_instant)
+    }
+}

@@ -1,0 +1,434 @@
+//! QUIC flows: two real quinn-proto endpoints driven in virtual time, with the workloads of the
+//! scenario format (bulk upload/download with a discard receiver, sized downloads over several
+//! streams, sequential connections with 0-RTT resumption).
+//!
+//! - [`config`]: the knobs ([`QuicKnobs`]) and the quinn configurations built from them.
+//! - `endpoint`: one endpoint and its connections in virtual time (datagrams, timers, events).
+//! - `app`: the application on each connection (streams, requests, completion).
+//!
+//! This module ties them together: both endpoints indexed by [`Side`], the client's sequence of
+//! connections, and the flow's report.
+
+mod app;
+pub mod config;
+mod endpoint;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use quinn_proto::{ClientConfig, ConnectionError, Event, VarInt};
+
+use crate::agent::{ConnectionReport, FlowAgent, FlowReport, SenderSample, Side, Transmit};
+use crate::cc_adapter::CcProbe;
+use crate::clock::{to_instant, VirtualClock};
+use crate::flow::FlowPlan;
+use crate::seeded::{sub_seed, SharedRng};
+use crate::tls::{self, KeyLogBuffer, TlsError, SERVER_NAME};
+use app::App;
+pub use config::QuicKnobs;
+use config::{qlog_stream, server_config, Transport, CID_LEN};
+use endpoint::{Conn, Host};
+
+/// Everything needed to build one QUIC flow: the shared plan, the QUIC knobs and the per-run
+/// bits (seed, addresses, where qlogs and TLS secrets go).
+#[derive(Debug, Clone)]
+pub struct QuicFlowConfig {
+    /// Name, workload, start, stop and controller.
+    pub plan: FlowPlan,
+    /// Transport knobs.
+    pub knobs: QuicKnobs,
+    /// Seed from which every random source of both endpoints derives.
+    pub seed: u64,
+    /// The client's address as the server sees it.
+    pub client_addr: SocketAddr,
+    /// The server's address.
+    pub server_addr: SocketAddr,
+    /// Directory for one qlog file per connection and side.
+    pub qlog_dir: Option<PathBuf>,
+    /// Where TLS secrets are logged (for decrypting a pcap).
+    pub keylog: Option<KeyLogBuffer>,
+}
+
+/// Errors building a flow (invalid knobs or TLS set-up).
+#[derive(Debug, thiserror::Error)]
+pub enum QuicFlowError {
+    /// A knob outside what QUIC allows.
+    #[error("{0}")]
+    Invalid(String),
+    /// TLS configuration failed.
+    #[error(transparent)]
+    Tls(#[from] TlsError),
+    /// quinn rejected a configuration.
+    #[error("quinn configuration: {0}")]
+    Quinn(String),
+}
+
+/// Index of a side's endpoint in per-side arrays (a QUIC flow has no middle).
+fn at(side: Side) -> usize {
+    match side {
+        Side::Client => 0,
+        Side::Server | Side::Middle => 1,
+    }
+}
+
+/// One QUIC flow: a client endpoint, a server endpoint, and the workload.
+pub struct QuicFlow {
+    cfg: QuicFlowConfig,
+    clock: VirtualClock,
+    /// Client and server endpoints, indexed by [`at`].
+    hosts: [Host; 2],
+    /// Each side's congestion-controller probe, indexed by [`at`].
+    probes: [Arc<CcProbe>; 2],
+    client_tls: Arc<quinn_proto::crypto::rustls::QuicClientConfig>,
+    cid_rng: SharedRng,
+    /// Per-connection timings at the client.
+    connections: Vec<ConnectionReport>,
+    /// Connections opened so far by the client.
+    opened: u32,
+    delivered: u64,
+    last_byte: Option<Duration>,
+    stopped: bool,
+    finished: bool,
+    error: Option<String>,
+    /// Datagrams arrived at this side since its application last ran.
+    needs_drive: [bool; 2],
+}
+
+impl QuicFlow {
+    /// Builds both endpoints; nothing is sent before `cfg.plan.start`.
+    pub fn new(cfg: QuicFlowConfig, clock: VirtualClock) -> Result<Self, QuicFlowError> {
+        let payload = cfg.knobs.max_udp_payload();
+        if payload < 1200 {
+            return Err(QuicFlowError::Invalid(format!(
+                "QUIC needs a UDP payload of at least 1200 bytes (IP MTU >= 1228); got {payload}"
+            )));
+        }
+        let root = SharedRng::new(cfg.seed);
+        let probes = [Arc::new(CcProbe::default()), Arc::new(CcProbe::default())];
+        let client_tls = tls::client_config(
+            SharedRng::new(sub_seed(cfg.seed, 1)),
+            &clock,
+            cfg.keylog.clone(),
+            cfg.knobs.zero_rtt,
+        )?;
+        let mut server = server_config(
+            SharedRng::new(sub_seed(cfg.seed, 2)),
+            root.bytes32(),
+            &clock,
+            cfg.keylog.clone(),
+        )?;
+        server.transport_config(transport(&cfg).config(probes[1].clone(), None)?);
+        let hosts = [
+            Host::new(&cfg.knobs, &root, None),
+            Host::new(&cfg.knobs, &root, Some(server)),
+        ];
+        Ok(QuicFlow {
+            cid_rng: SharedRng::new(sub_seed(cfg.seed, 3)),
+            cfg,
+            clock,
+            hosts,
+            probes,
+            client_tls,
+            connections: Vec::new(),
+            opened: 0,
+            delivered: 0,
+            last_byte: None,
+            stopped: false,
+            finished: false,
+            error: None,
+            needs_drive: [false, false],
+        })
+    }
+
+    fn data_sender(&self) -> Side {
+        self.cfg.plan.workload.data_sender()
+    }
+
+    /// Opens the client's next connection.
+    fn connect(&mut self, now: Duration) {
+        let client = &mut self.hosts[0];
+        let qlog = qlog_stream(
+            self.cfg.qlog_dir.as_deref(),
+            &self.cfg.plan.name,
+            Side::Client,
+            &mut client.qlog_count,
+        );
+        let transport = match transport(&self.cfg).config(self.probes[0].clone(), qlog) {
+            Ok(t) => t,
+            Err(e) => return self.fail(e.to_string()),
+        };
+        let mut cc = ClientConfig::new(self.client_tls.clone());
+        cc.transport_config(transport);
+        let rng = self.cid_rng.clone();
+        cc.initial_dst_cid_provider(Arc::new(move || {
+            let mut b = [0u8; CID_LEN];
+            rng.fill(&mut b);
+            quinn_proto::ConnectionId::new(&b)
+        }));
+        let result =
+            self.hosts[0]
+                .endpoint
+                .connect(to_instant(now), cc, self.cfg.server_addr, SERVER_NAME);
+        let (handle, conn) = match result {
+            Ok(x) => x,
+            Err(e) => return self.fail(format!("connect: {e}")),
+        };
+        self.opened += 1;
+        self.connections.push(ConnectionReport {
+            started_s: now.as_secs_f64(),
+            ..Default::default()
+        });
+        let app = App::client(self.cfg.plan.workload, self.connections.len() - 1);
+        self.hosts[0].conns.push(Conn {
+            handle,
+            conn,
+            app,
+            closing: false,
+        });
+    }
+
+    fn fail(&mut self, msg: String) {
+        if self.error.is_none() {
+            self.error = Some(msg);
+        }
+        self.finished = true;
+    }
+
+    /// Runs application logic and endpoint bookkeeping for `side` after any input.
+    fn drive(&mut self, side: Side, now: Duration) {
+        let stop_reached = self.stopped;
+        for (idx, ev) in self.hosts[at(side)].poll_events() {
+            self.on_event(side, idx, ev, now);
+        }
+        self.pump_streams(side, now, stop_reached);
+        self.hosts[at(side)].retire_drained();
+        self.maybe_next_connection(now);
+    }
+
+    fn on_event(&mut self, side: Side, idx: usize, ev: Event, now: Duration) {
+        match ev {
+            Event::Connected if side == Side::Client => {
+                let c = &self.hosts[0].conns[idx];
+                let r = &mut self.connections[c.app.report_index];
+                r.handshake_s = Some(now.as_secs_f64() - r.started_s);
+                r.zero_rtt_accepted = c.conn.accepted_0rtt();
+            }
+            Event::ConnectionLost { reason } => {
+                self.hosts[at(side)].conns[idx].closing = true;
+                let expected = matches!(
+                    reason,
+                    ConnectionError::LocallyClosed | ConnectionError::ApplicationClosed(_)
+                );
+                if !expected && !self.finished {
+                    self.fail(format!("{side:?} connection lost: {reason}"));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Runs the application on `side`'s connections and books what it delivered and completed.
+    fn pump_streams(&mut self, side: Side, now: Duration, stop: bool) {
+        let workload = self.cfg.plan.workload;
+        let done = app::pump(&mut self.hosts[at(side)].conns, side, workload, stop);
+        for e in done.errors {
+            self.fail(e);
+        }
+        if side == workload.data_receiver() && done.delivered > 0 {
+            self.delivered += done.delivered;
+            self.last_byte = Some(now);
+            for c in &self.hosts[0].conns {
+                let r = &mut self.connections[c.app.report_index];
+                if r.time_to_first_byte_s.is_none() && side == Side::Client {
+                    r.time_to_first_byte_s = Some(now.as_secs_f64() - r.started_s);
+                }
+            }
+        }
+        for ci in done.completed {
+            let c = &mut self.hosts[0].conns[ci];
+            let r = &mut self.connections[c.app.report_index];
+            r.completion_s = Some(now.as_secs_f64() - r.started_s);
+            c.conn.close(
+                to_instant(now),
+                VarInt::from_u32(0),
+                Bytes::from_static(b"done"),
+            );
+        }
+    }
+
+    fn maybe_next_connection(&mut self, now: Duration) {
+        if self.finished || self.opened == 0 {
+            return;
+        }
+        let all_done = self.connections.iter().all(|r| r.completion_s.is_some());
+        if all_done && self.cfg.plan.workload.is_download() {
+            if self.opened < self.cfg.plan.workload.connections() {
+                self.connect(now);
+                self.drive(Side::Client, now);
+            } else {
+                self.finished = true;
+            }
+        }
+    }
+
+    fn app_timer(&self, side: Side) -> Option<Duration> {
+        let mut t = None;
+        if side == Side::Client && self.opened == 0 && !self.finished {
+            t = Some(self.cfg.plan.start);
+        }
+        if let Some(stop) = self.cfg.plan.stop {
+            if !self.stopped && side == self.data_sender() {
+                t = Some(t.map_or(stop, |x: Duration| x.min(stop)));
+            }
+        }
+        t
+    }
+}
+
+/// The flow-wide inputs of each connection's transport config (borrowed, never cloned).
+fn transport(cfg: &QuicFlowConfig) -> Transport<'_> {
+    Transport {
+        knobs: &cfg.knobs,
+        workload: cfg.plan.workload,
+        cc: cfg.plan.cc,
+    }
+}
+
+impl FlowAgent for QuicFlow {
+    fn handle_datagram(&mut self, side: Side, _from: Side, now: Duration, payload: Vec<u8>) {
+        // QUIC cannot be split: no middlebox ever terminates it.
+        if side == Side::Middle {
+            return;
+        }
+        self.clock.set(now);
+        let remote = match side {
+            Side::Client => self.cfg.server_addr,
+            Side::Server | Side::Middle => self.cfg.client_addr,
+        };
+        let cfg = &self.cfg;
+        let server_probe = &self.probes[1];
+        self.hosts[at(side)].handle(now, remote, payload, |host| {
+            let mut sc = host.server_config.clone()?;
+            let qlog = qlog_stream(
+                cfg.qlog_dir.as_deref(),
+                &cfg.plan.name,
+                Side::Server,
+                &mut host.qlog_count,
+            );
+            if let Ok(t) = transport(cfg).config(server_probe.clone(), qlog) {
+                sc.transport_config(t);
+            }
+            Some(Arc::new(sc))
+        });
+        // The application runs once per batch of datagrams arriving at the same instant (like
+        // a receiver draining its socket before reading streams); see `poll_transmit`.
+        self.needs_drive[side.index()] = true;
+    }
+
+    fn handle_timeout(&mut self, side: Side, now: Duration) {
+        if side == Side::Middle {
+            return;
+        }
+        self.clock.set(now);
+        if side == Side::Client && self.opened == 0 && !self.finished && now >= self.cfg.plan.start
+        {
+            self.connect(now);
+        }
+        if let Some(stop) = self.cfg.plan.stop {
+            if !self.stopped && now >= stop && side == self.data_sender() {
+                // The traffic generator stops: whatever quinn still buffers must not keep
+                // flowing, so the connection closes now (CONNECTION_CLOSE discards it).
+                self.stopped = true;
+                for c in self.hosts[at(side)].conns.iter_mut() {
+                    c.conn.close(
+                        to_instant(now),
+                        VarInt::from_u32(0),
+                        Bytes::from_static(b"stopped"),
+                    );
+                }
+                if !self.cfg.plan.workload.is_download() {
+                    self.finished = true;
+                }
+            }
+        }
+        self.hosts[at(side)].handle_timeout(now);
+        self.drive(side, now);
+    }
+
+    fn poll_transmit(&mut self, side: Side, now: Duration) -> Option<Transmit> {
+        if side == Side::Middle {
+            return None;
+        }
+        self.clock.set(now);
+        if std::mem::take(&mut self.needs_drive[side.index()]) {
+            self.drive(side, now);
+        }
+        let out = self.hosts[at(side)].poll_transmit(now);
+        if out.is_none() {
+            // Sending may have produced endpoint events (e.g. a close); let the app react.
+            self.drive(side, now);
+        }
+        out.map(|d| Transmit::udp(d, side.opposite()))
+    }
+
+    fn poll_timeout(&mut self, side: Side) -> Option<Duration> {
+        if side == Side::Middle {
+            return None;
+        }
+        let app = self.app_timer(side);
+        let conn = self.hosts[at(side)].poll_timeout();
+        match (app, conn) {
+            (Some(a), Some(c)) => Some(a.min(c)),
+            (a, c) => a.or(c),
+        }
+    }
+
+    fn delivered_bytes(&self) -> u64 {
+        self.delivered
+    }
+
+    fn sample(&self) -> SenderSample {
+        let s = at(self.data_sender());
+        match self.hosts[s].conns.last() {
+            Some(c) => SenderSample {
+                cwnd: c.conn.stats().path.cwnd,
+                srtt: c.conn.rtt(),
+                in_flight: self.probes[s].in_flight(),
+            },
+            None => SenderSample::default(),
+        }
+    }
+
+    fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    fn report(&self) -> FlowReport {
+        let s = at(self.data_sender());
+        let (sender, receiver) = (&self.hosts[s], &self.hosts[1 - s]);
+        let mut r = FlowReport {
+            bytes_delivered: self.delivered,
+            first_packet_s: self.connections.first().map(|c| c.started_s),
+            last_byte_s: self.last_byte.map(|t| t.as_secs_f64()),
+            first_congestion_s: self.probes[s].first_congestion().map(|t| t.as_secs_f64()),
+            connections: self.connections.clone(),
+            error: self.error.clone(),
+            ..Default::default()
+        };
+        for st in sender.stats() {
+            r.packets_sent += st.path.sent_packets;
+            r.packets_lost += st.path.lost_packets;
+            r.congestion_events += st.path.congestion_events;
+            r.final_mtu = st.path.current_mtu;
+        }
+        for st in receiver.stats() {
+            r.ack_frames_sent += st.frame_tx.acks;
+            r.max_data_frames_sent += st.frame_tx.max_data;
+            r.max_stream_data_frames_sent += st.frame_tx.max_stream_data;
+        }
+        r
+    }
+}

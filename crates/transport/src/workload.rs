@@ -1,0 +1,63 @@
+//! What the application on a flow does, and the few facts every transport derives from it.
+//! One type for every transport: the engines and the scenario format share it.
+
+use serde::{Deserialize, Serialize};
+
+use crate::agent::Side;
+
+/// What the application on a flow does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Workload {
+    /// Saturated sender with a discard receiver. `upload = true`: client sends (seed 001's
+    /// traffic generator on the client); `false`: server sends.
+    Bulk {
+        /// `true`: the client sends.
+        upload: bool,
+    },
+    /// The client requests `size` bytes, split evenly over `streams` concurrent streams; the
+    /// server answers on each stream. Repeated `connections` times in sequence (the second and
+    /// later connections may use 0-RTT resumption).
+    Download {
+        /// Total bytes requested per connection.
+        size: u64,
+        /// Concurrent streams the size is split over.
+        streams: u32,
+        /// Connections made one after the other.
+        connections: u32,
+    },
+}
+
+impl Default for Workload {
+    /// The scenario format's default: the client uploads as fast as allowed.
+    fn default() -> Self {
+        Workload::Bulk { upload: true }
+    }
+}
+
+impl Workload {
+    /// The side whose application sends the data.
+    pub fn data_sender(self) -> Side {
+        match self {
+            Workload::Bulk { upload: true } => Side::Client,
+            _ => Side::Server,
+        }
+    }
+
+    /// The side whose application receives the data.
+    pub fn data_receiver(self) -> Side {
+        self.data_sender().opposite()
+    }
+
+    /// Connections (download rounds) made one after the other; at least one.
+    pub fn connections(self) -> u32 {
+        match self {
+            Workload::Download { connections, .. } => connections.max(1),
+            Workload::Bulk { .. } => 1,
+        }
+    }
+
+    /// Whether this is a sized download (which completes) rather than a bulk transfer.
+    pub fn is_download(self) -> bool {
+        matches!(self, Workload::Download { .. })
+    }
+}
