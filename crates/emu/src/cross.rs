@@ -1,6 +1,6 @@
 //! Cross traffic in real time: each source of the scenario sends UDP datagrams from a host on
 //! its side of the bottleneck to one on the other, on the simulator's own schedule
-//! ([`sim::cross::CrossSource`]: same patterns, same seeded sizes and gaps).
+//! ([`netem::cross::CrossSource`]: same patterns, same seeded sizes and gaps).
 
 use std::net::{SocketAddr, SocketAddrV4, UdpSocket};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -8,9 +8,9 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use netem::cross::{CrossSource, CrossSpec};
+use netem::wire::IPV4_UDP_OVERHEAD;
 use results::Cross as CrossResult;
-use scenario::model::CrossSpec;
-use sim::cross::CrossSource;
 
 use crate::error::EmuError;
 use crate::probe;
@@ -151,7 +151,7 @@ fn send(
         let len = (size as usize).min(MAX_PAYLOAD);
         if sock.send_to(&buf[..len], dst).is_ok() {
             packets += 1;
-            bytes += len as u64 + 28;
+            bytes += len as u64 + u64::from(IPV4_UDP_OVERHEAD);
         }
     }
     (packets, bytes)

@@ -15,6 +15,7 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use netem::pcap::{LinkType, PcapWriter};
 use netem::{Link, LinkConfig, LinkStats};
 use serde::Serialize;
 
@@ -24,7 +25,6 @@ use crate::frame::{self, BitError, FrameKind};
 use crate::lateness::Lateness;
 use crate::netns;
 use crate::packet_socket::PacketSocket;
-use sim::pcap::{LinkType, PcapWriter};
 
 /// Receive buffer: larger than any frame a veth with offloads off can carry, so an oversized
 /// frame shows up as such instead of being silently cut.

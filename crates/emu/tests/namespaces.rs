@@ -160,7 +160,7 @@ fn rate_limit_holds_at_10_mbit() {
     assert_eq!(rx.len() as u64, n, "no loss configured");
     let first = rx.first().map(|r: &ProbeRx| r.rx_ns).unwrap_or(0);
     let last = rx.last().map(|r| r.rx_ns).unwrap_or(0);
-    let ip_bits = ((payload + 28) * 8) as f64;
+    let ip_bits = ((payload + netem::wire::IPV4_UDP_OVERHEAD as usize) * 8) as f64;
     let achieved = (n - 1) as f64 * ip_bits / ((last - first) as f64 / 1e9);
     let ratio = achieved / rate as f64;
     assert!(

@@ -9,8 +9,9 @@ use transport::quic::{QuicFlow, QuicFlowConfig, QuicWorkload};
 use transport::tcp::{PepConfig, TcpFlow, TcpFlowConfig, TcpWorkload, Tls};
 use transport::tls::KeyLogBuffer;
 
-use crate::addr::{self, IPV4_UDP_OVERHEAD};
+use crate::addr;
 use crate::engine::{RunOptions, SimError, BOTTLENECK_DOWN, BOTTLENECK_UP};
+use netem::wire::IPV4_UDP_OVERHEAD;
 
 /// Link routes between the sides of one flow. Without a PEP only client ↔ server exists; with
 /// one, each end talks to the PEP, which sits before or after the bottleneck.
