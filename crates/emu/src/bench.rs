@@ -12,13 +12,15 @@ use netem::config::{LossConfig, QueueLimit, RateProfile};
 use netem::LinkConfig;
 use serde::Serialize;
 
+use netem::wire::IPV4_UDP_OVERHEAD;
+
 use crate::error::EmuError;
 use crate::forwarder::WaitMode;
 use crate::probe::{self, ProbeRx};
 use crate::topology::{Topology, TopologySpec};
 
 /// UDP payload of a 1500-byte IP packet.
-const FULL_PAYLOAD: usize = 1472;
+const FULL_PAYLOAD: usize = 1500 - IPV4_UDP_OVERHEAD as usize;
 const IP_BITS: f64 = 1500.0 * 8.0;
 
 /// How long and how hard to measure.
