@@ -16,7 +16,6 @@ pub mod mapping;
 pub mod netns;
 pub mod offload;
 pub mod packet_socket;
-pub mod peers;
 pub mod probe;
 pub mod results;
 pub mod runner;
