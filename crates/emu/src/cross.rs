@@ -22,7 +22,7 @@ const BASE_PORT: u16 = 5_000;
 const MAX_PAYLOAD: usize = 65_507;
 
 /// Running cross-traffic sources and their receivers.
-pub struct CrossTraffic {
+pub(crate) struct CrossTraffic {
     stop: Arc<AtomicBool>,
     senders: Vec<JoinHandle<(u64, u64)>>,
     receivers: Vec<(Arc<AtomicU64>, JoinHandle<()>)>,
@@ -32,7 +32,7 @@ pub struct CrossTraffic {
 impl CrossTraffic {
     /// Starts every source at `t0` + its start: up sources send from client `client` to server
     /// `server`, down sources the other way.
-    pub fn start(
+    pub(crate) fn start(
         topo: &Topology,
         specs: &[CrossSpec],
         client: usize,
@@ -92,7 +92,7 @@ impl CrossTraffic {
 
     /// Stops the senders, lets the receivers count what is still on the path (they stop after
     /// 200 ms without a datagram), returns the counters.
-    pub fn stop(&mut self) -> Vec<CrossResult> {
+    pub(crate) fn stop(&mut self) -> Vec<CrossResult> {
         self.stop.store(true, Ordering::SeqCst);
         let sent: Vec<(u64, u64)> = std::mem::take(&mut self.senders)
             .into_iter()
