@@ -487,7 +487,7 @@ impl Forwarder {
             self.report.missing_timestamps += 1;
             now
         } else {
-            self.clock.from_realtime(rx.realtime_ns, now)
+            self.clock.link_time_of(rx.realtime_ns, now)
         };
         if rx.truncated {
             self.report.oversized_frames += 1;
@@ -496,7 +496,7 @@ impl Forwarder {
         let data = &self.buf[..rx.len];
         let side = self.ports[port].side;
         if let Some(c) = &mut self.captures {
-            c.write(side, self.clock.to_realtime(t), data);
+            c.write(side, self.clock.realtime_of(t), data);
         }
         match frame::classify(data) {
             FrameKind::Malformed => self.report.malformed_frames += 1,
@@ -546,7 +546,7 @@ impl Forwarder {
         match self.sockets[port].send(frame) {
             Ok(true) => {
                 if let Some(c) = &mut self.captures {
-                    let t = self.clock.to_realtime(self.clock.now());
+                    let t = self.clock.realtime_of(self.clock.now());
                     c.write(self.ports[port].side, t, frame);
                 }
             }

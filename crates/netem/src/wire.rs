@@ -818,7 +818,7 @@ mod tests {
 
     #[test]
     fn ethernet_fields() {
-        let mut f = vec![0u8; 20];
+        let mut f = [0u8; 20];
         f[..6].copy_from_slice(&[1, 2, 3, 4, 5, 6]);
         f[6..12].copy_from_slice(&[7, 8, 9, 10, 11, 12]);
         f[12..14].copy_from_slice(&ETHERTYPE_IPV4.to_be_bytes());
