@@ -10,7 +10,7 @@ use anyhow::Context;
 use clap::Args;
 use interop::{Certs, Loopback, Matrix, MatrixConfig, Peer};
 use netem::config::{LinkConfig, LossConfig, QueueLimit, RateProfile};
-use scenario::units::{self, Rate};
+use units::Rate;
 
 use crate::exit::{self, Exit};
 
