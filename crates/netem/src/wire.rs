@@ -61,6 +61,64 @@ fn set_be32(b: &mut [u8], at: usize, v: u32) {
     b[at..at + 4].copy_from_slice(&v.to_be_bytes());
 }
 
+/// Declares a view over a buffer: the struct, `new_unchecked`, `new_checked` (which runs the
+/// type's own `check_len`) and `into_inner`, the same for every header.
+macro_rules! view {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy)]
+        pub struct $name<T: AsRef<[u8]>> {
+            buffer: T,
+        }
+
+        impl<T: AsRef<[u8]>> $name<T> {
+            /// Wraps `buffer` without checks; accessors panic if it is shorter than what they read.
+            pub fn new_unchecked(buffer: T) -> Self {
+                Self { buffer }
+            }
+
+            /// Wraps `buffer` after `check_len`: every accessor is then in bounds.
+            pub fn new_checked(buffer: T) -> Result<Self, WireError> {
+                let view = Self { buffer };
+                view.check_len()?;
+                Ok(view)
+            }
+
+            /// The buffer the view wraps.
+            pub fn into_inner(self) -> T {
+                self.buffer
+            }
+        }
+    };
+}
+
+/// Declares big-endian field accessors: `get` reads the field at `at`, `set` writes it.
+macro_rules! field {
+    (u16, $get:ident, $set:ident, $at:expr, $doc:literal) => {
+        #[doc = $doc]
+        pub fn $get(&self) -> u16 {
+            be16(self.buffer.as_ref(), $at)
+        }
+        field!(@set u16, set_be16, $set, $at, $doc);
+    };
+    (u32, $get:ident, $set:ident, $at:expr, $doc:literal) => {
+        #[doc = $doc]
+        pub fn $get(&self) -> u32 {
+            be32(self.buffer.as_ref(), $at)
+        }
+        field!(@set u32, set_be32, $set, $at, $doc);
+    };
+    (@set $ty:ty, $write:ident, $set:ident, $at:expr, $doc:literal) => {
+        #[doc = concat!("Sets the field: ", $doc)]
+        pub fn $set(&mut self, v: $ty)
+        where
+            T: AsMut<[u8]>,
+        {
+            $write(self.buffer.as_mut(), $at, v);
+        }
+    };
+}
+
 /// The Internet checksum (RFC 1071) and the IPv4 pseudo-header.
 pub mod checksum {
     use super::*;
@@ -99,10 +157,9 @@ pub mod checksum {
     }
 }
 
-/// A view of an Ethernet II frame.
-#[derive(Debug, Clone, Copy)]
-pub struct EthernetFrame<T: AsRef<[u8]>> {
-    buffer: T,
+view! {
+    /// A view of an Ethernet II frame.
+    EthernetFrame
 }
 
 /// Byte offsets of the Ethernet II header fields.
@@ -117,12 +174,12 @@ pub mod ethernet_field {
 }
 
 impl<T: AsRef<[u8]>> EthernetFrame<T> {
-    /// Wraps `buffer` after checking it holds a whole Ethernet header.
-    pub fn new_checked(buffer: T) -> Result<Self, WireError> {
-        if buffer.as_ref().len() < ETHERNET_HEADER_LEN {
+    /// Checks that the buffer holds a whole Ethernet header.
+    pub fn check_len(&self) -> Result<(), WireError> {
+        if self.buffer.as_ref().len() < ETHERNET_HEADER_LEN {
             return Err(WireError::Truncated);
         }
-        Ok(Self { buffer })
+        Ok(())
     }
 
     /// Destination MAC address.
@@ -157,10 +214,9 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> EthernetFrame<T> {
     }
 }
 
-/// A view of an IPv4 packet.
-#[derive(Debug, Clone, Copy)]
-pub struct Ipv4Packet<T: AsRef<[u8]>> {
-    buffer: T,
+view! {
+    /// A view of an IPv4 packet.
+    Ipv4Packet
 }
 
 /// Byte offsets of the IPv4 header fields.
@@ -192,20 +248,8 @@ pub mod ipv4_field {
 const IPV4_DONT_FRAG: u16 = 0x4000;
 
 impl<T: AsRef<[u8]>> Ipv4Packet<T> {
-    /// Wraps `buffer` without checks; accessors panic if it is shorter than the header they read.
-    pub fn new_unchecked(buffer: T) -> Self {
-        Self { buffer }
-    }
-
-    /// Wraps `buffer` after checking that it is an IPv4 packet whose header length and total
+    /// Checks that it is an IPv4 packet whose header length and total
     /// length fit it (it may be longer, e.g. Ethernet padding: see [`Ipv4Packet::total_len`]).
-    pub fn new_checked(buffer: T) -> Result<Self, WireError> {
-        let p = Self { buffer };
-        p.check_len()?;
-        Ok(p)
-    }
-
-    /// The checks behind [`Ipv4Packet::new_checked`].
     pub fn check_len(&self) -> Result<(), WireError> {
         let b = self.buffer.as_ref();
         if b.len() < IPV4_HEADER_LEN {
@@ -231,15 +275,15 @@ impl<T: AsRef<[u8]>> Ipv4Packet<T> {
         usize::from(self.buffer.as_ref()[ipv4_field::VER_IHL] & 0x0f) * 4
     }
 
-    /// Total length in bytes (header + payload): what the link accounts for.
-    pub fn total_len(&self) -> u16 {
-        be16(self.buffer.as_ref(), ipv4_field::TOTAL_LEN)
-    }
+    field!(
+        u16,
+        total_len,
+        set_total_len,
+        ipv4_field::TOTAL_LEN,
+        "Total length in bytes (header + payload): what the link accounts for."
+    );
 
-    /// Identification.
-    pub fn ident(&self) -> u16 {
-        be16(self.buffer.as_ref(), ipv4_field::IDENT)
-    }
+    field!(u16, ident, set_ident, ipv4_field::IDENT, "Identification.");
 
     /// Whether the "don't fragment" flag is set.
     pub fn dont_frag(&self) -> bool {
@@ -300,16 +344,6 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Ipv4Packet<T> {
         self.buffer.as_mut()[ipv4_field::TOS] = tos;
     }
 
-    /// Sets the total length.
-    pub fn set_total_len(&mut self, len: u16) {
-        set_be16(self.buffer.as_mut(), ipv4_field::TOTAL_LEN, len);
-    }
-
-    /// Sets the identification.
-    pub fn set_ident(&mut self, ident: u16) {
-        set_be16(self.buffer.as_mut(), ipv4_field::IDENT, ident);
-    }
-
     /// Sets the flags to "don't fragment" (or none) with fragment offset 0.
     pub fn set_dont_frag(&mut self, df: bool) {
         let v = if df { IPV4_DONT_FRAG } else { 0 };
@@ -356,10 +390,9 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Ipv4Packet<T> {
     }
 }
 
-/// A view of a UDP datagram.
-#[derive(Debug, Clone, Copy)]
-pub struct UdpPacket<T: AsRef<[u8]>> {
-    buffer: T,
+view! {
+    /// A view of a UDP datagram.
+    UdpPacket
 }
 
 /// Byte offsets of the UDP header fields.
@@ -375,19 +408,7 @@ pub mod udp_field {
 }
 
 impl<T: AsRef<[u8]>> UdpPacket<T> {
-    /// Wraps `buffer` without checks; accessors panic if it is shorter than the header.
-    pub fn new_unchecked(buffer: T) -> Self {
-        Self { buffer }
-    }
-
-    /// Wraps `buffer` after checking that it holds the header and the length it claims.
-    pub fn new_checked(buffer: T) -> Result<Self, WireError> {
-        let p = Self { buffer };
-        p.check_len()?;
-        Ok(p)
-    }
-
-    /// The checks behind [`UdpPacket::new_checked`].
+    /// Checks that it holds the header and the length it claims.
     pub fn check_len(&self) -> Result<(), WireError> {
         let b = self.buffer.as_ref();
         if b.len() < UDP_HEADER_LEN {
@@ -403,15 +424,21 @@ impl<T: AsRef<[u8]>> UdpPacket<T> {
         Ok(())
     }
 
-    /// Source port.
-    pub fn src_port(&self) -> u16 {
-        be16(self.buffer.as_ref(), udp_field::SRC_PORT)
-    }
+    field!(
+        u16,
+        src_port,
+        set_src_port,
+        udp_field::SRC_PORT,
+        "Source port."
+    );
 
-    /// Destination port.
-    pub fn dst_port(&self) -> u16 {
-        be16(self.buffer.as_ref(), udp_field::DST_PORT)
-    }
+    field!(
+        u16,
+        dst_port,
+        set_dst_port,
+        udp_field::DST_PORT,
+        "Destination port."
+    );
 
     /// Length of header + payload.
     #[allow(clippy::len_without_is_empty)]
@@ -419,10 +446,13 @@ impl<T: AsRef<[u8]>> UdpPacket<T> {
         be16(self.buffer.as_ref(), udp_field::LENGTH)
     }
 
-    /// Checksum field.
-    pub fn checksum(&self) -> u16 {
-        be16(self.buffer.as_ref(), udp_field::CHECKSUM)
-    }
+    field!(
+        u16,
+        checksum,
+        set_checksum,
+        udp_field::CHECKSUM,
+        "Checksum field (0: none)."
+    );
 
     /// The payload (up to the UDP length).
     pub fn payload(&self) -> &[u8] {
@@ -450,24 +480,9 @@ impl<T: AsRef<[u8]>> UdpPacket<T> {
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> UdpPacket<T> {
-    /// Sets the source port.
-    pub fn set_src_port(&mut self, port: u16) {
-        set_be16(self.buffer.as_mut(), udp_field::SRC_PORT, port);
-    }
-
-    /// Sets the destination port.
-    pub fn set_dst_port(&mut self, port: u16) {
-        set_be16(self.buffer.as_mut(), udp_field::DST_PORT, port);
-    }
-
     /// Sets the length of header + payload.
     pub fn set_len(&mut self, len: u16) {
         set_be16(self.buffer.as_mut(), udp_field::LENGTH, len);
-    }
-
-    /// Sets the checksum field (0: none).
-    pub fn set_checksum(&mut self, sum: u16) {
-        set_be16(self.buffer.as_mut(), udp_field::CHECKSUM, sum);
     }
 
     /// Computes and stores the checksum over the pseudo-header, header and payload.
@@ -477,10 +492,9 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> UdpPacket<T> {
     }
 }
 
-/// A view of a TCP segment.
-#[derive(Debug, Clone, Copy)]
-pub struct TcpPacket<T: AsRef<[u8]>> {
-    buffer: T,
+view! {
+    /// A view of a TCP segment.
+    TcpPacket
 }
 
 /// Byte offsets of the TCP header fields.
@@ -522,19 +536,7 @@ pub mod tcp_flags {
 }
 
 impl<T: AsRef<[u8]>> TcpPacket<T> {
-    /// Wraps `buffer` without checks; accessors panic if it is shorter than the header.
-    pub fn new_unchecked(buffer: T) -> Self {
-        Self { buffer }
-    }
-
-    /// Wraps `buffer` after checking that it holds the header and the options it claims.
-    pub fn new_checked(buffer: T) -> Result<Self, WireError> {
-        let p = Self { buffer };
-        p.check_len()?;
-        Ok(p)
-    }
-
-    /// The checks behind [`TcpPacket::new_checked`].
+    /// Checks that it holds the header and the options it claims.
     pub fn check_len(&self) -> Result<(), WireError> {
         let b = self.buffer.as_ref();
         if b.len() < TCP_HEADER_LEN {
@@ -550,25 +552,25 @@ impl<T: AsRef<[u8]>> TcpPacket<T> {
         Ok(())
     }
 
-    /// Source port.
-    pub fn src_port(&self) -> u16 {
-        be16(self.buffer.as_ref(), tcp_field::SRC_PORT)
-    }
+    field!(
+        u16,
+        src_port,
+        set_src_port,
+        tcp_field::SRC_PORT,
+        "Source port."
+    );
 
-    /// Destination port.
-    pub fn dst_port(&self) -> u16 {
-        be16(self.buffer.as_ref(), tcp_field::DST_PORT)
-    }
+    field!(
+        u16,
+        dst_port,
+        set_dst_port,
+        tcp_field::DST_PORT,
+        "Destination port."
+    );
 
-    /// Sequence number.
-    pub fn seq(&self) -> u32 {
-        be32(self.buffer.as_ref(), tcp_field::SEQ)
-    }
+    field!(u32, seq, set_seq, tcp_field::SEQ, "Sequence number.");
 
-    /// Acknowledgment number.
-    pub fn ack(&self) -> u32 {
-        be32(self.buffer.as_ref(), tcp_field::ACK)
-    }
+    field!(u32, ack, set_ack, tcp_field::ACK, "Acknowledgment number.");
 
     /// Header length in bytes, options included.
     pub fn header_len(&self) -> usize {
@@ -580,15 +582,21 @@ impl<T: AsRef<[u8]>> TcpPacket<T> {
         self.buffer.as_ref()[tcp_field::FLAGS]
     }
 
-    /// Receive window field (as sent, i.e. scaled).
-    pub fn window(&self) -> u16 {
-        be16(self.buffer.as_ref(), tcp_field::WINDOW)
-    }
+    field!(
+        u16,
+        window,
+        set_window,
+        tcp_field::WINDOW,
+        "Receive window field (as sent, i.e. scaled)."
+    );
 
-    /// Checksum field.
-    pub fn checksum(&self) -> u16 {
-        be16(self.buffer.as_ref(), tcp_field::CHECKSUM)
-    }
+    field!(
+        u16,
+        checksum,
+        set_checksum,
+        tcp_field::CHECKSUM,
+        "Checksum field."
+    );
 
     /// The option bytes.
     pub fn options(&self) -> &[u8] {
@@ -602,26 +610,6 @@ impl<T: AsRef<[u8]>> TcpPacket<T> {
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> TcpPacket<T> {
-    /// Sets the source port.
-    pub fn set_src_port(&mut self, port: u16) {
-        set_be16(self.buffer.as_mut(), tcp_field::SRC_PORT, port);
-    }
-
-    /// Sets the destination port.
-    pub fn set_dst_port(&mut self, port: u16) {
-        set_be16(self.buffer.as_mut(), tcp_field::DST_PORT, port);
-    }
-
-    /// Sets the sequence number.
-    pub fn set_seq(&mut self, seq: u32) {
-        set_be32(self.buffer.as_mut(), tcp_field::SEQ, seq);
-    }
-
-    /// Sets the acknowledgment number.
-    pub fn set_ack(&mut self, ack: u32) {
-        set_be32(self.buffer.as_mut(), tcp_field::ACK, ack);
-    }
-
     /// Sets the header length in bytes (a multiple of 4), clearing the reserved bits.
     pub fn set_header_len(&mut self, len: usize) {
         self.buffer.as_mut()[tcp_field::DATA_OFFSET] = ((len / 4) as u8) << 4;
@@ -630,16 +618,6 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> TcpPacket<T> {
     /// Sets the flags byte.
     pub fn set_flags(&mut self, flags: u8) {
         self.buffer.as_mut()[tcp_field::FLAGS] = flags;
-    }
-
-    /// Sets the window field.
-    pub fn set_window(&mut self, window: u16) {
-        set_be16(self.buffer.as_mut(), tcp_field::WINDOW, window);
-    }
-
-    /// Sets the checksum field.
-    pub fn set_checksum(&mut self, sum: u16) {
-        set_be16(self.buffer.as_mut(), tcp_field::CHECKSUM, sum);
     }
 
     /// Sets the urgent pointer.
