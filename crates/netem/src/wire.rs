@@ -248,7 +248,7 @@ pub mod ipv4_field {
 const IPV4_DONT_FRAG: u16 = 0x4000;
 
 impl<T: AsRef<[u8]>> Ipv4Packet<T> {
-    /// Checks that it is an IPv4 packet whose header length and total
+    /// Checks that the buffer holds an IPv4 packet whose header length and total
     /// length fit it (it may be longer, e.g. Ethernet padding: see [`Ipv4Packet::total_len`]).
     pub fn check_len(&self) -> Result<(), WireError> {
         let b = self.buffer.as_ref();
@@ -408,7 +408,7 @@ pub mod udp_field {
 }
 
 impl<T: AsRef<[u8]>> UdpPacket<T> {
-    /// Checks that it holds the header and the length it claims.
+    /// Checks that the buffer holds the header and the length it claims.
     pub fn check_len(&self) -> Result<(), WireError> {
         let b = self.buffer.as_ref();
         if b.len() < UDP_HEADER_LEN {
@@ -536,7 +536,7 @@ pub mod tcp_flags {
 }
 
 impl<T: AsRef<[u8]>> TcpPacket<T> {
-    /// Checks that it holds the header and the options it claims.
+    /// Checks that the buffer holds the header and the options it claims.
     pub fn check_len(&self) -> Result<(), WireError> {
         let b = self.buffer.as_ref();
         if b.len() < TCP_HEADER_LEN {
