@@ -63,7 +63,7 @@ pub enum WaitArg {
 }
 
 fn stop_requested() -> bool {
-    interrupt::requested() || emu::signals::term_requested()
+    interrupt::requested() || emu::term_requested()
 }
 
 /// Runs `quiclab emu`.
@@ -92,7 +92,7 @@ pub fn run(args: &EmuArgs) -> anyhow::Result<Exit> {
     };
     let mut warned = std::collections::BTreeSet::new();
     for point in &loaded.points {
-        match emu::mapping::check_supported(&point.scenario) {
+        match emu::check_supported(&point.scenario) {
             Ok(warnings) => {
                 for w in warnings {
                     if warned.insert(w.clone()) {
@@ -107,7 +107,7 @@ pub fn run(args: &EmuArgs) -> anyhow::Result<Exit> {
         }
     }
     interrupt::install()?;
-    emu::signals::install_term_handler();
+    emu::install_term_handler();
     let runs = loaded.runs();
     if runs.len() == 1 && args.out.is_none() {
         return single(args, &loaded, &runs[0]);

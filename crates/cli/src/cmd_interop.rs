@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
-use emu::peers::{self, Certs, Loopback, Matrix, MatrixConfig, Peer};
+use interop::{Certs, Loopback, Matrix, MatrixConfig, Peer};
 use netem::config::{LinkConfig, LossConfig, QueueLimit, RateProfile};
-use scenario::units::{self, Rate};
+use units::Rate;
 
 use crate::exit::{self, Exit};
 
@@ -73,14 +73,14 @@ pub struct InteropArgs {
 /// Runs `quiclab interop`.
 pub fn run(args: &InteropArgs) -> anyhow::Result<Exit> {
     let peers_dir = locate(args.peers.as_deref(), "peers")?;
-    let all = peers::load_dir(&peers_dir)?;
+    let all = interop::load_dir(&peers_dir)?;
     let cfg = matrix_config(args, &peers_dir)?;
     if args.list {
         print_list(&all, &cfg);
         return Ok(exit::SUCCESS);
     }
-    let servers = peers::select(&all, &args.servers, |p| p.spec.server.is_some())?;
-    let clients = peers::select(&all, &args.clients, |p| p.spec.client.is_some())?;
+    let servers = interop::select(&all, &args.servers, |p| p.spec.server.is_some())?;
+    let clients = interop::select(&all, &args.clients, |p| p.spec.client.is_some())?;
     std::fs::create_dir_all(&cfg.out_dir)
         .with_context(|| format!("creating {}", cfg.out_dir.display()))?;
 
@@ -89,18 +89,18 @@ pub fn run(args: &InteropArgs) -> anyhow::Result<Exit> {
         let _ = std::io::stderr().flush();
     };
     let matrix = if args.loopback {
-        peers::run_matrix(&Loopback, &servers, &clients, &cfg, &mut progress)
+        interop::run_matrix(&Loopback, &servers, &clients, &cfg, &mut progress)
     } else {
         let spec = topology_spec(args)?;
         let topology = emu::Topology::create(&spec).context(
             "creating the emulator topology (needs root; use --loopback to run without it)",
         )?;
-        let space = peers::Emulated {
+        let space = interop::Emulated {
             topology: &topology,
             client: 0,
             server: 0,
         };
-        let m = peers::run_matrix(&space, &servers, &clients, &cfg, &mut progress);
+        let m = interop::run_matrix(&space, &servers, &clients, &cfg, &mut progress);
         topology
             .shutdown()
             .context("tearing down the emulator topology")?;
@@ -159,7 +159,7 @@ fn matrix_config(args: &InteropArgs, peers_dir: &Path) -> anyhow::Result<MatrixC
         out_dir,
         certs,
         peers_dir: peers_dir.to_owned(),
-        peers_home: peers::peers_home(),
+        peers_home: interop::peers_home(),
         quiclab: std::env::current_exe().context("locating the quiclab binary")?,
         base_port: args.base_port,
     })
@@ -205,7 +205,7 @@ fn topology_spec(args: &InteropArgs) -> anyhow::Result<emu::TopologySpec> {
 }
 
 fn print_list(all: &[Peer], cfg: &MatrixConfig) {
-    let mut vars = peers::Vars::default();
+    let mut vars = interop::Vars::default();
     vars.set("peers_home", cfg.peers_home.to_string_lossy())
         .set("peers_dir", cfg.peers_dir.to_string_lossy())
         .set("quiclab", cfg.quiclab.to_string_lossy());
@@ -223,15 +223,15 @@ fn print_list(all: &[Peer], cfg: &MatrixConfig) {
         .into_iter()
         .flatten()
         .collect();
-        let state = match peers::check_installed(p, &vars) {
-            Ok(()) => peers::version(p, &vars).unwrap_or_else(|| "installed".into()),
+        let state = match interop::check_installed(p, &vars) {
+            Ok(()) => interop::version(p, &vars).unwrap_or_else(|| "installed".into()),
             Err(why) => format!("not installed: {why}"),
         };
         println!("{:<12} {:<40} {}", p.name(), roles.join("; "), state);
     }
 }
 
-fn protocols(ps: &[peers::Protocol]) -> String {
+fn protocols(ps: &[interop::Protocol]) -> String {
     ps.iter().map(|p| p.alpn()).collect::<Vec<_>>().join(",")
 }
 

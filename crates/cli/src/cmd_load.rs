@@ -98,13 +98,13 @@ struct ClientArgs {
     #[arg(long, value_name = "FILE")]
     keylog: Option<PathBuf>,
     /// Per-request limit, from the send to the last byte.
-    #[arg(long, default_value = "30s", value_parser = duration)]
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
     timeout: Duration,
     /// Most requests in flight; a due request beyond it is not sent and recorded as such.
     #[arg(long, value_name = "N", default_value_t = 10_000)]
     max_inflight: usize,
     /// A request sent more than this after its intended time counts as "not sent on time".
-    #[arg(long, default_value = "10ms", value_parser = duration)]
+    #[arg(long, default_value = "10ms", value_parser = parse_duration)]
     late_threshold: Duration,
 }
 
@@ -118,13 +118,13 @@ struct AttackArgs {
     #[arg(long = "http", default_value = "1.1", value_parser = HttpVersion::parse)]
     http: HttpVersion,
     /// Request rate: 100/s, 100/1s, 6000/1m, 5/500ms.
-    #[arg(long, default_value = "50/s", value_parser = rate)]
+    #[arg(long, default_value = "50/s", value_parser = Rate::parse)]
     rate: Rate,
     /// Rate ramp instead of --rate: linear:FROM-TO (over --duration) or steps:R1,R2,...@STEP.
     #[arg(long, value_parser = ramp)]
     ramp: Option<Ramp>,
     /// Attack duration (required unless --requests or a steps ramp bounds the attack).
-    #[arg(long, value_parser = duration)]
+    #[arg(long, value_parser = parse_duration)]
     duration: Option<Duration>,
     /// Stop after this many requests.
     #[arg(long, value_name = "N")]
@@ -148,7 +148,7 @@ struct ReportArgs {
     #[arg(long = "type", value_enum, default_value_t = ReportKind::Text)]
     kind: ReportKind,
     /// Also print a cumulative report each time the intended send times pass another DURATION.
-    #[arg(long, value_parser = duration, value_name = "DURATION")]
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     every: Option<Duration>,
 }
 
@@ -187,19 +187,19 @@ struct SweepArgs {
     #[command(flatten)]
     client: ClientArgs,
     /// Comma-separated rates (requests per second, or rate syntax such as 6000/1m).
-    #[arg(long, value_delimiter = ',', value_parser = rate, required = true)]
+    #[arg(long, value_delimiter = ',', value_parser = Rate::parse, required = true)]
     rates: Vec<Rate>,
     /// Comma-separated HTTP versions.
     #[arg(long = "http", value_delimiter = ',', default_value = "1.1,2,3", value_parser = HttpVersion::parse)]
     http: Vec<HttpVersion>,
     /// Duration of each attack.
-    #[arg(long, value_parser = duration)]
+    #[arg(long, value_parser = parse_duration)]
     duration: Duration,
     /// Directory for the results files and table.csv / table.md.
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
     /// Pause between attacks (lets connections and server queues drain).
-    #[arg(long, default_value = "1s", value_parser = duration)]
+    #[arg(long, default_value = "1s", value_parser = parse_duration)]
     pause: Duration,
 }
 
@@ -229,14 +229,6 @@ enum ReportKind {
 enum PlotFormat {
     Svg,
     Html,
-}
-
-fn duration(text: &str) -> Result<Duration, String> {
-    parse_duration(text).map_err(|e| e.to_string())
-}
-
-fn rate(text: &str) -> Result<Rate, String> {
-    Rate::parse(text).map_err(|e| e.to_string())
 }
 
 fn ramp(text: &str) -> Result<Ramp, String> {

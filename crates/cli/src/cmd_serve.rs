@@ -24,7 +24,7 @@ pub struct QuicArgs {
     /// Let quinn probe for a larger MTU.
     #[arg(long)]
     pub mtu_discovery: bool,
-    /// QUIC per-stream receive window (bytes; k/M/G suffixes).
+    /// QUIC per-stream receive window (bytes; e.g. 16M, 16MB, 16MiB).
     #[arg(long, default_value = "16M", value_parser = parse_bytes)]
     pub stream_window: u64,
     /// QUIC connection receive window (bytes).
@@ -70,31 +70,9 @@ fn parse_quic_cc(s: &str) -> Result<QuicCc, String> {
     s.parse()
 }
 
-/// Parses a byte count with optional k/M/G (decimal) or Ki/Mi/Gi (binary) suffix.
-pub fn parse_bytes(s: &str) -> Result<u64, String> {
-    let t = s.trim().trim_end_matches(['B', 'b']);
-    endpoints::body::parse_size(t)
-        .ok_or_else(|| format!("not a byte count: {s:?} (e.g. 11000, 64k, 5M)"))
-}
-
-/// Parses a duration: a number with unit us, ms or s (a bare number means seconds).
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let t = s.trim();
-    let (num, scale) = if let Some(n) = t.strip_suffix("us") {
-        (n, 1e-6)
-    } else if let Some(n) = t.strip_suffix("ms") {
-        (n, 1e-3)
-    } else if let Some(n) = t.strip_suffix('s') {
-        (n, 1.0)
-    } else {
-        (t, 1.0)
-    };
-    let v: f64 = num
-        .trim()
-        .parse()
-        .map_err(|_| format!("not a duration: {s:?} (e.g. 333ms, 2s)"))?;
-    Duration::try_from_secs_f64(v * scale).map_err(|e| format!("bad duration {s:?}: {e}"))
-}
+/// Byte counts and durations of the flags of `serve` and `get`: the one `units` grammar
+/// (`16M`, `64KiB`, `8.9MB`; `333ms`, `2s`, `1.5m`, a bare number of seconds).
+pub use units::{parse_duration, parse_size as parse_bytes};
 
 /// Options of `quiclab serve`.
 #[derive(Debug, Clone, Args)]
@@ -184,6 +162,14 @@ mod tests {
         assert!(parse_duration("fast").is_err());
         assert_eq!(parse_bytes("16M"), Ok(16_000_000));
         assert_eq!(parse_bytes("64KiB"), Ok(65_536));
+        assert_eq!(parse_bytes("64Ki"), Ok(65_536));
+        assert_eq!(parse_bytes("8.9MB"), Ok(8_900_000));
         assert!(parse_bytes("lots").is_err());
+        // `b` is bits: a byte count in bits is refused instead of silently read as bytes.
+        assert!(parse_bytes("16Mb").is_err());
+        // The same spellings as scenario files and `quiclab load`.
+        assert_eq!(parse_duration("1.5m"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("2min"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("250us"), Ok(Duration::from_micros(250)));
     }
 }

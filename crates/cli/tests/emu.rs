@@ -25,30 +25,24 @@ size = "1MB"
 cc = "cubic"
 "#;
 
-fn quiclab_namespaces() -> BTreeSet<String> {
-    emu::netns::list()
+/// quiclab namespaces that belong to no live run.
+fn stale_namespaces() -> BTreeSet<String> {
+    emu::stale_namespaces()
         .expect("list namespaces")
         .into_iter()
-        .filter(|n| n.starts_with("ql"))
         .collect()
 }
 
-/// Namespaces that appeared during the test and belong to no live run.
+/// Stale namespaces that appeared during the test.
 fn leftovers(before: &BTreeSet<String>) -> Vec<String> {
-    quiclab_namespaces()
-        .difference(before)
-        .filter(|n| {
-            emu::cleanup::run_id_of(n).is_some_and(|id| !emu::cleanup::is_live(id).unwrap_or(false))
-        })
-        .cloned()
-        .collect()
+    stale_namespaces().difference(before).cloned().collect()
 }
 
 fn run_tiny(stack: &str) {
     let dir = Scratch::new(&format!("emu-{stack}"));
     let scenario = dir.file("tiny.toml", TINY);
     let out = dir.path("out");
-    let before = quiclab_namespaces();
+    let before = stale_namespaces();
     let o = quiclab(
         &[
             "emu",

@@ -5,6 +5,7 @@
 //! with what the link was configured to do; nothing is taken from the forwarder's own view
 //! except the model's loss decisions, used to show that the emulator adds no loss of its own.
 
+use std::collections::BTreeSet;
 use std::net::{SocketAddr, SocketAddrV4};
 use std::time::Duration;
 
@@ -12,13 +13,15 @@ use netem::config::{LossConfig, QueueLimit, RateProfile};
 use netem::LinkConfig;
 use serde::Serialize;
 
+use netem::wire::IPV4_UDP_OVERHEAD;
+
 use crate::error::EmuError;
 use crate::forwarder::WaitMode;
 use crate::probe::{self, ProbeRx};
 use crate::topology::{Topology, TopologySpec};
 
 /// UDP payload of a 1500-byte IP packet.
-const FULL_PAYLOAD: usize = 1472;
+const FULL_PAYLOAD: usize = 1500 - IPV4_UDP_OVERHEAD as usize;
 const IP_BITS: f64 = 1500.0 * 8.0;
 
 /// How long and how hard to measure.
@@ -180,7 +183,12 @@ pub fn rate_figure(rate_bps: u64, opts: BenchOptions) -> Result<RateFigure, EmuE
     let steady = rx.get(skip..).unwrap_or(&[]);
     let achieved = match (steady.first(), steady.last()) {
         (Some(a), Some(b)) if b.rx_ns > a.rx_ns => {
-            (steady.len() - 1) as f64 * IP_BITS / ((b.rx_ns - a.rx_ns) as f64 / 1e9)
+            // Every packet after the first finished serializing inside the interval.
+            let bits: f64 = steady[1..]
+                .iter()
+                .map(|p| ((p.len + IPV4_UDP_OVERHEAD as usize) * 8) as f64)
+                .sum();
+            bits / ((b.rx_ns - a.rx_ns) as f64 / 1e9)
         }
         _ => 0.0,
     };
@@ -258,7 +266,9 @@ fn loss_figure(
     let (sent, rx) = run_probes(&topo, 200, 20_000.0, n)?;
     let model_lost = topo.link_stats().0.lost_packets;
     topo.shutdown()?;
-    let missing = sent.saturating_sub(rx.len() as u64);
+    // Distinct sequence numbers: a duplicated probe must not hide a lost one.
+    let received = rx.iter().map(|p| p.seq).collect::<BTreeSet<_>>().len() as u64;
+    let missing = sent.saturating_sub(received);
     let measured = missing as f64 / sent.max(1) as f64;
     let half = 1.96 * (configured * (1.0 - configured) / sent.max(1) as f64).sqrt();
     let interval = ((configured - half).max(0.0), configured + half);

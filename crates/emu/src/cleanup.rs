@@ -126,6 +126,19 @@ pub fn is_live(run_id: &str) -> Result<bool, EmuError> {
     Ok(!try_flock(&file)?)
 }
 
+/// The `ql*` namespaces whose run is dead: what [`cleanup_stale`] would remove.
+pub fn stale_namespaces() -> Result<Vec<String>, EmuError> {
+    let mut stale = Vec::new();
+    for ns in netns::list()? {
+        if let Some(id) = run_id_of(&ns) {
+            if !is_live(id)? {
+                stale.push(ns);
+            }
+        }
+    }
+    Ok(stale)
+}
+
 /// Removes every `ql*` namespace (killing its processes) and lock file whose run is dead.
 pub fn cleanup_stale() -> Result<CleanupReport, EmuError> {
     if !netns::is_root() {

@@ -52,7 +52,7 @@ impl LinkClock {
 
     /// Link time of a kernel wall-clock timestamp, clamped to `[0, now]` (a clock step must not
     /// schedule packets in the future or before the start).
-    pub fn from_realtime(&self, realtime_ns: u64, now: Duration) -> Duration {
+    pub fn link_time_of(&self, realtime_ns: u64, now: Duration) -> Duration {
         let mono = i128::from(realtime_ns) - self.offset - i128::from(self.start_mono);
         let t = Duration::from_nanos(mono.clamp(0, now.as_nanos() as i128) as u64);
         // A timestamp more than a second old is a clock step, not a queueing delay.
@@ -64,7 +64,7 @@ impl LinkClock {
     }
 
     /// Wall-clock nanoseconds of a link time (pcap timestamps).
-    pub fn to_realtime(&self, t: Duration) -> u64 {
+    pub fn realtime_of(&self, t: Duration) -> u64 {
         (i128::from(self.start_mono) + t.as_nanos() as i128 + self.offset).max(0) as u64
     }
 }

@@ -1,6 +1,6 @@
 //! Cross traffic in real time: each source of the scenario sends UDP datagrams from a host on
 //! its side of the bottleneck to one on the other, on the simulator's own schedule
-//! ([`sim::cross::CrossSource`]: same patterns, same seeded sizes and gaps).
+//! ([`netem::cross::CrossSource`]: same patterns, same seeded sizes and gaps).
 
 use std::net::{SocketAddr, SocketAddrV4, UdpSocket};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -8,9 +8,9 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use netem::cross::{CrossSource, CrossSpec};
+use netem::wire::IPV4_UDP_OVERHEAD;
 use results::Cross as CrossResult;
-use scenario::model::CrossSpec;
-use sim::cross::CrossSource;
 
 use crate::error::EmuError;
 use crate::probe;
@@ -22,7 +22,7 @@ const BASE_PORT: u16 = 5_000;
 const MAX_PAYLOAD: usize = 65_507;
 
 /// Running cross-traffic sources and their receivers.
-pub struct CrossTraffic {
+pub(crate) struct CrossTraffic {
     stop: Arc<AtomicBool>,
     senders: Vec<JoinHandle<(u64, u64)>>,
     receivers: Vec<(Arc<AtomicU64>, JoinHandle<()>)>,
@@ -32,7 +32,7 @@ pub struct CrossTraffic {
 impl CrossTraffic {
     /// Starts every source at `t0` + its start: up sources send from client `client` to server
     /// `server`, down sources the other way.
-    pub fn start(
+    pub(crate) fn start(
         topo: &Topology,
         specs: &[CrossSpec],
         client: usize,
@@ -92,7 +92,7 @@ impl CrossTraffic {
 
     /// Stops the senders, lets the receivers count what is still on the path (they stop after
     /// 200 ms without a datagram), returns the counters.
-    pub fn stop(&mut self) -> Vec<CrossResult> {
+    pub(crate) fn stop(&mut self) -> Vec<CrossResult> {
         self.stop.store(true, Ordering::SeqCst);
         let sent: Vec<(u64, u64)> = std::mem::take(&mut self.senders)
             .into_iter()
@@ -151,7 +151,7 @@ fn send(
         let len = (size as usize).min(MAX_PAYLOAD);
         if sock.send_to(&buf[..len], dst).is_ok() {
             packets += 1;
-            bytes += len as u64 + 28;
+            bytes += len as u64 + u64::from(IPV4_UDP_OVERHEAD);
         }
     }
     (packets, bytes)

@@ -15,6 +15,7 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use netem::pcap::{LinkType, PcapWriter};
 use netem::{Link, LinkConfig, LinkStats};
 use serde::Serialize;
 
@@ -24,7 +25,6 @@ use crate::frame::{self, BitError, FrameKind};
 use crate::lateness::Lateness;
 use crate::netns;
 use crate::packet_socket::PacketSocket;
-use sim::pcap::{LinkType, PcapWriter};
 
 /// Receive buffer: larger than any frame a veth with offloads off can carry, so an oversized
 /// frame shows up as such instead of being silently cut.
@@ -50,7 +50,7 @@ const POLL_BUDGET: f64 = 0.3;
 
 /// Which side of the bottleneck a router port faces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum Side {
+pub(crate) enum Side {
     /// Faces a client: frames received here cross the `up` link.
     Client,
     /// Faces a server: frames received here cross the `down` link.
@@ -68,7 +68,7 @@ pub enum WaitMode {
 
 /// One router port.
 #[derive(Debug, Clone)]
-pub struct PortSpec {
+pub(crate) struct PortSpec {
     /// Interface name in the router namespace.
     pub ifname: String,
     /// Side it faces.
@@ -79,7 +79,7 @@ pub struct PortSpec {
 
 /// Configuration of a forwarder.
 #[derive(Debug, Clone)]
-pub struct ForwarderConfig {
+pub(crate) struct ForwarderConfig {
     /// Client → server link.
     pub up: LinkConfig,
     /// Server → client link.
@@ -140,7 +140,7 @@ struct InTransit {
 
 /// A running forwarder thread.
 #[derive(Debug)]
-pub struct ForwarderHandle {
+pub(crate) struct ForwarderHandle {
     stop: Arc<AtomicBool>,
     shared: Arc<Mutex<ForwarderReport>>,
     thread: Option<JoinHandle<Result<ForwarderReport, EmuError>>>,
@@ -148,7 +148,7 @@ pub struct ForwarderHandle {
 
 impl ForwarderHandle {
     /// Counters as of the last refresh (at most a few tens of milliseconds old).
-    pub fn snapshot(&self) -> ForwarderReport {
+    pub(crate) fn snapshot(&self) -> ForwarderReport {
         self.shared
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -156,7 +156,7 @@ impl ForwarderHandle {
     }
 
     /// Stops the thread and returns the final counters.
-    pub fn stop(mut self) -> Result<ForwarderReport, EmuError> {
+    pub(crate) fn stop(mut self) -> Result<ForwarderReport, EmuError> {
         self.stop_inner()
     }
 
@@ -179,7 +179,7 @@ impl Drop for ForwarderHandle {
 
 /// Starts a forwarder in namespace `router_ns` over `ports`; returns once every port's socket
 /// is bound, i.e. from then on every frame is captured and forwarded.
-pub fn spawn(
+pub(crate) fn spawn(
     router_ns: &str,
     ports: Vec<PortSpec>,
     config: ForwarderConfig,
@@ -487,7 +487,7 @@ impl Forwarder {
             self.report.missing_timestamps += 1;
             now
         } else {
-            self.clock.from_realtime(rx.realtime_ns, now)
+            self.clock.link_time_of(rx.realtime_ns, now)
         };
         if rx.truncated {
             self.report.oversized_frames += 1;
@@ -496,7 +496,7 @@ impl Forwarder {
         let data = &self.buf[..rx.len];
         let side = self.ports[port].side;
         if let Some(c) = &mut self.captures {
-            c.write(side, self.clock.to_realtime(t), data);
+            c.write(side, self.clock.realtime_of(t), data);
         }
         match frame::classify(data) {
             FrameKind::Malformed => self.report.malformed_frames += 1,
@@ -546,7 +546,7 @@ impl Forwarder {
         match self.sockets[port].send(frame) {
             Ok(true) => {
                 if let Some(c) = &mut self.captures {
-                    let t = self.clock.to_realtime(self.clock.now());
+                    let t = self.clock.realtime_of(self.clock.now());
                     c.write(self.ports[port].side, t, frame);
                 }
             }

@@ -1,17 +1,17 @@
-//! Ethernet/IPv4 frame views: classify a frame, apply a bit error, repair a UDP checksum.
+//! Ethernet/IPv4 frames in the forwarder: classify a frame, apply a bit error, repair a UDP
+//! checksum, all through [`netem::wire`]'s checked views.
 //!
-//! Everything here takes untrusted bytes: every access is bounds-checked and a malformed
-//! frame yields [`FrameKind::Malformed`], never a panic.
+//! Everything here takes untrusted bytes: every view is built with `new_checked`, and a
+//! malformed frame yields [`FrameKind::Malformed`], never a panic.
 
-/// Length of an Ethernet II header.
-pub const ETH_HEADER: usize = 14;
-const ETHERTYPE_IPV4: u16 = 0x0800;
-const PROTO_TCP: u8 = 6;
-const PROTO_UDP: u8 = 17;
+use netem::wire::{
+    EthernetFrame, Ipv4Packet, UdpPacket, ETHERNET_HEADER_LEN, ETHERTYPE_IPV4, PROTO_UDP,
+    UDP_HEADER_LEN,
+};
 
 /// What the forwarder needs to know about a frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FrameKind {
+pub(crate) enum FrameKind {
     /// A well-formed IPv4 packet of `ip_bytes` (its total length).
     Ipv4 {
         /// IP total length (what the link accounts for).
@@ -24,42 +24,38 @@ pub enum FrameKind {
 }
 
 /// Destination MAC address, if the frame has one.
-pub fn dst_mac(frame: &[u8]) -> Option<[u8; 6]> {
-    frame.get(..6)?.try_into().ok()
+pub(crate) fn dst_mac(frame: &[u8]) -> Option<[u8; 6]> {
+    EthernetFrame::new_checked(frame).ok().map(|e| e.dst_addr())
 }
 
-fn be16(b: &[u8], at: usize) -> Option<u16> {
-    Some(u16::from_be_bytes([*b.get(at)?, *b.get(at + 1)?]))
+/// The IPv4 packet of an Ethernet frame, if it carries a well-formed one.
+fn ipv4(frame: &[u8]) -> Option<Ipv4Packet<&[u8]>> {
+    let eth = EthernetFrame::new_checked(frame).ok()?;
+    if eth.ethertype() != ETHERTYPE_IPV4 {
+        return None;
+    }
+    Ipv4Packet::new_checked(&frame[ETHERNET_HEADER_LEN..]).ok()
 }
 
 /// Classifies a frame.
-pub fn classify(frame: &[u8]) -> FrameKind {
-    let Some(ethertype) = be16(frame, 12) else {
+pub(crate) fn classify(frame: &[u8]) -> FrameKind {
+    let Ok(eth) = EthernetFrame::new_checked(frame) else {
         return FrameKind::Malformed;
     };
-    if ethertype != ETHERTYPE_IPV4 {
+    if eth.ethertype() != ETHERTYPE_IPV4 {
         return FrameKind::NonIp;
     }
-    let ip = &frame[ETH_HEADER..];
-    let Some(&vihl) = ip.first() else {
-        return FrameKind::Malformed;
-    };
-    let ihl = usize::from(vihl & 0x0f) * 4;
-    let Some(total) = be16(ip, 2) else {
-        return FrameKind::Malformed;
-    };
-    let total = usize::from(total);
-    if vihl >> 4 != 4 || ihl < 20 || total < ihl || total > ip.len() {
-        return FrameKind::Malformed;
-    }
-    FrameKind::Ipv4 {
-        ip_bytes: total as u32,
+    match ipv4(frame) {
+        Some(ip) => FrameKind::Ipv4 {
+            ip_bytes: u32::from(ip.total_len()),
+        },
+        None => FrameKind::Malformed,
     }
 }
 
 /// Where a bit error landed, which decides what the receiving host does with the packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BitError {
+pub(crate) enum BitError {
     /// In a UDP payload: the UDP checksum was repaired so the packet reaches the application
     /// (for QUIC: its AEAD check), as after a bit error behind a link-layer CRC.
     UdpPayloadDelivered,
@@ -74,77 +70,54 @@ pub enum BitError {
 /// Why not repair TCP too: the simulator models a corrupted TCP segment as dropped by the
 /// receiver's checksum (`corrupt_header_drops`), and doing the same here keeps both engines
 /// comparable; a real bit error past the link CRC in TCP data would be caught the same way.
-pub fn apply_bit_error(frame: &mut [u8], bit: u64) -> BitError {
-    let FrameKind::Ipv4 { ip_bytes } = classify(frame) else {
+pub(crate) fn apply_bit_error(frame: &mut [u8], bit: u64) -> BitError {
+    let Some(ip) = ipv4(frame) else {
         return BitError::DroppedByChecksum;
     };
-    let bits = u64::from(ip_bytes) * 8;
+    let (ip_bytes, header_len, protocol) =
+        (usize::from(ip.total_len()), ip.header_len(), ip.protocol());
+    let bits = ip_bytes as u64 * 8;
     if bits == 0 {
         return BitError::DroppedByChecksum;
     }
     let bit = bit % bits;
-    let byte = ETH_HEADER + (bit / 8) as usize;
-    if let Some(b) = frame.get_mut(byte) {
-        *b ^= 0x80 >> (bit % 8);
-    }
-    let ip = &frame[ETH_HEADER..ETH_HEADER + ip_bytes as usize];
-    let ihl = usize::from(ip[0] & 0x0f) * 4;
-    let header_bits = (ihl as u64 + 8) * 8;
-    if ip[9] != PROTO_UDP || bit < header_bits || ip_bytes as usize <= ihl + 8 {
+    let packet = &mut frame[ETHERNET_HEADER_LEN..ETHERNET_HEADER_LEN + ip_bytes];
+    packet[(bit / 8) as usize] ^= 0x80 >> (bit % 8);
+    // Decided on the header as it was: a flipped header bit is the kernel's to reject.
+    let header_bits = (header_len + UDP_HEADER_LEN) as u64 * 8;
+    if protocol != PROTO_UDP || bit < header_bits || ip_bytes <= header_len + UDP_HEADER_LEN {
         return BitError::DroppedByChecksum;
     }
-    let _ = PROTO_TCP; // TCP (and anything else) is left to its own checksum, see above.
-    repair_udp_checksum(&mut frame[ETH_HEADER..ETH_HEADER + ip_bytes as usize], ihl);
+    repair_udp_checksum(packet);
     BitError::UdpPayloadDelivered
 }
 
 /// Recomputes the UDP checksum of an IPv4 packet in place (a zero checksum means "none" in
-/// IPv4 and stays zero).
-fn repair_udp_checksum(ip: &mut [u8], ihl: usize) {
-    let Some(udp_len) = be16(ip, ihl + 4) else {
+/// IPv4 and stays zero; a datagram that does not fit the packet is left alone).
+fn repair_udp_checksum(packet: &mut [u8]) {
+    let Ok(mut ip) = Ipv4Packet::new_checked(packet) else {
         return;
     };
-    let udp_len = usize::from(udp_len);
-    if udp_len < 8 || ihl + udp_len > ip.len() || be16(ip, ihl + 6) == Some(0) {
+    let (src, dst) = (ip.src_addr(), ip.dst_addr());
+    let Ok(mut udp) = UdpPacket::new_checked(ip.payload_mut()) else {
         return;
-    }
-    ip[ihl + 6] = 0;
-    ip[ihl + 7] = 0;
-    let mut sum: u32 = 0;
-    let mut add = |bytes: &[u8]| {
-        for pair in bytes.chunks(2) {
-            let hi = u32::from(pair[0]) << 8;
-            let lo = pair.get(1).map_or(0, |&b| u32::from(b));
-            sum += hi | lo;
-        }
     };
-    add(&ip[12..20]); // source and destination addresses
-    add(&[0, PROTO_UDP]);
-    add(&(udp_len as u16).to_be_bytes());
-    add(&ip[ihl..ihl + udp_len]);
-    while sum > 0xffff {
-        sum = (sum & 0xffff) + (sum >> 16);
+    if udp.checksum() != 0 {
+        udp.fill_checksum(src, dst);
     }
-    let mut csum = !(sum as u16);
-    if csum == 0 {
-        csum = 0xffff;
-    }
-    ip[ihl + 6..ihl + 8].copy_from_slice(&csum.to_be_bytes());
 }
 
-/// Whether the UDP checksum of an IPv4 frame verifies (tests and diagnostics).
-pub fn udp_checksum_ok(frame: &[u8]) -> bool {
-    let FrameKind::Ipv4 { ip_bytes } = classify(frame) else {
+/// Whether the UDP checksum of an IPv4 frame verifies (what the receiving kernel would check).
+#[cfg(test)]
+pub(crate) fn udp_checksum_ok(frame: &[u8]) -> bool {
+    let Some(ip) = ipv4(frame) else {
         return false;
     };
-    let mut ip = frame[ETH_HEADER..ETH_HEADER + ip_bytes as usize].to_vec();
-    let ihl = usize::from(ip[0] & 0x0f) * 4;
-    if ip[9] != PROTO_UDP || ip.len() < ihl + 8 {
+    if ip.protocol() != PROTO_UDP {
         return false;
     }
-    let before = be16(&ip, ihl + 6);
-    repair_udp_checksum(&mut ip, ihl);
-    before == be16(&ip, ihl + 6)
+    UdpPacket::new_checked(ip.payload())
+        .is_ok_and(|udp| udp.verify_checksum(ip.src_addr(), ip.dst_addr()))
 }
 
 #[cfg(test)]
@@ -153,8 +126,8 @@ mod tests {
 
     /// An Ethernet + IPv4 + UDP frame with a valid UDP checksum.
     pub(crate) fn udp_frame(payload: &[u8]) -> Vec<u8> {
-        let total = 20 + 8 + payload.len();
-        let mut f = vec![0u8; ETH_HEADER];
+        let total = netem::wire::IPV4_UDP_OVERHEAD as usize + payload.len();
+        let mut f = vec![0u8; ETHERNET_HEADER_LEN];
         f[12] = 0x08;
         f.extend_from_slice(&[
             0x45,
@@ -181,8 +154,7 @@ mod tests {
             0xff,
         ]);
         f.extend_from_slice(payload);
-        let ihl = 20;
-        repair_udp_checksum(&mut f[ETH_HEADER..], ihl);
+        repair_udp_checksum(&mut f[ETHERNET_HEADER_LEN..]);
         f
     }
 
@@ -203,11 +175,11 @@ mod tests {
         let f = udp_frame(&[7u8; 100]);
         assert!(udp_checksum_ok(&f));
         let mut g = f.clone();
-        let bit = (28 + 50) * 8 + 3; // inside the payload
+        let bit = (u64::from(netem::wire::IPV4_UDP_OVERHEAD) + 50) * 8 + 3; // inside the payload
         assert_eq!(apply_bit_error(&mut g, bit), BitError::UdpPayloadDelivered);
         assert_ne!(f, g, "a bit must change");
         assert!(udp_checksum_ok(&g));
-        assert_eq!(g[ETH_HEADER + 78], 7 ^ (0x80 >> 3));
+        assert_eq!(g[ETHERNET_HEADER_LEN + 78], 7 ^ (0x80 >> 3));
     }
 
     #[test]
@@ -215,7 +187,7 @@ mod tests {
         let mut g = udp_frame(&[7u8; 100]);
         assert_eq!(apply_bit_error(&mut g, 12 * 8), BitError::DroppedByChecksum);
         let mut tcp = udp_frame(&[7u8; 100]);
-        tcp[ETH_HEADER + 9] = PROTO_TCP;
+        tcp[ETHERNET_HEADER_LEN + 9] = netem::wire::PROTO_TCP;
         assert_eq!(
             apply_bit_error(&mut tcp, 60 * 8),
             BitError::DroppedByChecksum

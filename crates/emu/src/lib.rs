@@ -1,29 +1,54 @@
 //! Real-time emulator: namespaces, userspace forwarder with the `netem` link model, real endpoints.
 //!
-//! [`Topology`] builds per-run client, server and router namespaces joined by veth pairs; the
-//! router runs the [`forwarder`], which applies the same [`netem::Link`] as the simulator to
-//! every frame. [`cleanup_stale`] removes what a killed run left behind.
+//! A [`Topology`] builds per-run client, server and router namespaces joined by veth pairs; the
+//! router runs a userspace forwarder that applies the same [`netem::Link`] as the simulator to
+//! every frame (parsed with [`netem::wire`], captured with [`netem::pcap`]). Real endpoints
+//! (`quiclab serve` / `quiclab get`) run in the namespaces; cross traffic follows
+//! [`netem::cross`]'s schedules.
+//!
+//! # Public API
+//!
+//! Everything else is internal (`pub(crate)`); this is what the CLI and the `interop` crate use:
+//!
+//! - **One run** — [`runner::run`] executes one repetition of a scenario with [`runner::RunOptions`]
+//!   and returns a [`runner::EmuRun`]; [`check_supported`] says beforehand which scenario
+//!   features the emulator cannot reproduce (and which it approximates).
+//! - **Benchmark** — [`bench::run`] with [`bench::BenchOptions`] measures fidelity and speed
+//!   (`quiclab bench emu`), returning [`bench::EmuBench`].
+//! - **Topologies for other drivers** — [`Topology::create`] from a [`TopologySpec`], its
+//!   namespaces and addresses, [`Topology::spawn`] returning a [`ChildHandle`], and the
+//!   forwarder's counters ([`ForwarderReport`], with [`Lateness`]); the interop matrix runs
+//!   third-party peers this way.
+//! - **Hygiene** — [`cleanup_stale`] (a [`CleanupReport`]) removes what killed runs left
+//!   behind, [`stale_namespaces`] lists it; [`install_term_handler`] / [`term_requested`] turn
+//!   SIGTERM into a clean stop.
+//! - [`WaitMode`] (how the forwarder waits) and [`EmuError`].
 
 pub mod bench;
-pub mod cleanup;
-pub mod clock;
-pub mod cross;
-pub mod error;
-pub mod forwarder;
-pub mod frame;
-pub mod lateness;
-pub mod mapping;
-pub mod netns;
-pub mod offload;
-pub mod packet_socket;
-pub mod peers;
-pub mod probe;
-pub mod results;
+mod cleanup;
+mod clock;
+mod cross;
+mod error;
+mod forwarder;
+mod frame;
+mod lateness;
+mod mapping;
+mod netns;
+mod offload;
+mod packet_socket;
+mod probe;
+mod results;
 pub mod runner;
-pub mod signals;
-pub mod topology;
+mod signals;
+mod topology;
 
-pub use cleanup::{cleanup_stale, CleanupReport};
+#[cfg(test)]
+mod namespace_tests;
+
+pub use cleanup::{cleanup_stale, stale_namespaces, CleanupReport};
 pub use error::EmuError;
 pub use forwarder::{ForwarderReport, WaitMode};
+pub use lateness::Lateness;
+pub use mapping::check_supported;
+pub use signals::{install_term_handler, term_requested};
 pub use topology::{ChildHandle, Topology, TopologySpec};

@@ -17,7 +17,7 @@ const SOCKET_BUFFER: libc::c_int = 8 << 20;
 
 /// A received frame's metadata.
 #[derive(Debug, Clone, Copy)]
-pub struct Received {
+pub(crate) struct Received {
     /// Bytes stored in the buffer.
     pub len: usize,
     /// The frame was larger than the buffer (truncated).
@@ -28,7 +28,7 @@ pub struct Received {
 
 /// An AF_PACKET raw socket on one interface.
 #[derive(Debug)]
-pub struct PacketSocket {
+pub(crate) struct PacketSocket {
     fd: OwnedFd,
     /// Interface name, for messages.
     pub ifname: String,
@@ -60,7 +60,7 @@ fn setsockopt(
 impl PacketSocket {
     /// Opens a non-blocking socket receiving every frame that arrives on `ifname` (calling
     /// thread's namespace), excluding frames this host sends.
-    pub fn open(ifname: &str) -> Result<PacketSocket, EmuError> {
+    pub(crate) fn open(ifname: &str) -> Result<PacketSocket, EmuError> {
         let cname = std::ffi::CString::new(ifname)
             .map_err(|_| EmuError::Unsupported(format!("bad interface name {ifname:?}")))?;
         // SAFETY: if_nametoindex reads a NUL-terminated string.
@@ -135,12 +135,12 @@ impl PacketSocket {
     }
 
     /// The raw fd (for poll).
-    pub fn raw_fd(&self) -> RawFd {
+    pub(crate) fn raw_fd(&self) -> RawFd {
         self.fd.as_raw_fd()
     }
 
     /// Receives one frame into `buf`; `Ok(None)` when nothing is waiting.
-    pub fn recv(&self, buf: &mut [u8]) -> Result<Option<Received>, EmuError> {
+    pub(crate) fn recv(&self, buf: &mut [u8]) -> Result<Option<Received>, EmuError> {
         // MSG_TRUNC: return the real length so oversized frames are recognised.
         match recv_with_timestamp(self.fd.as_raw_fd(), buf, libc::MSG_TRUNC) {
             Ok(r) => Ok(r),
@@ -149,7 +149,7 @@ impl PacketSocket {
     }
 
     /// Sends one frame out of the interface; `Ok(false)` if the kernel had no room (dropped).
-    pub fn send(&self, frame: &[u8]) -> Result<bool, EmuError> {
+    pub(crate) fn send(&self, frame: &[u8]) -> Result<bool, EmuError> {
         // SAFETY: send(2) reads `frame` for its length.
         let n = unsafe {
             libc::send(

@@ -10,10 +10,10 @@ use crate::error::EmuError;
 use crate::netns;
 
 /// Bytes of the probe header: sequence number and send time (CLOCK_REALTIME ns).
-pub const PROBE_HEADER: usize = 16;
+pub(crate) const PROBE_HEADER: usize = 16;
 
 /// A UDP socket bound to `addr` inside namespace `ns` (it stays there when used from any thread).
-pub fn udp_in(ns: &str, addr: SocketAddrV4) -> Result<UdpSocket, EmuError> {
+pub(crate) fn udp_in(ns: &str, addr: SocketAddrV4) -> Result<UdpSocket, EmuError> {
     netns::in_netns(ns, move || {
         let s = UdpSocket::bind(addr).map_err(|e| EmuError::io(format!("bind {addr}"), e))?;
         set_int(&s, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, 16 << 20)?;
@@ -42,7 +42,7 @@ fn set_int(s: &UdpSocket, level: i32, opt: i32, v: libc::c_int) -> Result<(), Em
 
 /// One received probe.
 #[derive(Debug, Clone, Copy)]
-pub struct ProbeRx {
+pub(crate) struct ProbeRx {
     /// Sequence number.
     pub seq: u64,
     /// Sender's CLOCK_REALTIME at send.
@@ -54,7 +54,10 @@ pub struct ProbeRx {
 }
 
 /// Receives one datagram with its kernel timestamp; `Ok(None)` on timeout.
-pub fn recv_timestamped(s: &UdpSocket, buf: &mut [u8]) -> Result<Option<(usize, u64)>, EmuError> {
+pub(crate) fn recv_timestamped(
+    s: &UdpSocket,
+    buf: &mut [u8],
+) -> Result<Option<(usize, u64)>, EmuError> {
     let received = crate::packet_socket::recv_with_timestamp(s.as_raw_fd(), buf, 0)
         .map_err(|e| EmuError::io("recvmsg", e))?;
     Ok(received.map(|r| {
@@ -76,7 +79,7 @@ const BATCH: usize = 32;
 /// possible). Returns how many were sent (the socket may refuse some when overrun). When the
 /// schedule falls behind, the overdue probes go out together in one `sendmmsg`, so the probe
 /// sender itself is not what limits a 1 Gbit/s measurement on a small machine.
-pub fn send_paced(
+pub(crate) fn send_paced(
     s: &UdpSocket,
     dst: SocketAddr,
     payload: usize,
@@ -171,7 +174,7 @@ fn send_batch(s: &UdpSocket, bufs: &mut [u8], size: usize, n: usize) -> Result<u
 }
 
 /// Receives probes until `idle` passes without one or `deadline` passes.
-pub fn receive_probes(
+pub(crate) fn receive_probes(
     s: &UdpSocket,
     idle: Duration,
     deadline: Duration,

@@ -25,28 +25,13 @@ pub fn chunk() -> &'static Bytes {
     })
 }
 
-/// Parses a size such as `11000`, `10k`, `5M`, `1G` (decimal multipliers) or `64Ki`, `1Mi`
-/// (binary). Returns `None` for anything else or sizes above [`MAX_GENERATED_BYTES`].
+/// Parses a body size from a request path: any size of the `units` grammar, such as `11000`,
+/// `10k`, `5M`, `8.9MB` (SI) or `64Ki`, `1MiB` (binary). Returns `None` for anything else or
+/// sizes above [`MAX_GENERATED_BYTES`].
 pub fn parse_size(text: &str) -> Option<u64> {
-    let split = text
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(text.len());
-    let (digits, suffix) = text.split_at(split);
-    if digits.is_empty() || digits.len() > 15 {
-        return None;
-    }
-    let n: u64 = digits.parse().ok()?;
-    let mult: u64 = match suffix {
-        "" => 1,
-        "k" | "K" => 1_000,
-        "M" => 1_000_000,
-        "G" => 1_000_000_000,
-        "Ki" => 1 << 10,
-        "Mi" => 1 << 20,
-        "Gi" => 1 << 30,
-        _ => return None,
-    };
-    n.checked_mul(mult).filter(|&v| v <= MAX_GENERATED_BYTES)
+    units::parse_size(text)
+        .ok()
+        .filter(|&v| v <= MAX_GENERATED_BYTES)
 }
 
 /// Yields the slices of the shared chunk that make up a body of `total` bytes, in order.

@@ -136,7 +136,9 @@ impl QuicOptions {
 
     /// Max UDP payload implied by the IP MTU (IPv4 + UDP headers).
     pub fn max_udp_payload(&self) -> u16 {
-        self.mtu.saturating_sub(28).max(1200)
+        self.mtu
+            .saturating_sub(netem::wire::IPV4_UDP_OVERHEAD as u16)
+            .max(1200)
     }
 
     /// A quinn transport config for one connection (`qlog` is per connection).

@@ -1,6 +1,8 @@
-//! Pure, seeded link and path models shared by the simulator and the emulator.
+//! Pure, seeded link and path models shared by the simulator and the emulator, and the packet
+//! plumbing both engines need: cross-traffic sources ([`cross`]), zero-copy IPv4/UDP/TCP header
+//! views with the one IPv4+UDP overhead constant ([`wire`]), and a pcap writer ([`pcap`]).
 //!
-//! No I/O and no clocks: time is a [`std::time::Duration`] since the start of the run, given by
+//! No I/O beyond writing a capture to a caller's writer, and no clocks: time is a [`std::time::Duration`] since the start of the run, given by
 //! the caller, and every random choice comes from ChaCha8 streams derived from a caller's seed
 //! (one stream per impairment, so enabling one never changes another's decisions).
 //!
@@ -22,13 +24,16 @@
 
 pub mod blackout;
 pub mod config;
+pub mod cross;
 pub mod error;
 mod jitter;
 pub mod link;
 pub mod loss;
+pub mod pcap;
 pub mod rate;
 mod rng;
 mod validate;
+pub mod wire;
 
 pub use config::LinkConfig;
 pub use error::Error;

@@ -9,9 +9,6 @@ use crate::model::{
 use cc::config::{CcConfig, CommonCcConfig, RenoCounting};
 use netem::config::{LinkConfig, LossConfig, QueueLimit, RateProfile};
 
-/// IPv4 + UDP header bytes.
-pub const IP_UDP: u64 = 28;
-
 /// Milliseconds as a Duration.
 pub fn ms(v: f64) -> Duration {
     Duration::from_secs_f64(v / 1e3)

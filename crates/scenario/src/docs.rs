@@ -30,14 +30,22 @@ cc = "cubic"
 
 ## Units
 
+Scenario files, `--set` / `--vary` values and every command-line flag (`quiclab load`, `serve`,
+`get`, `interop`) share one parser (crate `units`). A value is a plain decimal number (`12`,
+`1.5`, `.5`; parsed exactly, no sign or exponent), optional spaces, and a unit. Prefixes are SI
+(`k`, `M`, `G`, `T` = ×1000, any case) or binary (`Ki`, `Mi`, `Gi`, `Ti` = ×1024).
+
 | type | examples | notes |
 |---|---|---|
-| rate | `"10Mbit"`, `"10 Mbit/s"`, `"1.5Gbit"`, `"64kbps"`, `"2MB/s"`, `"unlimited"` | bit/s at the IP layer; `b`/`bit`/`bps` are bits, `B` bytes (×8); SI prefixes (k = 1000), `Ki`/`Mi` binary; a bare integer is bit/s |
-| size | `"1500B"`, `"64KB"`, `"8.9MB"`, `"1MiB"`, `1500` | bytes; `KB`/`MB` are SI (1 MB = 1,000,000 B), `KiB`/`MiB` binary; a bare integer is bytes |
-| duration | `"20ms"`, `"1.5s"`, `"250us"`, `"2min"`, `"1h"`, `"0"` | `ns`, `us`, `ms`, `s`, `min`, `h`; only zero may omit the unit |
+| rate | `"10Mbit"`, `"10 Mbit/s"`, `"1.5Gbit"`, `"64kbps"`, `"2MB/s"`, `"unlimited"` | bit/s at the IP layer; `b`/`bit`/`bits`/`bps` are bits, `B`/`Bps` bytes (×8), optionally followed by `/s`; a bare number is bit/s; a prefix alone (`"10M"`) is refused (bits or bytes?) |
+| size | `"1500B"`, `"64KB"`, `"8.9MB"`, `"1MiB"`, `"64k"`, `"5M"`, `1500` | bytes (`B`, `byte`, `bytes`, or a prefix alone); `KB`/`MB` are SI (1 MB = 1,000,000 B), `KiB`/`MiB` binary; a bare number is bytes; bits (`"16Mb"`) and fractions of a byte are refused |
+| duration | `"20ms"`, `"1.5s"`, `"250us"`, `"2min"`, `"1.5m"`, `"1h"`, `"2"` | `ns`, `us` (`µs`), `ms`, `s`, `m` or `min`, `h`; a bare number is seconds |
 | probability | `"1.5%"`, `0.015` | a percentage, or a number in [0, 1] |
-| packets | `"10pkt"`, `10` | a whole number of packets |
+| packets | `"10pkt"`, `10` | `pkt`, `pkts`, `packet`, `packets`; a whole number of packets |
 | queue | `"25pkt"`, `"64KB"`, `"1bdp"`, `"1.5bdp+5pkt"`, `"unlimited"` | a sum of terms; see below |
+
+Request rates of `quiclab load` (`--rate`, `--rates`, `--ramp`) are `COUNT/PERIOD` with PERIOD a
+duration or a duration unit alone (`"100/s"`, `"6000/1m"`, `"5/500ms"`), or a bare count per second.
 
 ### Queues and the BDP
 

@@ -104,54 +104,8 @@ impl FlowSpec {
     }
 }
 
-/// Cross traffic: UDP datagrams injected at the bottleneck, sent from the left (up) or right (down).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CrossSpec {
-    /// Name of the source in results.
-    pub name: String,
-    /// `true`: crosses the bottleneck in the up (client → server) direction.
-    pub up: bool,
-    /// When the source starts sending.
-    pub start: Duration,
-    /// When it stops (`None` = end of the run).
-    pub stop: Option<Duration>,
-    /// How it sends.
-    pub pattern: CrossPattern,
-}
-
-/// How a cross-traffic source emits datagrams (sizes are UDP payload bytes).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub enum CrossPattern {
-    /// Constant bit rate (IP layer) with fixed payload size.
-    Cbr {
-        /// Rate in bit/s at the IP layer.
-        rate_bps: u64,
-        /// UDP payload bytes per datagram.
-        payload: u32,
-    },
-    /// Size uniform in [min, max] bytes, gap uniform in [min, max] (seed 001's fourth sender).
-    Uniform {
-        /// Smallest UDP payload.
-        payload_min: u32,
-        /// Largest UDP payload.
-        payload_max: u32,
-        /// Shortest gap between datagrams.
-        gap_min: Duration,
-        /// Longest gap between datagrams.
-        gap_max: Duration,
-    },
-    /// CBR during `on`, silent during `off`, repeating.
-    OnOff {
-        /// Rate in bit/s at the IP layer while on.
-        rate_bps: u64,
-        /// UDP payload bytes per datagram.
-        payload: u32,
-        /// Length of a burst.
-        on: Duration,
-        /// Silence between bursts.
-        off: Duration,
-    },
-}
+/// Cross-traffic sources live in netem, where both engines generate them.
+pub use netem::cross::{CrossPattern, CrossSpec};
 
 /// One point of a sweep: the axis values that produced it (for tables) and the scenario.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

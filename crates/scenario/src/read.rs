@@ -185,7 +185,10 @@ impl<'a> Reader<'a> {
     pub(crate) fn duration(&self, key: &str) -> Result<Option<Duration>, ScenarioError> {
         self.get(key, |n| match &n.val {
             Val::Str(s) => units::parse_duration(s).map_err(msg),
-            Val::Int(0) => Ok(Duration::ZERO),
+            // A bare number is seconds, as in a string (see the `units` grammar).
+            Val::Int(i) => u64::try_from(*i)
+                .map(Duration::from_secs)
+                .map_err(|_| "a duration cannot be negative".to_string()),
             other => Err(expected("a duration such as \"20ms\"", other)),
         })
     }

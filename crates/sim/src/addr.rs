@@ -1,12 +1,15 @@
 //! Addresses of simulated hosts and the IPv4/UDP headers they would carry on a wire.
 //!
-//! The simulator moves UDP payloads; headers exist only for rate accounting (28 bytes) and for
-//! pcap output, where they are synthesised so tshark sees ordinary IPv4/UDP packets.
+//! The simulator moves UDP payloads; headers exist only for rate accounting
+//! ([`IPV4_UDP_OVERHEAD`]) and for pcap output, where they are synthesised through
+//! [`netem::wire`]'s views so tshark sees ordinary IPv4/UDP and IPv4/TCP packets.
 
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 
-/// IPv4 (20) + UDP (8) header bytes counted on every link.
-pub const IPV4_UDP_OVERHEAD: u32 = 28;
+use netem::wire::{
+    tcp_flags, Ipv4Packet, TcpPacket, UdpPacket, IPV4_HEADER_LEN, IPV4_UDP_OVERHEAD, PROTO_TCP,
+    PROTO_UDP, TCP_HEADER_LEN,
+};
 /// QUIC servers listen on 443 so packet dissectors recognise the traffic.
 pub const SERVER_PORT: u16 = 443;
 /// Destination port of cross-traffic datagrams (the discard service).
@@ -56,21 +59,30 @@ pub fn ipv4_udp_header(
         return;
     };
     let total = (payload_len + IPV4_UDP_OVERHEAD as usize).min(usize::from(u16::MAX)) as u16;
-    ipv4_header(s, d, PROTO_UDP, total, ident, out);
-    out.extend_from_slice(&s.port().to_be_bytes());
-    out.extend_from_slice(&d.port().to_be_bytes());
-    out.extend_from_slice(&(total - 20).to_be_bytes());
-    out.extend_from_slice(&[0, 0]);
+    let start = out.len();
+    out.resize(start + IPV4_UDP_OVERHEAD as usize, 0);
+    let mut ip = ipv4_header(&mut out[start..], s, d, PROTO_UDP, total, ident);
+    let mut udp = UdpPacket::new_unchecked(&mut ip.bytes_mut()[IPV4_HEADER_LEN..]);
+    udp.set_src_port(s.port());
+    udp.set_dst_port(d.port());
+    udp.set_len(total - IPV4_HEADER_LEN as u16);
+    udp.set_checksum(0);
 }
 
 /// Fields of a TCP segment needed to draw it in a capture.
 #[derive(Debug, Clone, Copy)]
 pub struct TcpHeaderFields {
+    /// Sequence number.
     pub seq: u32,
+    /// Acknowledgment number.
     pub ack: u32,
+    /// SYN flag.
     pub syn: bool,
+    /// ACK flag.
     pub ack_flag: bool,
+    /// FIN flag.
     pub fin: bool,
+    /// RST flag.
     pub rst: bool,
     /// Receive window in bytes (unscaled).
     pub window: u64,
@@ -78,27 +90,20 @@ pub struct TcpHeaderFields {
     pub ts: Option<(u32, u32)>,
     /// SACK blocks as 32-bit sequence numbers.
     pub sack: [(u32, u32); 4],
+    /// Number of valid entries in `sack`.
     pub nsack: usize,
     /// Maximum segment size announced on SYNs.
     pub mss: u16,
+    /// Payload bytes of the segment.
     pub data_len: usize,
 }
 
 /// Window scale the capture announces on SYNs (Linux's usual value for large buffers).
 pub const CAPTURE_WSCALE: u8 = 7;
 
-/// Writes an IPv4 + TCP header (with options) for a segment into `out` (TCP checksum 0: the
-/// capture is synthetic and dissectors do not verify it by default).
-pub fn ipv4_tcp_header(
-    src: SocketAddr,
-    dst: SocketAddr,
-    h: &TcpHeaderFields,
-    ident: u16,
-    out: &mut Vec<u8>,
-) {
-    let (SocketAddr::V4(s), SocketAddr::V4(d)) = (src, dst) else {
-        return;
-    };
+/// The TCP options the capture shows: MSS, window scale and timestamps (or SACK-permitted
+/// padding) on SYNs; timestamps and SACK blocks otherwise.
+fn tcp_options(h: &TcpHeaderFields) -> Vec<u8> {
     let mut opts: Vec<u8> = Vec::with_capacity(40);
     if h.syn {
         opts.extend_from_slice(&[2, 4]);
@@ -126,59 +131,75 @@ pub fn ipv4_tcp_header(
             }
         }
     }
-    let tcp_len = 20 + opts.len();
-    let total = (20 + tcp_len + h.data_len).min(usize::from(u16::MAX)) as u16;
-    ipv4_header(s, d, PROTO_TCP, total, ident, out);
-    out.extend_from_slice(&s.port().to_be_bytes());
-    out.extend_from_slice(&d.port().to_be_bytes());
-    out.extend_from_slice(&h.seq.to_be_bytes());
-    out.extend_from_slice(&h.ack.to_be_bytes());
-    let flags =
-        u8::from(h.fin) | u8::from(h.syn) << 1 | u8::from(h.rst) << 2 | u8::from(h.ack_flag) << 4;
-    out.extend_from_slice(&[((tcp_len / 4) as u8) << 4, flags]);
+    opts
+}
+
+/// Writes an IPv4 + TCP header (with options) for a segment into `out` (TCP checksum 0: the
+/// capture is synthetic and dissectors do not verify it by default).
+pub fn ipv4_tcp_header(
+    src: SocketAddr,
+    dst: SocketAddr,
+    h: &TcpHeaderFields,
+    ident: u16,
+    out: &mut Vec<u8>,
+) {
+    let (SocketAddr::V4(s), SocketAddr::V4(d)) = (src, dst) else {
+        return;
+    };
+    let opts = tcp_options(h);
+    let tcp_len = TCP_HEADER_LEN + opts.len();
+    let total = (IPV4_HEADER_LEN + tcp_len + h.data_len).min(usize::from(u16::MAX)) as u16;
+    let start = out.len();
+    out.resize(start + IPV4_HEADER_LEN + tcp_len, 0);
+    let mut ip = ipv4_header(&mut out[start..], s, d, PROTO_TCP, total, ident);
+    let mut tcp = TcpPacket::new_unchecked(&mut ip.bytes_mut()[IPV4_HEADER_LEN..]);
+    tcp.set_src_port(s.port());
+    tcp.set_dst_port(d.port());
+    tcp.set_seq(h.seq);
+    tcp.set_ack(h.ack);
+    tcp.set_header_len(tcp_len);
+    let flag = |on: bool, bit: u8| if on { bit } else { 0 };
+    tcp.set_flags(
+        flag(h.fin, tcp_flags::FIN)
+            | flag(h.syn, tcp_flags::SYN)
+            | flag(h.rst, tcp_flags::RST)
+            | flag(h.ack_flag, tcp_flags::ACK),
+    );
     let window = if h.syn {
         h.window
     } else {
         h.window >> CAPTURE_WSCALE
     };
-    out.extend_from_slice(&(window.min(65_535) as u16).to_be_bytes());
-    out.extend_from_slice(&[0, 0, 0, 0]); // checksum, urgent pointer
-    out.extend_from_slice(&opts);
+    tcp.set_window(window.min(65_535) as u16);
+    tcp.set_checksum(0);
+    tcp.set_urgent(0);
+    // Written past the fixed header rather than through `options_mut`: four SACK blocks with
+    // timestamps do not fit the 4-bit data offset, and the capture has always shown them anyway.
+    out[start + IPV4_HEADER_LEN + TCP_HEADER_LEN..].copy_from_slice(&opts);
 }
 
-const PROTO_TCP: u8 = 6;
-const PROTO_UDP: u8 = 17;
-
-/// A 20-byte IPv4 header with DF set, TTL 64 and a correct header checksum.
+/// Fills a 20-byte IPv4 header at the start of `buf` (DF set, TTL 64, a correct header
+/// checksum) and returns the view, for the transport header after it.
 fn ipv4_header(
+    buf: &mut [u8],
     s: SocketAddrV4,
     d: SocketAddrV4,
     proto: u8,
     total: u16,
     ident: u16,
-    out: &mut Vec<u8>,
-) {
-    let start = out.len();
-    out.extend_from_slice(&[0x45, 0x00]);
-    out.extend_from_slice(&total.to_be_bytes());
-    out.extend_from_slice(&ident.to_be_bytes());
-    out.extend_from_slice(&[0x40, 0x00, 64, proto, 0, 0]);
-    out.extend_from_slice(&s.ip().octets());
-    out.extend_from_slice(&d.ip().octets());
-    let sum = checksum(&out[start..start + 20]);
-    out[start + 10..start + 12].copy_from_slice(&sum.to_be_bytes());
-}
-
-fn checksum(bytes: &[u8]) -> u16 {
-    let mut sum: u32 = 0;
-    for pair in bytes.chunks(2) {
-        let word = u16::from_be_bytes([pair[0], *pair.get(1).unwrap_or(&0)]);
-        sum += u32::from(word);
-    }
-    while sum > 0xffff {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    !(sum as u16)
+) -> Ipv4Packet<&mut [u8]> {
+    let mut ip = Ipv4Packet::new_unchecked(buf);
+    ip.set_version_and_header_len(IPV4_HEADER_LEN);
+    ip.set_tos(0);
+    ip.set_total_len(total);
+    ip.set_ident(ident);
+    ip.set_dont_frag(true);
+    ip.set_ttl(64);
+    ip.set_protocol(proto);
+    ip.set_src_addr(*s.ip());
+    ip.set_dst_addr(*d.ip());
+    ip.fill_checksum();
+    ip
 }
 
 #[cfg(test)]
@@ -190,9 +211,12 @@ mod tests {
         let mut h = Vec::new();
         ipv4_udp_header(client_addr(0), server_addr(0), 1200, 7, &mut h);
         assert_eq!(h.len(), 28);
-        assert_eq!(
-            checksum(&h[..20]),
-            0,
+        assert!(
+            Ipv4Packet::new_checked(&h[..]).is_err(),
+            "the payload is not there"
+        );
+        assert!(
+            Ipv4Packet::new_unchecked(&h[..]).verify_checksum(),
             "a correct IPv4 header sums to 0xffff"
         );
         assert_eq!(u16::from_be_bytes([h[2], h[3]]), 1228);

@@ -13,7 +13,8 @@ use transport::tls::KeyLogBuffer;
 
 use crate::addr;
 use crate::engine::{Owner, Packet, SimError};
-use crate::pcap::PcapWriter;
+use netem::pcap::PcapWriter;
+use netem::wire::{IPV4_HEADER_LEN, TCP_HEADER_LEN};
 
 /// The capture of one run: the pcap file and the TLS key log written next to it.
 pub(crate) struct Capture {
@@ -57,7 +58,11 @@ impl Capture {
                 } else {
                     (server, client)
                 };
-                let mss = flow.map_or(0, |s| s.tcp.mtu.saturating_sub(40));
+                let mss = flow.map_or(0, |s| {
+                    s.tcp
+                        .mtu
+                        .saturating_sub((IPV4_HEADER_LEN + TCP_HEADER_LEN) as u16)
+                });
                 addr::ipv4_tcp_header(src, dst, &tcp_fields(&seg, mss), self.ip_ident, &mut bytes);
                 bytes.resize(bytes.len() + seg.len as usize, 0);
             }

@@ -19,10 +19,10 @@ use transport::clock::VirtualClock;
 use transport::seeded::sub_seed;
 use transport::tls::KeyLogBuffer;
 
-use crate::addr::IPV4_UDP_OVERHEAD;
 use crate::agents::{build_agent, routes};
 use crate::capture::Capture;
-use crate::cross::CrossSource;
+use netem::cross::CrossSource;
+use netem::wire::IPV4_UDP_OVERHEAD;
 use results::{
     Cross as CrossResult, Flow as FlowResult, Link as LinkResult, Run as RunResult, SeriesRow,
 };

@@ -6,9 +6,7 @@
 pub mod addr;
 mod agents;
 mod capture;
-pub mod cross;
 pub mod engine;
-pub mod pcap;
 
 use std::collections::BTreeMap;
 

@@ -7,6 +7,7 @@
 
 use std::time::Duration;
 
+use netem::wire::IPV4_UDP_OVERHEAD;
 use serde::Serialize;
 
 /// Where a flow's endpoint sits.
@@ -110,9 +111,9 @@ impl Transmit {
         let len = payload.len() as u32;
         Transmit {
             bytes: payload,
-            wire_len: len + 28,
+            wire_len: len + IPV4_UDP_OVERHEAD,
             payload_len: len,
-            header_len: 28,
+            header_len: IPV4_UDP_OVERHEAD,
             to,
         }
     }

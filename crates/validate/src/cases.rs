@@ -51,7 +51,7 @@ pub const IP_TCP_TS: u64 = 52;
 /// Per-packet header bytes in front of the transport payload the cases measure.
 fn header_bytes(stack: Stack) -> f64 {
     match stack {
-        Stack::Quic => IP_UDP as f64,
+        Stack::Quic => f64::from(netem::wire::IPV4_UDP_OVERHEAD),
         Stack::Tcp => IP_TCP_TS as f64,
     }
 }

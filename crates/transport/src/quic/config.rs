@@ -15,14 +15,13 @@ use serde::{Deserialize, Serialize};
 use super::QuicFlowError;
 use crate::agent::Side;
 use crate::cc_adapter::{CcChoice, CcProbe, Factory};
+use netem::wire::IPV4_UDP_OVERHEAD;
+
 use crate::clock::{to_instant, VirtualClock};
 use crate::seeded::{SeededCidGenerator, SharedRng};
 use crate::tls;
 use crate::workload::Workload;
 
-/// IPv4 + UDP header bytes between the IP MTU and the UDP payload (to become the one shared
-/// constant once the wire views land in a crate below transport).
-const IPV4_UDP_HEADERS: u16 = 28;
 /// Connection-ID length of simulated endpoints.
 pub(crate) const CID_LEN: usize = 8;
 
@@ -72,7 +71,7 @@ impl Default for QuicKnobs {
 impl QuicKnobs {
     /// Largest UDP payload: the IP MTU less the IPv4 and UDP headers.
     pub fn max_udp_payload(&self) -> u16 {
-        self.mtu.saturating_sub(IPV4_UDP_HEADERS)
+        self.mtu.saturating_sub(IPV4_UDP_OVERHEAD as u16)
     }
 }
 

@@ -5,13 +5,13 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::install::check_installed;
-use super::load::Peer;
-use super::outcome::TimeSource;
-use super::process::Netspace;
-use super::runner::{run_pair, Certs, PairConfig, PairOutcome};
-use super::spec::Protocol;
-use super::template::Vars;
+use crate::install::check_installed;
+use crate::load::Peer;
+use crate::outcome::TimeSource;
+use crate::process::Netspace;
+use crate::runner::{run_pair, Certs, PairConfig, PairOutcome};
+use crate::spec::Protocol;
+use crate::template::Vars;
 
 /// Settings shared by every pair of a matrix.
 #[derive(Debug, Clone)]
@@ -185,7 +185,7 @@ fn plan_cell(
     cfg: &MatrixConfig,
     vars: &Vars,
 ) -> Result<CellStatus, Protocol> {
-    let Some(protocol) = super::common_protocol(server, client) else {
+    let Some(protocol) = crate::common_protocol(server, client) else {
         return Ok(CellStatus::NotApplicable("no common protocol".into()));
     };
     if let Some(max) = server.spec.server.as_ref().and_then(|s| s.max_size) {
@@ -343,8 +343,8 @@ fn cell_json(cell: &Cell) -> serde_json::Value {
 
 #[cfg(test)]
 mod tests {
-    use super::super::outcome::Download;
     use super::*;
+    use crate::outcome::Download;
 
     fn matrix() -> Matrix {
         let ok = Download {

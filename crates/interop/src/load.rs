@@ -2,8 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::spec::{ClientSpec, MeasureSpec, PeerSpec, ServerSpec};
-use super::template::{self, TemplateError};
+use crate::spec::{ClientSpec, MeasureSpec, PeerSpec, ServerSpec};
+use crate::template::{self, TemplateError};
 
 /// A peer file that could not be read or is not valid.
 #[derive(Debug, thiserror::Error)]
@@ -299,10 +299,7 @@ seconds = { regex = 'in (?P<value>[0-9.]+) s', stream = "stderr" }
         assert_eq!(p.name(), "demo");
         let client = p.spec.client.unwrap();
         assert_eq!(client.bytes.json.as_deref(), Some("bytes"));
-        assert_eq!(
-            client.seconds.unwrap().stream,
-            super::super::spec::Stream::Stderr
-        );
+        assert_eq!(client.seconds.unwrap().stream, crate::spec::Stream::Stderr);
     }
 
     #[test]

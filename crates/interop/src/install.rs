@@ -3,8 +3,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::load::Peer;
-use super::template::Vars;
+use crate::load::Peer;
+use crate::template::Vars;
 
 /// Where `scripts/install-peers.sh` puts what it builds: `$QUICLAB_PEERS` or `/opt/quiclab-peers`.
 pub fn peers_home() -> PathBuf {

@@ -7,7 +7,7 @@ use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, ExitStatus};
 use std::time::{Duration, Instant};
 
-use crate::topology::{ChildHandle, Topology};
+use emu::{ChildHandle, Topology};
 
 /// The two ends of a pair: where the server and the client run, and the server's address.
 pub trait Netspace {

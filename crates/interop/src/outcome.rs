@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
-use super::spec::{ClientSpec, MeasureSpec, Stream};
-use super::template::Vars;
+use crate::spec::{ClientSpec, MeasureSpec, Stream};
+use crate::template::Vars;
 
 /// Where a download time came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -191,8 +191,8 @@ fn short(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::load::parse_str;
     use super::*;
+    use crate::load::parse_str;
     use std::path::Path;
 
     fn client(extra: &str) -> ClientSpec {

@@ -1,8 +1,12 @@
-//! Third-party peers: their descriptions (`peers/*.toml`), installation checks, command
-//! templates, and the runner that downloads a body from every server with every client.
+//! quiclab's interop matrix: third-party peers (quic-go, aioquic, ngtcp2, quiche, Chromium,
+//! nginx, quiclab itself) and the runner that downloads a body from every server with every
+//! client, in the emulator's namespaces ([`Emulated`], over an [`emu::Topology`]) or on
+//! loopback ([`Loopback`]).
 //!
-//! A peer file says how to start a role and how to read its result; nothing here knows any
-//! particular peer. See `peers/README.md` for the file format.
+//! Peers are data: their descriptions (`peers/*.toml`, see `peers/README.md`) say how to
+//! install-check, start and read each role through command templates; nothing here knows any
+//! particular peer. [`run_matrix`] runs every applicable pair and returns a [`Matrix`] of
+//! [`Cell`]s that `quiclab interop` prints as a table or JSON.
 
 pub mod install;
 pub mod load;

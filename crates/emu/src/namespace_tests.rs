@@ -1,13 +1,14 @@
 //! Namespace tests of the emulator (run as root in CI; each removes what it creates, also when
-//! it fails, through `Topology`'s Drop and the guards below).
+//! it fails, through `Topology`'s Drop and the guards below). They live inside the crate because
+//! they drive internals (probes, offload checks, cross traffic) that are not public API.
 
 use std::net::{SocketAddr, SocketAddrV4, UdpSocket};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::time::{Duration, Instant};
 
-use emu::netns;
-use emu::probe::{self, ProbeRx};
-use emu::{Topology, TopologySpec};
+use crate::netns;
+use crate::probe::{self, ProbeRx};
+use crate::{Topology, TopologySpec};
 use netem::config::{LossConfig, QueueLimit, RateProfile};
 use netem::LinkConfig;
 
@@ -45,12 +46,14 @@ fn create_and_shutdown_leave_no_namespace() {
         "{names:?}"
     );
     // Offloads as the datapath needs them.
-    let tx = netns::in_netns(t.client_ns(0), || emu::offload::tx_checksum_enabled("eth0"));
+    let tx = netns::in_netns(t.client_ns(0), || {
+        crate::offload::tx_checksum_enabled("eth0")
+    });
     assert!(
         !tx.expect("ioctl"),
         "client tx checksum offload must be off"
     );
-    let gro = netns::in_netns(t.router_ns_name(), || emu::offload::gro_enabled("c0"));
+    let gro = netns::in_netns(t.router_ns_name(), || crate::offload::gro_enabled("c0"));
     assert!(!gro.expect("ioctl"), "router GRO must be off");
     t.shutdown().expect("shutdown");
     for n in &names {
@@ -158,9 +161,12 @@ fn rate_limit_holds_at_10_mbit() {
         h.join().expect("receiver").expect("receive")
     });
     assert_eq!(rx.len() as u64, n, "no loss configured");
+    // A FIFO link without reordering delivers every probe whole and in order.
+    assert!(rx.iter().all(|r| r.len == payload), "probe sizes");
+    assert!(rx.windows(2).all(|w| w[0].seq < w[1].seq), "probe order");
     let first = rx.first().map(|r: &ProbeRx| r.rx_ns).unwrap_or(0);
     let last = rx.last().map(|r| r.rx_ns).unwrap_or(0);
-    let ip_bits = ((payload + 28) * 8) as f64;
+    let ip_bits = ((payload + netem::wire::IPV4_UDP_OVERHEAD as usize) * 8) as f64;
     let achieved = (n - 1) as f64 * ip_bits / ((last - first) as f64 / 1e9);
     let ratio = achieved / rate as f64;
     assert!(
@@ -307,7 +313,7 @@ fn cleanup_removes_the_set_of_a_dead_run() {
     );
     // Another test's cleanup may run concurrently and remove the set first; either way it must
     // be gone afterwards, with its process.
-    let report = emu::cleanup_stale().expect("cleanup");
+    let report = crate::cleanup_stale().expect("cleanup");
     for n in &names {
         assert!(!ns_exists(n), "{n} not removed: {report:?}");
     }
@@ -319,7 +325,7 @@ fn cleanup_removes_the_set_of_a_dead_run() {
 #[test]
 fn cleanup_leaves_a_live_run_alone() {
     let t = topo(link(0), link(0));
-    let report = emu::cleanup_stale().expect("cleanup");
+    let report = crate::cleanup_stale().expect("cleanup");
     for n in t.namespaces() {
         assert!(ns_exists(n), "live namespace {n} was removed");
         assert!(!report.namespaces.contains(n));
@@ -329,7 +335,7 @@ fn cleanup_leaves_a_live_run_alone() {
 
 #[test]
 fn cross_traffic_follows_its_schedule_through_the_forwarder() {
-    use scenario::model::{CrossPattern, CrossSpec};
+    use netem::cross::{CrossPattern, CrossSpec};
     let t = topo(link(2), link(2));
     let spec = CrossSpec {
         name: "cbr".into(),
@@ -343,7 +349,7 @@ fn cross_traffic_follows_its_schedule_through_the_forwarder() {
         },
     };
     let mut cross =
-        emu::cross::CrossTraffic::start(&t, &[spec], 0, 0, Instant::now(), 7).expect("start");
+        crate::cross::CrossTraffic::start(&t, &[spec], 0, 0, Instant::now(), 7).expect("start");
     std::thread::sleep(Duration::from_millis(600));
     let r = cross.stop();
     assert_eq!(r.len(), 1);

@@ -3,9 +3,9 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use super::process::Proc;
-use super::spec::{ReadySpec, Transport};
-use super::template::Vars;
+use crate::process::Proc;
+use crate::spec::{ReadySpec, Transport};
+use crate::template::Vars;
 
 /// What to wait for, besides the readiness rule itself.
 #[derive(Debug, Clone, Copy)]

@@ -1,7 +1,7 @@
 //! The shape of a peer description file (`peers/<name>.toml`), as deserialized.
 //!
 //! Every command is an argument vector (no shell), each argument a template whose
-//! `{placeholders}` the runner fills in (see [`super::template::PLACEHOLDERS`]).
+//! `{placeholders}` the runner fills in (see [`crate::template::PLACEHOLDERS`]).
 
 use std::collections::BTreeMap;
 

@@ -7,12 +7,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::load::Peer;
-use super::outcome::{self, ClientRun, Download};
-use super::process::{Netspace, Proc};
-use super::ready::{wait_ready, ReadyContext};
-use super::spec::{ClientSpec, Protocol, ServerSpec};
-use super::template::Vars;
+use crate::load::Peer;
+use crate::outcome::{self, ClientRun, Download};
+use crate::process::{Netspace, Proc};
+use crate::ready::{wait_ready, ReadyContext};
+use crate::spec::{ClientSpec, Protocol, ServerSpec};
+use crate::template::Vars;
 
 /// Files of the test PKI (see certs/ in the repository).
 #[derive(Debug, Clone)]
