@@ -185,10 +185,11 @@ impl<'a> Reader<'a> {
     pub(crate) fn duration(&self, key: &str) -> Result<Option<Duration>, ScenarioError> {
         self.get(key, |n| match &n.val {
             Val::Str(s) => units::parse_duration(s).map_err(msg),
-            // A bare number is seconds, as in a string (see the `units` grammar).
-            Val::Int(i) => u64::try_from(*i)
-                .map(Duration::from_secs)
-                .map_err(|_| "a duration cannot be negative".to_string()),
+            Val::Int(0) => Ok(Duration::ZERO),
+            // Milliseconds or seconds? A guess would silently scale the experiment by 1000x.
+            Val::Int(i) => Err(format!(
+                "{i} has no unit; write a duration such as \"{i}ms\" or \"{i}s\""
+            )),
             other => Err(expected("a duration such as \"20ms\"", other)),
         })
     }

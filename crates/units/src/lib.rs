@@ -10,14 +10,15 @@
 //!
 //! | quantity | units | a bare number is |
 //! |---|---|---|
-//! | duration ([`parse_duration`]) | `ns`, `us` (`µs`), `ms`, `s`, `m` or `min`, `h` | seconds |
+//! | duration ([`parse_duration`]) | `ns`, `us` (`µs`), `ms`, `s`, `m` or `min`, `h` | refused, except `0` |
 //! | size ([`parse_size`]) | `B` (also `byte`, `bytes`) after an optional prefix: SI `k`, `M`, `G`, `T` (×1000, any case) or binary `Ki`, `Mi`, `Gi`, `Ti` (×1024); a prefix alone (`64k`, `5M`, `64Ki`) is bytes | bytes |
 //! | bit rate ([`parse_rate`]) | `bit`, `bits`, `bps`, `b` (bits) or `B`, `Bps` (bytes, ×8), after an optional prefix as for sizes, optionally followed by `/s`; or `unlimited` | bit/s |
 //! | event rate ([`parse_per_second`]) | `COUNT/PERIOD` where PERIOD is a duration (`100/1s`, `6000/1m`, `5/500ms`) or a duration unit alone (`100/s`, `6000/min`) | per second |
 //! | packets ([`parse_packets`]) | `pkt`, `pkts`, `packet`, `packets`; whole numbers only | packets |
 //! | probability ([`parse_probability`]) | `%`; without it a number in [0, 1] | a fraction |
 //!
-//! Rejected because they are ambiguous: a size in bits (`"16Mb"`, `"1Mbit"`: sizes are bytes), a
+//! Rejected because they are ambiguous: a duration without a unit (`"20"`: milliseconds or
+//! seconds? tools disagree, and a wrong guess silently changes an experiment by 1000×), a size in bits (`"16Mb"`, `"1Mbit"`: sizes are bytes), a
 //! bit rate given as a prefix alone (`"10M"`: bits or bytes?), a fraction of a byte or of a
 //! packet. Every error names the accepted units.
 
@@ -124,7 +125,7 @@ fn split_prefix(unit: &str) -> (u128, &str) {
 }
 
 /// Accepted duration units, for error messages.
-const DURATION_UNITS: &str = "ns, us, ms, s, m or min, h (a bare number is seconds), e.g. \"20ms\"";
+const DURATION_UNITS: &str = "ns, us, ms, s, m or min, h, e.g. \"20ms\" or \"2s\"";
 
 /// Accepted size units, for error messages.
 const SIZE_UNITS: &str =
@@ -186,14 +187,20 @@ pub fn parse_size(text: &str) -> Result<u64, UnitError> {
 }
 
 /// Parses a duration: `"20ms"`, `"1.5s"`, `"250us"`, `"2min"` or `"1.5m"`, `"1h"`, `"10ns"`;
-/// a bare number is seconds (`"2"`, `"0"`).
+/// a bare number is refused (is `"20"` milliseconds or seconds?) except `"0"`.
 pub fn parse_duration(text: &str) -> Result<Duration, UnitError> {
     let (num, unit) = split_number(text)?;
     let ns_per_unit: u128 = match unit {
+        "" if num.scaled(1, 1) == Some(0) => return Ok(Duration::ZERO),
+        "" => {
+            return Err(UnitError(format!(
+                "{text:?} has no unit; write it with one of {DURATION_UNITS}"
+            )))
+        }
         "ns" => 1,
         "us" | "µs" => 1_000,
         "ms" => 1_000_000,
-        "" | "s" => 1_000_000_000,
+        "s" => 1_000_000_000,
         "m" | "min" => 60_000_000_000,
         "h" => 3_600_000_000_000,
         _ => {

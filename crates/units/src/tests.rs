@@ -120,10 +120,13 @@ fn old_disagreements_are_settled() {
     assert_eq!(parse_duration("2min"), Ok(secs(120)));
     assert_eq!(parse_duration("1.5m"), Ok(secs(90)));
     assert_eq!(parse_duration("1.5min"), Ok(secs(90)));
-    // Scenario files refused a bare number; load and serve read it as seconds.
-    assert_eq!(parse_duration("2"), Ok(secs(2)));
-    assert_eq!(parse_duration("1.5"), Ok(Duration::from_millis(1500)));
-    assert_eq!(parse_duration("20"), Ok(secs(20)));
+    // Scenario files refused a bare number; load and serve read it as seconds. A wrong guess
+    // changes an experiment by 1000x, so a unit is required everywhere (zero needs none).
+    for bare in ["2", "1.5", "20"] {
+        let err = parse_duration(bare).unwrap_err();
+        assert!(err.0.contains("no unit") && err.0.contains("ms"), "{err}");
+    }
+    assert_eq!(parse_duration("0"), Ok(Duration::ZERO));
     // load's float arithmetic rounded; the exact decimal keeps every nanosecond.
     assert_eq!(parse_duration("0.1s"), Ok(Duration::from_millis(100)));
     assert_eq!(
