@@ -150,7 +150,7 @@ fn figures(name: &str, r: &RunResult, wall: Duration, reps: u32) -> BenchFigures
     let datagrams: u64 = r
         .flows
         .iter()
-        .map(|f| f.datagrams_sent.iter().sum::<u64>())
+        .map(|f| f.datagrams_sent.iter().flatten().sum::<u64>())
         .sum::<u64>()
         + r.cross.iter().map(|c| c.sent_packets).sum::<u64>();
     BenchFigures {
@@ -160,7 +160,7 @@ fn figures(name: &str, r: &RunResult, wall: Duration, reps: u32) -> BenchFigures
         repetitions: reps,
         sim_per_wall: r.end_s / wall_s,
         datagrams_per_s: datagrams as f64 / wall_s,
-        events_per_s: r.events as f64 / wall_s,
+        events_per_s: r.events.unwrap_or(0) as f64 / wall_s,
         complete: r
             .flows
             .iter()
