@@ -148,7 +148,7 @@ mod tests {
             ..Run::default()
         };
         let text = run_summary(&run);
-        assert!(text.contains("ran 2 s"), "{text}");
+        assert!(text.contains("ran 2.000 s"), "{text}");
         assert!(!text.contains("events"), "{text}");
         assert!(text.contains("goodput –"), "{text}");
         assert!(text.contains("packets sent 100, lost – (–)"), "{text}");
@@ -156,7 +156,7 @@ mod tests {
             events: Some(42),
             ..run
         };
-        assert!(run_summary(&sim).contains("simulated 2 s · 42 events"));
+        assert!(run_summary(&sim).contains("simulated 2.000 s · 42 events"));
     }
 
     #[test]
