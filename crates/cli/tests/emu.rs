@@ -122,25 +122,38 @@ fn typed_result(stack: &str, lines: &str, json: &Value) {
     assert!(json["flows"][0]["first_congestion_s"].is_null());
     assert_eq!(f.window_goodput_bps, None);
     assert!(f.packets_sent.is_some_and(|n| n > 0), "{f:?}");
-    assert!(f.datagrams_sent.iter().all(|d| d.is_some_and(|n| n > 0)), "{f:?}");
+    assert!(
+        f.datagrams_sent.iter().all(|d| d.is_some_and(|n| n > 0)),
+        "{f:?}"
+    );
     assert_eq!(f.connections.len(), 1, "{f:?}");
     let completion = f.completion_s.expect("completion");
     // end_s stops at the last byte, not when the client process has exited (0.3–0.5 s later).
     assert!(run.end_s >= completion, "{} < {completion}", run.end_s);
-    assert!(run.end_s < completion + 0.25, "{} vs {completion}", run.end_s);
+    assert!(
+        run.end_s < completion + 0.25,
+        "{} vs {completion}",
+        run.end_s
+    );
     match stack {
         "quic" => {
             // quinn's counters: sender's congestion events, receiver's ACK frames, UDP payload MTU.
             assert!(f.congestion_events.is_some(), "{f:?}");
             assert!(f.ack_frames_sent.is_some_and(|n| n > 0), "{f:?}");
             assert!(f.payload_rx_bytes.is_some_and(|n| n >= 1_000_000), "{f:?}");
-            assert!(f.final_mtu.is_some_and(|m| (1200..=1472).contains(&m)), "{f:?}");
+            assert!(
+                f.final_mtu.is_some_and(|m| (1200..=1472).contains(&m)),
+                "{f:?}"
+            );
         }
         _ => {
             // TCP_INFO has no congestion-event or ACK counter; the MSS is below the IP MTU.
             assert_eq!(f.congestion_events, None, "{f:?}");
             assert_eq!(f.ack_frames_sent, None, "{f:?}");
-            assert!(f.final_mtu.is_some_and(|m| (1000..1460).contains(&m)), "{f:?}");
+            assert!(
+                f.final_mtu.is_some_and(|m| (1000..1460).contains(&m)),
+                "{f:?}"
+            );
         }
     }
 }

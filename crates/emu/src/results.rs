@@ -64,7 +64,11 @@ pub fn flow_end_s(client: &ClientOutcome, t0_unix_s: f64) -> f64 {
 }
 
 /// The qlog problems the flow's client and server reported.
-pub fn qlog_errors(f: &FlowSpec, client: &ClientOutcome, server: &[ConnectionRecord]) -> Vec<String> {
+pub fn qlog_errors(
+    f: &FlowSpec,
+    client: &ClientOutcome,
+    server: &[ConnectionRecord],
+) -> Vec<String> {
     let from_client = client.report.iter().flat_map(|r| &r.qlog_errors);
     let from_server = server.iter().flat_map(|r| &r.qlog_errors);
     from_client

@@ -368,6 +368,9 @@ mod tests {
         assert_eq!(start_delay(ms(500), ms(500), tick), Duration::ZERO);
         // The clock moved past the start between two checks: no underflow, no wait.
         assert_eq!(start_delay(ms(500), ms(501), tick), Duration::ZERO);
-        assert_eq!(start_delay(Duration::ZERO, Duration::MAX, tick), Duration::ZERO);
+        assert_eq!(
+            start_delay(Duration::ZERO, Duration::MAX, tick),
+            Duration::ZERO
+        );
     }
 }

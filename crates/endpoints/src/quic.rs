@@ -239,7 +239,10 @@ impl<W: Write> QlogFile<W> {
         if let Err(e) = &r {
             if !self.failed {
                 self.failed = true;
-                record_qlog_error(format!("qlog {} not fully written: {e}", self.path.display()));
+                record_qlog_error(format!(
+                    "qlog {} not fully written: {e}",
+                    self.path.display()
+                ));
             }
         }
         r

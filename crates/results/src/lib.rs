@@ -291,7 +291,10 @@ mod tests {
         let v: serde_json::Value = serde_json::from_str(&text).expect("json");
         assert_eq!(v["flows"][0]["packets_sent"], 0, "a measured zero stays 0");
         assert!(v["flows"][0]["congestion_events"].is_null());
-        assert_eq!(v["flows"][0]["datagrams_sent"], serde_json::json!([3, null]));
+        assert_eq!(
+            v["flows"][0]["datagrams_sent"],
+            serde_json::json!([3, null])
+        );
         assert!(v.get("warnings").is_none(), "no warnings, no key");
         let back: Run = serde_json::from_str(&text).expect("deserialise");
         assert_eq!(back, run);

@@ -86,10 +86,7 @@ fn flow(slot: &FlowSlot, window: f64) -> Flow {
         max_data_frames_sent: Some(report.max_data_frames_sent),
         max_stream_data_frames_sent: Some(report.max_stream_data_frames_sent),
         payload_rx_bytes: Some(udp_now),
-        datagrams_sent: [
-            Some(slot.datagrams_sent[0]),
-            Some(slot.datagrams_sent[1]),
-        ],
+        datagrams_sent: [Some(slot.datagrams_sent[0]), Some(slot.datagrams_sent[1])],
         final_mtu: Some(report.final_mtu),
         connections: report.connections,
         error: report.error,

@@ -164,6 +164,9 @@ mod tests {
         std::fs::write(&path, "not json\n").expect("write");
         let err = read_records(&path).expect_err("garbage");
         std::fs::remove_file(&path).expect("clean up");
-        assert!(err.to_string().contains(":1: not a connection record"), "{err}");
+        assert!(
+            err.to_string().contains(":1: not a connection record"),
+            "{err}"
+        );
     }
 }
