@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use results::Cross as CrossResult;
+use results::Cross;
 use scenario::model::CrossSpec;
 use sim::cross::CrossSource;
 
@@ -92,7 +92,7 @@ impl CrossTraffic {
 
     /// Stops the senders, lets the receivers count what is still on the path (they stop after
     /// 200 ms without a datagram), returns the counters.
-    pub fn stop(&mut self) -> Vec<CrossResult> {
+    pub fn stop(&mut self) -> Vec<Cross> {
         self.stop.store(true, Ordering::SeqCst);
         let sent: Vec<(u64, u64)> = std::mem::take(&mut self.senders)
             .into_iter()
@@ -105,7 +105,7 @@ impl CrossTraffic {
             names.into_iter().zip(sent).zip(receivers)
         {
             let _ = handle.join();
-            out.push(CrossResult {
+            out.push(Cross {
                 name,
                 sent_packets: packets,
                 sent_bytes: bytes,
