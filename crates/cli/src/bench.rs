@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Context};
 use clap::Args;
-use results::Run as RunResult;
+use results::Run;
 use serde::Serialize;
 
 use crate::exit::{self, Exit};
@@ -157,12 +157,12 @@ fn bench_one(file: &str, text: &str, reps: u32) -> anyhow::Result<BenchFigures> 
 }
 
 /// Ratios of one run's work to its wall time.
-fn figures(name: &str, r: &RunResult, wall: Duration, reps: u32) -> BenchFigures {
+fn figures(name: &str, r: &Run, wall: Duration, reps: u32) -> BenchFigures {
     let wall_s = wall.as_secs_f64().max(1e-9); // a zero-length measurement must not divide by zero
     let datagrams: u64 = r
         .flows
         .iter()
-        .map(|f| f.datagrams_sent.iter().sum::<u64>())
+        .map(|f| f.datagrams_sent.iter().flatten().sum::<u64>())
         .sum::<u64>()
         + r.cross.iter().map(|c| c.sent_packets).sum::<u64>();
     BenchFigures {
@@ -172,7 +172,7 @@ fn figures(name: &str, r: &RunResult, wall: Duration, reps: u32) -> BenchFigures
         repetitions: reps,
         sim_per_wall: r.end_s / wall_s,
         datagrams_per_s: datagrams as f64 / wall_s,
-        events_per_s: r.events as f64 / wall_s,
+        events_per_s: r.events.unwrap_or(0) as f64 / wall_s,
         complete: r
             .flows
             .iter()

@@ -3,22 +3,26 @@
 use std::fmt::Write;
 
 use report::{si, SummaryRow};
-use results::{Flow as FlowResult, Link as LinkResult, Run as RunResult};
+use results::{Flow, Link, Run};
 
 /// Per-flow metrics shown in a sweep's table (the full set goes to summary.csv).
 const TABLE_METRICS: [&str; 3] = ["goodput_bps", "completion_s", "packets_lost"];
 
+/// Shown for a value the engine did not measure (never a 0).
+const ABSENT: &str = "–";
+
 /// A few lines describing one run: per flow, per bottleneck direction, per cross source.
-pub fn run_summary(r: &RunResult) -> String {
+pub fn run_summary(r: &Run) -> String {
     let mut s = String::new();
+    // Only the simulator counts events; the emulator's run simply took its time.
+    let time = match r.events {
+        Some(n) => format!("simulated {} · {n} events", si(r.end_s, "s")),
+        None => format!("ran {}", si(r.end_s, "s")),
+    };
     let _ = writeln!(
         s,
-        "scenario {} · run {} · seed {} · simulated {} · {} events",
-        r.scenario,
-        r.id,
-        r.seed,
-        si(r.end_s, "s"),
-        r.events
+        "scenario {} · run {} · seed {} · {time}",
+        r.scenario, r.id, r.seed,
     );
     for (k, v) in &r.axes {
         let _ = writeln!(s, "  {k} = {v}");
@@ -39,12 +43,20 @@ pub fn run_summary(r: &RunResult) -> String {
             c.delivered_packets
         );
     }
+    for w in &r.warnings {
+        let _ = writeln!(s, "warning: {w}");
+    }
     s
 }
 
-fn flow_lines(s: &mut String, f: &FlowResult) {
+/// A count, or [`ABSENT`].
+fn count(v: Option<u64>) -> String {
+    v.map_or_else(|| ABSENT.to_string(), |n| n.to_string())
+}
+
+fn flow_lines(s: &mut String, f: &Flow) {
     let _ = writeln!(s, "flow {} ({}, {})", f.name, f.stack, f.workload);
-    let opt = |v: Option<f64>, unit: &str| v.map_or_else(|| "-".to_string(), |x| si(x, unit));
+    let opt = |v: Option<f64>, unit: &str| v.map_or_else(|| ABSENT.to_string(), |x| si(x, unit));
     let _ = writeln!(
         s,
         "  delivered {}  goodput {}  completion {}  handshake {}",
@@ -56,21 +68,23 @@ fn flow_lines(s: &mut String, f: &FlowResult) {
     let _ = writeln!(
         s,
         "  packets sent {}, lost {} ({})",
-        f.packets_sent,
-        f.packets_lost,
-        percent(f.packets_lost as f64, f.packets_sent as f64)
+        count(f.packets_sent),
+        count(f.packets_lost),
+        match (f.packets_lost, f.packets_sent) {
+            (Some(lost), Some(sent)) => percent(lost as f64, sent as f64),
+            _ => ABSENT.to_string(),
+        }
     );
     if let Some(e) = &f.error {
         let _ = writeln!(s, "  error: {e}");
     }
 }
 
-fn link_line(s: &mut String, name: &str, l: &LinkResult) {
-    let st = &l.stats;
+fn link_line(s: &mut String, name: &str, st: &Link) {
     let _ = writeln!(
         s,
         "{name}: utilisation {}, queue drops {}, losses {}, forwarded {} packets, max queue {} packets",
-        percent(l.utilisation, 1.0),
+        percent(st.utilisation, 1.0),
         st.dropped_queue_packets,
         st.lost_packets + st.blackout_packets,
         st.forwarded_packets,
@@ -78,10 +92,10 @@ fn link_line(s: &mut String, name: &str, l: &LinkResult) {
     );
 }
 
-/// `part / whole` as a percentage with two decimals; `-` when `whole` is zero.
+/// `part / whole` as a percentage with two decimals; [`ABSENT`] when `whole` is zero.
 fn percent(part: f64, whole: f64) -> String {
     if whole == 0.0 {
-        "-".to_string()
+        ABSENT.to_string()
     } else {
         format!("{:.2}%", 100.0 * part / whole)
     }
@@ -116,8 +130,33 @@ mod tests {
 
     #[test]
     fn percent_handles_zero_denominator() {
-        assert_eq!(percent(1.0, 0.0), "-");
+        assert_eq!(percent(1.0, 0.0), ABSENT);
         assert_eq!(percent(1.0, 4.0), "25.00%");
+    }
+
+    #[test]
+    fn absent_values_print_as_a_dash_never_zero() {
+        let run = Run {
+            id: "p0-r0".into(),
+            end_s: 2.0,
+            flows: vec![Flow {
+                name: "f".into(),
+                bytes_delivered: 10,
+                packets_sent: Some(100),
+                ..Flow::default()
+            }],
+            ..Run::default()
+        };
+        let text = run_summary(&run);
+        assert!(text.contains("ran 2.000 s"), "{text}");
+        assert!(!text.contains("events"), "{text}");
+        assert!(text.contains("goodput –"), "{text}");
+        assert!(text.contains("packets sent 100, lost – (–)"), "{text}");
+        let sim = Run {
+            events: Some(42),
+            ..run
+        };
+        assert!(run_summary(&sim).contains("simulated 2.000 s · 42 events"));
     }
 
     #[test]

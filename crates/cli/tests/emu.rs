@@ -38,6 +38,13 @@ fn leftovers(before: &BTreeSet<String>) -> Vec<String> {
     stale_namespaces().difference(before).cloned().collect()
 }
 
+/// TINY plus a light UDP cross-traffic source on the downlink.
+fn with_cross() -> String {
+    format!(
+        "{TINY}\n[[cross]]\nname = \"bg\"\npattern = \"cbr\"\nrate = \"500kbit\"\nsize = \"972B\"\n"
+    )
+}
+
 fn run_tiny(stack: &str) {
     let dir = Scratch::new(&format!("emu-{stack}"));
     let scenario = dir.file("tiny.toml", TINY);
@@ -84,13 +91,87 @@ fn run_tiny(stack: &str) {
         down["forwarded_packets"].as_u64().unwrap_or(0) > 650,
         "{down}"
     );
-    assert!(out.join("summary.csv").exists());
+    typed_result(stack, &lines, &runs[0]);
+    let summary = std::fs::read_to_string(out.join("summary.csv")).expect("summary.csv");
+    // Not measured in the emulator: no summary row, rather than a row averaging zeros.
+    assert!(!summary.contains("first_congestion_s"), "{summary}");
+    assert!(summary.contains("flows.0.completion_s,1,"), "{summary}");
     assert!(dir.path("pcap/p0-r0/client-side.pcap").exists());
     assert!(
         leftovers(&before).is_empty(),
         "left behind: {:?}",
         leftovers(&before)
     );
+}
+
+/// results.jsonl deserializes into the results schema; what the stack does not expose is absent
+/// (JSON null), what it exposes is there.
+fn typed_result(stack: &str, lines: &str, json: &Value) {
+    let line = lines.lines().next().expect("one line");
+    let run: results::Run = serde_json::from_str(line).expect("results.jsonl is a results::Run");
+    let f = &run.flows[0];
+    assert_eq!(run.events, None, "no discrete events in real time");
+    assert!(json["events"].is_null());
+    assert_eq!(f.first_congestion_s, None);
+    assert!(json["flows"][0]["first_congestion_s"].is_null());
+    assert_eq!(f.window_goodput_bps, None);
+    assert!(f.packets_sent.is_some_and(|n| n > 0), "{f:?}");
+    assert!(
+        f.datagrams_sent.iter().all(|d| d.is_some_and(|n| n > 0)),
+        "{f:?}"
+    );
+    assert_eq!(f.connections.len(), 1, "{f:?}");
+    let completion = f.completion_s.expect("completion");
+    // end_s stops at the last byte, not when the client process has exited (0.3–0.5 s later).
+    assert!(run.end_s >= completion, "{} < {completion}", run.end_s);
+    assert!(
+        run.end_s < completion + 0.25,
+        "{} vs {completion}",
+        run.end_s
+    );
+    match stack {
+        "quic" => {
+            // quinn's counters: sender's congestion events, receiver's ACK frames, UDP payload MTU.
+            assert!(f.congestion_events.is_some(), "{f:?}");
+            assert!(f.ack_frames_sent.is_some_and(|n| n > 0), "{f:?}");
+            assert!(f.payload_rx_bytes.is_some_and(|n| n >= 1_000_000), "{f:?}");
+            assert!(
+                f.final_mtu.is_some_and(|m| (1200..=1472).contains(&m)),
+                "{f:?}"
+            );
+        }
+        _ => {
+            // TCP_INFO has no congestion-event or ACK counter; the MSS is below the IP MTU.
+            assert_eq!(f.congestion_events, None, "{f:?}");
+            assert_eq!(f.ack_frames_sent, None, "{f:?}");
+            assert!(
+                f.final_mtu.is_some_and(|m| (1000..1460).contains(&m)),
+                "{f:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn emu_runs_cross_traffic() {
+    let dir = Scratch::new("emu-cross");
+    let scenario = dir.file("cross.toml", &with_cross());
+    let out = dir.path("out");
+    let o = quiclab(
+        &[
+            "emu",
+            scenario.to_str().expect("utf-8 path"),
+            "--out",
+            out.to_str().expect("utf-8 path"),
+        ],
+        &dir.0,
+    );
+    assert!(o.status.success(), "stderr: {}", text(&o.stderr));
+    let line = std::fs::read_to_string(out.join("results.jsonl")).expect("results.jsonl");
+    let run: results::Run = serde_json::from_str(line.trim()).expect("a results::Run");
+    assert_eq!(run.cross.len(), 1, "{run:?}");
+    assert!(run.cross[0].sent_packets > 0, "{run:?}");
+    assert!(run.cross[0].delivered_packets > 0, "{run:?}");
 }
 
 #[test]

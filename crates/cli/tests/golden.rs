@@ -24,7 +24,11 @@ use serde_json::Value;
 
 /// Paths renamed since the values were recorded: (old pattern, new pattern); `*` stands for one
 /// path segment and is carried over.
-const RENAMED: &[(&str, &str)] = &[];
+const RENAMED: &[(&str, &str)] = &[
+    // The results crate has its own link type: durations are plain seconds, named with their
+    // unit (was netem's `busy_time` Duration flattened into the link as `{secs, nanos}`).
+    ("*/links.*.busy_time", "*/links.*.busy_time_s"),
+];
 
 /// Paths removed on purpose since the values were recorded: (pattern, why).
 const DROPPED: &[(&str, &str)] = &[];

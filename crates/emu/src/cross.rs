@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use netem::cross::{CrossSource, CrossSpec};
 use netem::wire::IPV4_UDP_OVERHEAD;
-use results::Cross as CrossResult;
+use results::Cross;
 
 use crate::error::EmuError;
 use crate::probe;
@@ -92,7 +92,7 @@ impl CrossTraffic {
 
     /// Stops the senders, lets the receivers count what is still on the path (they stop after
     /// 200 ms without a datagram), returns the counters.
-    pub(crate) fn stop(&mut self) -> Vec<CrossResult> {
+    pub(crate) fn stop(&mut self) -> Vec<Cross> {
         self.stop.store(true, Ordering::SeqCst);
         let sent: Vec<(u64, u64)> = std::mem::take(&mut self.senders)
             .into_iter()
@@ -105,7 +105,7 @@ impl CrossTraffic {
             names.into_iter().zip(sent).zip(receivers)
         {
             let _ = handle.join();
-            out.push(CrossResult {
+            out.push(Cross {
                 name,
                 sent_packets: packets,
                 sent_bytes: bytes,

@@ -1,53 +1,26 @@
-//! `quiclab get --json` output and the server's statistics lines → the simulator's `FlowResult`.
+//! The endpoints' own typed reports → the results schema.
 //!
-//! The client's JSON is the contract of `quiclab get`; missing fields become `None`/0 rather
-//! than errors, so a partial result (a client stopped at the end of a bulk flow) still counts
-//! what it measured.
+//! The client's [`FetchReport`] (`quiclab get --json`) and the server's [`ConnectionRecord`]s
+//! (`quiclab serve --stats-file`) are read back into the types the endpoints wrote. Each field of
+//! [`Flow`] is taken from what the real stack exposes (quinn's `ConnectionStats`, the kernel's
+//! `TCP_INFO`), at the data sender or the data receiver as the field's definition says; a field
+//! the stack does not expose, or a report that is missing, leaves the value absent.
 
-use ::results::Flow as FlowResult;
-use scenario::model::{FlowSpec, Stack, Workload};
-use serde_json::Value;
+use ::results::{Connection, Flow};
+use endpoints::fetch::FetchReport;
+use endpoints::server::stats_log::ConnectionRecord;
+use endpoints::stats::{QuicStatsSnapshot, TcpInfoSnapshot, TransportSnapshot};
+use scenario::model::{FlowSpec, Workload};
 
-use crate::runner::ClientOutcome;
-
-fn f64_at(v: &Value, path: &[&str]) -> Option<f64> {
-    let mut cur = v;
-    for p in path {
-        cur = cur.get(p)?;
-    }
-    cur.as_f64()
-}
-
-fn u64_at(v: &Value, path: &[&str]) -> u64 {
-    f64_at(v, path).map_or(0, |x| x.max(0.0) as u64)
-}
-
-/// Sums a counter over the server's per-connection statistics lines; looks in the nested
-/// `quic_stats` / `tcp_info` objects and at the top level.
-fn server_sum(stats: &[Value], keys: &[&str]) -> Option<u64> {
-    let mut found = false;
-    let mut total = 0;
-    for line in stats {
-        for scope in [
-            line.get("transport"),
-            line.get("quic_stats"),
-            line.get("tcp_info"),
-            Some(line),
-        ]
-        .into_iter()
-        .flatten()
-        {
-            if let Some(x) = keys
-                .iter()
-                .find_map(|k| scope.get(*k).and_then(Value::as_f64))
-            {
-                total += x.max(0.0) as u64;
-                found = true;
-                break;
-            }
-        }
-    }
-    found.then_some(total)
+/// What one client produced.
+#[derive(Debug, Clone, Default)]
+pub struct ClientOutcome {
+    /// Its `quiclab get --json` report.
+    pub report: Option<FetchReport>,
+    /// Why there is no usable result (exit failure, no report, killed at the end of the run).
+    pub failure: Option<String>,
+    /// When the runner saw the client exit (or gave up on it), s from the run's start.
+    pub exited_s: f64,
 }
 
 fn workload_name(w: &Workload) -> &'static str {
@@ -58,89 +31,165 @@ fn workload_name(w: &Workload) -> &'static str {
     }
 }
 
-/// Builds a flow's result from its client's outcome and its server's statistics lines.
-pub fn flow_result(f: &FlowSpec, client: ClientOutcome, server_stats: &[Value]) -> FlowResult {
-    let j = client.json.unwrap_or(Value::Null);
+/// One counter summed over a side's connections: absent when there is no snapshot or the
+/// stack does not expose the counter (`None` from the getter).
+fn sum(
+    snaps: &[&TransportSnapshot],
+    quic: fn(&QuicStatsSnapshot) -> Option<u64>,
+    tcp: fn(&TcpInfoSnapshot) -> Option<u64>,
+) -> Option<u64> {
+    if snaps.is_empty() {
+        return None;
+    }
+    snaps
+        .iter()
+        .map(|s| match s {
+            TransportSnapshot::Quic(q) => quic(q),
+            TransportSnapshot::Tcp(t) => tcp(t),
+        })
+        .sum()
+}
+
+/// When a flow's last byte arrived, s from the run's start (`t0_unix_s`): the client's own
+/// timeline, so the time its process takes to exit afterwards does not count. Falls back to
+/// when the runner saw the client exit.
+pub fn flow_end_s(client: &ClientOutcome, t0_unix_s: f64) -> f64 {
+    client
+        .report
+        .as_ref()
+        .filter(|r| r.start_unix_s > 0.0)
+        .map_or(client.exited_s, |r| {
+            (r.start_unix_s - t0_unix_s).max(0.0) + r.total_s
+        })
+}
+
+/// The qlog problems the flow's client and server reported.
+pub fn qlog_errors(
+    f: &FlowSpec,
+    client: &ClientOutcome,
+    server: &[ConnectionRecord],
+) -> Vec<String> {
+    let from_client = client.report.iter().flat_map(|r| &r.qlog_errors);
+    let from_server = server.iter().flat_map(|r| &r.qlog_errors);
+    from_client
+        .map(|e| format!("flow {} client: {e}", f.name))
+        .chain(from_server.map(|e| format!("flow {} server: {e}", f.name)))
+        .collect()
+}
+
+/// Builds a flow's result from its client's outcome and its server's connection records;
+/// `t0_unix_s` is the run's start on the wall clock.
+pub fn flow_result(
+    f: &FlowSpec,
+    client: &ClientOutcome,
+    server: &[ConnectionRecord],
+    t0_unix_s: f64,
+) -> Flow {
+    let report = client.report.as_ref();
     let upload = matches!(f.workload, Workload::Bulk { upload: true });
     let bulk = matches!(f.workload, Workload::Bulk { .. });
-    let conns: Vec<Value> = j
-        .get("connections")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    let first = conns.first();
-    let last = conns.last();
-    let bytes = if upload {
-        u64_at(&j, &["bytes_sent"])
-    } else {
-        u64_at(&j, &["bytes"])
+    let conns = report.map(|r| r.connections.as_slice()).unwrap_or(&[]);
+    let server_received: u64 = server.iter().map(|r| r.body_bytes_received).sum();
+    let bytes = match report {
+        // What reached the server's application, when it said so.
+        _ if upload && !server.is_empty() => server_received,
+        Some(r) if upload => r.bytes_sent,
+        Some(r) => r.bytes,
+        None => 0,
     };
-    let ok = j.get("ok").and_then(Value::as_bool).unwrap_or(false);
-    let client_error = j.get("error").and_then(Value::as_str).map(str::to_string);
     // A bulk flow ends by the client's timeout at `stop`: that is its normal end, not an error.
-    let error = match (client.failure, client_error) {
-        (Some(f), _) => Some(f),
-        (None, Some(e)) if !(bulk && bytes > 0) => Some(e),
-        (None, None) if !ok && !bulk && !j.is_null() => Some("quiclab get reported failure".into()),
-        _ => None,
+    let error = match (&client.failure, report) {
+        (Some(f), _) => Some(f.clone()),
+        (None, Some(r)) => match &r.error {
+            Some(e) if !(bulk && bytes > 0) => Some(e.clone()),
+            None if !r.ok && !bulk => Some("quiclab get reported failure".into()),
+            _ => None,
+        },
+        (None, None) => None,
     };
-    let completion = if bulk || error.is_some() {
-        None
-    } else {
-        last.and_then(|c| f64_at(c, &["total_s"]))
-            .filter(|_| conns.len() > 1)
-            .or_else(|| f64_at(&j, &["total_s"]))
-    };
+    let complete = !bulk && error.is_none();
+    let completion = report.filter(|_| complete).map(|r| match conns {
+        [_, .., last] => last.total_s,
+        _ => r.total_s,
+    });
+    let first = conns.first();
     let handshake = first
-        .and_then(|c| f64_at(c, &["handshake_s"]))
-        .or_else(|| f64_at(&j, &["handshake_s"]));
+        .and_then(|c| c.handshake_s)
+        .or_else(|| report.and_then(|r| r.handshake_s));
     let ttfb = first
-        .and_then(|c| f64_at(c, &["ttfb_s"]))
-        .or_else(|| f64_at(&j, &["ttfb_s"]));
-    let goodput = f64_at(&j, &["goodput_bps"]).filter(|g| *g > 0.0);
-    // The data sender's view: the server for downloads, the client for uploads.
-    let (packets_sent, packets_lost, congestion_events) = if upload {
-        (
-            u64_at(&j, &["quic_stats", "sent_packets"])
-                .max(u64_at(&j, &["tcp_info", "data_segs_out"])),
-            u64_at(&j, &["quic_stats", "lost_packets"])
-                .max(u64_at(&j, &["tcp_info", "total_retrans"])),
-            u64_at(&j, &["quic_stats", "congestion_events"]),
-        )
+        .and_then(|c| c.ttfb_s)
+        .or_else(|| report.and_then(|r| r.ttfb_s));
+    let client_snaps: Vec<&TransportSnapshot> =
+        conns.iter().filter_map(|c| c.transport.as_ref()).collect();
+    let server_snaps: Vec<&TransportSnapshot> =
+        server.iter().filter_map(|r| r.transport.as_ref()).collect();
+    let (sender, receiver) = if upload {
+        (&client_snaps, &server_snaps)
     } else {
-        (
-            server_sum(server_stats, &["sent_packets", "data_segs_out", "segs_out"]).unwrap_or(0),
-            server_sum(server_stats, &["lost_packets", "total_retrans"]).unwrap_or(0),
-            server_sum(server_stats, &["congestion_events"]).unwrap_or(0),
-        )
+        (&server_snaps, &client_snaps)
     };
-    let client_datagrams = u64_at(&j, &["quic_stats", "udp_tx_datagrams"]);
-    let server_datagrams = server_sum(server_stats, &["udp_tx_datagrams"]).unwrap_or(0);
-    FlowResult {
+    let flow_start_s = report
+        .filter(|r| r.start_unix_s > 0.0)
+        .map_or(0.0, |r| (r.start_unix_s - t0_unix_s).max(0.0));
+    Flow {
         name: f.name.clone(),
         stack: f.stack.name().to_string(),
         workload: workload_name(&f.workload).to_string(),
         bytes_delivered: bytes,
-        goodput_bps: goodput,
+        goodput_bps: report.map(|r| r.goodput_bps).filter(|g| *g > 0.0),
+        // The emulator takes no marks inside the run.
         window_goodput_bps: None,
         window_payload_throughput_bps: None,
         completion_s: completion,
         handshake_s: handshake,
         ttfb_s: ttfb,
         first_congestion_s: None,
-        packets_sent,
-        packets_lost,
-        congestion_events,
-        ack_frames_sent: 0,
-        max_data_frames_sent: 0,
-        max_stream_data_frames_sent: 0,
-        payload_rx_bytes: 0,
-        datagrams_sent: [client_datagrams, server_datagrams],
-        final_mtu: match f.stack {
-            Stack::Quic => f.quic.mtu,
-            Stack::Tcp => f.tcp.mtu,
-        },
-        connections: Vec::new(),
+        packets_sent: sum(
+            sender,
+            |q| Some(q.sent_packets),
+            |t| Some(u64::from(t.data_segs_out)),
+        ),
+        packets_lost: sum(
+            sender,
+            |q| Some(q.lost_packets),
+            |t| Some(u64::from(t.total_retrans)),
+        ),
+        congestion_events: sum(sender, |q| Some(q.congestion_events), |_| None),
+        ack_frames_sent: sum(receiver, |q| Some(q.ack_frames_tx), |_| None),
+        max_data_frames_sent: sum(receiver, |q| Some(q.max_data_frames_tx), |_| Some(0)),
+        max_stream_data_frames_sent: sum(
+            receiver,
+            |q| Some(q.max_stream_data_frames_tx),
+            |_| Some(0),
+        ),
+        // TCP_INFO counts only in-order progress, not segment data with retransmissions.
+        payload_rx_bytes: sum(receiver, |q| Some(q.udp_rx_bytes), |_| None),
+        datagrams_sent: [
+            sum(
+                &client_snaps,
+                |q| Some(q.udp_tx_datagrams),
+                |t| Some(u64::from(t.segs_out)),
+            ),
+            sum(
+                &server_snaps,
+                |q| Some(q.udp_tx_datagrams),
+                |t| Some(u64::from(t.segs_out)),
+            ),
+        ],
+        final_mtu: sender.last().map(|s| match s {
+            TransportSnapshot::Quic(q) => q.current_mtu,
+            TransportSnapshot::Tcp(t) => u16::try_from(t.snd_mss).unwrap_or(u16::MAX),
+        }),
+        connections: conns
+            .iter()
+            .map(|c| Connection {
+                started_s: flow_start_s + c.started_s,
+                handshake_s: c.handshake_s,
+                time_to_first_byte_s: c.ttfb_s,
+                completion_s: Some(c.total_s).filter(|_| complete),
+                zero_rtt_accepted: c.zero_rtt,
+            })
+            .collect(),
         error,
     }
 }
@@ -148,6 +197,7 @@ pub fn flow_result(f: &FlowSpec, client: ClientOutcome, server_stats: &[Value]) 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use endpoints::fetch::ConnectionReport;
     use scenario::builder;
 
     fn flow() -> FlowSpec {
@@ -159,44 +209,154 @@ mod tests {
         builder::flow("d", w, 1500, builder::cubic_hystart())
     }
 
+    fn quic(f: impl FnOnce(&mut QuicStatsSnapshot)) -> Option<TransportSnapshot> {
+        let mut q = QuicStatsSnapshot::default();
+        f(&mut q);
+        Some(TransportSnapshot::Quic(q))
+    }
+
+    fn server_record(transport: Option<TransportSnapshot>) -> ConnectionRecord {
+        ConnectionRecord {
+            unix_time_s: 101.0,
+            http: "3".into(),
+            peer: "10.99.1.1:5000".parse().expect("addr"),
+            requests: 1,
+            body_bytes_sent: 1_000_000,
+            body_bytes_received: 0,
+            duration_s: 0.95,
+            transport,
+            qlog_errors: Vec::new(),
+        }
+    }
+
+    /// A download's report as `quiclab get --json` writes it, through JSON and back.
+    fn client_report() -> FetchReport {
+        let r = FetchReport {
+            http: "3".into(),
+            ok: true,
+            start_unix_s: 100.25,
+            bytes: 1_000_000,
+            handshake_s: Some(0.011),
+            ttfb_s: Some(0.02),
+            total_s: 0.9,
+            goodput_bps: 8.9e6,
+            connections: vec![ConnectionReport {
+                handshake_s: Some(0.011),
+                ttfb_s: Some(0.02),
+                total_s: 0.9,
+                bytes: 1_000_000,
+                requests: 1,
+                transport: quic(|q| {
+                    q.udp_tx_datagrams = 120;
+                    q.udp_rx_bytes = 1_030_000;
+                    q.ack_frames_tx = 110;
+                    q.max_stream_data_frames_tx = 4;
+                }),
+                ..ConnectionReport::default()
+            }],
+            ..FetchReport::default()
+        };
+        let text = serde_json::to_string(&r).expect("serialise");
+        serde_json::from_str(&text).expect("the emulator reads what get writes")
+    }
+
     #[test]
-    fn a_successful_get_fills_the_timings() {
-        let j: Value = serde_json::from_str(
-            r#"{"ok":true,"bytes":1000000,"bytes_sent":0,"handshake_s":0.011,"ttfb_s":0.02,
-                "total_s":0.9,"goodput_bps":8.9e6,"connections":[{"handshake_s":0.011,"ttfb_s":0.02,"total_s":0.9,"bytes":1000000}],
-                "quic_stats":{"udp_tx_datagrams":120},"error":null}"#,
-        )
-        .expect("json");
-        let server: Vec<Value> = vec![
-            serde_json::json!({"quic_stats":{"sent_packets":800,"lost_packets":3,"udp_tx_datagrams":790}}),
-        ];
-        let r = flow_result(
-            &flow(),
-            ClientOutcome {
-                json: Some(j),
-                failure: None,
-            },
-            &server,
-        );
+    fn a_quic_download_takes_each_counter_from_its_side() {
+        let client = ClientOutcome {
+            report: Some(client_report()),
+            failure: None,
+            exited_s: 1.6,
+        };
+        let server = [server_record(quic(|q| {
+            q.sent_packets = 800;
+            q.lost_packets = 3;
+            q.congestion_events = 1;
+            q.udp_tx_datagrams = 790;
+            q.current_mtu = 1452;
+        }))];
+        let r = flow_result(&flow(), &client, &server, 100.0);
         assert_eq!(r.bytes_delivered, 1_000_000);
         assert_eq!(r.completion_s, Some(0.9));
         assert_eq!(r.handshake_s, Some(0.011));
-        assert_eq!((r.packets_sent, r.packets_lost), (800, 3));
-        assert_eq!(r.datagrams_sent, [120, 790]);
+        // Data sender: the server.
+        assert_eq!((r.packets_sent, r.packets_lost), (Some(800), Some(3)));
+        assert_eq!(r.congestion_events, Some(1));
+        assert_eq!(r.final_mtu, Some(1452));
+        // Data receiver: the client.
+        assert_eq!(r.ack_frames_sent, Some(110));
+        assert_eq!(r.max_stream_data_frames_sent, Some(4));
+        assert_eq!(r.payload_rx_bytes, Some(1_030_000));
+        assert_eq!(r.datagrams_sent, [Some(120), Some(790)]);
+        assert_eq!(r.connections.len(), 1);
+        assert_eq!(r.connections[0].started_s, 0.25);
+        // Not measured by the emulator.
+        assert_eq!(r.first_congestion_s, None);
+        assert_eq!(r.window_goodput_bps, None);
         assert!(r.error.is_none());
+        // The last byte, not the client's exit, ends the flow.
+        assert!((flow_end_s(&client, 100.0) - 1.15).abs() < 1e-9);
+    }
+
+    #[test]
+    fn kernel_tcp_leaves_what_tcp_info_lacks_absent() {
+        let mut f = flow();
+        f.stack = scenario::model::Stack::Tcp;
+        let tcp = |segs_out, data_segs_out, total_retrans| {
+            Some(TransportSnapshot::Tcp(TcpInfoSnapshot {
+                segs_out,
+                data_segs_out,
+                total_retrans,
+                snd_mss: 1448,
+                ..TcpInfoSnapshot::default()
+            }))
+        };
+        let mut report = client_report();
+        report.connections[0].transport = tcp(300, 1, 0);
+        let client = ClientOutcome {
+            report: Some(report),
+            ..ClientOutcome::default()
+        };
+        let r = flow_result(&f, &client, &[server_record(tcp(700, 690, 5))], 100.0);
+        assert_eq!((r.packets_sent, r.packets_lost), (Some(690), Some(5)));
+        assert_eq!(r.final_mtu, Some(1448));
+        assert_eq!(r.datagrams_sent, [Some(300), Some(700)]);
+        assert_eq!(r.congestion_events, None, "TCP_INFO has no such counter");
+        assert_eq!(r.ack_frames_sent, None);
+        assert_eq!(r.payload_rx_bytes, None);
+        assert_eq!(r.max_data_frames_sent, Some(0), "TCP has no MAX_DATA frame");
     }
 
     #[test]
     fn a_missing_result_is_an_error_not_a_number() {
-        let r = flow_result(
-            &flow(),
-            ClientOutcome {
-                json: None,
-                failure: Some("did not finish".into()),
-            },
-            &[],
-        );
+        let client = ClientOutcome {
+            report: None,
+            failure: Some("did not finish".into()),
+            exited_s: 7.0,
+        };
+        let r = flow_result(&flow(), &client, &[], 0.0);
         assert_eq!(r.completion_s, None);
+        assert_eq!(r.packets_sent, None);
+        assert_eq!(r.datagrams_sent, [None, None]);
         assert_eq!(r.error.as_deref(), Some("did not finish"));
+        assert_eq!(flow_end_s(&client, 0.0), 7.0);
+    }
+
+    #[test]
+    fn qlog_problems_name_their_flow_and_endpoint() {
+        let mut report = client_report();
+        report.qlog_errors = vec!["cannot create qlog /x".into()];
+        let client = ClientOutcome {
+            report: Some(report),
+            ..ClientOutcome::default()
+        };
+        let mut rec = server_record(None);
+        rec.qlog_errors = vec!["qlog /y not fully written".into()];
+        assert_eq!(
+            qlog_errors(&flow(), &client, &[rec]),
+            [
+                "flow d client: cannot create qlog /x",
+                "flow d server: qlog /y not fully written"
+            ]
+        );
     }
 }

@@ -1,22 +1,24 @@
 //! One scenario run in real time: a topology with one client/server pair per flow, `quiclab
 //! serve` in every server namespace, `quiclab get` in every client namespace at the flow's
-//! start, and their JSON turned into the simulator's result shape.
+//! start, and their typed reports turned into the results schema.
 
 use std::collections::BTreeMap;
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use ::results::{Link as LinkResult, Run as RunResult};
+use ::results::{Cross, Link, Run};
+use endpoints::fetch::FetchReport;
+use endpoints::server::stats_log::{self, unix_now};
+use netem::LinkStats;
 use scenario::model::{RunSpec, Scenario, SweepPoint};
-use serde_json::Value;
 
 use crate::cross::CrossTraffic;
 use crate::error::EmuError;
 use crate::forwarder::{ForwarderReport, WaitMode};
 use crate::mapping;
-use crate::results;
+use crate::results::{self, ClientOutcome};
 use crate::topology::{ChildHandle, Topology, TopologySpec};
 
 /// How long servers may take to bind.
@@ -44,11 +46,11 @@ pub struct RunOptions {
     pub wait: WaitMode,
 }
 
-/// A finished run: the simulator-shaped result plus the forwarder's own counters.
+/// A finished run: the result plus the forwarder's own counters.
 #[derive(Debug, Clone)]
 pub struct EmuRun {
-    /// Same shape as `quiclab sim` produces.
-    pub result: RunResult,
+    /// The same schema as `quiclab sim` produces.
+    pub result: Run,
     /// Forwarder counters (parse errors, non-IP frames, capture files, …).
     pub forwarder: ForwarderReport,
     /// Approximations the scenario needed.
@@ -94,63 +96,76 @@ pub fn run(point: &SweepPoint, spec: &RunSpec, opts: &RunOptions) -> Result<EmuR
     let outcome = drive(&topo, s, spec.seed, opts);
     // Tear down first (servers flush their statistics on SIGTERM), then read what they wrote.
     let forwarder = topo.shutdown()?;
-    let (clients, cross, t0_elapsed) = outcome?;
-    let flows = s
-        .flows
-        .iter()
-        .enumerate()
-        .map(|(i, f)| {
-            let stats = read_lines(&opts.work_dir.join(format!("server-{i}.stats.jsonl")));
-            results::flow_result(f, clients.get(i).cloned().unwrap_or_default(), &stats)
-        })
-        .collect();
-    let end_s = t0_elapsed.as_secs_f64();
+    let driven = outcome?;
+    let mut run_warnings = Vec::new();
+    let mut flows = Vec::new();
+    let mut end_s: f64 = 0.0;
+    for (i, f) in s.flows.iter().enumerate() {
+        let path = opts.work_dir.join(format!("server-{i}.stats.jsonl"));
+        let server = stats_log::read_records(&path).unwrap_or_else(|e| {
+            run_warnings.push(format!("flow {}: server statistics: {e}", f.name));
+            Vec::new()
+        });
+        let client = driven.clients.get(i).cloned().unwrap_or_default();
+        end_s = end_s.max(results::flow_end_s(&client, driven.t0_unix_s));
+        run_warnings.extend(results::qlog_errors(f, &client, &server));
+        flows.push(results::flow_result(f, &client, &server, driven.t0_unix_s));
+    }
     let mut links = BTreeMap::new();
     for (name, stats, i) in [
-        ("bottleneck_up", forwarder.up.clone(), 0),
-        ("bottleneck_down", forwarder.down.clone(), 1),
+        ("bottleneck_up", &forwarder.up, 0),
+        ("bottleneck_down", &forwarder.down, 1),
     ] {
-        let utilisation = if end_s > 0.0 {
-            stats.busy_time.as_secs_f64() / end_s
-        } else {
-            0.0
-        };
         links.insert(
             name.to_string(),
-            LinkResult {
-                stats,
-                utilisation,
-                corrupt_header_drops: forwarder.corrupt_header_drops[i],
-            },
+            link(stats, end_s, forwarder.corrupt_header_drops[i]),
         );
     }
+    let measured = Run {
+        end_s,
+        // No discrete events in real time.
+        events: None,
+        flows,
+        links,
+        cross: driven.cross,
+        warnings: run_warnings,
+        ..Run::default()
+    };
     Ok(EmuRun {
-        result: RunResult {
+        result: measured.identify(::results::Identity {
             id: spec.id.clone(),
             point: spec.point,
             rep: spec.rep,
             seed: spec.seed,
             axes: point.axes.iter().cloned().collect(),
             scenario: s.name.clone(),
-            end_s,
-            events: 0,
-            flows,
-            links,
-            cross,
-            series: Vec::new(),
-        },
+        }),
         forwarder,
         warnings,
     })
 }
 
-/// What one client produced: its exit, its stdout JSON (if any), its stderr tail.
-#[derive(Debug, Clone, Default)]
-pub struct ClientOutcome {
-    /// Parsed `quiclab get --json` output.
-    pub json: Option<Value>,
-    /// Why there is no usable result (exit failure, no JSON, killed at the end of the run).
-    pub failure: Option<String>,
+/// The forwarder's netem counters of one direction as a results link.
+fn link(stats: &LinkStats, end_s: f64, corrupt_header_drops: u64) -> Link {
+    let busy_time_s = stats.busy_time.as_secs_f64();
+    Link {
+        offered_packets: stats.offered_packets,
+        offered_bytes: stats.offered_bytes,
+        dropped_queue_packets: stats.dropped_queue_packets,
+        dropped_queue_bytes: stats.dropped_queue_bytes,
+        lost_packets: stats.lost_packets,
+        blackout_packets: stats.blackout_packets,
+        corrupted_packets: stats.corrupted_packets,
+        duplicated_packets: stats.duplicated_packets,
+        reordered_packets: stats.reordered_packets,
+        forwarded_packets: stats.forwarded_packets,
+        forwarded_bytes: stats.forwarded_bytes,
+        busy_time_s,
+        max_queue_packets: stats.max_queue_packets,
+        max_queue_bytes: stats.max_queue_bytes,
+        utilisation: Link::utilisation_of(busy_time_s, end_s),
+        corrupt_header_drops,
+    }
 }
 
 fn common_files(
@@ -176,12 +191,24 @@ fn log_file(opts: &RunOptions, name: &str) -> Result<std::fs::File, EmuError> {
     std::fs::File::create(&p).map_err(|e| EmuError::io(format!("cannot create {}", p.display()), e))
 }
 
-/// What [`drive`] returns: clients' outcomes, cross-traffic counters, time to the last end.
-type Driven = (Vec<ClientOutcome>, Vec<::results::Cross>, Duration);
+/// What [`drive`] returns.
+struct Driven {
+    /// Per flow, in scenario order.
+    clients: Vec<ClientOutcome>,
+    /// Cross-traffic counters.
+    cross: Vec<Cross>,
+    /// The run's start on the wall clock, s since the Unix epoch (the clients report on it).
+    t0_unix_s: f64,
+}
+
+/// How long to sleep before a flow due at `start` when `elapsed` has passed: at most `tick`, and
+/// zero (never an underflow) once the start time is reached or passed.
+fn start_delay(start: Duration, elapsed: Duration, tick: Duration) -> Duration {
+    start.saturating_sub(elapsed).min(tick)
+}
 
 /// Starts the servers, then the clients (and cross traffic) on schedule; returns the clients'
-/// outcomes, the cross-traffic counters and the time from the common start to the last
-/// client's end.
+/// outcomes and the cross-traffic counters.
 fn drive(topo: &Topology, s: &Scenario, seed: u64, opts: &RunOptions) -> Result<Driven, EmuError> {
     let mut ready_files = Vec::new();
     for (j, f) in s.flows.iter().enumerate() {
@@ -224,6 +251,7 @@ fn drive(topo: &Topology, s: &Scenario, seed: u64, opts: &RunOptions) -> Result<
         }
     }
     let t0 = Instant::now();
+    let t0_unix_s = unix_now();
     let n = s.flows.len();
     let mut cross = if s.cross.is_empty() {
         None
@@ -235,11 +263,15 @@ fn drive(topo: &Topology, s: &Scenario, seed: u64, opts: &RunOptions) -> Result<
     let mut running: Vec<(usize, ChildHandle, std::thread::JoinHandle<String>)> = Vec::new();
     for i in order {
         let f = &s.flows[i];
-        while t0.elapsed() < f.start {
+        loop {
+            let delay = start_delay(f.start, t0.elapsed(), Duration::from_millis(10));
+            if delay.is_zero() {
+                break;
+            }
             if stopped(opts) {
                 return Err(interrupted());
             }
-            std::thread::sleep((f.start - t0.elapsed()).min(Duration::from_millis(10)));
+            std::thread::sleep(delay);
         }
         let end = match f.workload {
             scenario::model::Workload::Bulk { .. } => f.stop.unwrap_or(s.duration).min(s.duration),
@@ -266,7 +298,6 @@ fn drive(topo: &Topology, s: &Scenario, seed: u64, opts: &RunOptions) -> Result<
     }
     let hard_end = t0 + s.duration + CLIENT_GRACE;
     let mut outcomes = vec![ClientOutcome::default(); s.flows.len()];
-    let mut last_end = Duration::ZERO;
     for (i, child, reader) in running {
         let status = loop {
             if let Some(st) = child.try_wait()? {
@@ -280,17 +311,16 @@ fn drive(topo: &Topology, s: &Scenario, seed: u64, opts: &RunOptions) -> Result<
             }
             std::thread::sleep(Duration::from_millis(5));
         };
-        last_end = last_end.max(t0.elapsed());
+        let exited_s = t0.elapsed().as_secs_f64();
         if status.is_none() {
             let _ = child.terminate(Duration::from_millis(500));
         }
         let text = reader.join().unwrap_or_default();
-        let json = text.lines().rev().find_map(|l| {
-            serde_json::from_str::<Value>(l.trim())
-                .ok()
-                .filter(Value::is_object)
-        });
-        let failure = match (&status, &json) {
+        let report = text
+            .lines()
+            .rev()
+            .find_map(|l| serde_json::from_str::<FetchReport>(l.trim()).ok());
+        let failure = match (&status, &report) {
             (None, _) => Some(format!(
                 "did not finish within run.duration ({:?})",
                 s.duration
@@ -302,10 +332,18 @@ fn drive(topo: &Topology, s: &Scenario, seed: u64, opts: &RunOptions) -> Result<
             }
             _ => None,
         };
-        outcomes[i] = ClientOutcome { json, failure };
+        outcomes[i] = ClientOutcome {
+            report,
+            failure,
+            exited_s,
+        };
     }
     let cross = cross.as_mut().map(CrossTraffic::stop).unwrap_or_default();
-    Ok((outcomes, cross, last_end))
+    Ok(Driven {
+        clients: outcomes,
+        cross,
+        t0_unix_s,
+    })
 }
 
 fn tail(text: &str) -> String {
@@ -317,12 +355,22 @@ fn tail(text: &str) -> String {
     t[start..].to_string()
 }
 
-fn read_lines(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .map(|t| {
-            t.lines()
-                .filter_map(|l| serde_json::from_str(l).ok())
-                .collect()
-        })
-        .unwrap_or_default()
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_late_check_starts_the_flow_at_once() {
+        let tick = Duration::from_millis(10);
+        let ms = Duration::from_millis;
+        assert_eq!(start_delay(ms(500), ms(100), tick), tick);
+        assert_eq!(start_delay(ms(500), ms(495), tick), ms(5));
+        assert_eq!(start_delay(ms(500), ms(500), tick), Duration::ZERO);
+        // The clock moved past the start between two checks: no underflow, no wait.
+        assert_eq!(start_delay(ms(500), ms(501), tick), Duration::ZERO);
+        assert_eq!(
+            start_delay(Duration::ZERO, Duration::MAX, tick),
+            Duration::ZERO
+        );
+    }
 }

@@ -4,13 +4,13 @@
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::body::parse_size;
 use crate::client::{
     Client, ClientConfig, ClientError, ConnPolicy, HttpVersion, RequestOutcome, RequestSpec,
 };
-use crate::stats::{QuicStatsSnapshot, TcpInfoSnapshot, TransportSnapshot};
+use crate::stats::{unix_now, QuicStatsSnapshot, TcpInfoSnapshot, TransportSnapshot};
 
 /// What to fetch and how.
 #[derive(Debug, Clone)]
@@ -47,9 +47,11 @@ pub enum FetchError {
     Invalid(String),
 }
 
-/// One connection's share of a fetch.
-#[derive(Debug, Clone, Serialize)]
+/// One connection's share of a fetch (one round of `--connections`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ConnectionReport {
+    /// First request start on this connection, s after the fetch's first connection attempt.
+    pub started_s: f64,
     /// TCP connect + TLS, or QUIC handshake (s).
     pub handshake_s: Option<f64>,
     /// First request start to first response headers (s).
@@ -66,15 +68,22 @@ pub struct ConnectionReport {
     pub zero_rtt: bool,
     /// Requests on this connection.
     pub requests: usize,
+    /// Transport statistics of the connection that carried the round's last-finishing request,
+    /// taken when that request ended (with HTTP/1.1 and several streams, one of the parallel
+    /// connections).
+    pub transport: Option<TransportSnapshot>,
 }
 
-/// The `quiclab get --json` object.
-#[derive(Debug, Clone, Serialize)]
+/// The `quiclab get --json` object; the emulator reads it back into this type.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct FetchReport {
     /// The URL as given.
     pub url: String,
     /// "1.1", "2" or "3".
-    pub http: &'static str,
+    pub http: String,
+    /// Wall-clock time of the first connection attempt, s since the Unix epoch (lets a caller in
+    /// another process place the fetch on its own timeline).
+    pub start_unix_s: f64,
     /// Every request completed with a 2xx status.
     pub ok: bool,
     /// Status of the last response.
@@ -103,6 +112,9 @@ pub struct FetchReport {
     pub quic_stats: Option<QuicStatsSnapshot>,
     /// First error, if any.
     pub error: Option<String>,
+    /// qlog files that could not be created or fully written (empty when none, or no qlog).
+    #[serde(default)]
+    pub qlog_errors: Vec<String>,
 }
 
 /// Splits `total` into `parts` sizes that add up to it (the first takes the remainder).
@@ -165,6 +177,7 @@ pub async fn fetch(opts: FetchOptions) -> Result<FetchReport, FetchError> {
     let http = cfg.http;
     let client = Client::new(cfg)?;
     let first_start = Instant::now();
+    let start_unix_s = unix_now();
     let mut rounds: Vec<Vec<RequestOutcome>> = Vec::new();
     for i in 0..opts.connections {
         if i > 0 {
@@ -177,7 +190,10 @@ pub async fn fetch(opts: FetchOptions) -> Result<FetchReport, FetchError> {
         rounds.push(futures_util::future::join_all(sends).await);
     }
     client.close().await;
-    Ok(summarise(&opts.url, http, first_start, &rounds))
+    let mut report = summarise(&opts.url, http, first_start, &rounds);
+    report.start_unix_s = start_unix_s;
+    report.qlog_errors = crate::quic::take_qlog_errors();
+    Ok(report)
 }
 
 /// The requests of one connection: each spec with the generated upload bytes to append.
@@ -212,7 +228,10 @@ fn summarise(
         .max()
         .unwrap_or(first_start);
     let total_s = end.saturating_duration_since(first_start).as_secs_f64();
-    let connections: Vec<ConnectionReport> = rounds.iter().map(|r| connection_report(r)).collect();
+    let connections: Vec<ConnectionReport> = rounds
+        .iter()
+        .map(|r| connection_report(r, first_start))
+        .collect();
     let first_round = rounds.first().map(Vec::as_slice).unwrap_or(&[]);
     let opener = first_round
         .iter()
@@ -234,7 +253,8 @@ fn summarise(
     });
     FetchReport {
         url: url.to_string(),
-        http: http.label(),
+        http: http.label().to_string(),
+        start_unix_s: 0.0,
         ok,
         status: last.and_then(|o| o.status),
         bytes,
@@ -260,17 +280,22 @@ fn summarise(
         tcp_info,
         quic_stats,
         error: if ok { None } else { error },
+        qlog_errors: Vec::new(),
     }
 }
 
-fn connection_report(round: &[RequestOutcome]) -> ConnectionReport {
+fn connection_report(round: &[RequestOutcome], first_start: Instant) -> ConnectionReport {
     let start = round.iter().map(|o| o.started).min();
     let end = round.iter().map(|o| o.started + o.total).max();
     let span = match (start, end) {
         (Some(s), Some(e)) => e.saturating_duration_since(s),
         _ => Duration::ZERO,
     };
+    let last = round.iter().max_by_key(|o| o.started + o.total);
     ConnectionReport {
+        started_s: start.map_or(0.0, |s| {
+            s.saturating_duration_since(first_start).as_secs_f64()
+        }),
         handshake_s: secs(round.iter().filter_map(RequestOutcome::handshake).max()),
         ttfb_s: start.and_then(|s| {
             round
@@ -285,6 +310,7 @@ fn connection_report(round: &[RequestOutcome]) -> ConnectionReport {
         tls_resumed: round.iter().any(|o| o.tls_resumed),
         zero_rtt: round.iter().any(|o| o.zero_rtt),
         requests: round.len(),
+        transport: last.and_then(|o| o.transport.clone()),
     }
 }
 

@@ -1,9 +1,20 @@
-//! Transport statistics snapshots (kernel `TCP_INFO`, quinn connection stats) in a serializable form.
+//! Transport statistics snapshots (kernel `TCP_INFO`, quinn connection stats) in a serializable
+//! form: written by `quiclab get --json` and `serve --stats-file`, read back by the emulator.
 
-use serde::Serialize;
+use std::time::SystemTime;
+
+use serde::{Deserialize, Serialize};
+
+/// Seconds since the Unix epoch, now.
+pub fn unix_now() -> f64 {
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
 
 /// A snapshot of a TCP socket's `TCP_INFO` (units in the field names; rates in bit/s).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TcpInfoSnapshot {
     /// Congestion control algorithm (`TCP_CONGESTION`).
     pub congestion: String,
@@ -70,7 +81,7 @@ pub struct TcpInfoSnapshot {
 }
 
 /// A snapshot of quinn's `ConnectionStats` with the figures the reports use.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct QuicStatsSnapshot {
     /// Smoothed RTT (ms).
     pub rtt_ms: f64,
@@ -96,6 +107,12 @@ pub struct QuicStatsSnapshot {
     pub udp_rx_bytes: u64,
     /// Send-side I/O operations (syscalls).
     pub udp_tx_ios: u64,
+    /// ACK frames sent.
+    pub ack_frames_tx: u64,
+    /// MAX_DATA frames sent.
+    pub max_data_frames_tx: u64,
+    /// MAX_STREAM_DATA frames sent.
+    pub max_stream_data_frames_tx: u64,
 }
 
 impl QuicStatsSnapshot {
@@ -115,12 +132,15 @@ impl QuicStatsSnapshot {
             udp_tx_bytes: s.udp_tx.bytes,
             udp_rx_bytes: s.udp_rx.bytes,
             udp_tx_ios: s.udp_tx.ios,
+            ack_frames_tx: s.frame_tx.acks,
+            max_data_frames_tx: s.frame_tx.max_data,
+            max_stream_data_frames_tx: s.frame_tx.max_stream_data,
         }
     }
 }
 
 /// Transport statistics of the connection that carried a request.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum TransportSnapshot {
     /// Kernel TCP (HTTP/1.1, HTTP/2).

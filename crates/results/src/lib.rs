@@ -2,21 +2,70 @@
 //!
 //! One type per level: [`Run`] → [`Flow`] (→ [`Connection`]), [`Link`], [`Cross`], and the time
 //! series [`SeriesRow`]. Both engines fill these types; `results.jsonl` holds one serialised
-//! [`Run`] per line.
+//! [`Run`] per line, and the emulator's results deserialize into the same types.
+//!
+//! Conventions, the same for every field:
+//! - **Units** are in the field name where one applies (`_s` seconds, `_bps` bit/s, `_bytes`,
+//!   `_packets`) and in its doc comment. Durations are plain seconds (`f64`), never
+//!   `{secs, nanos}`.
+//! - **Absent = not measured.** A value an engine cannot measure is `None`, written as JSON
+//!   `null` (a missing key reads back as `None` too). It is never written as `0`: a `0` is a
+//!   measured zero. Summaries count only present values and report `n` per metric.
+//! - **Data sender / data receiver**: the server / client of a download, the client / server of
+//!   an upload (`bulk-up`).
+//!
+//! The run's identity (id, point, rep, seed, axes, scenario name) is attached by the caller of
+//! an engine, not by the engine itself: see [`Run::identify`].
 
 use std::collections::BTreeMap;
 
-use netem::LinkStats;
 use serde::{Deserialize, Serialize};
 
 /// Results of one run: one JSON line of results.jsonl (the series go to CSV files).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Run {
     /// Run id (`p{point}-r{rep}`).
     pub id: String,
     /// Sweep point index.
     pub point: usize,
-    /// Repetition index.
+    /// Repetition index (0-based).
+    pub rep: u32,
+    /// Seed of this run.
+    pub seed: u64,
+    /// Sweep axis values of this point (axis name → value as written in the scenario).
+    pub axes: BTreeMap<String, String>,
+    /// Scenario name.
+    pub scenario: String,
+    /// End of the run, s from its start: when the last flow delivered its last byte (all flows
+    /// finished), or the scenario's duration. The emulator excludes the time its client
+    /// processes take to exit after their last byte.
+    pub end_s: f64,
+    /// Discrete events the simulator processed (for speed figures; deterministic). Absent in
+    /// the emulator, which has no events.
+    pub events: Option<u64>,
+    /// Per-flow results, in scenario order.
+    pub flows: Vec<Flow>,
+    /// Bottleneck link statistics per direction (`bottleneck_up`, `bottleneck_down`).
+    pub links: BTreeMap<String, Link>,
+    /// Cross-traffic sources, in scenario order.
+    pub cross: Vec<Cross>,
+    /// Problems that did not stop the run but leave part of its output incomplete (e.g. a qlog
+    /// file that could not be written). Empty (and left out of the JSON) when there were none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+    /// Time series, written to CSV rather than JSON (see [`Run::series_csv`]).
+    #[serde(skip)]
+    pub series: Vec<SeriesRow>,
+}
+
+/// Who a run is: attached to an engine's measurement by the caller that runs it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Identity {
+    /// Run id (`p{point}-r{rep}`).
+    pub id: String,
+    /// Sweep point index.
+    pub point: usize,
+    /// Repetition index (0-based).
     pub rep: u32,
     /// Seed of this run.
     pub seed: u64,
@@ -24,101 +73,20 @@ pub struct Run {
     pub axes: BTreeMap<String, String>,
     /// Scenario name.
     pub scenario: String,
-    /// Virtual time at which the run ended.
-    pub end_s: f64,
-    /// Simulated events processed (for speed figures; deterministic).
-    pub events: u64,
-    /// Per-flow results, in scenario order.
-    pub flows: Vec<Flow>,
-    /// Bottleneck link statistics per direction.
-    pub links: BTreeMap<String, Link>,
-    /// Cross-traffic sources.
-    pub cross: Vec<Cross>,
-    /// Time series, written to CSV rather than JSON.
-    #[serde(skip)]
-    pub series: Vec<SeriesRow>,
-}
-
-/// Results of one flow.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Flow {
-    pub name: String,
-    pub stack: String,
-    pub workload: String,
-    /// Application bytes delivered to the receiver.
-    pub bytes_delivered: u64,
-    /// Application goodput from the first packet to the last delivered byte.
-    pub goodput_bps: Option<f64>,
-    /// Application goodput inside the measurement window.
-    pub window_goodput_bps: Option<f64>,
-    /// Transport payload throughput at the data receiver inside the measurement window: UDP
-    /// payload for QUIC (what seed 001 calls "bytes received by QUIC"), segment data for TCP.
-    pub window_payload_throughput_bps: Option<f64>,
-    /// Download completion time of the last connection (first packet → last byte).
-    pub completion_s: Option<f64>,
-    /// Handshake time of the first connection.
-    pub handshake_s: Option<f64>,
-    /// Time to first response byte of the first connection.
-    pub ttfb_s: Option<f64>,
-    /// Start of the first congestion event at the data sender.
-    pub first_congestion_s: Option<f64>,
-    pub packets_sent: u64,
-    pub packets_lost: u64,
-    pub congestion_events: u64,
-    pub ack_frames_sent: u64,
-    pub max_data_frames_sent: u64,
-    pub max_stream_data_frames_sent: u64,
-    /// Transport payload bytes (UDP payload / TCP segment data) delivered to the data receiver.
-    pub payload_rx_bytes: u64,
-    /// Datagrams sent by the client and by the server.
-    pub datagrams_sent: [u64; 2],
-    pub final_mtu: u16,
-    pub connections: Vec<Connection>,
-    /// A transport error that ended the flow early.
-    pub error: Option<String>,
-}
-
-/// One link direction's counters plus derived figures.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Link {
-    #[serde(flatten)]
-    pub stats: LinkStats,
-    /// Busy time / run time.
-    pub utilisation: f64,
-    /// Corrupted packets dropped by the receiving host's checksums (a bit error in the IP/UDP
-    /// header, or anywhere in a TCP segment) rather than reaching the transport.
-    pub corrupt_header_drops: u64,
-}
-
-/// Cross-traffic counters.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Cross {
-    pub name: String,
-    pub sent_packets: u64,
-    pub sent_bytes: u64,
-    pub delivered_packets: u64,
-}
-
-/// One sample of one flow (plus the bottleneck queues) at the end of a bin.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SeriesRow {
-    /// End of the bin.
-    pub t_s: f64,
-    pub flow: String,
-    /// Application goodput during the bin.
-    pub goodput_bps: f64,
-    /// Transport payload throughput at the data receiver during the bin.
-    pub payload_throughput_bps: f64,
-    pub cwnd_bytes: u64,
-    pub srtt_ms: f64,
-    pub in_flight_bytes: u64,
-    pub queue_up_packets: u64,
-    pub queue_down_packets: u64,
-    pub queue_up_bytes: u64,
-    pub queue_down_bytes: u64,
 }
 
 impl Run {
+    /// Attaches the run's identity to an engine's measurement (whose identity fields are empty).
+    pub fn identify(mut self, who: Identity) -> Run {
+        self.id = who.id;
+        self.point = who.point;
+        self.rep = who.rep;
+        self.seed = who.seed;
+        self.axes = who.axes;
+        self.scenario = who.scenario;
+        self
+    }
+
     /// The series as CSV text (header + one line per row).
     pub fn series_csv(&self) -> String {
         let mut s = String::from(
@@ -144,17 +112,224 @@ impl Run {
     }
 }
 
-/// One connection of a flow (download flows may open several in sequence).
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct Connection {
-    /// When the client sent its first packet.
-    pub started_s: f64,
-    /// Handshake duration at the client (first packet → handshake complete).
-    pub handshake_s: Option<f64>,
-    /// First response byte at the client, from the first packet.
-    pub time_to_first_byte_s: Option<f64>,
-    /// Download completion (first packet → last byte of the last response).
+/// Results of one flow (a client/server pair running one workload).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Flow {
+    /// Flow name from the scenario.
+    pub name: String,
+    /// Stack: `quic` or `tcp`.
+    pub stack: String,
+    /// Workload: `bulk-down`, `bulk-up` or `download`.
+    pub workload: String,
+    /// Application (HTTP body) bytes delivered to the data receiver's application, bytes.
+    pub bytes_delivered: u64,
+    /// Application goodput, bit/s: `bytes_delivered` × 8 over the time from the first packet
+    /// (connection attempt) to the last delivered byte.
+    pub goodput_bps: Option<f64>,
+    /// Application goodput inside the scenario's measurement window, bit/s.
+    pub window_goodput_bps: Option<f64>,
+    /// Transport payload throughput at the data receiver inside the measurement window, bit/s:
+    /// UDP payload for QUIC (what seed 001 calls "bytes received by QUIC"), segment data for TCP.
+    pub window_payload_throughput_bps: Option<f64>,
+    /// Download completion time of the last connection, s (first packet → last byte).
     pub completion_s: Option<f64>,
-    /// Whether the server accepted 0-RTT data.
+    /// Handshake time of the first connection, s (first packet → handshake complete).
+    pub handshake_s: Option<f64>,
+    /// Time to first response byte of the first connection, s (first packet → first byte).
+    pub ttfb_s: Option<f64>,
+    /// Start of the data sender's first congestion event, s from the start of the run.
+    pub first_congestion_s: Option<f64>,
+    /// Packets sent by the data sender: QUIC packets of every kind; TCP data-carrying segments
+    /// (retransmissions included), packets.
+    pub packets_sent: Option<u64>,
+    /// Packets the data sender declared lost (QUIC) or segments it retransmitted (TCP), packets.
+    pub packets_lost: Option<u64>,
+    /// Congestion events at the data sender (window reductions), count. Absent for kernel TCP,
+    /// whose `TCP_INFO` has no such counter.
+    pub congestion_events: Option<u64>,
+    /// ACK frames (QUIC) or pure ACK segments (TCP model) sent by the data receiver, count.
+    pub ack_frames_sent: Option<u64>,
+    /// MAX_DATA frames sent by the data receiver, count (0 for TCP, which has no such frame).
+    pub max_data_frames_sent: Option<u64>,
+    /// MAX_STREAM_DATA frames sent by the data receiver, count (0 for TCP).
+    pub max_stream_data_frames_sent: Option<u64>,
+    /// Transport payload (UDP payload for QUIC, segment data including retransmissions for TCP)
+    /// that reached the data receiver, bytes.
+    pub payload_rx_bytes: Option<u64>,
+    /// Datagrams (QUIC: UDP datagrams; TCP: segments of every kind) sent by `[client, server]`,
+    /// packets.
+    pub datagrams_sent: [Option<u64>; 2],
+    /// Largest payload the data sender could put in one packet at the end of the flow, bytes:
+    /// QUIC's path MTU as a UDP payload size; TCP's MSS (`TCP_INFO` `snd_mss` in the emulator).
+    pub final_mtu: Option<u16>,
+    /// Per-connection timings, in the order the connections were opened.
+    pub connections: Vec<Connection>,
+    /// A transport or endpoint error that ended the flow early.
+    pub error: Option<String>,
+}
+
+/// One connection of a flow (download flows may open several in sequence).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Connection {
+    /// When the client sent its first packet, s from the start of the run.
+    pub started_s: f64,
+    /// Handshake duration at the client, s (first packet → handshake complete; TCP: connect +
+    /// TLS).
+    pub handshake_s: Option<f64>,
+    /// First response byte at the client, s from the first packet.
+    pub time_to_first_byte_s: Option<f64>,
+    /// Download completion, s (first packet → last byte of the last response).
+    pub completion_s: Option<f64>,
+    /// Whether the server accepted 0-RTT data on this connection.
     pub zero_rtt_accepted: bool,
+}
+
+/// One bottleneck link direction: the link model's counters plus derived figures.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Link {
+    /// Packets offered to the link, packets.
+    pub offered_packets: u64,
+    /// IP bytes offered to the link, bytes.
+    pub offered_bytes: u64,
+    /// Packets dropped on arrival by the drop-tail queue, packets.
+    pub dropped_queue_packets: u64,
+    /// IP bytes dropped on arrival by the drop-tail queue, bytes.
+    pub dropped_queue_bytes: u64,
+    /// Packets dropped by the loss model (outside blackouts), packets.
+    pub lost_packets: u64,
+    /// Packets dropped because they left the serializer during a blackout, packets.
+    pub blackout_packets: u64,
+    /// Packets delivered with a bit error, packets.
+    pub corrupted_packets: u64,
+    /// Extra copies created by duplication, packets.
+    pub duplicated_packets: u64,
+    /// Packets held back so later ones overtake them, packets.
+    pub reordered_packets: u64,
+    /// Packets the link delivered (corrupted ones and duplicate copies included), packets.
+    pub forwarded_packets: u64,
+    /// IP bytes the link delivered, bytes.
+    pub forwarded_bytes: u64,
+    /// Time the serializer spent transmitting (finished packets only), s.
+    pub busy_time_s: f64,
+    /// Most packets ever waiting in the queue, packets.
+    pub max_queue_packets: u64,
+    /// Most IP bytes ever waiting in the queue, bytes.
+    pub max_queue_bytes: u64,
+    /// `busy_time_s` / the run's `end_s` (0 when the run lasted no time), fraction.
+    pub utilisation: f64,
+    /// Corrupted packets dropped by the receiving host's checksums (a bit error in the IP/UDP
+    /// header, or anywhere in a TCP segment) rather than reaching the transport, packets.
+    pub corrupt_header_drops: u64,
+}
+
+impl Link {
+    /// `busy_s / end_s`, or 0 for a run that lasted no time.
+    pub fn utilisation_of(busy_s: f64, end_s: f64) -> f64 {
+        if end_s > 0.0 {
+            busy_s / end_s
+        } else {
+            0.0
+        }
+    }
+}
+
+/// Cross-traffic counters of one source.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Cross {
+    /// Source name from the scenario.
+    pub name: String,
+    /// Packets the source emitted, packets.
+    pub sent_packets: u64,
+    /// IP bytes the source emitted, bytes.
+    pub sent_bytes: u64,
+    /// Packets that crossed the bottleneck and reached the sink, packets.
+    pub delivered_packets: u64,
+}
+
+/// One sample of one flow (plus the bottleneck queues) at the end of a bin (simulator only).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SeriesRow {
+    /// End of the bin, s from the start of the run.
+    pub t_s: f64,
+    /// Flow name.
+    pub flow: String,
+    /// Application goodput during the bin, bit/s.
+    pub goodput_bps: f64,
+    /// Transport payload throughput at the data receiver during the bin, bit/s.
+    pub payload_throughput_bps: f64,
+    /// Data sender's congestion window, bytes.
+    pub cwnd_bytes: u64,
+    /// Data sender's smoothed RTT, ms.
+    pub srtt_ms: f64,
+    /// Data sender's bytes in flight, bytes.
+    pub in_flight_bytes: u64,
+    /// Packets queued at the bottleneck, client → server, packets.
+    pub queue_up_packets: u64,
+    /// Packets queued at the bottleneck, server → client, packets.
+    pub queue_down_packets: u64,
+    /// IP bytes queued at the bottleneck, client → server, bytes.
+    pub queue_up_bytes: u64,
+    /// IP bytes queued at the bottleneck, server → client, bytes.
+    pub queue_down_bytes: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unmeasured_values_are_null_and_read_back_as_none() {
+        let run = Run {
+            flows: vec![Flow {
+                packets_sent: Some(0),
+                datagrams_sent: [Some(3), None],
+                ..Flow::default()
+            }],
+            ..Run::default()
+        };
+        let text = serde_json::to_string(&run).expect("serialise");
+        let v: serde_json::Value = serde_json::from_str(&text).expect("json");
+        assert_eq!(v["flows"][0]["packets_sent"], 0, "a measured zero stays 0");
+        assert!(v["flows"][0]["congestion_events"].is_null());
+        assert_eq!(
+            v["flows"][0]["datagrams_sent"],
+            serde_json::json!([3, null])
+        );
+        assert!(v.get("warnings").is_none(), "no warnings, no key");
+        let back: Run = serde_json::from_str(&text).expect("deserialise");
+        assert_eq!(back, run);
+    }
+
+    #[test]
+    fn a_missing_key_reads_back_as_absent() {
+        let mut v = serde_json::to_value(Flow::default()).expect("serialise");
+        v.as_object_mut().expect("object").remove("final_mtu");
+        let f: Flow = serde_json::from_value(v).expect("deserialise");
+        assert_eq!(f.final_mtu, None);
+    }
+
+    #[test]
+    fn identity_is_attached_outside_the_engine() {
+        let measured = Run {
+            end_s: 2.5,
+            ..Run::default()
+        };
+        let r = measured.identify(Identity {
+            id: "p1-r2".into(),
+            point: 1,
+            rep: 2,
+            seed: 9,
+            axes: BTreeMap::from([("rate".into(), "10Mbit".into())]),
+            scenario: "s".into(),
+        });
+        assert_eq!((r.id.as_str(), r.point, r.rep, r.seed), ("p1-r2", 1, 2, 9));
+        assert_eq!(r.end_s, 2.5);
+        assert_eq!(r.axes["rate"], "10Mbit");
+    }
+
+    #[test]
+    fn utilisation_of_an_empty_run_is_zero() {
+        assert_eq!(Link::utilisation_of(1.0, 0.0), 0.0);
+        assert_eq!(Link::utilisation_of(1.0, 4.0), 0.25);
+    }
 }

@@ -8,12 +8,12 @@
 //! indexed by flow/link number; every random stream derives from the run seed.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::BinaryHeap;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use netem::{Link, LinkConfig};
-use scenario::model::{FlowSpec, Scenario, Stack, Workload};
+use scenario::model::{FlowSpec, Scenario, Workload};
 use transport::agent::{FlowAgent, Side};
 use transport::clock::VirtualClock;
 use transport::seeded::sub_seed;
@@ -23,9 +23,7 @@ use crate::agents::{build_agent, routes};
 use crate::capture::Capture;
 use netem::cross::CrossSource;
 use netem::wire::IPV4_UDP_OVERHEAD;
-use results::{
-    Cross as CrossResult, Flow as FlowResult, Link as LinkResult, Run as RunResult, SeriesRow,
-};
+use results::{Run, SeriesRow};
 
 /// Optional outputs of a run.
 #[derive(Debug, Clone, Default)]
@@ -96,24 +94,30 @@ enum Ev {
     Mark,
 }
 
-struct FlowSlot {
-    name: String,
-    agent: Box<dyn FlowAgent>,
-    spec: FlowSpec,
+/// One flow's agent and the engine's own counters for it.
+pub(crate) struct FlowSlot {
+    /// Flow name from the scenario.
+    pub(crate) name: String,
+    /// The transport agent (both endpoints, and a middlebox if any).
+    pub(crate) agent: Box<dyn FlowAgent>,
+    /// The flow as the scenario describes it.
+    pub(crate) spec: FlowSpec,
     /// Currently scheduled timer per side (ns), to discard stale heap entries.
     timer: [Option<u64>; 3],
     /// Links from one side to another, indexed `[from][to]` by `Side::index`.
     routes: [[Vec<usize>; 3]; 3],
     /// Transport payload bytes delivered to each side.
-    udp_rx: [u64; 3],
+    pub(crate) udp_rx: [u64; 3],
     /// Datagrams or segments sent by the client, the server and a middlebox.
-    datagrams_sent: [u64; 3],
+    pub(crate) datagrams_sent: [u64; 3],
     /// Side that receives the data.
-    receiver: Side,
+    pub(crate) receiver: Side,
     last_delivered: u64,
     last_udp_rx: u64,
-    mark_delivered: [Option<u64>; 2],
-    mark_udp: [Option<u64>; 2],
+    /// Application bytes delivered at the measurement window's start and end marks.
+    pub(crate) mark_delivered: [Option<u64>; 2],
+    /// Receiver payload bytes at the measurement window's start and end marks.
+    pub(crate) mark_udp: [Option<u64>; 2],
     finished: bool,
 }
 
@@ -122,36 +126,28 @@ pub struct Sim {
     now: Duration,
     seq: u64,
     events: BinaryHeap<Reverse<(u64, u64, Ev)>>,
-    links: Vec<Link<Packet>>,
+    pub(crate) links: Vec<Link<Packet>>,
     link_wake: Vec<Option<u64>>,
-    flows: Vec<FlowSlot>,
-    cross: Vec<CrossSource>,
+    pub(crate) flows: Vec<FlowSlot>,
+    pub(crate) cross: Vec<CrossSource>,
     clock: VirtualClock,
     end: Duration,
     sample_interval: Duration,
-    measure_from: Duration,
-    measure_until: Option<Duration>,
+    pub(crate) measure_from: Duration,
+    pub(crate) measure_until: Option<Duration>,
     unfinished: usize,
-    series: Vec<SeriesRow>,
+    pub(crate) series: Vec<SeriesRow>,
     record_series: bool,
-    pcap: Option<Capture>,
-    keylog: Option<KeyLogBuffer>,
-    corrupt_header_drops: [u64; 2],
-    processed: u64,
+    pub(crate) pcap: Option<Capture>,
+    pub(crate) keylog: Option<KeyLogBuffer>,
+    pub(crate) corrupt_header_drops: [u64; 2],
+    pub(crate) processed: u64,
     /// Flow sides that received datagrams at the current instant and still have to run.
     pending: Vec<(usize, Side)>,
 }
 
 fn is_ideal(l: &LinkConfig) -> bool {
     *l == LinkConfig::ideal()
-}
-
-fn workload_name(w: &Workload) -> String {
-    match w {
-        Workload::Bulk { upload: true } => "bulk-up".into(),
-        Workload::Bulk { upload: false } => "bulk-down".into(),
-        Workload::Download { .. } => "download".into(),
-    }
 }
 
 impl Sim {
@@ -251,16 +247,9 @@ impl Sim {
         ns
     }
 
-    /// Runs to the end and returns the results.
-    pub fn run(
-        mut self,
-        id: String,
-        point: usize,
-        rep: u32,
-        seed: u64,
-        axes: BTreeMap<String, String>,
-        name: String,
-    ) -> Result<RunResult, SimError> {
+    /// Runs to the end and returns the measurement (the run's identity is left empty: the
+    /// caller attaches it, see [`crate::run`]).
+    pub fn run(mut self) -> Result<Run, SimError> {
         for f in 0..self.flows.len() {
             for side in Side::ALL {
                 self.reschedule_timer(f, side);
@@ -302,7 +291,7 @@ impl Sim {
         } else {
             self.end
         };
-        self.finish(end, id, point, rep, seed, axes, name)
+        self.finish(end)
     }
 
     fn dispatch(&mut self, ev: Ev, t: u64) {
@@ -564,119 +553,5 @@ impl Sim {
                 slot.mark_udp[i] = Some(slot.udp_rx[slot.receiver.index()]);
             }
         }
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn finish(
-        mut self,
-        end: Duration,
-        id: String,
-        point: usize,
-        rep: u32,
-        seed: u64,
-        axes: BTreeMap<String, String>,
-        name: String,
-    ) -> Result<RunResult, SimError> {
-        if let Some(cap) = self.pcap.take() {
-            cap.finish(self.keylog.as_ref())?;
-        }
-        let end_s = end.as_secs_f64();
-        let from = self.measure_from;
-        let until = self.measure_until.unwrap_or(end).min(end);
-        let window = until.saturating_sub(from).as_secs_f64();
-        let mut flows = Vec::new();
-        for slot in &self.flows {
-            let rep_ = slot.agent.report();
-            let delivered_now = slot.agent.delivered_bytes();
-            let udp_now = slot.udp_rx[slot.receiver.index()];
-            let rate = |a: Option<u64>, b: Option<u64>, now: u64| -> Option<f64> {
-                let start = a?;
-                let stop = b.unwrap_or(now);
-                (window > 0.0).then(|| (stop - start) as f64 * 8.0 / window)
-            };
-            let goodput = match (rep_.first_packet_s, rep_.last_byte_s) {
-                (Some(a), Some(b)) if b > a => Some(rep_.bytes_delivered as f64 * 8.0 / (b - a)),
-                _ => None,
-            };
-            let last_conn = rep_.connections.last();
-            flows.push(FlowResult {
-                name: slot.name.clone(),
-                stack: match slot.spec.stack {
-                    Stack::Quic => "quic".into(),
-                    Stack::Tcp => "tcp".into(),
-                },
-                workload: workload_name(&slot.spec.workload),
-                bytes_delivered: rep_.bytes_delivered,
-                goodput_bps: goodput,
-                window_goodput_bps: rate(
-                    slot.mark_delivered[0],
-                    slot.mark_delivered[1],
-                    delivered_now,
-                ),
-                window_payload_throughput_bps: rate(slot.mark_udp[0], slot.mark_udp[1], udp_now),
-                completion_s: last_conn.and_then(|c| c.completion_s),
-                handshake_s: rep_.connections.first().and_then(|c| c.handshake_s),
-                ttfb_s: rep_
-                    .connections
-                    .first()
-                    .and_then(|c| c.time_to_first_byte_s),
-                first_congestion_s: rep_.first_congestion_s,
-                packets_sent: rep_.packets_sent,
-                packets_lost: rep_.packets_lost,
-                congestion_events: rep_.congestion_events,
-                ack_frames_sent: rep_.ack_frames_sent,
-                max_data_frames_sent: rep_.max_data_frames_sent,
-                max_stream_data_frames_sent: rep_.max_stream_data_frames_sent,
-                payload_rx_bytes: udp_now,
-                datagrams_sent: [slot.datagrams_sent[0], slot.datagrams_sent[1]],
-                final_mtu: rep_.final_mtu,
-                connections: rep_.connections.clone(),
-                error: rep_.error.clone(),
-            });
-        }
-        let mut links = BTreeMap::new();
-        for (name, l, i) in [
-            ("bottleneck_up", BOTTLENECK_UP, 0),
-            ("bottleneck_down", BOTTLENECK_DOWN, 1),
-        ] {
-            let stats = self.links[l].stats().clone();
-            let utilisation = if end.is_zero() {
-                0.0
-            } else {
-                stats.busy_time.as_secs_f64() / end_s
-            };
-            links.insert(
-                name.to_string(),
-                LinkResult {
-                    stats,
-                    utilisation,
-                    corrupt_header_drops: self.corrupt_header_drops[i],
-                },
-            );
-        }
-        let cross = self
-            .cross
-            .iter()
-            .map(|c| CrossResult {
-                name: c.spec().name.clone(),
-                sent_packets: c.sent_packets,
-                sent_bytes: c.sent_bytes,
-                delivered_packets: c.delivered_packets,
-            })
-            .collect();
-        Ok(RunResult {
-            id,
-            point,
-            rep,
-            seed,
-            axes,
-            scenario: name,
-            end_s,
-            events: self.processed,
-            flows,
-            links,
-            cross,
-            series: std::mem::take(&mut self.series),
-        })
     }
 }

@@ -5,25 +5,23 @@
 
 pub mod addr;
 mod agents;
+mod assemble;
 mod capture;
 pub mod engine;
 
-use std::collections::BTreeMap;
-
 pub use engine::{RunOptions, SimError};
-pub use results::Run as RunResult;
+use results::{Identity, Run};
 use scenario::model::{RunSpec, SweepPoint};
 
-/// Runs one repetition of one sweep point.
-pub fn run(point: &SweepPoint, spec: &RunSpec, opts: &RunOptions) -> Result<RunResult, SimError> {
-    let sim = engine::Sim::new(&point.scenario, spec.seed, opts)?;
-    let axes: BTreeMap<String, String> = point.axes.iter().cloned().collect();
-    sim.run(
-        spec.id.clone(),
-        spec.point,
-        spec.rep,
-        spec.seed,
-        axes,
-        point.scenario.name.clone(),
-    )
+/// Runs one repetition of one sweep point: the engine measures, this attaches the run's identity.
+pub fn run(point: &SweepPoint, spec: &RunSpec, opts: &RunOptions) -> Result<Run, SimError> {
+    let measured = engine::Sim::new(&point.scenario, spec.seed, opts)?.run()?;
+    Ok(measured.identify(Identity {
+        id: spec.id.clone(),
+        point: spec.point,
+        rep: spec.rep,
+        seed: spec.seed,
+        axes: point.axes.iter().cloned().collect(),
+        scenario: point.scenario.name.clone(),
+    }))
 }

@@ -113,13 +113,14 @@ fn record(
 ) -> ConnectionRecord {
     ConnectionRecord {
         unix_time_s: unix_now(),
-        http: "3",
+        http: "3".into(),
         peer,
         requests: counters.requests.load(Ordering::Relaxed),
         body_bytes_sent: counters.body_sent.load(Ordering::Relaxed),
         body_bytes_received: counters.body_received.load(Ordering::Relaxed),
         duration_s: started.elapsed().as_secs_f64(),
         transport: Some(TransportSnapshot::Quic(QuicStatsSnapshot::of(conn))),
+        qlog_errors: crate::quic::take_qlog_errors(),
     }
 }
 

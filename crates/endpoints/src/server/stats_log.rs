@@ -4,21 +4,21 @@
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::SystemTime;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
+pub use crate::stats::unix_now;
 use crate::stats::TransportSnapshot;
 
-/// One finished connection as logged by the server.
-#[derive(Debug, Clone, Serialize)]
+/// One finished connection as logged by the server; the emulator reads it back into this type.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ConnectionRecord {
     /// Seconds since the Unix epoch when the connection finished.
     pub unix_time_s: f64,
     /// HTTP version ("1.1", "2", "3").
-    pub http: &'static str,
+    pub http: String,
     /// The client's address.
     pub peer: SocketAddr,
     /// Requests served on the connection.
@@ -31,6 +31,61 @@ pub struct ConnectionRecord {
     pub duration_s: f64,
     /// Transport statistics just before close.
     pub transport: Option<TransportSnapshot>,
+    /// qlog files of this server process that could not be created or fully written since the
+    /// previous record (empty when none, or no qlog).
+    #[serde(default)]
+    pub qlog_errors: Vec<String>,
+}
+
+/// Why a stats file could not be read back.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// The file could not be read.
+    #[error("{path}: {source}")]
+    Io {
+        /// The stats file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// A complete line is not a connection record.
+    #[error("{path}:{line}: not a connection record: {source}")]
+    Parse {
+        /// The stats file.
+        path: PathBuf,
+        /// 1-based line number.
+        line: usize,
+        /// What serde said.
+        source: serde_json::Error,
+    },
+}
+
+/// Reads a stats file back: every record, in order. A missing file is no record; a last line
+/// without its newline (the server stopped mid-write) is ignored.
+pub fn read_records(path: &Path) -> Result<Vec<ConnectionRecord>, ReadError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(source) => {
+            return Err(ReadError::Io {
+                path: path.to_path_buf(),
+                source,
+            })
+        }
+    };
+    let complete = text.rfind('\n').map_or("", |end| &text[..end]);
+    complete
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| {
+            serde_json::from_str(l).map_err(|source| ReadError::Parse {
+                path: path.to_path_buf(),
+                line: i + 1,
+                source,
+            })
+        })
+        .collect()
 }
 
 /// Appends connection records to a file, one JSON object per line.
@@ -62,10 +117,56 @@ impl StatsLog {
     }
 }
 
-/// Seconds since the Unix epoch, now.
-pub fn unix_now() -> f64 {
-    SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map(|d| d.as_secs_f64())
-        .unwrap_or(0.0)
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::QuicStatsSnapshot;
+
+    fn record(n: u64) -> ConnectionRecord {
+        ConnectionRecord {
+            unix_time_s: 1.5,
+            http: "3".into(),
+            peer: "10.99.1.1:5000".parse().expect("addr"),
+            requests: n,
+            body_bytes_sent: 1000,
+            body_bytes_received: 0,
+            duration_s: 0.25,
+            transport: Some(TransportSnapshot::Quic(QuicStatsSnapshot {
+                sent_packets: 7,
+                ..QuicStatsSnapshot::default()
+            })),
+            qlog_errors: vec!["qlog x not fully written".into()],
+        }
+    }
+
+    #[test]
+    fn records_read_back_as_written() {
+        let path = std::env::temp_dir().join(format!("stats-{}.jsonl", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let log = StatsLog::open(&path).expect("open");
+        log.write(&record(1));
+        log.write(&record(2));
+        // A record cut short when the server was killed.
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .and_then(|mut f| f.write_all(b"{\"unix_time"))
+            .expect("append");
+        let back = read_records(&path).expect("read");
+        std::fs::remove_file(&path).expect("clean up");
+        assert_eq!(back, vec![record(1), record(2)]);
+    }
+
+    #[test]
+    fn a_missing_file_has_no_records_and_garbage_is_an_error() {
+        let path = std::env::temp_dir().join(format!("stats-bad-{}.jsonl", std::process::id()));
+        assert!(read_records(&path).expect("missing").is_empty());
+        std::fs::write(&path, "not json\n").expect("write");
+        let err = read_records(&path).expect_err("garbage");
+        std::fs::remove_file(&path).expect("clean up");
+        assert!(
+            err.to_string().contains(":1: not a connection record"),
+            "{err}"
+        );
+    }
 }

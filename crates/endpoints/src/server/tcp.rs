@@ -164,7 +164,7 @@ impl TcpServer {
                 .map(TransportSnapshot::Tcp);
             log.write(&ConnectionRecord {
                 unix_time_s: unix_now(),
-                http: if is_h2 { "2" } else { "1.1" },
+                http: if is_h2 { "2" } else { "1.1" }.into(),
                 peer,
                 requests: counters.requests.load(std::sync::atomic::Ordering::Relaxed),
                 body_bytes_sent: counters
@@ -175,6 +175,8 @@ impl TcpServer {
                     .load(std::sync::atomic::Ordering::Relaxed),
                 duration_s: started.elapsed().as_secs_f64(),
                 transport,
+                // TCP connections write no qlog.
+                qlog_errors: Vec::new(),
             });
         }
     }

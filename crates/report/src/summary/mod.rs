@@ -29,7 +29,10 @@ pub struct SummaryRow {
 
 /// One row per numeric metric found in `runs` (the repetitions of one sweep point), by metric name.
 ///
-/// A metric missing from some runs is summarised over the runs that have it; its n shows that.
+/// Only measured values count: a metric that is absent (`null` or missing: the engine could not
+/// measure it) in some runs is summarised over the runs that have it, and its `n` says how many
+/// those were; a metric absent from every run has no row. A measured `0` is a value like any
+/// other.
 pub fn summary_rows(point: usize, axes: &[(String, String)], runs: &[Value]) -> Vec<SummaryRow> {
     let mut metrics = std::collections::BTreeMap::<String, Vec<f64>>::new();
     for run in runs {
@@ -71,5 +74,22 @@ mod tests {
             .collect();
         assert_eq!(got, [("goodput_bps", 2, 2.0), ("loss", 1, 0.1)]);
         assert!(rows.iter().all(|r| r.point == 4 && r.axes == axes));
+    }
+
+    #[test]
+    fn summary_csv_excludes_absent_values() {
+        // Two emulator runs: the first measured no completion (null), neither measured
+        // congestion events; a measured zero loss counts.
+        let runs = [
+            json!({"flows": [{"completion_s": null, "congestion_events": null, "packets_lost": 0}]}),
+            json!({"flows": [{"completion_s": 3.0, "congestion_events": null, "packets_lost": 4}]}),
+        ];
+        let csv = summary_csv(&summary_rows(0, &[], &runs));
+        let lines: Vec<&str> = csv.lines().collect();
+        // completion_s: n = 1 and mean 3 (a zero in place of the null would give mean 1.5).
+        assert_eq!(lines[1], "0,flows.0.completion_s,1,3,0,3,3,3,3,3", "{csv}");
+        assert!(lines[2].starts_with("0,flows.0.packets_lost,2,2,"), "{csv}");
+        assert!(!csv.contains("congestion_events"), "{csv}");
+        assert_eq!(lines.len(), 3, "{csv}");
     }
 }

@@ -31,7 +31,7 @@ pub fn dumbbell(
     s
 }
 
-pub fn run(s: &Scenario, seed: u64) -> sim::RunResult {
+pub fn run(s: &Scenario, seed: u64) -> results::Run {
     let point = SweepPoint {
         axes: vec![],
         scenario: s.clone(),

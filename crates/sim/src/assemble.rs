@@ -1,0 +1,137 @@
+//! From the engine's state at the end of a run to the results schema: per-flow figures from the
+//! agents' reports and the engine's own counters, link figures from netem's counters.
+//!
+//! The run's identity is not known here: [`crate::run`] attaches it.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use netem::LinkStats;
+use results::{Cross, Flow, Link, Run};
+use scenario::model::{Stack, Workload};
+
+use crate::engine::{FlowSlot, Sim, SimError, BOTTLENECK_DOWN, BOTTLENECK_UP};
+
+/// The workload's name in results (`bulk-up`, `bulk-down`, `download`).
+fn workload_name(w: &Workload) -> String {
+    match w {
+        Workload::Bulk { upload: true } => "bulk-up".into(),
+        Workload::Bulk { upload: false } => "bulk-down".into(),
+        Workload::Download { .. } => "download".into(),
+    }
+}
+
+/// netem's counters of one link direction as a results link.
+fn link(stats: &LinkStats, end_s: f64, corrupt_header_drops: u64) -> Link {
+    let busy_time_s = stats.busy_time.as_secs_f64();
+    Link {
+        offered_packets: stats.offered_packets,
+        offered_bytes: stats.offered_bytes,
+        dropped_queue_packets: stats.dropped_queue_packets,
+        dropped_queue_bytes: stats.dropped_queue_bytes,
+        lost_packets: stats.lost_packets,
+        blackout_packets: stats.blackout_packets,
+        corrupted_packets: stats.corrupted_packets,
+        duplicated_packets: stats.duplicated_packets,
+        reordered_packets: stats.reordered_packets,
+        forwarded_packets: stats.forwarded_packets,
+        forwarded_bytes: stats.forwarded_bytes,
+        busy_time_s,
+        max_queue_packets: stats.max_queue_packets,
+        max_queue_bytes: stats.max_queue_bytes,
+        utilisation: Link::utilisation_of(busy_time_s, end_s),
+        corrupt_header_drops,
+    }
+}
+
+/// One flow's results; `window` is the measurement window's length in seconds.
+fn flow(slot: &FlowSlot, window: f64) -> Flow {
+    let report = slot.agent.report();
+    let delivered_now = slot.agent.delivered_bytes();
+    let udp_now = slot.udp_rx[slot.receiver.index()];
+    let rate = |a: Option<u64>, b: Option<u64>, now: u64| -> Option<f64> {
+        let start = a?;
+        let stop = b.unwrap_or(now);
+        (window > 0.0).then(|| (stop - start) as f64 * 8.0 / window)
+    };
+    let goodput = match (report.first_packet_s, report.last_byte_s) {
+        (Some(a), Some(b)) if b > a => Some(report.bytes_delivered as f64 * 8.0 / (b - a)),
+        _ => None,
+    };
+    let first_conn = report.connections.first();
+    Flow {
+        name: slot.name.clone(),
+        stack: match slot.spec.stack {
+            Stack::Quic => "quic".into(),
+            Stack::Tcp => "tcp".into(),
+        },
+        workload: workload_name(&slot.spec.workload),
+        bytes_delivered: report.bytes_delivered,
+        goodput_bps: goodput,
+        window_goodput_bps: rate(
+            slot.mark_delivered[0],
+            slot.mark_delivered[1],
+            delivered_now,
+        ),
+        window_payload_throughput_bps: rate(slot.mark_udp[0], slot.mark_udp[1], udp_now),
+        completion_s: report.connections.last().and_then(|c| c.completion_s),
+        handshake_s: first_conn.and_then(|c| c.handshake_s),
+        ttfb_s: first_conn.and_then(|c| c.time_to_first_byte_s),
+        first_congestion_s: report.first_congestion_s,
+        // The simulator observes every counter of its own agents.
+        packets_sent: Some(report.packets_sent),
+        packets_lost: Some(report.packets_lost),
+        congestion_events: Some(report.congestion_events),
+        ack_frames_sent: Some(report.ack_frames_sent),
+        max_data_frames_sent: Some(report.max_data_frames_sent),
+        max_stream_data_frames_sent: Some(report.max_stream_data_frames_sent),
+        payload_rx_bytes: Some(udp_now),
+        datagrams_sent: [Some(slot.datagrams_sent[0]), Some(slot.datagrams_sent[1])],
+        final_mtu: Some(report.final_mtu),
+        connections: report.connections,
+        error: report.error,
+    }
+}
+
+impl Sim {
+    /// Closes the trace outputs and assembles the measurement of a run that ended at `end`.
+    pub(crate) fn finish(mut self, end: Duration) -> Result<Run, SimError> {
+        if let Some(cap) = self.pcap.take() {
+            cap.finish(self.keylog.as_ref())?;
+        }
+        let end_s = end.as_secs_f64();
+        let until = self.measure_until.unwrap_or(end).min(end);
+        let window = until.saturating_sub(self.measure_from).as_secs_f64();
+        let flows = self.flows.iter().map(|slot| flow(slot, window)).collect();
+        let mut links = BTreeMap::new();
+        for (name, l, i) in [
+            ("bottleneck_up", BOTTLENECK_UP, 0),
+            ("bottleneck_down", BOTTLENECK_DOWN, 1),
+        ] {
+            let stats = self.links[l].stats();
+            links.insert(
+                name.to_string(),
+                link(stats, end_s, self.corrupt_header_drops[i]),
+            );
+        }
+        let cross = self
+            .cross
+            .iter()
+            .map(|c| Cross {
+                name: c.spec().name.clone(),
+                sent_packets: c.sent_packets,
+                sent_bytes: c.sent_bytes,
+                delivered_packets: c.delivered_packets,
+            })
+            .collect();
+        Ok(Run {
+            end_s,
+            events: Some(self.processed),
+            flows,
+            links,
+            cross,
+            series: std::mem::take(&mut self.series),
+            ..Run::default()
+        })
+    }
+}
