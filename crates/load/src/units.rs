@@ -47,7 +47,7 @@ mod tests {
         assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
         assert_eq!(parse_duration("1.5m").unwrap(), Duration::from_secs(90));
         assert_eq!(parse_duration("2min").unwrap(), Duration::from_secs(120));
-        assert_eq!(parse_duration("2").unwrap(), Duration::from_secs(2));
+        assert!(parse_duration("2").is_err(), "a bare number has no unit");
         assert_eq!(parse_duration("100us").unwrap(), Duration::from_micros(100));
         assert!(parse_duration("s").is_err());
         assert!(parse_duration("3 parsecs").is_err());
