@@ -15,10 +15,10 @@ use std::path::{Path, PathBuf};
 
 use clap::builder::PossibleValuesParser;
 use clap::Args;
+use experiment::files::write_atomic;
 use report::ResultsStore;
 
 use crate::exit::{self, Exit};
-use crate::files::write_atomic;
 use crate::{interrupt, sweep};
 
 /// File names of the study's table inside its results directory.

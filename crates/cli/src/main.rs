@@ -14,7 +14,6 @@ mod cmd_serve;
 mod cmd_sim;
 mod cmd_validate;
 mod exit;
-mod files;
 mod interrupt;
 mod keys;
 mod output;

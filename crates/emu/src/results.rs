@@ -23,14 +23,6 @@ pub struct ClientOutcome {
     pub exited_s: f64,
 }
 
-fn workload_name(w: &Workload) -> &'static str {
-    match w {
-        Workload::Bulk { upload: true } => "bulk-up",
-        Workload::Bulk { upload: false } => "bulk-down",
-        Workload::Download { .. } => "download",
-    }
-}
-
 /// One counter summed over a side's connections: absent when there is no snapshot or the
 /// stack does not expose the counter (`None` from the getter).
 fn sum(
@@ -134,7 +126,7 @@ pub fn flow_result(
     Flow {
         name: f.name.clone(),
         stack: f.stack.name().to_string(),
-        workload: workload_name(&f.workload).to_string(),
+        workload: f.workload.name().to_string(),
         bytes_delivered: bytes,
         goodput_bps: report.map(|r| r.goodput_bps).filter(|g| *g > 0.0),
         // The emulator takes no marks inside the run.

@@ -8,10 +8,9 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use ::results::{Cross, Link, Run};
+use ::results::{Cross, Run};
 use endpoints::fetch::FetchReport;
 use endpoints::server::stats_log::{self, unix_now};
-use netem::LinkStats;
 use scenario::model::{RunSpec, Scenario, SweepPoint};
 
 use crate::cross::CrossTraffic;
@@ -118,7 +117,7 @@ pub fn run(point: &SweepPoint, spec: &RunSpec, opts: &RunOptions) -> Result<EmuR
     ] {
         links.insert(
             name.to_string(),
-            link(stats, end_s, forwarder.corrupt_header_drops[i]),
+            stats.to_result(end_s, forwarder.corrupt_header_drops[i]),
         );
     }
     let measured = Run {
@@ -143,29 +142,6 @@ pub fn run(point: &SweepPoint, spec: &RunSpec, opts: &RunOptions) -> Result<EmuR
         forwarder,
         warnings,
     })
-}
-
-/// The forwarder's netem counters of one direction as a results link.
-fn link(stats: &LinkStats, end_s: f64, corrupt_header_drops: u64) -> Link {
-    let busy_time_s = stats.busy_time.as_secs_f64();
-    Link {
-        offered_packets: stats.offered_packets,
-        offered_bytes: stats.offered_bytes,
-        dropped_queue_packets: stats.dropped_queue_packets,
-        dropped_queue_bytes: stats.dropped_queue_bytes,
-        lost_packets: stats.lost_packets,
-        blackout_packets: stats.blackout_packets,
-        corrupted_packets: stats.corrupted_packets,
-        duplicated_packets: stats.duplicated_packets,
-        reordered_packets: stats.reordered_packets,
-        forwarded_packets: stats.forwarded_packets,
-        forwarded_bytes: stats.forwarded_bytes,
-        busy_time_s,
-        max_queue_packets: stats.max_queue_packets,
-        max_queue_bytes: stats.max_queue_bytes,
-        utilisation: Link::utilisation_of(busy_time_s, end_s),
-        corrupt_header_drops,
-    }
 }
 
 fn common_files(

@@ -1,17 +1,16 @@
 //! QUIC knobs shared by server and client (mirroring the simulator's `QuicKnobs` where quinn
 //! allows), and the quinn transport configuration and UDP sockets built from them.
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 
 use quinn::congestion::{BbrConfig, CubicConfig, NewRenoConfig};
 use quinn::{MtuDiscoveryConfig, TransportConfig, VarInt};
+use transport::qlog::{QlogErrors, QlogFile};
 
 use crate::sockopt;
 
@@ -187,87 +186,18 @@ fn qlog_stream_in(dir: &Path, role: &str) -> Option<quinn_proto::QlogStream> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
     let path = dir.join(format!("{role}-{}-{n}.qlog", std::process::id()));
-    let file = match File::create(&path) {
-        Ok(f) => f,
-        Err(e) => {
-            record_qlog_error(format!("cannot create qlog {}: {e}", path.display()));
-            return None;
-        }
-    };
-    let mut q = quinn_proto::QlogConfig::default();
-    q.writer(Box::new(QlogFile::new(file, path)))
-        .title(Some(format!("quiclab {role} {n}")))
-        .start_time(Instant::now());
-    q.into_stream()
+    QlogFile::create(path, &QLOG_ERRORS)?.into_stream(format!("quiclab {role} {n}"), Instant::now())
 }
 
-/// qlog problems of this process not yet taken by [`take_qlog_errors`].
-static QLOG_ERRORS: Mutex<Vec<String>> = Mutex::new(Vec::new());
-
-/// Logs a qlog problem and keeps it for the endpoint's report.
-fn record_qlog_error(message: String) {
-    tracing::warn!("{message}");
-    QLOG_ERRORS
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .push(message);
-}
+/// qlog problems of this process not yet taken by [`take_qlog_errors`]: one sink per process,
+/// as each endpoint process reports for itself.
+static QLOG_ERRORS: LazyLock<QlogErrors> = LazyLock::new(QlogErrors::default);
 
 /// Takes the qlog problems (files that could not be created or written) recorded in this process
 /// since the previous call: quinn only logs a failed qlog write, so the endpoints collect them
 /// here and put them in their reports instead of losing them.
 pub fn take_qlog_errors() -> Vec<String> {
-    std::mem::take(&mut *QLOG_ERRORS.lock().unwrap_or_else(PoisonError::into_inner))
-}
-
-/// A buffered qlog file that records its first write failure (quinn drops them after a log line).
-struct QlogFile<W: Write> {
-    inner: BufWriter<W>,
-    path: PathBuf,
-    failed: bool,
-}
-
-impl<W: Write> QlogFile<W> {
-    fn new(inner: W, path: PathBuf) -> Self {
-        Self {
-            inner: BufWriter::new(inner),
-            path,
-            failed: false,
-        }
-    }
-
-    /// Records the first error of this file; later ones repeat it and are not recorded again.
-    fn check<T>(&mut self, r: std::io::Result<T>) -> std::io::Result<T> {
-        if let Err(e) = &r {
-            if !self.failed {
-                self.failed = true;
-                record_qlog_error(format!(
-                    "qlog {} not fully written: {e}",
-                    self.path.display()
-                ));
-            }
-        }
-        r
-    }
-}
-
-impl<W: Write> Write for QlogFile<W> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let r = self.inner.write(buf);
-        self.check(r)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        let r = self.inner.flush();
-        self.check(r)
-    }
-}
-
-impl<W: Write> Drop for QlogFile<W> {
-    /// `BufWriter` would discard the error of its final flush.
-    fn drop(&mut self) {
-        let _ = self.flush();
-    }
+    QLOG_ERRORS.take()
 }
 
 /// Binds a UDP socket for quinn with raised buffers (dual-stack when bound to `[::]`).
@@ -289,64 +219,17 @@ pub fn bind_udp(addr: SocketAddr) -> Result<std::net::UdpSocket, QuicSetupError>
 mod tests {
     use super::*;
 
-    /// A disk that is always full.
-    struct Full;
-
-    impl Write for Full {
-        fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
-            Err(std::io::Error::other("no space left on device"))
-        }
-
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-
-    /// The tests share the process-wide list: one at a time, each taking only its own entries.
-    static SERIAL: Mutex<()> = Mutex::new(());
-
-    fn errors_about(name: &str) -> Vec<String> {
-        take_qlog_errors()
-            .into_iter()
-            .filter(|e| e.contains(name))
-            .collect()
-    }
-
+    // The writer itself is tested in `transport::qlog`; this checks the process-wide sink.
     #[test]
-    fn a_failed_qlog_write_is_recorded_once() {
-        let _one = SERIAL.lock().unwrap_or_else(PoisonError::into_inner);
-        let name = "full-disk-test.qlog";
-        {
-            let mut q = QlogFile::new(Full, PathBuf::from(name));
-            // Bigger than BufWriter's buffer, so the write reaches the failing file.
-            assert!(q.write_all(&[b'x'; 20_000]).is_err());
-            assert!(q.write_all(&[b'y'; 20_000]).is_err());
-        }
-        let errs = errors_about(name);
-        assert_eq!(errs.len(), 1, "{errs:?}");
-        assert!(errs[0].contains("no space left"), "{errs:?}");
-    }
-
-    #[test]
-    fn an_error_in_the_final_flush_is_recorded() {
-        let _one = SERIAL.lock().unwrap_or_else(PoisonError::into_inner);
-        let name = "final-flush-test.qlog";
-        {
-            let mut q = QlogFile::new(Full, PathBuf::from(name));
-            // Fits in the buffer: only the flush on drop reaches the file.
-            q.write_all(b"{}").expect("buffered");
-        }
-        assert_eq!(errors_about(name).len(), 1);
-    }
-
-    #[test]
-    fn an_uncreatable_qlog_is_recorded() {
-        let _one = SERIAL.lock().unwrap_or_else(PoisonError::into_inner);
+    fn an_uncreatable_qlog_is_recorded_for_the_report() {
         let dir = std::env::temp_dir().join(format!("qlog-not-a-dir-{}", std::process::id()));
         std::fs::write(&dir, b"a file, not a directory").expect("write");
         assert!(qlog_stream_in(&dir, "client").is_none());
         std::fs::remove_file(&dir).expect("clean up");
-        let errs = errors_about(&dir.display().to_string());
+        let errs: Vec<String> = take_qlog_errors()
+            .into_iter()
+            .filter(|e| e.contains(&dir.display().to_string()))
+            .collect();
         assert_eq!(errs.len(), 1, "{errs:?}");
         assert!(errs[0].starts_with("cannot create qlog"), "{errs:?}");
     }

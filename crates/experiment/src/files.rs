@@ -1,4 +1,5 @@
-//! Atomic file replacement for the files beside results.jsonl.
+//! Atomic file replacement for the files beside results.jsonl, and for the CLI's own outputs
+//! (reproduce's tables).
 
 use std::path::{Path, PathBuf};
 
@@ -6,7 +7,7 @@ use crate::error::ExperimentError;
 
 /// Writes `bytes` to `path` through a temporary file and a rename, so readers (and a resumed
 /// sweep after a crash) see either the old file or the whole new one, never half of it.
-pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ExperimentError> {
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ExperimentError> {
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".tmp");
     let tmp = PathBuf::from(tmp);

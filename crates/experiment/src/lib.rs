@@ -19,7 +19,7 @@
 pub mod engine;
 pub mod error;
 pub mod executor;
-mod files;
+pub mod files;
 pub mod interrupt;
 pub mod manifest;
 pub mod progress;

@@ -78,6 +78,37 @@ pub struct LinkStats {
     pub max_queue_bytes: u64,
 }
 
+impl LinkStats {
+    /// These counters as the results schema's link, for a run that lasted `end_s` seconds, with
+    /// the engine's count of packets whose bit error hit a header (`corrupt_header_drops`: the
+    /// receiving host's checksum drops them, which the link itself does not see).
+    ///
+    /// It lives here, beside the counters, because both engines convert the same counters:
+    /// `results` is serde-only and cannot know netem, and netem depending on that schema crate
+    /// is a downward arrow that adds no I/O and nothing beyond serde.
+    pub fn to_result(&self, end_s: f64, corrupt_header_drops: u64) -> results::Link {
+        let busy_time_s = self.busy_time.as_secs_f64();
+        results::Link {
+            offered_packets: self.offered_packets,
+            offered_bytes: self.offered_bytes,
+            dropped_queue_packets: self.dropped_queue_packets,
+            dropped_queue_bytes: self.dropped_queue_bytes,
+            lost_packets: self.lost_packets,
+            blackout_packets: self.blackout_packets,
+            corrupted_packets: self.corrupted_packets,
+            duplicated_packets: self.duplicated_packets,
+            reordered_packets: self.reordered_packets,
+            forwarded_packets: self.forwarded_packets,
+            forwarded_bytes: self.forwarded_bytes,
+            busy_time_s,
+            max_queue_packets: self.max_queue_packets,
+            max_queue_bytes: self.max_queue_bytes,
+            utilisation: results::Link::utilisation_of(busy_time_s, end_s),
+            corrupt_header_drops,
+        }
+    }
+}
+
 /// A packet waiting for the serializer.
 #[derive(Debug)]
 struct Waiting<T> {

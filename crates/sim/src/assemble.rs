@@ -6,47 +6,19 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use netem::LinkStats;
-use results::{Cross, Flow, Link, Run};
-use scenario::model::{Stack, Workload};
+use results::{Cross, Flow, Run};
+use scenario::model::Stack;
 
 use crate::engine::{FlowSlot, Sim, SimError, BOTTLENECK_DOWN, BOTTLENECK_UP};
 
-/// The workload's name in results (`bulk-up`, `bulk-down`, `download`).
-fn workload_name(w: &Workload) -> String {
-    match w {
-        Workload::Bulk { upload: true } => "bulk-up".into(),
-        Workload::Bulk { upload: false } => "bulk-down".into(),
-        Workload::Download { .. } => "download".into(),
-    }
-}
-
-/// netem's counters of one link direction as a results link.
-fn link(stats: &LinkStats, end_s: f64, corrupt_header_drops: u64) -> Link {
-    let busy_time_s = stats.busy_time.as_secs_f64();
-    Link {
-        offered_packets: stats.offered_packets,
-        offered_bytes: stats.offered_bytes,
-        dropped_queue_packets: stats.dropped_queue_packets,
-        dropped_queue_bytes: stats.dropped_queue_bytes,
-        lost_packets: stats.lost_packets,
-        blackout_packets: stats.blackout_packets,
-        corrupted_packets: stats.corrupted_packets,
-        duplicated_packets: stats.duplicated_packets,
-        reordered_packets: stats.reordered_packets,
-        forwarded_packets: stats.forwarded_packets,
-        forwarded_bytes: stats.forwarded_bytes,
-        busy_time_s,
-        max_queue_packets: stats.max_queue_packets,
-        max_queue_bytes: stats.max_queue_bytes,
-        utilisation: Link::utilisation_of(busy_time_s, end_s),
-        corrupt_header_drops,
-    }
-}
-
-/// One flow's results; `window` is the measurement window's length in seconds.
-fn flow(slot: &FlowSlot, window: f64) -> Flow {
-    let report = slot.agent.report();
+/// One flow's results, and its problems as run warnings naming the flow; `window` is the
+/// measurement window's length in seconds.
+fn flow(slot: &FlowSlot, window: f64) -> (Flow, Vec<String>) {
+    let mut report = slot.agent.report();
+    let warnings = std::mem::take(&mut report.warnings)
+        .into_iter()
+        .map(|w| format!("flow {}: {w}", slot.name))
+        .collect();
     let delivered_now = slot.agent.delivered_bytes();
     let udp_now = slot.udp_rx[slot.receiver.index()];
     let rate = |a: Option<u64>, b: Option<u64>, now: u64| -> Option<f64> {
@@ -59,13 +31,13 @@ fn flow(slot: &FlowSlot, window: f64) -> Flow {
         _ => None,
     };
     let first_conn = report.connections.first();
-    Flow {
+    let flow = Flow {
         name: slot.name.clone(),
         stack: match slot.spec.stack {
             Stack::Quic => "quic".into(),
             Stack::Tcp => "tcp".into(),
         },
-        workload: workload_name(&slot.spec.workload),
+        workload: slot.spec.workload.name().to_string(),
         bytes_delivered: report.bytes_delivered,
         goodput_bps: goodput,
         window_goodput_bps: rate(
@@ -90,7 +62,8 @@ fn flow(slot: &FlowSlot, window: f64) -> Flow {
         final_mtu: Some(report.final_mtu),
         connections: report.connections,
         error: report.error,
-    }
+    };
+    (flow, warnings)
 }
 
 impl Sim {
@@ -102,7 +75,13 @@ impl Sim {
         let end_s = end.as_secs_f64();
         let until = self.measure_until.unwrap_or(end).min(end);
         let window = until.saturating_sub(self.measure_from).as_secs_f64();
-        let flows = self.flows.iter().map(|slot| flow(slot, window)).collect();
+        let mut warnings = Vec::new();
+        let mut flows = Vec::new();
+        for slot in &self.flows {
+            let (f, flow_warnings) = flow(slot, window);
+            warnings.extend(flow_warnings);
+            flows.push(f);
+        }
         let mut links = BTreeMap::new();
         for (name, l, i) in [
             ("bottleneck_up", BOTTLENECK_UP, 0),
@@ -111,7 +90,7 @@ impl Sim {
             let stats = self.links[l].stats();
             links.insert(
                 name.to_string(),
-                link(stats, end_s, self.corrupt_header_drops[i]),
+                stats.to_result(end_s, self.corrupt_header_drops[i]),
             );
         }
         let cross = self
@@ -131,6 +110,7 @@ impl Sim {
             links,
             cross,
             series: std::mem::take(&mut self.series),
+            warnings,
             ..Run::default()
         })
     }

@@ -172,3 +172,66 @@ fn tcp_segments_appear_in_the_pcap_as_real_tcp() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn an_unwritable_qlog_directory_is_a_warning_and_changes_no_metric() {
+    let dir = temp_dir("qlog-unwritable");
+    // A directory below a regular file can be neither created nor written.
+    let file = dir.join("not-a-dir");
+    std::fs::write(&file, b"a file").unwrap();
+    let s = dumbbell(
+        10_000_000,
+        ms(10),
+        25,
+        vec![flow(
+            "dl",
+            Workload::Download {
+                size: 50_000,
+                streams: 1,
+                connections: 2,
+            },
+        )],
+        ms(5_000),
+    );
+    let point = SweepPoint {
+        axes: vec![],
+        scenario: s,
+    };
+    let spec = RunSpec {
+        id: "p0-r0".into(),
+        point: 0,
+        rep: 0,
+        seed: 3,
+    };
+    let run = |qlog_dir: Option<std::path::PathBuf>| {
+        let opts = sim::RunOptions {
+            pcap: None,
+            qlog_dir,
+            series: false,
+        };
+        sim::run(&point, &spec, &opts).unwrap()
+    };
+    let plain = run(None);
+    let with_bad_qlog = run(Some(file.join("qlog")));
+    assert!(plain.warnings.is_empty(), "{:?}", plain.warnings);
+    // Two connections, a qlog per side each.
+    assert_eq!(
+        with_bad_qlog.warnings.len(),
+        4,
+        "{:?}",
+        with_bad_qlog.warnings
+    );
+    for w in &with_bad_qlog.warnings {
+        assert!(w.starts_with("flow dl: cannot create qlog"), "{w}");
+    }
+    assert_eq!(with_bad_qlog.flows[0].bytes_delivered, 100_000, "completed");
+    assert_eq!(
+        results::Run {
+            warnings: Vec::new(),
+            ..with_bad_qlog
+        },
+        plain,
+        "same metrics"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -86,6 +86,9 @@ pub struct FlowReport {
     pub connections: Vec<ConnectionReport>,
     /// A transport error that ended the flow early (e.g. quinn closing on too many stream gaps).
     pub error: Option<String>,
+    /// Problems that did not affect the flow but leave its trace output incomplete (a qlog
+    /// file that could not be created or fully written); empty when none.
+    pub warnings: Vec<String>,
 }
 
 /// A datagram or segment leaving an endpoint.

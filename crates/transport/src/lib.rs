@@ -5,12 +5,14 @@
 //! - [`quic`]: real quinn-proto endpoints driven in virtual time ([`quic::QuicKnobs`]).
 //! - [`tcp`]: the Linux-like TCP model ([`tcp::TcpKnobs`], [`tcp::PepSpec`]).
 //! - [`cc_adapter`]: quiclab's congestion controllers plugged into quinn.
+//! - [`qlog`]: qlog files that keep their write failures (simulator and real endpoints).
 //! - [`seeded`], [`tls`], [`clock`]: everything that makes a QUIC run a pure function of its seed.
 
 pub mod agent;
 pub mod cc_adapter;
 pub mod clock;
 pub mod flow;
+pub mod qlog;
 pub mod quic;
 pub mod seeded;
 pub mod tcp;

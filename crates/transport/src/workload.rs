@@ -35,6 +35,15 @@ impl Default for Workload {
 }
 
 impl Workload {
+    /// The workload's name in results: `bulk-up`, `bulk-down` or `download`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Workload::Bulk { upload: true } => "bulk-up",
+            Workload::Bulk { upload: false } => "bulk-down",
+            Workload::Download { .. } => "download",
+        }
+    }
+
     /// The side whose application sends the data.
     pub fn data_sender(self) -> Side {
         match self {
@@ -59,5 +68,22 @@ impl Workload {
     /// Whether this is a sized download (which completes) rather than a bulk transfer.
     pub fn is_download(self) -> bool {
         matches!(self, Workload::Download { .. })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_workload_has_its_results_name() {
+        let download = Workload::Download {
+            size: 1,
+            streams: 1,
+            connections: 1,
+        };
+        assert_eq!(Workload::Bulk { upload: true }.name(), "bulk-up");
+        assert_eq!(Workload::Bulk { upload: false }.name(), "bulk-down");
+        assert_eq!(download.name(), "download");
     }
 }

@@ -451,3 +451,32 @@ fn permanent_outage_never_wakes_up() {
     assert_eq!(link.next_wakeup(), None);
     assert_eq!(link.poll(Duration::from_secs(1000)), None);
 }
+
+#[test]
+fn counters_become_the_results_link_with_utilisation_over_the_run() {
+    let stats = LinkStats {
+        offered_packets: 10,
+        offered_bytes: 15_000,
+        dropped_queue_packets: 1,
+        lost_packets: 2,
+        forwarded_packets: 7,
+        forwarded_bytes: 10_500,
+        busy_time: ms(500),
+        max_queue_packets: 4,
+        ..LinkStats::default()
+    };
+    let l = stats.to_result(2.0, 3);
+    assert_eq!(
+        (
+            l.offered_packets,
+            l.offered_bytes,
+            l.dropped_queue_packets,
+            l.lost_packets
+        ),
+        (10, 15_000, 1, 2)
+    );
+    assert_eq!((l.forwarded_packets, l.forwarded_bytes), (7, 10_500));
+    assert_eq!((l.max_queue_packets, l.corrupt_header_drops), (4, 3));
+    assert_eq!(l.busy_time_s, 0.5);
+    assert_eq!(l.utilisation, 0.25);
+}

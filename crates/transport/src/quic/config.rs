@@ -1,8 +1,6 @@
 //! QUIC knobs and the quinn-proto configurations built from them: transport parameters per
 //! connection (qlog streams are per connection), the endpoint configs and TLS.
 
-use std::fs::File;
-use std::io::BufWriter;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,7 +15,9 @@ use crate::agent::Side;
 use crate::cc_adapter::{CcChoice, CcProbe, Factory};
 use netem::wire::IPV4_UDP_OVERHEAD;
 
+use super::endpoint::Host;
 use crate::clock::{to_instant, VirtualClock};
+use crate::qlog::{QlogErrors, QlogFile, QlogFlusher};
 use crate::seeded::{SeededCidGenerator, SharedRng};
 use crate::tls;
 use crate::workload::Workload;
@@ -156,25 +156,26 @@ pub(crate) fn endpoint_config(knobs: &QuicKnobs, root: &SharedRng) -> EndpointCo
     ep
 }
 
-/// A qlog stream for the `count`-th connection of `side`, when qlogs are wanted.
+/// A qlog stream for the next connection of `side` (numbered by `host.qlog_count`), when qlogs
+/// are wanted. A file that cannot be created or written is recorded in `errors`; `host` keeps a
+/// flusher so the flow can flush the files still open before it reports.
 pub(crate) fn qlog_stream(
     dir: Option<&Path>,
     flow: &str,
     side: Side,
-    count: &mut u32,
+    host: &mut Host,
+    errors: &QlogErrors,
 ) -> Option<quinn_proto::QlogStream> {
     let dir = dir?;
-    let n = *count;
-    *count += 1;
+    let n = host.qlog_count;
+    host.qlog_count += 1;
     let role = match side {
         Side::Client => "client",
         Side::Server | Side::Middle => "server",
     };
-    let path = dir.join(format!("{flow}-{role}-{n}.qlog"));
-    let file = File::create(&path).ok()?;
-    let mut q = quinn_proto::QlogConfig::default();
-    q.writer(Box::new(BufWriter::new(file)))
-        .title(Some(format!("quiclab {flow} {role}")))
-        .start_time(to_instant(Duration::ZERO));
-    q.into_stream()
+    let file = QlogFile::create(dir.join(format!("{flow}-{role}-{n}.qlog")), errors)?;
+    // Closed files flushed themselves when quinn dropped their connection.
+    host.qlog_files.retain(QlogFlusher::is_open);
+    host.qlog_files.push(file.flusher());
+    file.into_stream(format!("quiclab {flow} {role}"), to_instant(Duration::ZERO))
 }

@@ -14,6 +14,7 @@ use quinn_proto::{
 use super::app::App;
 use super::config::{endpoint_config, QuicKnobs};
 use crate::clock::{from_instant, to_instant};
+use crate::qlog::QlogFlusher;
 use crate::seeded::SharedRng;
 
 /// One connection of an endpoint with its application state.
@@ -37,6 +38,8 @@ pub(crate) struct Host {
     buf: Vec<u8>,
     /// qlog files opened so far (numbers the next one).
     pub qlog_count: u32,
+    /// The qlog files opened, to flush those still open before the flow reports.
+    pub qlog_files: Vec<QlogFlusher>,
 }
 
 impl Host {
@@ -62,6 +65,7 @@ impl Host {
             server_config,
             buf: Vec::with_capacity(usize::from(knobs.max_udp_payload())),
             qlog_count: 0,
+            qlog_files: Vec::new(),
         }
     }
 

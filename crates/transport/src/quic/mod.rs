@@ -25,6 +25,7 @@ use crate::agent::{ConnectionReport, FlowAgent, FlowReport, SenderSample, Side, 
 use crate::cc_adapter::CcProbe;
 use crate::clock::{to_instant, VirtualClock};
 use crate::flow::FlowPlan;
+use crate::qlog::QlogErrors;
 use crate::seeded::{sub_seed, SharedRng};
 use crate::tls::{self, KeyLogBuffer, TlsError, SERVER_NAME};
 use app::App;
@@ -95,6 +96,8 @@ pub struct QuicFlow {
     error: Option<String>,
     /// Datagrams arrived at this side since its application last ran.
     needs_drive: [bool; 2],
+    /// This flow's qlog problems (its own sink: flows run in parallel threads).
+    qlog_errors: QlogErrors,
 }
 
 impl QuicFlow {
@@ -140,6 +143,7 @@ impl QuicFlow {
             finished: false,
             error: None,
             needs_drive: [false, false],
+            qlog_errors: QlogErrors::default(),
         })
     }
 
@@ -154,7 +158,8 @@ impl QuicFlow {
             self.cfg.qlog_dir.as_deref(),
             &self.cfg.plan.name,
             Side::Client,
-            &mut client.qlog_count,
+            client,
+            &self.qlog_errors,
         );
         let transport = match transport(&self.cfg).config(self.probes[0].clone(), qlog) {
             Ok(t) => t,
@@ -310,13 +315,15 @@ impl FlowAgent for QuicFlow {
         };
         let cfg = &self.cfg;
         let server_probe = &self.probes[1];
+        let qlog_errors = &self.qlog_errors;
         self.hosts[at(side)].handle(now, remote, payload, |host| {
             let mut sc = host.server_config.clone()?;
             let qlog = qlog_stream(
                 cfg.qlog_dir.as_deref(),
                 &cfg.plan.name,
                 Side::Server,
-                &mut host.qlog_count,
+                host,
+                qlog_errors,
             );
             if let Ok(t) = transport(cfg).config(server_probe.clone(), qlog) {
                 sc.transport_config(t);
@@ -407,6 +414,10 @@ impl FlowAgent for QuicFlow {
     }
 
     fn report(&self) -> FlowReport {
+        // A write failing in a file quinn still holds would otherwise surface only after this.
+        for f in self.hosts.iter().flat_map(|h| &h.qlog_files) {
+            f.flush();
+        }
         let s = at(self.data_sender());
         let (sender, receiver) = (&self.hosts[s], &self.hosts[1 - s]);
         let mut r = FlowReport {
@@ -416,6 +427,7 @@ impl FlowAgent for QuicFlow {
             first_congestion_s: self.probes[s].first_congestion().map(|t| t.as_secs_f64()),
             connections: self.connections.clone(),
             error: self.error.clone(),
+            warnings: self.qlog_errors.to_vec(),
             ..Default::default()
         };
         for st in sender.stats() {

@@ -613,6 +613,8 @@ impl FlowAgent for TcpFlow {
             final_mtu: u16::try_from(self.p.mss).unwrap_or(u16::MAX),
             connections: self.reports.clone(),
             error: self.error.clone(),
+            // The TCP model writes no qlog.
+            warnings: Vec::new(),
         }
     }
 }
