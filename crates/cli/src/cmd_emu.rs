@@ -145,11 +145,11 @@ fn single(args: &EmuArgs, loaded: &LoadedScenario, spec: &RunSpec) -> anyhow::Re
     match engine.run(point, spec, &outputs) {
         Ok(record) => {
             if args.json {
-                println!("{}", serde_json::to_string(&record.line()?)?);
+                println!("{}", serde_json::to_string(&record)?);
             } else {
-                print!("{}", output::run_summary(&record.run));
+                print!("{}", output::run_summary(&record));
             }
-            let failed = record.run.flows.iter().any(|f| f.error.is_some());
+            let failed = record.flows.iter().any(|f| f.error.is_some());
             if failed {
                 eprintln!("endpoint logs are in {}", work.display());
                 return Ok(exit::FAILURE);

@@ -9,7 +9,6 @@ use std::path::{Path, PathBuf};
 
 use scenario::model::{RunSpec, SweepPoint};
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
 
 use crate::traces;
 
@@ -22,7 +21,7 @@ pub trait Engine: Sync {
         point: &SweepPoint,
         spec: &RunSpec,
         outputs: &RunOutputs,
-    ) -> Result<Record, EngineError>;
+    ) -> Result<results::Run, EngineError>;
 }
 
 /// Per-run output choices the runner makes for the engine; the engine's own configuration says
@@ -37,35 +36,6 @@ pub struct RunOutputs {
     /// The results directory of the sweep, if any (the emulator keeps each run's endpoint logs
     /// under it).
     pub results_dir: Option<PathBuf>,
-}
-
-/// What an engine produced for one run.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Record {
-    /// The typed result.
-    pub run: results::Run,
-    /// Engine-specific top-level fields stored beside the result in its results.jsonl line
-    /// (the emulator's forwarder counters under `emu`); empty for the simulator.
-    pub extra: Map<String, Value>,
-}
-
-impl Record {
-    /// A record with no engine-specific fields.
-    pub fn new(run: results::Run) -> Self {
-        Record {
-            run,
-            extra: Map::new(),
-        }
-    }
-
-    /// The results.jsonl line: the serialised result plus the extra fields.
-    pub fn line(&self) -> Result<Value, serde_json::Error> {
-        let mut line = serde_json::to_value(&self.run)?;
-        if let Value::Object(obj) = &mut line {
-            obj.extend(self.extra.clone());
-        }
-        Ok(line)
-    }
 }
 
 /// Why one run produced no result. The sweep goes on; the run is retried on resume.
@@ -157,9 +127,9 @@ impl Engine for SimEngine {
         point: &SweepPoint,
         spec: &RunSpec,
         outputs: &RunOutputs,
-    ) -> Result<Record, EngineError> {
+    ) -> Result<results::Run, EngineError> {
         let opts = self.options(outputs)?;
-        Ok(Record::new(sim::run(point, spec, &opts)?))
+        Ok(sim::run(point, spec, &opts)?)
     }
 }
 
@@ -226,25 +196,11 @@ impl Engine for EmuEngine {
         point: &SweepPoint,
         spec: &RunSpec,
         outputs: &RunOutputs,
-    ) -> Result<Record, EngineError> {
+    ) -> Result<results::Run, EngineError> {
         let opts = self.options(spec, outputs)?;
         let done = emu::runner::run(point, spec, &opts)?;
-        let fwd = &done.forwarder;
-        // The forwarder's own health counters are not part of the run schema; they stay in the
-        // line so a suspicious emulated run can be diagnosed from results.jsonl alone.
-        let counters = serde_json::json!({
-            "rx_frames": fwd.rx_frames,
-            "malformed_frames": fwd.malformed_frames,
-            "oversized_frames": fwd.oversized_frames,
-            "non_ip_frames": fwd.non_ip_frames,
-            "unroutable_frames": fwd.unroutable_frames,
-            "tx_dropped": fwd.tx_dropped,
-            "corrupt_delivered": fwd.corrupt_delivered,
-            "capture_files": fwd.capture_files,
-        });
-        let mut record = Record::new(done.result);
-        record.extra.insert("emu".into(), counters);
-        Ok(record)
+        // The forwarder's health counters travel inside the run (`results::Forwarder`).
+        Ok(done.result)
     }
 }
 

@@ -10,7 +10,7 @@
 use rayon::prelude::*;
 use scenario::model::{RunSpec, SweepPoint};
 
-use crate::engine::{Engine, EngineError, Record, RunOutputs};
+use crate::engine::{Engine, EngineError, RunOutputs};
 use crate::error::ExperimentError;
 
 /// One unit of work: a run spec, its sweep point and its output choices.
@@ -27,13 +27,13 @@ pub struct Job<'a> {
 impl Job<'_> {
     /// Runs this job with `engine` (what a local executor does; a remote one ships the point,
     /// spec and outputs, which all serialise, to a worker that does the same).
-    pub fn run(&self, engine: &dyn Engine) -> Result<Record, EngineError> {
+    pub fn run(&self, engine: &dyn Engine) -> Result<results::Run, EngineError> {
         engine.run(self.point, self.spec, &self.outputs)
     }
 }
 
 /// Callback receiving `(index into jobs, result)` once per executed job.
-pub type Done<'a> = dyn Fn(usize, Result<Record, EngineError>) + Sync + 'a;
+pub type Done<'a> = dyn Fn(usize, Result<results::Run, EngineError>) + Sync + 'a;
 
 /// Stop condition polled before each job starts.
 pub type Stop<'a> = dyn Fn() -> bool + Sync + 'a;

@@ -27,7 +27,7 @@ pub mod runner;
 pub mod summary;
 pub mod traces;
 
-pub use engine::{EmuEngine, Engine, EngineError, Record, RunOutputs, SimEngine};
+pub use engine::{EmuEngine, Engine, EngineError, RunOutputs, SimEngine};
 pub use error::ExperimentError;
 pub use executor::{Executor, Job, Sequential, Threads};
 pub use interrupt::StopFlag;

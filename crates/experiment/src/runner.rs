@@ -12,7 +12,7 @@ use report::{ResultsStore, SummaryRow};
 use scenario::model::{RunSpec, SweepPoint};
 use scenario::LoadedScenario;
 
-use crate::engine::{Engine, EngineError, Record, RunOutputs};
+use crate::engine::{Engine, EngineError, RunOutputs};
 use crate::error::{chain, ExperimentError};
 use crate::executor::{Executor, Job, Stop};
 use crate::files::{create_dir, write_atomic};
@@ -28,7 +28,7 @@ pub fn execute_one(
     spec: &RunSpec,
     outputs: &RunOutputs,
 ) -> Result<results::Run, EngineError> {
-    engine.run(point, spec, outputs).map(|r| r.run)
+    engine.run(point, spec, outputs)
 }
 
 /// Runs `jobs` with `engine` on `executor` without any directory; the results come back in job
@@ -43,14 +43,14 @@ pub fn run_in_memory(
     progress.begin(jobs.len(), 0);
     let slots: Mutex<Vec<Option<Result<results::Run, EngineError>>>> =
         Mutex::new((0..jobs.len()).map(|_| None).collect());
-    let done = |i: usize, result: Result<Record, EngineError>| {
+    let done = |i: usize, result: Result<results::Run, EngineError>| {
         let error = result.as_ref().err().map(|e| chain(e));
         if let Some(job) = jobs.get(i) {
             progress.finished(&job.spec.id, error.as_deref());
         }
         let mut slots = slots.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(slot) = slots.get_mut(i) {
-            *slot = Some(result.map(|r| r.run));
+            *slot = Some(result);
         }
     };
     executor.execute(engine, jobs, &|| false, &done)?;
@@ -153,7 +153,7 @@ pub fn run_sweep(
     let store = &begun.store;
     let failures = Mutex::new(Vec::new());
     let interrupted = std::sync::atomic::AtomicBool::new(false);
-    let done = |i: usize, result: Result<Record, EngineError>| {
+    let done = |i: usize, result: Result<results::Run, EngineError>| {
         let Some(job) = jobs.get(i) else { return };
         let error = match result {
             Ok(r) => record(store, series_dir.as_deref(), &r)
@@ -210,15 +210,15 @@ pub fn run_sweep(
 fn record(
     store: &ResultsStore,
     series_dir: Option<&Path>,
-    record: &Record,
+    record: &results::Run,
 ) -> Result<(), ExperimentError> {
     if let Some(dir) = series_dir {
         write_atomic(
-            &dir.join(format!("{}.csv", record.run.id)),
-            record.run.series_csv().as_bytes(),
+            &dir.join(format!("{}.csv", record.id)),
+            record.series_csv().as_bytes(),
         )?;
     }
-    let line = record.line().map_err(|source| ExperimentError::Json {
+    let line = serde_json::to_value(record).map_err(|source| ExperimentError::Json {
         what: "cannot serialise the result".into(),
         source,
     })?;

@@ -53,9 +53,37 @@ pub struct Run {
     /// file that could not be written). Empty (and left out of the JSON) when there were none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// Health of the emulator's userspace forwarder, to diagnose a suspicious emulated run from
+    /// results.jsonl alone. Absent in the simulator, which has no forwarder.
+    #[serde(default, rename = "emu", skip_serializing_if = "Option::is_none")]
+    pub forwarder: Option<Forwarder>,
     /// Time series, written to CSV rather than JSON (see [`Run::series_csv`]).
     #[serde(skip)]
     pub series: Vec<SeriesRow>,
+}
+
+/// Counters of the emulator's forwarder (frames it saw on every port of the router, both
+/// directions): anything but zero in the error counters means packets the link model never saw.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Forwarder {
+    /// Frames received on all ports.
+    pub rx_frames: u64,
+    /// Frames too short or with an inconsistent IPv4 header (dropped).
+    pub malformed_frames: u64,
+    /// Frames larger than the receive buffer (dropped).
+    pub oversized_frames: u64,
+    /// Non-IPv4 frames (ARP, IPv6) passed without delay or loss.
+    pub non_ip_frames: u64,
+    /// IPv4 frames to a MAC address no port owns (dropped).
+    pub unroutable_frames: u64,
+    /// Frames the kernel refused to send (full buffer, too large).
+    pub tx_dropped: u64,
+    /// Corrupted packets whose bit error fell in a UDP payload and were delivered, [up, down].
+    pub corrupt_delivered: [u64; 2],
+    /// Frames without a kernel receive timestamp (the read time was used as the arrival time).
+    pub missing_timestamps: u64,
+    /// Capture files written (paths).
+    pub capture_files: Vec<String>,
 }
 
 /// Who a run is: attached to an engine's measurement by the caller that runs it.
@@ -298,6 +326,25 @@ mod tests {
         assert!(v.get("warnings").is_none(), "no warnings, no key");
         let back: Run = serde_json::from_str(&text).expect("deserialise");
         assert_eq!(back, run);
+    }
+
+    #[test]
+    fn forwarder_counters_only_in_emulated_runs() {
+        let sim = serde_json::to_value(Run::default()).expect("serialise");
+        assert!(sim.get("emu").is_none(), "the simulator has no forwarder");
+        let emu = Run {
+            forwarder: Some(Forwarder {
+                rx_frames: 7,
+                corrupt_delivered: [1, 0],
+                capture_files: vec!["/tmp/up.pcap".into()],
+                ..Forwarder::default()
+            }),
+            ..Run::default()
+        };
+        let v = serde_json::to_value(&emu).expect("serialise");
+        assert_eq!(v["emu"]["rx_frames"], 7);
+        let back: Run = serde_json::from_value(v).expect("deserialise");
+        assert_eq!(back, emu);
     }
 
     #[test]

@@ -92,7 +92,7 @@ impl Engine for Probe<'_> {
         point: &SweepPoint,
         spec: &RunSpec,
         outputs: &RunOutputs,
-    ) -> Result<Record, EngineError> {
+    ) -> Result<results::Run, EngineError> {
         let n = {
             let mut ran = self.ran.lock().expect("lock");
             ran.push(spec.id.clone());
