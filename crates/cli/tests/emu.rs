@@ -122,9 +122,16 @@ fn typed_result(stack: &str, lines: &str, json: &Value) {
     );
     assert_eq!(f.connections.len(), 1, "{f:?}");
     // The forwarder's health counters are typed too: it saw the flow's frames, all well formed.
-    let fwd = run.forwarder.as_ref().expect("the emulator reports its forwarder");
+    let fwd = run
+        .forwarder
+        .as_ref()
+        .expect("the emulator reports its forwarder");
     assert!(fwd.rx_frames >= f.packets_sent.unwrap_or(0), "{fwd:?}");
-    assert_eq!((fwd.malformed_frames, fwd.unroutable_frames), (0, 0), "{fwd:?}");
+    assert_eq!(
+        (fwd.malformed_frames, fwd.unroutable_frames),
+        (0, 0),
+        "{fwd:?}"
+    );
     let completion = f.completion_s.expect("completion");
     // end_s stops at the last byte, not when the client process has exited (0.3–0.5 s later).
     assert!(run.end_s >= completion, "{} < {completion}", run.end_s);

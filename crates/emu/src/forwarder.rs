@@ -101,26 +101,13 @@ pub struct ForwarderReport {
     pub up: LinkStats,
     /// Server → client link counters.
     pub down: LinkStats,
-    /// Frames received on all ports.
-    pub rx_frames: u64,
-    /// Frames too short or with an inconsistent IPv4 header (dropped).
-    pub malformed_frames: u64,
-    /// Frames larger than the receive buffer (dropped).
-    pub oversized_frames: u64,
-    /// Non-IPv4 frames passed without delay or loss.
-    pub non_ip_frames: u64,
-    /// IPv4 frames to a MAC no port owns (dropped).
-    pub unroutable_frames: u64,
-    /// Frames the kernel refused to send (full buffer, too large).
-    pub tx_dropped: u64,
-    /// Corrupted packets whose bit error was in a UDP payload (delivered), [up, down].
-    pub corrupt_delivered: [u64; 2],
+    /// The forwarder's health counters (frames seen, malformed, unroutable, dropped on send,
+    /// corrupt payloads delivered, missing timestamps, capture files), in the results schema's
+    /// own type so a run reports them as they are.
+    #[serde(flatten)]
+    pub health: ::results::Forwarder,
     /// Corrupted packets left for the receiver's checksum to drop, [up, down].
     pub corrupt_header_drops: [u64; 2],
-    /// Frames whose kernel timestamp was missing (the receive time was used instead).
-    pub missing_timestamps: u64,
-    /// Capture files written.
-    pub capture_files: Vec<PathBuf>,
     /// How late packets left relative to their scheduled delivery time.
     pub release_lateness: Lateness,
     /// Waiting strategy used.
@@ -313,7 +300,8 @@ impl Forwarder {
         let captures = match &config.capture_dir {
             Some(dir) => {
                 let (c, files) = Captures::open(dir)?;
-                report.capture_files = files;
+                report.health.capture_files =
+                    files.iter().map(|p| p.display().to_string()).collect();
                 Some(c)
             }
             None => None,
@@ -481,16 +469,16 @@ impl Forwarder {
     }
 
     fn on_frame(&mut self, port: usize, rx: crate::packet_socket::Received) {
-        self.report.rx_frames += 1;
+        self.report.health.rx_frames += 1;
         let now = self.clock.now();
         let t = if rx.realtime_ns == 0 {
-            self.report.missing_timestamps += 1;
+            self.report.health.missing_timestamps += 1;
             now
         } else {
             self.clock.link_time_of(rx.realtime_ns, now)
         };
         if rx.truncated {
-            self.report.oversized_frames += 1;
+            self.report.health.oversized_frames += 1;
             return;
         }
         let data = &self.buf[..rx.len];
@@ -499,16 +487,16 @@ impl Forwarder {
             c.write(side, self.clock.realtime_of(t), data);
         }
         match frame::classify(data) {
-            FrameKind::Malformed => self.report.malformed_frames += 1,
+            FrameKind::Malformed => self.report.health.malformed_frames += 1,
             FrameKind::NonIp => {
-                self.report.non_ip_frames += 1;
+                self.report.health.non_ip_frames += 1;
                 let frame = data.to_vec();
                 self.pass_non_ip(side, &frame);
             }
             FrameKind::Ipv4 { ip_bytes } => {
                 let Some(out) = frame::dst_mac(data).and_then(|mac| self.port_for(side, mac))
                 else {
-                    self.report.unroutable_frames += 1;
+                    self.report.health.unroutable_frames += 1;
                     return;
                 };
                 let item = InTransit {
@@ -551,7 +539,7 @@ impl Forwarder {
                 }
             }
             // A send error on one frame (e.g. a port going down at teardown) drops that frame.
-            Ok(false) | Err(_) => self.report.tx_dropped += 1,
+            Ok(false) | Err(_) => self.report.health.tx_dropped += 1,
         }
     }
 
@@ -566,7 +554,9 @@ impl Forwarder {
                 let mut item = d.item;
                 if d.corrupted {
                     match frame::apply_bit_error(&mut item.frame, d.flip_bit) {
-                        BitError::UdpPayloadDelivered => self.report.corrupt_delivered[dir] += 1,
+                        BitError::UdpPayloadDelivered => {
+                            self.report.health.corrupt_delivered[dir] += 1
+                        }
                         BitError::DroppedByChecksum => self.report.corrupt_header_drops[dir] += 1,
                     }
                 }

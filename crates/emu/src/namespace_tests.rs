@@ -240,7 +240,10 @@ fn junk_frames_do_not_stop_the_forwarder() {
     assert_eq!(&buf[..n], b"after junk");
     std::thread::sleep(Duration::from_millis(60));
     let r = t.forwarder_report();
-    assert!(r.malformed_frames > 0 && r.rx_frames >= 3000, "{r:?}");
+    assert!(
+        r.health.malformed_frames > 0 && r.health.rx_frames >= 3000,
+        "{r:?}"
+    );
     t.shutdown().expect("clean shutdown");
 }
 
@@ -259,7 +262,7 @@ fn captures_are_read_by_tshark() {
         .expect("receive");
     assert_eq!(got.len(), 10);
     let report = t.shutdown().expect("shutdown");
-    assert_eq!(report.capture_files.len(), 2);
+    assert_eq!(report.health.capture_files.len(), 2);
     for name in ["client-side.pcap", "server-side.pcap"] {
         let out = std::process::Command::new("tshark")
             .arg("-r")

@@ -128,21 +128,7 @@ pub fn run(point: &SweepPoint, spec: &RunSpec, opts: &RunOptions) -> Result<EmuR
         links,
         cross: driven.cross,
         warnings: run_warnings,
-        forwarder: Some(::results::Forwarder {
-            rx_frames: forwarder.rx_frames,
-            malformed_frames: forwarder.malformed_frames,
-            oversized_frames: forwarder.oversized_frames,
-            non_ip_frames: forwarder.non_ip_frames,
-            unroutable_frames: forwarder.unroutable_frames,
-            tx_dropped: forwarder.tx_dropped,
-            corrupt_delivered: forwarder.corrupt_delivered,
-            missing_timestamps: forwarder.missing_timestamps,
-            capture_files: forwarder
-                .capture_files
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect(),
-        }),
+        forwarder: Some(forwarder.health.clone()),
         ..Run::default()
     };
     Ok(EmuRun {
