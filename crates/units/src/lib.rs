@@ -51,7 +51,8 @@ impl Decimal {
     fn scaled(self, num: u128, den: u128) -> Option<u128> {
         let den = den.checked_mul(10u128.checked_pow(self.scale)?)?;
         let n = self.mantissa.checked_mul(num)?;
-        Some((n + den / 2) / den)
+        // Checked: a 39-digit mantissa plus half the divisor can pass u128::MAX.
+        Some(n.checked_add(den / 2)? / den)
     }
 
     /// `self × mult` if that is a whole number; `None` for a fraction or on overflow.
@@ -243,7 +244,12 @@ pub fn parse_per_second(text: &str) -> Result<f64, UnitError> {
             "{text:?}: the period must be > 0; {accepted}"
         )));
     }
-    Ok(count / period.as_secs_f64())
+    let rate = count / period.as_secs_f64();
+    // A finite count over a nanosecond can still exceed f64: infinity is not a rate.
+    if !rate.is_finite() {
+        return Err(UnitError(format!("{text:?} is too large; {accepted}")));
+    }
+    Ok(rate)
 }
 
 /// Parses a packet count: `"10pkt"`, `"10 packets"` or a bare `"10"`.
