@@ -126,15 +126,20 @@ pub mod checksum {
     /// The 16-bit one's-complement sum of `data` (an odd last byte is padded with zero),
     /// not yet folded or complemented, so sums of several parts can be added.
     pub fn sum(data: &[u8]) -> u32 {
-        let mut acc: u32 = 0;
+        // u64 so a buffer past 128 KiB (GSO-sized) cannot overflow; end-around carries fold
+        // back only when needed, so every result that fitted u32 before is unchanged.
+        let mut acc: u64 = 0;
         let mut chunks = data.chunks_exact(2);
         for pair in &mut chunks {
-            acc += u32::from(u16::from_be_bytes([pair[0], pair[1]]));
+            acc += u64::from(u16::from_be_bytes([pair[0], pair[1]]));
         }
         if let [last] = chunks.remainder() {
-            acc += u32::from(*last) << 8;
+            acc += u64::from(*last) << 8;
         }
-        acc
+        while acc > u64::from(u32::MAX) {
+            acc = (acc & 0xffff) + (acc >> 16);
+        }
+        acc as u32
     }
 
     /// Folds a sum of 16-bit words to 16 bits and complements it: the value a checksum field
