@@ -99,6 +99,34 @@ pub fn read_targets_file(path: &Path) -> Result<Vec<Target>, TargetsError> {
     parse_targets(&text, &path.display().to_string(), base)
 }
 
+/// Largest request body a targets file may name: it is held in memory and sent with every
+/// request of its target.
+pub const MAX_BODY_BYTES: u64 = 64 << 20;
+
+/// Reads a body file: a regular file of at most [`MAX_BODY_BYTES`] (a FIFO would block for
+/// ever, `/dev/zero` would fill the memory).
+fn read_body(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    // O_NONBLOCK so that opening a FIFO does not wait for a writer (regular files ignore it).
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let mut body = Vec::new();
+    file.take(MAX_BODY_BYTES + 1).read_to_end(&mut body)?;
+    if body.len() as u64 > MAX_BODY_BYTES {
+        return Err(std::io::Error::other(format!(
+            "larger than {MAX_BODY_BYTES} bytes"
+        )));
+    }
+    Ok(body)
+}
+
 /// Parses targets-file text; `file` names it in errors, `base` resolves relative `@body` paths.
 pub fn parse_targets(text: &str, file: &str, base: &Path) -> Result<Vec<Target>, TargetsError> {
     let err = |line: usize, message: String| TargetsError::Syntax {
@@ -124,7 +152,7 @@ pub fn parse_targets(text: &str, file: &str, base: &Path) -> Result<Vec<Target>,
                 return Err(err(line_no, "a target has at most one @body line".into()));
             }
             let full = base.join(body_path.trim());
-            let body = std::fs::read(&full)
+            let body = read_body(&full)
                 .map_err(|e| err(line_no, format!("cannot read body {}: {e}", full.display())))?;
             target.body = Bytes::from(body);
             has_body = true;
