@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The long fuzzing budget: every property test of the fuzz targets with many more cases than the
+# normal `cargo test` run (which keeps them to a few seconds). Usage:
+#
+#   scripts/fuzz.sh                    # 100000 cases per property, each target under 10 minutes
+#   PROPTEST_CASES=20000 scripts/fuzz.sh
+#   FUZZ_TIMEOUT=30m scripts/fuzz.sh   # time limit per target (GNU timeout syntax)
+#   scripts/fuzz.sh scenario           # only the targets whose name contains "scenario"
+#
+# A failing case is shrunk and saved under the crate's proptest-regressions/ directory; commit
+# that file: every later run (CI's too) replays it first. Exit status: 0 when every target
+# passed, 1 otherwise (a target past its time limit counts as failed).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export PROPTEST_CASES="${PROPTEST_CASES:-100000}"
+# Shrinking a failure can take long on big inputs; bound it too (milliseconds).
+export PROPTEST_MAX_SHRINK_TIME="${PROPTEST_MAX_SHRINK_TIME:-60000}"
+timeout_per_target="${FUZZ_TIMEOUT:-10m}"
+filter="${1:-}"
+
+# crate:test-file pairs (crates/<crate>/tests/<file>.rs).
+targets=(
+  units:fuzz
+  scenario:fuzz_scenario
+  netem:fuzz_wire
+  emu:fuzz_frame
+  load:fuzz_parse
+  report:fuzz_store
+  experiment:fuzz_manifest
+)
+
+failed=()
+for t in "${targets[@]}"; do
+  crate="${t%%:*}"
+  test="${t##*:}"
+  if [[ -n "$filter" && "$t" != *"$filter"* ]]; then
+    continue
+  fi
+  # Build first, outside the time limit.
+  cargo test --locked -q -p "$crate" --test "$test" --no-run
+  echo "== $crate/$test: $PROPTEST_CASES cases per property, at most $timeout_per_target"
+  start=$(date +%s)
+  if timeout --foreground "$timeout_per_target" cargo test --locked -q -p "$crate" --test "$test"; then
+    echo "== $crate/$test passed in $(( $(date +%s) - start )) s"
+  else
+    echo "== $crate/$test FAILED (exit $?) after $(( $(date +%s) - start )) s"
+    failed+=("$crate/$test")
+  fi
+done
+
+if (( ${#failed[@]} )); then
+  echo "failed: ${failed[*]}"
+  exit 1
+fi
+echo "every fuzz target passed"
