@@ -9,7 +9,7 @@
 #
 # A failing case is shrunk and saved under the crate's proptest-regressions/ directory; commit
 # that file: every later run (CI's too) replays it first. Exit status: 0 when every target
-# passed, 1 otherwise (a target past its time limit counts as failed).
+# passed or ran out of time without a failure, 1 when a target failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -41,10 +41,17 @@ for t in "${targets[@]}"; do
   cargo test --locked -q -p "$crate" --test "$test" --no-run
   echo "== $crate/$test: $PROPTEST_CASES cases per property, at most $timeout_per_target"
   start=$(date +%s)
-  if timeout --foreground "$timeout_per_target" cargo test --locked -q -p "$crate" --test "$test"; then
-    echo "== $crate/$test passed in $(( $(date +%s) - start )) s"
+  status=0
+  timeout --foreground "$timeout_per_target" cargo test --locked -q -p "$crate" --test "$test" || status=$?
+  took=$(( $(date +%s) - start ))
+  if (( status == 0 )); then
+    echo "== $crate/$test passed in $took s"
+  elif (( status == 124 )); then
+    # Every single case runs under its own deadline inside the tests, so running out of the
+    # budget means "not all cases ran", not a hang: reported, not failed.
+    echo "== $crate/$test: time limit reached after $took s before all cases ran (no failure in those that did)"
   else
-    echo "== $crate/$test FAILED (exit $?) after $(( $(date +%s) - start )) s"
+    echo "== $crate/$test FAILED (exit $status) after $took s"
     failed+=("$crate/$test")
   fi
 done
