@@ -28,7 +28,13 @@ fn config(ci_cases: u32) -> ProptestConfig {
 }
 
 /// An Ethernet + IPv4 (+ options) + UDP frame with correct checksums and Ethernet padding.
-fn udp_frame(payload: &[u8], ip_options: usize, padding: usize, src: [u8; 4], dst: [u8; 4]) -> Vec<u8> {
+fn udp_frame(
+    payload: &[u8],
+    ip_options: usize,
+    padding: usize,
+    src: [u8; 4],
+    dst: [u8; 4],
+) -> Vec<u8> {
     let ip_header = IPV4_HEADER_LEN + 4 * ip_options;
     let total = ip_header + UDP_HEADER_LEN + payload.len();
     let mut f = vec![0u8; ETHERNET_HEADER_LEN + total + padding];
@@ -57,19 +63,30 @@ fn udp_frame(payload: &[u8], ip_options: usize, padding: usize, src: [u8; 4], ds
 
 /// What a receiving kernel checks: the IP header checksum and, for UDP, the UDP checksum.
 fn kernel_accepts(f: &[u8]) -> bool {
-    let Ok(eth) = EthernetFrame::new_checked(f) else { return false };
-    let Ok(ip) = Ipv4Packet::new_checked(eth.payload()) else { return false };
+    let Ok(eth) = EthernetFrame::new_checked(f) else {
+        return false;
+    };
+    let Ok(ip) = Ipv4Packet::new_checked(eth.payload()) else {
+        return false;
+    };
     if !ip.verify_checksum() {
         return false;
     }
     match ip.protocol() {
-        PROTO_UDP => UdpPacket::new_checked(ip.payload()).is_ok_and(|u| u.verify_checksum(ip.src_addr(), ip.dst_addr())),
+        PROTO_UDP => UdpPacket::new_checked(ip.payload())
+            .is_ok_and(|u| u.verify_checksum(ip.src_addr(), ip.dst_addr())),
         _ => true,
     }
 }
 
 fn frame_strategy() -> impl Strategy<Value = Vec<u8>> {
-    (prop::collection::vec(any::<u8>(), 0..1400), 0usize..=10, 0usize..40, any::<[u8; 4]>(), any::<[u8; 4]>())
+    (
+        prop::collection::vec(any::<u8>(), 0..1400),
+        0usize..=10,
+        0usize..40,
+        any::<[u8; 4]>(),
+        any::<[u8; 4]>(),
+    )
         .prop_map(|(p, o, pad, s, d)| udp_frame(&p, o, pad, s, d))
 }
 

@@ -54,13 +54,15 @@ fn loaded() -> LoadedScenario {
 /// Writes `bytes` as sweep.json and resumes over it; `Ok(true)` when it was accepted.
 fn resume_over(bytes: &[u8]) -> Result<bool, TestCaseError> {
     let dir = Scratch::new();
-    std::fs::write(dir.0.join(MANIFEST_FILE), bytes).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    std::fs::write(dir.0.join(MANIFEST_FILE), bytes)
+        .map_err(|e| TestCaseError::fail(e.to_string()))?;
     let accepted = check_and_write(&dir.0, &loaded(), true).is_ok();
     Ok(accepted)
 }
 
 fn own_record() -> Vec<u8> {
-    let mut t = serde_json::to_string_pretty(&manifest(&loaded()).expect("serialisable")).expect("json");
+    let mut t =
+        serde_json::to_string_pretty(&manifest(&loaded()).expect("serialisable")).expect("json");
     t.push('\n');
     t.into_bytes()
 }

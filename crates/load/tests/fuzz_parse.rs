@@ -58,7 +58,10 @@ fn targets_text() -> impl Strategy<Value = String> {
         1 => prop::sample::select(vec!["", "   ", "# comment", "#", "\t"]).prop_map(String::from),
         1 => any::<String>(),
     ];
-    (prop::collection::vec(line, 0..20), prop::sample::select(vec!["\n", "\r\n", "\r"]))
+    (
+        prop::collection::vec(line, 0..20),
+        prop::sample::select(vec!["\n", "\r\n", "\r"]),
+    )
         .prop_map(|(lines, nl)| lines.join(nl))
 }
 
@@ -67,47 +70,85 @@ fn check_targets(text: String) -> Result<(), String> {
     let r = bounded(move || parse_targets(&text, "t.targets", &no_such_dir()).map(|t| t.len()))?;
     match r {
         Ok(_) | Err(TargetsError::Empty) => Ok(()),
-        Err(TargetsError::Syntax { file, line, message }) => {
+        Err(TargetsError::Syntax {
+            file,
+            line,
+            message,
+        }) => {
             if file != "t.targets" || line == 0 || line > lines.max(1) || message.is_empty() {
-                return Err(format!("bad error position {file}:{line} of {lines} lines: {message}"));
+                return Err(format!(
+                    "bad error position {file}:{line} of {lines} lines: {message}"
+                ));
             }
             Ok(())
         }
-        Err(e @ TargetsError::Read { .. }) => Err(format!("parse_targets reads no file itself: {e}")),
+        Err(e @ TargetsError::Read { .. }) => {
+            Err(format!("parse_targets reads no file itself: {e}"))
+        }
     }
 }
 
 /// A record with fields from the whole range of each type.
 fn record() -> impl Strategy<Value = ResultRecord> {
     (
-        (any::<u64>(), ".{0,12}", ".{0,8}", prop::sample::select(vec!["1.1", "2", "3"])),
-        (any::<u64>(), any::<u64>(), any::<Option<u64>>(), any::<bool>(), any::<Option<u64>>()),
-        (any::<Option<u64>>(), any::<Option<u64>>(), any::<Option<u64>>(), any::<u64>(), any::<Option<u64>>()),
-        (any::<u64>(), any::<u64>(), any::<Option<u16>>(), any::<bool>(), prop::option::of(".{0,20}")),
+        (
+            any::<u64>(),
+            ".{0,12}",
+            ".{0,8}",
+            prop::sample::select(vec!["1.1", "2", "3"]),
+        ),
+        (
+            any::<u64>(),
+            any::<u64>(),
+            any::<Option<u64>>(),
+            any::<bool>(),
+            any::<Option<u64>>(),
+        ),
+        (
+            any::<Option<u64>>(),
+            any::<Option<u64>>(),
+            any::<Option<u64>>(),
+            any::<u64>(),
+            any::<Option<u64>>(),
+        ),
+        (
+            any::<u64>(),
+            any::<u64>(),
+            any::<Option<u16>>(),
+            any::<bool>(),
+            prop::option::of(".{0,20}"),
+        ),
     )
-        .prop_map(|((seq, attack, phase, http), (intended_ns, intended_unix_ns, sent_ns, late, connect_ns), (tls_ns, quic_handshake_ns, ttfb_ns, latency_ns, service_ns), (bytes_in, bytes_out, status, reused, error))| {
-            ResultRecord {
-                seq,
-                attack,
-                phase,
-                http: http.to_string(),
-                intended_ns,
-                intended_unix_ns,
-                sent_ns,
-                late,
-                connect_ns,
-                tls_ns,
-                quic_handshake_ns,
-                ttfb_ns,
-                latency_ns,
-                service_ns,
-                bytes_in,
-                bytes_out,
-                status,
-                reused,
-                error,
-            }
-        })
+        .prop_map(
+            |(
+                (seq, attack, phase, http),
+                (intended_ns, intended_unix_ns, sent_ns, late, connect_ns),
+                (tls_ns, quic_handshake_ns, ttfb_ns, latency_ns, service_ns),
+                (bytes_in, bytes_out, status, reused, error),
+            )| {
+                ResultRecord {
+                    seq,
+                    attack,
+                    phase,
+                    http: http.to_string(),
+                    intended_ns,
+                    intended_unix_ns,
+                    sent_ns,
+                    late,
+                    connect_ns,
+                    tls_ns,
+                    quic_handshake_ns,
+                    ttfb_ns,
+                    latency_ns,
+                    service_ns,
+                    bytes_in,
+                    bytes_out,
+                    status,
+                    reused,
+                    error,
+                }
+            },
+        )
 }
 
 fn encode(records: &[ResultRecord], encoding: Encoding) -> Vec<u8> {
@@ -125,15 +166,33 @@ fn encode(records: &[ResultRecord], encoding: Encoding) -> Vec<u8> {
 /// Reads every record of `bytes`; errors are fine, panics and hangs are not.
 fn read_all(bytes: Vec<u8>) -> Result<Vec<Result<ResultRecord, String>>, String> {
     bounded(move || match read_records(Cursor::new(bytes)) {
-        Ok(stream) => stream.take(100_000).map(|r| r.map_err(|e| e.to_string())).collect(),
+        Ok(stream) => stream
+            .take(100_000)
+            .map(|r| r.map_err(|e| e.to_string()))
+            .collect(),
         Err(e) => vec![Err(e.to_string())],
     })
 }
 
 fn rate_text() -> impl Strategy<Value = String> {
     prop_oneof![
-        prop::sample::select(vec!["100/s", "0", "0/s", "1e308/1ns", "1e-300/h", "5/500ms", "nan", "inf/s", "-1/s",
-                                  "18446744073709551616/s", "1/0s", "/s", "100", "0.0000001/s"]).prop_map(String::from),
+        prop::sample::select(vec![
+            "100/s",
+            "0",
+            "0/s",
+            "1e308/1ns",
+            "1e-300/h",
+            "5/500ms",
+            "nan",
+            "inf/s",
+            "-1/s",
+            "18446744073709551616/s",
+            "1/0s",
+            "/s",
+            "100",
+            "0.0000001/s"
+        ])
+        .prop_map(String::from),
         "[0-9.e-]{0,12}(/[0-9]{0,3}(ns|us|ms|s|m|h)?)?",
     ]
 }
@@ -230,7 +289,8 @@ proptest! {
 /// end: `quiclab load` runs as root in the lab, and a body is held in memory for every request.
 #[test]
 fn a_body_that_is_not_a_regular_file_is_refused() {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("fuzz-load-fifo-{}", std::process::id()));
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("fuzz-load-fifo-{}", std::process::id()));
     // create_dir (not _all): fails rather than reuse a directory someone planted.
     std::fs::create_dir(&dir).expect("a fresh directory");
     let fifo = dir.join("body.fifo");
@@ -244,7 +304,11 @@ fn a_body_that_is_not_a_regular_file_is_refused() {
     let mut outcomes = Vec::new();
     for text in texts {
         let base = dir.clone();
-        outcomes.push(bounded(move || parse_targets(&text, "t.targets", &base).map(|t| t.len()).map_err(|e| e.to_string())));
+        outcomes.push(bounded(move || {
+            parse_targets(&text, "t.targets", &base)
+                .map(|t| t.len())
+                .map_err(|e| e.to_string())
+        }));
     }
     // Only what this test made: the FIFO and its directory.
     let _ = std::fs::remove_file(&fifo);

@@ -7,8 +7,8 @@
 use std::net::Ipv4Addr;
 
 use netem::wire::{
-    checksum, EthernetFrame, Ipv4Packet, TcpPacket, UdpPacket, ETHERNET_HEADER_LEN,
-    ETHERTYPE_IPV4, IPV4_HEADER_LEN, PROTO_TCP, PROTO_UDP, TCP_HEADER_LEN, UDP_HEADER_LEN,
+    checksum, EthernetFrame, Ipv4Packet, TcpPacket, UdpPacket, ETHERNET_HEADER_LEN, ETHERTYPE_IPV4,
+    IPV4_HEADER_LEN, PROTO_TCP, PROTO_UDP, TCP_HEADER_LEN, UDP_HEADER_LEN,
 };
 use proptest::prelude::*;
 
@@ -27,7 +27,12 @@ fn read_everything(bytes: &[u8]) -> usize {
     let mut accepted = 0;
     if let Ok(eth) = EthernetFrame::new_checked(bytes) {
         accepted += 1;
-        let _ = (eth.dst_addr(), eth.src_addr(), eth.ethertype(), eth.payload().len());
+        let _ = (
+            eth.dst_addr(),
+            eth.src_addr(),
+            eth.ethertype(),
+            eth.payload().len(),
+        );
         accepted += read_ip(eth.payload());
     }
     accepted + read_ip(bytes)
@@ -59,13 +64,34 @@ fn read_transport(bytes: &[u8], src: Ipv4Addr, dst: Ipv4Addr) -> usize {
     let mut accepted = 0;
     if let Ok(udp) = UdpPacket::new_checked(bytes) {
         accepted += 1;
-        let _ = (udp.src_port(), udp.dst_port(), udp.len(), udp.checksum(), udp.payload().len());
-        let _ = (udp.compute_checksum(src, dst), udp.verify_checksum(src, dst));
+        let _ = (
+            udp.src_port(),
+            udp.dst_port(),
+            udp.len(),
+            udp.checksum(),
+            udp.payload().len(),
+        );
+        let _ = (
+            udp.compute_checksum(src, dst),
+            udp.verify_checksum(src, dst),
+        );
     }
     if let Ok(tcp) = TcpPacket::new_checked(bytes) {
         accepted += 1;
-        let _ = (tcp.src_port(), tcp.dst_port(), tcp.seq(), tcp.ack(), tcp.header_len(), tcp.flags());
-        let _ = (tcp.window(), tcp.checksum(), tcp.options().len(), tcp.payload().len());
+        let _ = (
+            tcp.src_port(),
+            tcp.dst_port(),
+            tcp.seq(),
+            tcp.ack(),
+            tcp.header_len(),
+            tcp.flags(),
+        );
+        let _ = (
+            tcp.window(),
+            tcp.checksum(),
+            tcp.options().len(),
+            tcp.payload().len(),
+        );
     }
     accepted
 }
@@ -99,29 +125,38 @@ fn spec() -> impl Strategy<Value = Spec> {
         any::<u32>(),
         any::<u8>(),
     )
-        .prop_map(|(udp, ip_options, tcp_options, payload, padding, src, dst, ports, seq, flags)| Spec {
-            udp,
-            ip_options,
-            tcp_options,
-            payload,
-            padding,
-            src,
-            dst,
-            ports,
-            seq,
-            flags,
-        })
+        .prop_map(
+            |(udp, ip_options, tcp_options, payload, padding, src, dst, ports, seq, flags)| Spec {
+                udp,
+                ip_options,
+                tcp_options,
+                payload,
+                padding,
+                src,
+                dst,
+                ports,
+                seq,
+                flags,
+            },
+        )
 }
 
 /// The TCP checksum over the pseudo-header, as a receiver computes it (0 = verifies).
 fn tcp_sum(src: Ipv4Addr, dst: Ipv4Addr, segment: &[u8]) -> u16 {
     let len = u16::try_from(segment.len()).expect("a segment fits an IP packet");
-    checksum::fold(u64::from(checksum::pseudo_header(src, dst, PROTO_TCP, len)) + u64::from(checksum::sum(segment)))
+    checksum::fold(
+        u64::from(checksum::pseudo_header(src, dst, PROTO_TCP, len))
+            + u64::from(checksum::sum(segment)),
+    )
 }
 
 fn build(s: &Spec) -> Vec<u8> {
     let ip_header = IPV4_HEADER_LEN + 4 * s.ip_options;
-    let transport_header = if s.udp { UDP_HEADER_LEN } else { TCP_HEADER_LEN + 4 * s.tcp_options };
+    let transport_header = if s.udp {
+        UDP_HEADER_LEN
+    } else {
+        TCP_HEADER_LEN + 4 * s.tcp_options
+    };
     let total = ip_header + transport_header + s.payload.len();
     let mut f = vec![0u8; ETHERNET_HEADER_LEN + total + s.padding];
     f[12..14].copy_from_slice(&ETHERTYPE_IPV4.to_be_bytes());
@@ -137,7 +172,8 @@ fn build(s: &Spec) -> Vec<u8> {
         ip.fill_checksum();
     }
     let start = ETHERNET_HEADER_LEN + ip_header;
-    f[start + transport_header..start + transport_header + s.payload.len()].copy_from_slice(&s.payload);
+    f[start + transport_header..start + transport_header + s.payload.len()]
+        .copy_from_slice(&s.payload);
     let segment = &mut f[start..ETHERNET_HEADER_LEN + total];
     if s.udp {
         let mut udp = UdpPacket::new_unchecked(&mut *segment);
@@ -166,7 +202,9 @@ fn transport_ok(frame: &[u8]) -> Option<bool> {
     let ip = Ipv4Packet::new_checked(eth.payload()).ok()?;
     let (src, dst) = (ip.src_addr(), ip.dst_addr());
     match ip.protocol() {
-        PROTO_UDP => UdpPacket::new_checked(ip.payload()).ok().map(|u| u.verify_checksum(src, dst)),
+        PROTO_UDP => UdpPacket::new_checked(ip.payload())
+            .ok()
+            .map(|u| u.verify_checksum(src, dst)),
         PROTO_TCP => Some(tcp_sum(src, dst, ip.payload()) == 0),
         _ => None,
     }

@@ -90,30 +90,59 @@ fn lines_bytes(lines: &[Value]) -> Vec<u8> {
 /// Opens a store over `bytes` and exercises every operation; returns the ids it reported.
 fn exercise(bytes: &[u8], order: &[String]) -> Result<(), TestCaseError> {
     let dir = Scratch::new();
-    std::fs::write(dir.0.join(RESULTS_FILE), bytes).map_err(|e| TestCaseError::fail(e.to_string()))?;
-    let store = ResultsStore::open(&dir.0).map_err(|e| TestCaseError::fail(format!("open: {e}")))?;
-    let ids = store.completed_ids().map_err(|e| TestCaseError::fail(e.to_string()))?;
-    let loaded = store.load().map_err(|e| TestCaseError::fail(e.to_string()))?;
+    std::fs::write(dir.0.join(RESULTS_FILE), bytes)
+        .map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let store =
+        ResultsStore::open(&dir.0).map_err(|e| TestCaseError::fail(format!("open: {e}")))?;
+    let ids = store
+        .completed_ids()
+        .map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let loaded = store
+        .load()
+        .map_err(|e| TestCaseError::fail(e.to_string()))?;
     // Only complete JSON objects with a string id come back.
     for v in &loaded {
-        prop_assert!(v.get("id").and_then(Value::as_str).is_some_and(|id| ids.contains(id)));
+        prop_assert!(v
+            .get("id")
+            .and_then(Value::as_str)
+            .is_some_and(|id| ids.contains(id)));
     }
     // A fresh line appended after any tail is read back.
-    store.append(&json!({"id": "fuzz-appended", "x": 1})).map_err(|e| TestCaseError::fail(e.to_string()))?;
-    let ids = store.completed_ids().map_err(|e| TestCaseError::fail(e.to_string()))?;
-    prop_assert!(ids.contains("fuzz-appended"), "an append after a corrupted tail was lost");
-    store.finalize(order).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    store
+        .append(&json!({"id": "fuzz-appended", "x": 1}))
+        .map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let ids = store
+        .completed_ids()
+        .map_err(|e| TestCaseError::fail(e.to_string()))?;
+    prop_assert!(
+        ids.contains("fuzz-appended"),
+        "an append after a corrupted tail was lost"
+    );
+    store
+        .finalize(order)
+        .map_err(|e| TestCaseError::fail(e.to_string()))?;
     // After finalize: only valid lines, one per id, all ids kept.
-    let text = std::fs::read(dir.0.join(RESULTS_FILE)).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let text =
+        std::fs::read(dir.0.join(RESULTS_FILE)).map_err(|e| TestCaseError::fail(e.to_string()))?;
     let mut seen = BTreeSet::new();
     for line in text.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
-        let v: Value = serde_json::from_slice(line).map_err(|e| TestCaseError::fail(format!("finalize kept a bad line: {e}")))?;
-        let id = v.get("id").and_then(Value::as_str).ok_or_else(|| TestCaseError::fail("a line without id"))?;
-        prop_assert!(seen.insert(id.to_string()), "id {} twice after finalize", id);
+        let v: Value = serde_json::from_slice(line)
+            .map_err(|e| TestCaseError::fail(format!("finalize kept a bad line: {e}")))?;
+        let id = v
+            .get("id")
+            .and_then(Value::as_str)
+            .ok_or_else(|| TestCaseError::fail("a line without id"))?;
+        prop_assert!(
+            seen.insert(id.to_string()),
+            "id {} twice after finalize",
+            id
+        );
     }
     prop_assert_eq!(seen, ids);
     // Summaries of whatever was read: never a panic.
-    let runs = store.load().map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let runs = store
+        .load()
+        .map_err(|e| TestCaseError::fail(e.to_string()))?;
     let rows = summary_rows(0, &[("link.rate".into(), "10Mbit".into())], &runs);
     let _ = summary_csv(&rows);
     let _ = render_table(&rows, &["goodput_bps", "metrics.x", "nope"]);
@@ -157,7 +186,11 @@ proptest! {
 
 #[test]
 fn deeply_nested_lines_are_skipped_not_overflowing() {
-    let deep = format!("{{\"id\":\"d\",\"x\":{}1{}}}\n", "[".repeat(100_000), "]".repeat(100_000));
+    let deep = format!(
+        "{{\"id\":\"d\",\"x\":{}1{}}}\n",
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
     let ok = format!("{}\n", json!({"id": "ok"}));
     let bytes = format!("{deep}{ok}");
     exercise(bytes.as_bytes(), &[]).unwrap_or_else(|e| panic!("{e}"));

@@ -56,7 +56,12 @@ fn check(result: &Result<LoadedScenario, ScenarioError>, file: &str) -> Result<(
             if l.points.len().saturating_mul(l.reps as usize) <= MAX_RUNS_EXPANDED {
                 let runs = l.runs();
                 if runs.len() != l.points.len() * l.reps as usize {
-                    return Err(format!("{} runs for {} points × {} reps", runs.len(), l.points.len(), l.reps));
+                    return Err(format!(
+                        "{} runs for {} points × {} reps",
+                        runs.len(),
+                        l.points.len(),
+                        l.reps
+                    ));
                 }
             }
             return Ok(());
@@ -122,7 +127,9 @@ fn quoted(s: &str) -> String {
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => out.push_str(&format!("\\u{:04X}", c as u32)),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => {
+                out.push_str(&format!("\\u{:04X}", c as u32))
+            }
             c => out.push(c),
         }
     }
@@ -136,9 +143,42 @@ fn unit_text() -> impl Strategy<Value = String> {
         "[0-9]{1,25}",
         "[0-9]{0,6}\\.[0-9]{0,20}",
         prop::sample::select(vec![
-            "-", ".", " ", "%", "/", "e9", "ns", "us", "µs", "ms", "s", "min", "h", "B", "KB", "MB",
-            "GB", "TB", "KiB", "MiB", "GiB", "bit", "kbit", "Mbit", "Gbit", "Tbit", "bps", "pkt",
-            "bdp", "+", "unlimited", "inf", "nan", "🦀", "\u{0}", "ｓ",
+            "-",
+            ".",
+            " ",
+            "%",
+            "/",
+            "e9",
+            "ns",
+            "us",
+            "µs",
+            "ms",
+            "s",
+            "min",
+            "h",
+            "B",
+            "KB",
+            "MB",
+            "GB",
+            "TB",
+            "KiB",
+            "MiB",
+            "GiB",
+            "bit",
+            "kbit",
+            "Mbit",
+            "Gbit",
+            "Tbit",
+            "bps",
+            "pkt",
+            "bdp",
+            "+",
+            "unlimited",
+            "inf",
+            "nan",
+            "🦀",
+            "\u{0}",
+            "ｓ",
         ])
         .prop_map(String::from),
     ];
@@ -204,7 +244,9 @@ fn toml_value() -> BoxedStrategy<String> {
 
 /// Whether `v` is a TOML value on its own.
 fn is_toml_value(v: &str) -> bool {
-    format!("x = {v}\n").parse::<toml_edit::DocumentMut>().is_ok()
+    format!("x = {v}\n")
+        .parse::<toml_edit::DocumentMut>()
+        .is_ok()
 }
 
 /// Keys of inline tables: the items of `rate_schedule` and `blackout`, loss parameters, junk.
@@ -213,7 +255,19 @@ fn item_key() -> impl Strategy<Value = String> {
         .iter()
         .filter_map(|k| k.path.rsplit_once('.').map(|(_, last)| last.to_string()))
         .collect();
-    names.extend(["model", "at", "rate", "start", "duration", "period", "\"quoted key\"", "x"].map(String::from));
+    names.extend(
+        [
+            "model",
+            "at",
+            "rate",
+            "start",
+            "duration",
+            "period",
+            "\"quoted key\"",
+            "x",
+        ]
+        .map(String::from),
+    );
     names.sort();
     names.dedup();
     prop::sample::select(names)
@@ -257,8 +311,16 @@ fn line() -> impl Strategy<Value = Line> {
             _ => Section::Cross(n),
         };
         // rate_trace names a file: only names in the empty base directory (see the module doc).
-        let value = if rest == "rate_trace" { quoted(&format!("trace-{n}.csv")) } else { value };
-        Line { section, key: rest.to_string(), value }
+        let value = if rest == "rate_trace" {
+            quoted(&format!("trace-{n}.csv"))
+        } else {
+            value
+        };
+        Line {
+            section,
+            key: rest.to_string(),
+            value,
+        }
     })
 }
 
@@ -274,9 +336,16 @@ fn sweep_line() -> impl Strategy<Value = String> {
             }
             v
         })
-        .chain(["nope.key".to_string(), "flow.99.cc".to_string(), "link.up.rate".to_string()])
+        .chain([
+            "nope.key".to_string(),
+            "flow.99.cc".to_string(),
+            "link.up.rate".to_string(),
+        ])
         .collect();
-    (prop::sample::select(paths), prop::collection::vec(toml_value(), 0..4))
+    (
+        prop::sample::select(paths),
+        prop::collection::vec(toml_value(), 0..4),
+    )
         .prop_map(|(p, v)| format!("{} = [{}]", quoted(&p), v.join(", ")))
 }
 
@@ -336,12 +405,41 @@ fn document(lines: Vec<Line>, sweep: Vec<String>, keep_duplicates: bool) -> Stri
 
 /// Tokens TOML is made of, with the registry's key names, for a soup that often parses.
 fn toml_soup() -> impl Strategy<Value = String> {
-    let tokens: Vec<String> = ["[run]", "[link]", "[link.up]", "[[flow]]", "[[cross]]", "[sweep]", "[link.loss]",
-        "=", "\n", " ", "[", "]", "{", "}", ",", "\"", "'", "#", ".", "\"\"\"", "[[", "]]", "\\", "\r\n", "\t"]
-        .iter()
-        .map(|s| s.to_string())
-        .chain(keys().iter().flat_map(|k| k.path.split('.').map(|p| p.trim_end_matches("[]").to_string())))
-        .collect();
+    let tokens: Vec<String> = [
+        "[run]",
+        "[link]",
+        "[link.up]",
+        "[[flow]]",
+        "[[cross]]",
+        "[sweep]",
+        "[link.loss]",
+        "=",
+        "\n",
+        " ",
+        "[",
+        "]",
+        "{",
+        "}",
+        ",",
+        "\"",
+        "'",
+        "#",
+        ".",
+        "\"\"\"",
+        "[[",
+        "]]",
+        "\\",
+        "\r\n",
+        "\t",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .chain(keys().iter().flat_map(|k| {
+        k.path
+            .split('.')
+            .map(|p| p.trim_end_matches("[]").to_string())
+    }))
+    .collect();
     let tok = prop_oneof![3 => prop::sample::select(tokens), 1 => value()];
     prop::collection::vec(tok, 0..60).prop_map(|v| v.concat())
 }
@@ -354,7 +452,10 @@ fn examples() -> &'static [String] {
         let mut files = Vec::new();
         let mut dirs = vec![root];
         while let Some(d) = dirs.pop() {
-            for e in std::fs::read_dir(&d).expect("scenarios/ is readable").flatten() {
+            for e in std::fs::read_dir(&d)
+                .expect("scenarios/ is readable")
+                .flatten()
+            {
                 let p = e.path();
                 if p.is_dir() {
                     dirs.push(p);
@@ -415,7 +516,9 @@ fn apply(text: &str, m: &Mutation) -> String {
     let mut lines: Vec<String> = text.lines().map(String::from).collect();
     match m {
         Mutation::Value(n, v) => {
-            let assignments: Vec<usize> = (0..lines.len()).filter(|&i| lines[i].contains(" = ")).collect();
+            let assignments: Vec<usize> = (0..lines.len())
+                .filter(|&i| lines[i].contains(" = "))
+                .collect();
             if let Some(&i) = assignments.get(n % assignments.len().max(1)) {
                 let key = lines[i].split(" = ").next().unwrap_or("").to_string();
                 lines[i] = format!("{key} = {v}");
@@ -456,7 +559,18 @@ fn override_arg() -> impl Strategy<Value = String> {
         .iter()
         .filter(|k| !k.path.contains("[]") && !k.path.ends_with("rate_trace"))
         .map(|k| k.path.to_string())
-        .chain(["flow.0.cc", "flow.7.mtu", "cross.0.rate", "link.up.delay", "run", "", "."].map(String::from))
+        .chain(
+            [
+                "flow.0.cc",
+                "flow.7.mtu",
+                "cross.0.rate",
+                "link.up.delay",
+                "run",
+                "",
+                ".",
+            ]
+            .map(String::from),
+        )
         .collect();
     prop_oneof![
         4 => (prop::sample::select(paths), value()).prop_map(|(k, v)| format!("{k}={v}")),
@@ -508,7 +622,11 @@ proptest! {
 fn deep_nesting_is_refused_without_overflowing_the_stack() {
     for depth in [10, 100, 1_000, 10_000] {
         let arrays = format!("[run]\nname = {}{}\n", "[".repeat(depth), "]".repeat(depth));
-        let tables = format!("[run]\nname = {}{}\n", "{ a = ".repeat(depth), "1 }".repeat(depth));
+        let tables = format!(
+            "[run]\nname = {}{}\n",
+            "{ a = ".repeat(depth),
+            "1 }".repeat(depth)
+        );
         let dotted = format!("[run]\n{} = 1\n", vec!["a"; depth].join("."));
         let headers = format!("[{}]\n", vec!["a"; depth].join("."));
         for text in [arrays, tables, dotted, headers] {
@@ -528,7 +646,10 @@ fn huge_documents_finish_in_time() {
     for i in 0..300 {
         text.push_str(&format!("[[flow]]\nname = \"f{i}\"\ncount = 3\n"));
     }
-    text.push_str(&format!("[run]\nname = {}\n", quoted(&"x".repeat(1_000_000))));
+    text.push_str(&format!(
+        "[run]\nname = {}\n",
+        quoted(&"x".repeat(1_000_000))
+    ));
     parse_text(text).unwrap_or_else(|e| panic!("{e}"));
 }
 

@@ -18,7 +18,10 @@ fn row<'a>(doc: &'a str, key: &str) -> &'a str {
     let needle = format!("`{key}`");
     doc.lines()
         .find(|l| {
-            l.starts_with('|') && l.split('|').nth(1).is_some_and(|first| first.contains(&needle))
+            l.starts_with('|')
+                && l.split('|')
+                    .nth(1)
+                    .is_some_and(|first| first.contains(&needle))
         })
         .unwrap_or_else(|| panic!("docs/limits.md has no row for {key}"))
 }
@@ -36,7 +39,11 @@ fn every_registry_bound_has_its_row() {
             Bounds::Any => {}
             Bounds::Positive => {
                 let r = row(&doc, k.path);
-                assert!(r.contains("above `0`"), "{}: the row must say `above `0``: {r}", k.path);
+                assert!(
+                    r.contains("above `0`"),
+                    "{}: the row must say `above `0``: {r}",
+                    k.path
+                );
                 checked += 1;
             }
             Bounds::Within(min, max) => {
@@ -50,7 +57,10 @@ fn every_registry_bound_has_its_row() {
             }
         }
     }
-    assert!(checked >= 10, "the registry's bounds were not found ({checked})");
+    assert!(
+        checked >= 10,
+        "the registry's bounds were not found ({checked})"
+    );
 }
 
 #[test]
@@ -65,7 +75,10 @@ fn every_key_the_page_names_exists() {
         let first = line.split('|').nth(1).unwrap_or("");
         for name in first.split('`').skip(1).step_by(2) {
             if name.contains('.') {
-                assert!(find(name).is_some(), "docs/limits.md names {name}, which is not a key");
+                assert!(
+                    find(name).is_some(),
+                    "docs/limits.md names {name}, which is not a key"
+                );
             }
         }
     }
@@ -76,15 +89,30 @@ fn every_key_the_page_names_exists() {
 const RESOLVER_BOUNDS: &[(&str, &str, u64, u64)] = &[
     ("run.reps", "[run]\nreps = {}\n", 1, 1_000_000),
     ("flow.count", "[[flow]]\ncount = {}\n", 1, 10_000),
-    ("flow.streams", "[[flow]]\napp = \"download\"\nsize = \"1GB\"\nstreams = {}\n", 1, 1_000_000),
-    ("flow.connections", "[[flow]]\napp = \"download\"\nconnections = {}\n", 1, 1_000_000),
+    (
+        "flow.streams",
+        "[[flow]]\napp = \"download\"\nsize = \"1GB\"\nstreams = {}\n",
+        1,
+        1_000_000,
+    ),
+    (
+        "flow.connections",
+        "[[flow]]\napp = \"download\"\nconnections = {}\n",
+        1,
+        1_000_000,
+    ),
     (
         "link.loss.max_burst",
         "[link]\nloss = { model = \"bounded\", p = 0.01, max_burst = {} }\n",
         1,
         4_294_967_295,
     ),
-    ("cross.size", "[[cross]]\npattern = \"cbr\"\nrate = \"1Mbit\"\nsize = {}\n", 1, 65_507),
+    (
+        "cross.size",
+        "[[cross]]\npattern = \"cbr\"\nrate = \"1Mbit\"\nsize = {}\n",
+        1,
+        65_507,
+    ),
 ];
 
 #[test]
@@ -96,13 +124,20 @@ fn resolver_bounds_match_the_page_and_the_parser() {
     };
     for &(key, template, min, max) in RESOLVER_BOUNDS {
         let r = row(&doc, key);
-        assert!(has_number(r, min) && has_number(r, max), "{key}: the row must give `{min}` and `{max}`: {r}");
+        assert!(
+            has_number(r, min) && has_number(r, max),
+            "{key}: the row must give `{min}` and `{max}`: {r}"
+        );
         for v in [min, max] {
-            parse(template, v).unwrap_or_else(|e| panic!("{key} = {v} is documented as accepted: {e}"));
+            parse(template, v)
+                .unwrap_or_else(|e| panic!("{key} = {v} is documented as accepted: {e}"));
         }
         for v in [min - 1, max + 1] {
             let e = parse(template, v).expect_err(&format!("{key} = {v} is documented as refused"));
-            assert!(e.line.is_some(), "{key} = {v}: the error must point at the value: {e}");
+            assert!(
+                e.line.is_some(),
+                "{key} = {v}: the error must point at the value: {e}"
+            );
         }
     }
 }
@@ -114,5 +149,8 @@ fn the_sweep_cap_matches_the_page() {
         .lines()
         .find(|l| l.starts_with("| sweep points"))
         .expect("a row for the sweep point cap");
-    assert!(has_number(r, MAX_POINTS as u64), "the row must give `{MAX_POINTS}`: {r}");
+    assert!(
+        has_number(r, MAX_POINTS as u64),
+        "the row must give `{MAX_POINTS}`: {r}"
+    );
 }

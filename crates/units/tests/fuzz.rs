@@ -25,7 +25,11 @@ fn config(ci_cases: u32) -> ProptestConfig {
 
 /// Runs `f` on its own thread and fails if it takes longer than `limit` (a hang is a defect too;
 /// the stuck thread is left behind, the test fails).
-fn bounded<T: Send + 'static>(limit: Duration, what: String, f: impl FnOnce() -> T + Send + 'static) -> T {
+fn bounded<T: Send + 'static>(
+    limit: Duration,
+    what: String,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> T {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         // A panic drops `tx`, which the receiver reports as a disconnect.
@@ -54,10 +58,50 @@ fn unitish() -> impl Strategy<Value = String> {
         Just("/".to_string()),
         Just("%".to_string()),
         prop::sample::select(vec![
-            "ns", "us", "µs", "ms", "s", "m", "min", "h", "B", "b", "bit", "bits", "bps", "Bps",
-            "byte", "bytes", "k", "K", "M", "G", "T", "Ki", "Mi", "Gi", "Ti", "KB", "MiB", "Mbit",
-            "/s", "/1s", "/500ms", "pkt", "pkts", "packets", "unlimited", "inf", "NaN", "Infinity",
-            "ſ", "ｍs", "١٢", "\u{0}", "\u{200b}", "🦀",
+            "ns",
+            "us",
+            "µs",
+            "ms",
+            "s",
+            "m",
+            "min",
+            "h",
+            "B",
+            "b",
+            "bit",
+            "bits",
+            "bps",
+            "Bps",
+            "byte",
+            "bytes",
+            "k",
+            "K",
+            "M",
+            "G",
+            "T",
+            "Ki",
+            "Mi",
+            "Gi",
+            "Ti",
+            "KB",
+            "MiB",
+            "Mbit",
+            "/s",
+            "/1s",
+            "/500ms",
+            "pkt",
+            "pkts",
+            "packets",
+            "unlimited",
+            "inf",
+            "NaN",
+            "Infinity",
+            "ſ",
+            "ｍs",
+            "١٢",
+            "\u{0}",
+            "\u{200b}",
+            "🦀",
         ])
         .prop_map(String::from),
         any::<char>().prop_map(String::from),
