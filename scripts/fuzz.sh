@@ -7,8 +7,9 @@
 #   FUZZ_TIMEOUT=30m scripts/fuzz.sh   # time limit per target (GNU timeout syntax)
 #   scripts/fuzz.sh scenario           # only the targets whose name contains "scenario"
 #
-# A failing case is shrunk and saved under the crate's proptest-regressions/ directory; commit
-# that file: every later run (CI's too) replays it first. Exit status: 0 when every target
+# A failing case is shrunk and saved beside the test file, as
+# crates/<crate>/tests/<test>.proptest-regressions: commit that file, every later run (CI's too)
+# replays it first. Exit status: 0 when every target
 # passed or ran out of time without a failure, 1 when a target failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."

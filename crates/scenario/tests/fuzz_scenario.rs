@@ -5,7 +5,8 @@
 //! from, or is the one whole-sweep error).
 //!
 //! CI runs a small budget; `scripts/fuzz.sh` sets `PROPTEST_CASES` for a long run. Failing cases
-//! are saved under `proptest-regressions/` and replayed first from then on.
+//! are saved beside the test as `tests/<name>.proptest-regressions` and replayed first from
+//! then on.
 //!
 //! Inputs left out until the defects of issue 10 that helper B fixes are merged (re-enable then):
 //! - `rate_trace` values are only relative names in a directory that does not exist: a trace naming

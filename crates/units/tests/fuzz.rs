@@ -3,7 +3,8 @@
 //! refused whatever the number.
 //!
 //! CI runs a small budget (the `cases` below); `scripts/fuzz.sh` sets `PROPTEST_CASES` for a long
-//! run. A failing case is saved under `proptest-regressions/` and replayed first from then on.
+//! run. A failing case is saved beside the test as `tests/<name>.proptest-regressions` and
+//! replayed first from then on.
 
 use std::sync::mpsc;
 use std::time::Duration;
