@@ -25,6 +25,15 @@ use crate::error::{Error, Result};
 /// File name of the results store inside its directory.
 pub const RESULTS_FILE: &str = "results.jsonl";
 
+/// Field that marks an error record: a line with an id and this message instead of
+/// measurements. It counts as done for resuming and is skipped by [`ResultsStore::load`].
+pub const ERROR_FIELD: &str = "error";
+
+/// Whether a stored line is an error record.
+pub fn is_error_record(line: &Value) -> bool {
+    line.get(ERROR_FIELD).is_some_and(Value::is_string)
+}
+
 /// Append-only store of run results in `<dir>/results.jsonl`.
 #[derive(Debug)]
 pub struct ResultsStore {
@@ -78,10 +87,30 @@ impl ResultsStore {
         file.sync_data().map_err(Error::io(&self.path))
     }
 
-    /// Every valid run, in file order (duplicates included).
+    /// Every valid run that produced a result, in file order (duplicates included); error
+    /// records (see [`ResultsStore::errors`]) are left out, since they measure nothing.
     pub fn load(&self) -> Result<Vec<Value>> {
         let _guard = self.lock();
-        Ok(self.read_records()?.into_iter().map(|r| r.value).collect())
+        Ok(self
+            .read_records()?
+            .into_iter()
+            .map(|r| r.value)
+            .filter(|v| !is_error_record(v))
+            .collect())
+    }
+
+    /// The error records, in file order: `(id, message)` of each run that failed in a way a
+    /// retry would repeat (the engine panicked), recorded so a resumed sweep skips it.
+    pub fn errors(&self) -> Result<Vec<(String, String)>> {
+        let _guard = self.lock();
+        Ok(self
+            .read_records()?
+            .into_iter()
+            .filter_map(|r| {
+                let message = r.value.get(ERROR_FIELD)?.as_str()?.to_owned();
+                Some((r.id, message))
+            })
+            .collect())
     }
 
     /// Rewrites the file atomically with lines in `order` of ids, keeping the first of duplicates.
