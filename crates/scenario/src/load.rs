@@ -6,6 +6,8 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{At, Errors, ScenarioError};
+use crate::input::read_regular;
+use crate::limits::MAX_SCENARIO_BYTES;
 use crate::model::{RunSpec, SweepPoint};
 use crate::paths::parse_key;
 use crate::resolve::resolve;
@@ -66,11 +68,11 @@ pub fn load(
     extra_axes: &[String],
 ) -> Result<LoadedScenario, ScenarioError> {
     let file_name = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+    let text = read_regular(path, MAX_SCENARIO_BYTES).map_err(|e| ScenarioError {
         file: file_name.clone(),
         line: None,
         column: None,
-        message: format!("cannot read: {e}"),
+        message: format!("cannot read the scenario: {}", e.0),
         allowed: Vec::new(),
         allowed_title: String::new(),
     })?;

@@ -304,7 +304,7 @@ static KEYS: &[KeyDoc] = &[
     key("flow.initial_window", Packets, Value("10pkt"), "Initial congestion window (ours only).", "\"4pkt\""),
     key("flow.loss_reduction", Float, Context("0.5 (newreno), 0.7 (cubic)"), "Multiplicative decrease on congestion (ours only).", "0.8"),
     key("flow.min_window", Packets, Value("2pkt"), "Minimum congestion window (ours only).", "\"4pkt\""),
-    key("flow.mtu", Int, Value("1500"), "IP MTU (at least 1228 for QUIC, 576 for TCP). QUIC: UDP payload at most mtu − 28; TCP: MSS = mtu − 40, − 12 more with timestamps.", "1280"),
+    key("flow.mtu", Int, Value("1500"), "IP MTU: 1228 to 16411 for QUIC (quinn's limit), 576 to 65535 for TCP. QUIC: UDP payload at most mtu − 28; TCP: MSS = mtu − 40, − 12 more with timestamps.", "1280"),
     quic_only(key("flow.mtu_discovery", Bool, Value("false"), "Let quinn probe for a larger MTU.", "true")),
     quic_only(positive(key("flow.initial_rtt", Duration, Value("333ms"), "RTT estimate before the first sample.", "\"100ms\""))),
     quic_only(key("flow.stream_window", Size, Value("16MB"), "Per-stream receive window (initial MAX_STREAM_DATA); generous so it limits only when set.", "\"65KB\"")),
