@@ -57,7 +57,10 @@ pub fn run(
             }
             let (recorded, retried): (Vec<_>, Vec<_>) = failures.iter().partition(|f| f.recorded);
             let ids = |fs: &[&experiment::Failure]| {
-                fs.iter().map(|f| f.id.as_str()).collect::<Vec<_>>().join(", ")
+                fs.iter()
+                    .map(|f| f.id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             };
             if !retried.is_empty() {
                 eprintln!(

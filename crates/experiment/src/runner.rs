@@ -188,7 +188,9 @@ pub fn run_sweep(
                 i,
                 Failure {
                     id: job.spec.id.clone(),
-                    recorded: store.errors().is_ok_and(|e| e.iter().any(|(id, _)| *id == job.spec.id)),
+                    recorded: store
+                        .errors()
+                        .is_ok_and(|e| e.iter().any(|(id, _)| *id == job.spec.id)),
                     message,
                 },
             ));
@@ -266,7 +268,11 @@ fn record(
 
 /// Records that `spec` failed for good: a line with its identity and `message` under
 /// [`report::store::ERROR_FIELD`] instead of measurements.
-fn record_error(store: &ResultsStore, spec: &RunSpec, message: &str) -> Result<(), ExperimentError> {
+fn record_error(
+    store: &ResultsStore,
+    spec: &RunSpec,
+    message: &str,
+) -> Result<(), ExperimentError> {
     store.append(&serde_json::json!({
         "id": spec.id,
         "point": spec.point,

@@ -399,7 +399,9 @@ fn a_panicking_run_becomes_an_error_record_and_resume_skips_it() {
     assert_eq!(failures.len(), 1, "{failures:?}");
     assert!(failures[0].recorded);
     assert!(
-        failures[0].message.contains("panicked: injected panic in p0-r1"),
+        failures[0]
+            .message
+            .contains("panicked: injected panic in p0-r1"),
         "{:?}",
         failures[0]
     );
@@ -409,8 +411,14 @@ fn a_panicking_run_becomes_an_error_record_and_resume_skips_it() {
         .map(|l| serde_json::from_str(l).expect("json"))
         .collect();
     let ids: Vec<&str> = lines.iter().filter_map(|v| v["id"].as_str()).collect();
-    assert_eq!(ids, ["p0-r0", "p0-r1", "p1-r0", "p1-r1"], "sorted in run order");
-    assert!(lines[1]["error"].as_str().is_some_and(|e| e.contains("injected panic")));
+    assert_eq!(
+        ids,
+        ["p0-r0", "p0-r1", "p1-r0", "p1-r1"],
+        "sorted in run order"
+    );
+    assert!(lines[1]["error"]
+        .as_str()
+        .is_some_and(|e| e.contains("injected panic")));
     assert!(out.join("summary.csv").exists());
 
     // Resuming neither re-runs (and re-panics) the run nor forgets that it failed.
@@ -423,7 +431,10 @@ fn a_panicking_run_becomes_an_error_record_and_resume_skips_it() {
     );
     assert!(again.ran().is_empty(), "{:?}", again.ran());
     assert_eq!(
-        failures.iter().map(|f| (f.id.as_str(), f.recorded)).collect::<Vec<_>>(),
+        failures
+            .iter()
+            .map(|f| (f.id.as_str(), f.recorded))
+            .collect::<Vec<_>>(),
         [("p0-r1", true)]
     );
 }
