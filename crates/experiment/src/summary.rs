@@ -24,7 +24,9 @@ pub fn write(
     runs: &[RunSpec],
     store: &ResultsStore,
 ) -> Result<Vec<SummaryRow>, ExperimentError> {
-    let rows = rows(loaded, runs, &store.load()?);
+    // The stored lines are consumed, not copied: at the point limit they are the largest
+    // thing in memory.
+    let rows = rows_of(loaded, runs, store.load()?);
     report::write_summary_csv(&out.join(SUMMARY_FILE), &rows)?;
     Ok(rows)
 }
@@ -32,6 +34,15 @@ pub fn write(
 /// Summary rows point by point. Only lines of this sweep's runs count: a results directory
 /// resumed with fewer repetitions still holds the extra ones, and they were not asked for.
 pub fn rows(loaded: &LoadedScenario, runs: &[RunSpec], stored: &[Value]) -> Vec<SummaryRow> {
+    rows_of(loaded, runs, stored.iter().cloned())
+}
+
+/// [`rows`] over owned lines.
+fn rows_of(
+    loaded: &LoadedScenario,
+    runs: &[RunSpec],
+    stored: impl IntoIterator<Item = Value>,
+) -> Vec<SummaryRow> {
     let wanted: BTreeMap<&str, usize> = runs.iter().map(|r| (r.id.as_str(), r.point)).collect();
     let mut by_point: BTreeMap<usize, Vec<Value>> = BTreeMap::new();
     let mut seen = BTreeSet::new();
@@ -60,8 +71,7 @@ pub fn rows(loaded: &LoadedScenario, runs: &[RunSpec], stored: &[Value]) -> Vec<
 }
 
 /// `line` without its identifier fields.
-fn measurements(line: &Value) -> Value {
-    let mut v = line.clone();
+fn measurements(mut v: Value) -> Value {
     if let Value::Object(map) = &mut v {
         for key in IDENTIFIERS {
             map.remove(key);

@@ -42,12 +42,26 @@ pub struct ResultsStore {
     file: Mutex<File>,
 }
 
-/// One complete, valid line of the file.
+/// One complete, valid line of the file. Only the id is parsed: resuming and finalising a
+/// sweep of 100,000 runs must not hold every result as a `serde_json::Value` (about ten times
+/// the size of its text).
 struct Record {
     id: String,
     /// The line exactly as stored, without its newline.
     raw: Vec<u8>,
-    value: Value,
+}
+
+/// What every reader needs of a line: its id (other fields are skipped, not stored).
+#[derive(serde::Deserialize)]
+struct IdOnly {
+    id: String,
+}
+
+/// The id and error message of an error record.
+#[derive(serde::Deserialize)]
+struct ErrorOnly {
+    id: String,
+    error: Option<String>,
 }
 
 impl ResultsStore {
@@ -94,7 +108,7 @@ impl ResultsStore {
         Ok(self
             .read_records()?
             .into_iter()
-            .map(|r| r.value)
+            .filter_map(|r| serde_json::from_slice::<Value>(&r.raw).ok())
             .filter(|v| !is_error_record(v))
             .collect())
     }
@@ -107,8 +121,8 @@ impl ResultsStore {
             .read_records()?
             .into_iter()
             .filter_map(|r| {
-                let message = r.value.get(ERROR_FIELD)?.as_str()?.to_owned();
-                Some((r.id, message))
+                let e: ErrorOnly = serde_json::from_slice(&r.raw).ok()?;
+                Some((e.id, e.error?))
             })
             .collect())
     }
@@ -178,12 +192,10 @@ impl ResultsStore {
 
 /// A line as a record, or None if it is not a JSON object with a string id.
 fn parse_record(line: &[u8]) -> Option<Record> {
-    let value: Value = serde_json::from_slice(line).ok()?;
-    let id = value.get("id")?.as_str()?.to_owned();
+    let IdOnly { id } = serde_json::from_slice(line).ok()?;
     Some(Record {
         id,
         raw: line.to_vec(),
-        value,
     })
 }
 
@@ -331,6 +343,27 @@ mod tests {
             store.append(&json!({"id": 3})),
             Err(Error::MissingId)
         ));
+    }
+
+    #[test]
+    fn error_records_count_as_done_but_are_not_results() {
+        let dir = TempDir::new("errors");
+        let store = ResultsStore::open(dir.path()).unwrap();
+        store.append(&run("a", 1.0)).unwrap();
+        store
+            .append(&json!({"id": "b", "error": "the engine panicked: boom"}))
+            .unwrap();
+        let ids: Vec<String> = store.completed_ids().unwrap().into_iter().collect();
+        assert_eq!(ids, ["a", "b"]);
+        let loaded = store.load().unwrap();
+        assert_eq!(loaded.len(), 1);
+        assert_eq!(loaded[0]["id"], "a");
+        assert_eq!(
+            store.errors().unwrap(),
+            [("b".to_string(), "the engine panicked: boom".to_string())]
+        );
+        store.finalize(&["b".to_owned(), "a".to_owned()]).unwrap();
+        assert_eq!(store.completed_ids().unwrap().len(), 2);
     }
 
     #[test]
