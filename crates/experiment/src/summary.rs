@@ -24,9 +24,11 @@ pub fn write(
     runs: &[RunSpec],
     store: &ResultsStore,
 ) -> Result<Vec<SummaryRow>, ExperimentError> {
-    // The stored lines are consumed, not copied: at the point limit they are the largest
-    // thing in memory.
-    let rows = rows_of(loaded, runs, store.load()?);
+    // One stored line at a time, reduced to its numbers at once: at the point limit the
+    // runs as `Value`s would be the largest thing in memory.
+    let mut acc = Accumulator::new(runs);
+    store.for_each_result(|line| acc.add(line))?;
+    let rows = acc.rows(loaded);
     report::write_summary_csv(&out.join(SUMMARY_FILE), &rows)?;
     Ok(rows)
 }
@@ -43,31 +45,70 @@ fn rows_of(
     runs: &[RunSpec],
     stored: impl IntoIterator<Item = Value>,
 ) -> Vec<SummaryRow> {
-    let wanted: BTreeMap<&str, usize> = runs.iter().map(|r| (r.id.as_str(), r.point)).collect();
-    let mut by_point: BTreeMap<usize, Vec<Value>> = BTreeMap::new();
-    let mut seen = BTreeSet::new();
+    let mut acc = Accumulator::new(runs);
     for line in stored {
-        let Some(id) = line.get("id").and_then(Value::as_str) else {
-            continue;
-        };
-        // finalize already deduplicated; this guards a summary of a store not yet finalized.
-        let Some(&point) = wanted.get(id) else {
-            continue;
-        };
-        if seen.insert(id.to_string()) {
-            by_point.entry(point).or_default().push(measurements(line));
+        acc.add(line);
+    }
+    acc.rows(loaded)
+}
+
+/// Every numeric metric of every wanted run, by point: the numbers only, so runs can be added
+/// one at a time and dropped.
+struct Accumulator<'a> {
+    wanted: BTreeMap<&'a str, usize>,
+    seen: BTreeSet<String>,
+    by_point: BTreeMap<usize, BTreeMap<String, Vec<f64>>>,
+}
+
+impl<'a> Accumulator<'a> {
+    fn new(runs: &'a [RunSpec]) -> Self {
+        Accumulator {
+            wanted: runs.iter().map(|r| (r.id.as_str(), r.point)).collect(),
+            seen: BTreeSet::new(),
+            by_point: BTreeMap::new(),
         }
     }
-    let mut rows = Vec::new();
-    for (point, values) in &by_point {
-        let axes = loaded
-            .points
-            .get(*point)
-            .map(|p| p.axes.as_slice())
-            .unwrap_or_default();
-        rows.extend(report::summary_rows(*point, axes, values));
+
+    fn add(&mut self, line: Value) {
+        let Some(id) = line.get("id").and_then(Value::as_str) else {
+            return;
+        };
+        // finalize already deduplicated; this guards a summary of a store not yet finalized.
+        let Some(&point) = self.wanted.get(id) else {
+            return;
+        };
+        if !self.seen.insert(id.to_string()) {
+            return;
+        }
+        let metrics = self.by_point.entry(point).or_default();
+        for (k, v) in report::flatten_numeric(&measurements(line)) {
+            metrics.entry(k).or_default().push(v);
+        }
     }
-    rows
+
+    /// The rows, point by point and metric by metric (what `report::summary_rows` gives).
+    fn rows(self, loaded: &LoadedScenario) -> Vec<SummaryRow> {
+        let mut rows = Vec::new();
+        for (point, metrics) in self.by_point {
+            let axes = loaded
+                .points
+                .get(point)
+                .map(|p| p.axes.as_slice())
+                .unwrap_or_default();
+            for (metric, values) in metrics {
+                // JSON numbers are finite and each list is non-empty, so this cannot fail.
+                if let Ok(summary) = report::summarize(&values) {
+                    rows.push(SummaryRow {
+                        point,
+                        axes: axes.to_vec(),
+                        metric,
+                        summary,
+                    });
+                }
+            }
+        }
+        rows
+    }
 }
 
 /// `line` without its identifier fields.

@@ -113,6 +113,21 @@ impl ResultsStore {
             .collect())
     }
 
+    /// Calls `f` with every valid run that produced a result, in file order, parsing one line
+    /// at a time: what [`ResultsStore::load`] returns, without holding every run as a `Value`
+    /// at once (at 100,000 runs that is gigabytes).
+    pub fn for_each_result(&self, mut f: impl FnMut(Value)) -> Result<()> {
+        let _guard = self.lock();
+        for r in self.read_records()? {
+            if let Ok(v) = serde_json::from_slice::<Value>(&r.raw) {
+                if !is_error_record(&v) {
+                    f(v);
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The error records, in file order: `(id, message)` of each run that failed in a way a
     /// retry would repeat (the engine panicked), recorded so a resumed sweep skips it.
     pub fn errors(&self) -> Result<Vec<(String, String)>> {
