@@ -33,4 +33,4 @@ pub use docs::render_docs;
 pub use error::ScenarioError;
 pub use load::{load, parse_str, run_seed, LoadedScenario};
 pub use registry::{keys, KeyDoc};
-pub use sweep::MAX_POINTS;
+pub use sweep::{MAX_POINTS, MAX_RUNS};

@@ -11,7 +11,7 @@ use crate::limits::MAX_SCENARIO_BYTES;
 use crate::model::{RunSpec, SweepPoint};
 use crate::paths::parse_key;
 use crate::resolve::resolve;
-use crate::sweep::{merge_axes, parse_cli_axis, path_error, product, take_file_axes};
+use crate::sweep::{merge_axes, parse_cli_axis, path_error, product, take_file_axes, MAX_RUNS};
 use crate::tree::{parse_arg_value, parse_document};
 
 /// A scenario file with its sweep expanded: what a CLI needs to schedule runs.
@@ -136,6 +136,14 @@ pub fn parse_str(
         });
     }
     let meta = meta.ok_or_else(|| errors.whole("internal: the sweep produced no point"))?;
+    let runs = (points.len() as u64).saturating_mul(u64::from(meta.reps));
+    if runs > MAX_RUNS {
+        return Err(errors.whole(format!(
+            "{} points × run.reps = {} is {runs} runs; a sweep has at most {MAX_RUNS} runs: use fewer repetitions or points",
+            points.len(),
+            meta.reps
+        )));
+    }
     let name = points
         .first()
         .map_or(default_name, |p| p.scenario.name.clone());

@@ -159,3 +159,24 @@ fn sampling_is_bounded_per_run() {
     assert!(parse("[run]\nduration = \"30s\"\nsample_interval = \"300us\"\n").is_ok());
     assert!(parse("[run]\nduration = \"30s\"\nsample_interval = \"299us\"\n").is_err());
 }
+
+#[test]
+fn sweeps_are_bounded_in_points_and_runs() {
+    let values = |n: usize| {
+        (0..n)
+            .map(|i| format!("\"{i}us\""))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let e = err(&format!(
+        "[sweep]\nlink.delay = [{}]\n",
+        values(crate::MAX_POINTS + 1)
+    ));
+    assert!(e.message.contains("more than 20000 points"), "{e}");
+    assert!(parse(&format!("[sweep]\nlink.delay = [{}]\n", values(10))).is_ok());
+    let e = err(&format!(
+        "[run]\nreps = 20001\n[sweep]\nlink.delay = [{}]\n",
+        values(10)
+    ));
+    assert!(e.message.contains("at most 200000 runs"), "{e}");
+}
