@@ -188,6 +188,47 @@ fn a_quic_error_is_recorded_not_a_crash() {
     assert!(err.to_string().contains("1200"), "{err}");
 }
 
+#[test]
+fn sampling_beyond_the_limits_is_refused_before_the_run() {
+    // Scenarios built in code skip the parser's check: 1 ns samples over 1 s never finished.
+    let mut s = dumbbell(
+        10_000_000,
+        ms(10),
+        25,
+        vec![flow("b", Workload::Bulk { upload: true })],
+        ms(1_000),
+    );
+    s.sample_interval = std::time::Duration::from_nanos(1);
+    let point = scenario::model::SweepPoint {
+        axes: vec![],
+        scenario: s.clone(),
+    };
+    let spec = scenario::model::RunSpec {
+        id: "x".into(),
+        point: 0,
+        rep: 0,
+        seed: 1,
+    };
+    let err = sim::run(&point, &spec, &Default::default()).unwrap_err();
+    assert!(err.to_string().contains("samples per run"), "{err}");
+    // Within the sample cap, but 11 flows × 100,000 samples of series rows are too many.
+    let mut many = s;
+    many.sample_interval = std::time::Duration::from_micros(10);
+    many.flows = (0..11)
+        .map(|i| flow(&format!("b{i}"), Workload::Bulk { upload: true }))
+        .collect();
+    let point = scenario::model::SweepPoint {
+        axes: vec![],
+        scenario: many,
+    };
+    let opts = sim::RunOptions {
+        series: true,
+        ..Default::default()
+    };
+    let err = sim::run(&point, &spec, &opts).unwrap_err();
+    assert!(err.to_string().contains("--no-series"), "{err}");
+}
+
 fn tcp_download(size: u64, streams: u32) -> scenario::model::FlowSpec {
     let mut f = flow(
         "t",
