@@ -131,7 +131,24 @@ fn single(
             } else {
                 print!("{}", output::run_summary(&result));
             }
-            Ok(exit::SUCCESS)
+            // A flow that failed (a connection lost, a handshake refused) is in the result,
+            // but the run did not do what the scenario asked: say so in the exit status.
+            let failed: Vec<&str> = result
+                .flows
+                .iter()
+                .filter(|f| f.error.is_some())
+                .map(|f| f.name.as_str())
+                .collect();
+            if failed.is_empty() {
+                Ok(exit::SUCCESS)
+            } else {
+                eprintln!(
+                    "error: run {} failed: flow {} reported an error",
+                    spec.id,
+                    failed.join(", ")
+                );
+                Ok(exit::FAILURE)
+            }
         }
         Err(e) => {
             eprintln!(

@@ -52,12 +52,30 @@ pub fn run(
             if failures.is_empty() {
                 return Ok(exit::SUCCESS);
             }
-            let list: Vec<&str> = failures.iter().map(|f| f.id.as_str()).collect();
-            eprintln!(
-                "{} of {total} runs failed ({}); they are not in results.jsonl, so --resume retries them",
-                failures.len(),
-                list.join(", ")
-            );
+            for f in &failures {
+                eprintln!("run {} failed: {}", f.id, f.message);
+            }
+            let (recorded, retried): (Vec<_>, Vec<_>) = failures.iter().partition(|f| f.recorded);
+            let ids = |fs: &[&experiment::Failure]| {
+                fs.iter()
+                    .map(|f| f.id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            if !retried.is_empty() {
+                eprintln!(
+                    "{} of {total} runs failed ({}); they are not in results.jsonl, so --resume retries them",
+                    retried.len(),
+                    ids(&retried)
+                );
+            }
+            if !recorded.is_empty() {
+                eprintln!(
+                    "{} of {total} runs crashed the engine ({}); results.jsonl holds an error record for each and --resume skips them (delete those lines to retry)",
+                    recorded.len(),
+                    ids(&recorded)
+                );
+            }
             Ok(exit::FAILURE)
         }
     }

@@ -50,6 +50,10 @@ pub enum EngineError {
     /// The run was abandoned because a stop was requested; not a failure.
     #[error("interrupted")]
     Interrupted,
+    /// The engine panicked (a bug, e.g. inside quinn). The panic is caught so one run cannot
+    /// abort the sweep; the run gets an error record, so resuming does not repeat it.
+    #[error("the engine panicked: {0}")]
+    Panicked(String),
     /// Preparing the run's output files failed.
     #[error("cannot create {}: {source}", .path.display())]
     Io {
@@ -81,6 +85,32 @@ fn create_parent(file: &Path) -> Result<(), EngineError> {
     match file.parent().filter(|p| !p.as_os_str().is_empty()) {
         Some(parent) => create_dir(parent),
         None => Ok(()),
+    }
+}
+
+/// Runs `engine` on one spec, turning a panic into [`EngineError::Panicked`] with the panic's
+/// message. The engines own no state shared between runs that a panic could leave half
+/// updated (each run builds its own simulator or network), so carrying on is sound.
+pub fn run_catching(
+    engine: &dyn Engine,
+    point: &SweepPoint,
+    spec: &RunSpec,
+    outputs: &RunOutputs,
+) -> Result<results::Run, EngineError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        engine.run(point, spec, outputs)
+    }))
+    .unwrap_or_else(|payload| Err(EngineError::Panicked(panic_message(payload.as_ref()))))
+}
+
+/// The text of a panic payload (`panic!` with a literal or a format string).
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic without a message".to_string()
     }
 }
 

@@ -12,6 +12,14 @@ pub enum ExperimentError {
         /// The results directory.
         dir: PathBuf,
     },
+    /// Another sweep is writing the results directory (see [`crate::lock`]).
+    #[error("{} is in use by another sweep ({}); wait for it to finish or choose another --out", .dir.display(), .holder.map_or_else(|| "process unknown".to_string(), |p| format!("process {p}")))]
+    Locked {
+        /// The results directory.
+        dir: PathBuf,
+        /// Process id recorded by the holder, if readable.
+        holder: Option<u32>,
+    },
     /// Resuming a directory whose manifest records another scenario, seed or sweep.
     #[error("{} holds results of a different scenario, seed or sweep (see {}); resume with the same settings, or choose another --out", .dir.display(), .manifest.display())]
     DifferentSweep {

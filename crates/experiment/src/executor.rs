@@ -10,7 +10,7 @@
 use rayon::prelude::*;
 use scenario::model::{RunSpec, SweepPoint};
 
-use crate::engine::{Engine, EngineError, RunOutputs};
+use crate::engine::{run_catching, Engine, EngineError, RunOutputs};
 use crate::error::ExperimentError;
 
 /// One unit of work: a run spec, its sweep point and its output choices.
@@ -25,10 +25,10 @@ pub struct Job<'a> {
 }
 
 impl Job<'_> {
-    /// Runs this job with `engine` (what a local executor does; a remote one ships the point,
+    /// Runs this job with `engine`, a panic becoming [`EngineError::Panicked`] (what a local executor does; a remote one ships the point,
     /// spec and outputs, which all serialise, to a worker that does the same).
     pub fn run(&self, engine: &dyn Engine) -> Result<results::Run, EngineError> {
-        engine.run(self.point, self.spec, &self.outputs)
+        run_catching(engine, self.point, self.spec, &self.outputs)
     }
 }
 

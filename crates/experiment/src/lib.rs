@@ -21,6 +21,7 @@ pub mod error;
 pub mod executor;
 pub mod files;
 pub mod interrupt;
+pub mod lock;
 pub mod manifest;
 pub mod progress;
 pub mod runner;

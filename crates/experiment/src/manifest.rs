@@ -4,29 +4,56 @@
 //! record, resuming after editing the scenario would silently mix results of two different
 //! experiments in one summary. Repetitions may change (adding reps to a sweep is legitimate
 //! and keeps existing seeds), so only the base seed and the sweep points are compared.
+//!
+//! The record is streamed, both when written and when compared with the stored one: a sweep
+//! at the point limit has a record of about a gigabyte, and building it as a `serde_json::Value`
+//! (then parsing the stored one) took about 6 GB of memory. The stored file is compared byte
+//! for byte with the serialisation of the current sweep, in the same format as it is written.
 
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::Path;
 
+use scenario::model::SweepPoint;
 use scenario::LoadedScenario;
-use serde_json::{json, Value};
+use serde::Serialize;
 
 use crate::error::ExperimentError;
-use crate::files::{create_dir, write_atomic};
+use crate::files::create_dir;
 
 /// File name inside the results directory.
 pub const MANIFEST_FILE: &str = "sweep.json";
 
+/// The record: borrowed, so serialising it copies nothing. Field order is the file's key order.
+#[derive(Debug, Serialize)]
+pub struct Manifest<'a> {
+    /// The scenario's name.
+    pub scenario: &'a str,
+    /// The base seed every run seed derives from.
+    pub base_seed: u64,
+    /// The sweep points, each a fully resolved scenario.
+    pub points: &'a [SweepPoint],
+}
+
 /// The record for a loaded scenario.
-pub fn manifest(loaded: &LoadedScenario) -> Result<Value, ExperimentError> {
-    let points = serde_json::to_value(&loaded.points).map_err(|source| ExperimentError::Json {
-        what: "cannot serialise the sweep points".into(),
+pub fn manifest(loaded: &LoadedScenario) -> Manifest<'_> {
+    Manifest {
+        scenario: &loaded.name,
+        base_seed: loaded.base_seed,
+        points: &loaded.points,
+    }
+}
+
+/// Writes `manifest` in the file's format: pretty JSON and a final newline.
+fn write_to<W: Write>(manifest: &Manifest<'_>, out: &mut W) -> Result<(), ExperimentError> {
+    serde_json::to_writer_pretty(&mut *out, manifest).map_err(|source| ExperimentError::Json {
+        what: "cannot serialise the manifest".into(),
         source,
     })?;
-    Ok(json!({
-        "scenario": loaded.name,
-        "base_seed": loaded.base_seed,
-        "points": points,
-    }))
+    out.write_all(b"\n").map_err(|e| ExperimentError::Json {
+        what: "cannot serialise the manifest".into(),
+        source: serde_json::Error::io(e),
+    })
 }
 
 /// When resuming, checks that `dir` was produced by the same scenario; then (re)writes the record.
@@ -36,28 +63,131 @@ pub fn check_and_write(
     resume: bool,
 ) -> Result<(), ExperimentError> {
     let path = dir.join(MANIFEST_FILE);
-    let current = manifest(loaded)?;
+    let current = manifest(loaded);
     if resume && path.exists() {
-        let text =
-            std::fs::read_to_string(&path).map_err(ExperimentError::io("cannot read", &path))?;
-        let stored: Value =
-            serde_json::from_str(&text).map_err(|source| ExperimentError::Json {
-                what: format!("{} is not valid JSON", path.display()),
-                source,
-            })?;
-        if stored != current {
+        let file = File::open(&path).map_err(ExperimentError::io("cannot read", &path))?;
+        let mut same = SameAs::new(BufReader::new(file));
+        // A mismatch stops the comparison early as a write error; only I/O errors matter here.
+        let _ = write_to(&current, &mut same);
+        if let Some(e) = same.error.take() {
+            return Err(ExperimentError::io("cannot read", &path)(e));
+        }
+        if !same.matches_to_the_end() {
             return Err(ExperimentError::DifferentSweep {
                 dir: dir.to_path_buf(),
                 manifest: path,
             });
         }
+        // Identical: nothing to rewrite.
+        return Ok(());
     }
     create_dir(dir)?;
-    let mut text =
-        serde_json::to_string_pretty(&current).map_err(|source| ExperimentError::Json {
-            what: "cannot serialise the manifest".into(),
-            source,
-        })?;
-    text.push('\n');
-    write_atomic(&path, text.as_bytes())
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = std::path::PathBuf::from(tmp);
+    let file = crate::files::create_fresh(&tmp)?;
+    let mut out = BufWriter::new(file);
+    write_to(&current, &mut out)?;
+    out.into_inner()
+        .map_err(|e| ExperimentError::io("cannot write", &tmp)(e.into_error()))?;
+    std::fs::rename(&tmp, &path).map_err(ExperimentError::io("cannot rename into", &path))
+}
+
+/// A writer that compares what is written with a reader's bytes, holding one chunk at a time.
+struct SameAs<R> {
+    stored: R,
+    equal: bool,
+    error: Option<std::io::Error>,
+    chunk: Vec<u8>,
+}
+
+impl<R: Read> SameAs<R> {
+    fn new(stored: R) -> Self {
+        SameAs {
+            stored,
+            equal: true,
+            error: None,
+            chunk: Vec::new(),
+        }
+    }
+
+    /// Whether everything written matched and the stored bytes end there too.
+    fn matches_to_the_end(&mut self) -> bool {
+        let mut byte = [0u8; 1];
+        self.equal && self.error.is_none() && matches!(self.stored.read(&mut byte), Ok(0))
+    }
+}
+
+impl<R: Read> Write for SameAs<R> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if !self.equal {
+            return Err(std::io::Error::other("differs"));
+        }
+        self.chunk.resize(buf.len(), 0);
+        if let Err(e) = self.stored.read_exact(&mut self.chunk) {
+            self.equal = false;
+            if e.kind() != std::io::ErrorKind::UnexpectedEof {
+                self.error = Some(e);
+            }
+            return Err(std::io::Error::other("differs"));
+        }
+        if self.chunk != buf {
+            self.equal = false;
+            return Err(std::io::Error::other("differs"));
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn loaded(delays: &str) -> LoadedScenario {
+        scenario::parse_str(
+            "[[flow]]\napp = \"download\"\nsize = \"1MB\"\n",
+            "m.toml",
+            Path::new("."),
+            &[],
+            &[format!("link.delay={delays}")],
+        )
+        .expect("valid")
+    }
+
+    #[test]
+    fn the_streamed_record_is_byte_identical_to_the_value_it_replaces() {
+        // Directories written before the record was streamed must still resume.
+        let l = loaded("5ms,20ms");
+        let old = {
+            let points = serde_json::to_value(&l.points).expect("points");
+            let v = serde_json::json!({
+                "scenario": l.name,
+                "base_seed": l.base_seed,
+                "points": points,
+            });
+            let mut t = serde_json::to_string_pretty(&v).expect("pretty");
+            t.push('\n');
+            t
+        };
+        let mut new = Vec::new();
+        write_to(&manifest(&l), &mut new).expect("write");
+        assert_eq!(String::from_utf8(new).expect("utf-8"), old);
+    }
+
+    #[test]
+    fn resume_accepts_the_same_sweep_only() {
+        let dir = std::env::temp_dir().join(format!("quiclab-manifest-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        check_and_write(&dir, &loaded("5ms,20ms"), false).expect("write");
+        check_and_write(&dir, &loaded("5ms,20ms"), true).expect("same sweep");
+        for other in ["5ms,21ms", "5ms", "5ms,20ms,30ms"] {
+            let e = check_and_write(&dir, &loaded(other), true).expect_err(other);
+            assert!(matches!(e, ExperimentError::DifferentSweep { .. }), "{e}");
+        }
+        std::fs::remove_dir_all(&dir).expect("clean up");
+    }
 }

@@ -12,14 +12,16 @@ use report::{ResultsStore, SummaryRow};
 use scenario::model::{RunSpec, SweepPoint};
 use scenario::LoadedScenario;
 
-use crate::engine::{Engine, EngineError, RunOutputs};
+use crate::engine::{run_catching, Engine, EngineError, RunOutputs};
 use crate::error::{chain, ExperimentError};
 use crate::executor::{Executor, Job, Stop};
 use crate::files::{create_dir, write_atomic};
+use crate::lock::DirLock;
 use crate::progress::Progress;
 use crate::{manifest, summary};
 
-/// Runs one spec of one point with `engine`: one run spec in, one result out. With the
+/// Runs one spec of one point with `engine`: one run spec in, one result out (a panic in the
+/// engine comes back as [`EngineError::Panicked`]). With the
 /// simulator this is a pure function of `point` and `spec` (and writes only the traces the
 /// engine was configured for).
 pub fn execute_one(
@@ -28,7 +30,7 @@ pub fn execute_one(
     spec: &RunSpec,
     outputs: &RunOutputs,
 ) -> Result<results::Run, EngineError> {
-    engine.run(point, spec, outputs)
+    run_catching(engine, point, spec, outputs)
 }
 
 /// Runs `jobs` with `engine` on `executor` without any directory; the results come back in job
@@ -77,13 +79,16 @@ pub struct Sweep<'a> {
     pub series: bool,
 }
 
-/// A run that produced no result line (it is retried on resume).
+/// A run that produced no result.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Failure {
     /// The run's id.
     pub id: String,
     /// Why, with the error's causes.
     pub message: String,
+    /// The run has an error record in `results.jsonl` (the engine panicked): resuming skips it.
+    /// Otherwise the run has no line at all and resuming retries it.
+    pub recorded: bool,
 }
 
 /// How a sweep ended.
@@ -122,6 +127,9 @@ pub fn run_sweep(
     progress: &dyn Progress,
 ) -> Result<SweepOutcome, ExperimentError> {
     let runs = sweep.loaded.runs();
+    // Held until this function returns: one sweep per directory (see `lock`).
+    create_dir(sweep.out)?;
+    let _lock = DirLock::acquire(sweep.out)?;
     let begun = begin(sweep, &runs)?;
     progress.begin(runs.len(), begun.skipped);
     let series_dir = sweep.series.then(|| sweep.out.join("series"));
@@ -163,6 +171,15 @@ pub fn run_sweep(
                 interrupted.store(true, std::sync::atomic::Ordering::SeqCst);
                 return;
             }
+            // A panic is a bug that the same spec repeats (the simulator is deterministic):
+            // record it so the sweep's file says what happened and resuming skips the run.
+            Err(e @ EngineError::Panicked(_)) => {
+                let message = chain(&e);
+                match record_error(store, job.spec, &message) {
+                    Ok(()) => Some(message),
+                    Err(r) => Some(format!("{message}; recording it failed: {}", chain(&r))),
+                }
+            }
             Err(e) => Some(chain(&e)),
         };
         progress.finished(&job.spec.id, error.as_deref());
@@ -171,6 +188,9 @@ pub fn run_sweep(
                 i,
                 Failure {
                     id: job.spec.id.clone(),
+                    recorded: store
+                        .errors()
+                        .is_ok_and(|e| e.iter().any(|(id, _)| *id == job.spec.id)),
                     message,
                 },
             ));
@@ -196,11 +216,31 @@ pub fn run_sweep(
     let order: Vec<String> = runs.iter().map(|r| r.id.clone()).collect();
     store.finalize(&order)?;
     let rows = summary::write(sweep.out, sweep.loaded, &runs, store)?;
-    let mut failures = failures.into_inner().unwrap_or_else(|p| p.into_inner());
-    failures.sort_by_key(|(i, _)| *i);
+    let mut failures: Vec<Failure> = failures
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner())
+        .into_iter()
+        .map(|(_, f)| f)
+        .collect();
+    // Runs skipped on resume because of an earlier error record still failed: say so.
+    for (id, message) in store.errors()? {
+        if order.contains(&id) && !failures.iter().any(|f| f.id == id) {
+            failures.push(Failure {
+                id,
+                message,
+                recorded: true,
+            });
+        }
+    }
+    let rank: std::collections::BTreeMap<&str, usize> = order
+        .iter()
+        .enumerate()
+        .map(|(i, id)| (id.as_str(), i))
+        .collect();
+    failures.sort_by_key(|f| rank.get(f.id.as_str()).copied().unwrap_or(usize::MAX));
     Ok(SweepOutcome::Finished {
         total: runs.len(),
-        failures: failures.into_iter().map(|(_, f)| f).collect(),
+        failures,
         rows,
     })
 }
@@ -223,6 +263,23 @@ fn record(
         source,
     })?;
     store.append(&line)?;
+    Ok(())
+}
+
+/// Records that `spec` failed for good: a line with its identity and `message` under
+/// [`report::store::ERROR_FIELD`] instead of measurements.
+fn record_error(
+    store: &ResultsStore,
+    spec: &RunSpec,
+    message: &str,
+) -> Result<(), ExperimentError> {
+    store.append(&serde_json::json!({
+        "id": spec.id,
+        "point": spec.point,
+        "rep": spec.rep,
+        "seed": spec.seed,
+        (report::store::ERROR_FIELD): message,
+    }))?;
     Ok(())
 }
 

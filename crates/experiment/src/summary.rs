@@ -24,7 +24,11 @@ pub fn write(
     runs: &[RunSpec],
     store: &ResultsStore,
 ) -> Result<Vec<SummaryRow>, ExperimentError> {
-    let rows = rows(loaded, runs, &store.load()?);
+    // One stored line at a time, reduced to its numbers at once: at the point limit the
+    // runs as `Value`s would be the largest thing in memory.
+    let mut acc = Accumulator::new(runs);
+    store.for_each_result(|line| acc.add(line))?;
+    let rows = acc.rows(loaded);
     report::write_summary_csv(&out.join(SUMMARY_FILE), &rows)?;
     Ok(rows)
 }
@@ -32,36 +36,83 @@ pub fn write(
 /// Summary rows point by point. Only lines of this sweep's runs count: a results directory
 /// resumed with fewer repetitions still holds the extra ones, and they were not asked for.
 pub fn rows(loaded: &LoadedScenario, runs: &[RunSpec], stored: &[Value]) -> Vec<SummaryRow> {
-    let wanted: BTreeMap<&str, usize> = runs.iter().map(|r| (r.id.as_str(), r.point)).collect();
-    let mut by_point: BTreeMap<usize, Vec<Value>> = BTreeMap::new();
-    let mut seen = BTreeSet::new();
+    rows_of(loaded, runs, stored.iter().cloned())
+}
+
+/// [`rows`] over owned lines.
+fn rows_of(
+    loaded: &LoadedScenario,
+    runs: &[RunSpec],
+    stored: impl IntoIterator<Item = Value>,
+) -> Vec<SummaryRow> {
+    let mut acc = Accumulator::new(runs);
     for line in stored {
-        let Some(id) = line.get("id").and_then(Value::as_str) else {
-            continue;
-        };
-        // finalize already deduplicated; this guards a summary of a store not yet finalized.
-        let Some(&point) = wanted.get(id) else {
-            continue;
-        };
-        if seen.insert(id.to_string()) {
-            by_point.entry(point).or_default().push(measurements(line));
+        acc.add(line);
+    }
+    acc.rows(loaded)
+}
+
+/// Every numeric metric of every wanted run, by point: the numbers only, so runs can be added
+/// one at a time and dropped.
+struct Accumulator<'a> {
+    wanted: BTreeMap<&'a str, usize>,
+    seen: BTreeSet<String>,
+    by_point: BTreeMap<usize, BTreeMap<String, Vec<f64>>>,
+}
+
+impl<'a> Accumulator<'a> {
+    fn new(runs: &'a [RunSpec]) -> Self {
+        Accumulator {
+            wanted: runs.iter().map(|r| (r.id.as_str(), r.point)).collect(),
+            seen: BTreeSet::new(),
+            by_point: BTreeMap::new(),
         }
     }
-    let mut rows = Vec::new();
-    for (point, values) in &by_point {
-        let axes = loaded
-            .points
-            .get(*point)
-            .map(|p| p.axes.as_slice())
-            .unwrap_or_default();
-        rows.extend(report::summary_rows(*point, axes, values));
+
+    fn add(&mut self, line: Value) {
+        let Some(id) = line.get("id").and_then(Value::as_str) else {
+            return;
+        };
+        // finalize already deduplicated; this guards a summary of a store not yet finalized.
+        let Some(&point) = self.wanted.get(id) else {
+            return;
+        };
+        if !self.seen.insert(id.to_string()) {
+            return;
+        }
+        let metrics = self.by_point.entry(point).or_default();
+        for (k, v) in report::flatten_numeric(&measurements(line)) {
+            metrics.entry(k).or_default().push(v);
+        }
     }
-    rows
+
+    /// The rows, point by point and metric by metric (what `report::summary_rows` gives).
+    fn rows(self, loaded: &LoadedScenario) -> Vec<SummaryRow> {
+        let mut rows = Vec::new();
+        for (point, metrics) in self.by_point {
+            let axes = loaded
+                .points
+                .get(point)
+                .map(|p| p.axes.as_slice())
+                .unwrap_or_default();
+            for (metric, values) in metrics {
+                // JSON numbers are finite and each list is non-empty, so this cannot fail.
+                if let Ok(summary) = report::summarize(&values) {
+                    rows.push(SummaryRow {
+                        point,
+                        axes: axes.to_vec(),
+                        metric,
+                        summary,
+                    });
+                }
+            }
+        }
+        rows
+    }
 }
 
 /// `line` without its identifier fields.
-fn measurements(line: &Value) -> Value {
-    let mut v = line.clone();
+fn measurements(mut v: Value) -> Value {
     if let Value::Object(map) = &mut v {
         for key in IDENTIFIERS {
             map.remove(key);

@@ -25,6 +25,15 @@ use crate::error::{Error, Result};
 /// File name of the results store inside its directory.
 pub const RESULTS_FILE: &str = "results.jsonl";
 
+/// Field that marks an error record: a line with an id and this message instead of
+/// measurements. It counts as done for resuming and is skipped by [`ResultsStore::load`].
+pub const ERROR_FIELD: &str = "error";
+
+/// Whether a stored line is an error record.
+pub fn is_error_record(line: &Value) -> bool {
+    line.get(ERROR_FIELD).is_some_and(Value::is_string)
+}
+
 /// Append-only store of run results in `<dir>/results.jsonl`.
 #[derive(Debug)]
 pub struct ResultsStore {
@@ -33,12 +42,26 @@ pub struct ResultsStore {
     file: Mutex<File>,
 }
 
-/// One complete, valid line of the file.
+/// One complete, valid line of the file. Only the id is parsed: resuming and finalising a
+/// sweep of 100,000 runs must not hold every result as a `serde_json::Value` (about ten times
+/// the size of its text).
 struct Record {
     id: String,
     /// The line exactly as stored, without its newline.
     raw: Vec<u8>,
-    value: Value,
+}
+
+/// What every reader needs of a line: its id (other fields are skipped, not stored).
+#[derive(serde::Deserialize)]
+struct IdOnly {
+    id: String,
+}
+
+/// The id and error message of an error record.
+#[derive(serde::Deserialize)]
+struct ErrorOnly {
+    id: String,
+    error: Option<String>,
 }
 
 impl ResultsStore {
@@ -78,10 +101,45 @@ impl ResultsStore {
         file.sync_data().map_err(Error::io(&self.path))
     }
 
-    /// Every valid run, in file order (duplicates included).
+    /// Every valid run that produced a result, in file order (duplicates included); error
+    /// records (see [`ResultsStore::errors`]) are left out, since they measure nothing.
     pub fn load(&self) -> Result<Vec<Value>> {
         let _guard = self.lock();
-        Ok(self.read_records()?.into_iter().map(|r| r.value).collect())
+        Ok(self
+            .read_records()?
+            .into_iter()
+            .filter_map(|r| serde_json::from_slice::<Value>(&r.raw).ok())
+            .filter(|v| !is_error_record(v))
+            .collect())
+    }
+
+    /// Calls `f` with every valid run that produced a result, in file order, parsing one line
+    /// at a time: what [`ResultsStore::load`] returns, without holding every run as a `Value`
+    /// at once (at 100,000 runs that is gigabytes).
+    pub fn for_each_result(&self, mut f: impl FnMut(Value)) -> Result<()> {
+        let _guard = self.lock();
+        for r in self.read_records()? {
+            if let Ok(v) = serde_json::from_slice::<Value>(&r.raw) {
+                if !is_error_record(&v) {
+                    f(v);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The error records, in file order: `(id, message)` of each run that failed in a way a
+    /// retry would repeat (the engine panicked), recorded so a resumed sweep skips it.
+    pub fn errors(&self) -> Result<Vec<(String, String)>> {
+        let _guard = self.lock();
+        Ok(self
+            .read_records()?
+            .into_iter()
+            .filter_map(|r| {
+                let e: ErrorOnly = serde_json::from_slice(&r.raw).ok()?;
+                Some((e.id, e.error?))
+            })
+            .collect())
     }
 
     /// Rewrites the file atomically with lines in `order` of ids, keeping the first of duplicates.
@@ -149,12 +207,10 @@ impl ResultsStore {
 
 /// A line as a record, or None if it is not a JSON object with a string id.
 fn parse_record(line: &[u8]) -> Option<Record> {
-    let value: Value = serde_json::from_slice(line).ok()?;
-    let id = value.get("id")?.as_str()?.to_owned();
+    let IdOnly { id } = serde_json::from_slice(line).ok()?;
     Some(Record {
         id,
         raw: line.to_vec(),
-        value,
     })
 }
 
@@ -302,6 +358,27 @@ mod tests {
             store.append(&json!({"id": 3})),
             Err(Error::MissingId)
         ));
+    }
+
+    #[test]
+    fn error_records_count_as_done_but_are_not_results() {
+        let dir = TempDir::new("errors");
+        let store = ResultsStore::open(dir.path()).unwrap();
+        store.append(&run("a", 1.0)).unwrap();
+        store
+            .append(&json!({"id": "b", "error": "the engine panicked: boom"}))
+            .unwrap();
+        let ids: Vec<String> = store.completed_ids().unwrap().into_iter().collect();
+        assert_eq!(ids, ["a", "b"]);
+        let loaded = store.load().unwrap();
+        assert_eq!(loaded.len(), 1);
+        assert_eq!(loaded[0]["id"], "a");
+        assert_eq!(
+            store.errors().unwrap(),
+            [("b".to_string(), "the engine panicked: boom".to_string())]
+        );
+        store.finalize(&["b".to_owned(), "a".to_owned()]).unwrap();
+        assert_eq!(store.completed_ids().unwrap().len(), 2);
     }
 
     #[test]

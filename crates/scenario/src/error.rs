@@ -63,28 +63,43 @@ pub(crate) enum At {
 }
 
 /// Turns byte offsets of one text into 1-based line:column (columns count characters).
-pub(crate) struct LineIndex<'a> {
-    text: &'a str,
+///
+/// Both lookups are binary searches over positions collected once: counting the characters
+/// from the start of the line on every lookup made a long line (a 100,000-step rate schedule,
+/// a 200,000-value sweep axis, each value of which is looked up) quadratic.
+pub(crate) struct LineIndex {
+    len: usize,
     line_starts: Vec<usize>,
+    /// Byte offsets of UTF-8 continuation bytes (empty for ASCII text): a column is the byte
+    /// distance from the line start minus the continuation bytes in between.
+    continuation: Vec<usize>,
 }
 
-impl<'a> LineIndex<'a> {
+impl LineIndex {
     /// Indexes `text` once so each lookup is a binary search.
-    pub(crate) fn new(text: &'a str) -> Self {
+    pub(crate) fn new(text: &str) -> Self {
         let mut line_starts = vec![0];
         line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
-        LineIndex { text, line_starts }
+        let continuation = text
+            .bytes()
+            .enumerate()
+            .filter(|(_, b)| b & 0xC0 == 0x80)
+            .map(|(i, _)| i)
+            .collect();
+        LineIndex {
+            len: text.len(),
+            line_starts,
+            continuation,
+        }
     }
 
     /// The position of byte `offset` (clamped to the text).
     pub(crate) fn at(&self, offset: usize) -> At {
-        let offset = offset.min(self.text.len());
+        let offset = offset.min(self.len);
         let line = self.line_starts.partition_point(|&s| s <= offset).max(1);
         let start = self.line_starts[line - 1];
-        let column = self
-            .text
-            .get(start..offset)
-            .map_or(1, |s| s.chars().count() + 1);
+        let below = |o: usize| self.continuation.partition_point(|&c| c < o);
+        let column = offset - start - (below(offset) - below(start)) + 1;
         At::File { line, column }
     }
 }
@@ -140,6 +155,30 @@ mod tests {
         // 'µ' is two bytes but one column.
         assert_eq!(idx.at(5), At::File { line: 2, column: 2 });
         assert_eq!(idx.at(100), At::File { line: 3, column: 1 });
+    }
+
+    #[test]
+    fn lookups_on_one_long_line_do_not_rescan_it() {
+        // A 2 MB line looked up at 200,000 offsets, like a 200,000-value sweep axis: counting
+        // characters from the line start each time is ~2·10^11 steps (minutes); binary
+        // searches take milliseconds. The bound is loose enough for a loaded machine.
+        let text = format!("a = [{}]", "\"µs\", ".repeat(200_000));
+        let idx = LineIndex::new(&text);
+        let started = std::time::Instant::now();
+        let mut last = 0;
+        for i in 0..200_000 {
+            let At::File { column, .. } = idx.at(5 + i * 7) else {
+                unreachable!()
+            };
+            last = column;
+        }
+        // Each value `"µs", ` is 6 characters in 7 bytes.
+        assert_eq!(last, 6 + 199_999 * 6);
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
     }
 
     #[test]

@@ -10,8 +10,11 @@
 pub mod builder;
 mod docs;
 mod error;
+mod input;
+pub mod limits;
 mod load;
 pub mod model;
+pub mod names;
 mod paths;
 mod queue;
 mod read;
@@ -23,9 +26,11 @@ pub mod units;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_bounds;
 
 pub use docs::render_docs;
 pub use error::ScenarioError;
 pub use load::{load, parse_str, run_seed, LoadedScenario};
 pub use registry::{keys, KeyDoc};
-pub use sweep::MAX_POINTS;
+pub use sweep::{MAX_POINTS, MAX_RUNS};

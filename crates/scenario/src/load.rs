@@ -6,10 +6,12 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{At, Errors, ScenarioError};
+use crate::input::read_regular;
+use crate::limits::MAX_SCENARIO_BYTES;
 use crate::model::{RunSpec, SweepPoint};
 use crate::paths::parse_key;
 use crate::resolve::resolve;
-use crate::sweep::{merge_axes, parse_cli_axis, path_error, product, take_file_axes};
+use crate::sweep::{merge_axes, parse_cli_axis, path_error, product, take_file_axes, MAX_RUNS};
 use crate::tree::{parse_arg_value, parse_document};
 
 /// A scenario file with its sweep expanded: what a CLI needs to schedule runs.
@@ -66,11 +68,11 @@ pub fn load(
     extra_axes: &[String],
 ) -> Result<LoadedScenario, ScenarioError> {
     let file_name = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+    let text = read_regular(path, MAX_SCENARIO_BYTES).map_err(|e| ScenarioError {
         file: file_name.clone(),
         line: None,
         column: None,
-        message: format!("cannot read: {e}"),
+        message: format!("cannot read the scenario: {}", e.0),
         allowed: Vec::new(),
         allowed_title: String::new(),
     })?;
@@ -134,6 +136,14 @@ pub fn parse_str(
         });
     }
     let meta = meta.ok_or_else(|| errors.whole("internal: the sweep produced no point"))?;
+    let runs = (points.len() as u64).saturating_mul(u64::from(meta.reps));
+    if runs > MAX_RUNS {
+        return Err(errors.whole(format!(
+            "{} points × run.reps = {} is {runs} runs; a sweep has at most {MAX_RUNS} runs: use fewer repetitions or points",
+            points.len(),
+            meta.reps
+        )));
+    }
     let name = points
         .first()
         .map_or(default_name, |p| p.scenario.name.clone());

@@ -249,11 +249,11 @@ pub const LOSS_MODELS: &[&str] = &[
 const GE: &str = "link.loss.model=\"gilbert-elliott\"";
 
 static KEYS: &[KeyDoc] = &[
-    key("run.name", Str, Context("the file name without `.toml`"), "Name of the scenario, used in results and reports.", "\"renamed\""),
+    key("run.name", Str, Context("the file name without `.toml`"), "Name of the scenario, used in results and reports and as the default results directory `results/<name>/`: a plain name (ASCII letters, digits, `-`, `_`, `.`, starting with a letter or digit, at most 100 characters), never a path.", "\"renamed\""),
     key("run.duration", Duration, Value("30s"), "Hard stop of every run (virtual time in the simulator).", "\"12s\""),
     key("run.seed", Int, Value("1"), "Base seed; each run's seed is derived from it, the sweep point and the repetition.", "42"),
     key("run.reps", Int, Value("1"), "Repetitions of every sweep point, each with its own seed.", "3"),
-    key("run.sample_interval", Duration, Value("100ms"), "Period of time-series samples and width of throughput bins.", "\"1s\""),
+    key("run.sample_interval", Duration, Value("100ms"), "Period of time-series samples and width of throughput bins; at most 100,000 samples per run (`duration / sample_interval`).", "\"1s\""),
     key("run.measure_from", Duration, Value("0s"), "Start of the measurement window (e.g. to skip slow start).", "\"3s\""),
     key("run.measure_until", Duration, Unset, "End of the measurement window; none = end of the flow.", "\"8s\""),
     // --- bottleneck link ---
@@ -261,7 +261,7 @@ static KEYS: &[KeyDoc] = &[
     key("link.rate_schedule", TableArray, Unset, "Piecewise-constant rate: `[{ at = \"0s\", rate = \"10Mbit\" }, …]`; the first step must be at 0s.", "[{ at = \"0s\", rate = \"2Mbit\" }, { at = \"1s\", rate = \"4Mbit\" }]"),
     key("link.rate_schedule[].at", Duration, Required, "When this rate starts (steps in increasing order).", "\"0s\""),
     key("link.rate_schedule[].rate", Rate, Required, "Rate from `at` until the next step (`\"0bit\"` = outage).", "\"2Mbit\""),
-    key("link.rate_trace", Path, Unset, "CSV file of `seconds,rate` lines (`0,10Mbit` or `0,10000000`), relative to the scenario file; `#` starts a comment.", "\"test-trace.csv\""),
+    key("link.rate_trace", Path, Unset, "CSV file of `seconds,rate` lines (`0,10Mbit` or `0,10000000`), relative to the scenario file; `#` starts a comment. A regular file (a link to one is followed) of at most 64 MiB and 1,000,000 steps.", "\"test-trace.csv\""),
     with_context(key("link.rate_repeat", Duration, Unset, "Repeat the rate schedule or trace with this period.", "\"2s\""), &["link.rate_schedule=[{ at = \"0s\", rate = \"2Mbit\" }, { at = \"1s\", rate = \"4Mbit\" }]"]),
     key("link.delay", Duration, Value("15ms"), "One-way propagation delay.", "\"40ms\""),
     key("link.jitter", Duration, Value("0ms"), "Extra per-packet delay variation (maximum for uniform, standard deviation for normal).", "\"2ms\""),
@@ -289,13 +289,13 @@ static KEYS: &[KeyDoc] = &[
     key("link.up", Table, Unset, "Keys for the up direction (client → server) only; accepts every `link` key except `up`/`down`.", "{ rate = \"2Mbit\" }"),
     key("link.down", Table, Unset, "Keys for the down direction (server → client) only; accepts every `link` key except `up`/`down`.", "{ delay = \"300ms\" }"),
     // --- flows ---
-    key("flow.name", Str, Context("`flow{i}`, i = index of the `[[flow]]`"), "Unique name of the flow in results.", "\"bulk\""),
+    key("flow.name", Str, Context("`flow{i}`, i = index of the `[[flow]]`"), "Unique name of the flow in results and qlog file names: a plain name like `run.name`.", "\"bulk\""),
     key("flow.count", Int, Value("1"), "Replicate this flow; copies are named `{name}.0` … `{name}.{count-1}`.", "2"),
     one_of(key("flow.stack", Enum, Value("quic"), "Transport: `quic` = the real quinn-proto state machine; `tcp` = quiclab's Linux-like TCP model with TLS modelled as messages.", "\"tcp\""), &["quic", "tcp"]),
     one_of(key("flow.app", Enum, Value("bulk"), "Workload: saturated `bulk` sender, or `download` of `size` bytes.", "\"download\""), &["bulk", "download"]),
     one_of(key("flow.direction", Enum, Value("up"), "bulk: who sends; `up` = the client uploads, `down` = the server sends.", "\"down\""), &["up", "down"]),
     with_context(key("flow.size", Size, Value("10MB"), "download: bytes requested, split evenly over the streams.", "\"8.9MB\""), &["flow.app=\"download\""]),
-    with_context(key("flow.streams", Int, Value("1"), "download: concurrent streams per connection.", "4"), &["flow.app=\"download\""]),
+    with_context(key("flow.streams", Int, Value("1"), "download: concurrent streams per connection (at most `size`: each stream carries at least one byte).", "4"), &["flow.app=\"download\""]),
     with_context(key("flow.connections", Int, Value("1"), "download: connections made one after the other (0-RTT applies to the second and later).", "2"), &["flow.app=\"download\""]),
     key("flow.start", Duration, Value("0s"), "When the client starts.", "\"1s\""),
     key("flow.stop", Duration, Unset, "bulk: when the sender stops; none = end of the run.", "\"5s\""),
@@ -304,7 +304,7 @@ static KEYS: &[KeyDoc] = &[
     key("flow.initial_window", Packets, Value("10pkt"), "Initial congestion window (ours only).", "\"4pkt\""),
     key("flow.loss_reduction", Float, Context("0.5 (newreno), 0.7 (cubic)"), "Multiplicative decrease on congestion (ours only).", "0.8"),
     key("flow.min_window", Packets, Value("2pkt"), "Minimum congestion window (ours only).", "\"4pkt\""),
-    key("flow.mtu", Int, Value("1500"), "IP MTU (at least 1228 for QUIC, 576 for TCP). QUIC: UDP payload at most mtu − 28; TCP: MSS = mtu − 40, − 12 more with timestamps.", "1280"),
+    key("flow.mtu", Int, Value("1500"), "IP MTU: 1228 to 16411 for QUIC (quinn's limit), 576 to 65535 for TCP. QUIC: UDP payload at most mtu − 28; TCP: MSS = mtu − 40, − 12 more with timestamps.", "1280"),
     quic_only(key("flow.mtu_discovery", Bool, Value("false"), "Let quinn probe for a larger MTU.", "true")),
     quic_only(positive(key("flow.initial_rtt", Duration, Value("333ms"), "RTT estimate before the first sample.", "\"100ms\""))),
     quic_only(key("flow.stream_window", Size, Value("16MB"), "Per-stream receive window (initial MAX_STREAM_DATA); generous so it limits only when set.", "\"65KB\"")),

@@ -8,7 +8,17 @@ use crate::tree::{parse_arg_value, Node, Table, Val};
 const NOT_SWEEPABLE: [&str; 2] = ["run.seed", "run.reps"];
 
 /// Refuses to enumerate more points than this (a typo in an axis should not fill a disk).
-pub const MAX_POINTS: usize = 100_000;
+///
+/// Memory grows with the points: each is a resolved scenario, a line of `sweep.json` and
+/// about 60 summary rows (`summary.csv`, the printed table). Measured peak RSS of a whole
+/// sweep (`quiclab sim --out`, one tiny run per point): 373 MB at 10,000 points; the old
+/// limit of 100,000 needed ~6 GB before the manifest was streamed and would still need
+/// ~3.7 GB. 20,000 keeps a sweep under 1 GB.
+pub const MAX_POINTS: usize = 20_000;
+
+/// Refuses sweeps of more runs than this (points × `run.reps`): `results.jsonl` is read whole
+/// to resume and finalise (about 1.5 kB per run), so this bounds that to a few hundred MB.
+pub const MAX_RUNS: u64 = 200_000;
 
 /// One sweep axis: a key and the values it takes.
 #[derive(Debug, Clone)]

@@ -179,7 +179,7 @@ fn from_value_at(v: &toml_edit::Value, at: &At) -> Option<Node> {
 }
 
 struct Converter<'a> {
-    index: &'a LineIndex<'a>,
+    index: &'a LineIndex,
     errors: &'a Errors,
 }
 

@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use netem::{Link, LinkConfig};
+use scenario::limits::{samples_per_run, MAX_SAMPLES_PER_RUN, MAX_SERIES_ROWS_PER_RUN};
 use scenario::model::{FlowSpec, Scenario, Workload};
 use transport::agent::{FlowAgent, Side};
 use transport::clock::VirtualClock;
@@ -42,12 +43,35 @@ pub enum SimError {
     /// A flow could not be built.
     #[error("flow {flow}: {message}")]
     Flow { flow: String, message: String },
+    /// The run exceeds a resource limit (`scenario::limits`).
+    #[error("{0}")]
+    Limit(String),
     /// A trace output failed.
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,
         source: std::io::Error,
     },
+}
+
+/// Refuses runs whose sampling would not finish or not fit in memory. The parser already caps
+/// samples per run; scenarios built in code reach the engine without it, and only the engine
+/// knows whether series are recorded (one row per flow per sample).
+fn check_samples(scenario: &Scenario, series: bool) -> Result<(), SimError> {
+    let samples = samples_per_run(scenario.duration, scenario.sample_interval);
+    if samples > MAX_SAMPLES_PER_RUN {
+        return Err(SimError::Limit(format!(
+            "{samples} samples per run (run.duration / run.sample_interval); at most {MAX_SAMPLES_PER_RUN}: raise run.sample_interval"
+        )));
+    }
+    let rows = samples.saturating_mul(scenario.flows.len() as u64);
+    if series && rows > MAX_SERIES_ROWS_PER_RUN {
+        return Err(SimError::Limit(format!(
+            "the time series would have {rows} rows ({samples} samples × {} flows); at most {MAX_SERIES_ROWS_PER_RUN} per run: raise run.sample_interval or do not record series (--no-series)",
+            scenario.flows.len()
+        )));
+    }
+    Ok(())
 }
 
 /// Link index of the bottleneck's up and down directions.
@@ -153,6 +177,7 @@ fn is_ideal(l: &LinkConfig) -> bool {
 impl Sim {
     /// Builds the topology, flows and sources of `scenario` for the run seeded with `seed`.
     pub fn new(scenario: &Scenario, seed: u64, opts: &RunOptions) -> Result<Sim, SimError> {
+        check_samples(scenario, opts.series)?;
         let clock = VirtualClock::new();
         let mut links = vec![
             Link::new(scenario.bottleneck.up.clone(), sub_seed(seed, SEED_LINKS)),

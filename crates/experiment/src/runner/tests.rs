@@ -68,6 +68,8 @@ struct Probe<'a> {
     inner: SimEngine,
     ran: Mutex<Vec<String>>,
     fail: Option<&'a str>,
+    /// Panics on this run id (an engine bug, like quinn's assertion on a large MTU).
+    panic: Option<&'a str>,
     stop_after: Option<(usize, &'a StopFlag)>,
 }
 
@@ -77,6 +79,7 @@ impl<'a> Probe<'a> {
             inner: SimEngine::default(),
             ran: Mutex::new(Vec::new()),
             fail: None,
+            panic: None,
             stop_after: None,
         }
     }
@@ -102,6 +105,9 @@ impl Engine for Probe<'_> {
             if n >= after {
                 flag.request();
             }
+        }
+        if self.panic == Some(spec.id.as_str()) {
+            panic!("injected panic in {}", spec.id);
         }
         if self.fail == Some(spec.id.as_str()) {
             return Err(EngineError::Io {
@@ -369,4 +375,86 @@ fn in_memory_results_come_back_in_job_order() {
         serde_json::to_string(&one).expect("json"),
         serde_json::to_string(reversed[2].as_ref().expect("ok")).expect("json")
     );
+}
+
+#[test]
+fn a_panicking_run_becomes_an_error_record_and_resume_skips_it() {
+    let s = Scratch::new("panic");
+    let l = loaded();
+    let out = s.out("out");
+    let mut probe = Probe::new();
+    probe.panic = Some("p0-r1");
+    let (total, failures) = finished(
+        run_sweep(
+            &sweep(&l, &out, false),
+            &probe,
+            &Threads::new(Some(2)),
+            &never,
+            &(),
+        )
+        .expect("the sweep survives the panic"),
+    );
+    assert_eq!(total, 4);
+    assert_eq!(probe.ran().len(), 4, "the other runs still ran");
+    assert_eq!(failures.len(), 1, "{failures:?}");
+    assert!(failures[0].recorded);
+    assert!(
+        failures[0]
+            .message
+            .contains("panicked: injected panic in p0-r1"),
+        "{:?}",
+        failures[0]
+    );
+    let text = String::from_utf8(read(out.join("results.jsonl"))).expect("utf-8");
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json"))
+        .collect();
+    let ids: Vec<&str> = lines.iter().filter_map(|v| v["id"].as_str()).collect();
+    assert_eq!(
+        ids,
+        ["p0-r0", "p0-r1", "p1-r0", "p1-r1"],
+        "sorted in run order"
+    );
+    assert!(lines[1]["error"]
+        .as_str()
+        .is_some_and(|e| e.contains("injected panic")));
+    assert!(out.join("summary.csv").exists());
+
+    // Resuming neither re-runs (and re-panics) the run nor forgets that it failed.
+    let again = Probe {
+        panic: Some("p0-r1"),
+        ..Probe::new()
+    };
+    let (_, failures) = finished(
+        run_sweep(&sweep(&l, &out, true), &again, &Sequential, &never, &()).expect("resume"),
+    );
+    assert!(again.ran().is_empty(), "{:?}", again.ran());
+    assert_eq!(
+        failures
+            .iter()
+            .map(|f| (f.id.as_str(), f.recorded))
+            .collect::<Vec<_>>(),
+        [("p0-r1", true)]
+    );
+}
+
+#[test]
+fn a_directory_in_use_by_another_sweep_is_refused() {
+    let s = Scratch::new("locked");
+    let l = loaded();
+    let out = s.out("out");
+    std::fs::create_dir_all(&out).expect("dir");
+    // The other sweep: flock belongs to the open file description, so this conflicts
+    // exactly like a second process would (the CLI test runs two processes).
+    let held = crate::lock::DirLock::acquire(&out).expect("lock");
+    let probe = Probe::new();
+    let e = run_sweep(&sweep(&l, &out, true), &probe, &Sequential, &never, &())
+        .expect_err("the directory is in use");
+    assert!(matches!(e, ExperimentError::Locked { .. }), "{e}");
+    assert!(probe.ran().is_empty());
+    assert!(!out.join("results.jsonl").exists());
+    drop(held);
+    finished(run_sweep(&sweep(&l, &out, true), &probe, &Sequential, &never, &()).expect("free"));
+    assert_eq!(probe.ran().len(), 4);
 }

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use crate::error::{At, Errors, ScenarioError};
 use crate::model::{CrossPattern, CrossSpec};
+use crate::names::check_key_name;
 use crate::read::Reader;
 use crate::tree::Table;
 use crate::units::Rate;
@@ -58,8 +59,11 @@ pub(crate) fn cross(
         }
         None => return Err(r.missing("pattern")),
     };
+    let name = r.string("name")?.unwrap_or_else(|| format!("cross{index}"));
+    // Same rule as flow names: names in results must stay usable as file names.
+    check_key_name(&name, "cross.name", &value_at(&r, "name"), r.errors)?;
     Ok(CrossSpec {
-        name: r.string("name")?.unwrap_or_else(|| format!("cross{index}")),
+        name,
         up: r.choice("direction")? == Some("up"),
         start,
         stop,

@@ -4,12 +4,26 @@ use cc::config::{CcConfig, CommonCcConfig, RenoCounting};
 
 use crate::error::{At, Errors, ScenarioError};
 use crate::model::{CcChoice, DuplexLink, FlowSpec, QuicKnobs, Stack, Workload};
+use crate::names::check_key_name;
 use crate::read::{expected, Reader};
 use crate::resolve::knobs::overlay;
 use crate::resolve::link::{access, LinkDraft};
 use crate::resolve::tcp::{check_stack_keys, pep, tcp};
 use crate::tree::{Table, Val};
 use netem::config::LinkConfig;
+
+/// Smallest QUIC MTU: quinn needs 1200 B of UDP payload (RFC 9000 §14) plus 28 B of IPv4 and
+/// UDP headers.
+pub const MIN_QUIC_MTU: u64 = 1228;
+/// Largest QUIC MTU: quinn reserves two bytes for the Length field of a long-header packet
+/// (Initial, Handshake, 0-RTT), a varint below 2^14, and asserts the packet fits (a larger MTU
+/// panics inside quinn). With at most 16383 B of UDP payload no packet of the datagram can
+/// exceed that, whatever the connection-ID lengths: 16383 + 28 = 16411.
+pub const MAX_QUIC_MTU: u64 = 16_383 + 28;
+/// Smallest TCP MTU: the IPv4 minimum datagram every host must accept (RFC 791).
+pub const MIN_TCP_MTU: u64 = 576;
+/// Largest TCP MTU: the IPv4 Total Length field is 16 bits.
+pub const MAX_TCP_MTU: u64 = 65_535;
 
 /// A flow before its access-link queues know the base RTT, and before `count` replication:
 /// `spec` has ideal access links until [`FlowDraft::client`] and `server` are finished.
@@ -33,6 +47,11 @@ pub(crate) fn flow(
     let user_path = format!("flow.{index}");
     let r = Reader::new(table, at, "flow", &user_path, errors)?;
     let name = r.string("name")?.unwrap_or_else(|| format!("flow{index}"));
+    // Flow names become qlog file names (`<flow>-client-0.qlog`).
+    let name_at = r
+        .entry("name")
+        .map_or_else(|| at.clone(), |e| e.node.at.clone());
+    check_key_name(&name, "flow.name", &name_at, errors)?;
     let count = r.uint_in("count", 1, 10_000)?.unwrap_or(1);
     let stack = match r.choice("stack")? {
         Some("quic") | None => Stack::Quic,
@@ -53,12 +72,11 @@ pub(crate) fn flow(
             format!("stop ({stop:?}) must be after start ({start:?})"),
         ));
     }
-    // quinn needs 1200 B of UDP payload; TCP only needs the IPv4 minimum datagram (RFC 791).
-    let min_mtu = match stack {
-        Stack::Quic => 1228,
-        Stack::Tcp => 576,
+    let (min_mtu, max_mtu) = match stack {
+        Stack::Quic => (MIN_QUIC_MTU, MAX_QUIC_MTU),
+        Stack::Tcp => (MIN_TCP_MTU, MAX_TCP_MTU),
     };
-    let mtu = r.uint_in("mtu", min_mtu, 65_535)?.unwrap_or(1500);
+    let mtu = r.uint_in("mtu", min_mtu, max_mtu)?.unwrap_or(1500);
     let mtu = u16::try_from(mtu).unwrap_or(u16::MAX);
     let ideal = DuplexLink {
         up: LinkConfig::ideal(),
@@ -103,6 +121,21 @@ fn workload(r: &Reader<'_>) -> Result<Workload, ScenarioError> {
                     .entry("size")
                     .map_or_else(|| r.at().clone(), |e| e.node.at.clone());
                 return Err(r.errors.at(&at, "a download needs a size above zero"));
+            }
+            let streams_at = r
+                .entry("streams")
+                .map_or_else(|| r.at().clone(), |e| e.node.at.clone());
+            // The size is split over the streams; a stream needs at least one byte to exist,
+            // and quietly rounding every stream up to one byte would deliver more than `size`.
+            if streams > size {
+                return Err(r.errors.at(
+                    &streams_at,
+                    format!(
+                        "{} = {streams} is more than the {size} B of flow.size: every stream carries at least one byte; allowed: 1 to {}",
+                        r.path_of("streams"),
+                        size.min(1_000_000)
+                    ),
+                ));
             }
             Workload::Download {
                 size,

@@ -26,6 +26,7 @@ pub(crate) fn loss(r: &Reader<'_>) -> Result<LossConfig, ScenarioError> {
     };
     let t = Reader::new(table, &node.at, "link.loss", &r.path_of("loss"), r.errors)?;
     let model = t.choice("model")?.unwrap_or("bernoulli");
+    check_model_keys(&t, model)?;
     let cfg = match model {
         "none" => LossConfig::None,
         "bernoulli" => LossConfig::Bernoulli { p: req(&t, "p")? },
@@ -52,6 +53,40 @@ pub(crate) fn loss(r: &Reader<'_>) -> Result<LossConfig, ScenarioError> {
     cfg.validate()
         .map_err(|e| r.errors.at(&node.at, e.to_string()))?;
     Ok(cfg)
+}
+
+/// The keys each loss model reads; any other key would be silently ignored (e.g. `gamma` on a
+/// Bernoulli model), so it is an error.
+fn model_keys(model: &str) -> &'static [&'static str] {
+    match model {
+        "none" => &["model"],
+        "bernoulli" | "periodic" => &["model", "p"],
+        "bounded" => &["model", "p", "max_burst"],
+        _ => &["model", "p", "r", "k", "h", "gamma", "beta", "target"],
+    }
+}
+
+/// Refuses keys of the loss table that `model` does not use.
+fn check_model_keys(t: &Reader<'_>, model: &str) -> Result<(), ScenarioError> {
+    let allowed = model_keys(model);
+    for key in ["p", "r", "k", "h", "gamma", "beta", "target", "max_burst"] {
+        if allowed.contains(&key) {
+            continue;
+        }
+        if let Some(e) = t.entry(key) {
+            return Err(t
+                .errors
+                .at(
+                    &e.key_at,
+                    format!(
+                        "{} does not apply to the {model} loss model",
+                        t.path_of(key)
+                    ),
+                )
+                .with_allowed_titled(&format!("keys of the {model} model"), allowed));
+        }
+    }
+    Ok(())
 }
 
 fn req(t: &Reader<'_>, key: &str) -> Result<f64, ScenarioError> {

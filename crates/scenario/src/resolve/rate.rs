@@ -1,5 +1,6 @@
 //! The rate of one link direction: fixed, a schedule written in the file, or a CSV trace.
 
+use std::io::BufRead;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -7,6 +8,8 @@ use std::time::Duration;
 use netem::config::RateProfile;
 
 use crate::error::{At, ScenarioError};
+use crate::input::open_regular;
+use crate::limits::{MAX_RATE_STEPS, MAX_TRACE_BYTES};
 use crate::read::{expected, rate_of, Reader};
 use crate::tree::{Node, Val};
 use crate::units::{parse_duration, parse_rate, Rate};
@@ -102,6 +105,15 @@ fn inline_steps(r: &Reader<'_>, node: &Node) -> Result<Vec<(Duration, u64)>, Sce
             ),
         ));
     };
+    if items.len() > MAX_RATE_STEPS {
+        return Err(r.errors.at(
+            &node.at,
+            format!(
+                "rate_schedule has {} steps; at most {MAX_RATE_STEPS} are allowed",
+                items.len()
+            ),
+        ));
+    }
     let mut steps = Vec::new();
     for (i, item) in items.iter().enumerate() {
         let Val::Table(t) = &item.val else {
@@ -161,23 +173,29 @@ fn load_trace(
         ));
     };
     let path = base_dir.join(rel);
-    let text = std::fs::read_to_string(&path).map_err(|e| {
-        r.errors.at(
-            &node.at,
-            format!("cannot read rate trace {}: {e}", path.display()),
-        )
+    let reader = open_regular(&path, MAX_TRACE_BYTES).map_err(|e| {
+        r.errors
+            .at(&node.at, format!("rate trace {}: {}", path.display(), e.0))
     })?;
     let file: Arc<str> = path.display().to_string().into();
     let mut steps = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let line = line.split('#').next().unwrap_or("").trim();
-        if line.is_empty() {
-            continue;
-        }
+    // Line by line: the file is never held whole, only its steps.
+    for (i, line) in reader.lines().enumerate() {
         let at = At::OtherFile {
             file: file.clone(),
             line: i + 1,
         };
+        let line = line.map_err(|e| r.errors.at(&at, format!("cannot read: {e}")))?;
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        if steps.len() == MAX_RATE_STEPS {
+            return Err(r.errors.at(
+                &at,
+                format!("a rate trace has at most {MAX_RATE_STEPS} steps"),
+            ));
+        }
         let (secs, rate) = line
             .split_once(',')
             .ok_or_else(|| r.errors.at(&at, "expected `seconds,rate`"))?;

@@ -3,6 +3,8 @@
 use std::time::Duration;
 
 use crate::error::{At, Errors, ScenarioError};
+use crate::limits::{samples_per_run, MAX_SAMPLES_PER_RUN};
+use crate::names::{check_default_name, check_key_name};
 use crate::read::Reader;
 use crate::tree::Table;
 
@@ -42,6 +44,24 @@ pub(crate) fn run(
             ));
         }
     }
+    let samples = samples_per_run(duration, sample_interval);
+    if samples > MAX_SAMPLES_PER_RUN {
+        let floor = Duration::from_nanos(
+            u64::try_from(
+                duration
+                    .as_nanos()
+                    .div_ceil(u128::from(MAX_SAMPLES_PER_RUN)),
+            )
+            .unwrap_or(u64::MAX),
+        );
+        return Err(errors.at(
+            &value_at("sample_interval"),
+            format!(
+                "run.sample_interval = {sample_interval:?} gives {samples} samples in run.duration = {duration:?}; \
+                 at most {MAX_SAMPLES_PER_RUN} samples per run: use a sample_interval of at least {floor:?}"
+            ),
+        ));
+    }
     let measure_from = r.duration("measure_from")?.unwrap_or_default();
     let measure_until = r.duration("measure_until")?;
     if measure_from >= duration {
@@ -57,10 +77,19 @@ pub(crate) fn run(
         ));
     }
     let reps = r.uint_in("reps", 1, 1_000_000)?.unwrap_or(1);
+    // The name becomes the default results directory `results/<name>/`.
+    let name = match r.string("name")? {
+        Some(name) => {
+            check_key_name(&name, "run.name", &value_at("name"), errors)?;
+            name
+        }
+        None => {
+            check_default_name(default_name, errors)?;
+            default_name.to_string()
+        }
+    };
     Ok(RunSection {
-        name: r
-            .string("name")?
-            .unwrap_or_else(|| default_name.to_string()),
+        name,
         duration,
         seed: r.uint("seed")?.unwrap_or(1),
         reps: u32::try_from(reps).unwrap_or(u32::MAX),

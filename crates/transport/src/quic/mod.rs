@@ -223,10 +223,18 @@ impl QuicFlow {
             }
             Event::ConnectionLost { reason } => {
                 self.hosts[at(side)].conns[idx].closing = true;
-                let expected = matches!(
-                    reason,
-                    ConnectionError::LocallyClosed | ConnectionError::ApplicationClosed(_)
-                );
+                // Every application close here is ours ("done", "stopped"). A client that has
+                // its whole response before the handshake is confirmed (a small 0-RTT download)
+                // closes then, and RFC 9000 §10.2.3 makes that close a transport
+                // APPLICATION_ERROR in a Handshake packet: the server sees the same orderly
+                // close, not a failure.
+                let expected = match &reason {
+                    ConnectionError::LocallyClosed | ConnectionError::ApplicationClosed(_) => true,
+                    ConnectionError::ConnectionClosed(close) => {
+                        close.error_code == quinn_proto::TransportErrorCode::APPLICATION_ERROR
+                    }
+                    _ => false,
+                };
                 if !expected && !self.finished {
                     self.fail(format!("{side:?} connection lost: {reason}"));
                 }
