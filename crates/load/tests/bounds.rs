@@ -138,7 +138,7 @@ fn http3_to_a_closed_port_fails_fast() {
     let config = ClientConfig {
         http: HttpVersion::H3,
         policy: ConnPolicy::Pool {
-            max_connections: 1,
+            max_connections: 4,
             max_streams_per_connection: 16,
         },
         timeout,

@@ -3,8 +3,8 @@
 //! The QUIC endpoint's socket is unconnected and shared by every connection, so the kernel does
 //! not report the ICMP "port unreachable" a closed port answers with: quinn would retransmit
 //! its Initial until the request's timeout (30 s by default). A connected UDP socket does get
-//! that report (as `ECONNREFUSED` on its next receive), so a small probe runs beside each
-//! handshake and ends it as soon as the path says nobody listens.
+//! that report (as `ECONNREFUSED` on its next receive), so a handshake still running after
+//! [`PROBE_DELAY`] races a small probe that ends it as soon as the path says nobody listens.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -12,9 +12,16 @@ use std::time::Duration;
 /// Probes sent at most (the ICMP answer may be lost on a lossy path; loopback answers the first).
 const PROBES: u32 = 5;
 
+/// How long a handshake runs before the first probe: longer than a handshake takes on the paths
+/// quiclab emulates (up to about 400 ms of RTT), so a healthy connection never sends a probe
+/// and the emulated link carries only the endpoints' own packets; a closed port still fails in
+/// about half a second instead of the request timeout.
+pub(crate) const PROBE_DELAY: Duration = Duration::from_millis(500);
+
 /// Resolves with a message once ICMP says nothing listens on UDP `addr` (port, host or network
 /// unreachable); never resolves otherwise, so it is meant to race a handshake.
 pub(crate) async fn unreachable(addr: SocketAddr) -> String {
+    tokio::time::sleep(PROBE_DELAY).await;
     let bind: SocketAddr = if addr.is_ipv4() {
         ([0, 0, 0, 0], 0).into()
     } else {
