@@ -164,9 +164,16 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<Exit> {
     let protocols = args.http;
     serve_until_signal(cfg, move |addr| {
         if let Some(path) = &ready_file {
-            // Write then rename, so a watcher never reads a half-written file.
+            // Write then rename, so a watcher never reads a half-written file. The temporary
+            // name is predictable: unlink whatever is there (never following a link) and create
+            // it exclusively, so a planted link is an error rather than a target.
             let tmp = path.with_extension("tmp");
-            std::fs::write(&tmp, format!("{addr}\n"))?;
+            match std::fs::remove_file(&tmp) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+                _ => {}
+            }
+            use std::io::Write as _;
+            fsutil::create_new(&tmp)?.write_all(format!("{addr}\n").as_bytes())?;
             std::fs::rename(&tmp, path)?;
         }
         if !quiet {
