@@ -2,8 +2,9 @@
 //! link emulator, `quiclab serve` and `quiclab get` — into the same results store as `sim`.
 //!
 //! Runs are sequential (real time on shared cores: parallel runs would disturb each other).
-//! Every invocation first removes what killed runs left behind; Ctrl-C or SIGTERM tear the
-//! current run down and keep the finished ones (`--resume` completes the sweep).
+//! Every invocation first removes what killed runs left behind (only what a dead run's lock
+//! record proves quiclab's); Ctrl-C or SIGTERM tear the current run down and keep the finished
+//! ones (`--resume` completes the sweep); the exit code is 130 after Ctrl-C, 143 after SIGTERM.
 
 use std::path::{Path, PathBuf};
 
@@ -69,12 +70,14 @@ fn stop_requested() -> bool {
 /// Runs `quiclab emu`.
 pub fn run(args: &EmuArgs) -> anyhow::Result<Exit> {
     let cleaned = emu::cleanup_stale().context("cannot clean up after earlier runs")?;
-    if !cleaned.namespaces.is_empty() || cleaned.lock_files > 0 {
+    if !cleaned.namespaces.is_empty() || cleaned.lock_files > 0 || !cleaned.log_dirs.is_empty() {
         eprintln!(
-            "removed leftovers of killed runs: {} namespaces ({}), {} processes, {} lock files",
+            "removed leftovers of killed runs: {} namespaces ({}), {} processes, {} log \
+             directories, {} lock files",
             cleaned.namespaces.len(),
             cleaned.namespaces.join(", "),
             cleaned.processes,
+            cleaned.log_dirs.len(),
             cleaned.lock_files
         );
     } else if args.cleanup {
@@ -106,6 +109,12 @@ pub fn run(args: &EmuArgs) -> anyhow::Result<Exit> {
             }
         }
     }
+    // The emulator polls the stop flag inside a run: the first Ctrl-C tears the current run
+    // down (it does not let it finish, unlike sim sweeps).
+    interrupt::set_first_message(
+        "Ctrl-C: stopping the current run and removing its emulated network; finished runs are \
+         kept (Ctrl-C again to abort)",
+    );
     interrupt::install()?;
     emu::install_term_handler();
     let runs = loaded.runs();
@@ -141,7 +150,10 @@ fn single(args: &EmuArgs, loaded: &LoadedScenario, spec: &RunSpec) -> anyhow::Re
         .with_context(|| format!("run {} refers to a missing sweep point", spec.id))?;
     let engine = engine(args)?;
     let outputs = experiment::RunOutputs::default();
-    let work = engine.work_dir(spec, &outputs);
+    // A lone run's endpoint logs live in a private directory the emulator removes when the run
+    // ends, whatever the outcome; `--out DIR` keeps them in DIR/emu/<run id>/.
+    let keep_logs = "endpoint logs are removed with the run; rerun with --out DIR to keep them \
+                     in DIR/emu/<run id>/";
     match engine.run(point, spec, &outputs) {
         Ok(record) => {
             if args.json {
@@ -151,22 +163,20 @@ fn single(args: &EmuArgs, loaded: &LoadedScenario, spec: &RunSpec) -> anyhow::Re
             }
             let failed = record.flows.iter().any(|f| f.error.is_some());
             if failed {
-                eprintln!("endpoint logs are in {}", work.display());
+                eprintln!("{keep_logs}");
                 return Ok(exit::FAILURE);
             }
-            let _ = std::fs::remove_dir_all(&work);
             Ok(exit::SUCCESS)
         }
         Err(experiment::EngineError::Interrupted) => {
-            eprintln!("interrupted; the emulated network was removed");
-            Ok(exit::INTERRUPTED)
+            eprintln!(
+                "{}; the emulated network and the run's files were removed",
+                interrupt::stop_cause()
+            );
+            Ok(exit::stopped())
         }
         Err(e) => {
-            eprintln!(
-                "error: run {} failed: {e} (endpoint logs in {})",
-                spec.id,
-                work.display()
-            );
+            eprintln!("error: run {} failed: {e} ({keep_logs})", spec.id);
             Ok(exit::FAILURE)
         }
     }

@@ -371,7 +371,13 @@ fn create(path: &Path) -> anyhow::Result<Box<dyn Write + Send>> {
 
 fn attack(args: &AttackArgs) -> anyhow::Result<Exit> {
     let ramp = args.ramp.clone().unwrap_or(Ramp::Constant(args.rate));
-    let schedule = Schedule::new(ramp, args.duration, args.requests)?;
+    let schedule = match Schedule::new(ramp, args.duration, args.requests) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(exit::BAD_INPUT);
+        }
+    };
     let targets = targets(&args.targets)?;
     let to_stdout = args.output.is_none() && !std::io::stdout().is_terminal();
     let sink: Sink = match (&args.output, to_stdout) {
@@ -517,6 +523,13 @@ fn sweep(args: &SweepArgs) -> anyhow::Result<Exit> {
     let targets = targets(&args.targets)?;
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;
+    // Every point's bounds are checked before the first attack starts.
+    for rate in &args.rates {
+        if let Err(e) = Schedule::new(Ramp::Constant(*rate), Some(args.duration), None) {
+            eprintln!("error: --rates {rate}: {e}");
+            return Ok(exit::BAD_INPUT);
+        }
+    }
     let stop = stop_flag()?;
     let mut points = Vec::new();
     'grid: for rate in &args.rates {

@@ -74,12 +74,43 @@ fn parse_quic_cc(s: &str) -> Result<QuicCc, String> {
 /// (`16M`, `64KiB`, `8.9MB`; `333ms`, `2s`, `1.5m`, a bare number of seconds).
 pub use units::{parse_duration, parse_size as parse_bytes};
 
+/// `--max-response-size`: a byte count, or `None` for `unlimited`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResponseCap(pub Option<u64>);
+
+fn parse_response_cap(text: &str) -> Result<ResponseCap, String> {
+    if text.trim().eq_ignore_ascii_case("unlimited") {
+        return Ok(ResponseCap(None));
+    }
+    match parse_bytes(text) {
+        Ok(0) => Err("must be > 0 bytes, or `unlimited`".into()),
+        Ok(n) => Ok(ResponseCap(Some(n))),
+        Err(e) => Err(format!("{e}; or `unlimited`")),
+    }
+}
+
 /// Options of `quiclab serve`.
 #[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
-    /// Address for TCP and UDP (same port); `[::]:4433` for IPv6 (dual stack); port 0 picks one.
-    #[arg(long, default_value = "0.0.0.0:4433")]
+    /// Address for TCP and UDP (same port). Loopback by default; `0.0.0.0:4433` to answer on
+    /// every interface, `[::]:4433` for IPv6 (dual stack); port 0 picks one.
+    #[arg(long, default_value = "127.0.0.1:4433")]
     listen: SocketAddr,
+    /// Close a connection that moves no bytes for this long (TCP and QUIC).
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    idle_timeout: Duration,
+    /// Most connections open at once (TCP and QUIC together); more are closed or refused.
+    #[arg(long, default_value_t = endpoints::server::DEFAULT_MAX_CONNECTIONS,
+          value_parser = clap::value_parser!(usize))]
+    max_connections: usize,
+    /// Most concurrent requests (streams) per HTTP/2 or HTTP/3 connection.
+    #[arg(long, default_value_t = endpoints::server::DEFAULT_MAX_STREAMS,
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    max_streams: u32,
+    /// Largest body `GET /<n>` generates (e.g. 1G, 500M), or `unlimited`; larger requests get
+    /// 400.
+    #[arg(long, default_value = "1G", value_parser = parse_response_cap)]
+    max_response_size: ResponseCap,
     /// HTTP versions to offer: a subset of 1.1,2,3.
     #[arg(long, default_value = "1.1,2,3", value_parser = Protocols::parse)]
     http: Protocols,
@@ -119,16 +150,30 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<Exit> {
         quic: args.quic.options()?,
         keylog: args.keylog.clone(),
         stats_file: args.stats_file.clone(),
+        idle_timeout: args.idle_timeout,
+        max_connections: args.max_connections,
+        max_streams: args.max_streams,
+        max_response_size: args.max_response_size.0,
         ..ServerConfig::default()
     };
+    if args.max_connections == 0 || args.idle_timeout.is_zero() {
+        anyhow::bail!("--max-connections and --idle-timeout must be greater than 0");
+    }
     let ready_file = args.ready_file.clone();
     let quiet = args.quiet;
     let protocols = args.http;
     serve_until_signal(cfg, move |addr| {
         if let Some(path) = &ready_file {
-            // Write then rename, so a watcher never reads a half-written file.
+            // Write then rename, so a watcher never reads a half-written file. The temporary
+            // name is predictable: unlink whatever is there (never following a link) and create
+            // it exclusively, so a planted link is an error rather than a target.
             let tmp = path.with_extension("tmp");
-            std::fs::write(&tmp, format!("{addr}\n"))?;
+            match std::fs::remove_file(&tmp) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+                _ => {}
+            }
+            use std::io::Write as _;
+            fsutil::create_new(&tmp)?.write_all(format!("{addr}\n").as_bytes())?;
             std::fs::rename(&tmp, path)?;
         }
         if !quiet {
@@ -171,5 +216,16 @@ mod tests {
         assert_eq!(parse_duration("1.5m"), Ok(Duration::from_secs(90)));
         assert_eq!(parse_duration("2min"), Ok(Duration::from_secs(120)));
         assert_eq!(parse_duration("250us"), Ok(Duration::from_micros(250)));
+    }
+
+    #[test]
+    fn response_caps_parse() {
+        assert_eq!(
+            parse_response_cap("1G"),
+            Ok(ResponseCap(Some(1_000_000_000)))
+        );
+        assert_eq!(parse_response_cap("unlimited"), Ok(ResponseCap(None)));
+        assert!(parse_response_cap("0").is_err());
+        assert!(parse_response_cap("huge").is_err());
     }
 }

@@ -29,10 +29,32 @@ fn set_handler() -> anyhow::Result<()> {
             std::process::exit(i32::from(exit::INTERRUPTED.0));
         }
         eprintln!(
-            "\nCtrl-C: letting running runs finish, starting no new ones (Ctrl-C again to abort)"
+            "\n{}",
+            FIRST_MESSAGE.get().copied().unwrap_or(DEFAULT_FIRST)
         );
     })
     .context("cannot install the Ctrl-C handler")
+}
+
+/// What the first Ctrl-C does where runs are left to finish (sim sweeps, load tests).
+const DEFAULT_FIRST: &str =
+    "Ctrl-C: letting running runs finish, starting no new ones (Ctrl-C again to abort)";
+
+static FIRST_MESSAGE: OnceLock<&'static str> = OnceLock::new();
+
+/// Replaces what the first Ctrl-C prints, for commands where it does something else (the
+/// emulator tears the current run down). The first call wins.
+pub fn set_first_message(message: &'static str) {
+    let _ = FIRST_MESSAGE.set(message);
+}
+
+/// What stopped the command, for its last message.
+pub fn stop_cause() -> &'static str {
+    if emu::term_requested() {
+        "terminated (SIGTERM)"
+    } else {
+        "interrupted (Ctrl-C)"
+    }
 }
 
 /// Whether a stop was requested.

@@ -35,7 +35,7 @@ pub fn run(
                 results.display(),
                 resume_command(sweep.out)
             );
-            Ok(exit::INTERRUPTED)
+            Ok(exit::stopped())
         }
         SweepOutcome::Finished {
             total,

@@ -248,6 +248,71 @@ fn bad_input_is_rejected_with_its_location() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
 }
 
+#[test]
+fn rates_and_request_counts_beyond_the_bounds_are_refused() {
+    let s = Scratch::new("load-bounds");
+    // Rates the scheduler cannot honour (the second used to schedule every request at 0 ns).
+    for rate in ["1000000000/s", "18446744073709551616/s"] {
+        let o = quiclab(
+            &[
+                "load",
+                "attack",
+                "--rate",
+                rate,
+                "--duration",
+                "1s",
+                "https://127.0.0.1:1/",
+            ],
+            &s.0,
+        );
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{rate}: {err}");
+        assert!(err.contains("--rate"), "{rate}: {err}");
+        assert!(err.contains("allowed 0 to 100000/s"), "{rate}: {err}");
+    }
+    // A valid rate for too long: more requests than one attack may record.
+    let o = quiclab(
+        &[
+            "load",
+            "attack",
+            "--rate",
+            "100000/s",
+            "--duration",
+            "2min",
+            "https://127.0.0.1:1/",
+        ],
+        &s.0,
+    );
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("at most 10000000 per attack"), "{err}");
+    let o = quiclab(
+        &[
+            "load",
+            "sweep",
+            "--rates",
+            "10,100000",
+            "--duration",
+            "2min",
+            "--out",
+            "sweep",
+            "https://127.0.0.1:1/",
+        ],
+        &s.0,
+    );
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("--rates 100000/s"), "{err}");
+    // Refused before any attack ran: no results at all.
+    let written = std::fs::read_dir(s.path("sweep"))
+        .map(|d| d.count())
+        .unwrap_or(0);
+    assert_eq!(
+        written, 0,
+        "a sweep point ran before the bad one was refused"
+    );
+}
+
 /// nginx (Debian's, installed by `scripts/install-peers.sh`) serving `docroot/` over HTTP/1.1 and
 /// HTTP/2 with TLS on an ephemeral loopback port; one process (`master_process off`), killed
 /// when dropped.

@@ -20,7 +20,8 @@
 //!   forwarder's counters ([`ForwarderReport`], with [`Lateness`]); the interop matrix runs
 //!   third-party peers this way.
 //! - **Hygiene** — [`cleanup_stale`] (a [`CleanupReport`]) removes what killed runs left
-//!   behind, [`stale_namespaces`] lists it; [`install_term_handler`] / [`term_requested`] turn
+//!   behind (namespaces, lone runs' private log directories, lock files: only what a dead
+//!   run's lock record proves quiclab's), [`stale_namespaces`] and [`stale_log_dirs`] list it; [`install_term_handler`] / [`term_requested`] turn
 //!   SIGTERM into a clean stop.
 //! - [`WaitMode`] (how the forwarder waits) and [`EmuError`].
 
@@ -45,7 +46,7 @@ mod topology;
 #[cfg(test)]
 mod namespace_tests;
 
-pub use cleanup::{cleanup_stale, stale_namespaces, CleanupReport};
+pub use cleanup::{cleanup_stale, stale_log_dirs, stale_namespaces, CleanupReport};
 pub use error::EmuError;
 pub use forwarder::{ForwarderReport, WaitMode};
 pub use lateness::Lateness;

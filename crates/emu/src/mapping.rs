@@ -241,6 +241,13 @@ pub fn serve_args(f: &FlowSpec, addr: Ipv4Addr) -> Result<Vec<String>, EmuError>
         format!("{addr}:{SERVER_PORT}"),
         "--http".into(),
         http_version(f).into(),
+        // The scenario bounds the transfer (a bulk flow asks for more than the link carries),
+        // and the server answers only its own client in a private namespace: serve's safety
+        // caps for shared hosts would cut flows short, so lift them; 1024 streams as before.
+        "--max-response-size".into(),
+        "unlimited".into(),
+        "--max-streams".into(),
+        "1024".into(),
     ];
     a.extend(knob_args(f)?);
     Ok(a)

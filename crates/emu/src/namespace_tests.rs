@@ -249,8 +249,9 @@ fn junk_frames_do_not_stop_the_forwarder() {
 
 #[test]
 fn captures_are_read_by_tshark() {
-    let dir = std::env::temp_dir().join(format!("quiclab-emu-pcap-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    // A private directory: a predictable /tmp name would let another user plant links.
+    let scratch = fsutil::PrivateDir::new("quiclab-emu-pcap-").expect("scratch dir");
+    let dir = scratch.path().join("captures");
     let spec = TopologySpec {
         capture_dir: Some(dir.clone()),
         ..TopologySpec::new(link(1), link(1))
@@ -283,7 +284,6 @@ fn captures_are_read_by_tshark() {
             String::from_utf8_lossy(&out.stdout)
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Removes any namespace of `names` at the end, even if the test failed before cleanup did.
@@ -323,6 +323,63 @@ fn cleanup_removes_the_set_of_a_dead_run() {
     // The sleep was killed (reap it: it is our child).
     let status = child.wait_timeout(Duration::from_secs(2)).expect("wait");
     assert!(status.is_some(), "pid {pid} still running after cleanup");
+}
+
+#[test]
+fn cleanup_touches_only_names_proven_by_a_dead_runs_lock() {
+    use crate::cleanup::{RunLock, LOG_DIR_PREFIX};
+    let tag = format!("{:06x}", (std::process::id() ^ 0x5a5a5a) & 0xff_ffff);
+    // Someone else's namespaces: quiclab's prefix, and quiclab's exact pattern without a lock.
+    let foreign = [format!("qlmine-{tag}"), format!("ql{tag}-c0")];
+    let _guard = NamespaceGuard(foreign.to_vec());
+    for n in &foreign {
+        netns::ip(&["netns", "add", n]).expect("add foreign namespace");
+    }
+    let no_lock = fsutil::PrivateDir::new(&format!("{LOG_DIR_PREFIX}{tag}-")).expect("dir");
+    // A killed run: its lock record stays, nobody holds it; its log directory is left behind,
+    // and a link in the same name pattern points at a directory that must survive.
+    let dead = loop {
+        let id = format!("{:06x}", rand_id());
+        if let Ok(lock) = RunLock::acquire(&id) {
+            lock.abandon();
+            break id;
+        }
+    };
+    let left = fsutil::PrivateDir::new(&format!("{LOG_DIR_PREFIX}{dead}-")).expect("dir");
+    let left_path = left.path().to_path_buf();
+    std::mem::forget(left);
+    let victim = fsutil::PrivateDir::new("quiclab-test-victim-").expect("dir");
+    std::fs::write(victim.path().join("keep"), "x").expect("write");
+    let link = std::env::temp_dir().join(format!("{LOG_DIR_PREFIX}{dead}-Link0000"));
+    std::os::unix::fs::symlink(victim.path(), &link).expect("symlink");
+    let report = crate::cleanup_stale().expect("cleanup");
+    let link_survived = std::fs::symlink_metadata(&link).is_ok();
+    let _ = std::fs::remove_file(&link);
+    let _ = fsutil::remove_tree(&left_path);
+    for n in &foreign {
+        assert!(ns_exists(n), "foreign namespace {n} removed: {report:?}");
+    }
+    assert!(
+        no_lock.path().is_dir(),
+        "a directory without a lock record was removed"
+    );
+    assert!(
+        !left_path.exists(),
+        "the dead run's log directory was left: {report:?}"
+    );
+    assert!(
+        link_survived,
+        "a link was removed as if it were a log directory"
+    );
+    assert!(victim.path().join("keep").exists());
+}
+
+/// A random 24-bit number (the shape of a run id).
+fn rand_id() -> u32 {
+    let mut b = [0u8; 4];
+    // SAFETY: getrandom writes at most 4 bytes into the buffer.
+    unsafe { libc::getrandom(b.as_mut_ptr().cast(), 4, 0) };
+    u32::from_le_bytes(b) & 0xff_ffff
 }
 
 #[test]

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::io::Read;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -30,8 +30,11 @@ const CLIENT_GRACE: Duration = Duration::from_secs(5);
 pub struct RunOptions {
     /// The `quiclab` binary that provides `serve` and `get`.
     pub quiclab: PathBuf,
-    /// Scratch directory of this run (ready files, server statistics, endpoint logs).
-    pub work_dir: PathBuf,
+    /// Scratch directory of this run (ready files, server statistics, endpoint logs). `None`: a
+    /// private directory (mode 0700, random name `quiclab-emu-<run id>-<random>` in `$TMPDIR`,
+    /// see [`fsutil::PrivateDir`]) that is removed when the run ends, however it ends; after a
+    /// SIGKILL, [`crate::cleanup_stale`] removes it once the run's lock shows it dead.
+    pub work_dir: Option<PathBuf>,
     /// Bottleneck captures (`client-side.pcap`, `server-side.pcap`).
     pub capture_dir: Option<PathBuf>,
     /// TLS key log (clients and servers append to it).
@@ -68,8 +71,6 @@ fn interrupted() -> EmuError {
 pub fn run(point: &SweepPoint, spec: &RunSpec, opts: &RunOptions) -> Result<EmuRun, EmuError> {
     let s = &point.scenario;
     let warnings = mapping::check_supported(s)?;
-    std::fs::create_dir_all(&opts.work_dir)
-        .map_err(|e| EmuError::io(format!("cannot create {}", opts.work_dir.display()), e))?;
     let n = s.flows.len();
     // Cross traffic gets a client and a server of its own, after the flows' pairs.
     let hosts = n + usize::from(!s.cross.is_empty());
@@ -92,7 +93,26 @@ pub fn run(point: &SweepPoint, spec: &RunSpec, opts: &RunOptions) -> Result<EmuR
         mtu,
         wait: opts.wait,
     })?;
-    let outcome = drive(&topo, s, spec.seed, opts);
+    // After the topology: its run lock is the ownership record that lets `--cleanup` remove a
+    // private directory a killed run left. Dropped (removed) when `run` returns, on every path.
+    let private;
+    let work: &Path = match &opts.work_dir {
+        Some(dir) => {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| EmuError::io(format!("cannot create {}", dir.display()), e))?;
+            dir
+        }
+        None => {
+            private = fsutil::PrivateDir::new(&format!(
+                "{}{}-",
+                crate::cleanup::LOG_DIR_PREFIX,
+                topo.run_id()
+            ))
+            .map_err(|e| EmuError::io("cannot create a private log directory", e))?;
+            private.path()
+        }
+    };
+    let outcome = drive(&topo, s, spec.seed, opts, work);
     // Tear down first (servers flush their statistics on SIGTERM), then read what they wrote.
     let forwarder = topo.shutdown()?;
     let driven = outcome?;
@@ -100,7 +120,7 @@ pub fn run(point: &SweepPoint, spec: &RunSpec, opts: &RunOptions) -> Result<EmuR
     let mut flows = Vec::new();
     let mut end_s: f64 = 0.0;
     for (i, f) in s.flows.iter().enumerate() {
-        let path = opts.work_dir.join(format!("server-{i}.stats.jsonl"));
+        let path = work.join(format!("server-{i}.stats.jsonl"));
         let server = stats_log::read_records(&path).unwrap_or_else(|e| {
             run_warnings.push(format!("flow {}: server statistics: {e}", f.name));
             Vec::new()
@@ -163,9 +183,18 @@ fn common_files(
     Ok(())
 }
 
-fn log_file(opts: &RunOptions, name: &str) -> Result<std::fs::File, EmuError> {
-    let p = opts.work_dir.join(name);
-    std::fs::File::create(&p).map_err(|e| EmuError::io(format!("cannot create {}", p.display()), e))
+/// A fresh log file in the work directory: an old one (a resumed run's) is unlinked first, and
+/// the new one is created exclusively without following links, so a name planted in the
+/// meantime is an error, never a target.
+fn log_file(work: &Path, name: &str) -> Result<std::fs::File, EmuError> {
+    let p = work.join(name);
+    match std::fs::remove_file(&p) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(EmuError::io(format!("cannot replace {}", p.display()), e))
+        }
+        _ => {}
+    }
+    fsutil::create_new(&p).map_err(|e| EmuError::io(format!("cannot create {}", p.display()), e))
 }
 
 /// What [`drive`] returns.
@@ -186,20 +215,26 @@ fn start_delay(start: Duration, elapsed: Duration, tick: Duration) -> Duration {
 
 /// Starts the servers, then the clients (and cross traffic) on schedule; returns the clients'
 /// outcomes and the cross-traffic counters.
-fn drive(topo: &Topology, s: &Scenario, seed: u64, opts: &RunOptions) -> Result<Driven, EmuError> {
+fn drive(
+    topo: &Topology,
+    s: &Scenario,
+    seed: u64,
+    opts: &RunOptions,
+    work: &Path,
+) -> Result<Driven, EmuError> {
     let mut ready_files = Vec::new();
     for (j, f) in s.flows.iter().enumerate() {
-        let ready = opts.work_dir.join(format!("server-{j}.ready"));
+        let ready = work.join(format!("server-{j}.ready"));
         let _ = std::fs::remove_file(&ready);
         let mut cmd = Command::new(&opts.quiclab);
         cmd.args(mapping::serve_args(f, topo.server_addr(j))?)
             .arg("--ready-file")
             .arg(&ready)
             .arg("--stats-file")
-            .arg(opts.work_dir.join(format!("server-{j}.stats.jsonl")))
+            .arg(work.join(format!("server-{j}.stats.jsonl")))
             .stdin(Stdio::null())
-            .stdout(log_file(opts, &format!("server-{j}.log"))?)
-            .stderr(log_file(opts, &format!("server-{j}.err"))?);
+            .stdout(log_file(work, &format!("server-{j}.log"))?)
+            .stderr(log_file(work, &format!("server-{j}.err"))?);
         common_files(&mut cmd, opts, "server", j)?;
         let child = topo.spawn(topo.server_ns(j), &mut cmd)?;
         ready_files.push((ready, child));
@@ -208,7 +243,7 @@ fn drive(topo: &Topology, s: &Scenario, seed: u64, opts: &RunOptions) -> Result<
     for (j, (ready, child)) in ready_files.iter().enumerate() {
         while !ready.exists() {
             if let Ok(Some(status)) = child.try_wait() {
-                let err = std::fs::read_to_string(opts.work_dir.join(format!("server-{j}.err")))
+                let err = std::fs::read_to_string(work.join(format!("server-{j}.err")))
                     .unwrap_or_default();
                 return Err(EmuError::Endpoint(format!(
                     "server {j} exited ({status}) before it was ready: {}",
@@ -259,7 +294,7 @@ fn drive(topo: &Topology, s: &Scenario, seed: u64, opts: &RunOptions) -> Result<
         cmd.args(mapping::get_args(f, s, topo.server_addr(i), seconds)?)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(log_file(opts, &format!("client-{i}.err"))?);
+            .stderr(log_file(work, &format!("client-{i}.err"))?);
         common_files(&mut cmd, opts, "client", i)?;
         let child = topo.spawn(topo.client_ns(i), &mut cmd)?;
         let mut stdout = child
@@ -303,7 +338,7 @@ fn drive(topo: &Topology, s: &Scenario, seed: u64, opts: &RunOptions) -> Result<
                 s.duration
             )),
             (Some(_), None) => {
-                let err = std::fs::read_to_string(opts.work_dir.join(format!("client-{i}.err")))
+                let err = std::fs::read_to_string(work.join(format!("client-{i}.err")))
                     .unwrap_or_default();
                 Some(format!("quiclab get printed no result: {}", tail(&err)))
             }

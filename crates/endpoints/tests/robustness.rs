@@ -11,22 +11,14 @@ use endpoints::server::ServerConfig;
 use endpoints::TransportSnapshot;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-/// A scratch directory removed on drop (even when the test fails).
-struct Scratch(std::path::PathBuf);
+/// A private scratch directory (random name, mode 0700: the tests run as root and a predictable
+/// /tmp name is plantable), removed on drop even when the test fails.
+struct Scratch(std::path::PathBuf, #[allow(dead_code)] fsutil::PrivateDir);
 
 impl Scratch {
     fn new(name: &str) -> Self {
-        let dir =
-            std::env::temp_dir().join(format!("quiclab-endpoints-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("scratch dir");
-        Self(dir)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        let dir = fsutil::PrivateDir::new(&format!("quiclab-endpoints-{name}-")).expect("scratch");
+        Self(dir.path().to_path_buf(), dir)
     }
 }
 

@@ -184,12 +184,13 @@ pub struct EmuEngine {
 
 impl EmuEngine {
     /// Scratch directory of one run (endpoint logs and statistics): `<results>/emu/<id>` in a
-    /// sweep, a per-process temporary directory for a lone run.
-    pub fn work_dir(&self, spec: &RunSpec, outputs: &RunOutputs) -> PathBuf {
-        match &outputs.results_dir {
-            Some(dir) => dir.join("emu").join(&spec.id),
-            None => std::env::temp_dir().join(format!("quiclab-emu-{}", std::process::id())),
-        }
+    /// sweep; `None` for a lone run, which gets a private temporary directory removed when the
+    /// run ends (a predictable name in a shared directory would let another user plant links).
+    pub fn work_dir(&self, spec: &RunSpec, outputs: &RunOutputs) -> Option<PathBuf> {
+        outputs
+            .results_dir
+            .as_ref()
+            .map(|dir| dir.join("emu").join(&spec.id))
     }
 
     /// The emulator's options for one run; creates the key log's directory.
@@ -288,7 +289,12 @@ mod tests {
         };
         let lone = engine.options(&spec, &lone_in_dir).expect("options");
         assert_eq!(lone.capture_dir, o.capture_dir);
-        assert_eq!(o.work_dir, Path::new("out/emu/p1-r0"));
+        assert_eq!(o.work_dir.as_deref(), Some(Path::new("out/emu/p1-r0")));
+        // A lone run has no predictable scratch path: the emulator makes a private one.
+        let alone = engine
+            .options(&spec, &RunOutputs::default())
+            .expect("options");
+        assert_eq!(alone.work_dir, None);
         assert_eq!(o.capture_dir.as_deref(), Some(Path::new("cap/p1-r0")));
         assert_eq!(o.keylog.as_deref(), Some(Path::new("keys-p1-r0.log")));
     }

@@ -46,7 +46,23 @@ pub enum ScheduleError {
     /// A rate of zero throughout would send nothing.
     #[error("the rate is zero: nothing would be sent")]
     ZeroRate,
+    /// The attack would send more requests than one attack may record.
+    #[error(
+        "the attack would send {requests} requests (rate x duration, or --requests); at most \
+         {MAX_REQUESTS_PER_ATTACK} per attack: lower --rate, --duration or --requests"
+    )]
+    TooManyRequests {
+        /// Requests the schedule holds.
+        requests: u64,
+    },
 }
+
+/// The most requests one attack may schedule. Every request is a record (≈ 200 bytes of JSON
+/// when written, a histogram entry in any case): 10 million is 100 s at [`MAX_RATE_PER_S`] and
+/// about 2 GB of results.
+///
+/// [`MAX_RATE_PER_S`]: crate::units::MAX_RATE_PER_S
+pub const MAX_REQUESTS_PER_ATTACK: u64 = 10_000_000;
 
 impl Ramp {
     /// Parses `linear:FROM-TO` (rates as in `--rate`, e.g. `linear:50/s-500/s` or `linear:50-500`)
@@ -127,11 +143,30 @@ impl Schedule {
             (None, Some(_)) => Duration::MAX,
             (None, None) => return Err(ScheduleError::Unbounded),
         };
-        Ok(Self {
+        let schedule = Self {
             ramp,
             end,
             max_requests,
-        })
+        };
+        let due = if end == Duration::MAX {
+            f64::INFINITY
+        } else {
+            schedule.integral(end.as_secs_f64()).ceil()
+        };
+        let requests = match max_requests {
+            Some(m) => due.min(m as f64),
+            None => due,
+        };
+        if requests > MAX_REQUESTS_PER_ATTACK as f64 {
+            return Err(ScheduleError::TooManyRequests {
+                requests: if requests.is_finite() {
+                    requests as u64
+                } else {
+                    u64::MAX
+                },
+            });
+        }
+        Ok(schedule)
     }
 
     /// The ramp this schedule follows.
@@ -237,6 +272,29 @@ mod tests {
 
     fn rate(hz: f64) -> Rate {
         Rate::per_second(hz).unwrap()
+    }
+
+    #[test]
+    fn an_attack_is_bounded_in_requests() {
+        let d = |s| Some(Duration::from_secs(s));
+        // 100000/s for 100 s is exactly the cap; one second more is refused.
+        Schedule::new(Ramp::Constant(rate(100_000.0)), d(100), None).unwrap();
+        let err = Schedule::new(Ramp::Constant(rate(100_000.0)), d(101), None).unwrap_err();
+        assert_eq!(
+            err,
+            ScheduleError::TooManyRequests {
+                requests: 10_100_000
+            }
+        );
+        assert!(err.to_string().contains("at most 10000000 per attack"));
+        // --requests bounds it below the cap even over a long duration.
+        Schedule::new(Ramp::Constant(rate(100_000.0)), d(3600), Some(1000)).unwrap();
+        assert!(Schedule::new(Ramp::Constant(rate(1.0)), None, Some(10_000_001)).is_err());
+        let steps = Ramp::Steps {
+            rates: vec![rate(100_000.0); 3],
+            step: Duration::from_secs(40),
+        };
+        assert!(Schedule::new(steps, None, None).is_err());
     }
 
     fn all_slots(s: &Schedule) -> Vec<Slot> {

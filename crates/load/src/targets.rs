@@ -242,8 +242,9 @@ mod tests {
 
     #[test]
     fn body_file_is_read_relative_to_the_targets_file() {
-        let dir = std::env::temp_dir().join(format!("quiclab-targets-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        // Private (random name, 0700): tests run as root, a predictable /tmp name is plantable.
+        let scratch = fsutil::PrivateDir::new("quiclab-targets-").unwrap();
+        let dir = scratch.path();
         std::fs::write(dir.join("body.json"), b"{\"x\":1}").unwrap();
         let file = dir.join("targets.txt");
         std::fs::write(
@@ -252,7 +253,6 @@ mod tests {
         )
         .unwrap();
         let t = read_targets_file(&file).unwrap();
-        std::fs::remove_dir_all(&dir).unwrap();
         assert_eq!(t[0].body.as_ref(), b"{\"x\":1}");
     }
 

@@ -4,21 +4,16 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// A scratch directory removed on drop, unique per test process and call.
-pub struct Scratch(pub PathBuf);
+/// A scratch directory removed on drop: private (mode 0700, random name, created atomically),
+/// since the tests run as root and a predictable /tmp name would let another user plant links.
+pub struct Scratch(pub PathBuf, fsutil::PrivateDir);
 
 impl Scratch {
     /// A fresh empty directory tagged `name`.
     pub fn new(name: &str) -> Self {
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let n = N.fetch_add(1, Ordering::SeqCst);
-        let dir =
-            std::env::temp_dir().join(format!("quiclab-cli-{}-{name}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("create scratch dir");
-        Scratch(dir)
+        let dir = fsutil::PrivateDir::new(&format!("quiclab-cli-{name}-")).expect("scratch dir");
+        Scratch(dir.path().to_path_buf(), dir)
     }
 
     /// Writes `text` to `name` inside the directory.
@@ -31,12 +26,6 @@ impl Scratch {
     /// A path inside the directory.
     pub fn path(&self, name: &str) -> PathBuf {
         self.0.join(name)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 

@@ -38,6 +38,16 @@ pub(crate) struct Conn {
     pub tcp_fd: Option<OwnedFd>,
 }
 
+/// The last reference gone (a request timed out, the pool dropped the connection): close the
+/// socket. Otherwise hyper's connection task keeps a TCP connection whose exchange was abandoned
+/// open while it waits for a response that may never come, and the pool, which no longer counts
+/// it, opens more: a silent server would collect connections far beyond the pool bound.
+impl Drop for Conn {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
 impl Conn {
     /// The connection can no longer carry requests.
     pub fn is_closed(&self) -> bool {

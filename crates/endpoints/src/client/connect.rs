@@ -275,22 +275,32 @@ impl Connector {
         let connecting = endpoint
             .connect_with(cfg, target.addr, &target.server_name)
             .map_err(|e| format!("QUIC connect to {}: {e}", target.addr))?;
-        let quic_conn = if self.zero_rtt {
-            match connecting.into_0rtt() {
-                Ok((conn, _accepted)) => {
-                    // A session ticket was cached: the request goes out as 0-RTT data. (If the
-                    // server rejects it, quinn retransmits it as 1-RTT data transparently.)
-                    out.zero_rtt = true;
-                    conn
+        // quinn's shared socket never hears ICMP errors: race a probe that does.
+        let handshake = async {
+            let conn = if self.zero_rtt {
+                match connecting.into_0rtt() {
+                    Ok((conn, _accepted)) => {
+                        // A session ticket was cached: the request goes out as 0-RTT data. (If the
+                        // server rejects it, quinn retransmits it as 1-RTT data transparently.)
+                        out.zero_rtt = true;
+                        conn
+                    }
+                    Err(connecting) => connecting
+                        .await
+                        .map_err(|e| format!("QUIC handshake with {}: {e}", target.addr))?,
                 }
-                Err(connecting) => connecting
+            } else {
+                connecting
                     .await
-                    .map_err(|e| format!("QUIC handshake with {}: {e}", target.addr))?,
+                    .map_err(|e| format!("QUIC handshake with {}: {e}", target.addr))?
+            };
+            Ok::<_, String>(conn)
+        };
+        let quic_conn = tokio::select! {
+            conn = handshake => conn?,
+            why = super::unreachable::unreachable(target.addr) => {
+                return Err(format!("QUIC handshake with {}: {why}", target.addr));
             }
-        } else {
-            connecting
-                .await
-                .map_err(|e| format!("QUIC handshake with {}: {e}", target.addr))?
         };
         out.quic_handshake = Some(t0.elapsed());
         let (mut driver, sender) = h3::client::builder()

@@ -7,6 +7,7 @@ mod conn;
 mod connect;
 mod pool;
 mod request;
+mod unreachable;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};

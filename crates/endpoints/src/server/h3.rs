@@ -56,6 +56,13 @@ pub(super) async fn accept_loop(
             _ = shutdown.changed() => break,
             incoming = endpoint.accept() => {
                 let Some(incoming) = incoming else { break };
+                // At the connection cap: CONNECTION_REFUSED now rather than a descriptor-
+                // and memory-eating connection.
+                let Ok(permit) = shared.connections.clone().try_acquire_owned() else {
+                    tracing::debug!("QUIC connection refused: at the connection cap");
+                    incoming.refuse();
+                    continue;
+                };
                 let accepted = match quic.qlog_stream("server") {
                     Some(qlog) => {
                         let mut sc = base.clone();
@@ -67,7 +74,10 @@ pub(super) async fn accept_loop(
                 match accepted {
                     Ok(connecting) => {
                         let shared = shared.clone();
-                        conns.spawn(async move { serve(connecting, shared).await });
+                        conns.spawn(async move {
+                            serve(connecting, shared).await;
+                            drop(permit);
+                        });
                     }
                     Err(e) => tracing::debug!("QUIC accept failed: {e}"),
                 }
@@ -147,10 +157,11 @@ async fn serve_requests(conn: quinn::Connection, counters: Arc<ConnCounters>, sh
             accepted = h3_conn.accept() => match accepted {
                 Ok(Some(resolver)) => {
                     let counters = counters.clone();
+                    let cap = shared.max_response_size;
                     requests.spawn(async move {
                         match resolver.resolve_request().await {
                             Ok((req, stream)) => {
-                                if let Err(e) = respond(req, stream, &counters).await {
+                                if let Err(e) = respond(req, stream, &counters, cap).await {
                                     tracing::debug!("HTTP/3 request failed: {e}");
                                 }
                             }
@@ -173,12 +184,17 @@ async fn respond(
     req: http::Request<()>,
     mut stream: H3Stream,
     counters: &ConnCounters,
+    cap: Option<u64>,
 ) -> Result<(), h3::error::StreamError> {
     ConnCounters::add(&counters.requests, 1);
     let head_only = req.method() == http::Method::HEAD;
-    match routes::route(req.method(), req.uri().path()) {
+    match routes::route_capped(req.method(), req.uri().path(), cap) {
         Route::Index => send_text(&mut stream, StatusCode::OK, routes::INDEX.into()).await,
         Route::Reject(status) => send_text(&mut stream, status, format!("{status}\n")).await,
+        Route::TooLarge { requested, cap } => {
+            let answer = routes::too_large_answer(requested, cap);
+            send_text(&mut stream, StatusCode::BAD_REQUEST, answer).await
+        }
         Route::Generate(n) => {
             let resp = Response::builder()
                 .status(StatusCode::OK)

@@ -91,12 +91,36 @@ pub struct ServerConfig {
     pub stats_file: Option<PathBuf>,
     /// How long a client may take for the TLS handshake or the request headers.
     pub handshake_timeout: Duration,
+    /// A connection that moves no bytes for this long is closed (HTTP/1.1 and HTTP/2: GOAWAY
+    /// or close; HTTP/3: the QUIC idle timeout). Idle connections otherwise hold descriptors
+    /// forever and a few hundred exhaust `ulimit -n`.
+    pub idle_timeout: Duration,
+    /// Most connections open at once (TCP and QUIC together); more are closed (TCP) or refused
+    /// (QUIC) at once.
+    pub max_connections: usize,
+    /// Most concurrent requests (streams) per HTTP/2 or HTTP/3 connection.
+    pub max_streams: u32,
+    /// Largest body `GET /<n>` generates (`None`: no cap); larger requests get 400.
+    pub max_response_size: Option<u64>,
 }
+
+/// Default of [`ServerConfig::idle_timeout`] (QUIC's default idle timeout too).
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default of [`ServerConfig::max_connections`]: a TCP connection takes two descriptors (the
+/// socket and a duplicate for `TCP_INFO`), so 400 stay below the common soft `ulimit -n` of 1024
+/// with room for the rest of the process, and above the load tool's default pool of 256.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 400;
+/// Default of [`ServerConfig::max_streams`] (HTTP/2 servers commonly allow 100–256).
+pub const DEFAULT_MAX_STREAMS: u32 = 256;
+/// Default of [`ServerConfig::max_response_size`]: 1 GB, a few seconds on loopback; a single
+/// `GET /1000G` would otherwise stream a terabyte.
+pub const DEFAULT_MAX_RESPONSE_SIZE: u64 = 1_000_000_000;
 
 impl Default for ServerConfig {
     fn default() -> Self {
         Self {
-            listen: SocketAddr::from(([0, 0, 0, 0], 4433)),
+            // Loopback unless asked: the server answers anyone who can reach it.
+            listen: SocketAddr::from(([127, 0, 0, 1], 4433)),
             protocols: Protocols::default(),
             cert: None,
             key: None,
@@ -107,6 +131,10 @@ impl Default for ServerConfig {
             keylog: None,
             stats_file: None,
             handshake_timeout: Duration::from_secs(10),
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            max_streams: DEFAULT_MAX_STREAMS,
+            max_response_size: Some(DEFAULT_MAX_RESPONSE_SIZE),
         }
     }
 }
@@ -169,6 +197,10 @@ pub(crate) struct Shared {
     pub stats: Option<StatsLog>,
     pub handshake_timeout: Duration,
     pub shutdown: watch::Receiver<bool>,
+    pub idle_timeout: Duration,
+    /// One permit per open connection ([`ServerConfig::max_connections`]).
+    pub connections: Arc<tokio::sync::Semaphore>,
+    pub max_response_size: Option<u64>,
 }
 
 /// A server whose listeners are bound and whose accept loops run on the current tokio runtime.
@@ -183,7 +215,15 @@ pub struct RunningServer {
 
 impl RunningServer {
     /// Binds the listeners and starts serving (must be called inside a tokio runtime).
-    pub async fn start(cfg: ServerConfig) -> Result<Self, ServerError> {
+    pub async fn start(mut cfg: ServerConfig) -> Result<Self, ServerError> {
+        if cfg.max_connections == 0 || cfg.max_streams == 0 || cfg.idle_timeout.is_zero() {
+            return Err(ServerError::Endpoint(
+                "max connections, max streams and the idle timeout must be > 0".into(),
+            ));
+        }
+        // One stream cap and one idle timeout for every HTTP version.
+        cfg.quic.max_streams = cfg.max_streams;
+        cfg.quic.idle_timeout = cfg.idle_timeout;
         cfg.quic.validate()?;
         let chain = tls::load_chain(cfg.cert.as_deref())?;
         let key = tls::load_key(cfg.key.as_deref())?;
@@ -200,6 +240,9 @@ impl RunningServer {
             stats,
             handshake_timeout: cfg.handshake_timeout,
             shutdown: shutdown_rx,
+            idle_timeout: cfg.idle_timeout,
+            connections: Arc::new(tokio::sync::Semaphore::new(cfg.max_connections)),
+            max_response_size: cfg.max_response_size,
         });
 
         let mut tasks = Vec::new();

@@ -15,6 +15,13 @@ pub enum Route {
     Upload,
     /// Anything else, answered with this status and a short reason.
     Reject(StatusCode),
+    /// `GET /<n>` above the server's response-size cap: 400 with [`too_large_answer`].
+    TooLarge {
+        /// Bytes asked for.
+        requested: u64,
+        /// The cap.
+        cap: u64,
+    },
 }
 
 /// Classifies a request by method and path (the query string is ignored).
@@ -31,6 +38,25 @@ pub fn route(method: &Method, path: &str) -> Route {
             .map(Route::Generate)
             .unwrap_or(Route::Reject(StatusCode::NOT_FOUND)),
     }
+}
+
+/// [`route`] with the response-size cap applied to generated bodies (`HEAD` sends none, so it
+/// is not capped).
+pub fn route_capped(method: &Method, path: &str, cap: Option<u64>) -> Route {
+    match (route(method, path), cap) {
+        (Route::Generate(n), Some(cap)) if n > cap && method != Method::HEAD => {
+            Route::TooLarge { requested: n, cap }
+        }
+        (r, _) => r,
+    }
+}
+
+/// Body of the answer to a request above the response-size cap.
+pub fn too_large_answer(requested: u64, cap: u64) -> String {
+    format!(
+        "{requested} bytes is above this server's response-size cap of {cap} bytes \
+         (quiclab serve --max-response-size)\n"
+    )
 }
 
 /// The index page body.
@@ -61,5 +87,30 @@ mod tests {
             route(&Method::DELETE, "/1"),
             Route::Reject(StatusCode::METHOD_NOT_ALLOWED)
         );
+    }
+
+    #[test]
+    fn generated_bodies_are_capped() {
+        let cap = Some(1_000_000);
+        assert_eq!(
+            route_capped(&Method::GET, "/1M", cap),
+            Route::Generate(1_000_000)
+        );
+        assert_eq!(
+            route_capped(&Method::GET, "/1000G", cap),
+            Route::TooLarge {
+                requested: 1_000_000_000_000,
+                cap: 1_000_000
+            }
+        );
+        assert_eq!(
+            route_capped(&Method::HEAD, "/1000G", cap),
+            Route::Generate(1_000_000_000_000)
+        );
+        assert_eq!(
+            route_capped(&Method::GET, "/1000G", None),
+            Route::Generate(1_000_000_000_000)
+        );
+        assert!(too_large_answer(5, 4).contains("--max-response-size"));
     }
 }

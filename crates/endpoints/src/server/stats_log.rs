@@ -141,8 +141,9 @@ mod tests {
 
     #[test]
     fn records_read_back_as_written() {
-        let path = std::env::temp_dir().join(format!("stats-{}.jsonl", std::process::id()));
-        let _ = std::fs::remove_file(&path);
+        // Private (random name, 0700): tests run as root, a predictable /tmp name is plantable.
+        let scratch = fsutil::PrivateDir::new("quiclab-stats-").expect("scratch");
+        let path = scratch.path().join("stats.jsonl");
         let log = StatsLog::open(&path).expect("open");
         log.write(&record(1));
         log.write(&record(2));
@@ -153,17 +154,16 @@ mod tests {
             .and_then(|mut f| f.write_all(b"{\"unix_time"))
             .expect("append");
         let back = read_records(&path).expect("read");
-        std::fs::remove_file(&path).expect("clean up");
         assert_eq!(back, vec![record(1), record(2)]);
     }
 
     #[test]
     fn a_missing_file_has_no_records_and_garbage_is_an_error() {
-        let path = std::env::temp_dir().join(format!("stats-bad-{}.jsonl", std::process::id()));
+        let scratch = fsutil::PrivateDir::new("quiclab-stats-").expect("scratch");
+        let path = scratch.path().join("stats-bad.jsonl");
         assert!(read_records(&path).expect("missing").is_empty());
         std::fs::write(&path, "not json\n").expect("write");
         let err = read_records(&path).expect_err("garbage");
-        std::fs::remove_file(&path).expect("clean up");
         assert!(
             err.to_string().contains(":1: not a connection record"),
             "{err}"

@@ -2,8 +2,10 @@
 
 use std::convert::Infallible;
 use std::os::fd::{AsFd, OwnedFd};
-use std::pin::pin;
+use std::pin::{pin, Pin};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -13,6 +15,7 @@ use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinSet;
 use tokio_rustls::TlsAcceptor;
@@ -76,7 +79,7 @@ impl TcpServer {
         let mut h2 = auto::Builder::new(TokioExecutor::new()).http2_only();
         h2.http2()
             .timer(TokioTimer::new())
-            .max_concurrent_streams(1024)
+            .max_concurrent_streams(cfg.max_streams)
             .initial_stream_window_size(cfg.h2_stream_window)
             .initial_connection_window_size(cfg.h2_conn_window)
             .max_send_buf_size(1 << 20);
@@ -98,8 +101,18 @@ impl TcpServer {
                 _ = shutdown.changed() => break,
                 accepted = listener.accept() => match accepted {
                     Ok((stream, peer)) => {
+                        // At the connection cap the new connection is closed at once: its
+                        // descriptor is freed and the client sees a reset, not a hang.
+                        let Ok(permit) = self.shared.connections.clone().try_acquire_owned() else {
+                            tracing::debug!("connection from {peer} closed: at the connection cap");
+                            drop(stream);
+                            continue;
+                        };
                         let me = self.clone();
-                        conns.spawn(async move { me.serve(stream, peer).await });
+                        conns.spawn(async move {
+                            me.serve(stream, peer).await;
+                            drop(permit);
+                        });
                     }
                     Err(e) => {
                         // EMFILE and friends: back off instead of spinning.
@@ -142,9 +155,15 @@ impl TcpServer {
         let is_h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2") || !self.h1_enabled;
         let counters = Arc::new(ConnCounters::default());
         let svc_counters = counters.clone();
-        let service = service_fn(move |req| handle(req, svc_counters.clone()));
+        let cap = self.shared.max_response_size;
+        let service = service_fn(move |req| handle(req, svc_counters.clone(), cap));
         let builder = if is_h2 { &self.h2 } else { &self.h1 };
-        let mut conn = pin!(builder.serve_connection(TokioIo::new(tls), service));
+        let activity = Arc::new(Activity::new());
+        let io = Watched {
+            inner: tls,
+            activity: activity.clone(),
+        };
+        let mut conn = pin!(builder.serve_connection(TokioIo::new(io), service));
         let mut shutdown = self.shared.shutdown.clone();
         tokio::select! {
             res = conn.as_mut() => {
@@ -153,6 +172,11 @@ impl TcpServer {
                 }
             }
             _ = shutdown.changed() => {
+                conn.as_mut().graceful_shutdown();
+                let _ = tokio::time::timeout(Duration::from_secs(1), conn.as_mut()).await;
+            }
+            _ = activity.idle_for(self.shared.idle_timeout) => {
+                tracing::debug!("connection from {peer} idle: closing");
                 conn.as_mut().graceful_shutdown();
                 let _ = tokio::time::timeout(Duration::from_secs(1), conn.as_mut()).await;
             }
@@ -196,13 +220,18 @@ fn text(status: StatusCode, body: impl Into<Bytes>) -> Response<RespBody> {
 async fn handle(
     req: Request<Incoming>,
     counters: Arc<ConnCounters>,
+    cap: Option<u64>,
 ) -> Result<Response<RespBody>, Infallible> {
     ConnCounters::add(&counters.requests, 1);
-    let route = routes::route(req.method(), req.uri().path());
+    let route = routes::route_capped(req.method(), req.uri().path(), cap);
     let head_only = req.method() == http::Method::HEAD;
     Ok(match route {
         Route::Index => text(StatusCode::OK, routes::INDEX),
         Route::Reject(status) => text(status, format!("{status}\n")),
+        Route::TooLarge { requested, cap } => text(
+            StatusCode::BAD_REQUEST,
+            routes::too_large_answer(requested, cap),
+        ),
         Route::Generate(n) => {
             let body = if head_only { 0 } else { n };
             ConnCounters::add(&counters.body_sent, body);
@@ -233,4 +262,97 @@ async fn handle(
             text(StatusCode::OK, routes::upload_answer(received))
         }
     })
+}
+
+/// When a connection last moved a byte, for the idle timeout.
+struct Activity {
+    epoch: Instant,
+    /// Milliseconds since `epoch` of the last read or write that moved bytes.
+    last_ms: AtomicU64,
+}
+
+impl Activity {
+    fn new() -> Self {
+        Self {
+            epoch: Instant::now(),
+            last_ms: AtomicU64::new(0),
+        }
+    }
+
+    fn touch(&self) {
+        let ms = u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.last_ms.store(ms, Ordering::Relaxed);
+    }
+
+    /// Resolves once no byte has moved for `timeout`.
+    async fn idle_for(&self, timeout: Duration) {
+        loop {
+            let last = Duration::from_millis(self.last_ms.load(Ordering::Relaxed));
+            let quiet = self.epoch.elapsed().saturating_sub(last);
+            if quiet >= timeout {
+                return;
+            }
+            tokio::time::sleep(timeout - quiet).await;
+        }
+    }
+}
+
+/// A stream that records its activity (hyper's HTTP/2 keep-alive pings are answered by any
+/// live client, so they cannot tell an idle connection from a busy one).
+struct Watched<T> {
+    inner: T,
+    activity: Arc<Activity>,
+}
+
+impl<T: AsyncRead + Unpin> AsyncRead for Watched<T> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let res = Pin::new(&mut self.inner).poll_read(cx, buf);
+        if matches!(res, Poll::Ready(Ok(()))) && buf.filled().len() > before {
+            self.activity.touch();
+        }
+        res
+    }
+}
+
+impl<T: AsyncWrite + Unpin> AsyncWrite for Watched<T> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        data: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let res = Pin::new(&mut self.inner).poll_write(cx, data);
+        if matches!(res, Poll::Ready(Ok(n)) if n > 0) {
+            self.activity.touch();
+        }
+        res
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        let res = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
+        if matches!(res, Poll::Ready(Ok(n)) if n > 0) {
+            self.activity.touch();
+        }
+        res
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
 }
