@@ -14,7 +14,7 @@ pub enum RenoCounting {
     /// Linux's Reno (`tcp_reno_cong_avoid`, `tcp_cong_avoid_ai`, `tcp_reno_ssthresh`): the
     /// window in whole datagrams, a counter of acknowledged datagrams (`snd_cwnd_cnt`) that
     /// adds one datagram per window's worth and restarts at every reduction, and
-    /// ssthresh = max(cwnd / 2, 2) datagrams (the configured reduction factor is ignored).
+    /// ssthresh = max(⌊cwnd · β⌋, minimum window) in whole datagrams (Linux: β = 1/2, floor 2).
     Linux,
 }
 

@@ -248,8 +248,8 @@ impl LinuxCubic {
             let t = (tick.saturating_sub(epoch_start) + delay_ticks) << BICTCP_HZ;
             let t = t / HZ;
             let offs = t.abs_diff(ca.k);
-            let delta = ((CUBE_RTT_SCALE as u128 * u128::from(offs).pow(3))
-                >> (10 + 3 * BICTCP_HZ)) as u64;
+            let delta =
+                ((CUBE_RTT_SCALE as u128 * u128::from(offs).pow(3)) >> (10 + 3 * BICTCP_HZ)) as u64;
             let target = if t < ca.k {
                 ca.origin_point.saturating_sub(delta)
             } else {
@@ -600,7 +600,12 @@ mod tests {
             ack_one(&mut cc, 100 * MS, Duration::ZERO, 100 * MS);
             // ACKs 3 ms apart (no train). Threshold: 100 + clamp(100 / 8, 4, 16) = 112.5 ms.
             for k in 0..8u64 {
-                ack_one(&mut cc, Duration::from_millis(200 + 3 * k), 150 * MS, sample_ms * MS);
+                ack_one(
+                    &mut cc,
+                    Duration::from_millis(200 + 3 * k),
+                    150 * MS,
+                    sample_ms * MS,
+                );
             }
             assert_eq!(cc.ssthresh, None);
             assert_eq!(cc.cwnd, 29);
@@ -635,7 +640,10 @@ mod tests {
         cc.on_retransmission_timeout(50 * MS, true, 3 * MDS + 10);
         assert_eq!(cc.window(), 3 * MDS);
         assert_eq!(cc.ssthresh(), Some(70 * MDS));
-        assert_eq!(cc.ca.last_max_cwnd, 0, "Loss state resets W_max (bictcp_reset)");
+        assert_eq!(
+            cc.ca.last_max_cwnd, 0,
+            "Loss state resets W_max (bictcp_reset)"
+        );
         assert_eq!(cc.phase(), Phase::SlowStart);
         // A backoff keeps ssthresh.
         cc.on_retransmission_timeout(500 * MS, false, 0);

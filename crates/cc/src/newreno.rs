@@ -84,7 +84,8 @@ impl NewReno {
         match self.counting {
             RenoCounting::Linux => {
                 let mds = self.limits.mds();
-                (self.cwnd / mds / 2 * mds).max(min)
+                let segments = (self.cwnd / mds) as f64 * self.limits.beta();
+                (segments as u64 * mds).max(min)
             }
             // RFC 9002 leaves ssthresh below the minimum window possible; keeping it at least
             // the minimum makes `cwnd >= ssthresh` (congestion avoidance) hold after every event.

@@ -234,6 +234,15 @@ pub const PEP_CC: &[&str] = &["cubic", "newreno", "newreno-approx", "none"];
 
 const PEP_ON: &str = "flow.pep=\"server-side\"";
 
+/// Values of `flow.cubic_profile`.
+pub const CUBIC_PROFILES: &[&str] = &["linux", "rfc9438"];
+
+/// Values of `flow.reno_profile`.
+pub const RENO_PROFILES: &[&str] = &["linux", "rfc9002"];
+
+/// Values of `flow.recovery`.
+pub const RECOVERY_MODES: &[&str] = &["prr", "rfc6675"];
+
 /// Values of `flow.tls`.
 pub const TLS_VERSIONS: &[&str] = &["1.3", "1.2", "none"];
 
@@ -300,7 +309,9 @@ static KEYS: &[KeyDoc] = &[
     key("flow.start", Duration, Value("0s"), "When the client starts.", "\"1s\""),
     key("flow.stop", Duration, Unset, "bulk: when the sender stops; none = end of the run.", "\"5s\""),
     one_of(key("flow.cc", Enum, Value("newreno"), "Congestion control: ours (`newreno` with exact byte counting, `newreno-approx` with RFC 9002's per-ACK increase, `cubic`, `none`) on either stack, or quinn's built-ins (`quinn-*`, QUIC only).", "\"cubic\""), CC_NAMES),
-    with_context(key("flow.hystart", Bool, Value("true"), "cubic: use HyStart++ in slow start.", "false"), &["flow.cc=\"cubic\""]),
+    with_context(key("flow.hystart", Bool, Value("true"), "cubic: leave slow start on rising delay: Linux's HyStart (ACK train + delay increase) with `cubic_profile = \"linux\"`, HyStart++ (RFC 9406) with `\"rfc9438\"`.", "false"), &["flow.cc=\"cubic\""]),
+    with_context(one_of(key("flow.cubic_profile", Enum, Context("`linux` (tcp), `rfc9438` (quic)"), "cubic: `linux` = Linux's tcp_cubic.c (windows in whole segments, β = 717/1024, constant-rate TCP-friendliness estimate, Linux's HyStart); `rfc9438` = RFC 9438 in bytes (α = 1 once W_max is regained, HyStart++). QUIC defaults to `rfc9438` like quinn's CUBIC.", "\"rfc9438\""), CUBIC_PROFILES), &["flow.cc=\"cubic\""]),
+    with_context(one_of(key("flow.reno_profile", Enum, Context("`linux` (tcp), `rfc9002` (quic)"), "newreno: `linux` = Linux's Reno (tcp_reno_cong_avoid: whole segments, one per window of acknowledged segments, ssthresh = cwnd/2); `rfc9002` = exact byte counting of RFC 9002 with `loss_reduction`.", "\"rfc9002\""), RENO_PROFILES), &["flow.cc=\"newreno\""]),
     key("flow.initial_window", Packets, Value("10pkt"), "Initial congestion window (ours only).", "\"4pkt\""),
     key("flow.loss_reduction", Float, Context("0.5 (newreno), 0.7 (cubic)"), "Multiplicative decrease on congestion (ours only).", "0.8"),
     key("flow.min_window", Packets, Value("2pkt"), "Minimum congestion window (ours only).", "\"4pkt\""),
@@ -323,6 +334,8 @@ static KEYS: &[KeyDoc] = &[
     tcp_only(within(key("flow.initial_receive_window", Size, Value("65535B"), "Receive window advertised at connection start (at most `receive_window_max`).", "\"16KiB\""), 1, MAX_WINDOW)),
     tcp_only(within(key("flow.send_buffer", Size, Value("4MiB"), "Send buffer: unacknowledged plus unsent bytes the sender holds.", "\"256KiB\""), 1, MAX_BUFFER)),
     tcp_only(positive(key("flow.min_rto", Duration, Value("200ms"), "Lower bound of the retransmission timeout.", "\"1s\""))),
+    tcp_only(one_of(key("flow.recovery", Enum, Value("prr"), "Window reduction in fast recovery: `prr` = Proportional Rate Reduction (RFC 6937) as Linux's tcp_cwnd_reduction; `rfc6675` = the window drops to ssthresh at once.", "\"rfc6675\""), RECOVERY_MODES)),
+    tcp_only(key("flow.rack", Bool, Value("true"), "RACK-TLP loss detection (RFC 8985) with Linux's defaults (reordering window min_rtt/4, tail loss probe after 2·SRTT); false: RFC 6675's three-SACK rule, no probe.", "false")),
     tcp_only(positive(key("flow.initial_rto", Duration, Value("1s"), "Retransmission timeout before the first RTT sample (RFC 6298).", "\"3s\""))),
     tcp_only(one_of(key("flow.http", Enum, Value("http2"), "download over TCP: `http2` multiplexes the requests (`streams`) over one connection; `http1.1` spreads them over `http1_connections` parallel keep-alive connections, one request at a time each.", "\"http1.1\""), HTTP_VERSIONS)),
     with_context(tcp_only(within(key("flow.http1_connections", Int, Value("6"), "HTTP/1.1: parallel keep-alive connections per page (browsers open 6 per host).", "2"), 1, 1000)), &[TCP_FLOW, HTTP1]),
