@@ -67,6 +67,10 @@ pub(crate) struct Receiver {
     space_time: Duration,
     /// Bytes the application read in the last measured RTT (Linux's rcvq_space.space).
     space: u64,
+    /// When data last arrived (Linux's lrcvtime).
+    last_data: Option<Duration>,
+    /// The sender's RTO floor, for the receiver's estimate of the sender's RTO.
+    min_rto: Duration,
 }
 
 impl Receiver {
@@ -105,6 +109,8 @@ impl Receiver {
             space_time: now,
             // tcp_init_buffer_space: min(window, TCP_INIT_CWND · MSS).
             space: p.knobs.initial_receive_window.min(10 * u64::from(p.mss)),
+            last_data: None,
+            min_rto: p.knobs.min_rto,
         }
     }
 
@@ -285,6 +291,9 @@ impl Receiver {
         let end = end.min(limit);
         let had_holes = !self.ooo.is_empty();
         if len > 0 {
+            self.note_arrival(now);
+        }
+        if len > 0 {
             if seq > self.nxt {
                 self.insert_ooo(seq, end);
                 self.ack_now = true;
@@ -310,6 +319,21 @@ impl Receiver {
             self.schedule_ack(had_holes, now);
         }
         DataOutcome::Accepted
+    }
+
+    /// Linux's tcp_event_data_recv: data after a gap longer than an RTO means the sender
+    /// waited for a timeout and restarts from a small window, so the receiver acknowledges
+    /// the next segments at once (quick-ACK mode again) instead of delaying them. The
+    /// receiver's RTO is estimated from its RTT as RFC 6298's first one (SRTT + 4 · SRTT/2,
+    /// at least SRTT + the minimum RTO).
+    fn note_arrival(&mut self, now: Duration) {
+        if let (Some(last), Some(rtt)) = (self.last_data, self.rtt) {
+            let rto = rtt + (2 * rtt).max(self.min_rto);
+            if now.saturating_sub(last) > rto {
+                self.quickacks = self.quickacks.max(QUICKACKS);
+            }
+        }
+        self.last_data = Some(now);
     }
 
     /// Linux's decision between acknowledging now and arming the delayed-ACK timer.
