@@ -7,8 +7,8 @@
 //! a bare ACK one byte below `una`, which the peer must answer with its window; they are not
 //! data, so they are neither losses nor a congestion signal.
 //!
-//! SACK reneging (a receiver dropping data it SACKed; the model's receiver does so beyond its
-//! out-of-order range limit) is handled like Linux: a cumulative ACK that stops at a SACKed
+//! SACK reneging (a receiver dropping data it SACKed; Linux may under memory pressure, the
+//! model's receiver never does) is handled like Linux: a cumulative ACK that stops at a SACKed
 //! segment arms a short timeout, and that timeout forgets every SACK mark, since SACKed
 //! segments are otherwise never resent.
 //!
