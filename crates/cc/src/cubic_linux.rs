@@ -267,8 +267,7 @@ impl LinuxCubic {
         }
         // TCP friendliness: Reno's window at the constant rate 3(1−β)/(1+β).
         let delta = (cwnd * self.friendliness_scale) >> 3;
-        if delta > 0 {
-            let steps = ca.ack_cnt / delta;
+        if let Some(steps) = ca.ack_cnt.checked_div(delta) {
             ca.ack_cnt -= steps * delta;
             ca.tcp_cwnd += steps;
             // Linux's loop runs while ack_cnt > delta (strictly): keep one delta back.
