@@ -11,6 +11,25 @@ pub enum RenoCounting {
     /// RFC 9002's pseudo code: on every ACK, `cwnd += max_datagram_size * acked_bytes / cwnd`
     /// (integer arithmetic; grows slightly less than one datagram per RTT).
     Approximate,
+    /// Linux's Reno (`tcp_reno_cong_avoid`, `tcp_cong_avoid_ai`, `tcp_reno_ssthresh`): the
+    /// window in whole datagrams, a counter of acknowledged datagrams (`snd_cwnd_cnt`) that
+    /// adds one datagram per window's worth and restarts at every reduction, and
+    /// ssthresh = max(⌊cwnd · β⌋, minimum window) in whole datagrams (Linux: β = 1/2, floor 2).
+    Linux,
+}
+
+/// Which CUBIC the controller runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum CubicProfile {
+    /// Linux's `tcp_cubic.c`: windows in whole datagrams, β = 717/1024 with ssthresh in whole
+    /// datagrams, the TCP-friendliness estimate at its constant rate 3(1−β)/(1+β) (no switch to
+    /// 1 once W_max is regained), Linux's fast convergence, the growth counter restarted at
+    /// every reduction, the target one minimum RTT ahead, and Linux's HyStart (ACK train +
+    /// delay increase) when `hystart` is on.
+    Linux,
+    /// RFC 9438 in bytes (β from `loss_reduction_factor`, α_cubic = 1 once W_est regains
+    /// the pre-loss window), with HyStart++ (RFC 9406) when `hystart` is on.
+    Rfc9438,
 }
 
 /// Knobs common to every window-based controller.
@@ -37,10 +56,13 @@ pub enum CcConfig {
         /// Window knobs.
         common: CommonCcConfig,
     },
-    /// CUBIC (RFC 9438), optionally with HyStart++ (RFC 9406) in slow start.
+    /// CUBIC, Linux's or RFC 9438's, optionally with a slow-start exit heuristic.
     Cubic {
-        /// Use HyStart++ (RFC 9406) instead of classic slow start.
+        /// Leave slow start early on rising delay: Linux's HyStart (profile `Linux`) or
+        /// HyStart++ (RFC 9406, profile `Rfc9438`).
         hystart: bool,
+        /// Linux's CUBIC or RFC 9438's.
+        profile: CubicProfile,
         /// Window knobs (`loss_reduction_factor` is CUBIC's β, default 0.7).
         common: CommonCcConfig,
     },

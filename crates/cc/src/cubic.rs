@@ -249,6 +249,22 @@ impl CongestionController for Cubic {
         }
     }
 
+    fn on_retransmission_timeout(&mut self, now: Duration, reduce: bool, window: u64) {
+        if reduce {
+            // The reduction of a congestion event (W_max, fast convergence, ssthresh), whatever
+            // the recovery period says: a timeout is always a new signal when `reduce` is set.
+            self.recovery.reset();
+            self.on_congestion_event(now, now, false, 0);
+        }
+        // RFC 9438 §4.8: after a timeout the next epoch starts with W_max = cwnd (K = 0).
+        self.cwnd = (window.max(self.limits.mds())) as f64;
+        self.recovery.reset();
+        self.w_max_from_epoch = true;
+        self.epoch = None;
+        self.app_limited_since = None;
+        self.hystart = None;
+    }
+
     fn on_mtu_update(&mut self, max_datagram_size: u64) {
         self.limits.set_mds(max_datagram_size);
         self.cwnd = self.cwnd.max(self.limits.min_window() as f64);

@@ -1,5 +1,6 @@
 //! Congestion controllers shared by every quiclab transport: `none`, NewReno (RFC 9002 §7, exact
-//! or approximate counting) and CUBIC (RFC 9438) with optional HyStart++ (RFC 9406).
+//! or approximate counting, or Linux's Reno) and CUBIC in two profiles: Linux's `tcp_cubic.c`
+//! with its HyStart, or RFC 9438 with optional HyStart++ (RFC 9406).
 //!
 //! Controllers are pure state machines behind [`CongestionController`]; [`build`] makes one from a
 //! [`CcConfig`]. The trait mirrors quinn-proto's `congestion::Controller` so a thin adapter can
@@ -35,6 +36,7 @@
 
 pub mod config;
 mod cubic;
+mod cubic_linux;
 #[cfg(test)]
 mod fluid;
 mod hystart;
@@ -47,7 +49,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-pub use config::{CcConfig, CommonCcConfig, RenoCounting};
+pub use config::{CcConfig, CommonCcConfig, CubicProfile, RenoCounting};
 
 /// RTT information available at an ACK.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,6 +104,12 @@ pub trait CongestionController: Send + Sync + std::fmt::Debug {
         persistent_congestion: bool,
         lost_bytes: u64,
     );
+    /// A TCP retransmission timeout at `now` (Linux's `tcp_enter_loss`). `reduce`: the first
+    /// timeout outside a recovery episode, which sets a new ssthresh as a congestion event
+    /// would (later backoffs, or a timeout inside fast recovery, keep it). The window becomes
+    /// `window` bytes (at least one datagram; Linux: the segments still in flight + 1, RFC 5681:
+    /// one), slow start resumes, and the recovery period and growth epoch are forgotten.
+    fn on_retransmission_timeout(&mut self, now: Duration, reduce: bool, window: u64);
     /// The max datagram size changed (payload bytes of a full packet: QUIC UDP payload / TCP MSS).
     fn on_mtu_update(&mut self, max_datagram_size: u64);
     /// Congestion window in bytes.
@@ -135,9 +143,20 @@ pub fn build(
         CcConfig::NewReno { counting, common } => {
             Box::new(newreno::NewReno::new(*counting, common, max_datagram_size))
         }
-        CcConfig::Cubic { hystart, common } => {
-            Box::new(cubic::Cubic::new(*hystart, common, max_datagram_size))
-        }
+        CcConfig::Cubic {
+            hystart,
+            profile: CubicProfile::Rfc9438,
+            common,
+        } => Box::new(cubic::Cubic::new(*hystart, common, max_datagram_size)),
+        CcConfig::Cubic {
+            hystart,
+            profile: CubicProfile::Linux,
+            common,
+        } => Box::new(cubic_linux::LinuxCubic::new(
+            *hystart,
+            common,
+            max_datagram_size,
+        )),
     }
 }
 
@@ -180,6 +199,7 @@ mod tests {
         let cubic = build(
             &CcConfig::Cubic {
                 hystart: true,
+                profile: CubicProfile::Rfc9438,
                 common: common(0.7),
             },
             1000,

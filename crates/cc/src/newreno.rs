@@ -1,4 +1,6 @@
-//! NewReno as specified by RFC 9002 §7, with exact or approximate congestion-avoidance counting.
+//! NewReno as specified by RFC 9002 §7, with exact or approximate congestion-avoidance counting,
+//! or Linux's Reno (`tcp_cong.c`: `tcp_reno_cong_avoid`, `tcp_slow_start`, `tcp_cong_avoid_ai`,
+//! `tcp_reno_ssthresh`), which keeps the window in whole datagrams.
 
 use std::time::Duration;
 
@@ -19,7 +21,10 @@ pub(crate) struct NewReno {
     ssthresh: Option<u64>,
     recovery: Recovery,
     /// Exact counting: bytes acknowledged in congestion avoidance not yet turned into window.
+    /// Linux counting: acknowledged bytes not yet a whole datagram.
     bytes_acked: u64,
+    /// Linux counting: `snd_cwnd_cnt`, acknowledged datagrams towards the next increment.
+    cwnd_cnt: u64,
 }
 
 impl NewReno {
@@ -37,6 +42,54 @@ impl NewReno {
             ssthresh: None,
             recovery: Recovery::default(),
             bytes_acked: 0,
+            cwnd_cnt: 0,
+        }
+    }
+
+    /// Linux's Reno for one ACK: slow start up to ssthresh, the rest through the counter
+    /// (one datagram per window's worth of acknowledged datagrams).
+    fn linux_on_ack(&mut self, bytes: u64) {
+        let mds = self.limits.mds();
+        self.bytes_acked = self.bytes_acked.saturating_add(bytes);
+        let mut acked = self.bytes_acked / mds;
+        self.bytes_acked %= mds;
+        let mut cwnd = self.cwnd / mds;
+        if self.ssthresh.is_none_or(|s| cwnd < s / mds) {
+            let target = cwnd.saturating_add(acked);
+            let grown = self.ssthresh.map_or(target, |s| target.min(s / mds));
+            acked -= grown - cwnd;
+            cwnd = grown;
+        }
+        if acked > 0 {
+            // tcp_cong_avoid_ai with w = cwnd.
+            let w = cwnd.max(1);
+            if self.cwnd_cnt >= w {
+                self.cwnd_cnt = 0;
+                cwnd += 1;
+            }
+            self.cwnd_cnt += acked;
+            if self.cwnd_cnt >= w {
+                let delta = self.cwnd_cnt / w;
+                self.cwnd_cnt -= delta * w;
+                cwnd += delta;
+            }
+        }
+        self.cwnd = cwnd.saturating_mul(mds);
+    }
+
+    /// The reduced window: Linux's max(cwnd / 2, 2) in whole datagrams (the floor is the
+    /// minimum window), RFC 9002's cwnd · β in bytes.
+    fn reduced(&self) -> u64 {
+        let min = self.limits.min_window();
+        match self.counting {
+            RenoCounting::Linux => {
+                let mds = self.limits.mds();
+                let segments = (self.cwnd / mds) as f64 * self.limits.beta();
+                (segments as u64 * mds).max(min)
+            }
+            // RFC 9002 leaves ssthresh below the minimum window possible; keeping it at least
+            // the minimum makes `cwnd >= ssthresh` (congestion avoidance) hold after every event.
+            _ => ((self.cwnd as f64 * self.limits.beta()) as u64).max(min),
         }
     }
 
@@ -62,6 +115,7 @@ impl NewReno {
                     self.cwnd = self.cwnd.saturating_add(mds);
                 }
             }
+            RenoCounting::Linux => self.linux_on_ack(bytes),
             RenoCounting::Approximate => {
                 let increase = u128::from(mds) * u128::from(bytes) / u128::from(self.cwnd.max(1));
                 self.cwnd = self
@@ -85,6 +139,10 @@ impl CongestionController for NewReno {
     ) {
         // Recovery must see every ACK (it may end the period) before app-limiting stops growth.
         if !self.recovery.on_ack(sent) || app_limited {
+            return;
+        }
+        if self.counting == RenoCounting::Linux {
+            self.linux_on_ack(bytes);
             return;
         }
         match self.ssthresh {
@@ -112,19 +170,32 @@ impl CongestionController for NewReno {
         let min = self.limits.min_window();
         if !self.recovery.covers(sent) {
             self.recovery.enter(now);
-            // RFC 9002 leaves ssthresh below the minimum window possible; keeping it at least
-            // the minimum makes `cwnd >= ssthresh` (congestion avoidance) hold after every event.
-            let reduced = (self.cwnd as f64 * self.limits.beta()) as u64;
-            let ssthresh = reduced.max(min);
+            let ssthresh = self.reduced();
             self.ssthresh = Some(ssthresh);
             self.cwnd = ssthresh;
             self.bytes_acked = 0;
+            self.cwnd_cnt = 0;
         }
         if persistent_congestion {
             self.cwnd = min;
             self.bytes_acked = 0;
+            self.cwnd_cnt = 0;
             self.recovery.reset();
         }
+    }
+
+    fn on_retransmission_timeout(&mut self, _now: Duration, reduce: bool, window: u64) {
+        if reduce {
+            self.ssthresh = Some(self.reduced());
+        }
+        let mds = self.limits.mds();
+        self.cwnd = window.max(mds);
+        if self.counting == RenoCounting::Linux {
+            self.cwnd = self.cwnd / mds * mds;
+        }
+        self.bytes_acked = 0;
+        self.cwnd_cnt = 0;
+        self.recovery.reset();
     }
 
     fn on_mtu_update(&mut self, max_datagram_size: u64) {
@@ -332,5 +403,37 @@ mod tests {
         cc.on_ack(Duration::MAX, Duration::MAX, u64::MAX, false, &rtt());
         cc.on_mtu_update(0);
         assert!(cc.window() >= 1);
+    }
+
+    #[test]
+    fn linux_reno_counts_segments_and_restarts_the_counter() {
+        // tcp_reno_cong_avoid by hand: ssthresh = 20 / 2 = 10 segments; each window's worth
+        // of acknowledged segments adds one; the counter restarts at the next reduction.
+        let mut cc = reno(RenoCounting::Linux);
+        let mut fluid = Fluid::new();
+        fluid.round(&mut cc, MDS, RTT);
+        assert_eq!(cc.window(), 20 * MDS);
+        fluid.loss(&mut cc, MDS, false);
+        assert_eq!(cc.window(), 10 * MDS);
+        // 10 segments acknowledged: one increment (the round ends recovery).
+        fluid.round(&mut cc, MDS, RTT);
+        assert_eq!(cc.window(), 11 * MDS);
+        // Most of a window, then a reduction: the counter is gone.
+        for _ in 0..8 {
+            cc.on_ack(fluid.now + RTT, fluid.now, MDS, false, &rtt());
+        }
+        assert_eq!(cc.cwnd_cnt, 8);
+        cc.on_congestion_event(fluid.now + RTT, fluid.now + RTT, false, MDS);
+        assert_eq!(cc.window(), 5 * MDS, "11 / 2 = 5 whole segments");
+        assert_eq!(cc.cwnd_cnt, 0);
+        // Sub-segment ACKs add up to segments before they count.
+        let t = fluid.now + 3 * RTT;
+        for _ in 0..9 {
+            cc.on_ack(t, t, 500, false, &rtt());
+        }
+        assert_eq!((cc.cwnd_cnt, cc.bytes_acked), (4, 500));
+        assert_eq!(cc.window(), 5 * MDS);
+        cc.on_retransmission_timeout(t, true, 0);
+        assert_eq!((cc.window(), cc.ssthresh()), (MDS, Some(2 * MDS)));
     }
 }

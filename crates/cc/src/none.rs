@@ -36,6 +36,8 @@ impl CongestionController for Unlimited {
         _lost_bytes: u64,
     ) {
     }
+    fn on_retransmission_timeout(&mut self, _now: Duration, _reduce: bool, _window: u64) {}
+
     fn on_mtu_update(&mut self, _max_datagram_size: u64) {}
     fn window(&self) -> u64 {
         u64::MAX

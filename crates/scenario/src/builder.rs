@@ -42,6 +42,7 @@ pub fn newreno_exact() -> CcChoice {
 pub fn cubic_hystart() -> CcChoice {
     CcChoice::Ours(CcConfig::Cubic {
         hystart: true,
+        profile: cc::config::CubicProfile::Rfc9438,
         common: CommonCcConfig {
             initial_window_packets: 10,
             loss_reduction_factor: 0.7,

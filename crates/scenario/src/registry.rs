@@ -234,6 +234,15 @@ pub const PEP_CC: &[&str] = &["cubic", "newreno", "newreno-approx", "none"];
 
 const PEP_ON: &str = "flow.pep=\"server-side\"";
 
+/// Values of `flow.cubic_profile`.
+pub const CUBIC_PROFILES: &[&str] = &["linux", "rfc9438"];
+
+/// Values of `flow.reno_profile`.
+pub const RENO_PROFILES: &[&str] = &["linux", "rfc9002"];
+
+/// Values of `flow.recovery`.
+pub const RECOVERY_MODES: &[&str] = &["prr", "rfc6675"];
+
 /// Values of `flow.tls`.
 pub const TLS_VERSIONS: &[&str] = &["1.3", "1.2", "none"];
 
@@ -300,8 +309,10 @@ static KEYS: &[KeyDoc] = &[
     key("flow.start", Duration, Value("0s"), "When the client starts.", "\"1s\""),
     key("flow.stop", Duration, Unset, "bulk: when the sender stops; none = end of the run.", "\"5s\""),
     one_of(key("flow.cc", Enum, Value("newreno"), "Congestion control: ours (`newreno` with exact byte counting, `newreno-approx` with RFC 9002's per-ACK increase, `cubic`, `none`) on either stack, or quinn's built-ins (`quinn-*`, QUIC only).", "\"cubic\""), CC_NAMES),
-    with_context(key("flow.hystart", Bool, Value("true"), "cubic: use HyStart++ in slow start.", "false"), &["flow.cc=\"cubic\""]),
-    key("flow.initial_window", Packets, Value("10pkt"), "Initial congestion window (ours only).", "\"4pkt\""),
+    with_context(key("flow.hystart", Bool, Value("true"), "cubic: leave slow start on rising delay: Linux's HyStart (ACK train + delay increase) with `cubic_profile = \"linux\"`, HyStart++ (RFC 9406) with `\"rfc9438\"`.", "false"), &["flow.cc=\"cubic\""]),
+    with_context(one_of(key("flow.cubic_profile", Enum, Context("`linux` (tcp), `rfc9438` (quic)"), "cubic: `linux` = Linux's tcp_cubic.c (windows in whole segments, β = 717/1024, constant-rate TCP-friendliness estimate, Linux's HyStart); `rfc9438` = RFC 9438 in bytes (α = 1 once W_max is regained, HyStart++). QUIC defaults to `rfc9438` like quinn's CUBIC.", "\"linux\""), CUBIC_PROFILES), &["flow.cc=\"cubic\""]),
+    with_context(one_of(key("flow.reno_profile", Enum, Context("`linux` (tcp), `rfc9002` (quic)"), "newreno: `linux` = Linux's Reno (tcp_reno_cong_avoid: whole segments, one per window of acknowledged segments, ssthresh = cwnd/2); `rfc9002` = exact byte counting of RFC 9002 with `loss_reduction`.", "\"linux\""), RENO_PROFILES), &["flow.cc=\"newreno\""]),
+    key("flow.initial_window", Packets, Value("10pkt"), "Initial congestion window (ours only; RFC 6928 and Linux's TCP_INIT_CWND: 10).", "\"4pkt\""),
     key("flow.loss_reduction", Float, Context("0.5 (newreno), 0.7 (cubic)"), "Multiplicative decrease on congestion (ours only).", "0.8"),
     key("flow.min_window", Packets, Value("2pkt"), "Minimum congestion window (ours only).", "\"4pkt\""),
     key("flow.mtu", Int, Value("1500"), "IP MTU: 1228 to 16411 for QUIC (quinn's limit), 576 to 65535 for TCP. QUIC: UDP payload at most mtu − 28; TCP: MSS = mtu − 40, − 12 more with timestamps.", "1280"),
@@ -318,12 +329,14 @@ static KEYS: &[KeyDoc] = &[
     tcp_only(key("flow.sack", Bool, Value("true"), "SACK with RFC 6675 recovery; false: NewReno-style recovery (RFC 6582).", "false")),
     tcp_only(key("flow.timestamps", Bool, Value("true"), "Timestamps option: 12 bytes per segment, an RTT sample from every ACK.", "false")),
     tcp_only(key("flow.delayed_ack", Bool, Value("true"), "Delayed ACKs (every second full segment or after `delayed_ack_timeout`); false: ACK every segment.", "false")),
-    tcp_only(positive(key("flow.delayed_ack_timeout", Duration, Value("40ms"), "Delayed-ACK timer.", "\"200ms\""))),
-    tcp_only(within(key("flow.receive_window_max", Size, Value("3MiB"), "Largest receive window autotuning may reach (at most 1GiB, the window-scale limit).", "\"256KiB\""), 1, MAX_WINDOW)),
-    tcp_only(within(key("flow.initial_receive_window", Size, Value("65535B"), "Receive window advertised at connection start (at most `receive_window_max`).", "\"16KiB\""), 1, MAX_WINDOW)),
-    tcp_only(within(key("flow.send_buffer", Size, Value("4MiB"), "Send buffer: unacknowledged plus unsent bytes the sender holds.", "\"256KiB\""), 1, MAX_BUFFER)),
-    tcp_only(positive(key("flow.min_rto", Duration, Value("200ms"), "Lower bound of the retransmission timeout.", "\"1s\""))),
-    tcp_only(positive(key("flow.initial_rto", Duration, Value("1s"), "Retransmission timeout before the first RTT sample (RFC 6298).", "\"3s\""))),
+    tcp_only(positive(key("flow.delayed_ack_timeout", Duration, Value("40ms"), "Delayed-ACK timer (Linux: TCP_DELACK_MIN = 40 ms; the receiver starts in quick-ACK mode, ACKing the first 16 segments at once, and re-enters it after a gap longer than an RTO).", "\"200ms\""))),
+    tcp_only(within(key("flow.receive_window_max", Size, Value("3MiB"), "Largest receive window autotuning may reach (at most 1GiB, the window-scale limit). Linux 6.1 (Debian 12): tcp_rmem[2] = 6 MiB of buffer, half of it window (tcp_adv_win_scale = 1).", "\"256KiB\""), 1, MAX_WINDOW)),
+    tcp_only(within(key("flow.initial_receive_window", Size, Value("65535B"), "Receive window advertised at connection start (at most `receive_window_max`). Linux: tcp_rmem[1] = 128 KiB of buffer, half of it window, 65535 B in the unscaled SYN.", "\"16KiB\""), 1, MAX_WINDOW)),
+    tcp_only(within(key("flow.send_buffer", Size, Value("4MiB"), "Send buffer: unacknowledged plus unsent bytes the sender holds. Linux 6.1: tcp_wmem[2] = 4 MiB (autotuned up to it).", "\"256KiB\""), 1, MAX_BUFFER)),
+    tcp_only(positive(key("flow.min_rto", Duration, Value("200ms"), "Lower bound of the retransmission timeout (Linux: TCP_RTO_MIN = 200 ms; also the tail loss probe's allowance for a delayed ACK).", "\"1s\""))),
+    tcp_only(one_of(key("flow.recovery", Enum, Value("prr"), "Window reduction in fast recovery: `prr` = Proportional Rate Reduction (RFC 6937) as Linux's tcp_cwnd_reduction; `rfc6675` = the window drops to ssthresh at once.", "\"rfc6675\""), RECOVERY_MODES)),
+    tcp_only(key("flow.rack", Bool, Value("true"), "RACK-TLP loss detection (RFC 8985) with Linux's defaults (reordering window min_rtt/4, tail loss probe after 2·SRTT); false: RFC 6675's three-SACK rule, no probe.", "false")),
+    tcp_only(positive(key("flow.initial_rto", Duration, Value("1s"), "Retransmission timeout before the first RTT sample (RFC 6298; Linux: TCP_TIMEOUT_INIT = 1 s).", "\"3s\""))),
     tcp_only(one_of(key("flow.http", Enum, Value("http2"), "download over TCP: `http2` multiplexes the requests (`streams`) over one connection; `http1.1` spreads them over `http1_connections` parallel keep-alive connections, one request at a time each.", "\"http1.1\""), HTTP_VERSIONS)),
     with_context(tcp_only(within(key("flow.http1_connections", Int, Value("6"), "HTTP/1.1: parallel keep-alive connections per page (browsers open 6 per host).", "2"), 1, 1000)), &[TCP_FLOW, HTTP1]),
     tcp_only(one_of(key("flow.pep", Enum, Value("none"), "Split-connection TCP proxy (like PEPsal) on this flow's path: `client-side` sits between the client's access link and the bottleneck (a satellite terminal), `server-side` between the bottleneck and the server's access link (a gateway). TLS stays end to end.", "\"server-side\""), PEP_POSITIONS)),

@@ -135,21 +135,25 @@ fn burst_of_ten_losses_with_sack_is_repaired_in_about_one_round_trip() {
     assert!(extra < 0.15, "burst cost {extra:.3} s");
 }
 
-#[test]
-fn tail_loss_is_repaired_by_rto() {
+/// A 1 MB download over 10 Mbit/s, 20 ms one way, with the last data segment dropped or not;
+/// returns the result and the final SRTT in seconds.
+fn tail_drop(drop_last: bool, rack: bool) -> (transport::agent::FlowReport, f64) {
     // A 128 kB receive window bounds the queue, so the RTT stays below 40 + 105 ms.
-    let go = |drop_last: bool| {
-        let mut cfg = config(download(MB));
-        cfg.knobs.receive_window_max = 128 * 1024;
-        let last = MB.div_ceil(1448) - 1;
-        let mut net = Net::new(10_000_000, ms(20))
-            .dropping(move |s| drop_last && s.dir == Dir::Down && s.data_index == Some(last));
-        let (flow, r) = run(cfg, &mut net, LIMIT);
-        assert_eq!(r.bytes_delivered, MB);
-        (r, flow.sample().srtt.as_secs_f64())
-    };
-    let (clean, _) = go(false);
-    let (r, srtt) = go(true);
+    let mut cfg = config(download(MB));
+    cfg.knobs.receive_window_max = 128 * 1024;
+    cfg.knobs.rack = rack;
+    let last = MB.div_ceil(1448) - 1;
+    let mut net = Net::new(10_000_000, ms(20))
+        .dropping(move |s| drop_last && s.dir == Dir::Down && s.data_index == Some(last));
+    let (flow, r) = run(cfg, &mut net, LIMIT);
+    assert_eq!(r.bytes_delivered, MB);
+    (r, flow.sample().srtt.as_secs_f64())
+}
+
+#[test]
+fn tail_loss_is_repaired_by_rto_without_rack() {
+    let (clean, _) = tail_drop(false, false);
+    let (r, srtt) = tail_drop(true, false);
     assert_eq!(r.packets_lost, 1);
     assert_eq!(
         r.congestion_events, 1,
@@ -158,6 +162,24 @@ fn tail_loss_is_repaired_by_rto() {
     let extra = completion(&r) - completion(&clean);
     // RTO = SRTT + 200 ms, started at the last send; the retransmission then takes ½ RTT.
     assert!(srtt < 0.15, "srtt {srtt}");
+    assert!(
+        extra > 0.2 && extra < 0.2 + 2.0 * srtt,
+        "tail loss cost {extra:.3} s (srtt {srtt:.3})"
+    );
+}
+
+#[test]
+fn tail_loss_is_repaired_by_a_loss_probe_with_rack() {
+    let (clean, _) = tail_drop(false, true);
+    let (r, srtt) = tail_drop(true, true);
+    assert_eq!(r.packets_lost, 1);
+    // The probe resent the last segment and its ACK only reached the probe's own end: Linux
+    // sees no proof of a loss there (tcp_process_tlp_ack) and keeps the window.
+    assert_eq!(r.congestion_events, 0);
+    let extra = completion(&r) - completion(&clean);
+    // The dropped segment ends up alone in flight, so the probe waits 2 · SRTT + the minimum
+    // RTO (a delayed ACK could hold a lone segment), capped by the RTO: about as long as the
+    // timeout, but without collapsing the window.
     assert!(
         extra > 0.2 && extra < 0.2 + 2.0 * srtt,
         "tail loss cost {extra:.3} s (srtt {srtt:.3})"

@@ -1,8 +1,7 @@
 //! Heavy random loss on the data direction, on the seed 003 study's path (100 Mbit/s, 1 ms
 //! RTT, an 8.9 MB download): every download must complete in bounded time or end with an
-//! error, never stall silently. At these loss rates the receiver's out-of-order ranges can
-//! exceed what it keeps, so it drops data it has SACKed (reneging); a sender that trusted those
-//! SACKs forever sat with nothing in flight until the run ended.
+//! error, never stall silently (an earlier receiver dropped SACKed data beyond 64 out-of-order
+//! ranges, and a sender that trusted those SACKs forever sat with nothing in flight).
 
 mod tcp_support;
 
@@ -15,11 +14,14 @@ use transport::agent::FlowReport;
 use transport::tcp::TlsMode;
 
 const SIZE: u64 = 8_900_000;
-/// How long the harness may run: the study's duration.
-const LIMIT: Duration = Duration::from_secs(300);
-/// Slowest acceptable completion. A stall lasts until the run ends; the slowest healthy
-/// download here takes well under 30 s even with several RTO backoffs in a row.
-const BOUND: f64 = 60.0;
+/// How long the harness may run: long enough that a stall (which lasts until the end) stands
+/// apart from the slowest healthy download.
+const LIMIT: Duration = Duration::from_secs(900);
+/// Slowest acceptable completion. At 20–25% loss a Linux-like sender spends most of its time
+/// in retransmission timeouts (≥ 200 ms each, backing off): Padhye et al.'s model puts 8.9 MB
+/// at 20% loss and a 200 ms RTO near ten minutes; the model's RACK-TLP and PRR do better
+/// (Bernoulli 20%: 76–125 s over the 40 seeds, Gilbert-Elliott 25%: 133–261 s).
+const BOUND: f64 = 600.0;
 
 /// Runs the TLS 1.3 download with `drop` deciding the fate of each data segment sent towards
 /// the client.

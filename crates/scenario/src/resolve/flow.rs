@@ -1,6 +1,6 @@
 //! `[[flow]]` entries: workload, congestion control, QUIC and TCP knobs and access links.
 
-use cc::config::{CcConfig, CommonCcConfig, RenoCounting};
+use cc::config::{CcConfig, CommonCcConfig, CubicProfile, RenoCounting};
 
 use crate::error::{At, Errors, ScenarioError};
 use crate::model::{CcChoice, DuplexLink, FlowSpec, QuicKnobs, Stack, Workload};
@@ -89,7 +89,7 @@ pub(crate) fn flow(
             workload: workload(&r)?,
             start,
             stop,
-            cc: congestion_control(&r)?,
+            cc: congestion_control(&r, stack)?,
             quic: overlay(
                 &r,
                 QuicKnobs {
@@ -147,8 +147,10 @@ fn workload(r: &Reader<'_>) -> Result<Workload, ScenarioError> {
     })
 }
 
-/// Our controllers take the common knobs; quinn's built-ins ignore them.
-fn congestion_control(r: &Reader<'_>) -> Result<CcChoice, ScenarioError> {
+/// Our controllers take the common knobs; quinn's built-ins ignore them. The profiles default
+/// per stack: Linux's for TCP (the model stands for a Linux host), the RFCs' for QUIC (quinn,
+/// the reference QUIC stack, implements RFC 9002's NewReno and an RFC 9438-style CUBIC).
+fn congestion_control(r: &Reader<'_>, stack: Stack) -> Result<CcChoice, ScenarioError> {
     let name = r.choice("cc")?.unwrap_or("newreno");
     let default_reduction = if name == "cubic" { 0.7 } else { 0.5 };
     let loss_reduction_factor = r.float("loss_reduction")?.unwrap_or(default_reduction);
@@ -166,16 +168,33 @@ fn congestion_control(r: &Reader<'_>) -> Result<CcChoice, ScenarioError> {
         minimum_window_packets: at_least_one(r, "min_window")?,
     };
     let hystart = r.boolean("hystart")?.unwrap_or(true);
+    let linux_default = stack == Stack::Tcp;
+    let profile = match r.choice("cubic_profile")? {
+        Some("linux") => CubicProfile::Linux,
+        Some(_) => CubicProfile::Rfc9438,
+        None if linux_default => CubicProfile::Linux,
+        None => CubicProfile::Rfc9438,
+    };
+    let reno = match r.choice("reno_profile")? {
+        Some("linux") => RenoCounting::Linux,
+        Some(_) => RenoCounting::Exact,
+        None if linux_default => RenoCounting::Linux,
+        None => RenoCounting::Exact,
+    };
     Ok(match name {
         "newreno" => CcChoice::Ours(CcConfig::NewReno {
-            counting: RenoCounting::Exact,
+            counting: reno,
             common,
         }),
         "newreno-approx" => CcChoice::Ours(CcConfig::NewReno {
             counting: RenoCounting::Approximate,
             common,
         }),
-        "cubic" => CcChoice::Ours(CcConfig::Cubic { hystart, common }),
+        "cubic" => CcChoice::Ours(CcConfig::Cubic {
+            hystart,
+            profile,
+            common,
+        }),
         "none" => CcChoice::Ours(CcConfig::None),
         "quinn-newreno" => CcChoice::QuinnNewReno,
         "quinn-cubic" => CcChoice::QuinnCubic,

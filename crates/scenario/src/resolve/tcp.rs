@@ -1,7 +1,7 @@
 //! The TCP knobs of a `[[flow]]` and the check that a flow sets only its own stack's keys.
 
 use crate::error::{At, Errors, ScenarioError};
-use cc::config::{CcConfig, CommonCcConfig, RenoCounting};
+use cc::config::{CcConfig, CommonCcConfig, CubicProfile, RenoCounting};
 
 use crate::model::{PepPosition, PepSpec, Stack, TcpKnobs};
 use crate::read::Reader;
@@ -82,7 +82,7 @@ pub(crate) fn pep(r: &Reader<'_>) -> Result<Option<PepSpec>, ScenarioError> {
     };
     let cc = match r.choice("pep_cc")? {
         Some("newreno") => CcConfig::NewReno {
-            counting: RenoCounting::Exact,
+            counting: RenoCounting::Linux,
             common: common(0.5),
         },
         Some("newreno-approx") => CcConfig::NewReno {
@@ -92,6 +92,7 @@ pub(crate) fn pep(r: &Reader<'_>) -> Result<Option<PepSpec>, ScenarioError> {
         Some("none") => CcConfig::None,
         _ => CcConfig::Cubic {
             hystart: true,
+            profile: CubicProfile::Linux,
             common: common(0.7),
         },
     };

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use cc::config::{CcConfig, CommonCcConfig};
+use cc::config::{CcConfig, CommonCcConfig, CubicProfile};
 use serde::{Deserialize, Serialize};
 
 /// TLS handshake carried over a TCP connection (serialized as the scenario's `flow.tls` values).
@@ -31,6 +31,19 @@ pub enum HttpVersion {
     Http11,
 }
 
+/// Loss recovery of the TCP sender (serialized as the scenario's `flow.recovery` values).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum LossRecovery {
+    /// Proportional Rate Reduction (RFC 6937) as Linux runs it (`tcp_cwnd_reduction`, the
+    /// slow-start reduction bound): during fast recovery the sender sends in proportion to
+    /// what the receiver reports delivered, reaching ssthresh when recovery ends.
+    #[serde(rename = "prr")]
+    Prr,
+    /// RFC 6675: the window drops to ssthresh at once when recovery starts.
+    #[serde(rename = "rfc6675")]
+    Rfc6675,
+}
+
 /// TCP model knobs; defaults follow Linux.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -55,6 +68,11 @@ pub struct TcpKnobs {
     pub send_buffer: u64,
     /// Lower bound of the retransmission timeout (Linux: 200 ms).
     pub min_rto: Duration,
+    /// Window reduction in fast recovery (Linux: PRR).
+    pub recovery: LossRecovery,
+    /// RACK-TLP loss detection (RFC 8985, Linux's default `tcp_recovery = 1` with
+    /// `tcp_early_retrans = 3`); off: RFC 6675's three-SACK rule and no tail loss probe.
+    pub rack: bool,
     /// RTO before the first RTT sample, also for SYNs (RFC 6298: 1 s).
     pub initial_rto: Duration,
     /// How a download carries its requests.
@@ -78,6 +96,8 @@ impl Default for TcpKnobs {
             initial_receive_window: 65_535,
             send_buffer: 4 << 20,
             min_rto: Duration::from_millis(200),
+            recovery: LossRecovery::Prr,
+            rack: true,
             initial_rto: Duration::from_secs(1),
             http: HttpVersion::Http2,
             http1_connections: 6,
@@ -127,14 +147,15 @@ pub struct PepSpec {
 }
 
 impl Default for PepSpec {
-    /// A gateway PEP (server side) with a 4 MiB relay buffer and CUBIC with HyStart++ over
-    /// 16 MiB windows, as satellite PEPs run.
+    /// A gateway PEP (server side) with a 4 MiB relay buffer and Linux's CUBIC with HyStart
+    /// over 16 MiB windows, as satellite PEPs (Linux boxes running PEPsal) run.
     fn default() -> Self {
         PepSpec {
             position: PepPosition::ServerSide,
             buffer: 4 << 20,
             cc: CcConfig::Cubic {
                 hystart: true,
+                profile: CubicProfile::Linux,
                 common: CommonCcConfig {
                     initial_window_packets: 10,
                     loss_reduction_factor: 0.7,

@@ -30,7 +30,7 @@ mod sender;
 use cc::config::CcConfig;
 
 pub use flow::TcpFlow;
-pub use knobs::{HttpVersion, PepPosition, PepSpec, TcpKnobs, TlsMode};
+pub use knobs::{HttpVersion, LossRecovery, PepPosition, PepSpec, TcpKnobs, TlsMode};
 pub use pep::PepHeld;
 
 use crate::cc_adapter::CcChoice;
@@ -145,6 +145,7 @@ pub(crate) mod tests_support {
         };
         let cc = CcChoice::Ours(CcConfig::Cubic {
             hystart: false,
+            profile: cc::config::CubicProfile::Linux,
             common: cc::config::CommonCcConfig {
                 initial_window_packets: 10,
                 loss_reduction_factor: 0.7,

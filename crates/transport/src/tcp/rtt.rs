@@ -64,6 +64,11 @@ impl RttEstimator {
         self.rto().saturating_mul(factor).min(MAX_RTO)
     }
 
+    /// The RTO floor (Linux's rto_min).
+    pub(crate) fn min_rto(&self) -> Duration {
+        self.min_rto
+    }
+
     /// Smoothed RTT (zero before the first sample).
     pub(crate) fn smoothed(&self) -> Duration {
         self.srtt.unwrap_or(Duration::ZERO)

@@ -67,6 +67,8 @@ impl SentSeg {
 /// What the ACK processing learns about one newly delivered segment.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Delivered {
+    /// Sequence number after the segment (RACK orders deliveries by send time, then by it).
+    pub end: u64,
     /// First transmission time (the controller's recovery logic keys on it).
     pub first_sent: Duration,
     /// Latest transmission time.
@@ -82,6 +84,7 @@ pub(crate) struct Delivered {
 impl From<&SentSeg> for Delivered {
     fn from(s: &SentSeg) -> Self {
         Delivered {
+            end: s.end(),
             first_sent: s.first_sent,
             sent: s.sent,
             bytes: s.bytes(),
@@ -122,6 +125,26 @@ pub(crate) struct Scoreboard {
     lost_scan: u64,
     /// No segment below this awaits retransmission.
     retx_cursor: u64,
+    /// Segments SACKed and not yet cumulatively acknowledged (Linux's sacked_out).
+    sacked_out: u64,
+}
+
+/// What RACK (RFC 8985 §6.2) needs to know to declare segments lost.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RackState {
+    /// Latest transmission time of the most recently sent segment delivered so far.
+    pub xmit_time: Duration,
+    /// Its end sequence number (breaks ties between segments sent at one instant).
+    pub end_seq: u64,
+    /// The RTT measured on it.
+    pub rtt: Duration,
+}
+
+impl RackState {
+    /// RFC 8985's "sent after": `t1`/`seq1` was sent after `t2`/`seq2`.
+    pub(crate) fn sent_after(t1: Duration, seq1: u64, t2: Duration, seq2: u64) -> bool {
+        t1 > t2 || (t1 == t2 && seq1 > seq2)
+    }
 }
 
 impl Scoreboard {
@@ -135,9 +158,24 @@ impl Scoreboard {
         self.segs.is_empty()
     }
 
-    /// Latest send time of any outstanding segment.
-    pub(crate) fn newest_sent(&self) -> Duration {
-        self.segs.back().map_or(Duration::ZERO, |s| s.sent)
+    /// Segments SACKed above the cumulative ACK.
+    pub(crate) fn sacked_out(&self) -> u64 {
+        self.sacked_out
+    }
+
+    /// Outstanding segments (Linux's packets_out).
+    pub(crate) fn len(&self) -> usize {
+        self.segs.len()
+    }
+
+    /// The oldest outstanding segment: its start and latest transmission time.
+    pub(crate) fn head(&self) -> Option<(u64, Duration)> {
+        self.segs.front().map(|s| (s.start, s.sent))
+    }
+
+    /// The newest outstanding segment (start, data bytes, FIN), for a tail loss probe.
+    pub(crate) fn last(&self) -> Option<(u64, u32, bool)> {
+        self.segs.back().map(|s| (s.start, s.len, s.fin))
     }
 
     /// Records a first transmission (always above every outstanding segment).
@@ -170,6 +208,8 @@ impl Scoreboard {
             self.pipe -= s.pipe();
             if !s.sacked {
                 out.push(Delivered::from(s));
+            } else {
+                self.sacked_out -= 1;
             }
             self.segs.pop_front();
         }
@@ -189,6 +229,7 @@ impl Scoreboard {
                     s.sacked = true;
                     s.retx_in_flight = false;
                 });
+                self.sacked_out += 1;
                 self.note_sacked(start);
             }
             i += 1;
@@ -237,6 +278,84 @@ impl Scoreboard {
         losses
     }
 
+    /// RACK's loss detection (RFC 8985 §6.2, Linux's tcp_rack_detect_loss): a segment not
+    /// SACKed, sent before the most recently sent delivered one, is lost once `rack.rtt +
+    /// reo_wnd` has passed since its (latest) transmission; a retransmission can be lost too.
+    /// Returns the losses and, if some segments are not yet due, the longest wait until one is
+    /// (the reordering timer). Segments are visited in sequence order; first transmissions
+    /// are in send-time order too, so the walk stops at the first never-retransmitted segment
+    /// sent after the RACK segment (every later one was sent later still).
+    pub(crate) fn rack_detect_loss(
+        &mut self,
+        rack: &RackState,
+        reo_wnd: Duration,
+        now: Duration,
+    ) -> (Losses, Option<Duration>) {
+        let mut losses = Losses::default();
+        let mut wait: Option<Duration> = None;
+        let deadline = rack.rtt + reo_wnd;
+        for i in 0..self.segs.len() {
+            let s = self.segs[i];
+            if s.sacked || (s.lost && !s.retx_in_flight) {
+                continue;
+            }
+            if !RackState::sent_after(rack.xmit_time, rack.end_seq, s.sent, s.end()) {
+                if s.retransmitted {
+                    continue;
+                }
+                break;
+            }
+            let elapsed = now.saturating_sub(s.sent);
+            if elapsed >= deadline {
+                losses.add(&s);
+                self.update(i, |s| {
+                    s.lost = true;
+                    s.retx_in_flight = false;
+                });
+                self.retx_cursor = self.retx_cursor.min(s.start);
+            } else {
+                let left = deadline - elapsed;
+                wait = Some(wait.map_or(left, |w| w.max(left)));
+            }
+        }
+        (losses, wait)
+    }
+
+    /// Retransmission timeout as Linux marks it (tcp_timeout_mark_lost): the head segment is
+    /// lost, and so is every segment not SACKed, except (with RACK, `rack_rtt` known) those
+    /// sent within the last RACK RTT, which may still be on their way. With `forget_sacks`
+    /// (reneging) every segment is lost, SACKed ones included.
+    pub(crate) fn timeout_mark_lost(
+        &mut self,
+        rack_rtt: Option<Duration>,
+        now: Duration,
+        forget_sacks: bool,
+    ) {
+        for i in 0..self.segs.len() {
+            let s = self.segs[i];
+            let recent = rack_rtt.is_some_and(|rtt| now.saturating_sub(s.sent) < rtt);
+            if !forget_sacks && i > 0 && recent {
+                continue;
+            }
+            self.update(i, |s| {
+                if forget_sacks && s.sacked {
+                    s.sacked = false;
+                    s.retransmitted = true;
+                }
+                if !s.sacked {
+                    s.lost = true;
+                    s.retx_in_flight = false;
+                }
+            });
+        }
+        if forget_sacks {
+            self.top_sacked = [0; DUP_THRESH];
+            self.n_top = 0;
+            self.sacked_out = 0;
+        }
+        self.retx_cursor = 0;
+    }
+
     /// Declares the first outstanding segment lost (fast retransmit without SACK, NewReno
     /// partial ACKs); returns it unless it was already lost or SACKed.
     pub(crate) fn mark_first_lost(&mut self) -> Losses {
@@ -262,34 +381,6 @@ impl Scoreboard {
     /// 2018 §8). The SACK marks above `una` can no longer be trusted.
     pub(crate) fn head_sacked(&self) -> bool {
         self.segs.front().is_some_and(|s| s.sacked)
-    }
-
-    /// Retransmission timeout: every segment not SACKed is lost, including retransmissions.
-    /// With `forget_sacks` (reneging), the SACKed ones are lost too (Linux's
-    /// tcp_timeout_mark_lost): otherwise nothing would ever resend data the receiver dropped,
-    /// and the connection would sit with nothing in flight until it gave up.
-    pub(crate) fn mark_all_lost(&mut self, forget_sacks: bool) {
-        for s in self.segs.iter_mut() {
-            if forget_sacks && s.sacked {
-                s.sacked = false;
-                // Its next (S)ACK may stem from the copy that arrived long ago: like a
-                // retransmission, it gives no RTT sample (Karn), or one reneging event would
-                // inflate the RTO to tens of seconds.
-                s.retransmitted = true;
-            }
-            if !s.sacked {
-                s.lost = true;
-                s.retx_in_flight = false;
-            }
-        }
-        if forget_sacks {
-            // Loss marking by SACK starts over from the SACKs that arrive from now on;
-            // everything is lost already, so `lost_scan` may stay where it is.
-            self.top_sacked = [0; DUP_THRESH];
-            self.n_top = 0;
-        }
-        self.pipe = 0;
-        self.retx_cursor = 0;
     }
 
     /// The lowest segment declared lost and not yet retransmitted (RFC 6675 NextSeg rule 1).
@@ -384,7 +475,7 @@ mod tests {
         out.clear();
         b.cum_ack(101, &mut out);
         assert!(b.head_sacked(), "the cumulative ACK stopped at SACKed data");
-        b.mark_all_lost(true);
+        b.timeout_mark_lost(None, Duration::ZERO, true);
         assert!(!b.head_sacked());
         assert_eq!(
             b.next_lost(),
@@ -401,7 +492,7 @@ mod tests {
     #[test]
     fn rto_marks_everything_lost_and_pipe_empties() {
         let mut b = board(4);
-        b.mark_all_lost(false);
+        b.timeout_mark_lost(None, Duration::ZERO, false);
         assert_eq!(b.pipe(), 0);
         assert_eq!(b.next_lost(), Some((1, 100, false)));
         b.retransmitted(1, Duration::from_millis(9), 9);

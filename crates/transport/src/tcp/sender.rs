@@ -7,27 +7,62 @@
 //! a bare ACK one byte below `una`, which the peer must answer with its window; they are not
 //! data, so they are neither losses nor a congestion signal.
 //!
-//! SACK reneging (a receiver dropping data it SACKed; the model's receiver does so beyond its
-//! out-of-order range limit) is handled like Linux: a cumulative ACK that stops at a SACKed
+//! SACK reneging (a receiver dropping data it SACKed; Linux may under memory pressure, the
+//! model's receiver never does) is handled like Linux: a cumulative ACK that stops at a SACKed
 //! segment arms a short timeout, and that timeout forgets every SACK mark, since SACKed
 //! segments are otherwise never resent.
 //!
-//! The congestion controller is the shared `cc` crate. It has no RTO callback, so a timeout is
-//! reported as `on_congestion_event(persistent_congestion = true)`: the window collapses to the
-//! controller's minimum window (2 MSS by default, 1 MSS with `minimum_window_packets = 1`,
-//! Linux's loss window) and slow start restarts.
+//! The congestion controller is the shared `cc` crate; the loss-recovery machinery around it is
+//! Linux's (6.1 defaults):
+//! - **RACK-TLP** (RFC 8985; knob `rack`): a segment is lost once a segment sent after it has
+//!   been delivered and `rack.rtt + reo_wnd` has passed since it was sent; reo_wnd is
+//!   min_rtt / 4 (at most SRTT), or 0 once three segments are SACKed or in recovery while no
+//!   reordering has been seen (tcp_rack_reo_wnd). Segments not yet due arm the reordering
+//!   timer (+ 2 ticks, as Linux). A tail loss probe fires 2·SRTT (+ 8 ms, or + the minimum RTO
+//!   with one segment out) after the last transmission when no recovery is running: one new
+//!   segment if the windows allow one (cwnd ignored), else the last segment again; one probe
+//!   per episode (tlp_high_seq). A probe retransmission that repairs a loss on its own costs
+//!   one window reduction (tcp_process_tlp_ack without D-SACK). Without `rack`, RFC 6675's
+//!   DupThresh rule marks losses and no probe is sent.
+//! - **PRR** (RFC 6937 as tcp_cwnd_reduction; knob `recovery`): in fast recovery the window is
+//!   `pipe + sndcnt` per ACK, in segments, proportional to what was delivered while pipe is
+//!   above ssthresh and slow-start-bounded below it; when recovery ends the controller's window
+//!   (= ssthresh) takes over. With `rfc6675` the controller's window applies at once. The
+//!   controller does not grow during recovery (Linux calls cong_avoid only outside it).
+//! - **RTO** (tcp_enter_loss): the first timeout outside recovery sets a new ssthresh; the
+//!   window becomes the segments still in flight + 1; with RACK only the head and segments
+//!   sent more than one RACK RTT ago are marked lost (tcp_timeout_mark_lost). Retransmitting
+//!   the head restarts the timer (tcp_xmit_retransmit_queue), so a slow retransmission round
+//!   does not fire a spurious timeout. Spurious-timeout undo (F-RTO, D-SACK, Eifel) is not
+//!   modelled.
 
 use std::time::Duration;
 
 use cc::CongestionController;
 
+use super::knobs::LossRecovery;
 use super::rtt::RttEstimator;
-use super::scoreboard::{Delivered, Losses, Scoreboard, SentSeg, DUP_THRESH};
+use super::scoreboard::{Delivered, Losses, RackState, Scoreboard, SentSeg, DUP_THRESH};
 use super::segment::SEQ_LIMIT;
 use super::Params;
 
 /// Shortest wait before a timeout repairs SACK reneging (Linux: 10 ms).
 const RENEGING_DELAY: Duration = Duration::from_millis(10);
+/// Linux's TCP_TIMEOUT_MIN (2 ticks at HZ = 250): added to the reordering and probe timers.
+const TIMEOUT_MIN: Duration = Duration::from_millis(8);
+/// Linux's TCP_TIMEOUT_INIT: the probe timeout before any RTT sample.
+const TIMEOUT_INIT: Duration = Duration::from_secs(1);
+
+/// What the retransmission timer slot is running (Linux's icsk_pending: one timer).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TimerKind {
+    /// Retransmission timeout (or reneging repair).
+    Rto,
+    /// RACK's reordering timer.
+    Reorder,
+    /// Tail loss probe.
+    Probe,
+}
 
 /// The next segment the sender wants on the wire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,6 +105,10 @@ pub(crate) struct SenderStats {
     pub first_congestion: Option<Duration>,
     /// Zero-window probes sent.
     pub probes: u64,
+    /// Tail loss probes sent.
+    pub tail_loss_probes: u64,
+    /// Retransmission timeouts (backoffs included).
+    pub timeouts: u64,
 }
 
 /// Sender state.
@@ -109,6 +148,29 @@ pub(crate) struct Sender {
     probe_pending: bool,
     /// The last send attempt stopped because of the congestion window.
     cwnd_limited: bool,
+    timer_kind: TimerKind,
+    /// RACK-TLP on (and SACK in use).
+    rack: bool,
+    /// PRR in fast recovery.
+    prr: bool,
+    /// RACK's most recently sent delivered segment; `None` before the first delivery.
+    rack_state: Option<RackState>,
+    /// Reordering observed (a segment never retransmitted delivered below a SACKed one).
+    reord_seen: bool,
+    /// Highest SACKed sequence number seen (for reordering detection).
+    highest_sacked: u64,
+    /// PRR: window when recovery started, segments delivered and sent since.
+    prior_cwnd: u64,
+    prr_delivered: u64,
+    prr_out: u64,
+    /// PRR's window for the current ACK (bytes), while in fast recovery.
+    prr_cwnd: Option<u64>,
+    /// A tail loss probe is due.
+    tlp_pending: bool,
+    /// snd_nxt when the outstanding probe went out.
+    tlp_high_seq: Option<u64>,
+    /// The outstanding probe was a retransmission.
+    tlp_retrans: bool,
     /// Reused buffer of newly delivered segments.
     delivered: Vec<Delivered>,
     stats: SenderStats,
@@ -142,6 +204,19 @@ impl Sender {
             probes_unanswered: 0,
             probe_pending: false,
             cwnd_limited: false,
+            timer_kind: TimerKind::Rto,
+            rack: p.knobs.rack && p.knobs.sack,
+            prr: p.knobs.recovery == LossRecovery::Prr && p.knobs.sack,
+            rack_state: None,
+            reord_seen: false,
+            highest_sacked: 0,
+            prior_cwnd: 0,
+            prr_delivered: 0,
+            prr_out: 0,
+            prr_cwnd: None,
+            tlp_pending: false,
+            tlp_high_seq: None,
+            tlp_retrans: false,
             delivered: Vec::new(),
             stats: SenderStats::default(),
         }
@@ -152,9 +227,9 @@ impl Sender {
         self.stats
     }
 
-    /// Congestion window in bytes.
+    /// Congestion window in bytes (PRR's during fast recovery).
     pub(crate) fn cwnd(&self) -> u64 {
-        self.cc.window()
+        self.prr_cwnd.unwrap_or_else(|| self.cc.window())
     }
 
     /// RFC 6675 pipe.
@@ -258,7 +333,159 @@ impl Sender {
 
     fn arm_rto(&mut self, now: Duration) {
         if self.rto_deadline.is_none() {
-            self.rto_deadline = Some(now + self.rtt.backed_off(self.backoff));
+            self.set_timer(TimerKind::Rto, now + self.rtt.backed_off(self.backoff));
+        }
+    }
+
+    fn set_timer(&mut self, kind: TimerKind, at: Duration) {
+        self.timer_kind = kind;
+        self.rto_deadline = Some(at);
+    }
+
+    /// Linux's tcp_rearm_rto: the RTO from now, or, replacing a reordering or probe timer,
+    /// from the head's transmission (so those timers never postpone the timeout).
+    fn rearm_rto(&mut self, now: Duration) {
+        if self.board.is_empty() {
+            self.rto_deadline = None;
+            self.timer_kind = TimerKind::Rto;
+            return;
+        }
+        let rto = self.rtt.backed_off(self.backoff);
+        let at = match (self.timer_kind, self.board.head()) {
+            (TimerKind::Reorder | TimerKind::Probe, Some((_, sent)))
+                if self.rto_deadline.is_some() =>
+            {
+                (sent + rto).max(now + Duration::from_micros(1))
+            }
+            _ => now + rto,
+        };
+        self.set_timer(TimerKind::Rto, at);
+    }
+
+    /// Linux's tcp_schedule_loss_probe: in the Open state with data out and no probe
+    /// outstanding, the probe timer replaces the RTO if it fires first. `advancing_rto`: the
+    /// caller is restarting the RTO from now (an ACK); otherwise the RTO runs from the head.
+    fn schedule_probe(&mut self, now: Duration, advancing_rto: bool) -> bool {
+        if !self.rack
+            || self.board.is_empty()
+            || self.recovery.is_some()
+            || self.una < self.loss_until
+            || self.tlp_high_seq.is_some()
+            || self.timer_kind == TimerKind::Reorder && self.rto_deadline.is_some()
+            || self.board.head_sacked()
+        {
+            return false;
+        }
+        let srtt = self.rtt.smoothed();
+        let mut timeout = if srtt.is_zero() {
+            TIMEOUT_INIT
+        } else if self.board.len() == 1 {
+            // A lone segment may wait for the peer's delayed-ACK timer.
+            2 * srtt + self.rtt.min_rto()
+        } else {
+            2 * srtt + TIMEOUT_MIN
+        };
+        let rto = self.rtt.backed_off(self.backoff);
+        let rto_left = if advancing_rto {
+            rto
+        } else {
+            let head_sent = self.board.head().map_or(now, |(_, sent)| sent);
+            (head_sent + rto).saturating_sub(now)
+        };
+        if !rto_left.is_zero() {
+            timeout = timeout.min(rto_left);
+        }
+        self.set_timer(TimerKind::Probe, now + timeout);
+        true
+    }
+
+    /// RACK's reordering window (tcp_rack_reo_wnd).
+    fn reo_wnd(&self) -> Duration {
+        if !self.reord_seen
+            && (self.recovery.is_some()
+                || self.una < self.loss_until
+                || self.board.sacked_out() >= DUP_THRESH as u64)
+        {
+            return Duration::ZERO;
+        }
+        (self.rtt.sample().min / 4).min(self.rtt.smoothed())
+    }
+
+    /// RACK's loss detection now; arms the reordering timer for segments not yet due.
+    fn rack_detect(&mut self, now: Duration) -> Losses {
+        let Some(rack) = self.rack_state else {
+            return Losses::default();
+        };
+        let reo_wnd = self.reo_wnd();
+        let (losses, wait) = self.board.rack_detect_loss(&rack, reo_wnd, now);
+        if let Some(wait) = wait {
+            self.set_timer(TimerKind::Reorder, now + wait + TIMEOUT_MIN);
+        } else if self.timer_kind == TimerKind::Reorder {
+            self.rearm_rto(now);
+        }
+        losses
+    }
+
+    /// RACK's bookkeeping of newly delivered segments (tcp_rack_advance), and reordering
+    /// detection: a segment never retransmitted delivered below one SACKed earlier.
+    fn rack_advance(&mut self, delivered: &[Delivered], now: Duration) {
+        let min_rtt = self.rtt.sample().min;
+        for d in delivered {
+            if !d.retransmitted && d.end <= self.highest_sacked {
+                self.reord_seen = true;
+            }
+            let rtt = now.saturating_sub(d.sent);
+            // An ACK of a retransmission faster than the minimum RTT acknowledges the
+            // original: it says nothing about when the retransmission was delivered.
+            if d.retransmitted && rtt < min_rtt {
+                continue;
+            }
+            let newer = self
+                .rack_state
+                .is_none_or(|r| RackState::sent_after(d.sent, d.end, r.xmit_time, r.end_seq));
+            if newer {
+                self.rack_state = Some(RackState {
+                    xmit_time: d.sent,
+                    end_seq: d.end,
+                    rtt,
+                });
+            }
+        }
+    }
+
+    /// PRR's window for this ACK (tcp_cwnd_reduction), in whole segments.
+    fn prr_update(&mut self, newly_delivered: u64, una_advanced: bool, newly_lost: bool) {
+        if newly_delivered == 0 || self.prior_cwnd == 0 {
+            return;
+        }
+        let mss = u64::from(self.mss);
+        let ssthresh = self.cc.ssthresh().unwrap_or(self.prior_cwnd) / mss;
+        let prior = (self.prior_cwnd / mss).max(1);
+        let pipe = self.board.pipe().div_ceil(mss);
+        self.prr_delivered += newly_delivered;
+        let mut sndcnt = if pipe > ssthresh {
+            (ssthresh * self.prr_delivered).div_ceil(prior) as i64 - self.prr_out as i64
+        } else {
+            let delta = ssthresh - pipe;
+            let mut n =
+                (self.prr_delivered as i64 - self.prr_out as i64).max(newly_delivered as i64);
+            if una_advanced && !newly_lost {
+                n += 1;
+            }
+            n.min(delta as i64)
+        };
+        // The fast retransmit goes out whatever the numbers say.
+        if self.prr_out == 0 {
+            sndcnt = sndcnt.max(1);
+        }
+        let sndcnt = sndcnt.max(0) as u64;
+        self.prr_cwnd = Some((pipe + sndcnt) * mss);
+    }
+
+    /// Counts a transmission towards PRR's prr_out while in fast recovery.
+    fn note_sent(&mut self) {
+        if self.recovery.is_some() {
+            self.prr_out += 1;
         }
     }
 
@@ -272,7 +499,12 @@ impl Sender {
     }
 
     fn next_segment(&mut self, now: Duration) -> Option<Outgoing> {
-        let cwnd = self.cc.window();
+        if std::mem::take(&mut self.tlp_pending) {
+            if let Some(out) = self.loss_probe(now) {
+                return Some(out);
+            }
+        }
+        let cwnd = self.cwnd();
         let pipe = self.pipe();
         if let Some((seq, len, fin)) = self.board.next_lost() {
             let bytes = u64::from(len).max(1);
@@ -287,6 +519,12 @@ impl Sender {
             self.stats.retransmissions += 1;
             if len > 0 {
                 self.stats.data_segments += 1;
+            }
+            self.note_sent();
+            if seq == self.una && self.timer_kind != TimerKind::Reorder {
+                // Linux restarts the RTO when it retransmits the head: the retransmission
+                // gets a full RTO, not what was left of the head's original one.
+                self.set_timer(TimerKind::Rto, now + self.rtt.backed_off(self.backoff));
             }
             self.arm_rto(now);
             return Some(Outgoing {
@@ -321,7 +559,56 @@ impl Sender {
         None
     }
 
+    /// The tail loss probe (tcp_send_loss_probe): new data if the peer's window and the send
+    /// buffer allow a full segment (or the rest of the stream), else the last segment again.
+    fn loss_probe(&mut self, now: Duration) -> Option<Outgoing> {
+        if self.tlp_high_seq.is_some() || self.board.is_empty() {
+            return None;
+        }
+        let edge = self
+            .stream_end
+            .min(self.una.saturating_add(self.send_buffer))
+            .min(self.peer_edge);
+        let out = if self.nxt < edge
+            && (edge - self.nxt >= u64::from(self.mss) || edge == self.stream_end)
+        {
+            let len = (edge - self.nxt).min(u64::from(self.mss));
+            let fin = self.fin_queued && self.nxt + len == self.stream_end;
+            self.tlp_retrans = false;
+            self.send_new_inner(now, len as u32, fin)
+        } else {
+            let (seq, len, fin) = self.board.last()?;
+            let pn = self.next_pn();
+            self.board.retransmitted(seq, now, pn);
+            self.cc.on_sent(now, u64::from(len).max(1), pn);
+            self.stats.retransmissions += 1;
+            if len > 0 {
+                self.stats.data_segments += 1;
+            }
+            self.tlp_retrans = true;
+            Outgoing {
+                seq,
+                len,
+                fin,
+                retransmission: true,
+            }
+        };
+        self.stats.tail_loss_probes += 1;
+        self.tlp_high_seq = Some(self.nxt);
+        // The RTO restarts from now (the probe timer is consumed).
+        self.set_timer(TimerKind::Rto, now + self.rtt.backed_off(self.backoff));
+        Some(out)
+    }
+
     fn send_new(&mut self, now: Duration, len: u32, fin: bool) -> Outgoing {
+        let out = self.send_new_inner(now, len, fin);
+        self.note_sent();
+        // tcp_write_xmit schedules the probe after new data.
+        self.schedule_probe(now, false);
+        out
+    }
+
+    fn send_new_inner(&mut self, now: Duration, len: u32, fin: bool) -> Outgoing {
         let pn = self.next_pn();
         let seg = SentSeg {
             start: self.nxt,
@@ -361,11 +648,13 @@ impl Sender {
         self.peer_edge = self.peer_edge.max(a.ack.saturating_add(a.window));
         let mut delivered = std::mem::take(&mut self.delivered);
         delivered.clear();
+        let mut top_sack = self.highest_sacked;
         if self.sack {
             for &(l, r) in a.sacks {
                 let (l, r) = (l.max(a.ack), r.min(self.nxt));
                 if l < r {
                     self.board.sack(l, r, &mut delivered);
+                    top_sack = top_sack.max(r);
                 }
             }
         }
@@ -377,27 +666,54 @@ impl Sender {
         }
         let cum_acked = (delivered.len() - sacked) as u64;
         self.rtt_sample(&delivered, advanced, a.ts_ecr, now);
-        self.feed_controller(&delivered, now);
-        self.delivered = delivered;
+        if self.rack {
+            self.rack_advance(&delivered, now);
+        }
+        self.highest_sacked = top_sack;
+        let ends_recovery = matches!(self.recovery, Some(point) if advanced && self.una >= point);
+        let newly_delivered = delivered.len() as u64;
 
         if advanced {
             self.backoff = 0;
             self.rto_deadline = None;
+            self.timer_kind = TimerKind::Rto;
             if self.sack && self.board.head_sacked() {
                 // SACK reneging: the receiver dropped data it had SACKed, and since no SACKed
                 // segment is ever resent, only a timeout that forgets the SACKs can repair it.
                 // Like Linux (tcp_check_sack_reneging), give the receiver max(srtt / 2, 10 ms)
                 // rather than a full RTO.
                 let delay = (self.rtt.smoothed() / 2).max(RENEGING_DELAY);
-                self.rto_deadline = Some(now + delay);
+                self.set_timer(TimerKind::Rto, now + delay);
             } else if !self.board.is_empty() {
                 self.arm_rto(now);
             }
         }
+        if let Some(high) = self.tlp_high_seq {
+            // tcp_process_tlp_ack: the probe is answered once the ACK passes it. A probe
+            // retransmission that repaired a loss on its own (no recovery started since)
+            // costs one reduction; Linux skips it when a D-SACK shows the probe was
+            // superfluous, which this model's receiver does not send.
+            if self.una >= high {
+                if !self.tlp_retrans {
+                    self.tlp_high_seq = None;
+                } else if self.una > high {
+                    self.tlp_high_seq = None;
+                    if self.recovery.is_none() && self.una >= self.loss_until {
+                        self.cc.on_congestion_event(now, now, false, 0);
+                        self.count_event(now);
+                    }
+                } else if !advanced && newly_delivered == 0 && a.pure {
+                    // A pure duplicate: the original and the probe both arrived.
+                    self.tlp_high_seq = None;
+                }
+            }
+        }
         match self.recovery {
-            Some(point) if advanced && self.una >= point => {
+            Some(_) if ends_recovery => {
                 self.recovery = None;
                 self.dupacks = 0;
+                // tcp_end_cwnd_reduction: the controller's window (ssthresh) takes over.
+                self.prr_cwnd = None;
             }
             Some(_) if advanced && !self.sack => {
                 // NewReno partial ACK: the next hole is lost too; retransmit it at once.
@@ -407,9 +723,15 @@ impl Sender {
             None if advanced && !self.sack => self.dupacks = 0,
             _ => {}
         }
+        let mut newly_lost = false;
         if self.sack {
-            let losses = self.board.mark_lost_by_sack();
-            if losses.count > 0 {
+            let losses = if self.rack {
+                self.rack_detect(now)
+            } else {
+                self.board.mark_lost_by_sack()
+            };
+            newly_lost = losses.count > 0;
+            if newly_lost {
                 self.on_losses(losses, now);
             }
         } else if !advanced && a.pure && !self.board.is_empty() {
@@ -419,6 +741,19 @@ impl Sender {
                 let losses = self.board.mark_first_lost();
                 self.on_losses(losses, now);
             }
+        }
+        // Linux's order: the state machine (recovery exit and entry) runs before the
+        // controller sees the ACK, so the ACK that starts recovery does not grow the window
+        // and the one that ends it may.
+        let in_recovery = self.recovery.is_some();
+        self.feed_controller(&delivered, in_recovery, now);
+        self.delivered = delivered;
+        if self.prr && in_recovery {
+            self.prr_update(newly_delivered, advanced, newly_lost);
+        }
+        if advanced && self.timer_kind == TimerKind::Rto && !self.board.head_sacked() {
+            // tcp_set_xmit_timer: the probe timer if one is due, else the RTO from now.
+            self.schedule_probe(now, true);
         }
         self.update_persist(now);
     }
@@ -450,11 +785,13 @@ impl Sender {
         }
     }
 
-    fn feed_controller(&mut self, delivered: &[Delivered], now: Duration) {
+    /// Feeds the newly delivered segments to the controller; `in_recovery`: no growth (the
+    /// RTT samples still count), as Linux calls cong_avoid only outside a window reduction.
+    fn feed_controller(&mut self, delivered: &[Delivered], in_recovery: bool, now: Duration) {
         if delivered.is_empty() {
             return;
         }
-        let app_limited = !self.cwnd_limited;
+        let app_limited = !self.cwnd_limited || in_recovery;
         let rtt = self.rtt.sample();
         let mut largest = 0;
         for d in delivered {
@@ -475,6 +812,12 @@ impl Sender {
         }
         self.recovery = Some(self.nxt);
         self.recover = self.nxt.saturating_sub(1);
+        // tcp_init_cwnd_reduction: PRR starts from the window before the reduction, and an
+        // outstanding tail loss probe is forgotten (recovery repairs it).
+        self.prior_cwnd = self.cc.window();
+        self.prr_delivered = 0;
+        self.prr_out = 0;
+        self.tlp_high_seq = None;
         self.cc
             .on_congestion_event(now, losses.newest_sent, false, losses.bytes);
         self.count_event(now);
@@ -503,29 +846,64 @@ impl Sender {
             return true;
         }
         self.rto_deadline = None;
+        let kind = std::mem::replace(&mut self.timer_kind, TimerKind::Rto);
         if self.board.is_empty() {
             return true;
         }
+        match kind {
+            TimerKind::Probe => {
+                // tcp_send_loss_probe; the probe itself re-arms the RTO when it goes out.
+                self.tlp_pending = true;
+                self.set_timer(TimerKind::Rto, now + self.rtt.backed_off(self.backoff));
+                return true;
+            }
+            TimerKind::Reorder => {
+                // tcp_rack_reo_timeout: whatever is due now is lost; a first loss starts
+                // recovery with one delivered segment's worth of PRR credit.
+                let losses = self.rack_detect(now);
+                if losses.count > 0 {
+                    self.on_losses(losses, now);
+                    if self.prr && self.recovery.is_some() {
+                        self.prr_update(1, false, false);
+                    }
+                }
+                let rto = self.rtt.backed_off(self.backoff);
+                let head_sent = self.board.head().map_or(now, |(_, sent)| sent);
+                self.set_timer(
+                    TimerKind::Rto,
+                    (head_sent + rto).max(now + Duration::from_micros(1)),
+                );
+                return true;
+            }
+            TimerKind::Rto => {}
+        }
+        self.stats.timeouts += 1;
         self.backoff += 1;
         if self.backoff > self.max_backoffs {
             return false;
         }
-        if self.backoff == 1 {
-            // The first timeout since the cumulative ACK last advanced: a new congestion
-            // signal even inside the Loss state of an earlier timeout (a retransmission of it
-            // was lost), so the window collapses to the loss window again (RFC 5681 §3.1,
-            // Linux's tcp_enter_loss with icsk_retransmits reset by the advance). Repeated
-            // backoffs for the same `una` keep the ssthresh the first one set (RFC 5681 §3.1);
-            // the controller has no collapse without a reduction, so they leave the window
-            // where the SACKs since the first timeout grew it (usually still near LW).
-            self.cc
-                .on_congestion_event(now, self.board.newest_sent(), true, self.board.pipe());
-            self.count_event(now);
-        }
         // The head is SACKed only if the receiver reneged (see `on_ack`).
         let reneged = self.sack && self.board.head_sacked();
-        self.board.mark_all_lost(reneged);
+        let rack_rtt = if self.rack {
+            self.rack_state.map(|r| r.rtt)
+        } else {
+            None
+        };
+        self.board.timeout_mark_lost(rack_rtt, now, reneged);
+        // tcp_enter_loss: the first timeout since the cumulative ACK last advanced sets a new
+        // ssthresh unless fast recovery already did (a new signal even inside the Loss state
+        // of an earlier timeout: a retransmission of it was lost); repeated backoffs for the
+        // same `una` keep it. The window is what is still in flight + 1 segment.
+        let reduce = self.backoff == 1 && self.recovery.is_none();
+        if self.backoff == 1 {
+            self.count_event(now);
+        }
+        let mss = u64::from(self.mss);
+        let window = (self.board.pipe().div_ceil(mss) + 1) * mss;
+        self.cc.on_retransmission_timeout(now, reduce, window);
         self.recovery = None;
+        self.prr_cwnd = None;
+        self.tlp_high_seq = None;
         self.dupacks = 0;
         self.loss_until = self.nxt;
         self.recover = self.nxt.saturating_sub(1);
@@ -538,6 +916,7 @@ impl Sender {
 mod tests {
     use super::*;
     use crate::tcp::tests_support::params;
+    use crate::tcp::LossRecovery;
 
     const MS: Duration = Duration::from_millis(1);
 
@@ -594,32 +973,207 @@ mod tests {
         assert!(s.in_flight() > 0);
     }
 
+    /// A sender with `n` segments written, a handshake RTT of `rtt`, knobs changed by `f`.
+    fn sender_with(
+        n: u64,
+        rtt: Duration,
+        iw: u64,
+        f: impl FnOnce(&mut crate::tcp::Params),
+    ) -> (Sender, u64) {
+        let mut p = params();
+        if let cc::config::CcConfig::Cubic { common, .. } = &mut p.controller {
+            common.initial_window_packets = iw;
+        }
+        f(&mut p);
+        let mut s = Sender::new(&p, Duration::ZERO);
+        s.on_handshake_rtt(rtt);
+        s.set_peer_window(1 << 30);
+        s.write(n * u64::from(p.mss));
+        (s, u64::from(p.mss))
+    }
+
     #[test]
     fn a_timeout_after_progress_is_a_new_congestion_event_but_a_backoff_is_not() {
-        let (mut s, m) = sender(100);
+        // Without RACK-TLP: no probe, every segment is lost at the timeout.
+        let (mut s, m) = sender_with(100, MS, 10, |p| p.knobs.rack = false);
         send_all(&mut s, MS);
         let t1 = s.timeout().expect("RTO armed");
         assert!(s.on_timeout(t1));
         assert_eq!(s.stats().congestion_events, 1);
-        assert_eq!(s.cwnd(), 2 * m, "loss window");
-        assert_eq!(
-            send_all(&mut s, t1),
-            vec![1, 1 + m],
-            "go-back-N within the loss window"
-        );
-        // The first retransmission arrives, the second is lost again: the slow-start growth
-        // the ACK allows must not survive the next timeout.
+        assert_eq!(s.cwnd(), m, "nothing in flight: loss window of one segment");
+        assert_eq!(send_all(&mut s, t1), vec![1], "the head first");
+        // The retransmission arrives: slow start sends the next two lost segments.
         ack(&mut s, 1 + m, &[], t1 + MS);
-        assert!(s.cwnd() > 2 * m);
-        send_all(&mut s, t1 + MS);
+        assert_eq!(s.cwnd(), 2 * m);
+        assert_eq!(send_all(&mut s, t1 + MS), vec![1 + m, 1 + 2 * m]);
         let t2 = s.timeout().expect("RTO re-armed");
         assert!(s.on_timeout(t2));
         assert_eq!(s.stats().congestion_events, 2, "a new loss after progress");
-        assert_eq!(s.cwnd(), 2 * m);
+        assert_eq!(s.cwnd(), m);
         // No progress since: a backoff, not a new signal.
         let t3 = s.timeout().expect("RTO backed off");
         assert!(t3 - t2 > t2 - (t1 + MS), "exponential backoff");
         assert!(s.on_timeout(t3));
         assert_eq!(s.stats().congestion_events, 2);
+    }
+
+    #[test]
+    fn tail_loss_probe_fires_after_two_srtt_and_sends_new_data_once() {
+        let (mut s, m) = sender_with(100, 100 * MS, 10, |_| {});
+        assert_eq!(send_all(&mut s, Duration::ZERO).len(), 10);
+        // PTO = 2 · SRTT + 8 ms (more than one segment out), before the 300 ms RTO.
+        let pto = s.timeout().expect("probe timer");
+        assert_eq!(pto, 208 * MS);
+        assert_eq!(s.timer_kind, TimerKind::Probe);
+        assert!(s.on_timeout(pto));
+        // New data goes out although the window is full.
+        let probe = s.next(pto).expect("the probe");
+        assert_eq!((probe.seq, probe.retransmission), (1 + 10 * m, false));
+        assert!(s.next(pto).is_none(), "one probe");
+        assert_eq!(s.stats().tail_loss_probes, 1);
+        // Then the RTO (SRTT + max(4·RTTVAR, 200 ms) = 300 ms from the probe), not a 2nd probe.
+        assert_eq!(s.timeout(), Some(pto + 300 * MS));
+        assert_eq!(s.timer_kind, TimerKind::Rto);
+        assert!(s.on_timeout(pto + 300 * MS));
+        assert_eq!(s.stats().tail_loss_probes, 1);
+        assert_eq!(s.stats().timeouts, 1);
+    }
+
+    #[test]
+    fn tail_loss_probe_resends_the_last_segment_without_new_data_and_waits_for_delack() {
+        let (mut s, m) = sender_with(10, 100 * MS, 10, |_| {});
+        send_all(&mut s, Duration::ZERO);
+        let pto = s.timeout().unwrap();
+        assert!(s.on_timeout(pto));
+        let probe = s.next(pto).expect("the probe");
+        assert_eq!((probe.seq, probe.retransmission), (1 + 9 * m, true));
+        // One segment out: PTO = 2 · SRTT + the minimum RTO (a delayed ACK may hold it),
+        // capped by the RTO (300 ms).
+        let (mut s, _) = sender_with(1, 100 * MS, 10, |_| {});
+        send_all(&mut s, Duration::ZERO);
+        assert_eq!(s.timeout(), Some(300 * MS));
+        assert_eq!(s.timer_kind, TimerKind::Probe, "the RTO caps it");
+    }
+
+    #[test]
+    fn rack_marks_a_hole_lost_after_rtt_plus_a_quarter_min_rtt() {
+        let (mut s, m) = sender_with(100, 100 * MS, 10, |_| {});
+        send_all(&mut s, Duration::ZERO);
+        // Segment 1 is SACKed at 100 ms: segment 0, sent at the same instant but below it,
+        // is lost at rack.rtt (100 ms) + reo_wnd (min_rtt / 4 = 25 ms) after it was sent.
+        ack(&mut s, 1, &[(1 + m, 1 + 2 * m)], 100 * MS);
+        assert_eq!(s.stats().congestion_events, 0);
+        assert_eq!(s.timer_kind, TimerKind::Reorder);
+        assert_eq!(s.timeout(), Some(133 * MS), "125 ms + 2 ticks");
+        assert!(s.on_timeout(133 * MS));
+        assert_eq!(s.stats().congestion_events, 1);
+        let out = s.next(133 * MS).expect("fast retransmit");
+        assert_eq!((out.seq, out.retransmission), (1, true));
+        // Segments 2..9 were sent at the same instant but above the SACKed one: not lost.
+        assert_eq!(s.board.next_lost(), None);
+        // Three SACKed segments: reo_wnd is 0, the hole is lost at once.
+        let (mut s, m) = sender_with(100, 100 * MS, 10, |_| {});
+        send_all(&mut s, Duration::ZERO);
+        ack(&mut s, 1, &[(1 + m, 1 + 4 * m)], 100 * MS);
+        assert_eq!(s.stats().congestion_events, 1);
+        assert_eq!(s.next(100 * MS).map(|o| o.seq), Some(1));
+        // Without RACK, one SACK never marks anything and no timer waits for it.
+        let (mut s, m) = sender_with(100, 100 * MS, 10, |p| p.knobs.rack = false);
+        send_all(&mut s, Duration::ZERO);
+        ack(&mut s, 1, &[(1 + m, 1 + 2 * m)], 100 * MS);
+        assert_eq!(s.timer_kind, TimerKind::Rto);
+        assert_eq!(s.timeout(), Some(300 * MS));
+    }
+
+    #[test]
+    fn rack_detects_a_lost_retransmission_without_a_timeout() {
+        let (mut s, m) = sender_with(100, 100 * MS, 10, |_| {});
+        send_all(&mut s, Duration::ZERO);
+        ack(&mut s, 1, &[(1 + m, 1 + 4 * m)], 100 * MS);
+        assert_eq!(send_all(&mut s, 100 * MS).first(), Some(&1));
+        // The next SACK lets PRR send new data; that data is SACKed 100 ms later, and the
+        // retransmission (sent before it) is then lost too and goes out again.
+        ack(&mut s, 1, &[(1 + m, 1 + 5 * m)], 101 * MS);
+        let sent: Vec<u64> = send_all(&mut s, 101 * MS);
+        assert_eq!(sent, vec![1 + 10 * m]);
+        ack(
+            &mut s,
+            1,
+            &[(1 + 10 * m, 1 + 11 * m), (1 + m, 1 + 5 * m)],
+            201 * MS,
+        );
+        let again = s.next(201 * MS).expect("retransmitted again");
+        assert_eq!((again.seq, again.retransmission), (1, true));
+        assert_eq!(s.stats().timeouts, 0);
+    }
+
+    #[test]
+    fn prr_paces_the_reduction_per_ack() {
+        // 20 segments out, segment 0 lost, one ACK per SACKed segment. The third SACK starts
+        // recovery with the window at 22 (two slow-start ACKs): ssthresh = 22 · 717 / 1024 = 15,
+        // pipe = 20 − 3 − 1 = 16. Per ACK (RFC 6937 / tcp_cwnd_reduction):
+        //   ACK 3: delivered 1, pipe 16 > 15: ⌈15·1/22⌉ − 0 = 1 (the retransmission)
+        //   ACK 4: delivered 2, pipe 16: ⌈30/22⌉ − 1 = 1
+        //   ACK 5: delivered 3, pipe 16: ⌈45/22⌉ − 2 = 1
+        //   ACK 6: delivered 4, pipe 16: ⌈60/22⌉ − 3 = 0
+        //   ACK 7: pipe 15 ≤ 15: min(15 − 15, max(5 − 3, 1)) = 0
+        //   ACK 8: pipe 14: min(1, max(6 − 3, 1)) = 1
+        let (mut s, m) = sender_with(1000, 100 * MS, 20, |_| {});
+        assert_eq!(send_all(&mut s, Duration::ZERO).len(), 20);
+        let mut sends = Vec::new();
+        for k in 1..=8u64 {
+            ack(
+                &mut s,
+                1,
+                &[(1 + m, 1 + (k + 1) * m)],
+                100 * MS + MS * k as u32,
+            );
+            if k >= 3 {
+                sends.push(send_all(&mut s, 100 * MS + MS * k as u32).len());
+            }
+        }
+        assert_eq!(sends, vec![1, 1, 1, 0, 0, 1]);
+        assert_eq!(s.cc.ssthresh(), Some(15 * m));
+        // RFC 6675 instead: the window is ssthresh at once; pipe 16 > 15 sends nothing.
+        let (mut s, m) = sender_with(1000, 100 * MS, 20, |p| {
+            p.knobs.recovery = LossRecovery::Rfc6675;
+        });
+        send_all(&mut s, Duration::ZERO);
+        for k in 1..=3u64 {
+            ack(
+                &mut s,
+                1,
+                &[(1 + m, 1 + (k + 1) * m)],
+                100 * MS + MS * k as u32,
+            );
+        }
+        assert_eq!(send_all(&mut s, 103 * MS).len(), 0);
+    }
+
+    #[test]
+    fn rto_marks_only_segments_older_than_the_rack_rtt_and_sets_in_flight_plus_one() {
+        let (mut s, m) = sender_with(1000, 100 * MS, 10, |_| {});
+        send_all(&mut s, Duration::ZERO);
+        // Two segments acknowledged at 400 ms (RACK RTT 400 ms); four new ones go out.
+        ack(&mut s, 1 + 2 * m, &[], 400 * MS);
+        assert_eq!(send_all(&mut s, 400 * MS).len(), 4);
+        // A timeout at 600 ms: the eight segments sent at 0 are lost; the four sent 200 ms
+        // ago (< 400 ms) may still arrive and stay in flight, so the window is 4 + 1.
+        s.set_timer(TimerKind::Rto, 600 * MS);
+        assert!(s.on_timeout(600 * MS));
+        assert_eq!(s.cwnd(), 5 * m);
+        assert_eq!(s.in_flight(), 4 * m);
+        assert_eq!(s.cc.ssthresh(), Some(8 * m), "12 · 717 / 1024 = 8");
+        assert_eq!(send_all(&mut s, 600 * MS), vec![1 + 2 * m], "the head only");
+        // The head's retransmission restarted the timer: a full (backed-off) RTO from now.
+        assert_eq!(s.timeout(), Some(600 * MS + s.rtt.backed_off(1)));
+        // Without RACK every segment is lost and the window is one segment.
+        let (mut s, m) = sender_with(1000, 100 * MS, 10, |p| p.knobs.rack = false);
+        send_all(&mut s, Duration::ZERO);
+        ack(&mut s, 1 + 2 * m, &[], 400 * MS);
+        send_all(&mut s, 400 * MS);
+        s.set_timer(TimerKind::Rto, 600 * MS);
+        assert!(s.on_timeout(600 * MS));
+        assert_eq!((s.cwnd(), s.in_flight()), (m, 0));
     }
 }

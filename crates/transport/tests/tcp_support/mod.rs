@@ -335,6 +335,7 @@ pub fn config(workload: Workload) -> TcpFlowConfig {
 pub fn cubic(iw: u64) -> cc::config::CcConfig {
     cc::config::CcConfig::Cubic {
         hystart: false,
+        profile: cc::config::CubicProfile::Linux,
         common: cc::config::CommonCcConfig {
             initial_window_packets: iw,
             loss_reduction_factor: 0.7,
