@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use cc::config::CcConfig;
-use netem::config::RateProfile;
+use netem::config::{LossConfig, RateProfile};
 use scenario::model::{CcChoice, CrossPattern, CrossSpec, FlowSpec, Scenario, Stack, Workload};
 
 use scenario::builder::*;
@@ -29,6 +29,21 @@ pub struct CaseRun {
     pub scenario: Scenario,
     pub seed: u64,
     pub measure: Measure,
+    /// High-loss cases: the reference models and the path, for the report's detail.
+    pub loss: Option<LossPoint>,
+}
+
+/// What a high-loss point compares with.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LossPoint {
+    /// Periodic or random loss.
+    pub kind: LossKind,
+    /// Loss probability.
+    pub p: f64,
+    /// Base round-trip time in seconds.
+    pub rtt_s: f64,
+    /// The reference models at this point.
+    pub models: LossModels,
 }
 
 /// Which figure of a run is compared with the expectation.
@@ -63,6 +78,7 @@ fn case_name(stack: Stack, base: &'static str) -> &'static str {
         (Stack::Tcp, "link-bandwidth") => "tcp-link-bandwidth",
         (Stack::Tcp, "mathis") => "tcp-mathis",
         (Stack::Tcp, "fair-share") => "tcp-fair-share",
+        (Stack::Tcp, "high-loss") => "tcp-high-loss",
         (Stack::Tcp, b) => b,
     }
 }
@@ -81,10 +97,22 @@ fn sender(stack: Stack, name: &str, mtu: u16, cc: CcChoice) -> FlowSpec {
     }
 }
 
+/// MTU and payload bytes per packet of the Mathis cases: S = 1252 B for QUIC (MTU 1280, seed 001),
+/// MSS = 1448 B for TCP (MTU 1500 with timestamps).
+fn mss(stack: Stack) -> (u16, f64) {
+    match stack {
+        Stack::Quic => (1280, 1252.0),
+        Stack::Tcp => (1500, 1448.0),
+    }
+}
+
 /// Tolerances of REFERENCES.md / the issue.
 pub const TOL_LINK_BANDWIDTH: f64 = 0.01;
 pub const TOL_FLOW_CONTROL: f64 = 0.02;
 pub const TOL_MATHIS: f64 = 0.10;
+/// Loss up to 2%: within 10% of the whole-round sawtooth with recovery round trips, as Mathis at
+/// low loss (docs/validation.md justifies it).
+pub const TOL_HIGH_LOSS: f64 = 0.10;
 pub const MIN_JAIN: f64 = 0.95;
 /// QUIC and TCP with the same controller on a clean path: goodputs within 5% (issue 3).
 pub const TOL_QUIC_VS_TCP: f64 = 0.05;
@@ -112,6 +140,7 @@ pub fn link_bandwidth(grid: Grid, stack: Stack) -> Vec<CaseRun> {
                 scenario: s,
                 seed: 1,
                 measure: Measure::WindowPayloadThroughput,
+                loss: None,
             }
         })
         .collect()
@@ -135,10 +164,7 @@ pub fn mathis(grid: Grid, stack: Stack) -> Vec<CaseRun> {
     let mut runs = Vec::new();
     for &p in ps {
         for &rtt in &rtts {
-            let (mtu, seg) = match stack {
-                Stack::Quic => (1280, 1252.0),
-                Stack::Tcp => (1500, 1448.0),
-            };
+            let (mtu, seg) = mss(stack);
             let mut f = sender(stack, "sender", mtu, newreno_exact());
             f.quic.ack_ratio = Some(1);
             f.tcp.delayed_ack = false;
@@ -158,11 +184,164 @@ pub fn mathis(grid: Grid, stack: Stack) -> Vec<CaseRun> {
             runs.push(CaseRun {
                 case: case_name(stack, "mathis"),
                 label: format!("RTT {rtt} ms, p {}%", p * 100.0),
-                expected_bps: 8.0 * seg / (rtt / 1e3) * (3.0 / (2.0 * p)).sqrt(),
+                expected_bps: mathis_bps(seg, rtt / 1e3, p),
                 scenario: s,
                 seed: 1,
                 measure: Measure::PayloadThroughputAfterFirstLoss,
+                loss: None,
             });
+        }
+    }
+    runs
+}
+
+/// How the high-loss cases lose packets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LossKind {
+    /// Exactly one drop every 1/p packets (Mathis' assumption).
+    Periodic,
+    /// Independent drops with probability p (PFTK's assumption).
+    Random,
+}
+
+/// Reference models of bulk throughput under loss, in bit/s of payload.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LossModels {
+    /// Mathis et al.: S/RTT · sqrt(3/(2p)).
+    pub mathis_bps: f64,
+    /// Padhye et al. (PFTK, SIGCOMM 1998), full model with timeouts, b = 1 packet per ACK.
+    pub pftk_bps: f64,
+    /// The whole-round sawtooth with the stack's recovery round trips
+    /// ([`sawtooth_with_recovery_bps`]); for random loss times [`RANDOM_LOSS_GAIN`].
+    pub sawtooth_bps: f64,
+}
+
+/// Mathis' square-root law: payload bit/s for segment size `seg` bytes.
+pub fn mathis_bps(seg: f64, rtt_s: f64, p: f64) -> f64 {
+    8.0 * seg / rtt_s * (3.0 / (2.0 * p)).sqrt()
+}
+
+/// PFTK's approximate model (Padhye et al. 1998, eq. 33), b packets per ACK, first timeout
+/// `t0_s`: 1 / (RTT·sqrt(2bp/3) + T0·min(1, 3·sqrt(3bp/8))·p·(1 + 32p²)) packets per second.
+pub fn pftk_bps(seg: f64, rtt_s: f64, t0_s: f64, p: f64, b: f64) -> f64 {
+    let denom = rtt_s * (2.0 * b * p / 3.0).sqrt()
+        + t0_s * (3.0 * (3.0 * b * p / 8.0).sqrt()).min(1.0) * p * (1.0 + 32.0 * p * p);
+    8.0 * seg / denom
+}
+
+/// Mathis' deterministic sawtooth counted in whole round trips, with `r` round trips of loss
+/// recovery per cycle in which the window does not grow, ACK every packet, one segment per round
+/// trip of growth. With h = W/2: the window takes the values h, h+1, …, 2h in h + 1 rounds (the
+/// last is the round in which the drop happens; Mathis' continuous sawtooth leaves it out), then
+/// r rounds of recovery send h segments each, so a cycle carries N = 1/p = 1.5·h·(h+1) + r·h
+/// segments in h + 1 + r round trips.
+pub fn sawtooth_with_recovery_bps(seg: f64, rtt_s: f64, p: f64, r: f64) -> f64 {
+    let n = 1.0 / p;
+    // 1.5·h² + (1.5 + r)·h − n = 0
+    let (a, b) = (1.5, 1.5 + r);
+    let h = (-b + (b * b + 4.0 * a * n).sqrt()) / (2.0 * a);
+    8.0 * seg * n / ((h + 1.0 + r) * rtt_s)
+}
+
+/// Random loss gives longer and shorter cycles whose average throughput exceeds the periodic
+/// sawtooth's: Mathis et al. (1997) measured C = 1.31 for random loss against sqrt(3/2) = 1.22 for
+/// periodic loss, ACK every packet.
+pub const RANDOM_LOSS_GAIN: f64 = 1.31 / 1.224_744_871;
+
+/// Round trips without window growth per loss cycle that a stack's loss recovery implies, with an
+/// ACK per packet and no reordering: one to recover (a packet sent after the reduction must be
+/// acknowledged before the window grows again); RFC 9002 senders (quinn) additionally send nothing
+/// until the bytes in flight fall under the halved window, another half round trip.
+pub fn recovery_rtts(stack: Stack) -> f64 {
+    match stack {
+        Stack::Quic => 1.5,
+        Stack::Tcp => 1.0,
+    }
+}
+
+/// The first retransmission timeout the stacks use on a steady path (PFTK's T0): Linux's
+/// RTO = SRTT + max(4·RTTVAR, rto_min) ≈ RTT + 200 ms; RFC 9002's PTO = SRTT + 4·RTTVAR +
+/// max_ack_delay ≈ RTT + 25 ms once RTTVAR has settled.
+pub fn first_timeout_s(stack: Stack, rtt_s: f64) -> f64 {
+    match stack {
+        Stack::Quic => rtt_s + 0.025,
+        Stack::Tcp => rtt_s + 0.200,
+    }
+}
+
+/// The three reference models for one point.
+pub fn loss_models(stack: Stack, kind: LossKind, seg: f64, rtt_s: f64, p: f64) -> LossModels {
+    let gain = match kind {
+        LossKind::Periodic => 1.0,
+        LossKind::Random => RANDOM_LOSS_GAIN,
+    };
+    LossModels {
+        mathis_bps: mathis_bps(seg, rtt_s, p),
+        pftk_bps: pftk_bps(seg, rtt_s, first_timeout_s(stack, rtt_s), p, 1.0),
+        sawtooth_bps: gain * sawtooth_with_recovery_bps(seg, rtt_s, p, recovery_rtts(stack)),
+    }
+}
+
+/// Loss up to 2% (issue 11): Mathis' set-up (NewReno exact counting, ACK every packet, a
+/// bottleneck that never limits, loss in the data direction only) with periodic and random loss;
+/// compared with Mathis, PFTK and the sawtooth with recovery round trips.
+pub fn high_loss(grid: Grid, stack: Stack) -> Vec<CaseRun> {
+    let (kinds, ps, rtts): (&[LossKind], &[f64], &[f64]) = match grid {
+        Grid::Full => (
+            &[LossKind::Periodic, LossKind::Random],
+            &[0.002, 0.005, 0.01, 0.02],
+            &[20.0, 80.0],
+        ),
+        Grid::Quick => (&[LossKind::Periodic, LossKind::Random], &[0.02], &[20.0]),
+    };
+    let (mtu, seg) = mss(stack);
+    let mut runs = Vec::new();
+    for &kind in kinds {
+        for &p in ps {
+            for &rtt in rtts {
+                let mut f = sender(stack, "sender", mtu, newreno_exact());
+                f.quic.ack_ratio = Some(1);
+                f.tcp.delayed_ack = false;
+                // 400 loss cycles of sqrt(2/(3p)) round trips: enough drops for a stable mean
+                // under random loss; the first quarter after slow start is skipped as transient.
+                let cycle = rtt / 1e3 * (2.0 / (3.0 * p)).sqrt();
+                let duration = Duration::from_secs_f64((400.0 * cycle).max(3.0));
+                let mut s = scenario(
+                    "high-loss",
+                    link(100_000_000_000, ms(rtt / 2.0), None),
+                    vec![f],
+                    duration,
+                );
+                s.bottleneck.up.loss = match kind {
+                    LossKind::Periodic => LossConfig::Periodic { p },
+                    LossKind::Random => LossConfig::Bernoulli { p },
+                };
+                s.sample_interval = ms(10.0 * rtt);
+                let models = loss_models(stack, kind, seg, rtt / 1e3, p);
+                runs.push(CaseRun {
+                    case: case_name(stack, "high-loss"),
+                    label: format!(
+                        "{} p {}%, RTT {rtt} ms",
+                        match kind {
+                            LossKind::Periodic => "periodic",
+                            LossKind::Random => "random",
+                        },
+                        p * 100.0
+                    ),
+                    // PFTK models Reno without SACK, whose timeouts SACK and RACK-TLP avoid (it is
+                    // −20%…+40% off both stacks at 2%): it is shown, the sawtooth is the check.
+                    expected_bps: models.sawtooth_bps,
+                    scenario: s,
+                    seed: 1,
+                    measure: Measure::PayloadThroughputAfterFirstLoss,
+                    loss: Some(LossPoint {
+                        kind,
+                        p,
+                        rtt_s: rtt / 1e3,
+                        models,
+                    }),
+                });
+            }
         }
     }
     runs
@@ -197,6 +376,7 @@ pub fn flow_control(grid: Grid) -> Vec<CaseRun> {
                 scenario: s,
                 seed: 1,
                 measure: Measure::WindowGoodput,
+                loss: None,
             });
         }
     }
@@ -246,6 +426,7 @@ pub fn fair_share(grid: Grid, stack: Stack) -> Vec<CaseRun> {
             scenario: s.clone(),
             seed: 1000 + rep,
             measure: Measure::FairShareBins,
+            loss: None,
         })
         .collect()
 }
@@ -277,8 +458,41 @@ pub fn quic_vs_tcp(grid: Grid) -> Vec<CaseRun> {
                 scenario: s,
                 seed: 1,
                 measure: Measure::WindowGoodput,
+                loss: None,
             });
         }
     }
     runs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: f64, b: f64) -> bool {
+        (a / b - 1.0).abs() < 1e-3
+    }
+
+    #[test]
+    fn mathis_and_pftk_match_hand_computed_values() {
+        // sqrt(3/(2·0.01)) = 12.247 segments per 100 ms round trip.
+        assert!(close(mathis_bps(1000.0, 0.1, 0.01), 8.0 * 1000.0 * 122.474));
+        // RTT·sqrt(2p/3) = 0.0081650; T0·3·sqrt(3p/8)·p·(1 + 32p²) = 0.3 · 0.18371 · 0.01 · 1.0032.
+        let denom = 0.008_165_0 + 0.3 * 0.183_712 * 0.01 * 1.0032;
+        assert!(close(pftk_bps(1000.0, 0.1, 0.3, 0.01, 1.0), 8000.0 / denom));
+        // At low loss PFTK tends to Mathis' constant sqrt(3/2).
+        let ratio = pftk_bps(1.0, 0.1, 0.3, 1e-7, 1.0) / mathis_bps(1.0, 0.1, 1e-7);
+        assert!((ratio - 1.0).abs() < 0.01, "{ratio}");
+    }
+
+    #[test]
+    fn whole_round_sawtooth_matches_a_hand_counted_cycle() {
+        // p = 2%, one recovery round: h = 5 (windows 5..10 over 6 rounds carry 45 segments, the
+        // recovery round 5 more: 50 = 1/p), so a cycle lasts 5 + 1 + 1 = 7 round trips.
+        let bps = sawtooth_with_recovery_bps(1448.0, 0.02, 0.02, 1.0);
+        assert!(close(bps, 50.0 * 1448.0 * 8.0 / (7.0 * 0.02)), "{bps}");
+        // Without recovery and with many segments per cycle it approaches Mathis.
+        let ratio = sawtooth_with_recovery_bps(1.0, 0.1, 1e-6, 0.0) / mathis_bps(1.0, 0.1, 1e-6);
+        assert!((ratio - 1.0).abs() < 0.01, "{ratio}");
+    }
 }

@@ -15,13 +15,15 @@ use cases::{CaseRun, Measure, FAIR_SHARE_SENDERS};
 
 /// Names of the cases, in the order they run: seed 001's four for QUIC, then the TCP model's
 /// counterparts and the QUIC-vs-TCP cross-check.
-pub const CASES: [&str; 8] = [
+pub const CASES: [&str; 10] = [
     "link-bandwidth",
     "mathis",
+    "high-loss",
     "flow-control",
     "fair-share",
     "tcp-link-bandwidth",
     "tcp-mathis",
+    "tcp-high-loss",
     "tcp-fair-share",
     "quic-vs-tcp",
 ];
@@ -111,6 +113,9 @@ pub fn plan(grid: Grid, only: &[String]) -> Vec<CaseRun> {
     if want("mathis") {
         runs.extend(cases::mathis(grid, Stack::Quic));
     }
+    if want("high-loss") {
+        runs.extend(cases::high_loss(grid, Stack::Quic));
+    }
     if want("flow-control") {
         runs.extend(cases::flow_control(grid));
     }
@@ -122,6 +127,9 @@ pub fn plan(grid: Grid, only: &[String]) -> Vec<CaseRun> {
     }
     if want("tcp-mathis") {
         runs.extend(cases::mathis(grid, Stack::Tcp));
+    }
+    if want("tcp-high-loss") {
+        runs.extend(cases::high_loss(grid, Stack::Tcp));
     }
     if want("tcp-fair-share") {
         runs.extend(cases::fair_share(grid, Stack::Tcp));
@@ -139,6 +147,9 @@ const MATHIS_SETTLE_FRACTION: f64 = 0.25;
 struct Measured {
     value: f64,
     error: Option<String>,
+    /// Mean loss cycle after the first congestion event, in base round trips (time between
+    /// congestion events); `None` without two events.
+    cycle_rtts: Option<f64>,
     /// Fair share: per flow, per 1-s bin end time, UDP throughput.
     bins: Vec<(String, f64, f64)>,
 }
@@ -174,6 +185,7 @@ fn measure(run: &CaseRun, result: Result<results::Run, EngineError>) -> Measured
             return Measured {
                 value: f64::NAN,
                 error: Some(e.to_string()),
+                cycle_rtts: None,
                 bins: vec![],
             }
         }
@@ -214,7 +226,18 @@ fn measure(run: &CaseRun, result: Result<results::Run, EngineError>) -> Measured
         .iter()
         .map(|r| (r.flow.clone(), r.t_s, r.payload_throughput_bps))
         .collect();
-    Measured { value, error, bins }
+    let cycle_rtts = match (run.loss, flow.first_congestion_s, flow.congestion_events) {
+        (Some(lp), Some(first), Some(events)) if events >= 2 => {
+            Some((result.end_s - first) / (events - 1) as f64 / lp.rtt_s)
+        }
+        _ => None,
+    };
+    Measured {
+        value,
+        error,
+        cycle_rtts,
+        bins,
+    }
 }
 
 /// Runs the plan through the experiment library on `executor` and checks every point.
@@ -266,6 +289,7 @@ pub fn run(
         let tol = match r.case {
             "link-bandwidth" | "tcp-link-bandwidth" => cases::TOL_LINK_BANDWIDTH,
             "flow-control" => cases::TOL_FLOW_CONTROL,
+            "high-loss" | "tcp-high-loss" => cases::TOL_HIGH_LOSS,
             _ => cases::TOL_MATHIS,
         };
         let error = m.value / r.expected_bps - 1.0;
@@ -277,13 +301,33 @@ pub fn run(
             error,
             tolerance: tol,
             pass: m.error.is_none() && error.abs() <= tol,
-            note: m.error.clone().unwrap_or_default(),
+            note: m
+                .error
+                .clone()
+                .or_else(|| r.loss.map(|lp| loss_detail(&lp, m)))
+                .unwrap_or_default(),
         });
     }
     for (case, tp_max, reps) in &fair {
         points.extend(check_fair_share(case, reps, *tp_max));
     }
     Ok(ValidationReport { points })
+}
+
+/// The high-loss points' detail: every reference model's error and the measured loss cycle
+/// against Mathis' (the mechanism behind a deviation: round trips without growth per cycle).
+fn loss_detail(lp: &cases::LossPoint, m: &Measured) -> String {
+    let err = |model: f64| (m.value / model - 1.0) * 100.0;
+    let mathis_cycle = (2.0 / (3.0 * lp.p)).sqrt();
+    let cycle = m
+        .cycle_rtts
+        .map(|c| format!("cycle {c:.1} RTT vs Mathis {mathis_cycle:.1}"))
+        .unwrap_or_else(|| "cycle n/a".into());
+    format!(
+        "vs Mathis {:+.1}%, PFTK {:+.1}%; {cycle}",
+        err(lp.models.mathis_bps),
+        err(lp.models.pftk_bps),
+    )
 }
 
 /// Share of TPmax the active senders must use together in every phase.
