@@ -150,7 +150,17 @@ pub fn run(point: &SweepPoint, spec: &RunSpec, opts: &RunOptions) -> Result<EmuR
         links,
         cross: driven.cross,
         warnings: run_warnings,
-        forwarder: Some(forwarder.health.clone()),
+        forwarder: Some(::results::Forwarder {
+            release_late_p50_us: forwarder
+                .release_lateness
+                .quantile_us(0.5)
+                .map(|v| v.round() as u64),
+            release_late_p99_us: forwarder
+                .release_lateness
+                .quantile_us(0.99)
+                .map(|v| v.round() as u64),
+            ..forwarder.health.clone()
+        }),
         ..Run::default()
     };
     Ok(EmuRun {

@@ -84,6 +84,13 @@ pub struct Forwarder {
     pub missing_timestamps: u64,
     /// Capture files written (paths).
     pub capture_files: Vec<String>,
+    /// Median lateness of packet releases against their scheduled delivery time, µs (absent:
+    /// not measured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub release_late_p50_us: Option<u64>,
+    /// 99th percentile of the release lateness, µs: a loaded machine shows here first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub release_late_p99_us: Option<u64>,
 }
 
 /// Who a run is: attached to an engine's measurement by the caller that runs it.
