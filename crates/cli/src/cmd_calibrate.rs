@@ -117,6 +117,15 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<Exit> {
         .chain(std::env::args().skip(1))
         .collect::<Vec<_>>()
         .join(" ");
+    let hint = |e: calibrate::CalibrateError| -> anyhow::Error {
+        match &e {
+            calibrate::CalibrateError::Experiment { dir, .. } => anyhow::anyhow!(
+                "{e}\n(a cell stored with another scenario cannot be resumed: remove {} to run that half again)",
+                dir.parent().and_then(Path::parent).unwrap_or(dir).display()
+            ),
+            _ => e.into(),
+        }
+    };
     let mut failures = Vec::new();
     if matches!(args.engine, EngineArg::Sim | EngineArg::Both) {
         if let Some(j) = args.jobs {
@@ -132,7 +141,8 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<Exit> {
             &stop_requested,
             &Counter::new("calibrate sim"),
             &command,
-        )?;
+        )
+        .map_err(hint)?;
         failures.extend(half.failures);
     }
     if matches!(args.engine, EngineArg::Emu | EngineArg::Both) {
@@ -166,7 +176,8 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<Exit> {
             &stop_requested,
             &Counter::new("calibrate emu"),
             &command,
-        )?;
+        )
+        .map_err(hint)?;
         failures.extend(half.failures);
     }
     let rows = calibrate::table(&plan, &args.out)?;

@@ -675,7 +675,8 @@ pub fn render_markdown(plan: &Plan, rows: &[Row], out: &Path) -> String {
         d,
         "\nMedians with distribution-free 95% intervals (none below 6 values); the ratio is emu/sim of the medians; \
          a cell is flagged when a ratio is outside 1 ± {TOLERANCE}. Completion is first packet to last byte of the download; \
-         goodput its size over that time.\n"
+         goodput its size over that time. The download size of each path (column *size*) is chosen so that the emulator half \
+         takes at most 35 minutes at 10 repetitions; a size is part of the path's scenario file.\n"
     );
     let _ = writeln!(
         d,
@@ -769,7 +770,9 @@ pub fn render_markdown(plan: &Plan, rows: &[Row], out: &Path) -> String {
         "\n## Re-running one half\n\n\
          Every cell is a resumable results directory `<out>/<sim|emu>/<path>/<variant>/`. After a model change, re-run only the \
          simulator half into a fresh `sim` directory and render again (the emulator's stored results are reused):\n\n\
-         ```sh\nrm -rf <out>/sim\nquiclab calibrate --engine sim --out <out> --markdown docs/calibration.md\n```\n"
+         ```sh\nrm -rf <out>/sim\nquiclab calibrate --engine sim --out <out> --markdown docs/calibration.md\n```\n\n\
+         The emulator configures kernel TCP from the same knobs, so when the knobs' defaults change the emulator half must \
+         be re-run too (`rm -rf <out>/emu`, `--engine emu`): the configuration table above shows any difference.\n"
     );
     d
 }
