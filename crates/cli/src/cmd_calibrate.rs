@@ -39,6 +39,10 @@ pub struct CalibrateArgs {
     /// Also write the table as Markdown (e.g. `docs/calibration.md`).
     #[arg(long, value_name = "FILE")]
     markdown: Option<PathBuf>,
+    /// Markdown appended to `--markdown` under "Findings" (measured mechanisms behind cells
+    /// outside ±10%).
+    #[arg(long, value_name = "FILE", requires = "markdown")]
+    notes: Option<PathBuf>,
     /// Simulator worker threads (default: all cores).
     #[arg(long)]
     jobs: Option<usize>,
@@ -183,7 +187,13 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<Exit> {
     let rows = calibrate::table(&plan, &args.out)?;
     print!("{}", calibrate::render_text(&rows));
     if let Some(path) = &args.markdown {
-        let md = calibrate::render_markdown(&plan, &rows, &args.out);
+        let notes = match &args.notes {
+            Some(f) => Some(
+                std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?,
+            ),
+            None => None,
+        };
+        let md = calibrate::render_markdown(&plan, &rows, &args.out, notes.as_deref());
         std::fs::write(path, md).with_context(|| format!("writing {}", path.display()))?;
     }
     for f in &failures {

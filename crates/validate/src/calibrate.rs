@@ -251,14 +251,15 @@ impl LoadMeter {
     }
 }
 
-/// Where and when a half ran (`<out>/<engine>/meta.json`).
+/// Where and when one invocation ran a half (`<out>/<engine>/meta.json` lists them all, oldest
+/// first: a half completed or partly re-run by later invocations keeps its history).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Meta {
     /// The command line.
     pub command: String,
     /// Start, UTC (`YYYY-MM-DD HH:MM`).
     pub date: String,
-    /// Wall time of the half, s (the last invocation's, when resumed).
+    /// Wall time of this invocation, s.
     pub wall_s: f64,
     /// Kernel release (`/proc/sys/kernel/osrelease`).
     pub kernel: String,
@@ -382,8 +383,10 @@ pub fn run_half(
         reps: plan.reps,
         quick: plan.quick,
     };
+    let mut history = read_meta(out, kind);
+    history.push(meta);
     let file = out.join(kind.name()).join("meta.json");
-    let text = serde_json::to_string_pretty(&meta).unwrap_or_default();
+    let text = serde_json::to_string_pretty(&history).unwrap_or_default();
     std::fs::write(&file, text).map_err(io(&file))?;
     Ok(outcome)
 }
@@ -612,9 +615,14 @@ pub fn render_text(rows: &[Row]) -> String {
     t
 }
 
-fn read_meta(out: &Path, kind: EngineKind) -> Option<Meta> {
-    let text = std::fs::read_to_string(out.join(kind.name()).join("meta.json")).ok()?;
-    serde_json::from_str(&text).ok()
+/// The invocations recorded for a half (a single object is one invocation).
+fn read_meta(out: &Path, kind: EngineKind) -> Vec<Meta> {
+    let Ok(text) = std::fs::read_to_string(out.join(kind.name()).join("meta.json")) else {
+        return Vec::new();
+    };
+    serde_json::from_str::<Vec<Meta>>(&text)
+        .or_else(|_| serde_json::from_str::<Meta>(&text).map(|m| vec![m]))
+        .unwrap_or_default()
 }
 
 fn config_text(c: Option<&Value>) -> String {
@@ -637,8 +645,9 @@ fn config_text(c: Option<&Value>) -> String {
         .join(", ")
 }
 
-/// `docs/calibration.md` from the stored results under `out`.
-pub fn render_markdown(plan: &Plan, rows: &[Row], out: &Path) -> String {
+/// `docs/calibration.md` from the stored results under `out`; `notes` (hand-written findings,
+/// e.g. the mechanisms measured behind cells outside ±10%) is appended under "Findings".
+pub fn render_markdown(plan: &Plan, rows: &[Row], out: &Path, notes: Option<&str>) -> String {
     let mut d = String::new();
     let _ = writeln!(d, "# Calibration: simulator against emulator\n");
     let _ = writeln!(
@@ -651,24 +660,23 @@ pub fn render_markdown(plan: &Plan, rows: &[Row], out: &Path) -> String {
          route `initcwnd`/`rto_min`, `tcp_sack`, `tcp_timestamps`).\n"
     );
     for kind in [EngineKind::Sim, EngineKind::Emu] {
-        match read_meta(out, kind) {
-            Some(m) => {
-                let _ = writeln!(
-                    d,
-                    "- **{}**: `{}` — {} UTC, {:.0} s, {} repetitions per cell{}; kernel {}; {}.",
-                    kind.name(),
-                    m.command,
-                    m.date,
-                    m.wall_s,
-                    m.reps,
-                    if m.quick { " (quick table)" } else { "" },
-                    m.kernel,
-                    m.machine
-                );
-            }
-            None => {
-                let _ = writeln!(d, "- **{}**: not run.", kind.name());
-            }
+        let history = read_meta(out, kind);
+        if history.is_empty() {
+            let _ = writeln!(d, "- **{}**: not run.", kind.name());
+        }
+        for m in history {
+            let _ = writeln!(
+                d,
+                "- **{}**: `{}` — {} UTC, {:.0} s, {} repetitions per cell{}; kernel {}; {}.",
+                kind.name(),
+                m.command,
+                m.date,
+                m.wall_s,
+                m.reps,
+                if m.quick { " (quick table)" } else { "" },
+                m.kernel,
+                m.machine
+            );
         }
     }
     let _ = writeln!(
@@ -717,6 +725,9 @@ pub fn render_markdown(plan: &Plan, rows: &[Row], out: &Path) -> String {
             outside.join("; ")
         }
     );
+    if let Some(n) = notes {
+        let _ = writeln!(d, "## Findings\n\n{}\n", n.trim());
+    }
     let _ = writeln!(d, "## The machine during the emulator half\n");
     let _ = writeln!(
         d,
