@@ -15,7 +15,8 @@ use crate::exit::{self, Exit};
 /// QUIC knobs shared by `serve` and `get` (defaults = the simulator's scenario defaults).
 #[derive(Debug, Clone, Args)]
 pub struct QuicArgs {
-    /// quinn congestion controller: cubic, newreno or bbr.
+    /// Congestion controller: quiclab's `cubic`, `newreno`, `newreno-approx` (the simulator's code), quinn's
+    /// `quinn-cubic`, `quinn-newreno`, `quinn-bbr`, or a controller with its knobs as JSON.
     #[arg(long, default_value = "cubic", value_parser = parse_quic_cc)]
     pub quic_cc: QuicCc,
     /// IP MTU of the path; QUIC's max UDP payload is MTU − 28 (MTU discovery off unless asked).

@@ -4,6 +4,7 @@
 //! (e.g. `validate`) is one enum variant plus one match arm.
 
 mod bench;
+mod cmd_calibrate;
 mod cmd_compare;
 mod cmd_emu;
 mod cmd_get;
@@ -57,6 +58,8 @@ enum Command {
     Compare(cmd_compare::CompareArgs),
     /// Run a scenario in real time: namespaces, the userspace link emulator, real stacks.
     Emu(cmd_emu::EmuArgs),
+    /// Run the calibration matrix in both engines and tabulate emu/sim ratios.
+    Calibrate(cmd_calibrate::CalibrateArgs),
     /// Download between every third-party client and server through the emulator (pass/fail matrix).
     Interop(cmd_interop::InteropArgs),
     /// Serve generated bodies over HTTP/1.1 and HTTP/2 (TCP + TLS) and HTTP/3 (QUIC) on one port.
@@ -77,6 +80,7 @@ fn main() -> ExitCode {
         Command::Reproduce(args) => cmd_reproduce::run(&args),
         Command::Compare(args) => cmd_compare::run(&args),
         Command::Emu(args) => cmd_emu::run(&args),
+        Command::Calibrate(args) => cmd_calibrate::run(&args),
         Command::Interop(args) => cmd_interop::run(&args),
         Command::Serve(args) => cmd_serve::run(&args),
         Command::Get(args) => cmd_get::run(&args),

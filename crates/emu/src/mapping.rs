@@ -2,8 +2,13 @@
 //! emulator can reproduce every feature the scenario uses.
 //!
 //! Features the emulator cannot reproduce fail with the scenario key that asks for them;
-//! features it can only approximate (the kernel's and quinn's own controller details) are
-//! accepted with a warning, so nothing is silently ignored.
+//! features it can only approximate (the kernel's own controller details) are accepted with a
+//! warning, so nothing is silently ignored.
+//!
+//! QUIC endpoints run quiclab's controllers through the simulator's controller factory (the
+//! whole `flow.cc` choice, knobs included, is passed to `--quic-cc`). Kernel TCP gets the flow's
+//! TCP knobs as namespace sysctls and route attributes ([`KernelTcp`]), so both engines run the
+//! same configuration instead of the host's.
 
 use std::net::Ipv4Addr;
 use std::time::Duration;
@@ -75,13 +80,9 @@ fn check_flow(f: &FlowSpec, warnings: &mut Vec<String>) -> Result<(), EmuError> 
         }
         Stack::Tcp => check_tcp(f, warnings)?,
     }
-    if let CcChoice::Ours(CcConfig::Cubic { hystart, .. }) = f.cc {
-        let who = match f.stack {
-            Stack::Quic => "quinn's CUBIC has no HyStart",
-            Stack::Tcp => "the kernel's CUBIC uses its own HyStart (not HyStart++)",
-        };
+    if let (Stack::Tcp, CcChoice::Ours(CcConfig::Cubic { hystart, .. })) = (f.stack, f.cc) {
         warnings.push(format!(
-            "flow {}: flow.hystart={hystart} is approximated: {who}",
+            "flow {}: flow.hystart={hystart} is approximated: the kernel's CUBIC uses its own HyStart (not HyStart++)",
             f.name
         ));
     }
@@ -99,9 +100,22 @@ const QUIC_APPLIED: &[&str] = &[
     "zero_rtt",
 ];
 
-/// TCP knob fields the emulator honours (the MTU is the path's, TLS and HTTP are the
-/// endpoints'); the others are TCP-model knobs the kernel does not take per flow.
-const TCP_APPLIED: &[&str] = &["mtu", "tls", "http", "http1_connections"];
+/// TCP knob fields the emulator honours: the MTU is the path's, TLS and HTTP are the
+/// endpoints', the rest become sysctls and route attributes of the flow's namespaces
+/// ([`kernel_tcp`]); the others are TCP-model knobs the kernel does not take per flow.
+const TCP_APPLIED: &[&str] = &[
+    "mtu",
+    "tls",
+    "http",
+    "http1_connections",
+    "sack",
+    "timestamps",
+    "delayed_ack",
+    "receive_window_max",
+    "initial_receive_window",
+    "send_buffer",
+    "min_rto",
+];
 
 /// The scenario key of the first knob of `knobs`, outside `applied`, that differs from the
 /// type's default. Knob field names are scenario keys, so a new knob is checked without a
@@ -129,7 +143,7 @@ fn check_tcp(f: &FlowSpec, warnings: &mut Vec<String>) -> Result<(), EmuError> {
     if let Some(key) = first_unapplied(t, TCP_APPLIED) {
         return Err(unsupported(
             &key,
-            "kernel TCP runs with Linux defaults; this TCP-model knob is not applied",
+            "kernel TCP cannot take this TCP-model knob per flow (Linux has no sysctl or route attribute for it); keep its default",
         ));
     }
     if let Some(n) = t.http1_parallel() {
@@ -141,24 +155,21 @@ fn check_tcp(f: &FlowSpec, warnings: &mut Vec<String>) -> Result<(), EmuError> {
     Ok(())
 }
 
-/// The controller names for `--tcp-cc` / `--quic-cc`.
+/// The controller name for `--tcp-cc` (kernel TCP) or the scenario name of a QUIC flow's
+/// controller; refuses what the chosen engine cannot run.
 pub fn cc_name(f: &FlowSpec) -> Result<&'static str, EmuError> {
     let common = match f.cc {
         CcChoice::Ours(CcConfig::NewReno { common, .. })
         | CcChoice::Ours(CcConfig::Cubic { common, .. }) => Some(common),
         _ => None,
     };
-    if let Some(c) = common {
-        if c.initial_window_packets != 10 {
-            return Err(unsupported(
-                "flow.initial_window",
-                "real stacks keep their initial window of 10 packets",
-            ));
-        }
+    // QUIC runs our controllers with every knob; the kernel takes only the initial window
+    // (route `initcwnd`).
+    if let (Stack::Tcp, Some(c)) = (f.stack, common) {
         if c.minimum_window_packets != 2 {
             return Err(unsupported(
                 "flow.min_window",
-                "real stacks keep their minimum window",
+                "kernel TCP keeps its own minimum window",
             ));
         }
         let default_beta = match f.cc {
@@ -168,7 +179,7 @@ pub fn cc_name(f: &FlowSpec) -> Result<&'static str, EmuError> {
         if (c.loss_reduction_factor - default_beta).abs() > 1e-9 {
             return Err(unsupported(
                 "flow.loss_reduction",
-                "real stacks keep their own decrease factor",
+                "kernel TCP keeps its own decrease factor",
             ));
         }
     }
@@ -187,13 +198,59 @@ pub fn cc_name(f: &FlowSpec) -> Result<&'static str, EmuError> {
                 "quinn's controllers exist only for QUIC",
             ))
         }
-        (Stack::Quic, CcChoice::Ours(CcConfig::NewReno { .. }) | CcChoice::QuinnNewReno) => {
-            "newreno"
-        }
-        (Stack::Quic, CcChoice::Ours(CcConfig::Cubic { .. }) | CcChoice::QuinnCubic) => "cubic",
-        (Stack::Quic, CcChoice::QuinnBbr) => "bbr",
+        (Stack::Quic, cc) => transport::linux_config::cc_name(&cc),
     };
     Ok(name)
+}
+
+/// How a TCP flow's knobs are set in the kernel: per-namespace sysctls and attributes of the
+/// route to the peer, in both of the flow's namespaces (client and server).
+#[derive(Debug, Clone, PartialEq)]
+pub struct KernelTcp {
+    /// `(key, value)` of `net.ipv4.*` sysctls (per network namespace since Linux 4.15).
+    pub sysctls: Vec<(&'static str, String)>,
+    /// `ip route` attributes of the host route to the peer (`initcwnd 10`, `rto_min 200ms`, …).
+    pub route: Vec<String>,
+}
+
+/// The kernel settings for a TCP flow's knobs (`None` for a QUIC flow): `tcp_rmem`/`tcp_wmem`
+/// from the window and buffer knobs (see [`transport::linux_config`]), `tcp_sack`,
+/// `tcp_timestamps`, and route `initcwnd` (from the controller's initial window), `rto_min`,
+/// `quickack 1` when delayed ACKs are off.
+pub fn kernel_tcp(f: &FlowSpec) -> Option<KernelTcp> {
+    if f.stack != Stack::Tcp {
+        return None;
+    }
+    let t = &f.tcp;
+    let triple = |v: [u64; 3]| format!("{} {} {}", v[0], v[1], v[2]);
+    let sysctls = vec![
+        (
+            "net.ipv4.tcp_rmem",
+            triple(transport::linux_config::tcp_rmem(t)),
+        ),
+        (
+            "net.ipv4.tcp_wmem",
+            triple(transport::linux_config::tcp_wmem(t)),
+        ),
+        ("net.ipv4.tcp_sack", u8::from(t.sack).to_string()),
+        (
+            "net.ipv4.tcp_timestamps",
+            u8::from(t.timestamps).to_string(),
+        ),
+    ];
+    let mut route = Vec::new();
+    if let Some(iw) = transport::linux_config::initial_window(&f.cc) {
+        route.extend(["initcwnd".to_string(), iw.to_string()]);
+    }
+    // `ip` takes whole milliseconds; the registry's min_rto is at least 1 ms.
+    route.extend([
+        "rto_min".to_string(),
+        format!("{}ms", t.min_rto.as_millis().max(1)),
+    ]);
+    if !t.delayed_ack {
+        route.extend(["quickack".to_string(), "1".to_string()]);
+    }
+    Some(KernelTcp { sysctls, route })
 }
 
 /// The HTTP version a flow uses: `3` for QUIC, `2` or `1.1` for TCP.
@@ -216,7 +273,8 @@ fn knob_args(f: &FlowSpec) -> Result<Vec<String>, EmuError> {
     match f.stack {
         Stack::Quic => {
             let q = &f.quic;
-            a.extend(["--quic-cc".into(), cc.into()]);
+            // The whole choice with its knobs: the endpoint builds it with the simulator's factory.
+            a.extend(["--quic-cc".into(), endpoints::QuicCc(f.cc).to_arg()]);
             a.extend(["--mtu".into(), q.mtu.to_string()]);
             a.extend(["--stream-window".into(), q.stream_window.to_string()]);
             a.extend(["--conn-window".into(), q.conn_window.to_string()]);
@@ -347,7 +405,13 @@ mod tests {
             line.contains("https://10.99.2.1:4433/1000000 --http 3 --json --streams 2"),
             "{line}"
         );
-        assert!(line.contains("--quic-cc cubic"), "{line}");
+        let cc = a
+            .iter()
+            .position(|x| x == "--quic-cc")
+            .and_then(|i| a.get(i + 1))
+            .expect("--quic-cc");
+        let parsed: endpoints::QuicCc = cc.parse().expect("the endpoint reads it back");
+        assert_eq!(parsed.0, f.cc, "{cc}");
         let sv = serve_args(&f, Ipv4Addr::new(10, 99, 2, 1))
             .expect("supported")
             .join(" ");
@@ -355,6 +419,67 @@ mod tests {
             sv.starts_with("serve --listen 10.99.2.1:4433 --http 3"),
             "{sv}"
         );
+    }
+
+    #[test]
+    fn tcp_knobs_become_sysctls_and_route_attributes() {
+        let mut f = download(Stack::Tcp);
+        f.tcp.sack = false;
+        f.tcp.timestamps = false;
+        f.tcp.delayed_ack = false;
+        f.tcp.min_rto = Duration::from_millis(50);
+        f.tcp.receive_window_max = 6_291_456;
+        f.tcp.send_buffer = 1 << 20;
+        let s = builder::scenario(
+            "s",
+            LinkConfig::ideal(),
+            vec![f.clone()],
+            Duration::from_secs(1),
+        );
+        check_supported(&s).expect("the kernel takes these");
+        let k = kernel_tcp(&f).expect("a TCP flow");
+        let get = |key: &str| {
+            k.sysctls
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, v)| v.clone())
+        };
+        assert_eq!(
+            get("net.ipv4.tcp_rmem").as_deref(),
+            Some("4096 131072 6291456")
+        );
+        assert_eq!(
+            get("net.ipv4.tcp_wmem").as_deref(),
+            Some("4096 16384 1048576")
+        );
+        assert_eq!(get("net.ipv4.tcp_sack").as_deref(), Some("0"));
+        assert_eq!(get("net.ipv4.tcp_timestamps").as_deref(), Some("0"));
+        assert_eq!(k.route.join(" "), "initcwnd 10 rto_min 50ms quickack 1");
+        assert!(kernel_tcp(&download(Stack::Quic)).is_none());
+    }
+
+    #[test]
+    fn quic_runs_our_controllers_with_their_knobs() {
+        let mut f = download(Stack::Quic);
+        if let CcChoice::Ours(CcConfig::Cubic { common, hystart }) = &mut f.cc {
+            common.initial_window_packets = 32;
+            *hystart = false;
+        }
+        let s = builder::scenario(
+            "s",
+            LinkConfig::ideal(),
+            vec![f.clone()],
+            Duration::from_secs(1),
+        );
+        let warnings = check_supported(&s).expect("our controller takes every knob");
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let a = serve_args(&f, Ipv4Addr::new(10, 99, 2, 1)).expect("supported");
+        let i = a.iter().position(|x| x == "--quic-cc").expect("--quic-cc");
+        let parsed: endpoints::QuicCc = a[i + 1].parse().expect("parses");
+        assert_eq!(parsed.0, f.cc);
+        f.cc = CcChoice::QuinnCubic;
+        let a = serve_args(&f, Ipv4Addr::new(10, 99, 2, 1)).expect("supported");
+        assert!(a.join(" ").contains("--quic-cc quinn-cubic"), "{a:?}");
     }
 
     #[test]
@@ -368,17 +493,25 @@ mod tests {
     #[test]
     fn unsupported_features_name_their_key() {
         let mut f = download(Stack::Tcp);
-        f.tcp.sack = false;
+        f.tcp.delayed_ack_timeout = Duration::from_millis(100);
         let s = builder::scenario("s", LinkConfig::ideal(), vec![f], Duration::from_secs(1));
         let e = check_supported(&s)
-            .expect_err("sack off is a model knob")
+            .expect_err("Linux has no per-flow delayed-ACK timer")
             .to_string();
-        assert!(e.contains("flow.sack"), "{e}");
+        assert!(e.contains("flow.delayed_ack_timeout"), "{e}");
         let mut f = download(Stack::Tcp);
-        f.tcp.min_rto = Duration::from_secs(1);
+        f.tcp.initial_rto = Duration::from_secs(3);
         let s = builder::scenario("s", LinkConfig::ideal(), vec![f], Duration::from_secs(1));
         let e = check_supported(&s).expect_err("a model knob").to_string();
-        assert!(e.contains("flow.min_rto"), "{e}");
+        assert!(e.contains("flow.initial_rto"), "{e}");
+        let mut f = download(Stack::Tcp);
+        f.cc = builder::newreno_exact();
+        if let CcChoice::Ours(CcConfig::NewReno { common, .. }) = &mut f.cc {
+            common.loss_reduction_factor = 0.8;
+        }
+        let s = builder::scenario("s", LinkConfig::ideal(), vec![f], Duration::from_secs(1));
+        let e = check_supported(&s).expect_err("kernel β").to_string();
+        assert!(e.contains("flow.loss_reduction"), "{e}");
         let mut f = download(Stack::Quic);
         f.quic.ack_ratio = Some(4);
         let s = builder::scenario("s", LinkConfig::ideal(), vec![f], Duration::from_secs(1));

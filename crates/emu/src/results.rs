@@ -6,11 +6,11 @@
 //! `TCP_INFO`), at the data sender or the data receiver as the field's definition says; a field
 //! the stack does not expose, or a report that is missing, leaves the value absent.
 
-use ::results::{Connection, Flow};
+use ::results::{Connection, Flow, FlowConfig};
 use endpoints::fetch::FetchReport;
 use endpoints::server::stats_log::ConnectionRecord;
 use endpoints::stats::{QuicStatsSnapshot, TcpInfoSnapshot, TransportSnapshot};
-use scenario::model::{FlowSpec, Workload};
+use scenario::model::{FlowSpec, Stack, Workload};
 
 /// What one client produced.
 #[derive(Debug, Clone, Default)]
@@ -70,12 +70,15 @@ pub fn qlog_errors(
 }
 
 /// Builds a flow's result from its client's outcome and its server's connection records;
-/// `t0_unix_s` is the run's start on the wall clock.
+/// `t0_unix_s` is the run's start on the wall clock; `kernel` is the TCP configuration read back
+/// from the flow's namespaces (see [`crate::runner`]), completed here with the controller the
+/// data sender's `TCP_INFO` names.
 pub fn flow_result(
     f: &FlowSpec,
     client: &ClientOutcome,
     server: &[ConnectionRecord],
     t0_unix_s: f64,
+    kernel: Option<FlowConfig>,
 ) -> Flow {
     let report = client.report.as_ref();
     let upload = matches!(f.workload, Workload::Bulk { upload: true });
@@ -119,6 +122,17 @@ pub fn flow_result(
         (&client_snaps, &server_snaps)
     } else {
         (&server_snaps, &client_snaps)
+    };
+    let config = match f.stack {
+        // The endpoints build exactly the controller `--quic-cc` names (the simulator's factory).
+        Stack::Quic => Some(transport::linux_config::quic_record(&f.cc)),
+        Stack::Tcp => kernel.map(|mut k| {
+            k.cc = sender.iter().find_map(|s| match s {
+                TransportSnapshot::Tcp(t) if !t.congestion.is_empty() => Some(t.congestion.clone()),
+                _ => None,
+            });
+            k
+        }),
     };
     let flow_start_s = report
         .filter(|r| r.start_unix_s > 0.0)
@@ -183,6 +197,7 @@ pub fn flow_result(
             })
             .collect(),
         error,
+        config,
     }
 }
 
@@ -266,7 +281,7 @@ mod tests {
             q.udp_tx_datagrams = 790;
             q.current_mtu = 1452;
         }))];
-        let r = flow_result(&flow(), &client, &server, 100.0);
+        let r = flow_result(&flow(), &client, &server, 100.0, None);
         assert_eq!(r.bytes_delivered, 1_000_000);
         assert_eq!(r.completion_s, Some(0.9));
         assert_eq!(r.handshake_s, Some(0.011));
@@ -308,7 +323,7 @@ mod tests {
             report: Some(report),
             ..ClientOutcome::default()
         };
-        let r = flow_result(&f, &client, &[server_record(tcp(700, 690, 5))], 100.0);
+        let r = flow_result(&f, &client, &[server_record(tcp(700, 690, 5))], 100.0, None);
         assert_eq!((r.packets_sent, r.packets_lost), (Some(690), Some(5)));
         assert_eq!(r.final_mtu, Some(1448));
         assert_eq!(r.datagrams_sent, [Some(300), Some(700)]);
@@ -325,7 +340,7 @@ mod tests {
             failure: Some("did not finish".into()),
             exited_s: 7.0,
         };
-        let r = flow_result(&flow(), &client, &[], 0.0);
+        let r = flow_result(&flow(), &client, &[], 0.0, None);
         assert_eq!(r.completion_s, None);
         assert_eq!(r.packets_sent, None);
         assert_eq!(r.datagrams_sent, [None, None]);

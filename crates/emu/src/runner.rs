@@ -8,15 +8,16 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use ::results::{Cross, Run};
+use ::results::{Cross, FlowConfig, Run};
 use endpoints::fetch::FetchReport;
 use endpoints::server::stats_log::{self, unix_now};
-use scenario::model::{RunSpec, Scenario, SweepPoint};
+use scenario::model::{FlowSpec, RunSpec, Scenario, SweepPoint, Workload};
 
 use crate::cross::CrossTraffic;
 use crate::error::EmuError;
 use crate::forwarder::{ForwarderReport, WaitMode};
 use crate::mapping;
+use crate::netns;
 use crate::results::{self, ClientOutcome};
 use crate::topology::{ChildHandle, Topology, TopologySpec};
 
@@ -93,6 +94,20 @@ pub fn run(point: &SweepPoint, spec: &RunSpec, opts: &RunOptions) -> Result<EmuR
         mtu,
         wait: opts.wait,
     })?;
+    // Each flow's kernel TCP gets the scenario's configuration, not the host's.
+    let kernel: Vec<Option<FlowConfig>> = match s
+        .flows
+        .iter()
+        .enumerate()
+        .map(|(i, f)| configure_tcp(&topo, i, f))
+        .collect::<Result<Vec<_>, EmuError>>()
+    {
+        Ok(k) => k,
+        Err(e) => {
+            let _ = topo.shutdown();
+            return Err(e);
+        }
+    };
     // After the topology: its run lock is the ownership record that lets `--cleanup` remove a
     // private directory a killed run left. Dropped (removed) when `run` returns, on every path.
     let private;
@@ -128,7 +143,14 @@ pub fn run(point: &SweepPoint, spec: &RunSpec, opts: &RunOptions) -> Result<EmuR
         let client = driven.clients.get(i).cloned().unwrap_or_default();
         end_s = end_s.max(results::flow_end_s(&client, driven.t0_unix_s));
         run_warnings.extend(results::qlog_errors(f, &client, &server));
-        flows.push(results::flow_result(f, &client, &server, driven.t0_unix_s));
+        let applied = kernel.get(i).cloned().flatten();
+        flows.push(results::flow_result(
+            f,
+            &client,
+            &server,
+            driven.t0_unix_s,
+            applied,
+        ));
     }
     let mut links = BTreeMap::new();
     for (name, stats, i) in [
@@ -148,7 +170,17 @@ pub fn run(point: &SweepPoint, spec: &RunSpec, opts: &RunOptions) -> Result<EmuR
         links,
         cross: driven.cross,
         warnings: run_warnings,
-        forwarder: Some(forwarder.health.clone()),
+        forwarder: Some(::results::Forwarder {
+            release_late_p50_us: forwarder
+                .release_lateness
+                .quantile_us(0.5)
+                .map(|v| v.round() as u64),
+            release_late_p99_us: forwarder
+                .release_lateness
+                .quantile_us(0.99)
+                .map(|v| v.round() as u64),
+            ..forwarder.health.clone()
+        }),
         ..Run::default()
     };
     Ok(EmuRun {
@@ -163,6 +195,89 @@ pub fn run(point: &SweepPoint, spec: &RunSpec, opts: &RunOptions) -> Result<EmuR
         forwarder,
         warnings,
     })
+}
+
+/// Sets a TCP flow's knobs ([`mapping::kernel_tcp`]) in its client and server namespaces:
+/// the sysctls, and a host route to the peer carrying the route attributes. Returns what the
+/// kernel holds afterwards, read back: `tcp_rmem` and delayed ACKs from the data receiver's
+/// namespace, the rest from the data sender's (`None` for a QUIC flow).
+fn configure_tcp(topo: &Topology, i: usize, f: &FlowSpec) -> Result<Option<FlowConfig>, EmuError> {
+    let Some(k) = mapping::kernel_tcp(f) else {
+        return Ok(None);
+    };
+    let upload = matches!(f.workload, Workload::Bulk { upload: true });
+    let sides = [
+        (topo.client_ns(i).to_string(), topo.server_addr(i)),
+        (topo.server_ns(i).to_string(), topo.client_addr(i)),
+    ];
+    let mut read = Vec::new();
+    for (ns, peer) in &sides {
+        let sysctls = k.sysctls.clone();
+        let mut config = netns::in_netns(ns, move || {
+            for (key, value) in &sysctls {
+                netns::write_sysctl(key, value)?;
+            }
+            read_tcp_sysctls()
+        })?;
+        let dst = format!("{peer}/32");
+        let mut args: Vec<&str> = vec!["-n", ns, "route", "add", &dst, "dev", "eth0"];
+        args.extend(k.route.iter().map(String::as_str));
+        netns::ip(&args)?;
+        let shown = netns::ip(&["-n", ns, "-j", "route", "show", &dst])?;
+        read_route_metrics(&shown, &mut config);
+        read.push(config);
+    }
+    let (receiver, sender) = if upload {
+        (read.pop(), read.pop())
+    } else {
+        let sender = read.pop();
+        (read.pop(), sender)
+    };
+    let (Some(receiver), Some(mut sender)) = (receiver, sender) else {
+        return Ok(None);
+    };
+    sender.tcp_rmem = receiver.tcp_rmem;
+    sender.delayed_ack = receiver.delayed_ack;
+    Ok(Some(sender))
+}
+
+/// Reads `net.ipv4.tcp_{rmem,wmem,sack,timestamps}` of the current thread's namespace.
+fn read_tcp_sysctls() -> Result<FlowConfig, EmuError> {
+    let read = |key: &str| -> Result<Vec<u64>, EmuError> {
+        let path = std::path::Path::new("/proc/sys").join(key.replace('.', "/"));
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| EmuError::io(format!("cannot read {key}"), e))?;
+        Ok(text
+            .split_whitespace()
+            .filter_map(|w| w.parse().ok())
+            .collect())
+    };
+    let triple = |v: Vec<u64>| <[u64; 3]>::try_from(v).ok();
+    let flag = |v: Vec<u64>| v.first().map(|&x| x != 0);
+    Ok(FlowConfig {
+        tcp_rmem: triple(read("net.ipv4.tcp_rmem")?),
+        tcp_wmem: triple(read("net.ipv4.tcp_wmem")?),
+        sack: flag(read("net.ipv4.tcp_sack")?),
+        timestamps: flag(read("net.ipv4.tcp_timestamps")?),
+        ..FlowConfig::default()
+    })
+}
+
+/// Takes `initcwnd`, `rto_min` and `quickack` from `ip -j route show` output (the kernel's
+/// defaults where a metric is absent: initial window 10, minimum RTO 200 ms, delayed ACKs on).
+fn read_route_metrics(json: &str, config: &mut FlowConfig) {
+    let routes: serde_json::Value = serde_json::from_str(json).unwrap_or_default();
+    let metric = |name: &str| -> Option<f64> {
+        routes
+            .get(0)?
+            .get("metrics")?
+            .as_array()?
+            .iter()
+            .find_map(|m| m.get(name)?.as_f64())
+    };
+    config.initcwnd_packets = Some(metric("initcwnd").map_or(10, |v| v as u64));
+    config.rto_min_ms = Some(metric("rto_min").unwrap_or(200.0));
+    config.delayed_ack = Some(metric("quickack").unwrap_or(0.0) == 0.0);
 }
 
 fn common_files(
@@ -370,6 +485,23 @@ fn tail(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn route_metrics_are_read_back_with_kernel_defaults() {
+        let mut c = FlowConfig::default();
+        read_route_metrics(
+            r#"[{"dst":"10.99.2.1","dev":"eth0","metrics":[{"initcwnd":10,"rto_min":50,"quickack":1}]}]"#,
+            &mut c,
+        );
+        assert_eq!(c.initcwnd_packets, Some(10));
+        assert_eq!(c.rto_min_ms, Some(50.0));
+        assert_eq!(c.delayed_ack, Some(false));
+        let mut c = FlowConfig::default();
+        read_route_metrics(r#"[{"dst":"10.99.2.1","dev":"eth0"}]"#, &mut c);
+        assert_eq!(c.initcwnd_packets, Some(10));
+        assert_eq!(c.rto_min_ms, Some(200.0));
+        assert_eq!(c.delayed_ack, Some(true));
+    }
 
     #[test]
     fn a_late_check_starts_the_flow_at_once() {

@@ -8,46 +8,115 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 
-use quinn::congestion::{BbrConfig, CubicConfig, NewRenoConfig};
+use cc::config::{CcConfig, CommonCcConfig, RenoCounting};
 use quinn::{MtuDiscoveryConfig, TransportConfig, VarInt};
+use transport::cc_adapter::{CcChoice, CcProbe, Factory};
 use transport::qlog::{QlogErrors, QlogFile};
 
 use crate::sockopt;
 
-/// quinn's congestion controllers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum QuicCc {
-    /// CUBIC (quinn's default).
-    #[default]
-    Cubic,
-    /// NewReno.
-    NewReno,
-    /// BBR (quinn's experimental BBRv1).
-    Bbr,
+/// The congestion controller of a QUIC endpoint: one of quiclab's (crate `cc`, through
+/// [`transport::cc_adapter`], the same code the simulator runs) or one of quinn's built-ins.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct QuicCc(pub CcChoice);
+
+impl Default for QuicCc {
+    /// quiclab's CUBIC with HyStart++ and the scenario format's default knobs.
+    fn default() -> Self {
+        QuicCc(ours("cubic").unwrap_or_default())
+    }
+}
+
+/// Names accepted by `--quic-cc` (the scenario format's `flow.cc` values).
+pub const QUIC_CC_NAMES: &[&str] = &[
+    "newreno",
+    "newreno-approx",
+    "cubic",
+    "quinn-newreno",
+    "quinn-cubic",
+    "quinn-bbr",
+];
+
+/// One of our controllers by scenario name, with the scenario's default knobs (initial window
+/// 10, minimum window 2, β 0.7 for CUBIC and 0.5 for NewReno, HyStart++ on).
+fn ours(name: &str) -> Option<CcChoice> {
+    let common = |beta| CommonCcConfig {
+        initial_window_packets: 10,
+        loss_reduction_factor: beta,
+        minimum_window_packets: 2,
+    };
+    Some(CcChoice::Ours(match name {
+        "newreno" => CcConfig::NewReno {
+            counting: RenoCounting::Exact,
+            common: common(0.5),
+        },
+        "newreno-approx" => CcConfig::NewReno {
+            counting: RenoCounting::Approximate,
+            common: common(0.5),
+        },
+        "cubic" => CcConfig::Cubic {
+            hystart: true,
+            common: common(0.7),
+        },
+        _ => return None,
+    }))
 }
 
 impl FromStr for QuicCc {
     type Err = String;
 
+    /// A scenario `flow.cc` name (`cubic` is quiclab's CUBIC, `quinn-cubic` quinn's), or a
+    /// controller with every knob as JSON (what the emulator passes, so a scenario's knobs reach
+    /// the endpoint unchanged).
     fn from_str(s: &str) -> Result<Self, String> {
-        match s.to_ascii_lowercase().as_str() {
-            "cubic" => Ok(Self::Cubic),
-            "newreno" | "reno" | "new-reno" => Ok(Self::NewReno),
-            "bbr" => Ok(Self::Bbr),
-            other => Err(format!(
-                "unknown QUIC congestion controller {other:?} (cubic, newreno, bbr)"
-            )),
+        if s.trim_start().starts_with('{') || s.trim_start().starts_with('"') {
+            return serde_json::from_str::<CcChoice>(s)
+                .map(QuicCc)
+                .map_err(|e| format!("invalid congestion controller JSON {s:?}: {e}"));
+        }
+        let lower = s.to_ascii_lowercase();
+        let name = match lower.as_str() {
+            // Older spellings of this flag.
+            "reno" | "new-reno" => "newreno",
+            "bbr" => "quinn-bbr",
+            other => other,
+        };
+        match name {
+            "quinn-newreno" => Ok(QuicCc(CcChoice::QuinnNewReno)),
+            "quinn-cubic" => Ok(QuicCc(CcChoice::QuinnCubic)),
+            "quinn-bbr" => Ok(QuicCc(CcChoice::QuinnBbr)),
+            other => ours(other).map(QuicCc).ok_or_else(|| {
+                format!(
+                    "unknown QUIC congestion controller {s:?} ({})",
+                    QUIC_CC_NAMES.join(", ")
+                )
+            }),
         }
     }
 }
 
 impl QuicCc {
-    /// The controller's name as accepted by [`FromStr`].
+    /// The controller's scenario name (`cubic`, `quinn-cubic`, …).
     pub fn name(self) -> &'static str {
-        match self {
-            Self::Cubic => "cubic",
-            Self::NewReno => "newreno",
-            Self::Bbr => "bbr",
+        match self.0 {
+            CcChoice::Ours(CcConfig::None) => "none",
+            CcChoice::Ours(CcConfig::NewReno {
+                counting: RenoCounting::Exact,
+                ..
+            }) => "newreno",
+            CcChoice::Ours(CcConfig::NewReno { .. }) => "newreno-approx",
+            CcChoice::Ours(CcConfig::Cubic { .. }) => "cubic",
+            CcChoice::QuinnNewReno => "quinn-newreno",
+            CcChoice::QuinnCubic => "quinn-cubic",
+            CcChoice::QuinnBbr => "quinn-bbr",
+        }
+    }
+
+    /// The argument of `--quic-cc` that selects exactly this controller and its knobs.
+    pub fn to_arg(self) -> String {
+        match self.0 {
+            CcChoice::Ours(_) => serde_json::to_string(&self.0).unwrap_or_else(|_| "cubic".into()),
+            _ => self.name().into(),
         }
     }
 }
@@ -82,7 +151,7 @@ pub struct QuicOptions {
 impl Default for QuicOptions {
     fn default() -> Self {
         Self {
-            cc: QuicCc::Cubic,
+            cc: QuicCc::default(),
             mtu: 1500,
             mtu_discovery: false,
             stream_window: 16_000_000,
@@ -165,11 +234,11 @@ impl QuicOptions {
             // With discovery off quinn would still fall back to 1200 on suspected black holes.
             t.mtu_discovery_config(None).min_mtu(self.max_udp_payload());
         }
-        match self.cc {
-            QuicCc::Cubic => t.congestion_controller_factory(Arc::new(CubicConfig::default())),
-            QuicCc::NewReno => t.congestion_controller_factory(Arc::new(NewRenoConfig::default())),
-            QuicCc::Bbr => t.congestion_controller_factory(Arc::new(BbrConfig::default())),
-        };
+        // The simulator's factory: our controllers (clock adapted to real instants) or quinn's.
+        t.congestion_controller_factory(Factory::real_time(
+            self.cc.0,
+            Arc::new(CcProbe::default()),
+        ));
         t.qlog_stream(qlog);
         t
     }

@@ -84,6 +84,13 @@ pub struct Forwarder {
     pub missing_timestamps: u64,
     /// Capture files written (paths).
     pub capture_files: Vec<String>,
+    /// Median lateness of packet releases against their scheduled delivery time, µs (absent:
+    /// not measured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub release_late_p50_us: Option<u64>,
+    /// 99th percentile of the release lateness, µs: a loaded machine shows here first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub release_late_p99_us: Option<u64>,
 }
 
 /// Who a run is: attached to an engine's measurement by the caller that runs it.
@@ -194,6 +201,44 @@ pub struct Flow {
     pub connections: Vec<Connection>,
     /// A transport or endpoint error that ended the flow early.
     pub error: Option<String>,
+    /// The transport configuration the flow ran with: the simulator's from its knobs, the
+    /// emulator's as read back from the kernel and the endpoints. Absent: not recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<FlowConfig>,
+}
+
+/// The effective transport configuration of a flow, in Linux's terms so both engines compare.
+/// Every field is optional: absent means not measured (or not applicable to the stack).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FlowConfig {
+    /// Congestion controller: the scenario name (QUIC: `cubic`, `quinn-cubic`, …) or the kernel's
+    /// (`TCP_CONGESTION`: `cubic`, `reno`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cc: Option<String>,
+    /// HyStart (HyStart++ in our CUBIC; the kernel's own HyStart for kernel TCP) on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hystart: Option<bool>,
+    /// `net.ipv4.tcp_rmem`: min, default, max receive buffer, bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp_rmem: Option<[u64; 3]>,
+    /// `net.ipv4.tcp_wmem`: min, default, max send buffer, bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp_wmem: Option<[u64; 3]>,
+    /// Initial congestion window, packets (route `initcwnd` in the emulator).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initcwnd_packets: Option<u64>,
+    /// Lower bound of the retransmission timeout, ms (route `rto_min` in the emulator).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rto_min_ms: Option<f64>,
+    /// Delayed ACKs on (off: route `quickack 1` in the emulator).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delayed_ack: Option<bool>,
+    /// SACK on (`net.ipv4.tcp_sack`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sack: Option<bool>,
+    /// Timestamps on (`net.ipv4.tcp_timestamps`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamps: Option<bool>,
 }
 
 /// One connection of a flow (download flows may open several in sequence).

@@ -62,6 +62,10 @@ fn flow(slot: &FlowSlot, window: f64) -> (Flow, Vec<String>) {
         final_mtu: Some(report.final_mtu),
         connections: report.connections,
         error: report.error,
+        config: Some(match slot.spec.stack {
+            Stack::Quic => transport::linux_config::quic_record(&slot.spec.cc),
+            Stack::Tcp => transport::linux_config::tcp_record(&slot.spec.cc, &slot.spec.tcp),
+        }),
     };
     (flow, warnings)
 }

@@ -12,7 +12,7 @@ use quinn_proto::RttEstimator;
 use serde::{Deserialize, Serialize};
 use std::time::Instant;
 
-use crate::clock::from_instant;
+use crate::clock::to_instant;
 
 /// Congestion control of a flow: one of ours (any transport), or one of quinn's built-in
 /// controllers (QUIC only) for comparison.
@@ -76,12 +76,29 @@ impl CcProbe {
 pub struct Factory {
     choice: CcChoice,
     probe: Arc<CcProbe>,
+    /// The instant our controllers count their time from (`cc` takes durations since a start).
+    epoch: Instant,
 }
 
 impl Factory {
-    /// A factory for `choice` reporting through `probe`.
+    /// A factory for `choice` reporting through `probe`, in the simulator's virtual time.
     pub fn new(choice: CcChoice, probe: Arc<CcProbe>) -> Arc<Self> {
-        Arc::new(Factory { choice, probe })
+        Arc::new(Factory {
+            choice,
+            probe,
+            epoch: to_instant(std::time::Duration::ZERO),
+        })
+    }
+
+    /// A factory for real time (the emulator's endpoints): quinn passes `Instant::now()`-based
+    /// instants, which lie before the simulator's virtual origin and would all map to time
+    /// zero there, so our controllers count from the moment the factory is made instead.
+    pub fn real_time(choice: CcChoice, probe: Arc<CcProbe>) -> Arc<Self> {
+        Arc::new(Factory {
+            choice,
+            probe,
+            epoch: Instant::now(),
+        })
     }
 }
 
@@ -89,11 +106,12 @@ impl ControllerFactory for Factory {
     fn build(self: Arc<Self>, now: Instant, current_mtu: u16) -> Box<dyn Controller> {
         use quinn_proto::congestion::{BbrConfig, CubicConfig, NewRenoConfig};
         let quinn = |f: Arc<dyn ControllerFactory>| Inner::Quinn(f.build(now, current_mtu));
+        let epoch = self.epoch;
         let inner = match self.choice {
             CcChoice::Ours(config) => Inner::Ours(cc::build(
                 &config,
                 u64::from(current_mtu),
-                from_instant(now),
+                now.saturating_duration_since(epoch),
             )),
             CcChoice::QuinnNewReno => quinn(Arc::new(NewRenoConfig::default())),
             CcChoice::QuinnCubic => quinn(Arc::new(CubicConfig::default())),
@@ -103,6 +121,7 @@ impl ControllerFactory for Factory {
         Box::new(Probed {
             inner,
             probe: self.probe.clone(),
+            epoch,
         })
     }
 }
@@ -127,12 +146,20 @@ impl Inner {
 struct Probed {
     inner: Inner,
     probe: Arc<CcProbe>,
+    /// Origin of the durations our controllers see (see [`Factory`]).
+    epoch: Instant,
+}
+
+/// `i` as our controllers' time: the duration since the factory's `epoch`.
+fn since(epoch: Instant, i: Instant) -> std::time::Duration {
+    i.saturating_duration_since(epoch)
 }
 
 impl Controller for Probed {
     fn on_sent(&mut self, now: Instant, bytes: u64, last_packet_number: u64) {
+        let epoch = self.epoch;
         match &mut self.inner {
-            Inner::Ours(c) => c.on_sent(from_instant(now), bytes, last_packet_number),
+            Inner::Ours(c) => c.on_sent(since(epoch, now), bytes, last_packet_number),
             Inner::Quinn(c) => c.on_sent(now, bytes, last_packet_number),
         }
     }
@@ -145,6 +172,7 @@ impl Controller for Probed {
         app_limited: bool,
         rtt: &RttEstimator,
     ) {
+        let epoch = self.epoch;
         match &mut self.inner {
             Inner::Ours(c) => {
                 // quinn keeps its latest sample private; the sample for this packet is exactly
@@ -155,8 +183,8 @@ impl Controller for Probed {
                     min: rtt.min(),
                 };
                 c.on_ack(
-                    from_instant(now),
-                    from_instant(sent),
+                    since(epoch, now),
+                    since(epoch, sent),
                     bytes,
                     app_limited,
                     &sample,
@@ -173,9 +201,10 @@ impl Controller for Probed {
         app_limited: bool,
         largest: Option<u64>,
     ) {
+        let epoch = self.epoch;
         self.probe.in_flight.store(in_flight, Ordering::Relaxed);
         match &mut self.inner {
-            Inner::Ours(c) => c.on_end_acks(from_instant(now), in_flight, app_limited, largest),
+            Inner::Ours(c) => c.on_end_acks(since(epoch, now), in_flight, app_limited, largest),
             Inner::Quinn(c) => c.on_end_acks(now, in_flight, app_limited, largest),
         }
         let ss = self.inner.ssthresh().unwrap_or(u64::MAX);
@@ -189,16 +218,17 @@ impl Controller for Probed {
         persistent: bool,
         lost_bytes: u64,
     ) {
+        let epoch = self.epoch;
         match &mut self.inner {
             Inner::Ours(c) => c.on_congestion_event(
-                from_instant(now),
-                from_instant(sent),
+                since(epoch, now),
+                since(epoch, sent),
                 persistent,
                 lost_bytes,
             ),
             Inner::Quinn(c) => c.on_congestion_event(now, sent, persistent, lost_bytes),
         }
-        let t = from_instant(now).as_nanos() as u64 + 1;
+        let t = since(epoch, now).as_nanos() as u64 + 1;
         let _ = self.probe.first_congestion.compare_exchange(
             0,
             t,
@@ -243,6 +273,7 @@ impl Controller for Probed {
         Box::new(Probed {
             inner,
             probe: self.probe.clone(),
+            epoch: self.epoch,
         })
     }
 
@@ -255,5 +286,46 @@ impl Controller for Probed {
 
     fn into_any(self: Box<Self>) -> Box<dyn Any> {
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn cubic() -> CcChoice {
+        CcChoice::Ours(CcConfig::Cubic {
+            hystart: true,
+            common: CommonCcConfig {
+                initial_window_packets: 10,
+                loss_reduction_factor: 0.7,
+                minimum_window_packets: 2,
+            },
+        })
+    }
+
+    /// The same event 2 s after the controller was built reads as 2 s in both clocks: with the
+    /// simulator's mapping, real instants (before the virtual origin) all read as time zero.
+    #[test]
+    fn real_instants_reach_our_controllers_as_elapsed_time() {
+        let probe = Arc::new(CcProbe::default());
+        let factory = Factory::real_time(cubic(), probe.clone());
+        let start = Instant::now();
+        let mut c = factory.build(start, 1200);
+        c.on_sent(start, 1200, 0);
+        let later = start + Duration::from_secs(2);
+        c.on_congestion_event(later, start, false, 1200);
+        let t = probe.first_congestion().expect("a congestion event");
+        assert!(
+            t >= Duration::from_secs(2) && t < Duration::from_secs(3),
+            "{t:?}"
+        );
+
+        let probe = Arc::new(CcProbe::default());
+        let v0 = to_instant(Duration::from_secs(5));
+        let mut c = Factory::new(cubic(), probe.clone()).build(v0, 1200);
+        c.on_congestion_event(v0 + Duration::from_secs(2), v0, false, 1200);
+        assert_eq!(probe.first_congestion(), Some(Duration::from_secs(7)));
     }
 }

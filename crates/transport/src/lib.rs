@@ -12,6 +12,7 @@ pub mod agent;
 pub mod cc_adapter;
 pub mod clock;
 pub mod flow;
+pub mod linux_config;
 pub mod qlog;
 pub mod quic;
 pub mod seeded;

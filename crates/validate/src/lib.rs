@@ -3,6 +3,7 @@
 //!
 //! `quiclab validate` runs the full grids; the test suite runs [`Grid::Quick`].
 
+pub mod calibrate;
 pub mod cases;
 
 use experiment::{EngineError, Executor, ExperimentError, Job, Progress, RunOutputs, SimEngine};

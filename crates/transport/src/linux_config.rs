@@ -1,0 +1,134 @@
+//! A flow's knobs in Linux's terms: the `net.ipv4.tcp_rmem`/`tcp_wmem` triples, route
+//! attributes and switches the emulator sets in a flow's namespaces, and the configuration
+//! record ([`results::FlowConfig`]) both engines write, so "the same scenario" can be checked to
+//! be the same configuration.
+//!
+//! One definition serves both: the simulator records what its knobs mean in Linux's terms, the
+//! emulator applies exactly that and records what the kernel reports back.
+
+use cc::config::CcConfig;
+use results::FlowConfig;
+
+use crate::cc_adapter::CcChoice;
+use crate::tcp::TcpKnobs;
+
+/// `tcp_rmem[0]` and `tcp_wmem[0]`: Linux's minimum per-socket buffer (one page), kept as is.
+pub const BUFFER_MIN: u64 = 4096;
+/// `tcp_wmem[1]`: Linux's default initial send buffer (16 KiB); autotuning grows it.
+pub const WMEM_DEFAULT: u64 = 16_384;
+
+/// `net.ipv4.tcp_rmem` for the knobs: the maximum is `receive_window_max` (autotuning's cap);
+/// the default (the buffer a connection starts with) is twice `initial_receive_window`, rounded
+/// up to a page, because Linux starts with half of its receive buffer as window (65 535 →
+/// 131 072, Linux's default).
+pub fn tcp_rmem(t: &TcpKnobs) -> [u64; 3] {
+    let max = t.receive_window_max.max(BUFFER_MIN);
+    let default = (t.initial_receive_window.saturating_mul(2)).div_ceil(BUFFER_MIN) * BUFFER_MIN;
+    [BUFFER_MIN, default.clamp(BUFFER_MIN, max), max]
+}
+
+/// `net.ipv4.tcp_wmem` for the knobs: the maximum is `send_buffer`; the default Linux's 16 KiB.
+pub fn tcp_wmem(t: &TcpKnobs) -> [u64; 3] {
+    let max = t.send_buffer.max(BUFFER_MIN);
+    [BUFFER_MIN, WMEM_DEFAULT.min(max), max]
+}
+
+/// The scenario name of a controller (`flow.cc` values).
+pub fn cc_name(cc: &CcChoice) -> &'static str {
+    match cc {
+        CcChoice::Ours(CcConfig::None) => "none",
+        CcChoice::Ours(CcConfig::NewReno { counting, .. }) => match counting {
+            cc::config::RenoCounting::Exact => "newreno",
+            cc::config::RenoCounting::Approximate => "newreno-approx",
+        },
+        CcChoice::Ours(CcConfig::Cubic { .. }) => "cubic",
+        CcChoice::QuinnNewReno => "quinn-newreno",
+        CcChoice::QuinnCubic => "quinn-cubic",
+        CcChoice::QuinnBbr => "quinn-bbr",
+    }
+}
+
+/// The initial window of one of our controllers, packets (`None` for quinn's and `none`).
+pub fn initial_window(cc: &CcChoice) -> Option<u64> {
+    match cc {
+        CcChoice::Ours(CcConfig::NewReno { common, .. } | CcConfig::Cubic { common, .. }) => {
+            Some(common.initial_window_packets)
+        }
+        _ => None,
+    }
+}
+
+/// HyStart of one of our CUBICs (`None` for other controllers).
+pub fn hystart(cc: &CcChoice) -> Option<bool> {
+    match cc {
+        CcChoice::Ours(CcConfig::Cubic { hystart, .. }) => Some(*hystart),
+        _ => None,
+    }
+}
+
+/// The configuration record of a QUIC flow: the controller (the same code in both engines).
+pub fn quic_record(cc: &CcChoice) -> FlowConfig {
+    FlowConfig {
+        cc: Some(cc_name(cc).into()),
+        hystart: hystart(cc),
+        initcwnd_packets: initial_window(cc),
+        ..FlowConfig::default()
+    }
+}
+
+/// The configuration record of a TCP flow as the knobs define it, in Linux's terms (the kernel
+/// names NewReno `reno`).
+pub fn tcp_record(cc: &CcChoice, t: &TcpKnobs) -> FlowConfig {
+    let name = match cc_name(cc) {
+        "newreno" | "newreno-approx" => "reno",
+        other => other,
+    };
+    FlowConfig {
+        cc: Some(name.into()),
+        hystart: hystart(cc),
+        tcp_rmem: Some(tcp_rmem(t)),
+        tcp_wmem: Some(tcp_wmem(t)),
+        initcwnd_packets: initial_window(cc),
+        rto_min_ms: Some(t.min_rto.as_secs_f64() * 1e3),
+        delayed_ack: Some(t.delayed_ack),
+        sack: Some(t.sack),
+        timestamps: Some(t.timestamps),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn linux_defaults_map_to_linux_sysctls() {
+        let t = TcpKnobs {
+            receive_window_max: 6_291_456,
+            initial_receive_window: 65_535,
+            send_buffer: 4_194_304,
+            ..TcpKnobs::default()
+        };
+        assert_eq!(tcp_rmem(&t), [4096, 131_072, 6_291_456]);
+        assert_eq!(tcp_wmem(&t), [4096, 16_384, 4_194_304]);
+        let small = TcpKnobs {
+            receive_window_max: 50_000,
+            initial_receive_window: 65_535,
+            send_buffer: 8_000,
+            ..TcpKnobs::default()
+        };
+        assert_eq!(tcp_rmem(&small), [4096, 50_000, 50_000]);
+        assert_eq!(tcp_wmem(&small), [4096, 8_000, 8_000]);
+    }
+
+    #[test]
+    fn the_record_names_the_kernel_controller() {
+        let r = tcp_record(&CcChoice::default(), &TcpKnobs::default());
+        assert_eq!(r.cc.as_deref(), Some("reno"));
+        assert_eq!(r.initcwnd_packets, Some(10));
+        assert_eq!(r.rto_min_ms, Some(200.0));
+        assert_eq!(
+            quic_record(&CcChoice::QuinnCubic).cc.as_deref(),
+            Some("quinn-cubic")
+        );
+    }
+}

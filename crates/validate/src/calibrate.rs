@@ -1,0 +1,832 @@
+//! The calibration matrix (`quiclab calibrate`): one table of paths, each run with QUIC (cubic),
+//! TCP (cubic) and TCP (reno) in the simulator and in the emulator, compared by the medians of
+//! completion time and goodput with 95% intervals and the emu/sim ratio.
+//!
+//! Each path is a scenario file (`scenarios/calibration/<path>.toml`) so any cell can be run by
+//! hand; a cell is the file with `--set flow.0.stack=… --set flow.0.cc=…`. Every cell of every
+//! engine is an experiment-runner results directory, `<out>/<engine>/<path>/<variant>/`, so a run
+//! resumes where it stopped and either half can be re-run alone (`--engine sim` after a model
+//! change) before the table is rendered again from what is stored.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use experiment::executor::Stop;
+use experiment::{Engine, Executor, ExperimentError, Progress, Sweep, SweepOutcome};
+use report::stats::median_ci95;
+use scenario::{LoadedScenario, ScenarioError};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The paths of the table, in order: (scenario file stem, short label).
+pub const PATHS: &[(&str, &str)] = &[
+    ("clean", "clean 10 Mbit/s, 15 ms, 25 pkt"),
+    ("bernoulli-1", "1% Bernoulli"),
+    ("bernoulli-2", "2% Bernoulli"),
+    ("bernoulli-5", "5% Bernoulli"),
+    ("gilbert-elliott", "Gilbert-Elliott 2% bursts"),
+    ("periodic-1", "periodic 1%"),
+    ("slow-deep-queue", "1 Mbit/s, 1000-pkt queue"),
+    ("high-bdp", "100 Mbit/s, 80 ms RTT"),
+    ("geo", "GEO 600 ms, 20/2 Mbit/s"),
+    ("geo-loss-1", "GEO + 1% loss"),
+    ("bandwidth-on-demand", "bandwidth on demand"),
+];
+
+/// Paths of `--quick` (the test suite's run): the clean and the 2%-loss path.
+pub const QUICK_PATHS: &[&str] = &["clean", "bernoulli-2"];
+/// Repetitions of `--quick`: enough for a median on both sides (intervals need 6).
+pub const QUICK_REPS: u32 = 3;
+/// Download size of `--quick`.
+pub const QUICK_SIZE: &str = "150KB";
+/// A cell is flagged when an emu/sim ratio of medians is outside 1 ± this.
+pub const TOLERANCE: f64 = 0.10;
+
+/// Stack and controller of a cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Variant {
+    /// QUIC with quiclab's CUBIC (the same `cc` code in both engines).
+    QuicCubic,
+    /// TCP with CUBIC (the model's; the kernel's).
+    TcpCubic,
+    /// TCP with Reno (the model's NewReno; the kernel's `reno`).
+    TcpReno,
+}
+
+impl Variant {
+    /// Every variant, in table order.
+    pub const ALL: [Variant; 3] = [Variant::QuicCubic, Variant::TcpCubic, Variant::TcpReno];
+
+    /// Directory and display name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::QuicCubic => "quic-cubic",
+            Variant::TcpCubic => "tcp-cubic",
+            Variant::TcpReno => "tcp-reno",
+        }
+    }
+
+    /// The `--set` overrides that turn a path file into this variant.
+    pub fn overrides(self) -> Vec<String> {
+        let (stack, cc) = match self {
+            Variant::QuicCubic => ("quic", "cubic"),
+            Variant::TcpCubic => ("tcp", "cubic"),
+            Variant::TcpReno => ("tcp", "newreno"),
+        };
+        vec![format!("flow.0.stack={stack}"), format!("flow.0.cc={cc}")]
+    }
+}
+
+/// Which engine a half runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EngineKind {
+    /// The simulator.
+    Sim,
+    /// The emulator.
+    Emu,
+}
+
+impl EngineKind {
+    /// Directory name under `--out`.
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::Sim => "sim",
+            EngineKind::Emu => "emu",
+        }
+    }
+}
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// Directory holding the path files (`scenarios/calibration`).
+    pub scenarios: PathBuf,
+    /// Repetitions per cell.
+    pub reps: u32,
+    /// The test suite's reduced table ([`QUICK_PATHS`], [`QUICK_SIZE`]).
+    pub quick: bool,
+    /// Only these paths (file stems); empty: every path of the table.
+    pub only: Vec<String>,
+}
+
+impl Plan {
+    /// The paths this plan runs, in table order.
+    pub fn paths(&self) -> Vec<(&'static str, &'static str)> {
+        PATHS
+            .iter()
+            .copied()
+            .filter(|(p, _)| !self.quick || QUICK_PATHS.contains(p))
+            .filter(|(p, _)| self.only.is_empty() || self.only.iter().any(|o| o == p))
+            .collect()
+    }
+
+    /// The scenario file of a path.
+    pub fn file(&self, path: &str) -> PathBuf {
+        self.scenarios.join(format!("{path}.toml"))
+    }
+
+    /// The `--set` overrides of a cell (variant, repetitions, the quick size).
+    pub fn overrides(&self, variant: Variant) -> Vec<String> {
+        let mut o = variant.overrides();
+        o.push(format!("run.reps={}", self.reps));
+        if self.quick {
+            o.push(format!("flow.0.size={QUICK_SIZE}"));
+        }
+        o
+    }
+
+    /// Loads one cell's scenario.
+    pub fn load(&self, path: &str, variant: Variant) -> Result<LoadedScenario, CalibrateError> {
+        Ok(scenario::load(
+            &self.file(path),
+            &self.overrides(variant),
+            &[],
+        )?)
+    }
+}
+
+/// Errors of the calibration.
+#[derive(Debug, thiserror::Error)]
+pub enum CalibrateError {
+    /// A path file does not load.
+    #[error(transparent)]
+    Scenario(#[from] ScenarioError),
+    /// The experiment runner failed (directory, manifest, store).
+    #[error("{dir}: {source}")]
+    Experiment {
+        /// The cell's results directory.
+        dir: PathBuf,
+        /// The cause.
+        source: ExperimentError,
+    },
+    /// Reading or writing a file.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The run was stopped (Ctrl-C); what finished is stored.
+    #[error("interrupted: completed runs are stored, run the same command again to resume")]
+    Interrupted,
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> CalibrateError + '_ {
+    move |source| CalibrateError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// The results directory of one cell of one engine.
+pub fn cell_dir(out: &Path, engine: EngineKind, path: &str, variant: Variant) -> PathBuf {
+    out.join(engine.name()).join(path).join(variant.name())
+}
+
+/// The machine's load over a cell of the emulator half (written as `load.json` in its directory).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Load {
+    /// Wall time of the cell, s.
+    pub wall_s: f64,
+    /// Fraction of CPU time not idle over the cell, all cores (`/proc/stat`).
+    pub cpu_busy: Option<f64>,
+    /// 1-minute load average at the start and end of the cell (`/proc/loadavg`).
+    pub loadavg_1m: [Option<f64>; 2],
+}
+
+/// Busy and total jiffies of all CPUs (`/proc/stat` first line).
+fn cpu_jiffies() -> Option<(u64, u64)> {
+    let text = std::fs::read_to_string("/proc/stat").ok()?;
+    let line = text.lines().next()?;
+    let v: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    // user nice system idle iowait irq softirq steal …: idle and iowait are not busy.
+    let total: u64 = v.iter().take(8).sum();
+    let idle = v.get(3).copied().unwrap_or(0) + v.get(4).copied().unwrap_or(0);
+    Some((total.saturating_sub(idle), total))
+}
+
+fn loadavg_1m() -> Option<f64> {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// Samples the machine's load between [`LoadMeter::start`] and [`LoadMeter::finish`].
+struct LoadMeter {
+    at: Instant,
+    cpu: Option<(u64, u64)>,
+    load: Option<f64>,
+}
+
+impl LoadMeter {
+    fn start() -> Self {
+        LoadMeter {
+            at: Instant::now(),
+            cpu: cpu_jiffies(),
+            load: loadavg_1m(),
+        }
+    }
+
+    fn finish(self) -> Load {
+        let busy = match (self.cpu, cpu_jiffies()) {
+            (Some((b0, t0)), Some((b1, t1))) if t1 > t0 => {
+                Some(b1.saturating_sub(b0) as f64 / (t1 - t0) as f64)
+            }
+            _ => None,
+        };
+        Load {
+            wall_s: self.at.elapsed().as_secs_f64(),
+            cpu_busy: busy,
+            loadavg_1m: [self.load, loadavg_1m()],
+        }
+    }
+}
+
+/// Where and when one invocation ran a half (`<out>/<engine>/meta.json` lists them all, oldest
+/// first: a half completed or partly re-run by later invocations keeps its history).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Meta {
+    /// The command line.
+    pub command: String,
+    /// Start, UTC (`YYYY-MM-DD HH:MM`).
+    pub date: String,
+    /// Wall time of this invocation, s.
+    pub wall_s: f64,
+    /// Kernel release (`/proc/sys/kernel/osrelease`).
+    pub kernel: String,
+    /// CPU model and number of CPUs.
+    pub machine: String,
+    /// Repetitions per cell.
+    pub reps: u32,
+    /// Whether this was the reduced `--quick` table.
+    pub quick: bool,
+}
+
+/// `YYYY-MM-DD HH:MM` UTC of a time.
+pub fn utc_text(t: SystemTime) -> String {
+    let secs = t.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs() as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}",
+        rem / 3600,
+        (rem % 3600) / 60
+    )
+}
+
+fn machine() -> (String, String) {
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default();
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let model = cpuinfo
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("model name")?
+                .split_once(':')
+                .map(|x| x.1.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
+    (kernel, format!("{model}, {cpus} CPUs"))
+}
+
+/// How one half ended.
+#[derive(Debug, Clone, Default)]
+pub struct HalfOutcome {
+    /// Runs of the half.
+    pub total: usize,
+    /// Runs that failed (id: message), retried on resume.
+    pub failures: Vec<String>,
+}
+
+/// Runs one engine's half of the plan into `<out>/<engine>/`, resuming what is stored. The
+/// emulator's cells also get a `load.json` (the machine's load while they ran).
+#[allow(clippy::too_many_arguments)]
+pub fn run_half(
+    plan: &Plan,
+    out: &Path,
+    kind: EngineKind,
+    engine: &dyn Engine,
+    executor: &dyn Executor,
+    stop: &Stop<'_>,
+    progress: &dyn Progress,
+    command: &str,
+) -> Result<HalfOutcome, CalibrateError> {
+    let started = Instant::now();
+    let date = utc_text(SystemTime::now());
+    let mut outcome = HalfOutcome::default();
+    for (path, _) in plan.paths() {
+        for variant in Variant::ALL {
+            let loaded = plan.load(path, variant)?;
+            let dir = cell_dir(out, kind, path, variant);
+            std::fs::create_dir_all(&dir).map_err(io(&dir))?;
+            let meter = LoadMeter::start();
+            let sweep = Sweep {
+                loaded: &loaded,
+                out: &dir,
+                resume: true,
+                series: false,
+            };
+            let result = experiment::run_sweep(&sweep, engine, executor, stop, progress).map_err(
+                |source| CalibrateError::Experiment {
+                    dir: dir.clone(),
+                    source,
+                },
+            )?;
+            match result {
+                SweepOutcome::Finished {
+                    total, failures, ..
+                } => {
+                    outcome.total += total;
+                    outcome.failures.extend(
+                        failures
+                            .into_iter()
+                            .map(|f| format!("{}/{}: {}", path, variant.name(), f.message)),
+                    );
+                }
+                SweepOutcome::Interrupted { .. } => return Err(CalibrateError::Interrupted),
+            }
+            if kind == EngineKind::Emu {
+                let load = meter.finish();
+                let file = dir.join("load.json");
+                let text = serde_json::to_string_pretty(&load).unwrap_or_default();
+                std::fs::write(&file, text).map_err(io(&file))?;
+            }
+        }
+    }
+    let (kernel, machine) = machine();
+    let meta = Meta {
+        command: command.to_string(),
+        date,
+        wall_s: started.elapsed().as_secs_f64(),
+        kernel,
+        machine,
+        reps: plan.reps,
+        quick: plan.quick,
+    };
+    let mut history = read_meta(out, kind);
+    history.push(meta);
+    let file = out.join(kind.name()).join("meta.json");
+    let text = serde_json::to_string_pretty(&history).unwrap_or_default();
+    std::fs::write(&file, text).map_err(io(&file))?;
+    Ok(outcome)
+}
+
+/// Median and 95% interval of one metric over a cell's runs.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Stat {
+    /// Runs with a value.
+    pub n: usize,
+    /// Median (None without values).
+    pub median: Option<f64>,
+    /// 95% interval of the median (None below 6 values).
+    pub ci95: Option<(f64, f64)>,
+}
+
+impl Stat {
+    fn of(mut values: Vec<f64>) -> Stat {
+        values.retain(|v| v.is_finite());
+        values.sort_by(f64::total_cmp);
+        let n = values.len();
+        let median = match n {
+            0 => None,
+            _ if n % 2 == 1 => Some(values[n / 2]),
+            _ => Some((values[n / 2 - 1] + values[n / 2]) / 2.0),
+        };
+        Stat {
+            n,
+            median,
+            ci95: median_ci95(&values),
+        }
+    }
+}
+
+/// One side (engine) of a cell, from its stored results.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Side {
+    /// Completed downloads' completion times, s.
+    pub completion_s: Stat,
+    /// Goodput, bit/s.
+    pub goodput_bps: Stat,
+    /// Runs stored (with or without a completion).
+    pub runs: usize,
+    /// The effective configuration of the first stored run (`flows[0].config`).
+    pub config: Option<Value>,
+    /// Largest 99th-percentile release lateness of the forwarder over the runs, µs (emulator).
+    pub late_p99_us: Option<u64>,
+    /// The machine's load over the cell (emulator).
+    pub load: Option<Load>,
+}
+
+/// One row of the table.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    /// Path file stem.
+    pub path: String,
+    /// Short label.
+    pub label: String,
+    /// Stack and controller.
+    pub variant: Variant,
+    /// Download size of the cell, bytes.
+    pub size: Option<u64>,
+    /// Simulator side (None when not run).
+    pub sim: Option<Side>,
+    /// Emulator side (None when not run).
+    pub emu: Option<Side>,
+    /// emu/sim ratio of median completion times.
+    pub completion_ratio: Option<f64>,
+    /// emu/sim ratio of median goodputs.
+    pub goodput_ratio: Option<f64>,
+}
+
+impl Row {
+    /// Outside ±[`TOLERANCE`] in either ratio (None: not comparable).
+    pub fn outside(&self) -> Option<bool> {
+        let off = |r: Option<f64>| r.map(|r| (r - 1.0).abs() > TOLERANCE);
+        match (off(self.completion_ratio), off(self.goodput_ratio)) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(false) || b.unwrap_or(false)),
+        }
+    }
+}
+
+fn read_side(dir: &Path) -> Result<Option<Side>, CalibrateError> {
+    let file = dir.join(report::store::RESULTS_FILE);
+    let text = match std::fs::read_to_string(&file) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io(&file)(e)),
+    };
+    let runs: Vec<Value> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    if runs.is_empty() {
+        return Ok(None);
+    }
+    let flow = |r: &Value, key: &str| {
+        r.pointer(&format!("/flows/0/{key}"))
+            .and_then(Value::as_f64)
+    };
+    let load = std::fs::read_to_string(dir.join("load.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok());
+    Ok(Some(Side {
+        completion_s: Stat::of(
+            runs.iter()
+                .filter_map(|r| flow(r, "completion_s"))
+                .collect(),
+        ),
+        goodput_bps: Stat::of(
+            runs.iter()
+                .filter(|r| flow(r, "completion_s").is_some())
+                .filter_map(|r| flow(r, "goodput_bps"))
+                .collect(),
+        ),
+        runs: runs.len(),
+        config: runs[0].pointer("/flows/0/config").cloned(),
+        late_p99_us: runs
+            .iter()
+            .filter_map(|r| {
+                r.pointer("/emu/release_late_p99_us")
+                    .and_then(Value::as_u64)
+            })
+            .max(),
+        load,
+    }))
+}
+
+fn ratio(emu: &Option<Side>, sim: &Option<Side>, pick: fn(&Side) -> &Stat) -> Option<f64> {
+    let e = pick(emu.as_ref()?).median?;
+    let s = pick(sim.as_ref()?).median?;
+    (s > 0.0).then(|| e / s)
+}
+
+/// The table from what is stored under `out` (either half may be missing).
+pub fn table(plan: &Plan, out: &Path) -> Result<Vec<Row>, CalibrateError> {
+    let mut rows = Vec::new();
+    for (path, label) in plan.paths() {
+        for variant in Variant::ALL {
+            let size = plan.load(path, variant).ok().and_then(|l| {
+                match l.points.first()?.scenario.flows.first()?.workload {
+                    scenario::model::Workload::Download { size, .. } => Some(size),
+                    _ => None,
+                }
+            });
+            let sim = read_side(&cell_dir(out, EngineKind::Sim, path, variant))?;
+            let emu = read_side(&cell_dir(out, EngineKind::Emu, path, variant))?;
+            rows.push(Row {
+                path: path.to_string(),
+                label: label.to_string(),
+                variant,
+                size,
+                completion_ratio: ratio(&emu, &sim, |s| &s.completion_s),
+                goodput_ratio: ratio(&emu, &sim, |s| &s.goodput_bps),
+                sim,
+                emu,
+            });
+        }
+    }
+    Ok(rows)
+}
+
+fn stat_text(s: Option<&Stat>, scale: f64, digits: usize) -> String {
+    let Some(s) = s else { return "–".into() };
+    match (s.median, s.ci95) {
+        (Some(m), Some((lo, hi))) => format!(
+            "{:.d$} [{:.d$}, {:.d$}]",
+            m / scale,
+            lo / scale,
+            hi / scale,
+            d = digits
+        ),
+        (Some(m), None) => format!("{:.d$} (n={})", m / scale, s.n, d = digits),
+        _ => "–".into(),
+    }
+}
+
+fn ratio_text(r: Option<f64>) -> String {
+    r.map_or("–".into(), |r| format!("{r:.2}"))
+}
+
+fn size_text(b: Option<u64>) -> String {
+    match b {
+        Some(b) if b >= 1_000_000 => format!("{} MB", b as f64 / 1e6),
+        Some(b) => format!("{} KB", b as f64 / 1e3),
+        None => "–".into(),
+    }
+}
+
+/// The table as fixed-width text (what `quiclab calibrate` prints).
+pub fn render_text(rows: &[Row]) -> String {
+    let mut t = String::new();
+    let _ = writeln!(
+        t,
+        "{:<28} {:<10} {:>7}  {:<24} {:<24} {:>5}  {:<22} {:<22} {:>5}  flag",
+        "path",
+        "variant",
+        "size",
+        "sim completion s",
+        "emu completion s",
+        "ratio",
+        "sim goodput Mbit/s",
+        "emu goodput Mbit/s",
+        "ratio"
+    );
+    for r in rows {
+        let flag = match r.outside() {
+            Some(true) => "OUTSIDE ±10%",
+            Some(false) => "ok",
+            None => "–",
+        };
+        let _ = writeln!(
+            t,
+            "{:<28} {:<10} {:>7}  {:<24} {:<24} {:>5}  {:<22} {:<22} {:>5}  {flag}",
+            r.label,
+            r.variant.name(),
+            size_text(r.size),
+            stat_text(r.sim.as_ref().map(|s| &s.completion_s), 1.0, 2),
+            stat_text(r.emu.as_ref().map(|s| &s.completion_s), 1.0, 2),
+            ratio_text(r.completion_ratio),
+            stat_text(r.sim.as_ref().map(|s| &s.goodput_bps), 1e6, 2),
+            stat_text(r.emu.as_ref().map(|s| &s.goodput_bps), 1e6, 2),
+            ratio_text(r.goodput_ratio),
+        );
+    }
+    t
+}
+
+/// The invocations recorded for a half (a single object is one invocation).
+fn read_meta(out: &Path, kind: EngineKind) -> Vec<Meta> {
+    let Ok(text) = std::fs::read_to_string(out.join(kind.name()).join("meta.json")) else {
+        return Vec::new();
+    };
+    serde_json::from_str::<Vec<Meta>>(&text)
+        .or_else(|_| serde_json::from_str::<Meta>(&text).map(|m| vec![m]))
+        .unwrap_or_default()
+}
+
+fn config_text(c: Option<&Value>) -> String {
+    let Some(Value::Object(m)) = c else {
+        return "–".into();
+    };
+    m.iter()
+        .map(|(k, v)| match v {
+            Value::Array(a) => format!(
+                "{k}={}",
+                a.iter()
+                    .map(|x| x.to_string())
+                    .collect::<Vec<_>>()
+                    .join("/")
+            ),
+            Value::String(s) => format!("{k}={s}"),
+            other => format!("{k}={other}"),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `docs/calibration.md` from the stored results under `out`; `notes` (hand-written findings,
+/// e.g. the mechanisms measured behind cells outside ±10%) is appended under "Findings".
+pub fn render_markdown(plan: &Plan, rows: &[Row], out: &Path, notes: Option<&str>) -> String {
+    let mut d = String::new();
+    let _ = writeln!(d, "# Calibration: simulator against emulator\n");
+    let _ = writeln!(
+        d,
+        "Generated by `quiclab calibrate` from the results stored in its `--out` directory; do not edit by hand.\n\
+         Each path is a scenario file in `scenarios/calibration/` (run one cell by hand with \
+         `quiclab sim|emu scenarios/calibration/<path>.toml --set flow.0.stack=<quic|tcp> --set flow.0.cc=<cubic|newreno>`), \
+         run with QUIC (quiclab's CUBIC with HyStart++, the same `cc` code in both engines), TCP with CUBIC and TCP with Reno \
+         (the model's in the simulator, the kernel's in the emulator, configured from the same TCP knobs: `tcp_rmem`/`tcp_wmem`, \
+         route `initcwnd`/`rto_min`, `tcp_sack`, `tcp_timestamps`).\n"
+    );
+    for kind in [EngineKind::Sim, EngineKind::Emu] {
+        let history = read_meta(out, kind);
+        if history.is_empty() {
+            let _ = writeln!(d, "- **{}**: not run.", kind.name());
+        }
+        for m in history {
+            let _ = writeln!(
+                d,
+                "- **{}**: `{}` — {} UTC, {:.0} s, {} repetitions per cell{}; kernel {}; {}.",
+                kind.name(),
+                m.command,
+                m.date,
+                m.wall_s,
+                m.reps,
+                if m.quick { " (quick table)" } else { "" },
+                m.kernel,
+                m.machine
+            );
+        }
+    }
+    let _ = writeln!(
+        d,
+        "\nMedians with distribution-free 95% intervals (none below 6 values); the ratio is emu/sim of the medians; \
+         a cell is flagged when a ratio is outside 1 ± {TOLERANCE}. Completion is first packet to last byte of the download; \
+         goodput its size over that time. The download size of each path (column *size*) is chosen so that the emulator half \
+         takes at most 35 minutes at 10 repetitions; a size is part of the path's scenario file.\n"
+    );
+    let _ = writeln!(
+        d,
+        "| path | variant | size | sim completion s | emu completion s | ratio | sim goodput Mbit/s | emu goodput Mbit/s | ratio | |"
+    );
+    let _ = writeln!(d, "|---|---|---|---|---|---|---|---|---|---|");
+    for r in rows {
+        let flag = match r.outside() {
+            Some(true) => "**outside ±10%**",
+            Some(false) => "ok",
+            None => "–",
+        };
+        let _ = writeln!(
+            d,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {flag} |",
+            r.label,
+            r.variant.name(),
+            size_text(r.size),
+            stat_text(r.sim.as_ref().map(|s| &s.completion_s), 1.0, 2),
+            stat_text(r.emu.as_ref().map(|s| &s.completion_s), 1.0, 2),
+            ratio_text(r.completion_ratio),
+            stat_text(r.sim.as_ref().map(|s| &s.goodput_bps), 1e6, 2),
+            stat_text(r.emu.as_ref().map(|s| &s.goodput_bps), 1e6, 2),
+            ratio_text(r.goodput_ratio),
+        );
+    }
+    let outside: Vec<String> = rows
+        .iter()
+        .filter(|r| r.outside() == Some(true))
+        .map(|r| format!("{} / {}", r.label, r.variant.name()))
+        .collect();
+    let _ = writeln!(
+        d,
+        "\n**Outside ±10%:** {}.\n",
+        if outside.is_empty() {
+            "none".to_string()
+        } else {
+            outside.join("; ")
+        }
+    );
+    if let Some(n) = notes {
+        let _ = writeln!(d, "## Findings\n\n{}\n", n.trim());
+    }
+    let _ = writeln!(d, "## The machine during the emulator half\n");
+    let _ = writeln!(
+        d,
+        "CPU busy is the fraction of all CPUs' time not idle over the cell (`/proc/stat`), load the 1-minute load average at the cell's start and end; \
+         lateness is the largest 99th percentile, over the cell's runs, of how late the forwarder released packets against their schedule.\n"
+    );
+    let _ = writeln!(
+        d,
+        "| path | variant | runs | wall s | CPU busy | load avg | release lateness p99 µs |"
+    );
+    let _ = writeln!(d, "|---|---|---|---|---|---|---|");
+    for r in rows {
+        let Some(e) = &r.emu else { continue };
+        let l = e.load.clone().unwrap_or_default();
+        let f = |v: Option<f64>| v.map_or("–".into(), |v| format!("{v:.2}"));
+        let _ = writeln!(
+            d,
+            "| {} | {} | {} | {:.0} | {} | {} → {} | {} |",
+            r.label,
+            r.variant.name(),
+            e.runs,
+            l.wall_s,
+            l.cpu_busy
+                .map_or("–".into(), |b| format!("{:.0}%", b * 100.0)),
+            f(l.loadavg_1m[0]),
+            f(l.loadavg_1m[1]),
+            e.late_p99_us.map_or("–".into(), |v| v.to_string()),
+        );
+    }
+    let _ = writeln!(d, "\n## Effective configuration\n");
+    let _ = writeln!(
+        d,
+        "What each engine recorded in `flows[0].config` of its first run: the simulator from its knobs, the emulator as read back \
+         from the kernel (sysctls, routes, `TCP_INFO`).\n"
+    );
+    let _ = writeln!(d, "| variant | sim | emu |");
+    let _ = writeln!(d, "|---|---|---|");
+    if let Some((first, _)) = plan.paths().first() {
+        for r in rows.iter().filter(|r| r.path == *first) {
+            let _ = writeln!(
+                d,
+                "| {} | {} | {} |",
+                r.variant.name(),
+                config_text(r.sim.as_ref().and_then(|s| s.config.as_ref())),
+                config_text(r.emu.as_ref().and_then(|s| s.config.as_ref())),
+            );
+        }
+    }
+    let _ = writeln!(
+        d,
+        "\n## Re-running one half\n\n\
+         Every cell is a resumable results directory `<out>/<sim|emu>/<path>/<variant>/`. After a model change, re-run only the \
+         simulator half into a fresh `sim` directory and render again (the emulator's stored results are reused):\n\n\
+         ```sh\nrm -rf <out>/sim\nquiclab calibrate --engine sim --out <out> --markdown docs/calibration.md\n```\n\n\
+         The emulator configures kernel TCP from the same knobs, so when the knobs' defaults change the emulator half must \
+         be re-run too (`rm -rf <out>/emu`, `--engine emu`): the configuration table above shows any difference.\n"
+    );
+    d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn utc_dates_are_civil_dates() {
+        assert_eq!(utc_text(UNIX_EPOCH), "1970-01-01 00:00");
+        let t = UNIX_EPOCH + Duration::from_secs(1_798_761_600 + 3_600 * 13 + 60 * 7);
+        assert_eq!(utc_text(t), "2027-01-01 13:07");
+        let leap = UNIX_EPOCH + Duration::from_secs(951_782_400); // 2000-02-29
+        assert_eq!(utc_text(leap), "2000-02-29 00:00");
+    }
+
+    #[test]
+    fn medians_of_even_counts_average_the_middle_pair() {
+        let s = Stat::of(vec![4.0, 1.0, 3.0, 2.0]);
+        assert_eq!(s.median, Some(2.5));
+        assert_eq!(s.ci95, None);
+        let s = Stat::of((1..=10).map(f64::from).collect());
+        assert_eq!(s.median, Some(5.5));
+        assert!(s.ci95.is_some());
+    }
+
+    #[test]
+    fn a_cell_is_flagged_by_either_ratio() {
+        let row = |c: Option<f64>, g: Option<f64>| Row {
+            path: "p".into(),
+            label: "p".into(),
+            variant: Variant::TcpCubic,
+            size: None,
+            sim: None,
+            emu: None,
+            completion_ratio: c,
+            goodput_ratio: g,
+        };
+        assert_eq!(row(Some(1.05), Some(0.95)).outside(), Some(false));
+        assert_eq!(row(Some(1.15), Some(0.95)).outside(), Some(true));
+        assert_eq!(row(Some(1.0), Some(0.85)).outside(), Some(true));
+        assert_eq!(row(None, None).outside(), None);
+    }
+}
