@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 
-use cc::config::{CcConfig, CommonCcConfig, RenoCounting};
+use cc::config::{CcConfig, CommonCcConfig, CubicProfile, RenoCounting};
 use quinn::{MtuDiscoveryConfig, TransportConfig, VarInt};
 use transport::cc_adapter::{CcChoice, CcProbe, Factory};
 use transport::qlog::{QlogErrors, QlogFile};
@@ -54,8 +54,10 @@ fn ours(name: &str) -> Option<CcChoice> {
             counting: RenoCounting::Approximate,
             common: common(0.5),
         },
+        // QUIC's default profile, as the scenario's (quinn, the reference, follows the RFC).
         "cubic" => CcConfig::Cubic {
             hystart: true,
+            profile: CubicProfile::Rfc9438,
             common: common(0.7),
         },
         _ => return None,
@@ -98,18 +100,7 @@ impl FromStr for QuicCc {
 impl QuicCc {
     /// The controller's scenario name (`cubic`, `quinn-cubic`, …).
     pub fn name(self) -> &'static str {
-        match self.0 {
-            CcChoice::Ours(CcConfig::None) => "none",
-            CcChoice::Ours(CcConfig::NewReno {
-                counting: RenoCounting::Exact,
-                ..
-            }) => "newreno",
-            CcChoice::Ours(CcConfig::NewReno { .. }) => "newreno-approx",
-            CcChoice::Ours(CcConfig::Cubic { .. }) => "cubic",
-            CcChoice::QuinnNewReno => "quinn-newreno",
-            CcChoice::QuinnCubic => "quinn-cubic",
-            CcChoice::QuinnBbr => "quinn-bbr",
-        }
+        transport::linux_config::cc_name(&self.0)
     }
 
     /// The argument of `--quic-cc` that selects exactly this controller and its knobs.

@@ -297,6 +297,7 @@ mod tests {
     fn cubic() -> CcChoice {
         CcChoice::Ours(CcConfig::Cubic {
             hystart: true,
+            profile: cc::config::CubicProfile::Rfc9438,
             common: CommonCcConfig {
                 initial_window_packets: 10,
                 loss_reduction_factor: 0.7,

@@ -17,14 +17,15 @@ pub const BUFFER_MIN: u64 = 4096;
 /// `tcp_wmem[1]`: Linux's default initial send buffer (16 KiB); autotuning grows it.
 pub const WMEM_DEFAULT: u64 = 16_384;
 
-/// `net.ipv4.tcp_rmem` for the knobs: the maximum is `receive_window_max` (autotuning's cap);
-/// the default (the buffer a connection starts with) is twice `initial_receive_window`, rounded
-/// up to a page, because Linux starts with half of its receive buffer as window (65 535 →
-/// 131 072, Linux's default).
+/// `net.ipv4.tcp_rmem` for the knobs. The model's knobs are windows; Linux's triple is buffer
+/// space, of which it advertises half as window (`tcp_adv_win_scale = 1`; newer kernels measure
+/// the ratio, near one half for full-sized segments). So the maximum is twice
+/// `receive_window_max` (3 MiB → 6 MiB, Linux's default) and the default twice
+/// `initial_receive_window`, rounded up to a page (65 535 → 131 072, Linux's default).
 pub fn tcp_rmem(t: &TcpKnobs) -> [u64; 3] {
-    let max = t.receive_window_max.max(BUFFER_MIN);
-    let default = (t.initial_receive_window.saturating_mul(2)).div_ceil(BUFFER_MIN) * BUFFER_MIN;
-    [BUFFER_MIN, default.clamp(BUFFER_MIN, max), max]
+    let page = |v: u64| v.saturating_mul(2).div_ceil(BUFFER_MIN) * BUFFER_MIN;
+    let max = page(t.receive_window_max).max(BUFFER_MIN);
+    [BUFFER_MIN, page(t.initial_receive_window).clamp(BUFFER_MIN, max), max]
 }
 
 /// `net.ipv4.tcp_wmem` for the knobs: the maximum is `send_buffer`; the default Linux's 16 KiB.
@@ -38,7 +39,8 @@ pub fn cc_name(cc: &CcChoice) -> &'static str {
     match cc {
         CcChoice::Ours(CcConfig::None) => "none",
         CcChoice::Ours(CcConfig::NewReno { counting, .. }) => match counting {
-            cc::config::RenoCounting::Exact => "newreno",
+            // `reno_profile` tells Linux's counting from RFC 9002's; both are `newreno`.
+            cc::config::RenoCounting::Exact | cc::config::RenoCounting::Linux => "newreno",
             cc::config::RenoCounting::Approximate => "newreno-approx",
         },
         CcChoice::Ours(CcConfig::Cubic { .. }) => "cubic",
@@ -102,12 +104,7 @@ mod tests {
 
     #[test]
     fn linux_defaults_map_to_linux_sysctls() {
-        let t = TcpKnobs {
-            receive_window_max: 6_291_456,
-            initial_receive_window: 65_535,
-            send_buffer: 4_194_304,
-            ..TcpKnobs::default()
-        };
+        let t = TcpKnobs::default();
         assert_eq!(tcp_rmem(&t), [4096, 131_072, 6_291_456]);
         assert_eq!(tcp_wmem(&t), [4096, 16_384, 4_194_304]);
         let small = TcpKnobs {
@@ -116,7 +113,7 @@ mod tests {
             send_buffer: 8_000,
             ..TcpKnobs::default()
         };
-        assert_eq!(tcp_rmem(&small), [4096, 50_000, 50_000]);
+        assert_eq!(tcp_rmem(&small), [4096, 102_400, 102_400]);
         assert_eq!(tcp_wmem(&small), [4096, 8_000, 8_000]);
     }
 
