@@ -87,7 +87,7 @@ fn every_key_the_page_names_exists() {
 /// Integer bounds the resolver applies (not in the registry): key, a scenario with `{}` where
 /// the value goes, the smallest and largest accepted value.
 const RESOLVER_BOUNDS: &[(&str, &str, u64, u64)] = &[
-    ("run.reps", "[run]\nreps = {}\n", 1, 1_000_000),
+    ("run.reps", "[run]\nreps = {}\n", 1, 200_000),
     ("flow.count", "[[flow]]\ncount = {}\n", 1, 10_000),
     (
         "flow.streams",

@@ -25,7 +25,11 @@ pub const WMEM_DEFAULT: u64 = 16_384;
 pub fn tcp_rmem(t: &TcpKnobs) -> [u64; 3] {
     let page = |v: u64| v.saturating_mul(2).div_ceil(BUFFER_MIN) * BUFFER_MIN;
     let max = page(t.receive_window_max).max(BUFFER_MIN);
-    [BUFFER_MIN, page(t.initial_receive_window).clamp(BUFFER_MIN, max), max]
+    [
+        BUFFER_MIN,
+        page(t.initial_receive_window).clamp(BUFFER_MIN, max),
+        max,
+    ]
 }
 
 /// `net.ipv4.tcp_wmem` for the knobs: the maximum is `send_buffer`; the default Linux's 16 KiB.

@@ -76,7 +76,8 @@ pub(crate) fn run(
             "run.measure_until must be after run.measure_from",
         ));
     }
-    let reps = r.uint_in("reps", 1, 1_000_000)?.unwrap_or(1);
+    // A sweep holds at most MAX_RUNS runs, so more repetitions than that can never run.
+    let reps = r.uint_in("reps", 1, crate::sweep::MAX_RUNS)?.unwrap_or(1);
     // The name becomes the default results directory `results/<name>/`.
     let name = match r.string("name")? {
         Some(name) => {
