@@ -13,7 +13,7 @@
 use std::net::Ipv4Addr;
 use std::time::Duration;
 
-use cc::config::CcConfig;
+use cc::config::{CcConfig, CubicProfile, RenoCounting};
 use netem::config::{LinkConfig, RateProfile};
 use scenario::model::{CcChoice, FlowSpec, Scenario, Stack, TlsMode, Workload};
 use serde::Serialize;
@@ -80,9 +80,10 @@ fn check_flow(f: &FlowSpec, warnings: &mut Vec<String>) -> Result<(), EmuError> 
         }
         Stack::Tcp => check_tcp(f, warnings)?,
     }
-    if let (Stack::Tcp, CcChoice::Ours(CcConfig::Cubic { hystart, .. })) = (f.stack, f.cc) {
+    // The kernel's CUBIC keeps HyStart on unless the host-wide module parameter says otherwise.
+    if let (Stack::Tcp, CcChoice::Ours(CcConfig::Cubic { hystart: false, .. })) = (f.stack, f.cc) {
         warnings.push(format!(
-            "flow {}: flow.hystart={hystart} is approximated: the kernel's CUBIC uses its own HyStart (not HyStart++)",
+            "flow {}: flow.hystart=false is not applied: the kernel's CUBIC keeps HyStart (a host-wide module parameter, not a per-flow setting)",
             f.name
         ));
     }
@@ -190,8 +191,33 @@ pub fn cc_name(f: &FlowSpec) -> Result<&'static str, EmuError> {
                 "`none` exists only in the simulator",
             ))
         }
-        (Stack::Tcp, CcChoice::Ours(CcConfig::NewReno { .. })) => "reno",
-        (Stack::Tcp, CcChoice::Ours(CcConfig::Cubic { .. })) => "cubic",
+        // The kernel runs Linux's variants only: the RFC profiles exist in the simulator.
+        (
+            Stack::Tcp,
+            CcChoice::Ours(CcConfig::NewReno {
+                counting: RenoCounting::Linux,
+                ..
+            }),
+        ) => "reno",
+        (Stack::Tcp, CcChoice::Ours(CcConfig::NewReno { .. })) => {
+            return Err(unsupported(
+                "flow.reno_profile",
+                "kernel TCP runs Linux's Reno (reno_profile = \"linux\") only",
+            ))
+        }
+        (
+            Stack::Tcp,
+            CcChoice::Ours(CcConfig::Cubic {
+                profile: CubicProfile::Linux,
+                ..
+            }),
+        ) => "cubic",
+        (Stack::Tcp, CcChoice::Ours(CcConfig::Cubic { .. })) => {
+            return Err(unsupported(
+                "flow.cubic_profile",
+                "kernel TCP runs Linux's CUBIC (cubic_profile = \"linux\") only",
+            ))
+        }
         (Stack::Tcp, _) => {
             return Err(unsupported(
                 "flow.cc",
@@ -385,7 +411,13 @@ mod tests {
             streams: 2,
             connections: 1,
         };
-        let mut f = builder::flow("f", w, 1500, builder::cubic_hystart());
+        // Each stack's default CUBIC: RFC 9438 for QUIC (our code in both engines), Linux's for
+        // TCP (the kernel's).
+        let cc = match stack {
+            Stack::Quic => builder::cubic_hystart(),
+            Stack::Tcp => builder::linux_cubic(),
+        };
+        let mut f = builder::flow("f", w, 1500, cc);
         f.stack = stack;
         f
     }
@@ -428,6 +460,7 @@ mod tests {
         f.tcp.timestamps = false;
         f.tcp.delayed_ack = false;
         f.tcp.min_rto = Duration::from_millis(50);
+        // A 6 MiB window needs 12 MiB of buffer: Linux advertises half of it.
         f.tcp.receive_window_max = 6_291_456;
         f.tcp.send_buffer = 1 << 20;
         let s = builder::scenario(
@@ -446,7 +479,7 @@ mod tests {
         };
         assert_eq!(
             get("net.ipv4.tcp_rmem").as_deref(),
-            Some("4096 131072 6291456")
+            Some("4096 131072 12582912")
         );
         assert_eq!(
             get("net.ipv4.tcp_wmem").as_deref(),
@@ -461,7 +494,10 @@ mod tests {
     #[test]
     fn quic_runs_our_controllers_with_their_knobs() {
         let mut f = download(Stack::Quic);
-        if let CcChoice::Ours(CcConfig::Cubic { common, hystart }) = &mut f.cc {
+        if let CcChoice::Ours(CcConfig::Cubic {
+            common, hystart, ..
+        }) = &mut f.cc
+        {
             common.initial_window_packets = 32;
             *hystart = false;
         }
@@ -485,7 +521,7 @@ mod tests {
     #[test]
     fn tcp_newreno_is_reno_over_http2() {
         let mut f = download(Stack::Tcp);
-        f.cc = builder::newreno_exact();
+        f.cc = builder::linux_reno();
         assert_eq!(cc_name(&f).expect("supported"), "reno");
         assert_eq!(http_version(&f), "2");
     }
@@ -505,13 +541,24 @@ mod tests {
         let e = check_supported(&s).expect_err("a model knob").to_string();
         assert!(e.contains("flow.initial_rto"), "{e}");
         let mut f = download(Stack::Tcp);
-        f.cc = builder::newreno_exact();
+        f.cc = builder::linux_reno();
         if let CcChoice::Ours(CcConfig::NewReno { common, .. }) = &mut f.cc {
             common.loss_reduction_factor = 0.8;
         }
         let s = builder::scenario("s", LinkConfig::ideal(), vec![f], Duration::from_secs(1));
         let e = check_supported(&s).expect_err("kernel β").to_string();
         assert!(e.contains("flow.loss_reduction"), "{e}");
+        // The kernel has Linux's CUBIC and Reno only; the RFC profiles are the simulator's.
+        for (cc, key) in [
+            (builder::cubic_hystart(), "flow.cubic_profile"),
+            (builder::newreno_exact(), "flow.reno_profile"),
+        ] {
+            let mut f = download(Stack::Tcp);
+            f.cc = cc;
+            let s = builder::scenario("s", LinkConfig::ideal(), vec![f], Duration::from_secs(1));
+            let e = check_supported(&s).expect_err("an RFC profile").to_string();
+            assert!(e.contains(key), "{e}");
+        }
         let mut f = download(Stack::Quic);
         f.quic.ack_ratio = Some(4);
         let s = builder::scenario("s", LinkConfig::ideal(), vec![f], Duration::from_secs(1));

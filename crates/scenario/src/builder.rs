@@ -51,6 +51,32 @@ pub fn cubic_hystart() -> CcChoice {
     })
 }
 
+/// CUBIC as Linux's `tcp_cubic.c` with Linux's HyStart, IW 10 (TCP's default; what kernel TCP
+/// runs in the emulator).
+pub fn linux_cubic() -> CcChoice {
+    CcChoice::Ours(CcConfig::Cubic {
+        hystart: true,
+        profile: cc::config::CubicProfile::Linux,
+        common: CommonCcConfig {
+            initial_window_packets: 10,
+            loss_reduction_factor: 0.7,
+            minimum_window_packets: 2,
+        },
+    })
+}
+
+/// Reno as Linux's `tcp_reno_cong_avoid`, IW 10 (TCP's `newreno` default).
+pub fn linux_reno() -> CcChoice {
+    CcChoice::Ours(CcConfig::NewReno {
+        counting: RenoCounting::Linux,
+        common: CommonCcConfig {
+            initial_window_packets: 10,
+            loss_reduction_factor: 0.5,
+            minimum_window_packets: 2,
+        },
+    })
+}
+
 /// A saturated QUIC sender on the client (seed 001's traffic generator → discard server).
 pub fn bulk_flow(name: &str, mtu: u16, cc: CcChoice) -> FlowSpec {
     FlowSpec {
