@@ -65,10 +65,11 @@ fn lock_dir() -> Result<(), EmuError> {
         .map_err(|e| EmuError::io(format!("unsafe or unusable lock directory {LOCK_DIR}"), e))
 }
 
-/// Tries an exclusive non-blocking flock; `Ok(false)` if another holder has it.
-fn try_flock(file: &File) -> Result<bool, EmuError> {
+/// Tries a non-blocking flock (`libc::LOCK_EX` or `LOCK_SH`); `Ok(false)` if a conflicting holder
+/// has it.
+fn try_flock(file: &File, mode: libc::c_int) -> Result<bool, EmuError> {
     // SAFETY: flock on a valid fd.
-    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    let rc = unsafe { libc::flock(file.as_raw_fd(), mode | libc::LOCK_NB) };
     if rc == 0 {
         return Ok(true);
     }
@@ -90,7 +91,7 @@ impl RunLock {
         let path = lock_path(run_id);
         let mut file = fsutil::open_regular(&path, true)
             .map_err(|e| EmuError::io(format!("cannot open {}", path.display()), e))?;
-        if !try_flock(&file)? {
+        if !try_flock(&file, libc::LOCK_EX)? {
             return Err(EmuError::Unsupported(format!(
                 "run id {run_id} is already in use by a live run"
             )));
@@ -180,8 +181,10 @@ pub fn owner(run_id: &str) -> Result<Owner, EmuError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Owner::Unknown),
         Err(e) => return Err(EmuError::io(format!("cannot open {}", path.display()), e)),
     };
-    // Taking the lock proves nobody else holds it; it is released when `file` closes.
-    Ok(if try_flock(&file)? {
+    // A shared lock is granted unless the run holds its exclusive one, so two cleanups probing
+    // the same file at once both see a dead run (an exclusive probe would make each see the
+    // other as the live owner). It is released when `file` closes.
+    Ok(if try_flock(&file, libc::LOCK_SH)? {
         Owner::Dead
     } else {
         Owner::Live
