@@ -576,6 +576,22 @@ fn size_text(b: Option<u64>) -> String {
     }
 }
 
+/// One row's cells, in the order of both renderings: path, variant, size, sim and emu completion,
+/// their ratio, sim and emu goodput, their ratio.
+fn cells(r: &Row) -> [String; 9] {
+    [
+        r.label.clone(),
+        r.variant.name().to_string(),
+        size_text(r.size),
+        stat_text(r.sim.as_ref().map(|s| &s.completion_s), 1.0, 2),
+        stat_text(r.emu.as_ref().map(|s| &s.completion_s), 1.0, 2),
+        ratio_text(r.completion_ratio),
+        stat_text(r.sim.as_ref().map(|s| &s.goodput_bps), 1e6, 2),
+        stat_text(r.emu.as_ref().map(|s| &s.goodput_bps), 1e6, 2),
+        ratio_text(r.goodput_ratio),
+    ]
+}
+
 /// The table as fixed-width text (what `quiclab calibrate` prints).
 pub fn render_text(rows: &[Row]) -> String {
     let mut t = String::new();
@@ -593,6 +609,7 @@ pub fn render_text(rows: &[Row]) -> String {
         "ratio"
     );
     for r in rows {
+        let c = cells(r);
         let flag = match r.outside() {
             Some(true) => "OUTSIDE ±10%",
             Some(false) => "ok",
@@ -601,15 +618,7 @@ pub fn render_text(rows: &[Row]) -> String {
         let _ = writeln!(
             t,
             "{:<28} {:<10} {:>7}  {:<24} {:<24} {:>5}  {:<22} {:<22} {:>5}  {flag}",
-            r.label,
-            r.variant.name(),
-            size_text(r.size),
-            stat_text(r.sim.as_ref().map(|s| &s.completion_s), 1.0, 2),
-            stat_text(r.emu.as_ref().map(|s| &s.completion_s), 1.0, 2),
-            ratio_text(r.completion_ratio),
-            stat_text(r.sim.as_ref().map(|s| &s.goodput_bps), 1e6, 2),
-            stat_text(r.emu.as_ref().map(|s| &s.goodput_bps), 1e6, 2),
-            ratio_text(r.goodput_ratio),
+            c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8],
         );
     }
     t
@@ -697,19 +706,7 @@ pub fn render_markdown(plan: &Plan, rows: &[Row], out: &Path, notes: Option<&str
             Some(false) => "ok",
             None => "–",
         };
-        let _ = writeln!(
-            d,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {flag} |",
-            r.label,
-            r.variant.name(),
-            size_text(r.size),
-            stat_text(r.sim.as_ref().map(|s| &s.completion_s), 1.0, 2),
-            stat_text(r.emu.as_ref().map(|s| &s.completion_s), 1.0, 2),
-            ratio_text(r.completion_ratio),
-            stat_text(r.sim.as_ref().map(|s| &s.goodput_bps), 1e6, 2),
-            stat_text(r.emu.as_ref().map(|s| &s.goodput_bps), 1e6, 2),
-            ratio_text(r.goodput_ratio),
-        );
+        let _ = writeln!(d, "| {} | {flag} |", cells(r).join(" | "));
     }
     let outside: Vec<String> = rows
         .iter()
