@@ -47,7 +47,8 @@ pub struct InteropArgs {
     /// Print the matrix as JSON instead of a table.
     #[arg(long)]
     pub json: bool,
-    /// Keep server and client logs here, one directory per pair (default: a new temp dir).
+    /// Keep server and client logs here, one directory per pair (default: a new private directory
+    /// in $TMPDIR, mode 0700, printed on stderr).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Run both ends on this host over 127.0.0.1 (no namespaces, no link emulation).
@@ -81,8 +82,10 @@ pub fn run(args: &InteropArgs) -> anyhow::Result<Exit> {
     }
     let servers = interop::select(&all, &args.servers, |p| p.spec.server.is_some())?;
     let clients = interop::select(&all, &args.clients, |p| p.spec.client.is_some())?;
-    std::fs::create_dir_all(&cfg.out_dir)
-        .with_context(|| format!("creating {}", cfg.out_dir.display()))?;
+    let cfg = MatrixConfig {
+        out_dir: out_dir(args)?,
+        ..cfg
+    };
 
     let mut progress = |what: &str| {
         eprintln!("interop: {what}");
@@ -142,27 +145,44 @@ fn matrix_config(args: &InteropArgs, peers_dir: &Path) -> anyhow::Result<MatrixC
     }
     let certs_dir = locate(args.certs.as_deref(), "certs")?;
     let certs = Certs::from_dir(&certs_dir).context("reading the test PKI")?;
-    let out_dir = match &args.out {
-        Some(d) => d.clone(),
-        None => std::env::temp_dir().join(format!("quiclab-interop-{}", std::process::id())),
-    };
-    let out_dir = if out_dir.is_absolute() {
-        out_dir
-    } else {
-        std::env::current_dir()?.join(out_dir)
-    };
     Ok(MatrixConfig {
         size,
         repetitions: args.repetitions,
         timeout,
         ready_timeout: Duration::from_secs(15),
-        out_dir,
+        // Set by `run` once the peers are selected (see `out_dir`): `--list` creates nothing.
+        out_dir: PathBuf::new(),
         certs,
         peers_dir: peers_dir.to_owned(),
         peers_home: interop::peers_home(),
         quiclab: std::env::current_exe().context("locating the quiclab binary")?,
         base_port: args.base_port,
     })
+}
+
+/// Creates the log directory: `--out` (made absolute, created if missing), else a fresh private
+/// directory kept for the user. This command runs as root, so the default is never a predictable
+/// name in the shared temp dir: `$TMPDIR/quiclab-interop-<random>`, created atomically with mode
+/// 0700 (an existing path is never reused).
+fn out_dir(args: &InteropArgs) -> anyhow::Result<PathBuf> {
+    match &args.out {
+        Some(d) => {
+            let d = if d.is_absolute() {
+                d.clone()
+            } else {
+                std::env::current_dir()?.join(d)
+            };
+            std::fs::create_dir_all(&d).with_context(|| format!("creating {}", d.display()))?;
+            Ok(d)
+        }
+        None => {
+            let d = fsutil::PrivateDir::new("quiclab-interop-")
+                .context("creating a private log directory")?
+                .keep();
+            eprintln!("interop: logs in {}", d.display());
+            Ok(d)
+        }
+    }
 }
 
 /// The same link in both directions, from --rate, --delay, --loss and --queue.

@@ -16,22 +16,17 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// A fresh output directory, removed when dropped (even when the test fails).
-struct TempDir(PathBuf);
+/// A fresh private output directory (random name, mode 0700), removed when dropped (even when
+/// the test fails).
+struct TempDir(fsutil::PrivateDir);
 
 impl TempDir {
     fn new(tag: &str) -> TempDir {
-        let p =
-            std::env::temp_dir().join(format!("quiclab-interop-test-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        TempDir(p)
+        TempDir(fsutil::PrivateDir::new(&format!("quiclab-interop-test-{tag}-")).unwrap())
     }
-}
 
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+    fn path(&self) -> &Path {
+        self.0.path()
     }
 }
 
@@ -128,10 +123,10 @@ fn list_shows_every_repository_peer() {
 fn bad_peer_file_is_reported_with_its_position() {
     let dir = TempDir::new("bad");
     let bad = "name = \"broken\"\n[client]\nprotocols = [\"h3\"]\ncommand = [\"x\", \"{urll}\"]\nbytes = { json = \"bytes\" }\n";
-    std::fs::write(dir.0.join("broken.toml"), bad).unwrap();
+    std::fs::write(dir.path().join("broken.toml"), bad).unwrap();
     let o = quiclab()
         .args(["interop", "--list", "--peers"])
-        .arg(&dir.0)
+        .arg(dir.path())
         .output()
         .unwrap();
     assert!(!o.status.success(), "{}", text(&o));
@@ -172,7 +167,7 @@ fn loopback_quic_go_aioquic_and_quiclab_interoperate() {
             "--base-port",
             "24500",
         ],
-        &out.0,
+        out.path(),
     );
     for (client, server) in [
         ("quic-go", "quic-go"),
@@ -181,7 +176,7 @@ fn loopback_quic_go_aioquic_and_quiclab_interoperate() {
         ("quiclab", "quic-go"),
         ("quiclab", "quiclab"),
     ] {
-        assert_passed(&j, client, server, &out.0);
+        assert_passed(&j, client, server, out.path());
     }
     assert!(o.status.success(), "{}", text(&o));
 }
@@ -208,14 +203,14 @@ fn emulated_link_shapes_third_party_downloads() {
             "--base-port",
             "24600",
         ],
-        &out.0,
+        out.path(),
     );
     for (client, server) in [
         ("quic-go", "aioquic"),
         ("ngtcp2", "quiclab"),
         ("quic-go", "quiclab"),
     ] {
-        assert_passed(&j, client, server, &out.0);
+        assert_passed(&j, client, server, out.path());
     }
     for pair in j["pairs"].as_array().unwrap() {
         let s = pair["mean_seconds"].as_f64().unwrap_or(0.0);
@@ -232,20 +227,20 @@ fn failing_pair_fails_the_command() {
     // A server peer that starts but never listens: the client cannot connect.
     let peers = TempDir::new("fail-peers");
     std::fs::write(
-        peers.0.join("mute.toml"),
+        peers.path().join("mute.toml"),
         "name = \"mute\"\n[server]\nprotocols = [\"h3\"]\ncommand = [\"sleep\", \"30\"]\nready = { delay_ms = 100 }\n",
     )
     .unwrap();
     std::fs::copy(
         repo().join("peers/quic-go.toml"),
-        peers.0.join("quic-go.toml"),
+        peers.path().join("quic-go.toml"),
     )
     .unwrap();
     let (j, o) = interop_json(
         &[
             "--loopback",
             "--peers",
-            peers.0.to_str().unwrap(),
+            peers.path().to_str().unwrap(),
             "--clients",
             "quic-go",
             "--servers",
@@ -257,7 +252,7 @@ fn failing_pair_fails_the_command() {
             "--base-port",
             "24700",
         ],
-        &out.0,
+        out.path(),
     );
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let pair = &j["pairs"][0];

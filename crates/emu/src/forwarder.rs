@@ -227,7 +227,9 @@ impl Captures {
             .map_err(|e| EmuError::io(format!("cannot create {}", dir.display()), e))?;
         let open = |name: &str| -> Result<(PcapWriter<BufWriter<File>>, PathBuf), EmuError> {
             let path = dir.join(name);
-            let file = File::create(&path)
+            // An existing file (or a link planted in the user's directory) is unlinked, never
+            // followed; the new file is created exclusively with O_NOFOLLOW.
+            let file = fsutil::create_replacing(&path)
                 .map_err(|e| EmuError::io(format!("cannot create {}", path.display()), e))?;
             let w = PcapWriter::with_link_type(
                 BufWriter::with_capacity(1 << 20, file),

@@ -282,10 +282,11 @@ mod tests {
     // The writer itself is tested in `transport::qlog`; this checks the process-wide sink.
     #[test]
     fn an_uncreatable_qlog_is_recorded_for_the_report() {
-        let dir = std::env::temp_dir().join(format!("qlog-not-a-dir-{}", std::process::id()));
+        let tmp = fsutil::PrivateDir::new("qlog-not-a-dir-").expect("temp dir");
+        let dir = tmp.path().join("file");
         std::fs::write(&dir, b"a file, not a directory").expect("write");
         assert!(qlog_stream_in(&dir, "client").is_none());
-        std::fs::remove_file(&dir).expect("clean up");
+        tmp.remove().expect("clean up");
         let errs: Vec<String> = take_qlog_errors()
             .into_iter()
             .filter(|e| e.contains(&dir.display().to_string()))

@@ -241,7 +241,8 @@ mod tests {
 
     #[test]
     fn sim_traces_carry_the_run_id_only_with_several_runs() {
-        let dir = std::env::temp_dir().join(format!("quiclab-exp-traces-{}", std::process::id()));
+        let tmp = fsutil::PrivateDir::new("quiclab-exp-traces-").expect("temp dir");
+        let dir = tmp.path();
         let engine = SimEngine {
             pcap: Some(dir.join("t.pcap")),
             qlog: Some(dir.join("q")),
@@ -258,7 +259,7 @@ mod tests {
         let lone = engine.options(&RunOutputs::default()).expect("options");
         assert_eq!(lone.pcap, Some(dir.join("t.pcap")));
         assert!(!lone.series);
-        std::fs::remove_dir_all(&dir).expect("clean up");
+        tmp.remove().expect("clean up");
     }
 
     #[test]

@@ -82,12 +82,12 @@ mod tests {
 
     #[test]
     fn a_second_lock_fails_naming_the_holder_and_a_dropped_lock_frees_the_dir() {
-        let dir = std::env::temp_dir().join(format!("quiclab-lock-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("dir");
-        let first = DirLock::acquire(&dir).expect("first lock");
+        let tmp = fsutil::PrivateDir::new("quiclab-lock-").expect("dir");
+        let dir = tmp.path();
+        let first = DirLock::acquire(dir).expect("first lock");
         // flock locks belong to the open file description, so a second open in the same
         // process conflicts exactly like another process would.
-        let e = DirLock::acquire(&dir).expect_err("second lock");
+        let e = DirLock::acquire(dir).expect_err("second lock");
         let text = e.to_string();
         assert!(
             text.contains(&dir.display().to_string())
@@ -95,21 +95,21 @@ mod tests {
             "{text}"
         );
         drop(first);
-        let again = DirLock::acquire(&dir).expect("free after drop");
+        let again = DirLock::acquire(dir).expect("free after drop");
         assert_eq!(again.path(), dir.join(LOCK_FILE));
         drop(again);
-        std::fs::remove_dir_all(&dir).expect("clean up");
+        tmp.remove().expect("clean up");
     }
 
     #[test]
     fn a_planted_link_is_not_followed() {
-        let dir = std::env::temp_dir().join(format!("quiclab-lock-link-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("dir");
+        let tmp = fsutil::PrivateDir::new("quiclab-lock-link-").expect("dir");
+        let dir = tmp.path();
         let victim = dir.join("victim");
         std::fs::write(&victim, "keep me").expect("victim");
         std::os::unix::fs::symlink(&victim, dir.join(LOCK_FILE)).expect("plant link");
-        DirLock::acquire(&dir).expect_err("a link is refused");
+        DirLock::acquire(dir).expect_err("a link is refused");
         assert_eq!(std::fs::read_to_string(&victim).expect("read"), "keep me");
-        std::fs::remove_dir_all(&dir).expect("clean up");
+        tmp.remove().expect("clean up");
     }
 }

@@ -180,14 +180,14 @@ mod tests {
 
     #[test]
     fn resume_accepts_the_same_sweep_only() {
-        let dir = std::env::temp_dir().join(format!("quiclab-manifest-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let tmp = fsutil::PrivateDir::new("quiclab-manifest-").expect("dir");
+        let dir = tmp.path().join("out");
         check_and_write(&dir, &loaded("5ms,20ms"), false).expect("write");
         check_and_write(&dir, &loaded("5ms,20ms"), true).expect("same sweep");
         for other in ["5ms,21ms", "5ms", "5ms,20ms,30ms"] {
             let e = check_and_write(&dir, &loaded(other), true).expect_err(other);
             assert!(matches!(e, ExperimentError::DifferentSweep { .. }), "{e}");
         }
-        std::fs::remove_dir_all(&dir).expect("clean up");
+        tmp.remove().expect("clean up");
     }
 }

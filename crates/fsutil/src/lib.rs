@@ -71,6 +71,12 @@ impl PrivateDir {
         }
     }
 
+    /// Keeps the directory (it is no longer removed on drop) and returns its path: for results
+    /// meant to outlive the program, still created with a random name and mode 0700.
+    pub fn keep(self) -> PathBuf {
+        self.dir.keep()
+    }
+
     /// Removes the directory now, reporting a failure (dropping removes it silently).
     pub fn remove(self) -> io::Result<()> {
         self.dir.close()
@@ -86,6 +92,19 @@ pub fn create_new(path: &Path) -> io::Result<File> {
         .mode(0o600)
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(path)
+}
+
+/// Replaces the file at `path` with a new, empty one (mode 0600): an existing name is unlinked
+/// first (`unlink` removes a link itself, never its target), then [`create_new`] creates the
+/// file, so a link planted between the two steps is an error rather than a target. A directory
+/// at `path` is an error.
+pub fn create_replacing(path: &Path) -> io::Result<File> {
+    match std::fs::remove_file(path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    create_new(path)
 }
 
 /// Opens a regular file for reading and writing without following a link in its last
@@ -257,6 +276,9 @@ mod tests {
         f.write_all(b"hi").expect("write");
         drop(a);
         assert!(!path.exists());
+        let kept = b.keep();
+        assert!(kept.is_dir());
+        remove_tree(&kept).expect("remove");
     }
 
     #[test]
@@ -274,6 +296,16 @@ mod tests {
         assert!(create_new(&dangling).is_err());
         assert!(!dir.path().join("nowhere").exists());
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "precious");
+        let mut f = create_replacing(&link).expect("replace the link");
+        f.write_all(b"new").expect("write");
+        assert_eq!(std::fs::read_to_string(&link).unwrap(), "new");
+        assert!(!std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "precious");
+        create_replacing(&dir.path().join("fresh")).expect("create");
+        assert!(create_replacing(dir.path()).is_err());
         assert!(dir.create_file("../escape").is_err());
         assert!(dir.create_file("/abs").is_err());
     }

@@ -274,8 +274,8 @@ mod tests {
 
     #[test]
     fn file_size_and_missing_proof() {
-        let dir = std::env::temp_dir().join(format!("quiclab-outcome-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let tmp = fsutil::PrivateDir::new("quiclab-outcome-").unwrap();
+        let dir = tmp.path();
         std::fs::write(dir.join("body"), vec![b'x'; 42]).unwrap();
         std::fs::write(dir.join("netlog.json"), "HTTP2_SESSION").unwrap();
         let mut vars = Vars::default();
@@ -291,6 +291,6 @@ mod tests {
             read_download(&c, &vars, &run("", "", 0), 42).unwrap().bytes,
             42
         );
-        std::fs::remove_dir_all(&dir).unwrap();
+        tmp.remove().unwrap();
     }
 }

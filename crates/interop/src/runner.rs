@@ -1,7 +1,6 @@
 //! Running one server × client download: start the server, wait until it is ready, run the
 //! client, check and time the download, stop the server. Logs stay in the pair's directory.
 
-use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -189,7 +188,8 @@ fn command(
     for (k, v) in env {
         cmd.env(k, vars.render(v).map_err(|e| e.to_string())?);
     }
-    let log = |name: &str| File::create(dir.join(name)).map_err(|e| format!("{name}: {e}"));
+    let log =
+        |name: &str| fsutil::create_replacing(&dir.join(name)).map_err(|e| format!("{name}: {e}"));
     cmd.stdout(log("stdout.log")?).stderr(log("stderr.log")?);
     // Keep the exact command for diagnosis.
     let line = argv
@@ -197,7 +197,7 @@ fn command(
         .map(|a| shell_quote(a))
         .collect::<Vec<_>>()
         .join(" ");
-    std::fs::write(dir.join("command.txt"), line + "\n").map_err(|e| e.to_string())?;
+    write_file(&dir.join("command.txt"), (line + "\n").as_bytes()).map_err(|e| e.to_string())?;
     Ok(cmd)
 }
 
@@ -230,7 +230,7 @@ fn start_server(
             .render(&template)
             .map_err(|e| format!("{}: {e}", f.template))?;
         let to = dir.join(vars.render(&f.to).map_err(|e| e.to_string())?);
-        std::fs::write(&to, text).map_err(|e| format!("{}: {e}", to.display()))?;
+        write_file(&to, text.as_bytes()).map_err(|e| format!("{}: {e}", to.display()))?;
     }
     let mut cmd = command(&spec.command, &spec.env, vars, dir)?;
     space
@@ -238,10 +238,16 @@ fn start_server(
         .map_err(|e| format!("cannot start server: {e}"))
 }
 
+/// Writes `contents` to a new file at `path`, replacing an existing file without following a
+/// link (see [`fsutil::create_replacing`]).
+fn write_file(path: &Path, contents: &[u8]) -> std::io::Result<()> {
+    fsutil::create_replacing(path)?.write_all(contents)
+}
+
 /// Writes `docroot/<size>`, exactly `size` bytes.
 fn write_body(docroot: &Path, size: u64) -> std::io::Result<()> {
     std::fs::create_dir_all(docroot)?;
-    let mut f = std::io::BufWriter::new(File::create(docroot.join(size.to_string()))?);
+    let mut f = std::io::BufWriter::new(fsutil::create_replacing(&docroot.join(size.to_string()))?);
     let chunk: Vec<u8> = (0..65536u32).map(|i| b'a' + (i % 26) as u8).collect();
     let mut left = size;
     while left > 0 {

@@ -1,32 +1,22 @@
 //! Scratch directories for tests, unique per test and removed when dropped.
 
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::path::Path;
 
-static COUNTER: AtomicU32 = AtomicU32::new(0);
-
-/// A fresh empty directory under the system temp dir, deleted on drop.
-pub(crate) struct TempDir(PathBuf);
+/// A fresh empty private directory (random name, mode 0700) under the system temp dir, deleted
+/// on drop.
+pub(crate) struct TempDir(fsutil::PrivateDir);
 
 impl TempDir {
-    /// Creates a directory whose name cannot collide with parallel tests or processes.
+    /// Creates a directory whose name cannot collide with parallel tests or processes, nor reuse
+    /// a path another user created in advance.
     pub(crate) fn new(tag: &str) -> TempDir {
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let path =
-            std::env::temp_dir().join(format!("quiclab-report-{tag}-{}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&path);
-        std::fs::create_dir_all(&path).expect("create test dir");
-        TempDir(path)
+        TempDir(
+            fsutil::PrivateDir::new(&format!("quiclab-report-{tag}-")).expect("create test dir"),
+        )
     }
 
     /// The directory's path.
     pub(crate) fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        self.0.path()
     }
 }

@@ -82,13 +82,13 @@ mod tests {
         assert!(e.0.contains("character device"), "{}", e.0);
         let e = open_regular(Path::new("/"), 10).expect_err("dir");
         assert!(e.0.contains("directory"), "{}", e.0);
-        let dir = std::env::temp_dir().join(format!("scenario-input-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("dir");
+        let tmp = fsutil::PrivateDir::new("scenario-input-").expect("dir");
+        let dir = tmp.path();
         let f = dir.join("big");
         std::fs::write(&f, "x".repeat(11)).expect("write");
         let e = open_regular(&f, 10).expect_err("big");
         assert!(e.0.contains("limit of 10 bytes"), "{}", e.0);
         assert_eq!(read_regular(&f, 11).expect("fits"), "x".repeat(11));
-        std::fs::remove_dir_all(&dir).expect("clean");
+        tmp.remove().expect("clean");
     }
 }

@@ -1,6 +1,6 @@
 //! End-to-end tests of the crate's entry points: text in, resolved scenarios and errors out.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use cc::config::{CcConfig, RenoCounting};
@@ -343,7 +343,8 @@ fn gilbert_elliott_second_form_hits_the_target() {
 
 #[test]
 fn rates_per_direction_schedules_and_traces() {
-    let dir = temp_dir("trace");
+    let tmp = temp_dir("trace");
+    let dir = tmp.path().to_path_buf();
     std::fs::write(
         dir.join("bw.csv"),
         "# seconds,rate\n0,10Mbit\n1.5, 2000000\n\n3,0\n",
@@ -423,7 +424,8 @@ fn flows_replicate_and_cross_traffic_resolves() {
 /// outcome; so the parser reads every documented key and documents every key it reads.
 #[test]
 fn every_registry_key_is_read_by_the_parser() {
-    let dir = temp_dir("registry");
+    let tmp = temp_dir("registry");
+    let dir = tmp.path().to_path_buf();
     std::fs::write(dir.join("test-trace.csv"), "0,1Mbit\n1,2Mbit\n").expect("write trace");
     let base = "[[flow]]\n[[cross]]\npattern = \"cbr\"\nrate = \"1Mbit\"\n";
     let run = |set: &[String]| parse_str(base, "t.toml", &dir, set, &[]);
@@ -810,8 +812,7 @@ fn keys_of_the_other_stack_are_errors() {
     );
 }
 
-fn temp_dir(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("scenario-test-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("create temp dir");
-    dir
+/// A fresh private directory (random name, mode 0700), removed on drop.
+fn temp_dir(tag: &str) -> fsutil::PrivateDir {
+    fsutil::PrivateDir::new(&format!("scenario-test-{tag}-")).expect("create temp dir")
 }

@@ -2,7 +2,7 @@
 //! cannot carry, names that are paths, keys a model would ignore, rate traces that are not
 //! files or are too large, sampling that would never finish.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::limits::{MAX_RATE_STEPS, MAX_SAMPLES_PER_RUN, MAX_TRACE_BYTES};
 use crate::{load, parse_str, LoadedScenario, ScenarioError};
@@ -15,11 +15,9 @@ fn err(text: &str) -> ScenarioError {
     parse(text).expect_err("should be rejected")
 }
 
-fn scratch(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("scenario-bounds-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("create temp dir");
-    dir
+/// A fresh private directory (random name, mode 0700), removed on drop.
+fn scratch(tag: &str) -> fsutil::PrivateDir {
+    fsutil::PrivateDir::new(&format!("scenario-bounds-{tag}-")).expect("create temp dir")
 }
 
 #[test]
@@ -102,7 +100,8 @@ fn byte_sizes_are_whole_and_streams_fit_the_size() {
 
 #[test]
 fn rate_traces_must_be_regular_files_within_the_limits() {
-    let dir = scratch("trace");
+    let tmp = scratch("trace");
+    let dir = tmp.path().to_path_buf();
     let text = |file: &str| format!("[link]\nrate_trace = {file:?}\n");
     let e = parse_str(&text("/dev/zero"), "t.toml", &dir, &[], &[]).expect_err("device");
     assert_eq!((e.line, e.column), (Some(2), Some(14)), "{e}");
@@ -143,7 +142,7 @@ fn rate_traces_must_be_regular_files_within_the_limits() {
     // The scenario file itself is read the same way.
     let e = load(&fifo, &[], &[]).expect_err("scenario fifo");
     assert!(e.message.contains("a FIFO"), "{e}");
-    std::fs::remove_dir_all(&dir).expect("clean up");
+    tmp.remove().expect("clean up");
 }
 
 #[test]

@@ -4,16 +4,15 @@ mod common;
 use common::*;
 use scenario::model::{RunSpec, SweepPoint, Workload};
 
-fn temp_dir(tag: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("quiclab-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh private directory (random name, mode 0700), removed on drop.
+fn temp_dir(tag: &str) -> fsutil::PrivateDir {
+    fsutil::PrivateDir::new(&format!("quiclab-{tag}-")).unwrap()
 }
 
 #[test]
 fn pcap_and_qlog_are_written_and_tshark_decrypts_quic() {
-    let dir = temp_dir("traces");
+    let tmp = temp_dir("traces");
+    let dir = tmp.path().to_path_buf();
     let s = dumbbell(
         10_000_000,
         ms(10),
@@ -94,12 +93,13 @@ fn pcap_and_qlog_are_written_and_tshark_decrypts_quic() {
         decrypted_stream_frames > 10,
         "tshark decrypted only {decrypted_stream_frames} STREAM frames"
     );
-    std::fs::remove_dir_all(&dir).unwrap();
+    tmp.remove().unwrap();
 }
 
 #[test]
 fn tcp_segments_appear_in_the_pcap_as_real_tcp() {
-    let dir = temp_dir("tcp-pcap");
+    let tmp = temp_dir("tcp-pcap");
+    let dir = tmp.path().to_path_buf();
     let mut f = flow(
         "dl",
         Workload::Download {
@@ -170,12 +170,13 @@ fn tcp_segments_appear_in_the_pcap_as_real_tcp() {
         anomalies.is_empty(),
         "tshark's TCP analysis flags frames {anomalies:?}"
     );
-    std::fs::remove_dir_all(&dir).unwrap();
+    tmp.remove().unwrap();
 }
 
 #[test]
 fn an_unwritable_qlog_directory_is_a_warning_and_changes_no_metric() {
-    let dir = temp_dir("qlog-unwritable");
+    let tmp = temp_dir("qlog-unwritable");
+    let dir = tmp.path().to_path_buf();
     // A directory below a regular file can be neither created nor written.
     let file = dir.join("not-a-dir");
     std::fs::write(&file, b"a file").unwrap();
@@ -233,5 +234,5 @@ fn an_unwritable_qlog_directory_is_a_warning_and_changes_no_metric() {
         plain,
         "same metrics"
     );
-    std::fs::remove_dir_all(&dir).unwrap();
+    tmp.remove().unwrap();
 }

@@ -222,10 +222,11 @@ mod tests {
     #[test]
     fn an_uncreatable_qlog_is_recorded() {
         let errors = QlogErrors::default();
-        let file = std::env::temp_dir().join(format!("qlog-not-a-dir-{}", std::process::id()));
+        let tmp = fsutil::PrivateDir::new("qlog-not-a-dir-").expect("temp dir");
+        let file = tmp.path().join("file");
         std::fs::write(&file, b"a file, not a directory").expect("write");
         let created = QlogFile::create(file.join("client.qlog"), &errors);
-        std::fs::remove_file(&file).expect("clean up");
+        tmp.remove().expect("clean up");
         assert!(created.is_none());
         let errs = errors.take();
         assert_eq!(errs.len(), 1, "{errs:?}");

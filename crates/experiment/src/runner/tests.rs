@@ -37,29 +37,18 @@ fn loaded() -> LoadedScenario {
     .expect("valid scenario")
 }
 
-/// A scratch directory removed on drop.
-struct Scratch(PathBuf);
+/// A private scratch directory (random name, mode 0700) removed on drop.
+struct Scratch(fsutil::PrivateDir);
 
 impl Scratch {
     fn new(name: &str) -> Self {
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "quiclab-experiment-{name}-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::SeqCst)
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        Scratch(dir)
+        Scratch(
+            fsutil::PrivateDir::new(&format!("quiclab-experiment-{name}-")).expect("scratch dir"),
+        )
     }
 
     fn out(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        self.0.path().join(name)
     }
 }
 
