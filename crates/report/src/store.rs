@@ -18,6 +18,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
+use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
@@ -205,9 +206,12 @@ impl ResultsStore {
     }
 }
 
-/// A line as a record, or None if it is not a JSON object with a string id.
+/// A line as a record, or None if it is not a JSON object with a string id. The whole line is
+/// parsed (one line at a time, dropped at once): skipping the other fields unparsed would keep
+/// lines every later reader refuses (a lone surrogate escape, nesting past serde_json's limit).
 fn parse_record(line: &[u8]) -> Option<Record> {
-    let IdOnly { id } = serde_json::from_slice(line).ok()?;
+    let value: Value = serde_json::from_slice(line).ok()?;
+    let IdOnly { id } = IdOnly::deserialize(value).ok()?;
     Some(Record {
         id,
         raw: line.to_vec(),
