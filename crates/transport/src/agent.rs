@@ -89,6 +89,53 @@ pub struct FlowReport {
     /// Problems that did not affect the flow but leave its trace output incomplete (a qlog
     /// file that could not be created or fully written); empty when none.
     pub warnings: Vec<String>,
+    /// What only the QUIC research model measures (`None` for quinn and TCP).
+    pub model: Option<ModelMetrics>,
+}
+
+/// Counters and times only the QUIC research model keeps, summed over connections. "Sender"
+/// is the data sender, "receiver" the data receiver.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ModelMetrics {
+    /// ACK frames the data sender received.
+    pub ack_frames_received: u64,
+    /// Ack-eliciting packets the data receiver received (achieved ACK ratio = this /
+    /// `FlowReport::ack_frames_sent`).
+    pub ack_eliciting_received: u64,
+    /// DATA_BLOCKED frames the data sender sent.
+    pub data_blocked_frames_sent: u64,
+    /// STREAM_DATA_BLOCKED frames the data sender sent.
+    pub stream_data_blocked_frames_sent: u64,
+    /// Packets the data sender sent with the I-bit set.
+    pub ibit_packets_sent: u64,
+    /// ACK_FREQUENCY frames the data sender sent.
+    pub ack_frequency_frames_sent: u64,
+    /// Seconds the data sender had data but the congestion window (or pacing) was full.
+    pub cwnd_limited_s: f64,
+    /// Seconds the data sender had data but no stream or connection credit.
+    pub flow_control_limited_s: f64,
+    /// Seconds the data sender had nothing to send (application-limited).
+    pub app_limited_s: f64,
+    /// One-way delay of the data packets that reached the receiver (sent → received), or
+    /// `None` when none arrived.
+    pub one_way_delay: Option<DelayStats>,
+}
+
+/// Summary of a delay distribution, in seconds.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct DelayStats {
+    /// Mean.
+    pub mean_s: f64,
+    /// Median.
+    pub p50_s: f64,
+    /// 95th percentile.
+    pub p95_s: f64,
+    /// 99th percentile.
+    pub p99_s: f64,
+    /// Largest.
+    pub max_s: f64,
+    /// Samples.
+    pub count: u64,
 }
 
 /// A datagram or segment leaving an endpoint.

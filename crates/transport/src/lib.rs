@@ -4,6 +4,7 @@
 //! - [`flow`], [`workload`], [`cc_adapter::CcChoice`]: what every flow is built from.
 //! - [`quic`]: real quinn-proto endpoints driven in virtual time ([`quic::QuicKnobs`]).
 //! - [`tcp`]: the Linux-like TCP model ([`tcp::TcpKnobs`], [`tcp::PepSpec`]).
+//! - [`quicmodel`]: the QUIC research model with INET's and ModQUIC's knobs ([`quicmodel::QuicModelKnobs`]).
 //! - [`cc_adapter`]: quiclab's congestion controllers plugged into quinn.
 //! - [`qlog`]: qlog files that keep their write failures (simulator and real endpoints).
 //! - [`seeded`], [`tls`], [`clock`]: everything that makes a QUIC run a pure function of its seed.
@@ -15,6 +16,7 @@ pub mod flow;
 pub mod linux_config;
 pub mod qlog;
 pub mod quic;
+pub mod quicmodel;
 pub mod seeded;
 pub mod tcp;
 pub mod tls;

@@ -615,6 +615,7 @@ impl FlowAgent for TcpFlow {
             error: self.error.clone(),
             // The TCP model writes no qlog.
             warnings: Vec::new(),
+            model: None,
         }
     }
 }

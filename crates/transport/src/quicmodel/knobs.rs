@@ -1,0 +1,124 @@
+//! Knobs of the QUIC research model. Serialized field names are the scenario keys
+//! (`flow.<field>`); a key shared with the quinn stack (`mtu`, `initial_rtt`, `stream_window`,
+//! `conn_window`, `send_window`, `ack_ratio`, `max_ack_delay`, `zero_rtt`) means the same thing
+//! in both, so the two stacks can be configured alike and cross-checked.
+//!
+//! Defaults are quinn's behaviour (so `stack = "quic-model"` with no other key is comparable to
+//! `stack = "quic"`); INET's and ModQUIC's behaviour are one or two keys away (see each field).
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// How the data receiver grants flow-control credit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FcUpdate {
+    /// Send MAX_DATA / MAX_STREAM_DATA once the application has consumed `fc_threshold` of the
+    /// window since the last update (quinn: 1/8; INET: 1/2).
+    Threshold,
+    /// Attach fresh MAX_DATA / MAX_STREAM_DATA to every ACK (ModQUIC).
+    EveryAck,
+}
+
+/// Which stream's data goes into the next packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StreamScheduler {
+    /// One packet's worth per stream in turn (quinn's default fairness).
+    RoundRobin,
+    /// The lowest open stream until it has nothing left to send.
+    Fifo,
+}
+
+/// QUIC research-model knobs. Serialized field names are the scenario keys (`flow.<field>`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QuicModelKnobs {
+    /// IP MTU of the path (bytes); the largest UDP payload is `mtu − 28`.
+    pub mtu: u16,
+    /// RTT estimate before the first sample (RFC 9002: 333 ms).
+    pub initial_rtt: Duration,
+    /// Per-stream receive window (bytes): the initial MAX_STREAM_DATA, and the window kept
+    /// open ahead of the consumed offset afterwards (grown by auto-tuning if on).
+    pub stream_window: u64,
+    /// Connection receive window (bytes): the initial MAX_DATA, and the window kept open.
+    pub conn_window: u64,
+    /// Sender's buffer (bytes): unacknowledged plus unsent stream data it holds.
+    pub send_window: u64,
+    /// ACK ratio 1:n the data sender requests with an ACK_FREQUENCY frame (draft
+    /// ietf-quic-ack-frequency); `None`: no request, the receiver uses `receiver_ack_ratio`.
+    pub ack_ratio: Option<u32>,
+    /// Max ACK delay the data sender requests with an ACK_FREQUENCY frame; `None`: the
+    /// receiver uses `ack_delay`.
+    pub max_ack_delay: Option<Duration>,
+    /// Resume the second and later connections of a download with 0-RTT.
+    pub zero_rtt: bool,
+    /// The receiver's own ACK ratio: ACK at once after this many ack-eliciting packets
+    /// (RFC 9000 §13.2.2 and quinn: 2; INET's `numReceivedAckElicitingsBeforeAck`).
+    pub receiver_ack_ratio: u32,
+    /// The receiver's ACK timer: an ack-eliciting packet is acknowledged at most this late
+    /// (quinn and RFC 9000's max_ack_delay: 25 ms).
+    pub ack_delay: Duration,
+    /// ACK at once when a packet arrives out of order or fills a gap (RFC 9000 §13.2.1).
+    pub ack_on_reorder: bool,
+    /// Also acknowledge non-ack-eliciting packets when an ACK goes out anyway (INET's
+    /// `bundleAckForNonAckElicitingPackets`); they never trigger an ACK on their own.
+    pub bundle_acks: bool,
+    /// The I-bit: the sender marks the last packet it can send before it becomes congestion-
+    /// or flow-control-blocked, and the receiver acknowledges a marked packet at once.
+    pub ibit: bool,
+    /// When the receiver grants credit: `threshold` or `every-ack`.
+    pub fc_update: FcUpdate,
+    /// threshold: fraction of the window the application must consume before an update
+    /// (quinn 0.125, INET 0.5).
+    pub fc_threshold: f64,
+    /// threshold: send the update in a packet of its own at once (quinn) rather than
+    /// piggy-backed on the next packet that goes out anyway (INET's default).
+    pub fc_immediate: bool,
+    /// Receive-window auto-tuning: double a window (up to 16× its initial value) when it is
+    /// consumed in less than two RTTs.
+    pub window_autotuning: bool,
+    /// Stream scheduler of the sender.
+    pub scheduler: StreamScheduler,
+    /// Send-queue limit (bytes): the application stops writing when this much data is queued
+    /// unsent (INET's `sendQueueLimit`); `None`: only `send_window` limits.
+    pub send_queue_limit: Option<u64>,
+    /// The application resumes writing when the queue drains below this fraction of the limit
+    /// (INET's `sendQueueLowWaterRatio`: 0.4).
+    pub send_queue_low_water: f64,
+    /// Pace sending at 1.25·cwnd/sRTT with a burst of 10 packets (quinn); off: send whenever
+    /// the window allows (INET).
+    pub pacing: bool,
+}
+
+impl Default for QuicModelKnobs {
+    /// quinn's behaviour: 1500-byte MTU, 333 ms initial RTT, quinn's windows, ACK every second
+    /// ack-eliciting packet or after 25 ms, credit every 1/8 window sent at once, round-robin
+    /// streams, pacing on, no I-bit, no send-queue limit.
+    fn default() -> Self {
+        QuicModelKnobs {
+            mtu: 1500,
+            initial_rtt: Duration::from_millis(333),
+            stream_window: 16_000_000,
+            conn_window: 24_000_000,
+            send_window: 32_000_000,
+            ack_ratio: None,
+            max_ack_delay: None,
+            zero_rtt: false,
+            receiver_ack_ratio: 2,
+            ack_delay: Duration::from_millis(25),
+            ack_on_reorder: true,
+            bundle_acks: false,
+            ibit: false,
+            fc_update: FcUpdate::Threshold,
+            fc_threshold: 0.125,
+            fc_immediate: true,
+            window_autotuning: false,
+            scheduler: StreamScheduler::RoundRobin,
+            send_queue_limit: None,
+            send_queue_low_water: 0.4,
+            pacing: true,
+        }
+    }
+}
