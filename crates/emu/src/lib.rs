@@ -37,6 +37,7 @@ mod mapping;
 mod netns;
 mod offload;
 mod packet_socket;
+mod pep;
 mod probe;
 mod results;
 pub mod runner;

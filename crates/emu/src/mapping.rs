@@ -62,12 +62,7 @@ fn check_flow(f: &FlowSpec, warnings: &mut Vec<String>) -> Result<(), EmuError> 
             ));
         }
     }
-    if f.pep.is_some() {
-        return Err(unsupported(
-            "flow.pep",
-            "no split-TCP proxy in the emulator yet",
-        ));
-    }
+    crate::pep::check(f, warnings)?;
     cc_name(f)?;
     match f.stack {
         Stack::Quic => {

@@ -18,6 +18,7 @@ use crate::error::EmuError;
 use crate::forwarder::{ForwarderReport, WaitMode};
 use crate::mapping;
 use crate::netns;
+use crate::pep::{self, PepSite};
 use crate::results::{self, ClientOutcome};
 use crate::topology::{ChildHandle, Topology, TopologySpec};
 
@@ -84,7 +85,7 @@ pub fn run(point: &SweepPoint, spec: &RunSpec, opts: &RunOptions) -> Result<EmuR
         })
         .max()
         .unwrap_or(1500);
-    let topo = Topology::create(&TopologySpec {
+    let mut topo = Topology::create(&TopologySpec {
         clients: hosts,
         servers: hosts,
         up: s.bottleneck.up.clone(),
@@ -94,6 +95,14 @@ pub fn run(point: &SweepPoint, spec: &RunSpec, opts: &RunOptions) -> Result<EmuR
         mtu,
         wait: opts.wait,
     })?;
+    // PEP namespaces first: wiring one replaces its host's `eth0`, which the flow's routes use.
+    let peps = match pep::insert_all(&mut topo, s) {
+        Ok(p) => p,
+        Err(e) => {
+            let _ = topo.shutdown();
+            return Err(e);
+        }
+    };
     // Each flow's kernel TCP gets the scenario's configuration, not the host's.
     let kernel: Vec<Option<FlowConfig>> = match s
         .flows
@@ -127,7 +136,8 @@ pub fn run(point: &SweepPoint, spec: &RunSpec, opts: &RunOptions) -> Result<EmuR
             private.path()
         }
     };
-    let outcome = drive(&topo, s, spec.seed, opts, work);
+    let outcome =
+        start_peps(&topo, &peps, opts, work).and_then(|()| drive(&topo, s, spec.seed, opts, work));
     // Tear down first (servers flush their statistics on SIGTERM), then read what they wrote.
     let forwarder = topo.shutdown()?;
     let driven = outcome?;
@@ -242,7 +252,7 @@ fn configure_tcp(topo: &Topology, i: usize, f: &FlowSpec) -> Result<Option<FlowC
 }
 
 /// Reads `net.ipv4.tcp_{rmem,wmem,sack,timestamps}` of the current thread's namespace.
-fn read_tcp_sysctls() -> Result<FlowConfig, EmuError> {
+pub(crate) fn read_tcp_sysctls() -> Result<FlowConfig, EmuError> {
     let read = |key: &str| -> Result<Vec<u64>, EmuError> {
         let path = std::path::Path::new("/proc/sys").join(key.replace('.', "/"));
         let text = std::fs::read_to_string(&path)
@@ -265,7 +275,7 @@ fn read_tcp_sysctls() -> Result<FlowConfig, EmuError> {
 
 /// Takes `initcwnd`, `rto_min` and `quickack` from `ip -j route show` output (the kernel's
 /// defaults where a metric is absent: initial window 10, minimum RTO 200 ms, delayed ACKs on).
-fn read_route_metrics(json: &str, config: &mut FlowConfig) {
+pub(crate) fn read_route_metrics(json: &str, config: &mut FlowConfig) {
     let routes: serde_json::Value = serde_json::from_str(json).unwrap_or_default();
     let metric = |name: &str| -> Option<f64> {
         routes
@@ -278,6 +288,20 @@ fn read_route_metrics(json: &str, config: &mut FlowConfig) {
     config.initcwnd_packets = Some(metric("initcwnd").map_or(10, |v| v as u64));
     config.rto_min_ms = Some(metric("rto_min").unwrap_or(200.0));
     config.delayed_ack = Some(metric("quickack").unwrap_or(0.0) == 0.0);
+}
+
+/// Starts every flow's relay in its PEP namespace (they stop with the topology).
+fn start_peps(
+    topo: &Topology,
+    peps: &[PepSite],
+    opts: &RunOptions,
+    work: &Path,
+) -> Result<(), EmuError> {
+    for site in peps {
+        let log = log_file(work, &format!("pep-{}.err", site.flow))?;
+        pep::start(topo, site, &opts.quiclab, work, log)?;
+    }
+    Ok(())
 }
 
 fn common_files(
