@@ -382,6 +382,39 @@ fn read_back(ns: &str, route: &str) -> Result<FlowConfig, EmuError> {
     Ok(config)
 }
 
+/// A flow's PEP as it ran: the kernel settings of its namespace and the relay's connections.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PepOutcome {
+    /// Index of the flow.
+    pub flow: usize,
+    /// The PEP namespace it ran in.
+    pub namespace: String,
+    /// Effective settings of the PEP's connections, read back from the kernel (`tcp_rmem`,
+    /// `tcp_wmem`, route `initcwnd` / `rto_min` / `quickack`, SACK, timestamps) and the relay's
+    /// `TCP_CONGESTION`.
+    pub config: FlowConfig,
+    /// `pep_buffer`: bytes the relay holds per direction.
+    pub buffer_bytes: u64,
+    /// Relayed connections one PEP holds at once ([`MAX_CONNECTIONS`]).
+    pub max_connections: usize,
+    /// One record per connection the relay handled, in the order they ended.
+    pub connections: Vec<PepConnectionRecord>,
+}
+
+impl PepSite {
+    /// The outcome, with the connections the relay logged into `work`.
+    pub fn outcome(&self, work: &Path) -> PepOutcome {
+        PepOutcome {
+            flow: self.flow,
+            namespace: self.ns.clone(),
+            config: self.config.clone(),
+            buffer_bytes: self.buffer,
+            max_connections: MAX_CONNECTIONS,
+            connections: records(work, self.flow),
+        }
+    }
+}
+
 /// Starts the relay in `site`'s namespace and waits until it listens.
 pub fn start(
     topo: &Topology,

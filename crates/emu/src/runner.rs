@@ -18,7 +18,7 @@ use crate::error::EmuError;
 use crate::forwarder::{ForwarderReport, WaitMode};
 use crate::mapping;
 use crate::netns;
-use crate::pep::{self, PepSite};
+use crate::pep::{self, PepOutcome, PepSite};
 use crate::results::{self, ClientOutcome};
 use crate::topology::{ChildHandle, Topology, TopologySpec};
 
@@ -59,6 +59,8 @@ pub struct EmuRun {
     pub forwarder: ForwarderReport,
     /// Approximations the scenario needed.
     pub warnings: Vec<String>,
+    /// Each PEP of the run (flows with `flow.pep`): effective settings and relayed connections.
+    pub peps: Vec<PepOutcome>,
 }
 
 fn stopped(opts: &RunOptions) -> bool {
@@ -162,6 +164,17 @@ pub fn run(point: &SweepPoint, spec: &RunSpec, opts: &RunOptions) -> Result<EmuR
             applied,
         ));
     }
+    let peps: Vec<PepOutcome> = peps.iter().map(|p| p.outcome(work)).collect();
+    for p in &peps {
+        for c in &p.connections {
+            if let Some(e) = &c.error {
+                run_warnings.push(format!(
+                    "flow {}: PEP connection: {e}",
+                    s.flows[p.flow].name
+                ));
+            }
+        }
+    }
     let mut links = BTreeMap::new();
     for (name, stats, i) in [
         ("bottleneck_up", &forwarder.up, 0),
@@ -204,6 +217,7 @@ pub fn run(point: &SweepPoint, spec: &RunSpec, opts: &RunOptions) -> Result<EmuR
         }),
         forwarder,
         warnings,
+        peps,
     })
 }
 

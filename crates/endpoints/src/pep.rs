@@ -19,6 +19,7 @@
 //! Without a fixed `upstream`, the relay needs `CAP_NET_ADMIN` (root) for `IP_TRANSPARENT`.
 //! With one, it is a plain (non-transparent) relay to that address, usable on loopback.
 
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, Write};
 use std::net::SocketAddr;
@@ -107,6 +108,10 @@ pub struct PepConnectionRecord {
     pub server_leg: Option<TcpInfoSnapshot>,
     /// Why the connection ended early (refused, connect failure, reset); `None` when clean.
     pub error: Option<String>,
+    /// The relay stopped while the connection was still open (HTTP/2 keeps connections open
+    /// until the emulator tears the run down): the record is its state at that moment.
+    #[serde(default)]
+    pub open_at_stop: bool,
 }
 
 /// Counters of a relay's life, returned when it stops.
@@ -146,6 +151,39 @@ struct Shared {
     cfg: PepConfig,
     log: Option<Mutex<File>>,
     summary: Mutex<PepSummary>,
+    /// Connections being relayed, by a running number. A task removes its entry (under the
+    /// lock) before its sockets close, so an entry's descriptors are always open ones.
+    live: Mutex<BTreeMap<u64, Arc<Live>>>,
+    /// Source of the running numbers.
+    ids: AtomicU64,
+}
+
+/// A connection being relayed: what its record needs while it is still open.
+struct Live {
+    /// Addresses and acceptance time.
+    start: PepConnectionRecord,
+    /// Per direction (upstream, downstream): bytes relayed.
+    bytes: [AtomicU64; 2],
+    /// Per direction: most bytes held at once.
+    held: [AtomicU64; 2],
+    /// Leg A's and leg B's descriptors.
+    fds: [RawFd; 2],
+}
+
+impl Live {
+    /// The record as of now: counters and both legs' `TCP_INFO`.
+    fn record(&self) -> PepConnectionRecord {
+        PepConnectionRecord {
+            upstream_bytes: self.bytes[0].load(Ordering::Relaxed),
+            downstream_bytes: self.bytes[1].load(Ordering::Relaxed),
+            max_held_upstream_bytes: self.held[0].load(Ordering::Relaxed),
+            max_held_downstream_bytes: self.held[1].load(Ordering::Relaxed),
+            client_leg: sockopt::tcp_info(&self.fds[0]).ok(),
+            server_leg: sockopt::tcp_info(&self.fds[1]).ok(),
+            ended_unix_s: unix_now(),
+            ..self.start.clone()
+        }
+    }
 }
 
 impl Shared {
@@ -160,6 +198,14 @@ impl Shared {
                 .unwrap_or_else(|p| p.into_inner())
                 .write_all(line.as_bytes());
         }
+    }
+
+    fn lock_live(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, Arc<Live>>> {
+        self.live.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn next_id(&self) -> u64 {
+        self.ids.fetch_add(1, Ordering::Relaxed)
     }
 
     fn count(&self, f: impl FnOnce(&mut PepSummary)) {
@@ -225,16 +271,16 @@ fn unacked(fd: RawFd) -> u64 {
 }
 
 /// Copies one direction until the incoming leg's FIN (then passes it on with `shutdown`),
-/// holding at most `buffer` unacknowledged bytes. Returns the bytes relayed.
+/// holding at most `buffer` unacknowledged bytes; counts into `bytes` and `max_held`.
 async fn pump(
     from: &mut OwnedReadHalf,
     to: &mut OwnedWriteHalf,
     buffer: u64,
+    bytes: &AtomicU64,
     max_held: &AtomicU64,
-) -> io::Result<u64> {
+) -> io::Result<()> {
     let fd = to.as_ref().as_raw_fd();
     let mut chunk = vec![0u8; CHUNK];
-    let mut total = 0u64;
     loop {
         let held = unacked(fd);
         max_held.fetch_max(held, Ordering::Relaxed);
@@ -247,11 +293,10 @@ async fn pump(
         let n = from.read(&mut chunk[..want]).await?;
         if n == 0 {
             // The FIN follows every relayed byte, as in the simulator's PEP.
-            to.shutdown().await?;
-            return Ok(total);
+            return to.shutdown().await;
         }
         to.write_all(&chunk[..n]).await?;
-        total += n as u64;
+        bytes.fetch_add(n as u64, Ordering::Relaxed);
         max_held.fetch_max(unacked(fd), Ordering::Relaxed);
     }
 }
@@ -285,14 +330,33 @@ async fn relay(shared: Arc<Shared>, leg_a: TcpStream, client: SocketAddr) {
         }
     };
     let _ = leg_b.set_nodelay(true);
-    let held = [AtomicU64::new(0), AtomicU64::new(0)];
+    let live = Arc::new(Live {
+        start: rec,
+        bytes: [AtomicU64::new(0), AtomicU64::new(0)],
+        held: [AtomicU64::new(0), AtomicU64::new(0)],
+        fds: [leg_a.as_raw_fd(), leg_b.as_raw_fd()],
+    });
+    let id = shared.next_id();
+    shared.lock_live().insert(id, live.clone());
     let (mut a_read, mut a_write) = leg_a.into_split();
     let (mut b_read, mut b_write) = leg_b.into_split();
     let buffer = shared.cfg.buffer;
     let (mut up_res, mut down_res) = (None, None);
     {
-        let up = pump(&mut a_read, &mut b_write, buffer, &held[0]);
-        let down = pump(&mut b_read, &mut a_write, buffer, &held[1]);
+        let up = pump(
+            &mut a_read,
+            &mut b_write,
+            buffer,
+            &live.bytes[0],
+            &live.held[0],
+        );
+        let down = pump(
+            &mut b_read,
+            &mut a_write,
+            buffer,
+            &live.bytes[1],
+            &live.held[1],
+        );
         tokio::pin!(up, down);
         // Until both directions have passed their FIN on, or either fails: a leg that fails
         // leaves nobody to talk to, so the other direction is abandoned too.
@@ -306,30 +370,20 @@ async fn relay(shared: Arc<Shared>, leg_a: TcpStream, client: SocketAddr) {
             }
         }
     }
-    // The halves still hold the sockets: their TCP_INFO is what each leg ended with.
-    rec.client_leg = sockopt::tcp_info(a_write.as_ref()).ok();
-    rec.server_leg = sockopt::tcp_info(b_write.as_ref()).ok();
-    rec.max_held_upstream_bytes = held[0].load(Ordering::Relaxed);
-    rec.max_held_downstream_bytes = held[1].load(Ordering::Relaxed);
-    match (up_res, down_res) {
-        (Some(Ok(u)), Some(Ok(d))) => {
-            rec.upstream_bytes = u;
-            rec.downstream_bytes = d;
+    // Deregistered first: the sockets (still held by the halves) close when this returns.
+    shared.lock_live().remove(&id);
+    let mut rec = live.record();
+    if let Some(e) = [up_res, down_res]
+        .into_iter()
+        .find_map(|r| r.and_then(Result::err))
+    {
+        rec.error = Some(e.to_string());
+        // A reset on one leg resets the other (RST on close), as in the simulator's PEP.
+        for half in [a_write.as_ref(), b_write.as_ref()] {
+            let _ = socket2::SockRef::from(half).set_linger(Some(Duration::ZERO));
         }
-        (up, down) => {
-            let err = [up, down]
-                .into_iter()
-                .find_map(|r| r.and_then(Result::err))
-                .map_or_else(|| "relay ended early".to_string(), |e| e.to_string());
-            rec.error = Some(err);
-            // A reset on one leg resets the other (RST on close), as in the simulator's PEP.
-            for half in [a_write.as_ref(), b_write.as_ref()] {
-                let _ = socket2::SockRef::from(half).set_linger(Some(Duration::ZERO));
-            }
-            shared.count(|s| s.failed += 1);
-        }
+        shared.count(|s| s.failed += 1);
     }
-    rec.ended_unix_s = unix_now();
     shared.record(&rec);
 }
 
@@ -355,6 +409,8 @@ pub async fn run(
         cfg,
         log: log.map(Mutex::new),
         summary: Mutex::new(PepSummary::default()),
+        live: Mutex::new(BTreeMap::new()),
+        ids: AtomicU64::new(0),
     });
     tokio::pin!(stop);
     loop {
@@ -386,6 +442,13 @@ pub async fn run(
             relay(shared, leg_a, client).await;
             drop(permit);
         });
+    }
+    // Connections still open (their tasks are parked while the lock is held) are logged as
+    // they stand: the run that stops the relay still wants their statistics.
+    for live in shared.lock_live().values() {
+        let mut rec = live.record();
+        rec.open_at_stop = true;
+        shared.record(&rec);
     }
     let summary = shared
         .summary
