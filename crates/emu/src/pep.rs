@@ -482,3 +482,191 @@ pub fn records(work: &Path, i: usize) -> Vec<PepConnectionRecord> {
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Read, Write};
+    use std::net::{SocketAddr, SocketAddrV4, TcpListener, TcpStream};
+    use std::time::Duration;
+
+    use super::*;
+    use crate::mapping::{check_supported, kernel_tcp};
+    use crate::probe;
+    use crate::TopologySpec;
+
+    const TCP: &str = r#"
+[run]
+duration = "10s"
+
+[link]
+rate = "10Mbit"
+delay = "5ms"
+
+[[flow]]
+name = "dl"
+stack = "tcp"
+app = "download"
+size = "100kB"
+cc = "cubic"
+"#;
+
+    fn scenario(overrides: &[&str]) -> Result<Scenario, String> {
+        let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+        scenario::parse_str(TCP, "pep.toml", Path::new("."), &overrides, &[])
+            .map(|l| l.points[0].scenario.clone())
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn pep_scenarios_map_and_unsupported_keys_are_refused_by_name() {
+        for position in ["client-side", "server-side"] {
+            let s = scenario(&[
+                &format!("flow.pep=\"{position}\""),
+                "flow.pep_cc=\"newreno\"",
+                "flow.pep_initial_window=\"100pkt\"",
+                "flow.pep_buffer=\"256KiB\"",
+                "flow.pep_receive_window_max=\"4MiB\"",
+                "flow.pep_send_buffer=\"2MiB\"",
+            ])
+            .expect("parses");
+            let warnings = check_supported(&s).expect("the emulator runs a PEP");
+            assert!(warnings.is_empty(), "{warnings:?}");
+            let f = &s.flows[0];
+            let pep = f.pep.as_ref().expect("a PEP");
+            assert_eq!(kernel_cc(pep).expect("reno"), "reno");
+            // The PEP's knobs in Linux's terms, by the endpoints' one translation.
+            let k = kernel_tcp(&as_pep_flow(f, pep)).expect("TCP");
+            let get = |key: &str| {
+                k.sysctls
+                    .iter()
+                    .find(|(k, _)| *k == key)
+                    .map(|(_, v)| v.clone())
+            };
+            assert_eq!(
+                get("net.ipv4.tcp_rmem").as_deref(),
+                Some("4096 131072 8388608")
+            );
+            assert_eq!(
+                get("net.ipv4.tcp_wmem").as_deref(),
+                Some("4096 16384 2097152")
+            );
+            assert!(
+                k.route.join(" ").starts_with("initcwnd 100 "),
+                "{:?}",
+                k.route
+            );
+        }
+        for (set, key) in [
+            ("flow.pep_cc=\"newreno-approx\"", "flow.pep_cc"),
+            ("flow.pep_cc=\"none\"", "flow.pep_cc"),
+            // The flow's own knobs are checked as without a PEP.
+            ("flow.initial_rto=\"3s\"", "flow.initial_rto"),
+        ] {
+            let s = scenario(&["flow.pep=\"server-side\"", set]).expect("parses");
+            let e = check_supported(&s).expect_err(set).to_string();
+            assert!(e.contains(key), "{set}: {e}");
+        }
+    }
+
+    /// A server-side PEP namespace forwards UDP untouched and hands TCP to a transparent relay
+    /// (here in-process) that reaches the server from the client's own address.
+    #[test]
+    fn udp_passes_and_tcp_is_relayed_transparently() {
+        let s = scenario(&["flow.pep=\"server-side\""]).expect("parses");
+        let ideal = netem::LinkConfig::ideal();
+        let mut topo =
+            Topology::create(&TopologySpec::new(ideal.clone(), ideal)).expect("topology");
+        let sites = insert_all(&mut topo, &s).expect("PEP wired");
+        assert_eq!(sites.len(), 1);
+        let site = &sites[0];
+        assert!(crate::cleanup::run_id_of(&site.ns).is_some(), "{}", site.ns);
+        assert_eq!(site.config.cc.as_deref(), Some("cubic"));
+        assert_eq!(site.config.initcwnd_packets, Some(10));
+
+        // UDP both ways, addresses unchanged.
+        let server_addr = SocketAddrV4::new(topo.server_addr(0), 5000);
+        let server = probe::udp_in(topo.server_ns(0), server_addr).expect("server socket");
+        let client = probe::udp_in(topo.client_ns(0), SocketAddrV4::new(topo.client_addr(0), 0))
+            .expect("client socket");
+        for sock in [&server, &client] {
+            sock.set_read_timeout(Some(Duration::from_secs(2)))
+                .expect("timeout");
+        }
+        client.send_to(b"quic", server_addr).expect("send");
+        let mut buf = [0u8; 16];
+        let (n, from) = server
+            .recv_from(&mut buf)
+            .expect("the datagram crosses the PEP");
+        assert_eq!(&buf[..n], b"quic");
+        assert_eq!(from, client.local_addr().expect("addr"));
+        server.send_to(b"back", from).expect("reply");
+        let (n, _) = client
+            .recv_from(&mut buf)
+            .expect("the reply crosses it too");
+        assert_eq!(&buf[..n], b"back");
+
+        // TCP: the relay in the PEP namespace (a thread there, the real relay code).
+        let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
+        let pep_ns = site.ns.clone();
+        let relay = std::thread::spawn(move || {
+            netns::enter(&netns::open(&pep_ns).expect("PEP ns")).expect("setns");
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime");
+            rt.block_on(endpoints::pep::run(
+                endpoints::pep::PepConfig {
+                    listen: SocketAddr::from(([0, 0, 0, 0], RELAY_PORT)),
+                    cc: Some("reno".into()),
+                    ..endpoints::pep::PepConfig::default()
+                },
+                None,
+                |_| Ok(()),
+                async move {
+                    let _ = tokio::task::spawn_blocking(move || stop_rx.recv()).await;
+                },
+            ))
+        });
+        let listener = netns::in_netns(topo.server_ns(0), || {
+            TcpListener::bind(SocketAddrV4::new(topo.server_addr(0), 5001))
+                .map_err(|e| EmuError::io("bind", e))
+        })
+        .expect("server listener");
+        let client_ns = topo.client_ns(0).to_string();
+        let target = SocketAddrV4::new(topo.server_addr(0), 5001);
+        // The relay may need a moment to listen.
+        let mut conn = None;
+        for _ in 0..200 {
+            let c = netns::in_netns(&client_ns, || {
+                TcpStream::connect_timeout(&target.into(), Duration::from_secs(2))
+                    .map_err(|e| EmuError::io("connect", e))
+            });
+            if let Ok(c) = c {
+                conn = Some(c);
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let mut conn = conn.expect("connected through the PEP");
+        conn.write_all(b"hello").expect("write");
+        let (mut accepted, peer) = listener.accept().expect("the relay reaches the server");
+        assert_eq!(
+            peer,
+            conn.local_addr().expect("addr"),
+            "transparent: the client's address"
+        );
+        let mut got = [0u8; 5];
+        accepted.read_exact(&mut got).expect("relayed bytes");
+        assert_eq!(&got, b"hello");
+        accepted.write_all(b"world").expect("reply");
+        conn.read_exact(&mut got).expect("relayed back");
+        assert_eq!(&got, b"world");
+        drop((conn, accepted));
+        let _ = stop_tx.send(());
+        let summary = relay.join().expect("relay thread").expect("relay ran");
+        assert_eq!(summary.relayed, 1, "{summary:?}");
+        let ns = site.ns.clone();
+        topo.shutdown().expect("teardown");
+        assert!(!netns::list().expect("list").contains(&ns), "{ns} left");
+    }
+}
