@@ -126,6 +126,33 @@ fn assert_nothing_left(prefix: &str, dir: &Path) {
     assert!(relays.is_empty(), "relay processes left: {relays:?}");
 }
 
+/// `(source port, destination port, sequence number, flags)` of every IPv4 TCP segment with
+/// SYN set in an Ethernet pcap file (nanosecond or microsecond timestamps).
+fn syns(path: &Path) -> Vec<(u16, u16, u32, u8)> {
+    let data = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert!(data.len() >= 24, "{} has no pcap header", path.display());
+    let mut out = Vec::new();
+    let mut at = 24;
+    while at + 16 <= data.len() {
+        let len = u32::from_le_bytes(data[at + 8..at + 12].try_into().expect("4 bytes")) as usize;
+        let frame = &data[at + 16..(at + 16 + len).min(data.len())];
+        at += 16 + len;
+        // Ethernet, IPv4, TCP.
+        if frame.len() < 14 + 20 || frame[12..14] != [0x08, 0x00] || frame[14 + 9] != 6 {
+            continue;
+        }
+        let ip = &frame[14..];
+        let tcp = &ip[usize::from(ip[0] & 0x0f) * 4..];
+        if tcp.len() < 20 || tcp[13] & 0x02 == 0 {
+            continue;
+        }
+        let port = |i: usize| u16::from_be_bytes([tcp[i], tcp[i + 1]]);
+        let seq = u32::from_be_bytes(tcp[4..8].try_into().expect("4 bytes"));
+        out.push((port(0), port(2), seq, tcp[13]));
+    }
+    out
+}
+
 fn completion(run: &EmuRun) -> f64 {
     let f = &run.result.flows[0];
     assert!(f.error.is_none(), "{f:?}");
@@ -140,7 +167,10 @@ fn a_pep_speeds_up_a_geo_download_over_two_split_connections() {
     let plain = run_geo(&[], &options(&plain_work)).expect("run without PEP");
     assert!(plain.peps.is_empty());
     let pep_work = dir.path("pep");
-    let split = run_geo(SERVER_PEP, &options(&pep_work)).expect("run through the PEP");
+    let pcap = dir.path("pcap");
+    let mut opts = options(&pep_work);
+    opts.capture_dir = Some(pcap.clone());
+    let split = run_geo(SERVER_PEP, &opts).expect("run through the PEP");
     let (t_plain, t_pep) = (completion(&plain), completion(&split));
     eprintln!("100 kB over 600 ms: {t_plain:.3} s end to end, {t_pep:.3} s through the PEP");
     // Seed 002's effect: the PEP's 100-packet window sends the 100 kB in one satellite round
@@ -182,6 +212,31 @@ fn a_pep_speeds_up_a_geo_download_over_two_split_connections() {
     assert!(
         b.min_rtt_us < 50_000,
         "leg B stays on the server's side: {b:?}"
+    );
+    // The captures in the PEP namespace: the same 4-tuple on both legs, but two handshakes,
+    // each side's initial sequence numbers its own (SYN = 0x02, SYN-ACK = 0x12).
+    let client_leg = syns(&pcap.join("pep-0-client-leg.pcap"));
+    let server_leg = syns(&pcap.join("pep-0-server-leg.pcap"));
+    let isn = |segs: &[(u16, u16, u32, u8)], flags: u8| -> Vec<u32> {
+        segs.iter()
+            .filter(|s| s.3 & 0x12 == flags)
+            .map(|s| s.2)
+            .collect()
+    };
+    let (a_syn, a_synack) = (isn(&client_leg, 0x02), isn(&client_leg, 0x12));
+    let (b_syn, b_synack) = (isn(&server_leg, 0x02), isn(&server_leg, 0x12));
+    assert!(
+        !a_syn.is_empty() && !a_synack.is_empty() && !b_syn.is_empty() && !b_synack.is_empty(),
+        "a handshake on each leg: {client_leg:?} / {server_leg:?}"
+    );
+    assert_eq!(
+        (client_leg[0].0, client_leg[0].1),
+        (server_leg[0].0, server_leg[0].1),
+        "transparent: one 4-tuple"
+    );
+    assert!(
+        a_syn.iter().all(|s| !b_syn.contains(s)) && a_synack.iter().all(|s| !b_synack.contains(s)),
+        "the legs are two connections: {client_leg:?} / {server_leg:?}"
     );
     // Transparent: the server saw the client's own address and port.
     let server = endpoints::server::stats_log::read_records(&pep_work.join("server-0.stats.jsonl"))

@@ -24,18 +24,24 @@
 //! `tcp_rmem` / `tcp_wmem`, `pep_initial_window` the `initcwnd` of its routes (both legs),
 //! `pep_cc` the relay's `TCP_CONGESTION`; `pep_buffer` bounds the relay per direction.
 
+use std::fs::File;
+use std::io::BufWriter;
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ::results::FlowConfig;
 use endpoints::pep::PepConnectionRecord;
+use netem::pcap::{LinkType, PcapWriter};
 use scenario::model::{CcChoice, FlowSpec, PepPosition, PepSpec, Scenario};
 
 use crate::error::EmuError;
 use crate::forwarder::Side;
 use crate::netns;
 use crate::offload::{self, Offload};
+use crate::packet_socket::PacketSocket;
 use crate::topology::{host_mac, mac_text, ChildHandle, Topology};
 
 /// Port of the relay's listener inside the PEP namespace (TPROXY's target; never on the wire).
@@ -131,6 +137,8 @@ pub struct PepSite {
     pub flow: usize,
     /// The PEP namespace (`ql<run>-p<flow>`).
     pub ns: String,
+    /// Which side of the bottleneck it sits on.
+    pub position: PepPosition,
     /// `TCP_CONGESTION` of the relay's sockets.
     pub cc: &'static str,
     /// `pep_buffer`, bytes per direction.
@@ -307,6 +315,7 @@ fn insert(topo: &mut Topology, i: usize, f: &FlowSpec, pep: &PepSpec) -> Result<
     Ok(PepSite {
         flow: i,
         ns,
+        position: pep.position,
         cc,
         buffer: pep.buffer,
         config,
@@ -467,6 +476,104 @@ pub fn start(
         std::thread::sleep(Duration::from_millis(5));
     }
     Ok(child)
+}
+
+/// A capture of both legs inside a PEP namespace: every frame either way on the interface
+/// toward the client (`pep-<i>-client-leg.pcap`) and toward the server
+/// (`pep-<i>-server-leg.pcap`). With the same 4-tuple on both legs, the split shows as two
+/// handshakes with their own sequence numbers, window scales and timestamps.
+#[derive(Debug)]
+pub struct PepCapture {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+/// Largest frame captured (the forwarder's receive buffer: any MTU up to 64 KiB).
+const SNAPLEN: usize = 65_536 + 64;
+
+impl PepCapture {
+    /// Starts capturing in `site`'s namespace into `dir`.
+    pub fn start(site: &PepSite, dir: &Path) -> Result<PepCapture, EmuError> {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| EmuError::io(format!("cannot create {}", dir.display()), e))?;
+        let (client_dev, server_dev) = match site.position {
+            PepPosition::ClientSide => (TO_HOST, TO_ROUTER),
+            PepPosition::ServerSide => (TO_ROUTER, TO_HOST),
+        };
+        let mut outputs = Vec::new();
+        for (dev, leg) in [(client_dev, "client-leg"), (server_dev, "server-leg")] {
+            let path = dir.join(format!("pep-{}-{leg}.pcap", site.flow));
+            // Unlinked if present (never followed), then created exclusively.
+            let file = fsutil::create_replacing(&path)
+                .map_err(|e| EmuError::io(format!("cannot create {}", path.display()), e))?;
+            let w = PcapWriter::with_link_type(
+                BufWriter::with_capacity(1 << 20, file),
+                LinkType::Ethernet,
+                0,
+                SNAPLEN as u32,
+            )
+            .map_err(|e| EmuError::io(format!("cannot write {}", path.display()), e))?;
+            let sock = netns::in_netns(&site.ns, move || PacketSocket::open_capture(dev))?;
+            outputs.push((sock, w));
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name(format!("pep-capture-{}", site.flow))
+            .spawn(move || capture_loop(outputs, &flag))
+            .map_err(|e| EmuError::io("cannot start the PEP capture", e))?;
+        Ok(PepCapture {
+            stop,
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for PepCapture {
+    /// Stops the capture and flushes its files.
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn capture_loop(mut outputs: Vec<(PacketSocket, PcapWriter<BufWriter<File>>)>, stop: &AtomicBool) {
+    let mut buf = vec![0u8; SNAPLEN];
+    while !stop.load(Ordering::Relaxed) {
+        let mut fds: Vec<libc::pollfd> = outputs
+            .iter()
+            .map(|(s, _)| libc::pollfd {
+                fd: s.raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            })
+            .collect();
+        // SAFETY: poll on a valid pollfd array with its length. The timeout bounds how long a
+        // stop request waits.
+        unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 50) };
+        for (sock, w) in &mut outputs {
+            // Interfaces vanish at teardown: an error ends this socket's capture, not the run.
+            while let Ok(Some(rx)) = sock.recv(&mut buf) {
+                let t = if rx.realtime_ns == 0 {
+                    unix_ns()
+                } else {
+                    rx.realtime_ns
+                };
+                let _ = w.write_unix_ns(t, &buf[..rx.len.min(buf.len())]);
+            }
+        }
+    }
+    for (_, w) in outputs {
+        let _ = w.finish();
+    }
+}
+
+fn unix_ns() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
 }
 
 /// Where flow `i`'s relay logs its connections.

@@ -138,10 +138,16 @@ pub fn run(point: &SweepPoint, spec: &RunSpec, opts: &RunOptions) -> Result<EmuR
             private.path()
         }
     };
-    let outcome =
-        start_peps(&topo, &peps, opts, work).and_then(|()| drive(&topo, s, spec.seed, opts, work));
+    let (captures, started) = match start_peps(&topo, &peps, opts, work) {
+        Ok(c) => (c, Ok(())),
+        Err(e) => (Vec::new(), Err(e)),
+    };
+    let outcome = started.and_then(|()| drive(&topo, s, spec.seed, opts, work));
     // Tear down first (servers flush their statistics on SIGTERM), then read what they wrote.
-    let forwarder = topo.shutdown()?;
+    let forwarder = topo.shutdown();
+    // The PEP captures end with their namespaces' interfaces; flush them.
+    drop(captures);
+    let forwarder = forwarder?;
     let driven = outcome?;
     let mut run_warnings = Vec::new();
     let mut flows = Vec::new();
@@ -304,18 +310,24 @@ pub(crate) fn read_route_metrics(json: &str, config: &mut FlowConfig) {
     config.delayed_ack = Some(metric("quickack").unwrap_or(0.0) == 0.0);
 }
 
-/// Starts every flow's relay in its PEP namespace (they stop with the topology).
+/// Starts every flow's relay in its PEP namespace (they stop with the topology), and with
+/// `capture_dir` a capture of both legs in each PEP namespace (stopped when the returned
+/// handles drop).
 fn start_peps(
     topo: &Topology,
     peps: &[PepSite],
     opts: &RunOptions,
     work: &Path,
-) -> Result<(), EmuError> {
+) -> Result<Vec<pep::PepCapture>, EmuError> {
+    let mut captures = Vec::new();
     for site in peps {
+        if let Some(dir) = &opts.capture_dir {
+            captures.push(pep::PepCapture::start(site, dir)?);
+        }
         let log = log_file(work, &format!("pep-{}.err", site.flow))?;
         pep::start(topo, site, &opts.quiclab, work, log)?;
     }
-    Ok(())
+    Ok(captures)
 }
 
 fn common_files(
