@@ -200,7 +200,8 @@ fn insert(topo: &mut Topology, i: usize, f: &FlowSpec, pep: &PepSpec) -> Result<
     netns::ip(&["-n", &ns, "link", "set", "eth0", "name", TO_ROUTER])?;
     // ... and give the host a new eth0 facing the PEP.
     let pep_mac = mac_text(pep_mac(side, i));
-    let mtu = f.tcp.mtu.max(576).to_string();
+    // The new pair keeps the topology's MTU (the one every interface of the run has).
+    let mtu = link_mtu(&ns, TO_ROUTER)?.to_string();
     netns::ip(&[
         "-n",
         &ns,
@@ -320,6 +321,20 @@ fn insert(topo: &mut Topology, i: usize, f: &FlowSpec, pep: &PepSpec) -> Result<
         buffer: pep.buffer,
         config,
     })
+}
+
+/// MTU of interface `dev` in namespace `ns`.
+fn link_mtu(ns: &str, dev: &str) -> Result<u64, EmuError> {
+    let shown = netns::ip(&["-n", ns, "-j", "link", "show", dev])?;
+    let links: serde_json::Value = serde_json::from_str(&shown).unwrap_or_default();
+    links
+        .get(0)
+        .and_then(|l| l.get("mtu"))
+        .and_then(serde_json::Value::as_u64)
+        .ok_or_else(|| EmuError::Command {
+            command: format!("ip -n {ns} -j link show {dev}"),
+            message: format!("no MTU in {shown:?}"),
+        })
 }
 
 /// MAC of the PEP's interface toward its host (`P` in the third byte).
