@@ -413,7 +413,7 @@ fn read_back(ns: &str, route: &str) -> Result<FlowConfig, EmuError> {
 }
 
 /// A flow's PEP as it ran: the kernel settings of its namespace and the relay's connections.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct PepOutcome {
     /// Index of the flow.
     pub flow: usize,
