@@ -425,7 +425,7 @@ pub struct PepOutcome {
     pub config: FlowConfig,
     /// `pep_buffer`: bytes the relay holds per direction.
     pub buffer_bytes: u64,
-    /// Relayed connections one PEP holds at once ([`MAX_CONNECTIONS`]).
+    /// Relayed connections one PEP holds at once (64; more are reset).
     pub max_connections: usize,
     /// One record per connection the relay handled, in the order they ended.
     pub connections: Vec<PepConnectionRecord>,
