@@ -10,6 +10,8 @@ mod cmd_emu;
 mod cmd_get;
 mod cmd_interop;
 mod cmd_load;
+mod cmd_plot;
+mod cmd_report_html;
 mod cmd_reproduce;
 mod cmd_serve;
 mod cmd_sim;
@@ -68,6 +70,10 @@ enum Command {
     Get(cmd_get::GetArgs),
     /// Constant-rate (open model) HTTP/1.1, HTTP/2 and HTTP/3 load testing.
     Load(cmd_load::LoadArgs),
+    /// Draw a results directory's figures (SVG): metrics vs sweep axes with 95% CIs, CDFs, time series.
+    Plot(cmd_plot::PlotArgs),
+    /// Write DIR/report.html: one self-contained page with tables (n/N), warnings and figures.
+    Report(cmd_report_html::ReportArgs),
 }
 
 fn main() -> ExitCode {
@@ -85,6 +91,8 @@ fn main() -> ExitCode {
         Command::Serve(args) => cmd_serve::run(&args),
         Command::Get(args) => cmd_get::run(&args),
         Command::Load(args) => cmd_load::run(&args),
+        Command::Plot(args) => cmd_plot::run(&args),
+        Command::Report(args) => cmd_report_html::run(&args),
     };
     match result {
         Ok(code) => code.into(),
