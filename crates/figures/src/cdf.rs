@@ -5,7 +5,9 @@ use crate::chart::{self, Cdf, CdfChart};
 use crate::data::ResultsDir;
 use crate::error::FigureError;
 use crate::metric;
-use crate::sweep::{key_label, n_of_n, varying_axes};
+use std::collections::BTreeSet;
+
+use crate::sweep::{axis_set, key_label, n_of_n, varying_axes};
 use crate::{Figure, FigureKind};
 
 /// Most curves in one CDF figure (more are split over several figures).
@@ -23,7 +25,19 @@ pub fn completion_metrics(d: &ResultsDir) -> Vec<String> {
         "flows.*.completion_s".to_string(),
         "flows.*.connections.*.completion_s".to_string(),
     ];
-    metric::expand(&pats, &available).0
+    // A flow's only connection has the flow's own completion time: its CDF would repeat.
+    metric::expand(&pats, &available)
+        .0
+        .into_iter()
+        .filter(|m| {
+            let segs: Vec<&str> = m.split('.').collect();
+            segs.len() != 5
+                || available.contains(&format!(
+                    "{}.{}.connections.1.completion_s",
+                    segs[0], segs[1]
+                ))
+        })
+        .collect()
 }
 
 /// The CDF figures of `metrics` (completion times by default).
@@ -33,7 +47,9 @@ pub fn figures(d: &ResultsDir, metrics: &[String]) -> Result<Vec<Figure>, Figure
     let mut out = Vec::new();
     for m in metrics {
         let mut curves = Vec::new();
-        let mut missing = 0;
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        let mut group_sets: Vec<BTreeSet<&str>> = Vec::new();
+        let mut curve_axes: Vec<Vec<(String, String)>> = Vec::new();
         for p in &d.points {
             let runs = d.runs_of(p.index);
             if runs.is_empty() {
@@ -43,13 +59,24 @@ pub fn figures(d: &ResultsDir, metrics: &[String]) -> Result<Vec<Figure>, Figure
                 .iter()
                 .filter_map(|r| r.metrics.get(m).copied())
                 .collect();
-            missing += runs.len() - values.len();
             let key: Vec<(String, String)> = p
                 .axes
                 .iter()
                 .filter(|(k, _)| axes.contains(k))
                 .cloned()
                 .collect();
+            // Points with the same axes go in one figure (the experiments of a study apart).
+            let set = axis_set(p);
+            let g = match group_sets.iter().position(|s| *s == set) {
+                Some(g) => g,
+                None => {
+                    group_sets.push(set);
+                    groups.push(Vec::new());
+                    groups.len() - 1
+                }
+            };
+            groups[g].push(curves.len());
+            curve_axes.push(key.clone());
             curves.push(Cdf {
                 label: if key.is_empty() {
                     format!("point {}", p.index)
@@ -58,6 +85,7 @@ pub fn figures(d: &ResultsDir, metrics: &[String]) -> Result<Vec<Figure>, Figure
                 },
                 note: n_of_n(&[(values.len(), runs.len())]),
                 values,
+                runs: runs.len(),
             });
         }
         if curves.iter().all(|c| c.values.is_empty()) {
@@ -78,13 +106,49 @@ pub fn figures(d: &ResultsDir, metrics: &[String]) -> Result<Vec<Figure>, Figure
             }
         }
         let label = metric::label(m, &flow_names);
-        let chunks: Vec<Vec<Cdf>> = curves.chunks(CURVES).map(<[Cdf]>::to_vec).collect();
-        let parts = chunks.len();
-        for (i, chunk) in chunks.into_iter().enumerate() {
-            let mut title = format!("CDF of {label}");
-            if parts > 1 {
-                title.push_str(&format!(" ({}/{parts})", i + 1));
+        // Inside a group, label curves by the axes that vary there; the ones constant in the
+        // group (a study's experiment) go in the title.
+        let mut chunks: Vec<(String, Vec<Cdf>)> = Vec::new();
+        for g in &groups {
+            let first = &curve_axes[g[0]];
+            let (constant, _): (Vec<&(String, String)>, Vec<_>) = first
+                .iter()
+                .partition(|kv| g.iter().all(|&i| curve_axes[i].contains(kv)));
+            let members: Vec<Cdf> = g
+                .iter()
+                .map(|&i| {
+                    let key: Vec<(String, String)> = curve_axes[i]
+                        .iter()
+                        .filter(|kv| !constant.contains(kv))
+                        .cloned()
+                        .collect();
+                    let mut c = curves[i].clone();
+                    if !key.is_empty() {
+                        c.label = key_label(&key);
+                    }
+                    c
+                })
+                .collect();
+            let context: Vec<(String, String)> = constant.into_iter().cloned().collect();
+            let parts = members.chunks(CURVES).count();
+            for (k, chunk) in members.chunks(CURVES).enumerate() {
+                if chunk.iter().any(|c| !c.values.is_empty()) {
+                    let mut ctx = if context.is_empty() || groups.len() == 1 {
+                        String::new()
+                    } else {
+                        format!(" — {}", key_label(&context))
+                    };
+                    if parts > 1 {
+                        ctx.push_str(&format!(" ({}/{parts})", k + 1));
+                    }
+                    chunks.push((ctx, chunk.to_vec()));
+                }
             }
+        }
+        let parts = chunks.len();
+        for (i, (ctx, chunk)) in chunks.into_iter().enumerate() {
+            let title = format!("CDF of {label}{ctx}");
+            let missing: usize = chunk.iter().map(|c| c.runs - c.values.len()).sum();
             let mut foot =
                 "empirical CDF over the n runs (of N recorded) that completed".to_string();
             if missing > 0 {

@@ -25,9 +25,9 @@ const PALETTE: [RGBColor; 10] = [
     RGBColor(23, 190, 207),
 ];
 /// Width of the legend column to the right of a plot, px.
-const LEGEND_W: u32 = 250;
+const LEGEND_W: u32 = 300;
 /// Longest legend label, characters (longer ones end in "…").
-const LEGEND_CHARS: usize = 34;
+const LEGEND_CHARS: usize = 40;
 const FONT: &str = "sans-serif";
 
 /// Colour of series `i`.
@@ -103,6 +103,9 @@ pub struct Cdf {
     pub note: String,
     /// The sample (any order; non-finite values are ignored).
     pub values: Vec<f64>,
+    /// How many runs or requests the sample was taken from (more than `values.len()` when
+    /// some did not measure it).
+    pub runs: usize,
 }
 
 /// Empirical CDFs of samples.
@@ -167,6 +170,22 @@ fn padded(lo: f64, hi: f64) -> (f64, f64) {
     }
 }
 
+/// `label` broken into lines of at most [`LEGEND_CHARS`] characters at its `", "` separators
+/// (the axes of a series key), a part that is still too long shortened with "…".
+fn wrap(label: &str) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for part in label.split(", ") {
+        match lines.last_mut() {
+            Some(l) if l.chars().count() + 2 + part.chars().count() <= LEGEND_CHARS => {
+                l.push_str(", ");
+                l.push_str(part);
+            }
+            _ => lines.push(shorten(part)),
+        }
+    }
+    lines
+}
+
 /// `label` shortened to [`LEGEND_CHARS`] characters.
 fn shorten(label: &str) -> String {
     if label.chars().count() <= LEGEND_CHARS {
@@ -198,6 +217,20 @@ pub fn tick(v: f64) -> String {
 
 type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
 
+/// "mean ± half" with the half-width to two significant digits and the mean to the same
+/// decimal place (so `8.626 ± 0.00009`, not `8.626 ± 8.57e-5`); a half-width that is only
+/// floating-point noise (below 1e-9 of the mean) prints as 0.
+pub fn mean_ci(mean: f64, half: f64) -> String {
+    if !(mean.is_finite() && half.is_finite()) {
+        return "–".into();
+    }
+    if half <= mean.abs() * 1e-9 || half == 0.0 {
+        return format!("{} ± 0", tick(mean));
+    }
+    let decimals = (1 - half.log10().floor() as i32).clamp(0, 9) as usize;
+    format!("{mean:.decimals$} ± {half:.decimals$}")
+}
+
 /// Draws the legend entries (label + optional note) into `area`, top-down.
 fn legend(area: &Area<'_>, entries: &[(String, String, bool)]) -> Result<(), ChartError> {
     let label_style = TextStyle::from((FONT, 13).into_font()).color(&BLACK);
@@ -214,13 +247,15 @@ fn legend(area: &Area<'_>, entries: &[(String, String, bool)]) -> Result<(), Cha
             area.draw(&Circle::new((21, y), 3, c.filled()))
                 .map_err(err)?;
         }
-        area.draw_text(
-            &shorten(label),
-            &label_style.pos(Pos::new(HPos::Left, VPos::Center)),
-            (40, y),
-        )
-        .map_err(err)?;
-        y += 16;
+        for line in wrap(label) {
+            area.draw_text(
+                &line,
+                &label_style.pos(Pos::new(HPos::Left, VPos::Center)),
+                (40, y),
+            )
+            .map_err(err)?;
+            y += 16;
+        }
         if !note.is_empty() {
             area.draw_text(
                 &shorten(note),
@@ -312,8 +347,9 @@ pub fn line_chart(c: &LineChart, size: (u32, u32)) -> Result<String, ChartError>
             .y_label_formatter(&|v| tick(*v))
             .axis_desc_style((FONT, 14))
             .label_style((FONT, 12))
-            .light_line_style(RGBColor(238, 238, 238))
+            .light_line_style(RGBColor(242, 242, 242))
             .bold_line_style(RGBColor(215, 215, 215))
+            .max_light_lines(2)
             .draw()
             .map_err(err)?;
         // Lines at the same x are nudged apart so their error bars do not hide each other.
@@ -422,8 +458,11 @@ pub fn cdf_chart(c: &CdfChart, size: (u32, u32)) -> Result<String, ChartError> {
                 .y_label_formatter(&|v| tick(*v))
                 .axis_desc_style((FONT, 14))
                 .label_style((FONT, 12))
-                .light_line_style(RGBColor(238, 238, 238))
+                .light_line_style(RGBColor(242, 242, 242))
                 .bold_line_style(RGBColor(215, 215, 215))
+                // A log axis already has a line per 1–9 × 10^k: light lines would grey it out.
+                .x_max_light_lines(0)
+                .y_max_light_lines(1)
                 .draw()
                 .map_err(err)?;
             for (i, pts) in &curves {
@@ -452,8 +491,9 @@ pub fn cdf_chart(c: &CdfChart, size: (u32, u32)) -> Result<String, ChartError> {
                 .y_label_formatter(&|v| tick(*v))
                 .axis_desc_style((FONT, 14))
                 .label_style((FONT, 12))
-                .light_line_style(RGBColor(238, 238, 238))
+                .light_line_style(RGBColor(242, 242, 242))
                 .bold_line_style(RGBColor(215, 215, 215))
+                .max_light_lines(2)
                 .draw()
                 .map_err(err)?;
             for (i, pts) in &curves {
@@ -532,8 +572,9 @@ pub fn panel_chart(c: &PanelChart, width: u32, panel_h: u32) -> Result<String, C
                 .y_label_formatter(&|v| tick(*v))
                 .axis_desc_style((FONT, 13))
                 .label_style((FONT, 11))
-                .light_line_style(RGBColor(240, 240, 240))
-                .bold_line_style(RGBColor(220, 220, 220));
+                .light_line_style(RGBColor(244, 244, 244))
+                .bold_line_style(RGBColor(220, 220, 220))
+                .max_light_lines(1);
             if last {
                 mesh.x_desc(&c.x_label);
             }
@@ -578,6 +619,29 @@ mod tests {
         assert_eq!(tick(1234.5678), "1235");
         assert_eq!(tick(0.012345), "0.01235");
         assert_eq!(tick(0.0), "0");
+    }
+
+    #[test]
+    fn mean_and_ci_share_their_decimals() {
+        assert_eq!(mean_ci(8.626123, 8.57e-5), "8.626123 ± 0.000086");
+        assert_eq!(mean_ci(0.0648, 1.39e-17), "0.0648 ± 0");
+        assert_eq!(mean_ci(33.38, 0.886), "33.38 ± 0.89");
+        assert_eq!(mean_ci(1234.0, 56.0), "1234 ± 56");
+    }
+
+    #[test]
+    fn legend_labels_wrap_at_axis_separators() {
+        let l = "experiment=shared, variant=quic+tcp-tls1.3, link.rate=100Mbit";
+        assert_eq!(
+            wrap(l),
+            [
+                "experiment=shared, variant=quic+tcp-tls1.3",
+                "link.rate=100Mbit"
+            ]
+        );
+        assert!(wrap(&"y".repeat(90))
+            .iter()
+            .all(|l| l.chars().count() <= LEGEND_CHARS));
     }
 
     #[test]

@@ -38,7 +38,7 @@ td.incomplete{background:#fff4e0}
 figure{margin:1.2em 0;padding:0}figure svg{max-width:100%;height:auto;border:1px solid #eee}
 figcaption{font-size:.9em;color:#444;margin-top:.3em}
 .meta td:first-child{font-weight:600;white-space:nowrap}
-.toc{font-size:.9em}code{background:#f4f4f4;padding:0 3px}
+.scroll{overflow-x:auto}code{background:#f4f4f4;padding:0 3px}
 ";
 
 /// HTML-escapes text for element content and attribute values.
@@ -162,7 +162,7 @@ fn scenario_section(o: &mut String, d: &ResultsDir) {
         if let Some(dur) = p.duration_s {
             row(o, "run duration", format!("{dur} s"));
         }
-        if p.measure_from_s.is_some() || p.measure_until_s.is_some() {
+        if p.measure_from_s.is_some_and(|f| f > 0.0) || p.measure_until_s.is_some() {
             row(
                 o,
                 "measurement window",
@@ -302,7 +302,10 @@ fn table_section(o: &mut String, d: &ResultsDir) {
          highlighted: those runs did not complete (or did not measure it). Every metric is in \
          <code>summary.csv</code>.</p>"
     );
-    let _ = write!(o, "<table id=\"results\"><tr><th>point</th>");
+    let _ = write!(
+        o,
+        "<div class=\"scroll\"><table id=\"results\"><tr><th>point</th>"
+    );
     for a in &axes {
         let _ = write!(o, "<th>{}</th>", escape(a));
     }
@@ -349,9 +352,8 @@ fn table_section(o: &mut String, d: &ResultsDir) {
             };
             let text = match report::summarize(&values) {
                 Ok(s) => format!(
-                    "{} ± {} ({}/{big_n})",
-                    crate::chart::tick(s.mean * sc.factor),
-                    crate::chart::tick(s.ci95_half_width() * sc.factor),
+                    "{} ({}/{big_n})",
+                    crate::chart::mean_ci(s.mean * sc.factor, s.ci95_half_width() * sc.factor),
                     values.len()
                 ),
                 Err(_) => format!("– (0/{big_n})"),
@@ -360,5 +362,5 @@ fn table_section(o: &mut String, d: &ResultsDir) {
         }
         let _ = writeln!(o, "</tr>");
     }
-    let _ = writeln!(o, "</table>");
+    let _ = writeln!(o, "</table></div>");
 }

@@ -126,7 +126,7 @@ pub fn chosen_metrics(d: &ResultsDir, opts: &PlotOptions) -> Result<Vec<String>,
 pub fn chosen_axes(d: &ResultsDir, opts: &PlotOptions) -> Result<Vec<String>, FigureError> {
     let varying = sweep::varying_axes(d);
     if opts.x.is_empty() {
-        return Ok(varying);
+        return Ok(sweep::plottable_axes(d));
     }
     for x in &opts.x {
         if !varying.contains(x) {

@@ -81,7 +81,7 @@ pub fn n_of_n(ns: &[(usize, usize)]) -> String {
     )
 }
 
-/// The sweep axes with more than one value (the ones a figure can have as its x axis).
+/// The sweep axes with more than one value.
 pub fn varying_axes(d: &ResultsDir) -> Vec<String> {
     d.axis_names()
         .into_iter()
@@ -92,6 +92,32 @@ pub fn varying_axes(d: &ResultsDir) -> Vec<String> {
                 .filter_map(|p| p.axes.iter().find(|(k, _)| k == a).map(|(_, v)| v.as_str()))
                 .collect();
             vals.len() > 1
+        })
+        .collect()
+}
+
+/// The names of a point's axes, as a set.
+pub fn axis_set(p: &crate::data::PointData) -> BTreeSet<&str> {
+    p.axes.iter().map(|(k, _)| k.as_str()).collect()
+}
+
+/// The varying axes a figure can have on x: those whose points all have the same axes (a grid).
+///
+/// A directory that joins several sweeps with different axes (a study of `quiclab reproduce`:
+/// `experiment` and `variant` on every point, each experiment's own parameter only on its
+/// points) has figures against each experiment's parameter; `experiment` itself, whose points
+/// have different parameters, would line up unrelated points and is left out.
+pub fn plottable_axes(d: &ResultsDir) -> Vec<String> {
+    varying_axes(d)
+        .into_iter()
+        .filter(|a| {
+            let sets: BTreeSet<BTreeSet<&str>> = d
+                .points
+                .iter()
+                .filter(|p| p.axes.iter().any(|(k, _)| k == a))
+                .map(axis_set)
+                .collect();
+            sets.len() == 1
         })
         .collect()
 }
