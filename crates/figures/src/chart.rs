@@ -636,8 +636,13 @@ mod tests {
             wrap(l),
             [
                 "experiment=shared",
-                "variant=quic+tcp-tls1.3, link.rate=10Mbit"
+                "variant=quic+tcp-tls1.3",
+                "link.rate=10Mbit"
             ]
+        );
+        assert_eq!(
+            wrap("flow.cc=cubic, link.loss=1%"),
+            ["flow.cc=cubic, link.loss=1%"]
         );
         assert!(wrap(&"y".repeat(90))
             .iter()
