@@ -156,6 +156,16 @@ pub fn ecdf(values: &[f64]) -> Vec<(f64, f64)> {
         .collect()
 }
 
+/// The `q` quantile (0–1) of ascending `sorted` values by the nearest-rank method (the
+/// smallest value with at least a fraction `q` of the values at or below it); NaN when empty.
+pub fn percentile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let rank = (q.clamp(0.0, 1.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
 /// `[lo, hi]` widened by 5% on each side (or by ±1 / ±|lo|·10% when it is a single value).
 fn padded(lo: f64, hi: f64) -> (f64, f64) {
     if !(lo.is_finite() && hi.is_finite()) {
@@ -173,11 +183,19 @@ fn padded(lo: f64, hi: f64) -> (f64, f64) {
 /// `label` broken into lines of at most [`LEGEND_CHARS`] characters at its `", "` separators
 /// (the axes of a series key), a part that is still too long shortened with "…".
 fn wrap(label: &str) -> Vec<String> {
+    wrap_at(label, ", ")
+}
+
+/// [`wrap`] at `sep`.
+fn wrap_at(label: &str, sep: &str) -> Vec<String> {
     let mut lines: Vec<String> = Vec::new();
-    for part in label.split(", ") {
+    for part in label.split(sep) {
         match lines.last_mut() {
-            Some(l) if l.chars().count() + 2 + part.chars().count() <= LEGEND_CHARS => {
-                l.push_str(", ");
+            Some(l)
+                if l.chars().count() + sep.chars().count() + part.chars().count()
+                    <= LEGEND_CHARS =>
+            {
+                l.push_str(sep);
                 l.push_str(part);
             }
             _ => lines.push(shorten(part)),
@@ -257,13 +275,16 @@ fn legend(area: &Area<'_>, entries: &[(String, String, bool)]) -> Result<(), Cha
             y += 16;
         }
         if !note.is_empty() {
-            area.draw_text(
-                &shorten(note),
-                &note_style.pos(Pos::new(HPos::Left, VPos::Center)),
-                (40, y),
-            )
-            .map_err(err)?;
-            y += 16;
+            for line in wrap_at(note, " · ") {
+                area.draw_text(
+                    &line,
+                    &note_style.pos(Pos::new(HPos::Left, VPos::Center)),
+                    (40, y),
+                )
+                .map_err(err)?;
+                y += 14;
+            }
+            y += 2;
         }
         y += 4;
     }
@@ -610,6 +631,16 @@ mod tests {
         assert!(pts.windows(2).all(|w| w[0].0 <= w[1].0 && w[0].1 < w[1].1));
         assert_eq!(pts.last().map(|p| p.1), Some(1.0));
         assert_eq!(pts[0], (1.0, 0.25));
+    }
+
+    #[test]
+    fn nearest_rank_percentiles() {
+        let v: Vec<f64> = (1..=100).map(f64::from).collect();
+        assert_eq!(percentile(&v, 0.5), 50.0);
+        assert_eq!(percentile(&v, 0.99), 99.0);
+        assert_eq!(percentile(&v, 0.999), 100.0);
+        assert_eq!(percentile(&v, 0.0), 1.0);
+        assert!(percentile(&[], 0.5).is_nan());
     }
 
     #[test]

@@ -59,6 +59,13 @@ impl ResultRecord {
             && self.status.is_some_and(|s| (200..400).contains(&s))
     }
 
+    /// Whether the request was scheduled inside the first `warmup` of its attack (intended send
+    /// time before it): such requests wait behind connection set-up and the handshake, and
+    /// `--warmup` leaves them out of reports and plots.
+    pub fn in_warmup(&self, warmup: std::time::Duration) -> bool {
+        u128::from(self.intended_ns) < warmup.as_nanos()
+    }
+
     /// Lateness of the actual send behind the intended time.
     pub fn lateness_ns(&self) -> Option<u64> {
         self.sent_ns.map(|s| s.saturating_sub(self.intended_ns))
