@@ -583,8 +583,8 @@ fn plot_cdf(args: &PlotArgs, html: bool) -> anyhow::Result<String> {
         });
     }
     let title = args.title.as_deref().unwrap_or("Latency CDF").to_string();
-    let mut footnote = "latency from the intended send time to the last byte, successful requests"
-        .to_string();
+    let mut footnote =
+        "latency from the intended send time to the last byte, successful requests".to_string();
     if let Some(w) = args.warmup {
         footnote.push_str(&format!(
             "; requests scheduled in the first {} s left out",

@@ -37,7 +37,7 @@ pub enum FigureError {
         message: String,
     },
     /// A `--metric`, `--x` or `--run` named something the directory does not have.
-    #[error("{what} {given:?} is not in these results; available: {available}")]
+    #[error("{what} {given:?} is not in these results; {available}")]
     Unknown {
         /// The option (`--metric`, `--x`, `--run`).
         what: &'static str,

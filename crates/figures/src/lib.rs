@@ -113,10 +113,23 @@ pub fn chosen_metrics(d: &ResultsDir, opts: &PlotOptions) -> Result<Vec<String>,
     }
     let (got, unmatched) = metric::expand(&opts.metrics, &available);
     if let Some(u) = unmatched.first() {
+        // Paths that contain what was typed (or its last word) first: `flows.0.goodput`
+        // suggests `flows.0.goodput_bps` before 60 other paths.
+        let last = u.rsplit('.').next().unwrap_or(u);
+        let close: Vec<&String> = available
+            .iter()
+            .filter(|m| m.contains(u.as_str()) || (!last.is_empty() && m.contains(last)))
+            .take(8)
+            .collect();
+        let mut text = String::new();
+        if !close.is_empty() {
+            text.push_str(&format!("did you mean {}? ", listing(close)));
+        }
+        text.push_str(&format!("all: {}", listing(&available)));
         return Err(FigureError::Unknown {
             what: "--metric",
             given: u.clone(),
-            available: listing(&available),
+            available: text,
         });
     }
     Ok(got)
@@ -133,7 +146,7 @@ pub fn chosen_axes(d: &ResultsDir, opts: &PlotOptions) -> Result<Vec<String>, Fi
             return Err(FigureError::Unknown {
                 what: "--x",
                 given: x.clone(),
-                available: listing(&varying),
+                available: format!("axes with two or more values: {}", listing(&varying)),
             });
         }
     }
