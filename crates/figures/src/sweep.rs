@@ -141,6 +141,9 @@ pub fn figures(
     Ok(out)
 }
 
+/// One drawn cell: x, the statistics, n (runs with the value) and N (runs recorded).
+type Cell = (f64, report::Summary, usize, usize);
+
 /// One series of a sweep figure: its key and, per x value, the point indices.
 struct SeriesCells {
     key: Vec<(String, String)>,
@@ -205,7 +208,7 @@ fn figure(
     }
     let (kind, xs, unit) = x_axis(&x_values);
     // Raw statistics first, to choose one display unit for the whole figure.
-    let mut raw: Vec<(String, Vec<(f64, report::Summary, usize, usize)>)> = Vec::new();
+    let mut raw: Vec<(String, Vec<Cell>)> = Vec::new();
     let mut max_abs: f64 = 0.0;
     for s in &series {
         let mut pts = Vec::new();

@@ -181,6 +181,22 @@ fn json_records<R: BufRead>(input: R) -> impl Iterator<Item = Result<ResultRecor
 pub(crate) mod tests {
     use super::*;
 
+    #[test]
+    fn warmup_covers_requests_scheduled_before_it() {
+        let d = std::time::Duration::from_millis(100);
+        // sample(n) is scheduled at n × 10 ms: 0..=9 fall inside the first 100 ms.
+        let kept: Vec<u64> = (0..20)
+            .map(sample)
+            .filter(|r| !r.in_warmup(d))
+            .map(|r| r.seq)
+            .collect();
+        assert_eq!(kept, (10..20).collect::<Vec<_>>());
+        assert!(
+            !sample(0).in_warmup(std::time::Duration::ZERO),
+            "no warm-up drops nothing"
+        );
+    }
+
     /// A record with every field set, for encoding tests elsewhere too.
     pub(crate) fn sample(seq: u64) -> ResultRecord {
         ResultRecord {
