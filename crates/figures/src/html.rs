@@ -30,7 +30,7 @@ const SERIES_POINTS: usize = 2;
 const STYLE: &str = "
 body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:0 auto;max-width:1100px;padding:16px 24px;color:#222;background:#fff}
 h1{font-size:1.6em;margin:.4em 0}h2{font-size:1.25em;margin-top:1.6em;border-bottom:1px solid #ddd;padding-bottom:.2em}
-table{border-collapse:collapse;font-size:.9em;margin:.6em 0}th,td{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}
+h3{font-size:1.05em;margin:1.2em 0 .3em}table{border-collapse:collapse;font-size:.9em;margin:.6em 0}th,td{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}td{white-space:nowrap}
 th{background:#f4f4f4}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .warn{background:#fff4e0;border-left:4px solid #e69500;padding:8px 12px;margin:.6em 0}
 .warn ul{margin:.2em 0;padding-left:1.2em}.ok{color:#2a7a2a}
@@ -242,14 +242,31 @@ fn warnings_section(o: &mut String, d: &ResultsDir) {
                 ));
             }
         }
+        // The same error in several runs of a point is one line, with its runs.
+        let mut errors: Vec<(String, Vec<&str>)> = Vec::new();
         for r in &runs {
             if let Some(flows) = r.json.get("flows").and_then(Value::as_array) {
-                for f in flows {
+                for (i, f) in flows.iter().enumerate() {
                     if let Some(e) = f.get("error").and_then(Value::as_str) {
-                        items.push(format!("run {}: flow error: {e}", r.id));
+                        let name = names.get(i).cloned().unwrap_or_else(|| i.to_string());
+                        let text = format!("flow {name}: {e}");
+                        match errors.iter_mut().find(|(t, _)| *t == text) {
+                            Some((_, ids)) => ids.push(&r.id),
+                            None => errors.push((text, vec![&r.id])),
+                        }
                     }
                 }
             }
+        }
+        for (text, ids) in errors {
+            items.push(format!(
+                "{at}: {text} (in {} of {} runs: {})",
+                ids.len(),
+                runs.len(),
+                ids.join(", ")
+            ));
+        }
+        for r in &runs {
             if let Some(ws) = r.json.get("warnings").and_then(Value::as_array) {
                 for w in ws.iter().filter_map(Value::as_str) {
                     items.push(format!("run {}: {w}", r.id));
@@ -279,22 +296,6 @@ fn warnings_section(o: &mut String, d: &ResultsDir) {
 fn table_section(o: &mut String, d: &ResultsDir) {
     let names = d.flow_names();
     let available = crate::available_metrics(d);
-    let mut metrics: Vec<String> = Vec::new();
-    for i in 0..names.len().max(1) {
-        for m in TABLE_METRICS {
-            let path = format!("flows.{i}.{m}");
-            if available.contains(&path) {
-                metrics.push(path);
-            }
-        }
-    }
-    for m in &available {
-        let lower = m.to_ascii_lowercase();
-        if metric::BY_NAME.iter().any(|w| lower.contains(w)) && !metrics.contains(m) {
-            metrics.push(m.clone());
-        }
-    }
-    let axes = d.axis_names();
     let _ = writeln!(
         o,
         "<h2>Results per sweep point</h2>\n<p>mean ± 95% Student-t CI half-width; n/N = runs \
@@ -302,65 +303,109 @@ fn table_section(o: &mut String, d: &ResultsDir) {
          highlighted: those runs did not complete (or did not measure it). Every metric is in \
          <code>summary.csv</code>.</p>"
     );
-    let _ = write!(
-        o,
-        "<div class=\"scroll\"><table id=\"results\"><tr><th>point</th>"
-    );
-    for a in &axes {
-        let _ = write!(o, "<th>{}</th>", escape(a));
+    // Points with the same axes share a table (a study's experiments get one each), with a
+    // column per axis that varies among them and per metric measured among them.
+    let mut groups: Vec<(std::collections::BTreeSet<&str>, Vec<usize>)> = Vec::new();
+    for p in &d.points {
+        let set = crate::sweep::axis_set(p);
+        match groups.iter_mut().find(|(s, _)| *s == set) {
+            Some((_, v)) => v.push(p.index),
+            None => groups.push((set, vec![p.index])),
+        }
     }
-    let scales: Vec<metric::Scale> = metrics
-        .iter()
-        .map(|m| {
-            let max = d
-                .runs
-                .iter()
-                .filter_map(|r| r.metrics.get(m))
-                .fold(0.0_f64, |a, v| a.max(v.abs()));
-            metric::scale(m, max)
-        })
-        .collect();
-    for (m, sc) in metrics.iter().zip(&scales) {
+    let several = groups.len() > 1;
+    for (_, members) in &groups {
+        let pts: Vec<&crate::data::PointData> =
+            members.iter().filter_map(|&i| d.points.get(i)).collect();
+        let first = pts[0];
+        let (constant, varying): (Vec<&(String, String)>, Vec<&(String, String)>) = first
+            .axes
+            .iter()
+            .partition(|kv| pts.iter().all(|p| p.axes.contains(kv)));
+        let axes: Vec<&str> = varying.iter().map(|(k, _)| k.as_str()).collect();
+        if several && !constant.is_empty() {
+            let ctx: Vec<(String, String)> = constant.into_iter().cloned().collect();
+            let _ = writeln!(o, "<h3>{}</h3>", escape(&key_label(&ctx)));
+        }
+        let group_runs: Vec<&crate::data::RunData> =
+            members.iter().flat_map(|&p| d.runs_of(p)).collect();
+        let mut metrics: Vec<String> = Vec::new();
+        for i in 0..names.len().max(1) {
+            for m in TABLE_METRICS {
+                let path = format!("flows.{i}.{m}");
+                if group_runs.iter().any(|r| r.metrics.contains_key(&path)) {
+                    metrics.push(path);
+                }
+            }
+        }
+        for m in &available {
+            let lower = m.to_ascii_lowercase();
+            if metric::BY_NAME.iter().any(|w| lower.contains(w))
+                && !metrics.contains(m)
+                && group_runs.iter().any(|r| r.metrics.contains_key(m))
+            {
+                metrics.push(m.clone());
+            }
+        }
+        let scales: Vec<metric::Scale> = metrics
+            .iter()
+            .map(|m| {
+                let max = group_runs
+                    .iter()
+                    .filter_map(|r| r.metrics.get(m))
+                    .fold(0.0_f64, |a, v| a.max(v.abs()));
+                metric::scale(m, max)
+            })
+            .collect();
         let _ = write!(
             o,
-            "<th>{}</th>",
-            escape(&metric::axis_label(&metric::label(m, &names), sc))
+            "<div class=\"scroll\"><table class=\"results\"><tr><th>point</th>"
         );
-    }
-    let _ = writeln!(o, "</tr>");
-    for p in &d.points {
-        let runs = d.runs_of(p.index);
-        let _ = write!(o, "<tr><td class=\"num\">{}</td>", p.index);
         for a in &axes {
-            let v = p
-                .axes
-                .iter()
-                .find(|(k, _)| k == a)
-                .map_or("–", |(_, v)| v.as_str());
-            let _ = write!(o, "<td>{}</td>", escape(v));
+            let _ = write!(o, "<th>{}</th>", escape(a));
         }
         for (m, sc) in metrics.iter().zip(&scales) {
-            let values: Vec<f64> = runs
-                .iter()
-                .filter_map(|r| r.metrics.get(m).copied())
-                .collect();
-            let big_n = runs.len();
-            let class = if values.len() < big_n {
-                "num incomplete"
-            } else {
-                "num"
-            };
-            let text = match report::summarize(&values) {
-                Ok(s) => format!(
-                    "{} ({}/{big_n})",
-                    crate::chart::mean_ci(s.mean * sc.factor, s.ci95_half_width() * sc.factor),
-                    values.len()
-                ),
-                Err(_) => format!("– (0/{big_n})"),
-            };
-            let _ = write!(o, "<td class=\"{class}\">{}</td>", escape(&text));
+            let _ = write!(
+                o,
+                "<th>{}</th>",
+                escape(&metric::axis_label(&metric::label(m, &names), sc))
+            );
         }
         let _ = writeln!(o, "</tr>");
+        for p in &pts {
+            let runs = d.runs_of(p.index);
+            let _ = write!(o, "<tr><td class=\"num\">{}</td>", p.index);
+            for a in &axes {
+                let v = p
+                    .axes
+                    .iter()
+                    .find(|(k, _)| k == a)
+                    .map_or("–", |(_, v)| v.as_str());
+                let _ = write!(o, "<td>{}</td>", escape(v));
+            }
+            for (m, sc) in metrics.iter().zip(&scales) {
+                let values: Vec<f64> = runs
+                    .iter()
+                    .filter_map(|r| r.metrics.get(m).copied())
+                    .collect();
+                let big_n = runs.len();
+                let class = if values.len() < big_n {
+                    "num incomplete"
+                } else {
+                    "num"
+                };
+                let text = match report::summarize(&values) {
+                    Ok(s) => format!(
+                        "{} ({}/{big_n})",
+                        crate::chart::mean_ci(s.mean * sc.factor, s.ci95_half_width() * sc.factor),
+                        values.len()
+                    ),
+                    Err(_) => format!("– (0/{big_n})"),
+                };
+                let _ = write!(o, "<td class=\"{class}\">{}</td>", escape(&text));
+            }
+            let _ = writeln!(o, "</tr>");
+        }
+        let _ = writeln!(o, "</table></div>");
     }
-    let _ = writeln!(o, "</table></div>");
 }
