@@ -293,6 +293,9 @@ fn warnings_section(o: &mut String, d: &ResultsDir) {
     let _ = writeln!(o, "</ul></div>");
 }
 
+/// An axis name and its value.
+type Axis = (String, String);
+
 fn table_section(o: &mut String, d: &ResultsDir) {
     let names = d.flow_names();
     let available = crate::available_metrics(d);
@@ -318,7 +321,7 @@ fn table_section(o: &mut String, d: &ResultsDir) {
         let pts: Vec<&crate::data::PointData> =
             members.iter().filter_map(|&i| d.points.get(i)).collect();
         let first = pts[0];
-        let (constant, varying): (Vec<&(String, String)>, Vec<&(String, String)>) = first
+        let (constant, varying): (Vec<&Axis>, Vec<&Axis>) = first
             .axes
             .iter()
             .partition(|kv| pts.iter().all(|p| p.axes.contains(kv)));
