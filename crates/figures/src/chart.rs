@@ -249,19 +249,38 @@ pub fn mean_ci(mean: f64, half: f64) -> String {
     format!("{mean:.decimals$} ± {half:.decimals$}")
 }
 
+/// How a legend entry's key is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Key {
+    /// A line (CDFs, time series).
+    Line,
+    /// A line with a dot (a metric against a numeric axis).
+    Marker,
+    /// A filled box (bars).
+    Bar,
+}
+
 /// Draws the legend entries (label + optional note) into `area`, top-down.
-fn legend(area: &Area<'_>, entries: &[(String, String, bool)]) -> Result<(), ChartError> {
+fn legend(area: &Area<'_>, entries: &[(String, String, Key)]) -> Result<(), ChartError> {
     let label_style = TextStyle::from((FONT, 13).into_font()).color(&BLACK);
     let note_style = TextStyle::from((FONT, 11).into_font()).color(&RGBColor(90, 90, 90));
     let mut y = 30;
-    for (i, (label, note, marker)) in entries.iter().enumerate() {
+    for (i, (label, note, key)) in entries.iter().enumerate() {
         let c = colour(i);
-        area.draw(&PathElement::new(
-            vec![(8, y), (34, y)],
-            ShapeStyle::from(&c).stroke_width(2),
-        ))
-        .map_err(err)?;
-        if *marker {
+        if *key == Key::Bar {
+            area.draw(&Rectangle::new(
+                [(12, y - 6), (30, y + 6)],
+                c.mix(0.75).filled(),
+            ))
+            .map_err(err)?;
+        } else {
+            area.draw(&PathElement::new(
+                vec![(8, y), (34, y)],
+                ShapeStyle::from(&c).stroke_width(2),
+            ))
+            .map_err(err)?;
+        }
+        if *key == Key::Marker {
             area.draw(&Circle::new((21, y), 3, c.filled()))
                 .map_err(err)?;
         }
@@ -327,7 +346,8 @@ pub fn line_chart(c: &LineChart, size: (u32, u32)) -> Result<String, ChartError>
         };
         // Metrics are mostly non-negative: start the axis at 0 when the data are near it, so
         // differences are not exaggerated.
-        let (y0, y1) = if y0 >= 0.0 && y0 < 0.5 * y1 {
+        let bars_from_zero = matches!(c.x_axis, XAxis::Categories(_)) && y0 >= 0.0;
+        let (y0, y1) = if bars_from_zero || (y0 >= 0.0 && y0 < 0.5 * y1) {
             (0.0, padded(y0, y1).1)
         } else {
             padded(y0, y1)
@@ -373,12 +393,18 @@ pub fn line_chart(c: &LineChart, size: (u32, u32)) -> Result<String, ChartError>
             .max_light_lines(2)
             .draw()
             .map_err(err)?;
-        // Lines at the same x are nudged apart so their error bars do not hide each other.
+        let bars = matches!(c.x_axis, XAxis::Categories(_));
         let k = c.lines.len() as f64;
         let span = x1 - x0;
+        // Categories get grouped bars (the seeds' bar charts with CIs), one bar per series
+        // side by side; numeric axes get lines, nudged apart so error bars do not hide each
+        // other.
+        let bar_w = 0.8 / k.max(1.0);
         let dodge = |i: usize| {
             if k <= 1.0 {
                 0.0
+            } else if bars {
+                (i as f64 - (k - 1.0) / 2.0) * bar_w
             } else {
                 (i as f64 - (k - 1.0) / 2.0) * (span * 0.012).min(0.6 / k)
             }
@@ -392,12 +418,27 @@ pub fn line_chart(c: &LineChart, size: (u32, u32)) -> Result<String, ChartError>
                 .filter(|p| p.mean.is_finite())
                 .copied()
                 .collect();
-            chart
-                .draw_series(LineSeries::new(
-                    pts.iter().map(|p| (p.x + d, p.mean)),
-                    ShapeStyle::from(&col).stroke_width(2),
-                ))
-                .map_err(err)?;
+            if bars {
+                chart
+                    .draw_series(pts.iter().map(|p| {
+                        Rectangle::new(
+                            [
+                                (p.x + d - bar_w * 0.45, y0.max(0.0).min(p.mean)),
+                                (p.x + d + bar_w * 0.45, p.mean),
+                            ],
+                            col.mix(0.75).filled(),
+                        )
+                    }))
+                    .map_err(err)?;
+            } else {
+                chart
+                    .draw_series(LineSeries::new(
+                        pts.iter().map(|p| (p.x + d, p.mean)),
+                        ShapeStyle::from(&col).stroke_width(2),
+                    ))
+                    .map_err(err)?;
+            }
+            let bar_colour = if bars { BLACK } else { col };
             chart
                 .draw_series(pts.iter().map(|p| {
                     ErrorBar::new_vertical(
@@ -405,22 +446,25 @@ pub fn line_chart(c: &LineChart, size: (u32, u32)) -> Result<String, ChartError>
                         p.low,
                         p.mean,
                         p.high,
-                        ShapeStyle::from(&col).stroke_width(1),
+                        ShapeStyle::from(&bar_colour).stroke_width(1),
                         8,
                     )
                 }))
                 .map_err(err)?;
-            chart
-                .draw_series(
-                    pts.iter()
-                        .map(|p| Circle::new((p.x + d, p.mean), 3, col.filled())),
-                )
-                .map_err(err)?;
+            if !bars {
+                chart
+                    .draw_series(
+                        pts.iter()
+                            .map(|p| Circle::new((p.x + d, p.mean), 3, col.filled())),
+                    )
+                    .map_err(err)?;
+            }
         }
-        let entries: Vec<(String, String, bool)> = c
+        let key = if bars { Key::Bar } else { Key::Marker };
+        let entries: Vec<(String, String, Key)> = c
             .lines
             .iter()
-            .map(|l| (l.label.clone(), l.note.clone(), true))
+            .map(|l| (l.label.clone(), l.note.clone(), key))
             .collect();
         legend(&side, &entries)?;
         footnote(&root, &c.footnote, size.1)?;
@@ -453,10 +497,10 @@ pub fn cdf_chart(c: &CdfChart, size: (u32, u32)) -> Result<String, ChartError> {
         root.fill(&WHITE).map_err(err)?;
         let body = root.margin(0, 28, 0, 0);
         let (plot, side) = body.split_horizontally(size.0.saturating_sub(LEGEND_W));
-        let entries: Vec<(String, String, bool)> = c
+        let entries: Vec<(String, String, Key)> = c
             .curves
             .iter()
-            .map(|l| (l.label.clone(), l.note.clone(), false))
+            .map(|l| (l.label.clone(), l.note.clone(), Key::Line))
             .collect();
         if c.log_x {
             let (lo, hi) = if lo <= hi && lo > 0.0 {
@@ -610,9 +654,9 @@ pub fn panel_chart(c: &PanelChart, width: u32, panel_h: u32) -> Result<String, C
                     .map_err(err)?;
             }
         }
-        let entries: Vec<(String, String, bool)> = labels
+        let entries: Vec<(String, String, Key)> = labels
             .into_iter()
-            .map(|l| (l, String::new(), false))
+            .map(|l| (l, String::new(), Key::Line))
             .collect();
         legend(&side, &entries)?;
         root.present().map_err(err)?;
