@@ -43,11 +43,44 @@ fn x_axis(values: &[String]) -> (XAxis, Vec<f64>, String) {
             return (XAxis::Numeric, xs, unit);
         }
     }
+    if values.len() >= 2 {
+        if let Some((xs, unit)) = with_units(values) {
+            return (XAxis::Numeric, xs, unit);
+        }
+    }
     (
         XAxis::Categories(values.to_vec()),
         (0..values.len()).map(|i| i as f64).collect(),
         String::new(),
     )
+}
+
+/// Values in different units of one quantity (`"1kbit"`, `"10Mbit"`; `"500us"`, `"20ms"`,
+/// `"1s"`; `"64kB"`, `"1MB"`) as numbers in one display unit chosen for the largest.
+fn with_units(values: &[String]) -> Option<(Vec<f64>, String)> {
+    let has_unit = |v: &String| numeric(v).is_some_and(|(_, u)| !u.is_empty());
+    if !values.iter().all(has_unit) {
+        return None;
+    }
+    let all = |f: &dyn Fn(&str) -> Option<f64>| -> Option<Vec<f64>> {
+        values.iter().map(|v| f(v)).collect()
+    };
+    let (raw, base) =
+        if let Some(xs) = all(&|v| units::parse_duration(v).ok().map(|d| d.as_secs_f64())) {
+            (xs, "x_s")
+        } else if let Some(xs) = all(&|v| match units::parse_rate(v) {
+            Ok(units::Rate::Bps(b)) => Some(b as f64),
+            _ => None,
+        }) {
+            (xs, "x_bps")
+        } else if let Some(xs) = all(&|v| units::parse_size(v).ok().map(|b| b as f64)) {
+            (xs, "x_bytes")
+        } else {
+            return None;
+        };
+    let max = raw.iter().copied().fold(0.0, f64::max);
+    let sc = metric::scale(base, max);
+    Some((raw.iter().map(|x| x * sc.factor).collect(), sc.unit))
 }
 
 /// `name=value, …` of a series key.
@@ -331,10 +364,17 @@ mod tests {
             (k, xs, unit.as_str()),
             (XAxis::Numeric, vec![0.0, 0.5, 5.0], "%")
         );
-        let (k, _, _) = x_axis(&["10ms".into(), "1s".into()]);
+        let (k, xs, unit) = x_axis(&["500ms".into(), "1s".into(), "2s".into()]);
+        assert_eq!(
+            (k, xs, unit.as_str()),
+            (XAxis::Numeric, vec![0.5, 1.0, 2.0], "s")
+        );
+        let (_, xs, unit) = x_axis(&["1kbit".into(), "10Mbit".into(), "30Mbit".into()]);
+        assert_eq!((xs, unit.as_str()), (vec![0.001, 10.0, 30.0], "Mbit/s"));
+        let (k, _, _) = x_axis(&["10ms".into(), "1%".into()]);
         assert!(
             matches!(k, XAxis::Categories(_)),
-            "mixed units stay in sweep order"
+            "different quantities stay categories"
         );
         let (k, _, _) = x_axis(&["newreno".into(), "cubic".into()]);
         assert_eq!(k, XAxis::Categories(vec!["newreno".into(), "cubic".into()]));
