@@ -90,6 +90,9 @@ pub struct LineChart {
     pub x_axis: XAxis,
     /// The lines.
     pub lines: Vec<Line>,
+    /// Every x the axis must show, points without any value included (so a sweep value where
+    /// no run completed is visibly missing rather than cut off the axis).
+    pub x_extent: Vec<f64>,
     /// A line of small text under the plot (what the bars mean, n/N).
     pub footnote: String,
 }
@@ -330,6 +333,10 @@ pub fn line_chart(c: &LineChart, size: (u32, u32)) -> Result<String, ChartError>
         let (plot, side) = body.split_horizontally(size.0.saturating_sub(LEGEND_W));
         let all = c.lines.iter().flat_map(|l| l.points.iter());
         let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
+        for x in c.x_extent.iter().copied().filter(|x| x.is_finite()) {
+            x0 = x0.min(x);
+            x1 = x1.max(x);
+        }
         for p in all {
             x0 = x0.min(p.x);
             x1 = x1.max(p.x);

@@ -311,6 +311,7 @@ fn figure(
         y_label: metric::axis_label(&label, &sc),
         x_axis: kind,
         lines,
+        x_extent: xs.clone(),
         footnote: foot.clone(),
     };
     let svg = chart::line_chart(&c, SIZE)?;
