@@ -396,3 +396,38 @@ fn load_latency_cdf_has_a_log_axis_and_percentiles() {
     assert!(warm.contains("(900/900 ok)"), "warm-up left out of the CDF");
     assert!(warm.contains("p99 0.2"), "the 20 ms requests are gone");
 }
+
+#[test]
+fn reproduce_writes_figures_and_a_report_next_to_the_table() {
+    let scratch = Scratch::new("repro");
+    let o = quiclab(
+        &[
+            "reproduce",
+            "seed003",
+            "--only",
+            "bernoulli",
+            "--reps",
+            "2",
+            "--set",
+            "flow.size=100kB",
+            "--jobs",
+            "2",
+            "--out",
+            "out",
+        ],
+        &scratch.0,
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = scratch.path("out");
+    assert!(out.join("table.md").is_file());
+    let fig = out.join("figures/sweep-flows.0.completion_s-vs-link.down.loss.svg");
+    let svg = std::fs::read_to_string(&fig).expect("figure of the study");
+    roxmltree::Document::parse(&svg).expect("valid SVG");
+    // One line per protocol variant of the study.
+    for v in ["quic-1rtt", "quic-0rtt", "tcp-tls1.3", "tcp-tls1.2"] {
+        assert!(svg.contains(&format!("variant={v}")), "{v} missing");
+    }
+    let html = std::fs::read_to_string(out.join("report.html")).expect("report");
+    assert!(html.contains("data-figure=\"sweep-flows.0.completion_s-vs-link.down.loss\""));
+    assert!(html.contains("quiclab report — seed003"));
+}
