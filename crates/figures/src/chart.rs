@@ -8,6 +8,7 @@
 //! Legends are drawn beside the plot, not over it, so they never hide data, and long labels are
 //! shortened with an ellipsis rather than running off the figure.
 
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -90,6 +91,8 @@ pub struct LineChart {
     pub x_axis: XAxis,
     /// The lines.
     pub lines: Vec<Line>,
+    /// A logarithmic x axis (for a numeric axis whose values are all positive).
+    pub log_x: bool,
     /// Every x the axis must show, points without any value included (so a sweep value where
     /// no run completed is visibly missing rather than cut off the axis).
     pub x_extent: Vec<f64>,
@@ -359,113 +362,100 @@ pub fn line_chart(c: &LineChart, size: (u32, u32)) -> Result<String, ChartError>
         } else {
             padded(y0, y1)
         };
-        let mut chart = ChartBuilder::on(&plot)
-            .caption(&c.title, (FONT, 17))
-            .margin(12)
-            .x_label_area_size(46)
-            .y_label_area_size(70)
-            .build_cartesian_2d(x0..x1, y0..y1)
-            .map_err(err)?;
-        let cats = match &c.x_axis {
-            XAxis::Categories(c) => Some(c.clone()),
-            XAxis::Numeric => None,
-        };
-        let x_fmt = move |v: &f64| match &cats {
-            Some(cats) => {
-                let i = v.round();
-                if (v - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < cats.len() {
-                    cats[i as usize].clone()
-                } else {
-                    String::new()
-                }
-            }
-            None => tick(*v),
-        };
-        let n_x_labels = match &c.x_axis {
-            XAxis::Categories(cats) => cats.len() + 1,
-            XAxis::Numeric => 8,
-        };
-        chart
-            .configure_mesh()
-            .x_desc(&c.x_label)
-            .y_desc(&c.y_label)
-            .x_labels(n_x_labels)
-            .y_labels(8)
-            .x_label_formatter(&x_fmt)
-            .y_label_formatter(&|v| tick(*v))
-            .axis_desc_style((FONT, 14))
-            .label_style((FONT, 12))
-            .light_line_style(RGBColor(242, 242, 242))
-            .bold_line_style(RGBColor(215, 215, 215))
-            .max_light_lines(2)
-            .draw()
-            .map_err(err)?;
         let bars = matches!(c.x_axis, XAxis::Categories(_));
-        let k = c.lines.len() as f64;
-        let span = x1 - x0;
-        // Categories get grouped bars (the seeds' bar charts with CIs), one bar per series
-        // side by side; numeric axes get lines, nudged apart so error bars do not hide each
-        // other.
-        let bar_w = 0.8 / k.max(1.0);
-        let dodge = |i: usize| {
-            if k <= 1.0 {
-                0.0
-            } else if bars {
-                (i as f64 - (k - 1.0) / 2.0) * bar_w
-            } else {
-                (i as f64 - (k - 1.0) / 2.0) * (span * 0.012).min(0.6 / k)
-            }
-        };
-        for (i, line) in c.lines.iter().enumerate() {
-            let col = colour(i);
-            let d = dodge(i);
-            let pts: Vec<CiPoint> = line
-                .points
+        // Values spanning two decades or more (rates from 1 kbit/s to 100 Mbit/s) on a log
+        // axis, so the small ones are not squashed against the origin.
+        let log_x = c.log_x && !bars && c.x_extent.iter().all(|x| *x > 0.0);
+        if log_x {
+            let (lo, hi) = c
+                .x_extent
                 .iter()
-                .filter(|p| p.mean.is_finite())
-                .copied()
-                .collect();
-            if bars {
-                chart
-                    .draw_series(pts.iter().map(|p| {
-                        Rectangle::new(
-                            [
-                                (p.x + d - bar_w * 0.45, y0.max(0.0).min(p.mean)),
-                                (p.x + d + bar_w * 0.45, p.mean),
-                            ],
-                            col.mix(0.75).filled(),
-                        )
-                    }))
-                    .map_err(err)?;
-            } else {
-                chart
-                    .draw_series(LineSeries::new(
-                        pts.iter().map(|p| (p.x + d, p.mean)),
-                        ShapeStyle::from(&col).stroke_width(2),
-                    ))
-                    .map_err(err)?;
-            }
-            let bar_colour = if bars { BLACK } else { col };
-            chart
-                .draw_series(pts.iter().map(|p| {
-                    ErrorBar::new_vertical(
-                        p.x + d,
-                        p.low,
-                        p.mean,
-                        p.high,
-                        ShapeStyle::from(&bar_colour).stroke_width(1),
-                        8,
-                    )
-                }))
+                .fold((f64::MAX, f64::MIN), |(a, b), x| (a.min(*x), b.max(*x)));
+            let mut chart = ChartBuilder::on(&plot)
+                .caption(&c.title, (FONT, 17))
+                .margin(12)
+                .x_label_area_size(46)
+                .y_label_area_size(70)
+                .build_cartesian_2d((lo / 1.3..hi * 1.3).log_scale(), y0..y1)
                 .map_err(err)?;
-            if !bars {
-                chart
-                    .draw_series(
-                        pts.iter()
-                            .map(|p| Circle::new((p.x + d, p.mean), 3, col.filled())),
-                    )
-                    .map_err(err)?;
-            }
+            chart
+                .configure_mesh()
+                .x_desc(&c.x_label)
+                .y_desc(&c.y_label)
+                .y_labels(8)
+                .x_label_formatter(&|v| tick(*v))
+                .y_label_formatter(&|v| tick(*v))
+                .axis_desc_style((FONT, 14))
+                .label_style((FONT, 12))
+                .light_line_style(RGBColor(242, 242, 242))
+                .bold_line_style(RGBColor(215, 215, 215))
+                .x_max_light_lines(0)
+                .y_max_light_lines(2)
+                .draw()
+                .map_err(err)?;
+            let decades = (hi / lo).log10();
+            let k = c.lines.len() as f64;
+            let dodge =
+                |x: f64, i: usize| x * 10f64.powf((i as f64 - (k - 1.0) / 2.0) * decades * 0.006);
+            draw_lines(&mut chart, c, false, 0.0, y0, dodge)?;
+        } else {
+            let mut chart = ChartBuilder::on(&plot)
+                .caption(&c.title, (FONT, 17))
+                .margin(12)
+                .x_label_area_size(46)
+                .y_label_area_size(70)
+                .build_cartesian_2d(x0..x1, y0..y1)
+                .map_err(err)?;
+            let cats = match &c.x_axis {
+                XAxis::Categories(c) => Some(c.clone()),
+                XAxis::Numeric => None,
+            };
+            let x_fmt = move |v: &f64| match &cats {
+                Some(cats) => {
+                    let i = v.round();
+                    if (v - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < cats.len() {
+                        cats[i as usize].clone()
+                    } else {
+                        String::new()
+                    }
+                }
+                None => tick(*v),
+            };
+            let n_x_labels = match &c.x_axis {
+                XAxis::Categories(cats) => cats.len() + 1,
+                XAxis::Numeric => 8,
+            };
+            chart
+                .configure_mesh()
+                .x_desc(&c.x_label)
+                .y_desc(&c.y_label)
+                .x_labels(n_x_labels)
+                .y_labels(8)
+                .x_label_formatter(&x_fmt)
+                .y_label_formatter(&|v| tick(*v))
+                .axis_desc_style((FONT, 14))
+                .label_style((FONT, 12))
+                .light_line_style(RGBColor(242, 242, 242))
+                .bold_line_style(RGBColor(215, 215, 215))
+                .max_light_lines(2)
+                .draw()
+                .map_err(err)?;
+            let k = c.lines.len() as f64;
+            let span = x1 - x0;
+            // Categories get grouped bars (the seeds' bar charts with CIs), one bar per series
+            // side by side; numeric axes get lines, nudged apart so error bars do not hide each
+            // other.
+            let bar_w = 0.8 / k.max(1.0);
+            let dodge = |x: f64, i: usize| {
+                if k <= 1.0 {
+                    x
+                } else if bars {
+                    x + (i as f64 - (k - 1.0) / 2.0) * bar_w
+                } else {
+                    x + (i as f64 - (k - 1.0) / 2.0) * (span * 0.012).min(0.6 / k)
+                }
+            };
+            draw_lines(&mut chart, c, bars, bar_w, y0, dodge)?;
         }
         let key = if bars { Key::Bar } else { Key::Marker };
         let entries: Vec<(String, String, Key)> = c
@@ -478,6 +468,72 @@ pub fn line_chart(c: &LineChart, size: (u32, u32)) -> Result<String, ChartError>
         root.present().map_err(err)?;
     }
     Ok(buf)
+}
+
+/// Draws `c`'s lines (or bars) with their CI error bars on `chart`, whatever its x coordinate
+/// (linear or log); `dodge(x, i)` places series `i`'s point at `x`.
+fn draw_lines<X>(
+    chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<X, RangedCoordf64>>,
+    c: &LineChart,
+    bars: bool,
+    bar_w: f64,
+    y0: f64,
+    dodge: impl Fn(f64, usize) -> f64,
+) -> Result<(), ChartError>
+where
+    X: Ranged<ValueType = f64>,
+{
+    for (i, line) in c.lines.iter().enumerate() {
+        let col = colour(i);
+        let pts: Vec<CiPoint> = line
+            .points
+            .iter()
+            .filter(|p| p.mean.is_finite())
+            .copied()
+            .collect();
+        if bars {
+            chart
+                .draw_series(pts.iter().map(|p| {
+                    Rectangle::new(
+                        [
+                            (dodge(p.x, i) - bar_w * 0.45, y0.max(0.0).min(p.mean)),
+                            (dodge(p.x, i) + bar_w * 0.45, p.mean),
+                        ],
+                        col.mix(0.75).filled(),
+                    )
+                }))
+                .map_err(err)?;
+        } else {
+            chart
+                .draw_series(LineSeries::new(
+                    pts.iter().map(|p| (dodge(p.x, i), p.mean)),
+                    ShapeStyle::from(&col).stroke_width(2),
+                ))
+                .map_err(err)?;
+        }
+        let bar_colour = if bars { BLACK } else { col };
+        chart
+            .draw_series(pts.iter().map(|p| {
+                ErrorBar::new_vertical(
+                    dodge(p.x, i),
+                    p.low,
+                    p.mean,
+                    p.high,
+                    ShapeStyle::from(&bar_colour).stroke_width(1),
+                    8,
+                )
+            }))
+            .map_err(err)?;
+        if !bars {
+            chart
+                .draw_series(
+                    pts.iter()
+                        .map(|p| Circle::new((dodge(p.x, i), p.mean), 3, col.filled())),
+                )
+                .map_err(err)?;
+        }
+    }
+    Ok(())
 }
 
 /// Renders a [`CdfChart`] as an SVG document of `size` pixels.

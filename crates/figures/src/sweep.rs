@@ -83,6 +83,21 @@ fn with_units(values: &[String]) -> Option<(Vec<f64>, String)> {
     Some((raw.iter().map(|x| x * sc.factor).collect(), sc.unit))
 }
 
+/// Whether values are best read on a log axis: all positive, spanning at least two decades,
+/// and spread over them (1, 2, 5, 10, 100 Mbit/s) rather than one stand-in near zero far from
+/// the rest (1 kbit/s written for "no background" beside 10–30 Mbit/s), which a log axis
+/// would make the widest gap of the figure.
+fn spread_over_decades(xs: &[f64]) -> bool {
+    if xs.len() < 3 || xs.iter().any(|x| *x <= 0.0 || !x.is_finite()) {
+        return false;
+    }
+    let mut logs: Vec<f64> = xs.iter().map(|x| x.log10()).collect();
+    logs.sort_by(f64::total_cmp);
+    let span = logs[logs.len() - 1] - logs[0];
+    let widest = logs.windows(2).map(|w| w[1] - w[0]).fold(0.0, f64::max);
+    span >= 2.0 && widest < span / 2.0
+}
+
 /// `name=value, …` of a series key.
 pub fn key_label(key: &[(String, String)]) -> String {
     if key.is_empty() {
@@ -311,6 +326,7 @@ fn figure(
         y_label: metric::axis_label(&label, &sc),
         x_axis: kind,
         lines,
+        log_x: spread_over_decades(&xs),
         x_extent: xs.clone(),
         footnote: foot.clone(),
     };
@@ -379,6 +395,17 @@ mod tests {
         );
         let (k, _, _) = x_axis(&["newreno".into(), "cubic".into()]);
         assert_eq!(k, XAxis::Categories(vec!["newreno".into(), "cubic".into()]));
+    }
+
+    #[test]
+    fn log_axis_only_for_values_spread_over_decades() {
+        assert!(spread_over_decades(&[1.0, 2.0, 5.0, 10.0, 15.0, 100.0]));
+        assert!(
+            !spread_over_decades(&[0.001, 10.0, 20.0, 25.0, 30.0]),
+            "one stand-in"
+        );
+        assert!(!spread_over_decades(&[2.0, 5.0, 10.0, 20.0]), "one decade");
+        assert!(!spread_over_decades(&[0.0, 10.0, 1000.0]), "zero");
     }
 
     #[test]
