@@ -38,7 +38,7 @@ td.incomplete{background:#fff4e0}
 figure{margin:1.2em 0;padding:0}figure svg{max-width:100%;height:auto;border:1px solid #eee}
 figcaption{font-size:.9em;color:#444;margin-top:.3em}
 .meta td:first-child{font-weight:600;white-space:nowrap}
-.scroll{overflow-x:auto}code{background:#f4f4f4;padding:0 3px}
+.scroll{overflow-x:auto}.toc{font-size:.95em}code{background:#f4f4f4;padding:0 3px}
 ";
 
 /// HTML-escapes text for element content and attribute values.
@@ -76,27 +76,40 @@ pub fn render(d: &ResultsDir, figs: &[Figure]) -> String {
         escape(&title),
         escape(&title)
     );
+    let count = |k: FigureKind| figs.iter().filter(|f| f.kind == k).count();
+    let _ = writeln!(
+        o,
+        "<p class=\"toc\"><a href=\"#scenario\">Scenario</a> · <a href=\"#warnings\">Warnings</a> · \
+         <a href=\"#results\">Results per sweep point</a> · <a href=\"#sweep\">Sweep figures ({})</a> · \
+         <a href=\"#cdf\">Completion-time CDFs ({})</a> · <a href=\"#series\">Time series ({})</a></p>",
+        count(FigureKind::Sweep),
+        count(FigureKind::Cdf),
+        count(FigureKind::Series)
+    );
     scenario_section(&mut o, d);
     warnings_section(&mut o, d);
     table_section(&mut o, d);
-    for (kind, heading, empty) in [
+    for (kind, anchor, heading, empty) in [
         (
             FigureKind::Sweep,
+            "sweep",
             "Sweep figures",
             "No sweep axis takes two values: nothing to plot against.",
         ),
         (
             FigureKind::Cdf,
+            "cdf",
             "Completion-time CDFs",
             "No flow recorded a completion time (bulk transfers run until the end).",
         ),
         (
             FigureKind::Series,
+            "series",
             "Time series of representative runs",
             "No time series recorded (`quiclab sim` writes them unless --no-series; reproduce does not).",
         ),
     ] {
-        let _ = writeln!(o, "<h2>{heading}</h2>");
+        let _ = writeln!(o, "<h2 id=\"{anchor}\">{heading}</h2>");
         let mine: Vec<&Figure> = figs.iter().filter(|f| f.kind == kind).collect();
         if mine.is_empty() {
             let _ = writeln!(o, "<p>{}</p>", escape(empty));
@@ -128,7 +141,10 @@ pub fn render(d: &ResultsDir, figs: &[Figure]) -> String {
 }
 
 fn scenario_section(o: &mut String, d: &ResultsDir) {
-    let _ = writeln!(o, "<h2>Scenario</h2>\n<table class=\"meta\">");
+    let _ = writeln!(
+        o,
+        "<h2 id=\"scenario\">Scenario</h2>\n<table class=\"meta\">"
+    );
     let row = |o: &mut String, k: &str, v: String| {
         let _ = writeln!(o, "<tr><td>{}</td><td>{}</td></tr>", escape(k), escape(&v));
     };
@@ -274,7 +290,7 @@ fn warnings_section(o: &mut String, d: &ResultsDir) {
             }
         }
     }
-    let _ = writeln!(o, "<h2>Warnings</h2>");
+    let _ = writeln!(o, "<h2 id=\"warnings\">Warnings</h2>");
     if items.is_empty() {
         let _ = writeln!(
             o,
@@ -282,7 +298,7 @@ fn warnings_section(o: &mut String, d: &ResultsDir) {
         );
         return;
     }
-    let _ = writeln!(o, "<div class=\"warn\" id=\"warnings\"><ul>");
+    let _ = writeln!(o, "<div class=\"warn\"><ul>");
     const SHOWN: usize = 50;
     for it in items.iter().take(SHOWN) {
         let _ = writeln!(o, "<li>{}</li>", escape(it));
@@ -301,7 +317,7 @@ fn table_section(o: &mut String, d: &ResultsDir) {
     let available = crate::available_metrics(d);
     let _ = writeln!(
         o,
-        "<h2>Results per sweep point</h2>\n<p>mean ± 95% Student-t CI half-width; n/N = runs \
+        "<h2 id=\"results\">Results per sweep point</h2>\n<p>mean ± 95% Student-t CI half-width; n/N = runs \
          that measured the value / runs recorded at the point. Cells where n &lt; N are \
          highlighted: those runs did not complete (or did not measure it). Every metric is in \
          <code>summary.csv</code>.</p>"
@@ -335,6 +351,9 @@ fn table_section(o: &mut String, d: &ResultsDir) {
         let mut metrics: Vec<String> = Vec::new();
         for i in 0..names.len().max(1) {
             for m in TABLE_METRICS {
+                if m.starts_with("window_") && !crate::has_window(d) {
+                    continue;
+                }
                 let path = format!("flows.{i}.{m}");
                 if group_runs.iter().any(|r| r.metrics.contains_key(&path)) {
                     metrics.push(path);

@@ -79,6 +79,17 @@ pub struct PlotOptions {
     pub max_series_points: usize,
 }
 
+/// Whether any point of `d` measures inside a window (`run.measure_from` > 0 or
+/// `run.measure_until` set); unknown (no `sweep.json`) counts as yes.
+pub fn has_window(d: &ResultsDir) -> bool {
+    d.points.is_empty()
+        || d.points.iter().any(|p| {
+            p.duration_s.is_none()
+                || p.measure_from_s.is_some_and(|f| f > 0.0)
+                || p.measure_until_s.is_some()
+        })
+}
+
 /// Every numeric metric path present in at least one run.
 pub fn available_metrics(d: &ResultsDir) -> BTreeSet<String> {
     d.runs
@@ -109,7 +120,16 @@ fn listing<'a>(items: impl IntoIterator<Item = &'a String>) -> String {
 pub fn chosen_metrics(d: &ResultsDir, opts: &PlotOptions) -> Result<Vec<String>, FigureError> {
     let available = available_metrics(d);
     if opts.metrics.is_empty() {
-        return Ok(metric::defaults(&available));
+        let mut m = metric::defaults(&available);
+        if !has_window(d) {
+            // Without a measurement window the window metrics repeat the whole-run ones.
+            m.retain(|p| {
+                !p.rsplit('.')
+                    .next()
+                    .is_some_and(|l| l.starts_with("window_"))
+            });
+        }
+        return Ok(m);
     }
     let (got, unmatched) = metric::expand(&opts.metrics, &available);
     if let Some(u) = unmatched.first() {

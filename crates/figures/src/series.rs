@@ -142,6 +142,8 @@ pub fn figure(d: &ResultsDir, id: &str) -> Result<Figure, FigureError> {
                     .zip(values)
                     .zip(&table.flow)
                     .filter(|(_, fl)| *fl == f)
+                    // An sRTT of 0 is "no RTT sample yet", not a measured zero.
+                    .filter(|((_, v), _)| col != "srtt_ms" || **v > 0.0)
                     .map(|((t, v), _)| (*t, v * sc.factor))
                     .collect();
                 (f.clone(), pts)

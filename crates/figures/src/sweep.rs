@@ -339,8 +339,13 @@ fn figure(
         ),
         title,
         caption: format!(
-            "{} against {axis}; one line per {}. {foot}.",
+            "{} against {axis}; one {} per {}. {foot}.",
             metric::axis_label(&label, &sc),
+            if matches!(c.x_axis, XAxis::Categories(_)) {
+                "bar"
+            } else {
+                "line"
+            },
             if others.is_empty() {
                 "sweep".to_string()
             } else {
