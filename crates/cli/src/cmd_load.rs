@@ -150,6 +150,10 @@ struct ReportArgs {
     /// Also print a cumulative report each time the intended send times pass another DURATION.
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     every: Option<Duration>,
+    /// Leave out requests scheduled in the first D of each attack (the first requests wait
+    /// behind connection set-up and the handshake), e.g. `--warmup 2s`.
+    #[arg(long, value_parser = parse_duration, value_name = "D")]
+    warmup: Option<Duration>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -157,9 +161,16 @@ struct PlotArgs {
     /// Results files, one series each (named after the file).
     #[arg(required = true)]
     inputs: Vec<PathBuf>,
-    /// Plot title.
-    #[arg(long, default_value = "Latency over time")]
-    title: String,
+    /// What to draw: latency over time, or the latency CDF (log latency axis, percentiles in
+    /// the legend).
+    #[arg(long, value_enum, default_value_t = PlotKind::Time)]
+    kind: PlotKind,
+    /// Plot title [default: "Latency over time" / "Latency CDF"].
+    #[arg(long)]
+    title: Option<String>,
+    /// Leave out requests scheduled in the first D of each attack, e.g. `--warmup 2s`.
+    #[arg(long, value_parser = parse_duration, value_name = "D")]
+    warmup: Option<Duration>,
     /// Output file [default: stdout].
     #[arg(long, short, value_name = "FILE")]
     output: Option<PathBuf>,
@@ -223,6 +234,14 @@ enum ReportKind {
     Text,
     Json,
     Hdr,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum PlotKind {
+    /// Latency against intended send time (linear axes).
+    Time,
+    /// Empirical CDF of the latency of successful requests, log latency axis.
+    Cdf,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -456,6 +475,9 @@ fn report(args: &ReportArgs) -> anyhow::Result<Exit> {
     for (name, iter) in records(&args.inputs)? {
         for record in iter {
             let record = record.with_context(|| format!("reading {name}"))?;
+            if args.warmup.is_some_and(|w| record.in_warmup(w)) {
+                continue;
+            }
             if let (Some(boundary), Some(step)) = (next, every) {
                 if record.intended_ns >= boundary && metrics.requests() > 0 {
                     print_report(args.kind, &metrics, &metrics.summary());
@@ -478,17 +500,6 @@ fn output(path: Option<&Path>) -> anyhow::Result<Box<dyn Write + Send>> {
 }
 
 fn plot(args: &PlotArgs) -> anyhow::Result<Exit> {
-    let mut series = Vec::new();
-    for (name, iter) in records(&args.inputs)? {
-        let label = Path::new(&name)
-            .file_stem()
-            .map_or(name.clone(), |s| s.to_string_lossy().into_owned());
-        let mut one = load::plot::Series::new(label);
-        for record in iter {
-            one.push(&record.with_context(|| format!("reading {name}"))?);
-        }
-        series.push(one);
-    }
     let html = match args.format {
         Some(f) => f == PlotFormat::Html,
         None => args
@@ -497,15 +508,105 @@ fn plot(args: &PlotArgs) -> anyhow::Result<Exit> {
             .and_then(|p| p.extension())
             .is_some_and(|e| e.eq_ignore_ascii_case("html") || e.eq_ignore_ascii_case("htm")),
     };
-    let text = if html {
-        load::plot::html(&series, &args.title)
-    } else {
-        load::plot::svg(&series, &args.title)
+    let text = match args.kind {
+        PlotKind::Time => plot_time(args, html)?,
+        PlotKind::Cdf => plot_cdf(args, html)?,
     };
     let mut out = output(args.output.as_deref())?;
     out.write_all(text.as_bytes())?;
     out.flush()?;
     Ok(exit::SUCCESS)
+}
+
+/// The series name of an input: its file stem.
+fn series_label(name: &str) -> String {
+    Path::new(name)
+        .file_stem()
+        .map_or(name.to_string(), |s| s.to_string_lossy().into_owned())
+}
+
+fn plot_time(args: &PlotArgs, html: bool) -> anyhow::Result<String> {
+    let mut series = Vec::new();
+    for (name, iter) in records(&args.inputs)? {
+        let mut one = load::plot::Series::new(series_label(&name));
+        for record in iter {
+            let record = record.with_context(|| format!("reading {name}"))?;
+            if !args.warmup.is_some_and(|w| record.in_warmup(w)) {
+                one.push(&record);
+            }
+        }
+        series.push(one);
+    }
+    let title = args.title.as_deref().unwrap_or("Latency over time");
+    Ok(if html {
+        load::plot::html(&series, title)
+    } else {
+        load::plot::svg(&series, title)
+    })
+}
+
+/// Latency CDFs (one curve per input) drawn by the `figures` crate, log latency axis.
+fn plot_cdf(args: &PlotArgs, html: bool) -> anyhow::Result<String> {
+    let mut curves = Vec::new();
+    for (name, iter) in records(&args.inputs)? {
+        let (mut values, mut sent) = (Vec::new(), 0);
+        for record in iter {
+            let record = record.with_context(|| format!("reading {name}"))?;
+            if args.warmup.is_some_and(|w| record.in_warmup(w)) || record.sent_ns.is_none() {
+                continue;
+            }
+            sent += 1;
+            if record.is_success() {
+                values.push(record.latency_ns as f64 / 1e6);
+            }
+        }
+        let mut sorted = values.clone();
+        sorted.sort_by(f64::total_cmp);
+        let p = |q: f64| figures::chart::tick(figures::chart::percentile(&sorted, q));
+        let note = if sorted.is_empty() {
+            format!("no successful request of {sent}")
+        } else {
+            format!(
+                "p50 {} · p90 {} · p99 {} · p99.9 {} ms ({}/{sent} ok)",
+                p(0.5),
+                p(0.9),
+                p(0.99),
+                p(0.999),
+                sorted.len()
+            )
+        };
+        curves.push(figures::chart::Cdf {
+            label: series_label(&name),
+            note,
+            runs: sent,
+            values,
+        });
+    }
+    let title = args.title.as_deref().unwrap_or("Latency CDF").to_string();
+    let mut footnote =
+        "latency from the intended send time to the last byte, successful requests".to_string();
+    if let Some(w) = args.warmup {
+        footnote.push_str(&format!(
+            "; requests scheduled in the first {} s left out",
+            w.as_secs_f64()
+        ));
+    }
+    let chart = figures::chart::CdfChart {
+        title: title.clone(),
+        x_label: "latency [ms]".into(),
+        log_x: true,
+        curves,
+        footnote,
+    };
+    let svg = figures::chart::cdf_chart(&chart, (960, 500))?;
+    Ok(if html {
+        format!(
+            "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{}</title></head>\n<body>\n{svg}</body></html>\n",
+            figures::html::escape(&title)
+        )
+    } else {
+        svg
+    })
 }
 
 fn encode(args: &EncodeArgs) -> anyhow::Result<Exit> {

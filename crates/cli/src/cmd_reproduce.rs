@@ -155,7 +155,24 @@ fn run_study(args: &ReproduceArgs, study: &'static studies::Study) -> anyhow::Re
         out.join(TABLE_MD).display(),
         out.join(TABLE_CSV).display()
     );
+    write_figures_and_report(&out)?;
     Ok(code)
+}
+
+/// Writes the study's figures (`figures/*.svg`) and `report.html` next to its table.
+fn write_figures_and_report(out: &Path) -> anyhow::Result<()> {
+    let d = figures::ResultsDir::open(out)?;
+    let figs = figures::figures(&d, &figures::PlotOptions::default())?;
+    let dir = out.join(figures::FIGURES_DIR);
+    figures::write_figures(&dir, &figs)?;
+    let report = figures::write_report(out)?;
+    eprintln!(
+        "{} figure(s) in {}; report in {}",
+        figs.len(),
+        dir.display(),
+        report.display()
+    );
+    Ok(())
 }
 
 /// The experiments named by `only` (all when empty), in study order; `None` if a name is unknown.

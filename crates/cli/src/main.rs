@@ -11,6 +11,8 @@ mod cmd_get;
 mod cmd_interop;
 mod cmd_load;
 mod cmd_pep;
+mod cmd_plot;
+mod cmd_report_html;
 mod cmd_reproduce;
 mod cmd_serve;
 mod cmd_sim;
@@ -72,6 +74,10 @@ enum Command {
     /// The emulator's split-connection TCP proxy, run inside a PEP namespace.
     #[command(hide = true)]
     Pep(cmd_pep::PepArgs),
+    /// Draw a results directory's figures (SVG): metrics vs sweep axes with 95% CIs, CDFs, time series.
+    Plot(cmd_plot::PlotArgs),
+    /// Write DIR/report.html: one self-contained page with tables (n/N), warnings and figures.
+    Report(cmd_report_html::ReportArgs),
 }
 
 fn main() -> ExitCode {
@@ -90,6 +96,8 @@ fn main() -> ExitCode {
         Command::Get(args) => cmd_get::run(&args),
         Command::Load(args) => cmd_load::run(&args),
         Command::Pep(args) => cmd_pep::run(&args),
+        Command::Plot(args) => cmd_plot::run(&args),
+        Command::Report(args) => cmd_report_html::run(&args),
     };
     match result {
         Ok(code) => code.into(),

@@ -59,6 +59,13 @@ impl ResultRecord {
             && self.status.is_some_and(|s| (200..400).contains(&s))
     }
 
+    /// Whether the request was scheduled inside the first `warmup` of its attack (intended send
+    /// time before it): such requests wait behind connection set-up and the handshake, and
+    /// `--warmup` leaves them out of reports and plots.
+    pub fn in_warmup(&self, warmup: std::time::Duration) -> bool {
+        u128::from(self.intended_ns) < warmup.as_nanos()
+    }
+
     /// Lateness of the actual send behind the intended time.
     pub fn lateness_ns(&self) -> Option<u64> {
         self.sent_ns.map(|s| s.saturating_sub(self.intended_ns))
@@ -173,6 +180,22 @@ fn json_records<R: BufRead>(input: R) -> impl Iterator<Item = Result<ResultRecor
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    #[test]
+    fn warmup_covers_requests_scheduled_before_it() {
+        let d = std::time::Duration::from_millis(100);
+        // sample(n) is scheduled at n × 10 ms: 0..=9 fall inside the first 100 ms.
+        let kept: Vec<u64> = (0..20)
+            .map(sample)
+            .filter(|r| !r.in_warmup(d))
+            .map(|r| r.seq)
+            .collect();
+        assert_eq!(kept, (10..20).collect::<Vec<_>>());
+        assert!(
+            !sample(0).in_warmup(std::time::Duration::ZERO),
+            "no warm-up drops nothing"
+        );
+    }
 
     /// A record with every field set, for encoding tests elsewhere too.
     pub(crate) fn sample(seq: u64) -> ResultRecord {

@@ -1,0 +1,104 @@
+//! `quiclab plot`: SVG figures of a results directory (sweep curves with 95% CIs, completion
+//! CDFs, representative runs' time series) into `DIR/figures/` or one file.
+
+use std::path::PathBuf;
+
+use anyhow::bail;
+use clap::{Args, ValueEnum};
+
+use crate::exit::{self, Exit};
+
+/// Points whose representative run gets a time-series figure by default.
+const SERIES_POINTS: usize = 6;
+
+/// Output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PlotFormat {
+    /// Scalable vector graphics (text stays text; opens in any browser).
+    Svg,
+}
+
+/// Options of `quiclab plot`.
+#[derive(Debug, Clone, Args)]
+pub struct PlotArgs {
+    /// Results directory (written by `quiclab sim`, `emu` or `reproduce`).
+    pub dir: PathBuf,
+    /// Metric path or pattern to plot (repeatable), e.g. `flows.0.goodput_bps` or
+    /// `flows.*.completion_s` [default: goodput, window goodput, completion, first byte,
+    /// handshake, losses per flow, bottleneck utilisation, and any fairness/share metric].
+    #[arg(long = "metric", value_name = "M")]
+    pub metrics: Vec<String>,
+    /// Sweep axis on the x axis (repeatable) [default: every axis with two or more values].
+    #[arg(long = "x", value_name = "AXIS")]
+    pub x: Vec<String>,
+    /// Run whose time series to draw (repeatable) [default: a representative run of up to six
+    /// points spread over the sweep].
+    #[arg(long = "run", value_name = "ID")]
+    pub runs: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = PlotFormat::Svg)]
+    pub format: PlotFormat,
+    /// Output: a directory for the figures [default: DIR/figures], or a `.svg` file when the
+    /// options select exactly one figure.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+/// Runs `quiclab plot`.
+pub fn run(args: &PlotArgs) -> anyhow::Result<Exit> {
+    let d = figures::ResultsDir::open(&args.dir)?;
+    let opts = figures::PlotOptions {
+        metrics: args.metrics.clone(),
+        x: args.x.clone(),
+        runs: args.runs.clone(),
+        max_series_points: SERIES_POINTS,
+    };
+    let figs = match figures::figures(&d, &opts) {
+        Ok(f) => f,
+        Err(e @ figures::FigureError::Unknown { .. }) => {
+            eprintln!("error: {e}");
+            return Ok(exit::BAD_INPUT);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if figs.is_empty() {
+        eprintln!(
+            "{}: nothing to plot (no sweep axis with two values, no completion times, no series)",
+            args.dir.display()
+        );
+        return Ok(exit::SUCCESS);
+    }
+    let extension = match args.format {
+        PlotFormat::Svg => "svg",
+    };
+    match &args.out {
+        Some(file)
+            if file
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case(extension)) =>
+        {
+            if figs.len() != 1 {
+                let ids: Vec<&str> = figs.iter().map(|f| f.id.as_str()).collect();
+                bail!(
+                    "--out {} names one file but the options select {} figures ({}); narrow them \
+                     with --metric, --x and --run, or pass a directory",
+                    file.display(),
+                    figs.len(),
+                    ids.join(", ")
+                );
+            }
+            figures::write_file(file, figs[0].svg.as_bytes())?;
+            println!("{}", file.display());
+        }
+        out => {
+            let dir = out
+                .clone()
+                .unwrap_or_else(|| args.dir.join(figures::FIGURES_DIR));
+            for p in figures::write_figures(&dir, &figs)? {
+                println!("{}", p.display());
+            }
+            eprintln!("{} figure(s) in {}", figs.len(), dir.display());
+        }
+    }
+    Ok(exit::SUCCESS)
+}

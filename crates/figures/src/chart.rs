@@ -1,0 +1,796 @@
+//! Chart drawing with plotters' SVG backend: plain numbers in, one SVG document out.
+//!
+//! Three kinds, the ones a transport study needs: a metric against a swept parameter (one line
+//! per series, 95% CI error bars), an empirical CDF (linear or log x axis), and stacked time
+//! series panels of one run. Nothing here knows about results directories; [`crate::sweep`],
+//! [`crate::cdf`] and [`crate::series`] turn a directory into these inputs.
+//!
+//! Legends are drawn beside the plot, not over it, so they never hide data, and long labels are
+//! shortened with an ellipsis rather than running off the figure.
+
+use plotters::coord::types::RangedCoordf64;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+/// Colours of successive series (colour-blind-safe Tableau 10 order).
+const PALETTE: [RGBColor; 10] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];
+/// Width of the legend column to the right of a plot, px.
+const LEGEND_W: u32 = 300;
+/// Longest legend label, characters (longer ones end in "…").
+const LEGEND_CHARS: usize = 40;
+const FONT: &str = "sans-serif";
+
+/// Colour of series `i`.
+pub fn colour(i: usize) -> RGBColor {
+    PALETTE[i % PALETTE.len()]
+}
+
+/// A chart could not be drawn (plotters' backend error, as text).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot draw the chart: {0}")]
+pub struct ChartError(pub String);
+
+fn err<E: std::fmt::Debug>(e: E) -> ChartError {
+    ChartError(format!("{e:?}"))
+}
+
+/// The x axis of a [`LineChart`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum XAxis {
+    /// Numeric positions; ticks chosen by plotters.
+    Numeric,
+    /// Labelled categories at x = 0, 1, 2 … (the values of a non-numeric sweep axis).
+    Categories(Vec<String>),
+}
+
+/// One point of a line: x, the mean and its 95% CI.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CiPoint {
+    /// x position (the category index for [`XAxis::Categories`]).
+    pub x: f64,
+    /// Mean of the metric.
+    pub mean: f64,
+    /// Lower end of the 95% CI.
+    pub low: f64,
+    /// Upper end of the 95% CI.
+    pub high: f64,
+}
+
+/// One line of a [`LineChart`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Line {
+    /// Legend label.
+    pub label: String,
+    /// Second legend line (e.g. `n/N = 5/5`), may be empty.
+    pub note: String,
+    /// Points in x order.
+    pub points: Vec<CiPoint>,
+}
+
+/// A metric against a parameter, one line per series, with 95% CI error bars.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LineChart {
+    /// Title above the plot.
+    pub title: String,
+    /// x axis label.
+    pub x_label: String,
+    /// y axis label (with its unit).
+    pub y_label: String,
+    /// The x axis kind.
+    pub x_axis: XAxis,
+    /// The lines.
+    pub lines: Vec<Line>,
+    /// A logarithmic x axis (for a numeric axis whose values are all positive).
+    pub log_x: bool,
+    /// Every x the axis must show, points without any value included (so a sweep value where
+    /// no run completed is visibly missing rather than cut off the axis).
+    pub x_extent: Vec<f64>,
+    /// A line of small text under the plot (what the bars mean, n/N).
+    pub footnote: String,
+}
+
+/// One curve of a [`CdfChart`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cdf {
+    /// Legend label.
+    pub label: String,
+    /// Second legend line, may be empty.
+    pub note: String,
+    /// The sample (any order; non-finite values are ignored).
+    pub values: Vec<f64>,
+    /// How many runs or requests the sample was taken from (more than `values.len()` when
+    /// some did not measure it).
+    pub runs: usize,
+}
+
+/// Empirical CDFs of samples.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CdfChart {
+    /// Title above the plot.
+    pub title: String,
+    /// x axis label (with its unit).
+    pub x_label: String,
+    /// Logarithmic x axis (for latencies spanning decades).
+    pub log_x: bool,
+    /// The curves.
+    pub curves: Vec<Cdf>,
+    /// A line of small text under the plot.
+    pub footnote: String,
+}
+
+/// One panel of a [`PanelChart`]: lines of (t, y).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Panel {
+    /// y axis label (with its unit).
+    pub y_label: String,
+    /// Lines: label and points in time order.
+    pub lines: Vec<(String, Vec<(f64, f64)>)>,
+}
+
+/// Time series of one run as panels stacked over a shared time axis.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PanelChart {
+    /// Title above the panels.
+    pub title: String,
+    /// x axis label of the bottom panel.
+    pub x_label: String,
+    /// The panels, top to bottom.
+    pub panels: Vec<Panel>,
+}
+
+/// The points of the empirical CDF of `values`: (value, fraction ≤ value), ascending in both.
+///
+/// Non-finite values are dropped (a metric that was not measured has no place on the curve).
+pub fn ecdf(values: &[f64]) -> Vec<(f64, f64)> {
+    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    v.sort_by(f64::total_cmp);
+    let n = v.len() as f64;
+    v.iter()
+        .enumerate()
+        .map(|(i, &x)| (x, (i + 1) as f64 / n))
+        .collect()
+}
+
+/// The `q` quantile (0–1) of ascending `sorted` values by the nearest-rank method (the
+/// smallest value with at least a fraction `q` of the values at or below it); NaN when empty.
+pub fn percentile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let rank = (q.clamp(0.0, 1.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+/// `[lo, hi]` widened by 5% on each side (or by ±1 / ±|lo|·10% when it is a single value).
+fn padded(lo: f64, hi: f64) -> (f64, f64) {
+    if !(lo.is_finite() && hi.is_finite()) {
+        return (0.0, 1.0);
+    }
+    if hi > lo {
+        let pad = (hi - lo) * 0.05;
+        (lo - pad, hi + pad)
+    } else {
+        let pad = if lo == 0.0 { 1.0 } else { lo.abs() * 0.1 };
+        (lo - pad, hi + pad)
+    }
+}
+
+/// `label` broken into lines of at most [`LEGEND_CHARS`] characters at its `", "` separators
+/// (the axes of a series key), a part that is still too long shortened with "…".
+fn wrap(label: &str) -> Vec<String> {
+    wrap_at(label, ", ")
+}
+
+/// [`wrap`] at `sep`.
+fn wrap_at(label: &str, sep: &str) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for part in label.split(sep) {
+        match lines.last_mut() {
+            Some(l)
+                if l.chars().count() + sep.chars().count() + part.chars().count()
+                    <= LEGEND_CHARS =>
+            {
+                l.push_str(sep);
+                l.push_str(part);
+            }
+            _ => lines.push(shorten(part)),
+        }
+    }
+    lines
+}
+
+/// `label` shortened to [`LEGEND_CHARS`] characters.
+fn shorten(label: &str) -> String {
+    if label.chars().count() <= LEGEND_CHARS {
+        label.to_string()
+    } else {
+        let mut s: String = label.chars().take(LEGEND_CHARS - 1).collect();
+        s.push('…');
+        s
+    }
+}
+
+/// A tick label: up to 4 significant digits, no trailing zeros.
+pub fn tick(v: f64) -> String {
+    if v == 0.0 {
+        return "0".into();
+    }
+    let a = v.abs();
+    if !(1e-3..1e6).contains(&a) {
+        return format!("{v:.2e}");
+    }
+    let decimals = (3 - a.log10().floor() as i32).clamp(0, 6) as usize;
+    let s = format!("{v:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
+
+/// "mean ± half" with the half-width to two significant digits and the mean to the same
+/// decimal place (so `8.626 ± 0.00009`, not `8.626 ± 8.57e-5`); a half-width that is only
+/// floating-point noise (below 1e-9 of the mean) prints as 0.
+pub fn mean_ci(mean: f64, half: f64) -> String {
+    if !(mean.is_finite() && half.is_finite()) {
+        return "–".into();
+    }
+    if half <= mean.abs() * 1e-9 || half == 0.0 {
+        return format!("{} ± 0", tick(mean));
+    }
+    let decimals = (1 - half.log10().floor() as i32).clamp(0, 9) as usize;
+    format!("{mean:.decimals$} ± {half:.decimals$}")
+}
+
+/// How a legend entry's key is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Key {
+    /// A line (CDFs, time series).
+    Line,
+    /// A line with a dot (a metric against a numeric axis).
+    Marker,
+    /// A filled box (bars).
+    Bar,
+}
+
+/// Draws the legend entries (label + optional note) into `area`, top-down.
+fn legend(area: &Area<'_>, entries: &[(String, String, Key)]) -> Result<(), ChartError> {
+    let label_style = TextStyle::from((FONT, 13).into_font()).color(&BLACK);
+    let note_style = TextStyle::from((FONT, 11).into_font()).color(&RGBColor(90, 90, 90));
+    let mut y = 30;
+    for (i, (label, note, key)) in entries.iter().enumerate() {
+        let c = colour(i);
+        if *key == Key::Bar {
+            area.draw(&Rectangle::new(
+                [(12, y - 6), (30, y + 6)],
+                c.mix(0.75).filled(),
+            ))
+            .map_err(err)?;
+        } else {
+            area.draw(&PathElement::new(
+                vec![(8, y), (34, y)],
+                ShapeStyle::from(&c).stroke_width(2),
+            ))
+            .map_err(err)?;
+        }
+        if *key == Key::Marker {
+            area.draw(&Circle::new((21, y), 3, c.filled()))
+                .map_err(err)?;
+        }
+        for line in wrap(label) {
+            area.draw_text(
+                &line,
+                &label_style.pos(Pos::new(HPos::Left, VPos::Center)),
+                (40, y),
+            )
+            .map_err(err)?;
+            y += 16;
+        }
+        if !note.is_empty() {
+            for line in wrap_at(note, " · ") {
+                area.draw_text(
+                    &line,
+                    &note_style.pos(Pos::new(HPos::Left, VPos::Center)),
+                    (40, y),
+                )
+                .map_err(err)?;
+                y += 14;
+            }
+            y += 2;
+        }
+        y += 4;
+    }
+    Ok(())
+}
+
+/// Draws `footnote` at the bottom of `root`.
+fn footnote(root: &Area<'_>, text: &str, height: u32) -> Result<(), ChartError> {
+    if text.is_empty() {
+        return Ok(());
+    }
+    let style = TextStyle::from((FONT, 12).into_font()).color(&RGBColor(70, 70, 70));
+    root.draw_text(text, &style, (12, height as i32 - 18))
+        .map_err(err)
+}
+
+/// Renders a [`LineChart`] as an SVG document of `size` pixels.
+pub fn line_chart(c: &LineChart, size: (u32, u32)) -> Result<String, ChartError> {
+    let mut buf = String::new();
+    {
+        let root = SVGBackend::with_string(&mut buf, size).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let body = root.margin(0, 28, 0, 0);
+        let (plot, side) = body.split_horizontally(size.0.saturating_sub(LEGEND_W));
+        let all = c.lines.iter().flat_map(|l| l.points.iter());
+        let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
+        for x in c.x_extent.iter().copied().filter(|x| x.is_finite()) {
+            x0 = x0.min(x);
+            x1 = x1.max(x);
+        }
+        for p in all {
+            x0 = x0.min(p.x);
+            x1 = x1.max(p.x);
+            for v in [p.low, p.high, p.mean] {
+                if v.is_finite() {
+                    y0 = y0.min(v);
+                    y1 = y1.max(v);
+                }
+            }
+        }
+        let (x0, x1) = match &c.x_axis {
+            XAxis::Categories(cats) => (-0.5, cats.len().max(1) as f64 - 0.5),
+            XAxis::Numeric => padded(x0, x1),
+        };
+        // Metrics are mostly non-negative: start the axis at 0 when the data are near it, so
+        // differences are not exaggerated.
+        let bars_from_zero = matches!(c.x_axis, XAxis::Categories(_)) && y0 >= 0.0;
+        let (y0, y1) = if bars_from_zero || (y0 >= 0.0 && y0 < 0.5 * y1) {
+            (0.0, padded(y0, y1).1)
+        } else {
+            padded(y0, y1)
+        };
+        let bars = matches!(c.x_axis, XAxis::Categories(_));
+        // Values spanning two decades or more (rates from 1 kbit/s to 100 Mbit/s) on a log
+        // axis, so the small ones are not squashed against the origin.
+        let log_x = c.log_x && !bars && c.x_extent.iter().all(|x| *x > 0.0);
+        if log_x {
+            let (lo, hi) = c
+                .x_extent
+                .iter()
+                .fold((f64::MAX, f64::MIN), |(a, b), x| (a.min(*x), b.max(*x)));
+            let mut chart = ChartBuilder::on(&plot)
+                .caption(&c.title, (FONT, 17))
+                .margin(12)
+                .x_label_area_size(46)
+                .y_label_area_size(70)
+                .build_cartesian_2d((lo / 1.3..hi * 1.3).log_scale(), y0..y1)
+                .map_err(err)?;
+            chart
+                .configure_mesh()
+                .x_desc(&c.x_label)
+                .y_desc(&c.y_label)
+                .y_labels(8)
+                .x_label_formatter(&|v| tick(*v))
+                .y_label_formatter(&|v| tick(*v))
+                .axis_desc_style((FONT, 14))
+                .label_style((FONT, 12))
+                .light_line_style(RGBColor(242, 242, 242))
+                .bold_line_style(RGBColor(215, 215, 215))
+                .x_max_light_lines(0)
+                .y_max_light_lines(2)
+                .draw()
+                .map_err(err)?;
+            let decades = (hi / lo).log10();
+            let k = c.lines.len() as f64;
+            let dodge =
+                |x: f64, i: usize| x * 10f64.powf((i as f64 - (k - 1.0) / 2.0) * decades * 0.006);
+            draw_lines(&mut chart, c, false, 0.0, y0, dodge)?;
+        } else {
+            let mut chart = ChartBuilder::on(&plot)
+                .caption(&c.title, (FONT, 17))
+                .margin(12)
+                .x_label_area_size(46)
+                .y_label_area_size(70)
+                .build_cartesian_2d(x0..x1, y0..y1)
+                .map_err(err)?;
+            let cats = match &c.x_axis {
+                XAxis::Categories(c) => Some(c.clone()),
+                XAxis::Numeric => None,
+            };
+            let x_fmt = move |v: &f64| match &cats {
+                Some(cats) => {
+                    let i = v.round();
+                    if (v - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < cats.len() {
+                        cats[i as usize].clone()
+                    } else {
+                        String::new()
+                    }
+                }
+                None => tick(*v),
+            };
+            let n_x_labels = match &c.x_axis {
+                XAxis::Categories(cats) => cats.len() + 1,
+                XAxis::Numeric => 8,
+            };
+            chart
+                .configure_mesh()
+                .x_desc(&c.x_label)
+                .y_desc(&c.y_label)
+                .x_labels(n_x_labels)
+                .y_labels(8)
+                .x_label_formatter(&x_fmt)
+                .y_label_formatter(&|v| tick(*v))
+                .axis_desc_style((FONT, 14))
+                .label_style((FONT, 12))
+                .light_line_style(RGBColor(242, 242, 242))
+                .bold_line_style(RGBColor(215, 215, 215))
+                .max_light_lines(2)
+                .draw()
+                .map_err(err)?;
+            let k = c.lines.len() as f64;
+            let span = x1 - x0;
+            // Categories get grouped bars (the seeds' bar charts with CIs), one bar per series
+            // side by side; numeric axes get lines, nudged apart so error bars do not hide each
+            // other.
+            let bar_w = 0.8 / k.max(1.0);
+            let dodge = |x: f64, i: usize| {
+                if k <= 1.0 {
+                    x
+                } else if bars {
+                    x + (i as f64 - (k - 1.0) / 2.0) * bar_w
+                } else {
+                    x + (i as f64 - (k - 1.0) / 2.0) * (span * 0.012).min(0.6 / k)
+                }
+            };
+            draw_lines(&mut chart, c, bars, bar_w, y0, dodge)?;
+        }
+        let key = if bars { Key::Bar } else { Key::Marker };
+        let entries: Vec<(String, String, Key)> = c
+            .lines
+            .iter()
+            .map(|l| (l.label.clone(), l.note.clone(), key))
+            .collect();
+        legend(&side, &entries)?;
+        footnote(&root, &c.footnote, size.1)?;
+        root.present().map_err(err)?;
+    }
+    Ok(buf)
+}
+
+/// Draws `c`'s lines (or bars) with their CI error bars on `chart`, whatever its x coordinate
+/// (linear or log); `dodge(x, i)` places series `i`'s point at `x`.
+fn draw_lines<X>(
+    chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<X, RangedCoordf64>>,
+    c: &LineChart,
+    bars: bool,
+    bar_w: f64,
+    y0: f64,
+    dodge: impl Fn(f64, usize) -> f64,
+) -> Result<(), ChartError>
+where
+    X: Ranged<ValueType = f64>,
+{
+    for (i, line) in c.lines.iter().enumerate() {
+        let col = colour(i);
+        let pts: Vec<CiPoint> = line
+            .points
+            .iter()
+            .filter(|p| p.mean.is_finite())
+            .copied()
+            .collect();
+        if bars {
+            chart
+                .draw_series(pts.iter().map(|p| {
+                    Rectangle::new(
+                        [
+                            (dodge(p.x, i) - bar_w * 0.45, y0.max(0.0).min(p.mean)),
+                            (dodge(p.x, i) + bar_w * 0.45, p.mean),
+                        ],
+                        col.mix(0.75).filled(),
+                    )
+                }))
+                .map_err(err)?;
+        } else {
+            chart
+                .draw_series(LineSeries::new(
+                    pts.iter().map(|p| (dodge(p.x, i), p.mean)),
+                    ShapeStyle::from(&col).stroke_width(2),
+                ))
+                .map_err(err)?;
+        }
+        let bar_colour = if bars { BLACK } else { col };
+        chart
+            .draw_series(pts.iter().map(|p| {
+                ErrorBar::new_vertical(
+                    dodge(p.x, i),
+                    p.low,
+                    p.mean,
+                    p.high,
+                    ShapeStyle::from(&bar_colour).stroke_width(1),
+                    8,
+                )
+            }))
+            .map_err(err)?;
+        if !bars {
+            chart
+                .draw_series(
+                    pts.iter()
+                        .map(|p| Circle::new((dodge(p.x, i), p.mean), 3, col.filled())),
+                )
+                .map_err(err)?;
+        }
+    }
+    Ok(())
+}
+
+/// Renders a [`CdfChart`] as an SVG document of `size` pixels.
+pub fn cdf_chart(c: &CdfChart, size: (u32, u32)) -> Result<String, ChartError> {
+    let curves: Vec<(usize, Vec<(f64, f64)>)> = c
+        .curves
+        .iter()
+        .enumerate()
+        .map(|(i, cdf)| {
+            let pts = ecdf(&cdf.values);
+            let pts = if c.log_x {
+                pts.into_iter().filter(|(x, _)| *x > 0.0).collect()
+            } else {
+                pts
+            };
+            (i, pts)
+        })
+        .collect();
+    let xs = curves.iter().flat_map(|(_, p)| p.iter().map(|(x, _)| *x));
+    let (lo, hi) = xs.fold((f64::MAX, f64::MIN), |(a, b), x| (a.min(x), b.max(x)));
+    let mut buf = String::new();
+    {
+        let root = SVGBackend::with_string(&mut buf, size).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let body = root.margin(0, 28, 0, 0);
+        let (plot, side) = body.split_horizontally(size.0.saturating_sub(LEGEND_W));
+        let entries: Vec<(String, String, Key)> = c
+            .curves
+            .iter()
+            .map(|l| (l.label.clone(), l.note.clone(), Key::Line))
+            .collect();
+        if c.log_x {
+            let (lo, hi) = if lo <= hi && lo > 0.0 {
+                (lo / 1.5, hi * 1.5)
+            } else {
+                (1e-3, 1.0)
+            };
+            let mut chart = ChartBuilder::on(&plot)
+                .caption(&c.title, (FONT, 17))
+                .margin(12)
+                .x_label_area_size(46)
+                .y_label_area_size(60)
+                .build_cartesian_2d((lo..hi).log_scale(), 0.0..1.0)
+                .map_err(err)?;
+            chart
+                .configure_mesh()
+                .x_desc(&c.x_label)
+                .y_desc("fraction ≤ x")
+                .x_label_formatter(&|v| tick(*v))
+                .y_label_formatter(&|v| tick(*v))
+                .axis_desc_style((FONT, 14))
+                .label_style((FONT, 12))
+                .light_line_style(RGBColor(242, 242, 242))
+                .bold_line_style(RGBColor(215, 215, 215))
+                // A log axis already has a line per 1–9 × 10^k: light lines would grey it out.
+                .x_max_light_lines(0)
+                .y_max_light_lines(1)
+                .draw()
+                .map_err(err)?;
+            for (i, pts) in &curves {
+                chart
+                    .draw_series(LineSeries::new(
+                        steps(pts),
+                        ShapeStyle::from(&colour(*i)).stroke_width(2),
+                    ))
+                    .map_err(err)?;
+            }
+        } else {
+            let (lo, hi) = if lo <= hi { padded(lo, hi) } else { (0.0, 1.0) };
+            let lo = if lo < 0.0 && lo > -0.2 * hi { 0.0 } else { lo };
+            let mut chart = ChartBuilder::on(&plot)
+                .caption(&c.title, (FONT, 17))
+                .margin(12)
+                .x_label_area_size(46)
+                .y_label_area_size(60)
+                .build_cartesian_2d(lo..hi, 0.0..1.0)
+                .map_err(err)?;
+            chart
+                .configure_mesh()
+                .x_desc(&c.x_label)
+                .y_desc("fraction ≤ x")
+                .x_label_formatter(&|v| tick(*v))
+                .y_label_formatter(&|v| tick(*v))
+                .axis_desc_style((FONT, 14))
+                .label_style((FONT, 12))
+                .light_line_style(RGBColor(242, 242, 242))
+                .bold_line_style(RGBColor(215, 215, 215))
+                .max_light_lines(2)
+                .draw()
+                .map_err(err)?;
+            for (i, pts) in &curves {
+                chart
+                    .draw_series(LineSeries::new(
+                        steps(pts),
+                        ShapeStyle::from(&colour(*i)).stroke_width(2),
+                    ))
+                    .map_err(err)?;
+            }
+        }
+        legend(&side, &entries)?;
+        footnote(&root, &c.footnote, size.1)?;
+        root.present().map_err(err)?;
+    }
+    Ok(buf)
+}
+
+/// The ECDF as a staircase: each value rises from the previous fraction to its own.
+fn steps(pts: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    let mut out = Vec::with_capacity(pts.len() * 2);
+    let mut prev = 0.0;
+    for &(x, f) in pts {
+        out.push((x, prev));
+        out.push((x, f));
+        prev = f;
+    }
+    out
+}
+
+/// Renders a [`PanelChart`]: `width` px wide, `panel_h` px per panel.
+pub fn panel_chart(c: &PanelChart, width: u32, panel_h: u32) -> Result<String, ChartError> {
+    let n = c.panels.len().max(1);
+    let height = 40 + panel_h * n as u32;
+    let t_max = c
+        .panels
+        .iter()
+        .flat_map(|p| p.lines.iter().flat_map(|(_, pts)| pts.iter().map(|p| p.0)))
+        .fold(0.0, f64::max)
+        .max(1e-3);
+    let mut buf = String::new();
+    {
+        let root = SVGBackend::with_string(&mut buf, (width, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let root = root.titled(&c.title, (FONT, 17)).map_err(err)?;
+        let (plots, side) = root.split_horizontally(width.saturating_sub(LEGEND_W));
+        let areas = plots.split_evenly((n, 1));
+        let mut labels: Vec<String> = Vec::new();
+        for p in &c.panels {
+            for (l, _) in &p.lines {
+                if !labels.contains(l) {
+                    labels.push(l.clone());
+                }
+            }
+        }
+        for (k, (panel, area)) in c.panels.iter().zip(&areas).enumerate() {
+            let y_max = panel
+                .lines
+                .iter()
+                .flat_map(|(_, pts)| pts.iter().map(|p| p.1))
+                .filter(|v| v.is_finite())
+                .fold(0.0, f64::max);
+            let y_max = if y_max > 0.0 { y_max * 1.08 } else { 1.0 };
+            let last = k + 1 == n;
+            let mut chart = ChartBuilder::on(area)
+                .margin(8)
+                .x_label_area_size(if last { 40 } else { 18 })
+                .y_label_area_size(70)
+                .build_cartesian_2d(0.0..t_max, 0.0..y_max)
+                .map_err(err)?;
+            let mut mesh = chart.configure_mesh();
+            mesh.y_desc(&panel.y_label)
+                .y_labels(5)
+                .x_labels(10)
+                .x_label_formatter(&|v| tick(*v))
+                .y_label_formatter(&|v| tick(*v))
+                .axis_desc_style((FONT, 13))
+                .label_style((FONT, 11))
+                .light_line_style(RGBColor(244, 244, 244))
+                .bold_line_style(RGBColor(220, 220, 220))
+                .max_light_lines(1);
+            if last {
+                mesh.x_desc(&c.x_label);
+            }
+            mesh.draw().map_err(err)?;
+            for (label, pts) in &panel.lines {
+                let i = labels.iter().position(|l| l == label).unwrap_or(0);
+                chart
+                    .draw_series(LineSeries::new(
+                        pts.iter().copied().filter(|p| p.1.is_finite()),
+                        ShapeStyle::from(&colour(i)).stroke_width(1),
+                    ))
+                    .map_err(err)?;
+            }
+        }
+        let entries: Vec<(String, String, Key)> = labels
+            .into_iter()
+            .map(|l| (l, String::new(), Key::Line))
+            .collect();
+        legend(&side, &entries)?;
+        root.present().map_err(err)?;
+    }
+    Ok(buf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ecdf_is_monotonic_and_ends_at_one() {
+        let pts = ecdf(&[3.0, 1.0, f64::NAN, 2.0, 2.0]);
+        assert_eq!(pts.len(), 4, "NaN dropped");
+        assert!(pts.windows(2).all(|w| w[0].0 <= w[1].0 && w[0].1 < w[1].1));
+        assert_eq!(pts.last().map(|p| p.1), Some(1.0));
+        assert_eq!(pts[0], (1.0, 0.25));
+    }
+
+    #[test]
+    fn nearest_rank_percentiles() {
+        let v: Vec<f64> = (1..=100).map(f64::from).collect();
+        assert_eq!(percentile(&v, 0.5), 50.0);
+        assert_eq!(percentile(&v, 0.99), 99.0);
+        assert_eq!(percentile(&v, 0.999), 100.0);
+        assert_eq!(percentile(&v, 0.0), 1.0);
+        assert!(percentile(&[], 0.5).is_nan());
+    }
+
+    #[test]
+    fn tick_labels_are_short() {
+        assert_eq!(tick(0.5), "0.5");
+        assert_eq!(tick(12.0), "12");
+        assert_eq!(tick(1234.5678), "1235");
+        assert_eq!(tick(0.012345), "0.01235");
+        assert_eq!(tick(0.0), "0");
+    }
+
+    #[test]
+    fn mean_and_ci_share_their_decimals() {
+        assert_eq!(mean_ci(8.626123, 8.57e-5), "8.626123 ± 0.000086");
+        assert_eq!(mean_ci(0.0648, 1.39e-17), "0.0648 ± 0");
+        assert_eq!(mean_ci(33.38, 0.886), "33.38 ± 0.89");
+        assert_eq!(mean_ci(1234.0, 56.0), "1234 ± 56");
+    }
+
+    #[test]
+    fn legend_labels_wrap_at_axis_separators() {
+        let l = "experiment=shared, variant=quic+tcp-tls1.3, link.rate=10Mbit";
+        assert_eq!(
+            wrap(l),
+            [
+                "experiment=shared",
+                "variant=quic+tcp-tls1.3",
+                "link.rate=10Mbit"
+            ]
+        );
+        assert_eq!(
+            wrap("flow.cc=cubic, link.loss=1%"),
+            ["flow.cc=cubic, link.loss=1%"]
+        );
+        assert!(wrap(&"y".repeat(90))
+            .iter()
+            .all(|l| l.chars().count() <= LEGEND_CHARS));
+    }
+
+    #[test]
+    fn long_legend_labels_are_shortened() {
+        let s = shorten(&"x".repeat(80));
+        assert_eq!(s.chars().count(), LEGEND_CHARS);
+        assert!(s.ends_with('…'));
+    }
+}

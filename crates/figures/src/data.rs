@@ -1,0 +1,330 @@
+//! A results directory as the figures see it: the runs of `results.jsonl` (as JSON, so a metric
+//! added to the schema later is plotted by its name without a change here), the sweep points of
+//! `sweep.json`, and the time series files under `series/`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::error::FigureError;
+
+/// File names inside a results directory (the same names the runner writes).
+pub const RESULTS_FILE: &str = "results.jsonl";
+/// See [`RESULTS_FILE`].
+pub const MANIFEST_FILE: &str = "sweep.json";
+/// See [`RESULTS_FILE`].
+pub const SERIES_DIR: &str = "series";
+
+/// One stored run.
+#[derive(Debug, Clone)]
+pub struct RunData {
+    /// Run id (`p{point}-r{rep}`).
+    pub id: String,
+    /// Sweep point index.
+    pub point: usize,
+    /// Repetition index.
+    pub rep: u32,
+    /// The whole JSON line (metrics are read from it by dotted path).
+    pub json: Value,
+    /// Every numeric leaf by dotted path (`flows.0.goodput_bps`).
+    pub metrics: BTreeMap<String, f64>,
+}
+
+/// A flow as the scenario declared it (from `sweep.json`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FlowInfo {
+    /// Flow name.
+    pub name: String,
+    /// Stack (`Quic`, `Tcp` … as serialised).
+    pub stack: String,
+    /// Workload kind (`Download`, `Bulk` …).
+    pub workload: String,
+}
+
+/// One sweep point.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PointData {
+    /// Point index.
+    pub index: usize,
+    /// Axis name → value, in sweep order.
+    pub axes: Vec<(String, String)>,
+    /// Scenario duration, s (absent when `sweep.json` is missing).
+    pub duration_s: Option<f64>,
+    /// Measurement window start, s.
+    pub measure_from_s: Option<f64>,
+    /// Measurement window end, s.
+    pub measure_until_s: Option<f64>,
+    /// The point's flows.
+    pub flows: Vec<FlowInfo>,
+}
+
+/// Everything the figures and the report read from a results directory.
+#[derive(Debug, Clone)]
+pub struct ResultsDir {
+    /// The directory.
+    pub dir: PathBuf,
+    /// Scenario name.
+    pub scenario: String,
+    /// Base seed (absent without `sweep.json`).
+    pub base_seed: Option<u64>,
+    /// Sweep points in index order.
+    pub points: Vec<PointData>,
+    /// Runs in file order.
+    pub runs: Vec<RunData>,
+    /// Ids of runs that have a series file.
+    pub series: BTreeSet<String>,
+}
+
+#[derive(Deserialize)]
+struct Manifest {
+    scenario: String,
+    base_seed: u64,
+    points: Vec<ManifestPoint>,
+}
+
+#[derive(Deserialize)]
+struct ManifestPoint {
+    axes: Vec<(String, String)>,
+    scenario: ManifestScenario,
+}
+
+#[derive(Deserialize)]
+struct ManifestScenario {
+    duration: Option<Secs>,
+    measure_from: Option<Secs>,
+    measure_until: Option<Secs>,
+    #[serde(default)]
+    flows: Vec<ManifestFlow>,
+}
+
+#[derive(Deserialize)]
+struct Secs {
+    secs: u64,
+    nanos: u32,
+}
+
+impl Secs {
+    fn seconds(&self) -> f64 {
+        self.secs as f64 + f64::from(self.nanos) / 1e9
+    }
+}
+
+#[derive(Deserialize)]
+struct ManifestFlow {
+    name: String,
+    stack: Value,
+    workload: Value,
+}
+
+/// The variant name of a serde enum value (`"Quic"`, `{"Bulk": {..}}` → `Bulk`).
+fn variant_name(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Object(m) => m.keys().next().cloned().unwrap_or_default(),
+        other => other.to_string(),
+    }
+}
+
+impl ResultsDir {
+    /// Reads `dir`. Fails when `results.jsonl` is missing or a line is not JSON; a missing
+    /// `sweep.json` is tolerated (the points are then taken from the runs' own axes).
+    pub fn open(dir: &Path) -> Result<ResultsDir, FigureError> {
+        let results = dir.join(RESULTS_FILE);
+        if !results.is_file() {
+            return Err(FigureError::NotResults(dir.to_path_buf()));
+        }
+        let file = File::open(&results).map_err(FigureError::io(&results))?;
+        let mut runs = Vec::new();
+        for (i, line) in BufReader::new(file).lines().enumerate() {
+            let line = line.map_err(FigureError::io(&results))?;
+            if line.trim().is_empty() {
+                continue;
+            }
+            let json: Value = serde_json::from_str(&line).map_err(|e| FigureError::Json {
+                path: results.clone(),
+                line: i + 1,
+                source: e,
+            })?;
+            runs.push(run_data(json));
+        }
+        let manifest_path = dir.join(MANIFEST_FILE);
+        let manifest: Option<Manifest> = if manifest_path.is_file() {
+            let f = File::open(&manifest_path).map_err(FigureError::io(&manifest_path))?;
+            Some(
+                serde_json::from_reader(BufReader::new(f)).map_err(|e| FigureError::Json {
+                    path: manifest_path.clone(),
+                    line: e.line(),
+                    source: e,
+                })?,
+            )
+        } else {
+            None
+        };
+        let (scenario, base_seed, points) = match manifest {
+            Some(m) => (
+                m.scenario,
+                Some(m.base_seed),
+                m.points
+                    .into_iter()
+                    .enumerate()
+                    .map(|(index, p)| PointData {
+                        index,
+                        axes: p.axes,
+                        duration_s: p.scenario.duration.as_ref().map(Secs::seconds),
+                        measure_from_s: p.scenario.measure_from.as_ref().map(Secs::seconds),
+                        measure_until_s: p.scenario.measure_until.as_ref().map(Secs::seconds),
+                        flows: p
+                            .scenario
+                            .flows
+                            .iter()
+                            .map(|f| FlowInfo {
+                                name: f.name.clone(),
+                                stack: variant_name(&f.stack),
+                                workload: variant_name(&f.workload),
+                            })
+                            .collect(),
+                    })
+                    .collect(),
+            ),
+            None => (
+                runs.first()
+                    .and_then(|r| r.json.get("scenario")?.as_str().map(str::to_string))
+                    .unwrap_or_default(),
+                None,
+                points_from_runs(&runs),
+            ),
+        };
+        let mut series = BTreeSet::new();
+        let sdir = dir.join(SERIES_DIR);
+        if let Ok(entries) = std::fs::read_dir(&sdir) {
+            for e in entries.flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if let Some(id) = name.strip_suffix(".csv") {
+                    if e.file_type().is_ok_and(|t| t.is_file()) {
+                        series.insert(id.to_string());
+                    }
+                }
+            }
+        }
+        Ok(ResultsDir {
+            dir: dir.to_path_buf(),
+            scenario,
+            base_seed,
+            points,
+            runs,
+            series,
+        })
+    }
+
+    /// Runs of point `p`, in repetition order.
+    pub fn runs_of(&self, p: usize) -> Vec<&RunData> {
+        let mut v: Vec<&RunData> = self.runs.iter().filter(|r| r.point == p).collect();
+        v.sort_by_key(|r| r.rep);
+        v
+    }
+
+    /// Repetitions the sweep asked for, as far as the directory shows: the highest repetition
+    /// index recorded at any point, plus one.
+    pub fn reps(&self) -> u32 {
+        self.runs.iter().map(|r| r.rep + 1).max().unwrap_or(0)
+    }
+
+    /// Axis names in sweep order (union over points, first seen first).
+    pub fn axis_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        for (k, _) in self.points.iter().flat_map(|p| &p.axes) {
+            if !names.contains(k) {
+                names.push(k.clone());
+            }
+        }
+        names
+    }
+
+    /// Flow names by index (from the point with the most flows; `flows.N.name` of the runs when
+    /// `sweep.json` is missing).
+    pub fn flow_names(&self) -> Vec<String> {
+        let from_points = self
+            .points
+            .iter()
+            .max_by_key(|p| p.flows.len())
+            .map(|p| p.flows.iter().map(|f| f.name.clone()).collect::<Vec<_>>())
+            .unwrap_or_default();
+        if !from_points.is_empty() {
+            return from_points;
+        }
+        let mut names: Vec<String> = Vec::new();
+        for r in &self.runs {
+            if let Some(flows) = r.json.get("flows").and_then(Value::as_array) {
+                for (i, f) in flows.iter().enumerate() {
+                    if names.len() <= i {
+                        names.push(
+                            f.get("name")
+                                .and_then(Value::as_str)
+                                .unwrap_or_default()
+                                .to_string(),
+                        );
+                    }
+                }
+            }
+        }
+        names
+    }
+
+    /// Path of the series file of run `id`.
+    pub fn series_path(&self, id: &str) -> PathBuf {
+        self.dir.join(SERIES_DIR).join(format!("{id}.csv"))
+    }
+}
+
+/// Identifier fields that are numbers but not measurements.
+const IDENTIFIERS: [&str; 4] = ["seed", "point", "rep", "events"];
+
+fn run_data(json: Value) -> RunData {
+    let mut measured = json.clone();
+    if let Value::Object(m) = &mut measured {
+        for k in IDENTIFIERS {
+            m.remove(k);
+        }
+    }
+    RunData {
+        id: json
+            .get("id")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
+        point: json.get("point").and_then(Value::as_u64).unwrap_or(0) as usize,
+        rep: json.get("rep").and_then(Value::as_u64).unwrap_or(0) as u32,
+        metrics: report::flatten_numeric(&measured),
+        json,
+    }
+}
+
+/// Points reconstructed from the runs (no `sweep.json`): index and axes only.
+fn points_from_runs(runs: &[RunData]) -> Vec<PointData> {
+    let mut by_point: BTreeMap<usize, Vec<(String, String)>> = BTreeMap::new();
+    for r in runs {
+        by_point.entry(r.point).or_insert_with(|| {
+            r.json
+                .get("axes")
+                .and_then(Value::as_object)
+                .map(|m| {
+                    m.iter()
+                        .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
+                        .collect()
+                })
+                .unwrap_or_default()
+        });
+    }
+    let max = by_point.keys().next_back().copied().map_or(0, |m| m + 1);
+    (0..max)
+        .map(|index| PointData {
+            index,
+            axes: by_point.get(&index).cloned().unwrap_or_default(),
+            ..PointData::default()
+        })
+        .collect()
+}

@@ -1,0 +1,433 @@
+//! `report.html`: one self-contained page per results directory.
+//!
+//! Inline CSS, every figure as inline SVG, no script and no external resource, so the file can
+//! be mailed, archived or opened offline and shows the same thing everywhere. Sections: the
+//! scenario, warnings (runs missing or not completed), a table of the main metrics per sweep
+//! point with n/N, the sweep figures, the completion-time CDFs and a representative run's time
+//! series.
+
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use crate::data::ResultsDir;
+use crate::error::FigureError;
+use crate::sweep::key_label;
+use crate::{metric, Figure, FigureKind, PlotOptions};
+
+/// Per-flow metrics tabulated (the full set is in summary.csv); names with a word of
+/// [`metric::BY_NAME`] are added.
+const TABLE_METRICS: [&str; 5] = [
+    "goodput_bps",
+    "window_goodput_bps",
+    "completion_s",
+    "ttfb_s",
+    "packets_lost",
+];
+/// Points whose representative run's time series the report shows (first, last, between).
+const SERIES_POINTS: usize = 2;
+
+const STYLE: &str = "
+body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:0 auto;max-width:1100px;padding:16px 24px;color:#222;background:#fff}
+h1{font-size:1.6em;margin:.4em 0}h2{font-size:1.25em;margin-top:1.6em;border-bottom:1px solid #ddd;padding-bottom:.2em}
+h3{font-size:1.05em;margin:1.2em 0 .3em}table{border-collapse:collapse;font-size:.9em;margin:.6em 0}th,td{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}td{white-space:nowrap}
+th{background:#f4f4f4}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+.warn{background:#fff4e0;border-left:4px solid #e69500;padding:8px 12px;margin:.6em 0}
+.warn ul{margin:.2em 0;padding-left:1.2em}.ok{color:#2a7a2a}
+td.incomplete{background:#fff4e0}
+figure{margin:1.2em 0;padding:0}figure svg{max-width:100%;height:auto;border:1px solid #eee}
+figcaption{font-size:.9em;color:#444;margin-top:.3em}
+.meta td:first-child{font-weight:600;white-space:nowrap}
+.scroll{overflow-x:auto}.toc{font-size:.95em}code{background:#f4f4f4;padding:0 3px}
+";
+
+/// HTML-escapes text for element content and attribute values.
+pub fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// Removes an XML declaration or doctype before the `<svg` element (not allowed inline).
+fn inline_svg(svg: &str) -> &str {
+    svg.find("<svg").map_or(svg, |i| &svg[i..])
+}
+
+/// The report of `d`.
+pub fn report(d: &ResultsDir) -> Result<String, FigureError> {
+    let opts = PlotOptions {
+        max_series_points: SERIES_POINTS,
+        ..PlotOptions::default()
+    };
+    let figs = crate::figures(d, &opts)?;
+    Ok(render(d, &figs))
+}
+
+/// The page of `d` with `figs` (already rendered).
+pub fn render(d: &ResultsDir, figs: &[Figure]) -> String {
+    let mut o = String::new();
+    let title = format!("quiclab report — {}", d.scenario);
+    let _ = write!(
+        o,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>{}</title><style>{STYLE}</style></head>\n<body>\n<h1>{}</h1>\n",
+        escape(&title),
+        escape(&title)
+    );
+    let count = |k: FigureKind| figs.iter().filter(|f| f.kind == k).count();
+    let _ = writeln!(
+        o,
+        "<p class=\"toc\"><a href=\"#scenario\">Scenario</a> · <a href=\"#warnings\">Warnings</a> · \
+         <a href=\"#results\">Results per sweep point</a> · <a href=\"#sweep\">Sweep figures ({})</a> · \
+         <a href=\"#cdf\">Completion-time CDFs ({})</a> · <a href=\"#series\">Time series ({})</a></p>",
+        count(FigureKind::Sweep),
+        count(FigureKind::Cdf),
+        count(FigureKind::Series)
+    );
+    scenario_section(&mut o, d);
+    warnings_section(&mut o, d);
+    table_section(&mut o, d);
+    for (kind, anchor, heading, empty) in [
+        (
+            FigureKind::Sweep,
+            "sweep",
+            "Sweep figures",
+            "No sweep axis takes two values: nothing to plot against.",
+        ),
+        (
+            FigureKind::Cdf,
+            "cdf",
+            "Completion-time CDFs",
+            "No flow recorded a completion time (bulk transfers run until the end).",
+        ),
+        (
+            FigureKind::Series,
+            "series",
+            "Time series of representative runs",
+            "No time series recorded (`quiclab sim` writes them unless --no-series; reproduce does not).",
+        ),
+    ] {
+        let _ = writeln!(o, "<h2 id=\"{anchor}\">{heading}</h2>");
+        let mine: Vec<&Figure> = figs.iter().filter(|f| f.kind == kind).collect();
+        if mine.is_empty() {
+            let _ = writeln!(o, "<p>{}</p>", escape(empty));
+        }
+        if kind == FigureKind::Series && !mine.is_empty() {
+            let _ = writeln!(
+                o,
+                "<p>A representative run is the one whose first flow's main metric (completion \
+                 time, else goodput) is the median of its point's runs.</p>"
+            );
+        }
+        for f in mine {
+            let _ = writeln!(
+                o,
+                "<figure id=\"fig-{id}\" class=\"figure\" data-figure=\"{id}\">\n{svg}\n<figcaption>{cap}</figcaption></figure>",
+                id = escape(&f.id),
+                svg = inline_svg(&f.svg),
+                cap = escape(&f.caption)
+            );
+        }
+    }
+    let _ = writeln!(
+        o,
+        "<p style=\"font-size:.8em;color:#777\">Written by <code>quiclab report</code> from \
+         results.jsonl, sweep.json and series/ of this directory. Every figure is also available \
+         as SVG through <code>quiclab plot</code>.</p>\n</body></html>"
+    );
+    o
+}
+
+fn scenario_section(o: &mut String, d: &ResultsDir) {
+    let _ = writeln!(
+        o,
+        "<h2 id=\"scenario\">Scenario</h2>\n<table class=\"meta\">"
+    );
+    let row = |o: &mut String, k: &str, v: String| {
+        let _ = writeln!(o, "<tr><td>{}</td><td>{}</td></tr>", escape(k), escape(&v));
+    };
+    row(o, "scenario", d.scenario.clone());
+    row(o, "results directory", d.dir.display().to_string());
+    if let Some(s) = d.base_seed {
+        row(o, "base seed", s.to_string());
+    }
+    row(
+        o,
+        "sweep",
+        format!(
+            "{} point(s) × {} repetition(s); {} run(s) recorded",
+            d.points.len(),
+            d.reps(),
+            d.runs.len()
+        ),
+    );
+    for a in d.axis_names() {
+        let mut vals: Vec<String> = Vec::new();
+        for p in &d.points {
+            if let Some((_, v)) = p.axes.iter().find(|(k, _)| *k == a) {
+                if !vals.contains(v) {
+                    vals.push(v.clone());
+                }
+            }
+        }
+        row(o, &format!("axis {a}"), vals.join(", "));
+    }
+    if let Some(p) = d.points.first() {
+        if let Some(dur) = p.duration_s {
+            row(o, "run duration", format!("{dur} s"));
+        }
+        if p.measure_from_s.is_some_and(|f| f > 0.0) || p.measure_until_s.is_some() {
+            row(
+                o,
+                "measurement window",
+                format!(
+                    "{} s – {}",
+                    p.measure_from_s.unwrap_or(0.0),
+                    p.measure_until_s
+                        .map_or("end".to_string(), |u| format!("{u} s"))
+                ),
+            );
+        }
+        for (i, f) in p.flows.iter().enumerate() {
+            row(
+                o,
+                &format!("flow {i}"),
+                format!("{} · stack {} · workload {}", f.name, f.stack, f.workload),
+            );
+        }
+    }
+    let _ = writeln!(o, "</table>");
+}
+
+/// Flow indices of point `p` expected to complete: a download workload, or a flow that
+/// completed in some run of the point.
+fn completing_flows(d: &ResultsDir, p: usize) -> Vec<usize> {
+    let mut out = Vec::new();
+    let runs = d.runs_of(p);
+    let n_flows = runs
+        .iter()
+        .filter_map(|r| r.json.get("flows").and_then(Value::as_array).map(Vec::len))
+        .max()
+        .unwrap_or(0);
+    for i in 0..n_flows {
+        let download = d
+            .points
+            .get(p)
+            .and_then(|pt| pt.flows.get(i))
+            .is_some_and(|f| f.workload.eq_ignore_ascii_case("download"));
+        let some = runs
+            .iter()
+            .any(|r| r.metrics.contains_key(&format!("flows.{i}.completion_s")));
+        if download || some {
+            out.push(i);
+        }
+    }
+    out
+}
+
+fn warnings_section(o: &mut String, d: &ResultsDir) {
+    let reps = d.reps() as usize;
+    let names = d.flow_names();
+    let mut items: Vec<String> = Vec::new();
+    for p in &d.points {
+        let runs = d.runs_of(p.index);
+        let at = if p.axes.is_empty() {
+            format!("point {}", p.index)
+        } else {
+            format!("point {} ({})", p.index, key_label(&p.axes))
+        };
+        if runs.len() < reps {
+            items.push(format!(
+                "{at}: {} of {reps} runs recorded (the others failed or were not run)",
+                runs.len()
+            ));
+        }
+        for i in completing_flows(d, p.index) {
+            let key = format!("flows.{i}.completion_s");
+            let incomplete = runs
+                .iter()
+                .filter(|r| !r.metrics.contains_key(&key))
+                .count();
+            if incomplete > 0 {
+                let name = names.get(i).cloned().unwrap_or_else(|| i.to_string());
+                items.push(format!(
+                    "{at}: flow {name} did not complete in {incomplete} of {} runs within the run's duration; its means are over the completed ones",
+                    runs.len()
+                ));
+            }
+        }
+        // The same error in several runs of a point is one line, with its runs.
+        let mut errors: Vec<(String, Vec<&str>)> = Vec::new();
+        for r in &runs {
+            if let Some(flows) = r.json.get("flows").and_then(Value::as_array) {
+                for (i, f) in flows.iter().enumerate() {
+                    if let Some(e) = f.get("error").and_then(Value::as_str) {
+                        let name = names.get(i).cloned().unwrap_or_else(|| i.to_string());
+                        let text = format!("flow {name}: {e}");
+                        match errors.iter_mut().find(|(t, _)| *t == text) {
+                            Some((_, ids)) => ids.push(&r.id),
+                            None => errors.push((text, vec![&r.id])),
+                        }
+                    }
+                }
+            }
+        }
+        for (text, ids) in errors {
+            items.push(format!(
+                "{at}: {text} (in {} of {} runs: {})",
+                ids.len(),
+                runs.len(),
+                ids.join(", ")
+            ));
+        }
+        for r in &runs {
+            if let Some(ws) = r.json.get("warnings").and_then(Value::as_array) {
+                for w in ws.iter().filter_map(Value::as_str) {
+                    items.push(format!("run {}: {w}", r.id));
+                }
+            }
+        }
+    }
+    let _ = writeln!(o, "<h2 id=\"warnings\">Warnings</h2>");
+    if items.is_empty() {
+        let _ = writeln!(
+            o,
+            "<p class=\"ok\">Every run was recorded and every flow that should complete did.</p>"
+        );
+        return;
+    }
+    let _ = writeln!(o, "<div class=\"warn\"><ul>");
+    const SHOWN: usize = 50;
+    for it in items.iter().take(SHOWN) {
+        let _ = writeln!(o, "<li>{}</li>", escape(it));
+    }
+    if items.len() > SHOWN {
+        let _ = writeln!(o, "<li>… and {} more</li>", items.len() - SHOWN);
+    }
+    let _ = writeln!(o, "</ul></div>");
+}
+
+/// An axis name and its value.
+type Axis = (String, String);
+
+fn table_section(o: &mut String, d: &ResultsDir) {
+    let names = d.flow_names();
+    let available = crate::available_metrics(d);
+    let _ = writeln!(
+        o,
+        "<h2 id=\"results\">Results per sweep point</h2>\n<p>mean ± 95% Student-t CI half-width; n/N = runs \
+         that measured the value / runs recorded at the point. Cells where n &lt; N are \
+         highlighted: those runs did not complete (or did not measure it). Every metric is in \
+         <code>summary.csv</code>.</p>"
+    );
+    // Points with the same axes share a table (a study's experiments get one each), with a
+    // column per axis that varies among them and per metric measured among them.
+    let mut groups: Vec<(std::collections::BTreeSet<&str>, Vec<usize>)> = Vec::new();
+    for p in &d.points {
+        let set = crate::sweep::axis_set(p);
+        match groups.iter_mut().find(|(s, _)| *s == set) {
+            Some((_, v)) => v.push(p.index),
+            None => groups.push((set, vec![p.index])),
+        }
+    }
+    let several = groups.len() > 1;
+    for (_, members) in &groups {
+        let pts: Vec<&crate::data::PointData> =
+            members.iter().filter_map(|&i| d.points.get(i)).collect();
+        let first = pts[0];
+        let (constant, varying): (Vec<&Axis>, Vec<&Axis>) = first
+            .axes
+            .iter()
+            .partition(|kv| pts.iter().all(|p| p.axes.contains(kv)));
+        let axes: Vec<&str> = varying.iter().map(|(k, _)| k.as_str()).collect();
+        if several && !constant.is_empty() {
+            let ctx: Vec<(String, String)> = constant.into_iter().cloned().collect();
+            let _ = writeln!(o, "<h3>{}</h3>", escape(&key_label(&ctx)));
+        }
+        let group_runs: Vec<&crate::data::RunData> =
+            members.iter().flat_map(|&p| d.runs_of(p)).collect();
+        let mut metrics: Vec<String> = Vec::new();
+        for i in 0..names.len().max(1) {
+            for m in TABLE_METRICS {
+                if m.starts_with("window_") && !crate::has_window(d) {
+                    continue;
+                }
+                let path = format!("flows.{i}.{m}");
+                if group_runs.iter().any(|r| r.metrics.contains_key(&path)) {
+                    metrics.push(path);
+                }
+            }
+        }
+        for m in &available {
+            let lower = m.to_ascii_lowercase();
+            if metric::BY_NAME.iter().any(|w| lower.contains(w))
+                && !metrics.contains(m)
+                && group_runs.iter().any(|r| r.metrics.contains_key(m))
+            {
+                metrics.push(m.clone());
+            }
+        }
+        let scales: Vec<metric::Scale> = metrics
+            .iter()
+            .map(|m| {
+                let max = group_runs
+                    .iter()
+                    .filter_map(|r| r.metrics.get(m))
+                    .fold(0.0_f64, |a, v| a.max(v.abs()));
+                metric::scale(m, max)
+            })
+            .collect();
+        let _ = write!(
+            o,
+            "<div class=\"scroll\"><table class=\"results\"><tr><th>point</th>"
+        );
+        for a in &axes {
+            let _ = write!(o, "<th>{}</th>", escape(a));
+        }
+        for (m, sc) in metrics.iter().zip(&scales) {
+            let _ = write!(
+                o,
+                "<th>{}</th>",
+                escape(&metric::axis_label(&metric::label(m, &names), sc))
+            );
+        }
+        let _ = writeln!(o, "</tr>");
+        for p in &pts {
+            let runs = d.runs_of(p.index);
+            let _ = write!(o, "<tr><td class=\"num\">{}</td>", p.index);
+            for a in &axes {
+                let v = p
+                    .axes
+                    .iter()
+                    .find(|(k, _)| k == a)
+                    .map_or("–", |(_, v)| v.as_str());
+                let _ = write!(o, "<td>{}</td>", escape(v));
+            }
+            for (m, sc) in metrics.iter().zip(&scales) {
+                let values: Vec<f64> = runs
+                    .iter()
+                    .filter_map(|r| r.metrics.get(m).copied())
+                    .collect();
+                let big_n = runs.len();
+                let class = if values.len() < big_n {
+                    "num incomplete"
+                } else {
+                    "num"
+                };
+                let text = match report::summarize(&values) {
+                    Ok(s) => format!(
+                        "{} ({}/{big_n})",
+                        crate::chart::mean_ci(s.mean * sc.factor, s.ci95_half_width() * sc.factor),
+                        values.len()
+                    ),
+                    Err(_) => format!("– (0/{big_n})"),
+                };
+                let _ = write!(o, "<td class=\"{class}\">{}</td>", escape(&text));
+            }
+            let _ = writeln!(o, "</tr>");
+        }
+        let _ = writeln!(o, "</table></div>");
+    }
+}

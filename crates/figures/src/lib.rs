@@ -1,0 +1,290 @@
+//! Figures and the self-contained `report.html` of a results directory.
+//!
+//! Reads what the runner writes (`results.jsonl`, `sweep.json`, `series/<id>.csv`) and draws
+//! with plotters' SVG backend (no system libraries, no fonts needed: text stays text in the SVG
+//! and the viewer renders it):
+//! - [`sweep`]: each metric against each sweep axis, one line per value of the other axes (a
+//!   protocol `variant` axis included), 95% Student-t CI error bars, n/N in the legend;
+//! - [`cdf`]: CDFs of completion times, one curve per sweep point;
+//! - [`series`]: one run's time series (goodput, cwnd, sRTT, bytes in flight, queues) per flow;
+//! - [`html`]: one HTML file with the scenario, tables with n/N, warnings and every figure
+//!   inline, viewable offline (no script, no external fetch).
+//!
+//! Metrics are addressed by dotted path and labelled by their field names, so metrics added to
+//! the schema later (fairness, per-connection timings) are plotted without changes here.
+
+#![warn(missing_docs)]
+
+pub mod cdf;
+pub mod chart;
+pub mod data;
+pub mod error;
+pub mod html;
+pub mod metric;
+pub mod series;
+pub mod sweep;
+
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+pub use data::ResultsDir;
+pub use error::FigureError;
+
+/// Sub-directory of a results directory that `quiclab plot` writes into by default.
+pub const FIGURES_DIR: &str = "figures";
+/// File name of the HTML report inside a results directory.
+pub const REPORT_FILE: &str = "report.html";
+
+/// What a figure shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FigureKind {
+    /// A metric against a sweep axis.
+    Sweep,
+    /// A CDF of completion times.
+    Cdf,
+    /// One run's time series.
+    Series,
+}
+
+/// One rendered figure.
+#[derive(Debug, Clone)]
+pub struct Figure {
+    /// File stem, unique within a directory's figures (`sweep-flows.0.goodput_bps-vs-link.loss`).
+    pub id: String,
+    /// Title (also drawn in the figure).
+    pub title: String,
+    /// One or two sentences saying what is drawn, for the report.
+    pub caption: String,
+    /// The SVG document.
+    pub svg: String,
+    /// What it shows.
+    pub kind: FigureKind,
+    /// Runs that were recorded but have no value of the metric (did not complete).
+    pub missing_runs: usize,
+}
+
+/// Which figures to make.
+#[derive(Debug, Clone, Default)]
+pub struct PlotOptions {
+    /// Metric paths or `*` patterns (`flows.*.goodput_bps`); empty: the defaults of
+    /// [`metric::DEFAULT_METRICS`] that are present.
+    pub metrics: Vec<String>,
+    /// Sweep axes to put on x; empty: every axis with more than one value.
+    pub x: Vec<String>,
+    /// Runs whose time series to draw; empty: a representative run per point (at most
+    /// `max_series_points` points, spread over the sweep).
+    pub runs: Vec<String>,
+    /// How many points get a representative time-series figure when `runs` is empty.
+    pub max_series_points: usize,
+}
+
+/// Whether any point of `d` measures inside a window (`run.measure_from` > 0 or
+/// `run.measure_until` set); unknown (no `sweep.json`) counts as yes.
+pub fn has_window(d: &ResultsDir) -> bool {
+    d.points.is_empty()
+        || d.points.iter().any(|p| {
+            p.duration_s.is_none()
+                || p.measure_from_s.is_some_and(|f| f > 0.0)
+                || p.measure_until_s.is_some()
+        })
+}
+
+/// Every numeric metric path present in at least one run.
+pub fn available_metrics(d: &ResultsDir) -> BTreeSet<String> {
+    d.runs
+        .iter()
+        .flat_map(|r| r.metrics.keys().cloned())
+        .collect()
+}
+
+/// A comma-separated list, shortened after 20 items.
+fn listing<'a>(items: impl IntoIterator<Item = &'a String>) -> String {
+    let v: Vec<&String> = items.into_iter().collect();
+    let mut s = v
+        .iter()
+        .take(20)
+        .map(|s| s.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    if v.len() > 20 {
+        s.push_str(&format!(", … ({} in all)", v.len()));
+    }
+    if s.is_empty() {
+        s = "(none)".into();
+    }
+    s
+}
+
+/// The metrics `opts` names (checked against the directory) or the defaults.
+pub fn chosen_metrics(d: &ResultsDir, opts: &PlotOptions) -> Result<Vec<String>, FigureError> {
+    let available = available_metrics(d);
+    if opts.metrics.is_empty() {
+        let mut m = metric::defaults(&available);
+        if !has_window(d) {
+            // Without a measurement window the window metrics repeat the whole-run ones.
+            m.retain(|p| {
+                !p.rsplit('.')
+                    .next()
+                    .is_some_and(|l| l.starts_with("window_"))
+            });
+        }
+        return Ok(m);
+    }
+    let (got, unmatched) = metric::expand(&opts.metrics, &available);
+    if let Some(u) = unmatched.first() {
+        // Paths that contain what was typed (or its last word) first: `flows.0.goodput`
+        // suggests `flows.0.goodput_bps` before 60 other paths.
+        let last = u.rsplit('.').next().unwrap_or(u);
+        let close: Vec<&String> = available
+            .iter()
+            .filter(|m| m.contains(u.as_str()) || (!last.is_empty() && m.contains(last)))
+            .take(8)
+            .collect();
+        let mut text = String::new();
+        if !close.is_empty() {
+            text.push_str(&format!("did you mean {}? ", listing(close)));
+        }
+        text.push_str(&format!("all: {}", listing(&available)));
+        return Err(FigureError::Unknown {
+            what: "--metric",
+            given: u.clone(),
+            available: text,
+        });
+    }
+    Ok(got)
+}
+
+/// The x axes `opts` names (checked) or every varying axis.
+pub fn chosen_axes(d: &ResultsDir, opts: &PlotOptions) -> Result<Vec<String>, FigureError> {
+    let varying = sweep::varying_axes(d);
+    if opts.x.is_empty() {
+        return Ok(sweep::plottable_axes(d));
+    }
+    for x in &opts.x {
+        if !varying.contains(x) {
+            return Err(FigureError::Unknown {
+                what: "--x",
+                given: x.clone(),
+                available: format!("axes with two or more values: {}", listing(&varying)),
+            });
+        }
+    }
+    Ok(opts.x.clone())
+}
+
+/// The runs whose time series to draw.
+pub fn chosen_runs(d: &ResultsDir, opts: &PlotOptions) -> Result<Vec<String>, FigureError> {
+    if !opts.runs.is_empty() {
+        for r in &opts.runs {
+            if !d.series.contains(r) {
+                return Err(FigureError::Unknown {
+                    what: "--run",
+                    given: r.clone(),
+                    available: format!("runs with a series file: {}", listing(&d.series)),
+                });
+            }
+        }
+        return Ok(opts.runs.clone());
+    }
+    let n = d.points.len();
+    let want = opts.max_series_points.min(n);
+    let mut picks: Vec<usize> = Vec::new();
+    if want > 0 {
+        // Spread over the sweep: first and last point and evenly between.
+        for i in 0..want {
+            let p = if want == 1 {
+                0
+            } else {
+                i * (n - 1) / (want - 1)
+            };
+            if !picks.contains(&p) {
+                picks.push(p);
+            }
+        }
+    }
+    Ok(picks
+        .into_iter()
+        .filter_map(|p| series::representative(d, p).map(|r| r.id.clone()))
+        .collect())
+}
+
+/// Every figure `opts` asks for: sweep figures, completion CDFs (for the chosen metrics when
+/// the user named completion metrics, else every completion metric), time series.
+pub fn figures(d: &ResultsDir, opts: &PlotOptions) -> Result<Vec<Figure>, FigureError> {
+    let metrics = chosen_metrics(d, opts)?;
+    let axes = chosen_axes(d, opts)?;
+    let mut out = sweep::figures(d, &metrics, &axes)?;
+    let cdf_metrics: Vec<String> = if opts.metrics.is_empty() {
+        cdf::completion_metrics(d)
+    } else {
+        metrics
+            .iter()
+            .filter(|m| m.ends_with("completion_s"))
+            .cloned()
+            .collect()
+    };
+    out.extend(cdf::figures(d, &cdf_metrics)?);
+    for id in chosen_runs(d, opts)? {
+        out.push(series::figure(d, &id)?);
+    }
+    Ok(out)
+}
+
+/// Writes `bytes` to `path` through a temporary file and a rename, never through a link
+/// (a leftover name is unlinked first, the new file is created exclusively without following
+/// links), mode 0644 so a report written as root can be opened by its reader.
+pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), FigureError> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    let mut f = fsutil::create_replacing(&tmp).map_err(FigureError::io(&tmp))?;
+    f.write_all(bytes).map_err(FigureError::io(&tmp))?;
+    {
+        use std::os::unix::fs::PermissionsExt;
+        f.set_permissions(std::fs::Permissions::from_mode(0o644))
+            .map_err(FigureError::io(&tmp))?;
+    }
+    drop(f);
+    std::fs::rename(&tmp, path).map_err(FigureError::io(path))
+}
+
+/// Creates directory `dir` if absent; an existing symlink or non-directory there is an error
+/// (nothing is written through a link planted in a shared results directory).
+pub fn ensure_dir(dir: &Path) -> Result<(), FigureError> {
+    match std::fs::symlink_metadata(dir) {
+        Ok(m) if m.file_type().is_dir() => Ok(()),
+        Ok(_) => Err(FigureError::Io {
+            path: dir.to_path_buf(),
+            source: std::io::Error::new(
+                std::io::ErrorKind::AlreadyExists,
+                "exists and is not a directory (a link is not followed)",
+            ),
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            std::fs::create_dir(dir).map_err(FigureError::io(dir))
+        }
+        Err(e) => Err(FigureError::io(dir)(e)),
+    }
+}
+
+/// Writes each figure as `<out>/<id>.svg` and returns the paths.
+pub fn write_figures(out: &Path, figs: &[Figure]) -> Result<Vec<PathBuf>, FigureError> {
+    ensure_dir(out)?;
+    let mut paths = Vec::new();
+    for f in figs {
+        let p = out.join(format!("{}.svg", f.id));
+        write_file(&p, f.svg.as_bytes())?;
+        paths.push(p);
+    }
+    Ok(paths)
+}
+
+/// Renders `DIR/report.html` and returns its path.
+pub fn write_report(dir: &Path) -> Result<PathBuf, FigureError> {
+    let d = ResultsDir::open(dir)?;
+    let html = html::report(&d)?;
+    let path = dir.join(REPORT_FILE);
+    write_file(&path, html.as_bytes())?;
+    Ok(path)
+}

@@ -1,0 +1,421 @@
+//! Sweep figures: each metric against each sweep axis, one line per combination of the other
+//! axes that vary alongside it (a `variant` axis is just one of them), 95% CI error bars, n/N.
+//!
+//! Points are grouped by their axes only, so a directory whose points have different axes (the
+//! studies of `quiclab reproduce`: `experiment`, `variant`, then each experiment's own
+//! parameter) gives one figure per (metric, parameter) over the points that have it.
+
+use std::collections::BTreeSet;
+
+use crate::chart::{self, CiPoint, Line, LineChart, XAxis};
+use crate::data::ResultsDir;
+use crate::error::FigureError;
+use crate::metric;
+use crate::{Figure, FigureKind};
+
+/// Figure size, px.
+pub const SIZE: (u32, u32) = (960, 500);
+
+/// The leading number of an axis value and the rest (`"0.5%"` → (0.5, `"%"`)); `None` when the
+/// value does not start with a number.
+pub fn numeric(value: &str) -> Option<(f64, String)> {
+    let v = value.trim();
+    let end = v
+        .char_indices()
+        .take_while(|(i, c)| {
+            c.is_ascii_digit() || *c == '.' || (*i == 0 && (*c == '-' || *c == '+'))
+        })
+        .map(|(i, c)| i + c.len_utf8())
+        .last()?;
+    let x: f64 = v[..end].parse().ok()?;
+    Some((x, v[end..].trim().to_string()))
+}
+
+/// How the values of one axis are placed: numbers with one shared unit on a numeric axis,
+/// anything else as categories in sweep order.
+fn x_axis(values: &[String]) -> (XAxis, Vec<f64>, String) {
+    let parsed: Vec<Option<(f64, String)>> = values.iter().map(|v| numeric(v)).collect();
+    if values.len() >= 2 && parsed.iter().all(Option::is_some) {
+        let units: BTreeSet<&str> = parsed.iter().flatten().map(|(_, u)| u.as_str()).collect();
+        if units.len() == 1 {
+            let unit = units.into_iter().next().unwrap_or_default().to_string();
+            let xs = parsed.into_iter().flatten().map(|(x, _)| x).collect();
+            return (XAxis::Numeric, xs, unit);
+        }
+    }
+    if values.len() >= 2 {
+        if let Some((xs, unit)) = with_units(values) {
+            return (XAxis::Numeric, xs, unit);
+        }
+    }
+    (
+        XAxis::Categories(values.to_vec()),
+        (0..values.len()).map(|i| i as f64).collect(),
+        String::new(),
+    )
+}
+
+/// Values in different units of one quantity (`"1kbit"`, `"10Mbit"`; `"500us"`, `"20ms"`,
+/// `"1s"`; `"64kB"`, `"1MB"`) as numbers in one display unit chosen for the largest.
+fn with_units(values: &[String]) -> Option<(Vec<f64>, String)> {
+    let has_unit = |v: &String| numeric(v).is_some_and(|(_, u)| !u.is_empty());
+    if !values.iter().all(has_unit) {
+        return None;
+    }
+    let all = |f: &dyn Fn(&str) -> Option<f64>| -> Option<Vec<f64>> {
+        values.iter().map(|v| f(v)).collect()
+    };
+    let (raw, base) =
+        if let Some(xs) = all(&|v| units::parse_duration(v).ok().map(|d| d.as_secs_f64())) {
+            (xs, "x_s")
+        } else if let Some(xs) = all(&|v| match units::parse_rate(v) {
+            Ok(units::Rate::Bps(b)) => Some(b as f64),
+            _ => None,
+        }) {
+            (xs, "x_bps")
+        } else if let Some(xs) = all(&|v| units::parse_size(v).ok().map(|b| b as f64)) {
+            (xs, "x_bytes")
+        } else {
+            return None;
+        };
+    let max = raw.iter().copied().fold(0.0, f64::max);
+    let sc = metric::scale(base, max);
+    Some((raw.iter().map(|x| x * sc.factor).collect(), sc.unit))
+}
+
+/// Whether values are best read on a log axis: all positive, spanning at least two decades,
+/// and spread over them (1, 2, 5, 10, 100 Mbit/s) rather than one stand-in near zero far from
+/// the rest (1 kbit/s written for "no background" beside 10–30 Mbit/s), which a log axis
+/// would make the widest gap of the figure.
+fn spread_over_decades(xs: &[f64]) -> bool {
+    if xs.len() < 3 || xs.iter().any(|x| *x <= 0.0 || !x.is_finite()) {
+        return false;
+    }
+    let mut logs: Vec<f64> = xs.iter().map(|x| x.log10()).collect();
+    logs.sort_by(f64::total_cmp);
+    let span = logs[logs.len() - 1] - logs[0];
+    let widest = logs.windows(2).map(|w| w[1] - w[0]).fold(0.0, f64::max);
+    span >= 2.0 && widest < span / 2.0
+}
+
+/// `name=value, …` of a series key.
+pub fn key_label(key: &[(String, String)]) -> String {
+    if key.is_empty() {
+        return "all runs".into();
+    }
+    key.iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `n/N = a/b`, or ranges when they differ between points.
+pub fn n_of_n(ns: &[(usize, usize)]) -> String {
+    let range = |v: Vec<usize>| {
+        let (lo, hi) = (
+            v.iter().copied().min().unwrap_or(0),
+            v.iter().copied().max().unwrap_or(0),
+        );
+        if lo == hi {
+            lo.to_string()
+        } else {
+            format!("{lo}–{hi}")
+        }
+    };
+    format!(
+        "n/N = {}/{}",
+        range(ns.iter().map(|p| p.0).collect()),
+        range(ns.iter().map(|p| p.1).collect())
+    )
+}
+
+/// The sweep axes with more than one value.
+pub fn varying_axes(d: &ResultsDir) -> Vec<String> {
+    d.axis_names()
+        .into_iter()
+        .filter(|a| {
+            let vals: BTreeSet<&str> = d
+                .points
+                .iter()
+                .filter_map(|p| p.axes.iter().find(|(k, _)| k == a).map(|(_, v)| v.as_str()))
+                .collect();
+            vals.len() > 1
+        })
+        .collect()
+}
+
+/// The names of a point's axes, as a set.
+pub fn axis_set(p: &crate::data::PointData) -> BTreeSet<&str> {
+    p.axes.iter().map(|(k, _)| k.as_str()).collect()
+}
+
+/// The varying axes a figure can have on x: those whose points all have the same axes (a grid).
+///
+/// A directory that joins several sweeps with different axes (a study of `quiclab reproduce`:
+/// `experiment` and `variant` on every point, each experiment's own parameter only on its
+/// points) has figures against each experiment's parameter; `experiment` itself, whose points
+/// have different parameters, would line up unrelated points and is left out.
+pub fn plottable_axes(d: &ResultsDir) -> Vec<String> {
+    varying_axes(d)
+        .into_iter()
+        .filter(|a| {
+            let sets: BTreeSet<BTreeSet<&str>> = d
+                .points
+                .iter()
+                .filter(|p| p.axes.iter().any(|(k, _)| k == a))
+                .map(axis_set)
+                .collect();
+            sets.len() == 1
+        })
+        .collect()
+}
+
+/// One figure per (metric, axis) where the axis takes at least two values and the metric was
+/// measured somewhere; metrics and axes in the order given.
+pub fn figures(
+    d: &ResultsDir,
+    metrics: &[String],
+    axes: &[String],
+) -> Result<Vec<Figure>, FigureError> {
+    let flow_names = d.flow_names();
+    let mut out = Vec::new();
+    for m in metrics {
+        for a in axes {
+            if let Some(f) = figure(d, m, a, &flow_names)? {
+                out.push(f);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// One drawn cell: x, the statistics, n (runs with the value) and N (runs recorded).
+type Cell = (f64, report::Summary, usize, usize);
+
+/// One series of a sweep figure: its key and, per x value, the point indices.
+struct SeriesCells {
+    key: Vec<(String, String)>,
+    cells: Vec<Vec<usize>>,
+}
+
+fn figure(
+    d: &ResultsDir,
+    metric_path: &str,
+    axis: &str,
+    flow_names: &[String],
+) -> Result<Option<Figure>, FigureError> {
+    let value_of = |p: &crate::data::PointData, k: &str| {
+        p.axes.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone())
+    };
+    let subset: Vec<&crate::data::PointData> = d
+        .points
+        .iter()
+        .filter(|p| value_of(p, axis).is_some())
+        .collect();
+    let mut x_values: Vec<String> = Vec::new();
+    for p in &subset {
+        if let Some(v) = value_of(p, axis) {
+            if !x_values.contains(&v) {
+                x_values.push(v);
+            }
+        }
+    }
+    if x_values.len() < 2 {
+        return Ok(None);
+    }
+    // The other axes that vary inside the subset define the series.
+    let others: Vec<String> = d
+        .axis_names()
+        .into_iter()
+        .filter(|a| a != axis)
+        .filter(|a| {
+            let vals: BTreeSet<Option<String>> = subset.iter().map(|p| value_of(p, a)).collect();
+            vals.len() > 1
+        })
+        .collect();
+    let mut series: Vec<SeriesCells> = Vec::new();
+    for p in &subset {
+        let key: Vec<(String, String)> = others
+            .iter()
+            .map(|a| (a.clone(), value_of(p, a).unwrap_or_else(|| "–".into())))
+            .collect();
+        let xi = value_of(p, axis)
+            .and_then(|v| x_values.iter().position(|x| *x == v))
+            .unwrap_or(0);
+        let s = match series.iter_mut().position(|s| s.key == key) {
+            Some(i) => &mut series[i],
+            None => {
+                series.push(SeriesCells {
+                    key,
+                    cells: vec![Vec::new(); x_values.len()],
+                });
+                series.last_mut().expect("just pushed")
+            }
+        };
+        s.cells[xi].push(p.index);
+    }
+    let (kind, xs, unit) = x_axis(&x_values);
+    // Raw statistics first, to choose one display unit for the whole figure.
+    let mut raw: Vec<(String, Vec<Cell>)> = Vec::new();
+    let mut max_abs: f64 = 0.0;
+    for s in &series {
+        let mut pts = Vec::new();
+        for (xi, cell) in s.cells.iter().enumerate() {
+            if cell.is_empty() {
+                continue;
+            }
+            let runs: Vec<_> = cell.iter().flat_map(|&p| d.runs_of(p)).collect();
+            let values: Vec<f64> = runs
+                .iter()
+                .filter_map(|r| r.metrics.get(metric_path).copied())
+                .collect();
+            let Ok(sum) = report::summarize(&values) else {
+                // Recorded but never measured here: no point to draw, but the count still shows.
+                pts.push((xs[xi], empty_summary(), 0, runs.len()));
+                continue;
+            };
+            max_abs = max_abs.max(sum.ci95_high.abs()).max(sum.ci95_low.abs());
+            pts.push((xs[xi], sum, values.len(), runs.len()));
+        }
+        raw.push((key_label(&s.key), pts));
+    }
+    if raw
+        .iter()
+        .all(|(_, pts)| pts.iter().all(|(_, _, n, _)| *n == 0))
+    {
+        return Ok(None);
+    }
+    let sc = metric::scale(metric_path, max_abs);
+    let mut missing = 0;
+    let lines: Vec<Line> = raw
+        .into_iter()
+        .map(|(label, pts)| {
+            let counts: Vec<(usize, usize)> = pts.iter().map(|p| (p.2, p.3)).collect();
+            missing += counts.iter().map(|(n, big_n)| big_n - n).sum::<usize>();
+            Line {
+                label,
+                note: n_of_n(&counts),
+                points: pts
+                    .iter()
+                    .filter(|p| p.2 > 0)
+                    .map(|(x, s, _, _)| CiPoint {
+                        x: *x,
+                        mean: s.mean * sc.factor,
+                        low: s.ci95_low * sc.factor,
+                        high: s.ci95_high * sc.factor,
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+    let label = metric::label(metric_path, flow_names);
+    let x_label = if unit.is_empty() {
+        axis.to_string()
+    } else {
+        format!("{axis} [{unit}]")
+    };
+    let mut foot =
+        "mean ± 95% Student-t CI over the n runs (of N recorded) that measured it".to_string();
+    if missing > 0 {
+        foot.push_str(&format!(" · ⚠ {missing} run(s) without a value"));
+    }
+    let title = format!("{label} vs {axis}");
+    let c = LineChart {
+        title: title.clone(),
+        x_label,
+        y_label: metric::axis_label(&label, &sc),
+        x_axis: kind,
+        lines,
+        log_x: spread_over_decades(&xs),
+        x_extent: xs.clone(),
+        footnote: foot.clone(),
+    };
+    let svg = chart::line_chart(&c, SIZE)?;
+    Ok(Some(Figure {
+        id: format!(
+            "sweep-{}-vs-{}",
+            metric::slug(metric_path),
+            metric::slug(axis)
+        ),
+        title,
+        caption: format!(
+            "{} against {axis}; one {} per {}. {foot}.",
+            metric::axis_label(&label, &sc),
+            if matches!(c.x_axis, XAxis::Categories(_)) {
+                "bar"
+            } else {
+                "line"
+            },
+            if others.is_empty() {
+                "sweep".to_string()
+            } else {
+                others.join(" × ")
+            }
+        ),
+        svg,
+        kind: FigureKind::Sweep,
+        missing_runs: missing,
+    }))
+}
+
+fn empty_summary() -> report::Summary {
+    report::Summary {
+        n: 0,
+        mean: f64::NAN,
+        sd: f64::NAN,
+        ci95_low: f64::NAN,
+        ci95_high: f64::NAN,
+        min: f64::NAN,
+        max: f64::NAN,
+        median: f64::NAN,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn axis_values_with_one_unit_are_numeric() {
+        assert_eq!(numeric("0.5%"), Some((0.5, "%".into())));
+        assert_eq!(numeric("10Mbit"), Some((10.0, "Mbit".into())));
+        assert_eq!(numeric("-3"), Some((-3.0, String::new())));
+        assert_eq!(numeric("cubic"), None);
+        let (k, xs, unit) = x_axis(&["0%".into(), "0.5%".into(), "5%".into()]);
+        assert_eq!(
+            (k, xs, unit.as_str()),
+            (XAxis::Numeric, vec![0.0, 0.5, 5.0], "%")
+        );
+        let (k, xs, unit) = x_axis(&["500ms".into(), "1s".into(), "2s".into()]);
+        assert_eq!(
+            (k, xs, unit.as_str()),
+            (XAxis::Numeric, vec![0.5, 1.0, 2.0], "s")
+        );
+        let (_, xs, unit) = x_axis(&["1kbit".into(), "10Mbit".into(), "30Mbit".into()]);
+        assert_eq!((xs, unit.as_str()), (vec![0.001, 10.0, 30.0], "Mbit/s"));
+        let (k, _, _) = x_axis(&["10ms".into(), "1%".into()]);
+        assert!(
+            matches!(k, XAxis::Categories(_)),
+            "different quantities stay categories"
+        );
+        let (k, _, _) = x_axis(&["newreno".into(), "cubic".into()]);
+        assert_eq!(k, XAxis::Categories(vec!["newreno".into(), "cubic".into()]));
+    }
+
+    #[test]
+    fn log_axis_only_for_values_spread_over_decades() {
+        assert!(spread_over_decades(&[1.0, 2.0, 5.0, 10.0, 15.0, 100.0]));
+        assert!(
+            !spread_over_decades(&[0.001, 10.0, 20.0, 25.0, 30.0]),
+            "one stand-in"
+        );
+        assert!(!spread_over_decades(&[2.0, 5.0, 10.0, 20.0]), "one decade");
+        assert!(!spread_over_decades(&[0.0, 10.0, 1000.0]), "zero");
+    }
+
+    #[test]
+    fn n_of_n_shows_ranges() {
+        assert_eq!(n_of_n(&[(5, 5), (5, 5)]), "n/N = 5/5");
+        assert_eq!(n_of_n(&[(3, 5), (5, 5)]), "n/N = 3–5/5");
+    }
+}

@@ -1,0 +1,169 @@
+//! Sweep figures from an in-memory results directory: a protocol `variant` axis and a metric
+//! the schema does not have yet are picked up by name; joined sweeps with different axes (a
+//! study) are plotted against each experiment's own parameter only.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use figures::data::{PointData, ResultsDir, RunData};
+use figures::{FigureKind, PlotOptions};
+use serde_json::json;
+
+fn dir(
+    points: Vec<Vec<(&str, &str)>>,
+    reps: u32,
+    value: impl Fn(usize, u32) -> Option<f64>,
+) -> ResultsDir {
+    let points: Vec<PointData> = points
+        .into_iter()
+        .enumerate()
+        .map(|(index, axes)| PointData {
+            index,
+            axes: axes
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            ..PointData::default()
+        })
+        .collect();
+    let mut runs = Vec::new();
+    for p in &points {
+        for rep in 0..reps {
+            let v = value(p.index, rep);
+            let line = json!({
+                "id": format!("p{}-r{rep}", p.index),
+                "point": p.index,
+                "rep": rep,
+                "flows": [{"name": "page", "completion_s": v}],
+                // A metric from a later schema: found by its name.
+                "fairness": {"jain": 0.5 + 0.1 * p.index as f64},
+            });
+            let metrics = report::flatten_numeric(&line)
+                .into_iter()
+                .filter(|(k, _)| !["point", "rep"].contains(&k.as_str()))
+                .collect();
+            runs.push(RunData {
+                id: format!("p{}-r{rep}", p.index),
+                point: p.index,
+                rep,
+                json: line,
+                metrics,
+            });
+        }
+    }
+    ResultsDir {
+        dir: PathBuf::from("."),
+        scenario: "t".into(),
+        base_seed: Some(1),
+        points,
+        runs,
+        series: BTreeSet::new(),
+    }
+}
+
+#[test]
+fn variant_axis_and_new_metrics_are_plotted_by_name() {
+    let d = dir(
+        vec![
+            vec![("variant", "quic-1rtt"), ("link.rtt", "20ms")],
+            vec![("variant", "quic-1rtt"), ("link.rtt", "100ms")],
+            vec![("variant", "tcp-tls1.3"), ("link.rtt", "20ms")],
+            vec![("variant", "tcp-tls1.3"), ("link.rtt", "100ms")],
+        ],
+        3,
+        // The TCP runs at 100 ms did not complete in one repetition.
+        |p, rep| (p != 3 || rep != 0).then_some(0.1 * (p + 1) as f64 + 0.01 * rep as f64),
+    );
+    let figs = figures::figures(&d, &PlotOptions::default()).expect("figures");
+    let ids: Vec<&str> = figs.iter().map(|f| f.id.as_str()).collect();
+    for want in [
+        "sweep-flows.0.completion_s-vs-link.rtt",
+        "sweep-flows.0.completion_s-vs-variant",
+        "sweep-fairness.jain-vs-link.rtt",
+        "cdf-flows.0.completion_s",
+    ] {
+        assert!(ids.contains(&want), "{want} missing: {ids:?}");
+    }
+    let rtt = figs
+        .iter()
+        .find(|f| f.id == "sweep-flows.0.completion_s-vs-link.rtt")
+        .unwrap();
+    // One line per variant, with its n/N; the missing run is counted.
+    assert!(rtt.svg.contains("variant=quic-1rtt") && rtt.svg.contains("variant=tcp-tls1.3"));
+    assert!(rtt.svg.contains("n/N = 2–3/3"), "{}", rtt.svg);
+    assert_eq!(rtt.missing_runs, 1);
+    // Numeric axis from "20ms"/"100ms": the unit goes to the label.
+    assert!(rtt.svg.contains("link.rtt [ms]"));
+    for f in &figs {
+        roxmltree::Document::parse(&f.svg).expect("SVG parses");
+    }
+    let cdf = figs.iter().find(|f| f.kind == FigureKind::Cdf).unwrap();
+    assert!(cdf.svg.contains("did not complete"), "the CDF warns");
+}
+
+#[test]
+fn a_study_is_plotted_against_each_experiments_parameter() {
+    let d = dir(
+        vec![
+            vec![
+                ("experiment", "loss"),
+                ("variant", "quic"),
+                ("link.loss", "1%"),
+            ],
+            vec![
+                ("experiment", "loss"),
+                ("variant", "quic"),
+                ("link.loss", "5%"),
+            ],
+            vec![
+                ("experiment", "loss"),
+                ("variant", "tcp"),
+                ("link.loss", "1%"),
+            ],
+            vec![
+                ("experiment", "loss"),
+                ("variant", "tcp"),
+                ("link.loss", "5%"),
+            ],
+            vec![
+                ("experiment", "rate"),
+                ("variant", "quic"),
+                ("link.rate", "1Mbit"),
+            ],
+            vec![
+                ("experiment", "rate"),
+                ("variant", "quic"),
+                ("link.rate", "5Mbit"),
+            ],
+        ],
+        2,
+        |p, _| Some(1.0 + p as f64),
+    );
+    assert_eq!(
+        figures::sweep::plottable_axes(&d),
+        ["link.loss", "link.rate"],
+        "experiment and variant span points with different axes"
+    );
+    let opts = PlotOptions {
+        metrics: vec!["flows.*.completion_s".into()],
+        ..PlotOptions::default()
+    };
+    let figs = figures::figures(&d, &opts).expect("figures");
+    let cdfs: Vec<&str> = figs
+        .iter()
+        .filter(|f| f.kind == FigureKind::Cdf)
+        .map(|f| f.title.as_str())
+        .collect();
+    assert_eq!(cdfs.len(), 2, "one CDF per experiment: {cdfs:?}");
+    assert!(cdfs[0].contains("experiment=loss"), "{cdfs:?}");
+    // An axis that is not in the directory is refused with the allowed ones.
+    let bad = PlotOptions {
+        x: vec!["link.delay".into()],
+        ..PlotOptions::default()
+    };
+    let e = figures::figures(&d, &bad).unwrap_err().to_string();
+    assert!(
+        e.contains("--x \"link.delay\"") && e.contains("link.loss"),
+        "{e}"
+    );
+}
