@@ -15,6 +15,7 @@
 //! tickets (178 CRYPTO bytes) in 1-RTT. Before it has received a Handshake packet the server
 //! sends at most three times the bytes it received (RFC 9000 §8.1).
 
+use std::cell::Cell;
 use std::time::Duration;
 
 use cc::{CongestionController, RttSample};
@@ -230,6 +231,8 @@ pub(crate) struct Endpoint {
     pub got_ticket: bool,
     /// Whether this side sends the flow's data (it requests the ACK frequency).
     pub data_sender: bool,
+    /// `poll_timeout`'s answer until the next input or output (the engine asks often).
+    timeout_cache: Cell<Option<Option<Duration>>>,
 }
 
 /// Where a frame's effects go while the packet log is borrowed.
@@ -382,6 +385,7 @@ impl Endpoint {
             handshake_complete_at: None,
             got_ticket: false,
             data_sender,
+            timeout_cache: Cell::new(None),
         }
     }
 
@@ -402,6 +406,7 @@ impl Endpoint {
 
     /// The application closes the connection (after its download).
     pub(crate) fn close(&mut self) {
+        self.timeout_cache.set(None);
         if self.close == Close::Open {
             self.close = Close::Pending;
         }
@@ -452,6 +457,7 @@ impl Endpoint {
         now: Duration,
         owd: &mut impl FnMut(Duration),
     ) -> Result<(), DecodeError> {
+        self.timeout_cache.set(None);
         let (mut r, h) = Reader::new(bytes)?;
         if self.close == Close::Done {
             return Ok(());
@@ -837,6 +843,15 @@ impl Endpoint {
 
     /// When this endpoint next needs `on_timeout`.
     pub(crate) fn poll_timeout(&self) -> Option<Duration> {
+        if let Some(t) = self.timeout_cache.get() {
+            return t;
+        }
+        let t = self.compute_timeout();
+        self.timeout_cache.set(Some(t));
+        t
+    }
+
+    fn compute_timeout(&self) -> Option<Duration> {
         if self.close == Close::Done || !self.active {
             return None;
         }
@@ -854,6 +869,7 @@ impl Endpoint {
 
     /// Timers due at `now`.
     pub(crate) fn on_timeout(&mut self, now: Duration) {
+        self.timeout_cache.set(None);
         if self.close == Close::Done {
             return;
         }
@@ -942,6 +958,7 @@ impl Endpoint {
 
     /// The next datagram, if any.
     pub(crate) fn poll_transmit(&mut self, now: Duration, to: Side) -> Option<Transmit> {
+        self.timeout_cache.set(None);
         if self.close == Close::Done || !self.active {
             return None;
         }
