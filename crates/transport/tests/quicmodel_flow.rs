@@ -456,3 +456,26 @@ fn garbage_never_panics() {
     }
     let _ = flow.report();
 }
+
+#[test]
+fn a_lost_client_initial_is_repeated_after_the_pto() {
+    // The first Initial is lost: the client's PTO (initial RTT 333 ms: 333 + 4 · 166.5 ms)
+    // repeats the ClientHello, padded again.
+    let mut net = Net::new(100_000_000, ms(15))
+        .traced()
+        .dropping(|s| s.dir == Dir::Up && s.index == 0);
+    let (flow, r) = run(config(download(10_000, 1, 1)), &mut net, secs(5));
+    assert!(flow.is_finished());
+    let up = net.seen(Dir::Up);
+    assert_eq!(up[1].at, ms(999));
+    assert_eq!(up[1].wire_len, 1500);
+    assert!(matches!(
+        up[1].packets[0].1[0],
+        Frame::Crypto {
+            offset: 0,
+            len: 279
+        }
+    ));
+    let hs = r.connections[0].handshake_s.unwrap();
+    assert!((1.029..1.0305).contains(&hs), "handshake {hs}");
+}

@@ -683,7 +683,7 @@ impl Endpoint {
             ..
         } = self;
         let log = &mut sent[s];
-        for &(lo, hi) in a.ranges() {
+        for (lo, hi) in a.ranges() {
             let from = lo.max(log.base());
             if hi < from {
                 continue;
@@ -697,6 +697,7 @@ impl Endpoint {
                 }
                 if let Some(rec) = log.get_mut(pn) {
                     rec.outstanding = false;
+                    rec.acked = true;
                 }
                 any = true;
                 newly_largest = Some(newly_largest.map_or(pn, |l: u64| l.max(pn)));
@@ -805,7 +806,10 @@ impl Endpoint {
             // Blocked by the amplification limit: no probe could go out.
             return None;
         }
-        let backoff = 1u32 << self.pto_count.min(MAX_PTO_BACKOFF);
+        // In nanoseconds: this runs after every input and output.
+        let backoff = 1u64 << self.pto_count.min(MAX_PTO_BACKOFF);
+        let ns = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+        let base = ns(self.rtt.pto(Duration::ZERO)).saturating_mul(backoff);
         let nothing_out = self.elicit_out.iter().all(|&n| n == 0);
         if self.side == Side::Client && !self.is_established() && nothing_out {
             // Anti-deadlock (RFC 9002 §6.2.2.1): probe even with nothing in flight.
@@ -815,30 +819,28 @@ impl Endpoint {
             } else {
                 SpaceId::Initial
             };
-            return Some((since + self.rtt.pto(Duration::ZERO) * backoff, sp, false));
+            return Some((since + Duration::from_nanos(base), sp, false));
         }
+        let mut best_ns: Option<(u64, SpaceId)> = None;
         for sp in SpaceId::ALL {
             let i = sp as usize;
-            if self.elicit_out[i] == 0 {
-                continue;
-            }
-            if sp == SpaceId::Data && !self.confirmed() {
+            if self.elicit_out[i] == 0 || (sp == SpaceId::Data && !self.confirmed()) {
                 continue;
             }
             let Some(last) = self.last_elicit[i] else {
                 continue;
             };
-            let mad = if sp == SpaceId::Data {
-                self.peer_max_ack_delay
+            let pto = if sp == SpaceId::Data {
+                base.saturating_add(ns(self.peer_max_ack_delay).saturating_mul(backoff))
             } else {
-                Duration::ZERO
+                base
             };
-            let t = last + self.rtt.pto(mad) * backoff;
-            if best.is_none_or(|(b, ..)| t < b) {
-                best = Some((t, sp, false));
+            let t = ns(last).saturating_add(pto);
+            if best_ns.is_none_or(|(b, _)| t < b) {
+                best_ns = Some((t, sp));
             }
         }
-        best
+        best_ns.map(|(t, sp)| (Duration::from_nanos(t), sp, false))
     }
 
     /// When this endpoint next needs `on_timeout`.
@@ -1097,8 +1099,10 @@ impl Endpoint {
         let want = ctl || stream_ready || probe || closing;
         let mut limit = None;
         let mut elicit_ok = want;
-        if want && !probe && !closing {
-            if self.in_flight + u64::from(max) > self.cc.window() {
+        if want && !closing {
+            // Probes ignore the congestion window (RFC 9002 §7.5) but, as in quinn, not the
+            // pacer.
+            if !probe && self.in_flight + u64::from(max) > self.cc.window() {
                 elicit_ok = false;
                 limit = Some(Limit::Cwnd);
             } else if data && self.p.knobs.pacing {
