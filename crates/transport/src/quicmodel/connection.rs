@@ -51,6 +51,10 @@ pub(crate) const SESSION_TICKETS: u32 = 178;
 const NEW_CIDS: u8 = 4;
 /// Smallest room worth starting a packet in.
 const MIN_PACKET_ROOM: u32 = 48;
+/// quinn's floor for the automatically requested max ACK delay.
+const MIN_AUTOMATIC_ACK_DELAY: Duration = Duration::from_millis(25);
+/// quinn re-requests the ACK delay when the desired one moved by more than this fraction.
+const MAX_ACK_DELAY_ERROR: f64 = 0.2;
 /// PTO backoff exponent cap (2^16 · PTO is far beyond any run).
 const MAX_PTO_BACKOFF: u32 = 16;
 
@@ -218,7 +222,11 @@ pub(crate) struct Endpoint {
     pub streams: Streams,
     fc: FcPolicy,
     policy: AckPolicy,
-    ack_frequency_seq: Option<u64>,
+    /// Newest ACK_FREQUENCY sequence number received.
+    ack_frequency_recv_seq: Option<u64>,
+    /// Newest ACK_FREQUENCY sequence number sent, and the delay it requested.
+    ack_frequency_sent_seq: Option<u64>,
+    ack_frequency_requested: Option<Duration>,
     peer_max_ack_delay: Duration,
     pending: Pending,
     close: Close,
@@ -376,7 +384,9 @@ impl Endpoint {
                 ibit: k.ibit,
                 bundle: k.bundle_acks,
             },
-            ack_frequency_seq: None,
+            ack_frequency_recv_seq: None,
+            ack_frequency_sent_seq: None,
+            ack_frequency_requested: None,
             peer_max_ack_delay: k.ack_delay,
             pending: Pending::default(),
             close: Close::Open,
@@ -575,8 +585,8 @@ impl Endpoint {
                 threshold,
                 max_delay_us,
             } => {
-                if self.ack_frequency_seq.is_none_or(|q| seq > q) {
-                    self.ack_frequency_seq = Some(seq);
+                if self.ack_frequency_recv_seq.is_none_or(|q| seq > q) {
+                    self.ack_frequency_recv_seq = Some(seq);
                     self.policy.ratio = threshold.saturating_add(1);
                     self.policy.delay = Duration::from_micros(max_delay_us);
                 }
@@ -628,12 +638,38 @@ impl Endpoint {
     }
 
     fn on_confirmed(&mut self) {
-        let k = &self.p.knobs;
-        if self.data_sender && (k.ack_ratio.is_some() || k.max_ack_delay.is_some()) {
+        if self.requests_ack_frequency() {
             self.pending.ack_frequency = true;
-            if let Some(d) = k.max_ack_delay {
-                self.peer_max_ack_delay = d;
-            }
+        }
+    }
+
+    /// The data sender asks for an ACK frequency (`ack_ratio` or `max_ack_delay` set).
+    fn requests_ack_frequency(&self) -> bool {
+        let k = &self.p.knobs;
+        self.data_sender && (k.ack_ratio.is_some() || k.max_ack_delay.is_some())
+    }
+
+    /// The max ACK delay to request now, as quinn: the configured one (else the receiver's
+    /// own), but no more than the RTT unless the RTT is below 25 ms.
+    fn desired_ack_delay(&self) -> Duration {
+        let k = &self.p.knobs;
+        let candidate = k.max_ack_delay.unwrap_or(k.ack_delay);
+        candidate.min(self.rtt.smoothed.max(MIN_AUTOMATIC_ACK_DELAY))
+    }
+
+    /// After an RTT sample: a new ACK_FREQUENCY is due when the desired delay moved more than
+    /// 20% from the one requested last (quinn's rule).
+    fn maybe_update_ack_frequency(&mut self) {
+        if !self.requests_ack_frequency() || !self.confirmed() || self.pending.ack_frequency {
+            return;
+        }
+        let Some(current) = self.ack_frequency_requested else {
+            return;
+        };
+        let desired = self.desired_ack_delay().as_secs_f64();
+        let current = current.as_secs_f64().max(1e-9);
+        if (desired / current - 1.0).abs() > MAX_ACK_DELAY_ERROR {
+            self.pending.ack_frequency = true;
         }
     }
 
@@ -663,6 +699,7 @@ impl Endpoint {
                 delay = delay.min(self.peer_max_ack_delay);
             }
             self.rtt.update(latest, delay, now);
+            self.maybe_update_ack_frequency();
         }
         let rtt = RttSample {
             latest: self.rtt.latest,
@@ -671,6 +708,7 @@ impl Endpoint {
         };
         let mut newly_largest = None;
         let mut any = false;
+        let mut ack_frequency_acked = false;
         let Endpoint {
             sent,
             streams,
@@ -724,13 +762,22 @@ impl Endpoint {
                                 .acked
                                 .insert(u64::from(offset), u64::from(offset + len));
                         }
+                        SentFrame::AckFrequency => ack_frequency_acked = true,
                         _ => {}
                     }
                 }
             }
         }
+        if ack_frequency_acked {
+            // The peer applies the requested delay from now on (an older request acknowledged
+            // late would only shorten the PTO's allowance a little).
+            if let Some(d) = self.ack_frequency_requested {
+                self.peer_max_ack_delay = d;
+            }
+        }
         if any {
-            cc.on_end_acks(now, *in_flight, *app_limited, newly_largest);
+            self.cc
+                .on_end_acks(now, self.in_flight, self.app_limited, newly_largest);
             // RFC 9002 §6.2.1: an acknowledgement resets the backoff (a client only once it
             // knows the server validated its address, which the model's server does on the
             // first Handshake packet; the difference is one backoff step at most).
@@ -1293,6 +1340,7 @@ impl Endpoint {
         put: &mut impl FnMut(&mut Option<Writer>, &mut Pkt, &Frame, &mut u32),
         fc_due: bool,
     ) {
+        let af_delay = self.desired_ack_delay();
         let log = &mut self.sent[SpaceId::Data as usize];
         if self.pending.handshake_done && *left > 1 {
             self.pending.handshake_done = false;
@@ -1309,19 +1357,23 @@ impl Endpoint {
         }
         if self.pending.ack_frequency {
             let k = &self.p.knobs;
-            let seq = self.ack_frequency_seq.map_or(0, |q| q + 1);
+            let seq = self.ack_frequency_sent_seq.map_or(0, |q| q + 1);
+            let delay = af_delay;
             let f = Frame::AckFrequency {
                 seq,
                 threshold: k
                     .ack_ratio
                     .unwrap_or(k.receiver_ack_ratio)
                     .saturating_sub(1),
-                max_delay_us: u64::try_from(k.max_ack_delay.unwrap_or(k.ack_delay).as_micros())
-                    .unwrap_or(u64::MAX),
+                max_delay_us: u64::try_from(delay.as_micros()).unwrap_or(u64::MAX),
             };
             if f.wire_len() < *left {
                 self.pending.ack_frequency = false;
-                self.ack_frequency_seq = Some(seq);
+                self.ack_frequency_sent_seq = Some(seq);
+                self.ack_frequency_requested = Some(delay);
+                // The PTO allows for the larger of the old and the new delay until the peer
+                // has the frame (quinn: max of the current and the in-flight request).
+                self.peer_max_ack_delay = self.peer_max_ack_delay.max(delay);
                 self.stats.ack_frequency_sent += 1;
                 log.push_frame(SentFrame::AckFrequency);
                 put(writer, pkt, &f, left);
