@@ -29,7 +29,7 @@ use super::recovery::{detect_lost, Rtt, GRANULARITY, PERSISTENT_CONGESTION_THRES
 use super::space::{SentFrame, SentLog, SpaceId};
 use super::streams::{StreamConfig, Streams};
 use super::wire::{
-    pn_len, stream_room, Ack, DecodeError, Frame, PacketKind, Reader, Writer, AEAD_TAG,
+    pn_len, stream_room, Ack, DecodeError, Frame, PacketKind, Reader, Writer, AEAD_TAG, MAX_FRAMES,
     MIN_INITIAL_DATAGRAM,
 };
 use super::Params;
@@ -166,6 +166,8 @@ struct Pending {
 #[derive(Debug, Default)]
 struct Pkt {
     started: bool,
+    /// Frames written.
+    frames: u32,
     /// Frame bytes.
     len: u32,
     elicit: bool,
@@ -1197,7 +1199,13 @@ impl Endpoint {
             let n = f.wire_len();
             w.frame(f);
             pkt.len += n;
-            *left = left.saturating_sub(n);
+            pkt.frames += 1;
+            // A full frame count closes the packet like a full payload does.
+            *left = if pkt.frames >= MAX_FRAMES {
+                0
+            } else {
+                left.saturating_sub(n)
+            };
             pkt.elicit |= f.ack_eliciting();
         };
         // ACK.

@@ -55,8 +55,8 @@ pub const AEAD_TAG: u32 = 16;
 pub const MIN_INITIAL_DATAGRAM: u32 = 1200;
 /// Most ACK ranges one ACK frame carries (older ranges are dropped; quinn keeps 64 blocks).
 pub const MAX_ACK_RANGES: usize = 32;
-/// Most frames one packet carries in the model.
-pub const MAX_FRAMES: usize = 24;
+/// Most frames one packet carries in the model (its frame count is one byte).
+pub const MAX_FRAMES: u32 = 255;
 /// One NEW_CONNECTION_ID frame with an 8-byte CID: type, sequence, retire prior to, length,
 /// CID, reset token.
 pub const NEW_CONNECTION_ID_LEN: u32 = 1 + 1 + 1 + 1 + CID_LEN + 16;
@@ -320,7 +320,7 @@ impl Frame {
             Frame::Ping | Frame::HandshakeDone => 1,
             Frame::Ack(ref a) => a.wire_len(),
             Frame::Crypto { offset, len } => {
-                1 + varint_len(u64::from(offset)) + varint_len(u64::from(len)) + len
+                (1 + varint_len(u64::from(offset)) + varint_len(u64::from(len))).saturating_add(len)
             }
             Frame::NewToken(n) => 1 + varint_len(u64::from(n)) + u32::from(n),
             Frame::Stream {
