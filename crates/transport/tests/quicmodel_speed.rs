@@ -14,6 +14,7 @@ use transport::quicmodel::QuicModelFlow;
 #[test]
 fn the_model_moves_many_datagrams_per_wall_second() {
     let mut best = 0f64;
+    let mut datagrams_per_run = 0u64;
     for _ in 0..3 {
         let mut cfg = bulk(Duration::from_secs(4));
         cfg.knobs.pacing = true;
@@ -23,12 +24,13 @@ fn the_model_moves_many_datagrams_per_wall_second() {
         let t = Instant::now();
         net.run(&mut flow, Duration::from_secs(5));
         let wall = t.elapsed().as_secs_f64();
-        let datagrams = (net.delivered + net.dropped) as f64;
+        datagrams_per_run = net.delivered + net.dropped;
+        let datagrams = datagrams_per_run as f64;
         assert!(datagrams > 400_000.0, "{datagrams} datagrams");
         best = best.max(datagrams / wall);
     }
     eprintln!(
-        "quic-model: {:.2} M datagrams per wall second (best of 3)",
+        "quic-model: {:.2} M datagrams per wall second (best of 3; {datagrams_per_run} per run)",
         best / 1e6
     );
     assert!(best > 300_000.0, "{best:.0} datagrams per wall second");
