@@ -29,8 +29,8 @@ use super::recovery::{detect_lost, Rtt, GRANULARITY, PERSISTENT_CONGESTION_THRES
 use super::space::{SentFrame, SentLog, SpaceId};
 use super::streams::{StreamConfig, Streams};
 use super::wire::{
-    pn_len, stream_room, Ack, DecodeError, Frame, PacketKind, Reader, Writer, AEAD_TAG, MAX_FRAMES,
-    MIN_INITIAL_DATAGRAM,
+    pn_len, stream_chunk, Ack, DecodeError, Frame, PacketKind, Reader, Writer, AEAD_TAG,
+    MAX_FRAMES, MIN_INITIAL_DATAGRAM,
 };
 use super::Params;
 use crate::agent::{Side, Transmit};
@@ -55,6 +55,8 @@ const MIN_PACKET_ROOM: u32 = 48;
 const MIN_AUTOMATIC_ACK_DELAY: Duration = Duration::from_millis(25);
 /// quinn re-requests the ACK delay when the desired one moved by more than this fraction.
 const MAX_ACK_DELAY_ERROR: f64 = 0.2;
+/// quinn's bound on a STREAM frame header (type, 8-byte id, offset and length).
+const STREAM_SIZE_BOUND: u32 = 1 + 8 + 8 + 8;
 /// PTO backoff exponent cap (2^16 · PTO is far beyond any run).
 const MAX_PTO_BACKOFF: u32 = 16;
 
@@ -561,6 +563,7 @@ impl Endpoint {
                 offset,
                 len,
                 fin,
+                ..
             } => {
                 if space != SpaceId::Data || !self.streams.on_stream(id, offset, len, fin, now) {
                     self.stats.violations += 1;
@@ -1277,8 +1280,9 @@ impl Endpoint {
         }
         // Stream data.
         if elicit_ok && stream_ready && !closing {
-            while left > 8 {
-                let Some(c) = self.streams.next_chunk(left, stream_room) else {
+            // quinn adds another STREAM frame only while a maximal header (25 bytes) fits.
+            while left > STREAM_SIZE_BOUND {
+                let Some(c) = self.streams.next_chunk(left, stream_chunk) else {
                     break;
                 };
                 self.sent[s].push_frame(SentFrame::Stream {
@@ -1296,6 +1300,7 @@ impl Endpoint {
                         offset: c.offset,
                         len: c.len,
                         fin: c.fin,
+                        length_field: c.length_field,
                     },
                     &mut left,
                 );
