@@ -480,3 +480,43 @@ fn a_lost_client_initial_is_repeated_after_the_pto() {
     let hs = r.connections[0].handshake_s.unwrap();
     assert!((1.029..1.0305).contains(&hs), "handshake {hs}");
 }
+
+#[test]
+fn ack_ranges_shrink_once_the_sender_acknowledged_them() {
+    // Three early losses leave gaps in the receiver's ranges; the data sender's ACKs (bundled
+    // as quinn does, once per RTT + max_ack_delay) let the receiver forget them.
+    let mut net = Net::new(10_000_000, ms(15))
+        .traced()
+        .dropping(|s| s.dir == Dir::Up && matches!(s.data_index, Some(30 | 60 | 90)));
+    let (_, r) = run(bulk(secs(2)), &mut net, secs(3));
+    assert_eq!(r.packets_lost, 3);
+    let ranges: Vec<usize> = net
+        .seen(Dir::Down)
+        .into_iter()
+        .flat_map(|s| {
+            s.packets.iter().flat_map(|(_, f)| {
+                f.iter().filter_map(|f| match f {
+                    Frame::Ack(a) => Some(a.count()),
+                    _ => None,
+                })
+            })
+        })
+        .collect();
+    assert!(ranges.iter().any(|&n| n >= 2), "gaps reported: {ranges:?}");
+    assert!(ranges[ranges.len() - 20..].iter().all(|&n| n == 1));
+    let bundled = net
+        .seen(Dir::Up)
+        .into_iter()
+        .filter(|s| s.has_stream())
+        .filter(|s| {
+            s.packets
+                .iter()
+                .any(|(_, f)| f.iter().any(|f| matches!(f, Frame::Ack(_))))
+        })
+        .count();
+    // At most about one per RTT + 25 ms (about 70 ms here) over 2 s.
+    assert!(
+        (5..=40).contains(&bundled),
+        "{bundled} data packets carried ACKs"
+    );
+}

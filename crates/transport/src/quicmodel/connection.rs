@@ -243,6 +243,8 @@ pub(crate) struct Endpoint {
     pub got_ticket: bool,
     /// Whether this side sends the flow's data (it requests the ACK frequency).
     pub data_sender: bool,
+    /// quinn's rate limit on ACKs of only non-ack-eliciting packets riding on data packets.
+    next_bundled_ack: Option<Duration>,
     /// `poll_timeout`'s answer until the next input or output (the engine asks often).
     timeout_cache: Cell<Option<Option<Duration>>>,
 }
@@ -399,6 +401,7 @@ impl Endpoint {
             handshake_complete_at: None,
             got_ticket: false,
             data_sender,
+            next_bundled_ack: None,
             timeout_cache: Cell::new(None),
         }
     }
@@ -537,6 +540,9 @@ impl Endpoint {
             if arrival == Arrival::New {
                 if elicit {
                     self.stats.ack_eliciting_received += 1;
+                    if space == SpaceId::Data {
+                        self.next_bundled_ack = Some(now);
+                    }
                 }
                 if data {
                     owd(now.saturating_sub(h.sent));
@@ -1221,13 +1227,21 @@ impl Endpoint {
             pkt.elicit |= f.ack_eliciting();
         };
         // ACK.
-        let bundle = space != SpaceId::Data || self.policy.bundle;
+        // Bundling an ACK of only non-ack-eliciting packets: always in Initial/Handshake and
+        // with `bundle_acks`; otherwise as quinn, at most once per RTT + max_ack_delay.
+        let bundle = space != SpaceId::Data
+            || self.policy.bundle
+            || self.next_bundled_ack.is_some_and(|t| t <= now);
         if ack_must || (elicit_ok && self.acks[s].may_bundle(bundle)) {
             if let Some(a) = self.acks[s].take_ack(now) {
                 if a.wire_len() <= left {
                     pkt.ack_largest = Some(a.largest);
                     put(writer, &mut pkt, &Frame::Ack(a), &mut left);
                     self.stats.ack_frames_sent += 1;
+                    if data {
+                        self.next_bundled_ack =
+                            Some(now + self.rtt.smoothed + self.peer_max_ack_delay + GRANULARITY);
+                    }
                     if data && self.fc.update == FcUpdate::EveryAck {
                         self.every_ack_credit(writer, &mut pkt, &mut left, &mut put);
                     }
