@@ -101,7 +101,7 @@ pub(crate) struct Stats {
     pub packets_sent: u64,
     /// Packets declared lost.
     pub packets_lost: u64,
-    /// Loss batches that started a new recovery period.
+    /// Loss batches that lost in-flight packets (quinn's count).
     pub congestion_events: u64,
     /// First congestion event.
     pub first_congestion: Option<Duration>,
@@ -218,7 +218,6 @@ pub(crate) struct Endpoint {
     rtt: Rtt,
     cc: Box<dyn CongestionController>,
     in_flight: u64,
-    recovery_start: Option<Duration>,
     app_limited: bool,
     pacer: Pacer,
     pacing_wake: Option<Duration>,
@@ -372,7 +371,6 @@ impl Endpoint {
             rtt,
             cc,
             in_flight: 0,
-            recovery_start: None,
             app_limited: false,
             pacer,
             pacing_wake: None,
@@ -830,12 +828,12 @@ impl Endpoint {
         self.stats.packets_lost += lost.packets;
         self.in_flight = self.in_flight.saturating_sub(lost.bytes);
         self.elicit_out[s] = self.elicit_out[s].saturating_sub(lost.ack_eliciting);
-        if let Some(newest) = lost.newest_sent {
-            if self.recovery_start.is_none_or(|r| newest > r) {
-                self.recovery_start = Some(now);
-                self.stats.congestion_events += 1;
-                self.stats.first_congestion.get_or_insert(now);
-            }
+        // As quinn: every batch that lost in-flight (ack-eliciting or padded) packets is a
+        // congestion event for the statistics and goes to the controller, which itself
+        // reduces at most once per recovery period. Lost ACK-only packets carry no penalty.
+        if let (Some(newest), true) = (lost.newest_sent, lost.bytes > 0) {
+            self.stats.congestion_events += 1;
+            self.stats.first_congestion.get_or_insert(now);
             self.cc
                 .on_congestion_event(now, newest, lost.persistent, lost.bytes);
         }
