@@ -557,3 +557,16 @@ fn piggy_backed_credit_rides_only_on_packets_sent_anyway() {
     assert!((piggy - 10.0).abs() < 0.5, "piggy-backed: ratio {piggy}");
     assert!(at_once < piggy - 0.5, "at once: ratio {at_once} vs {piggy}");
 }
+
+#[test]
+fn a_dead_path_ends_the_flow_after_the_idle_timeout() {
+    // Everything is lost after 1 s: as quinn (30 s idle timeout), the connection times out.
+    let mut net = Net::new(10_000_000, ms(15)).dropping(|s| s.at > secs(1));
+    let mut flow = QuicModelFlow::new(config(download(100_000_000, 1, 1))).unwrap();
+    let end = net.run(&mut flow, secs(100));
+    let r = flow.report();
+    assert!(flow.is_finished());
+    let error = r.error.unwrap_or_default();
+    assert!(error.ends_with("connection lost: timed out"), "{error}");
+    assert!(end > secs(30) && end < secs(32), "ended at {end:?}");
+}

@@ -57,6 +57,8 @@ const MIN_AUTOMATIC_ACK_DELAY: Duration = Duration::from_millis(25);
 const MAX_ACK_DELAY_ERROR: f64 = 0.2;
 /// quinn's bound on a STREAM frame header (type, 8-byte id, offset and length).
 const STREAM_SIZE_BOUND: u32 = 1 + 8 + 8 + 8;
+/// quinn's default max_idle_timeout (both ends, so also the effective one).
+const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
 /// PTO backoff exponent cap (2^16 · PTO is far beyond any run).
 const MAX_PTO_BACKOFF: u32 = 16;
 
@@ -242,6 +244,11 @@ pub(crate) struct Endpoint {
     pub got_ticket: bool,
     /// Whether this side sends the flow's data (it requests the ACK frequency).
     pub data_sender: bool,
+    /// Last packet received, or first ack-eliciting packet sent after it (idle timer).
+    last_activity: Option<Duration>,
+    elicited_since_recv: bool,
+    /// The idle timeout closed the connection.
+    pub timed_out: bool,
     /// quinn's rate limit on ACKs of only non-ack-eliciting packets riding on data packets.
     next_bundled_ack: Option<Duration>,
     /// `poll_timeout`'s answer until the next input or output (the engine asks often).
@@ -400,6 +407,9 @@ impl Endpoint {
             got_ticket: false,
             data_sender,
             next_bundled_ack: None,
+            last_activity: None,
+            elicited_since_recv: false,
+            timed_out: false,
             timeout_cache: Cell::new(None),
         }
     }
@@ -477,6 +487,8 @@ impl Endpoint {
         if self.close == Close::Done {
             return Ok(());
         }
+        self.last_activity = Some(now);
+        self.elicited_since_recv = false;
         self.recv_bytes += u64::from(h.udp_len);
         for _ in 0..h.packets {
             let ph = r.packet()?;
@@ -922,6 +934,10 @@ impl Endpoint {
         if let Some(w) = self.pacing_wake {
             t = Some(t.map_or(w, |x: Duration| x.min(w)));
         }
+        if let Some(a) = self.last_activity {
+            let idle = a + IDLE_TIMEOUT;
+            t = Some(t.map_or(idle, |x: Duration| x.min(idle)));
+        }
         t
     }
 
@@ -929,6 +945,12 @@ impl Endpoint {
     pub(crate) fn on_timeout(&mut self, now: Duration) {
         self.timeout_cache.set(None);
         if self.close == Close::Done {
+            return;
+        }
+        if self.last_activity.is_some_and(|a| a + IDLE_TIMEOUT <= now) {
+            // RFC 9000 §10.1: silently closed; quinn reports "timed out".
+            self.close = Close::Done;
+            self.timed_out = true;
             return;
         }
         for a in &mut self.acks {
@@ -1100,6 +1122,12 @@ impl Endpoint {
                 }
             }
             if b.elicit {
+                if !self.elicited_since_recv {
+                    // quinn restarts the idle timer on the first ack-eliciting packet sent
+                    // after a receipt (RFC 9000 §10.1).
+                    self.elicited_since_recv = true;
+                    self.last_activity = Some(now);
+                }
                 self.elicit_out[i] += 1;
                 self.last_elicit[i] = Some(now);
                 self.probes[i] = self.probes[i].saturating_sub(1);

@@ -38,8 +38,12 @@
 //! RETIRE_CONNECTION_ID exchange, no NEW_TOKEN, no key updates. Application data written
 //! instantly (no 64 KiB write chunks).
 //!
+//! The idle timeout is quinn's default (30 s, restarted by every packet received and the first
+//! ack-eliciting packet sent after it); a connection that times out fails the flow with
+//! "<side> connection lost: timed out", as the quinn flow reports it.
+//!
 //! Not modelled: stream-count limits (MAX_STREAMS), connection migration, key updates, MTU
-//! discovery, ECN, idle timeouts, retry, version negotiation, cryptography.
+//! discovery, ECN, retry, version negotiation, cryptography.
 
 mod ack;
 mod app;
