@@ -877,7 +877,7 @@ impl Endpoint {
         // In nanoseconds: this runs after every input and output.
         let backoff = 1u64 << self.pto_count.min(MAX_PTO_BACKOFF);
         let ns = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
-        let base = ns(self.rtt.pto(Duration::ZERO)).saturating_mul(backoff);
+        let base = self.rtt.pto_ns.saturating_mul(backoff);
         let nothing_out = self.elicit_out.iter().all(|&n| n == 0);
         if self.side == Side::Client && !self.is_established() && nothing_out {
             // Anti-deadlock (RFC 9002 §6.2.2.1): probe even with nothing in flight.
