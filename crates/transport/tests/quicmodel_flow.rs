@@ -570,3 +570,42 @@ fn a_dead_path_ends_the_flow_after_the_idle_timeout() {
     assert!(error.ends_with("connection lost: timed out"), "{error}");
     assert!(end > secs(30) && end < secs(32), "ended at {end:?}");
 }
+
+#[test]
+fn the_ibit_marks_the_last_packet_before_flow_control_blocks() {
+    // A 30 kB stream window on a fat pipe: the sender runs out of credit every round trip.
+    let mut cfg = bulk(secs(2));
+    cfg.knobs.ibit = true;
+    cfg.knobs.stream_window = 30_000;
+    cfg.knobs.fc_threshold = 0.5;
+    cfg.knobs.receiver_ack_ratio = 10;
+    let mut net = Net::new(100_000_000, ms(20)).traced();
+    let (_, r) = run(cfg, &mut net, secs(3));
+    let m = r.model.as_ref().unwrap();
+    assert!(m.flow_control_limited_s > 1.0, "{m:?}");
+    assert!(m.ibit_packets_sent >= 20, "{m:?}");
+    // Once the window has outgrown the credit (slow start marks the packets that fill the
+    // congestion window), each marked packet reaches the end of the credit granted so far.
+    let mut limit = 30_000u64;
+    for s in net.trace.as_ref().unwrap() {
+        for (h, frames) in &s.packets {
+            for f in frames {
+                match *f {
+                    Frame::MaxStreamData { max, .. } if s.dir == Dir::Down => {
+                        limit = limit.max(max)
+                    }
+                    Frame::Stream { offset, len, .. }
+                        if s.dir == Dir::Up && h.ibit && s.at > ms(500) =>
+                    {
+                        assert!(
+                            offset + u64::from(len) + 1500 > limit,
+                            "marked packet ends at {} with credit up to {limit}",
+                            offset + u64::from(len)
+                        );
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+}
