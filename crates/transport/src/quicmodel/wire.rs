@@ -28,7 +28,8 @@
 //!                       | range count (u8) | ranges as (smallest, largest) u64 pairs, descending
 //!   0x06 CRYPTO         offset (u32) | length (u32)
 //!   0x07 NEW_TOKEN      token length (u16)
-//!   0x08 STREAM         stream id (u64) | offset (u64) | length (u16) | fin (u8)
+//!   0x08 STREAM         stream id (u64) | offset (u64) | length (u16)
+//!                       | flags (u8: bit 0 FIN, bit 1 the real frame has a length field)
 //!   0x10 MAX_DATA       maximum (u64)
 //!   0x11 MAX_STREAM_DATA stream id (u64) | maximum (u64)
 //!   0x14 DATA_BLOCKED   limit (u64)
