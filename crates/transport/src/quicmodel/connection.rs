@@ -186,7 +186,6 @@ struct Built {
     pn: u64,
     size: u32,
     elicit: bool,
-    kind: PacketKind,
     ibit: bool,
 }
 
@@ -1135,7 +1134,6 @@ impl Endpoint {
             if b.ibit {
                 self.stats.ibit_sent += 1;
             }
-            let _ = b.kind;
         }
         self.last_send = Some(now);
         self.sent_bytes += u64::from(used);
@@ -1379,7 +1377,6 @@ impl Endpoint {
             pn,
             size,
             elicit: pkt.elicit,
-            kind,
             ibit,
         })
     }
