@@ -609,3 +609,38 @@ fn the_ibit_marks_the_last_packet_before_flow_control_blocks() {
         }
     }
 }
+
+#[test]
+fn the_server_sends_at_most_three_times_what_it_received_before_validation() {
+    // The resumed connection's response starts at 0.5 RTT (0-RTT request), but the server
+    // may send only 3 × 1472 bytes until the client's Handshake packet arrives: three full
+    // datagrams, as quinn does.
+    let mut cfg = config(download(1_000_000, 1, 2));
+    cfg.knobs.zero_rtt = true;
+    let mut net = Net::new(1_000_000_000, ms(15)).traced();
+    let (_, r) = run(cfg, &mut net, secs(5));
+    assert!(r.connections[1].zero_rtt_accepted);
+    let second: Vec<_> = net
+        .trace
+        .as_ref()
+        .unwrap()
+        .iter()
+        .filter(|s| s.header.conn == 1)
+        .collect();
+    let client_handshake = second
+        .iter()
+        .find(|s| {
+            s.dir == Dir::Up
+                && s.packets
+                    .iter()
+                    .any(|(h, _)| h.kind == PacketKind::Handshake)
+        })
+        .expect("client Handshake packet");
+    let arrives = client_handshake.arrival.unwrap();
+    let early: u32 = second
+        .iter()
+        .filter(|s| s.dir == Dir::Down && s.at < arrives)
+        .map(|s| u32::from(s.header.udp_len))
+        .sum();
+    assert_eq!(early, 3 * 1472);
+}
