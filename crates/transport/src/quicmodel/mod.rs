@@ -27,7 +27,8 @@
 //! length field when they fill the packet, the request line `GET <n>\n` per stream, the ACK
 //! policy (every second ack-eliciting packet, 25 ms timer, at once on reordering), bundling of
 //! ACKs into data packets at most once per RTT + max_ack_delay, ACK_FREQUENCY (threshold n − 1,
-//! requested delay min(configured, max(RTT, 25 ms)), re-sent when it moves by more than 20%),
+//! requested delay min(configured, max(RTT, 25 ms)), reordering threshold 2, re-sent when the
+//! delay moves by more than 20%),
 //! credit updates at 1/8 of the window sent at once, the send buffer, the pacer, RFC 9002 loss
 //! detection, PTO and persistent congestion, probes exempt from the window but paced, and the
 //! `cc` crate's controllers driven as quiclab's quinn adapter drives them.
