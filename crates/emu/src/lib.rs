@@ -48,7 +48,7 @@ mod namespace_tests;
 
 pub use cleanup::{cleanup_stale, stale_log_dirs, stale_namespaces, CleanupReport};
 pub use error::EmuError;
-pub use forwarder::{ForwarderReport, WaitMode};
+pub use forwarder::{AccessStats, ForwarderReport, WaitMode};
 pub use lateness::Lateness;
 pub use mapping::check_supported;
 pub use signals::{install_term_handler, term_requested};

@@ -14,7 +14,7 @@ use std::net::Ipv4Addr;
 use std::time::Duration;
 
 use cc::config::{CcConfig, CubicProfile, RenoCounting};
-use netem::config::{LinkConfig, RateProfile};
+use netem::config::RateProfile;
 use scenario::model::{CcChoice, FlowSpec, Scenario, Stack, TlsMode, Workload};
 use serde::Serialize;
 use serde_json::Value;
@@ -50,18 +50,8 @@ pub fn check_supported(s: &Scenario) -> Result<Vec<String>, EmuError> {
 }
 
 fn check_flow(f: &FlowSpec, warnings: &mut Vec<String>) -> Result<(), EmuError> {
-    let ideal = LinkConfig::ideal();
-    for (key, link) in [
-        ("flow.client_access", &f.client_access),
-        ("flow.server_access", &f.server_access),
-    ] {
-        if link.up != ideal || link.down != ideal {
-            return Err(unsupported(
-                key,
-                "per-flow access links are not emulated yet",
-            ));
-        }
-    }
+    // Access links (`flow.client_access.*`, `flow.server_access.*`) are the forwarder's: every
+    // `netem` link knob works there as on the bottleneck.
     if f.pep.is_some() {
         return Err(unsupported(
             "flow.pep",
@@ -403,6 +393,7 @@ pub fn get_args(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use netem::config::LinkConfig;
     use scenario::builder;
 
     fn download(stack: Stack) -> FlowSpec {

@@ -93,6 +93,9 @@ pub fn run(point: &SweepPoint, spec: &RunSpec, opts: &RunOptions) -> Result<EmuR
         capture_dir: opts.capture_dir.clone(),
         mtu,
         wait: opts.wait,
+        // Flow `i` runs between client `i` and server `i`; cross traffic's hosts have none.
+        client_access: s.flows.iter().map(|f| f.client_access.clone()).collect(),
+        server_access: s.flows.iter().map(|f| f.server_access.clone()).collect(),
     })?;
     // Each flow's kernel TCP gets the scenario's configuration, not the host's.
     let kernel: Vec<Option<FlowConfig>> = match s
