@@ -106,6 +106,7 @@ const TCP_APPLIED: &[&str] = &[
     "initial_receive_window",
     "send_buffer",
     "min_rto",
+    "rack",
 ];
 
 /// The scenario key of the first knob of `knobs`, outside `applied`, that differs from the
@@ -231,8 +232,9 @@ pub struct KernelTcp {
 
 /// The kernel settings for a TCP flow's knobs (`None` for a QUIC flow): `tcp_rmem`/`tcp_wmem`
 /// from the window and buffer knobs (see [`transport::linux_config`]), `tcp_sack`,
-/// `tcp_timestamps`, and route `initcwnd` (from the controller's initial window), `rto_min`,
-/// `quickack 1` when delayed ACKs are off.
+/// `tcp_timestamps`, `tcp_recovery` + `tcp_early_retrans` (`rack`), and route `initrwnd`
+/// (the initial receive window in segments), `initcwnd` (from the controller's initial window),
+/// `rto_min`, `quickack 1` when delayed ACKs are off.
 pub fn kernel_tcp(f: &FlowSpec) -> Option<KernelTcp> {
     if f.stack != Stack::Tcp {
         return None;
@@ -254,7 +256,12 @@ pub fn kernel_tcp(f: &FlowSpec) -> Option<KernelTcp> {
             u8::from(t.timestamps).to_string(),
         ),
     ];
-    let mut route = Vec::new();
+    let mut sysctls = sysctls;
+    sysctls.extend(transport::linux_config::rack_sysctls(t).map(|(k, v)| (k, v.to_string())));
+    let mut route = vec![
+        "initrwnd".to_string(),
+        transport::linux_config::initrwnd(t).to_string(),
+    ];
     if let Some(iw) = transport::linux_config::initial_window(&f.cc) {
         route.extend(["initcwnd".to_string(), iw.to_string()]);
     }
@@ -451,6 +458,7 @@ mod tests {
         f.tcp.timestamps = false;
         f.tcp.delayed_ack = false;
         f.tcp.min_rto = Duration::from_millis(50);
+        f.tcp.rack = false;
         // A 6 MiB window needs 12 MiB of buffer: Linux advertises half of it.
         f.tcp.receive_window_max = 6_291_456;
         f.tcp.send_buffer = 1 << 20;
@@ -478,7 +486,13 @@ mod tests {
         );
         assert_eq!(get("net.ipv4.tcp_sack").as_deref(), Some("0"));
         assert_eq!(get("net.ipv4.tcp_timestamps").as_deref(), Some("0"));
-        assert_eq!(k.route.join(" "), "initcwnd 10 rto_min 50ms quickack 1");
+        assert_eq!(get("net.ipv4.tcp_recovery").as_deref(), Some("0"));
+        assert_eq!(get("net.ipv4.tcp_early_retrans").as_deref(), Some("0"));
+        // 65 535 bytes in 1460-byte segments (no timestamps): 45.
+        assert_eq!(
+            k.route.join(" "),
+            "initrwnd 45 initcwnd 10 rto_min 50ms quickack 1"
+        );
         assert!(kernel_tcp(&download(Stack::Quic)).is_none());
     }
 
