@@ -29,5 +29,14 @@ if ! command -v ip >/dev/null 2>&1; then
     $SUDO apt-get install -y -qq iproute2 >/dev/null
 fi
 
+# The emulator's split-TCP PEP (flow.pep) diverts TCP to its relay with netfilter TPROXY rules
+# loaded by `nft` inside the PEP's namespace.
+if ! command -v nft >/dev/null 2>&1; then
+    echo "setup: installing nftables"
+    export DEBIAN_FRONTEND=noninteractive
+    $SUDO apt-get update -qq
+    $SUDO apt-get install -y -qq nftables >/dev/null
+fi
+
 # Fetch crates once so later builds work offline and CI's build step is pure compilation.
 cargo fetch --locked -q

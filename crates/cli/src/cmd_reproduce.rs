@@ -112,12 +112,12 @@ fn run_study(args: &ReproduceArgs, study: &'static studies::Study) -> anyhow::Re
         }
     };
     let emu = args.engine == emu_engine::EngineArg::Emu;
-    let skipped = if emu {
+    let screened = if emu {
         emu_engine::keep_runnable(&mut combined)
     } else {
-        Vec::new()
+        emu_engine::Screened::default()
     };
-    for line in &skipped {
+    for line in &screened.skipped {
         eprintln!("not run in the emulator: {line}");
     }
     let dir = if emu {
@@ -177,9 +177,16 @@ fn run_study(args: &ReproduceArgs, study: &'static studies::Study) -> anyhow::Re
         study.title,
         combined.loaded.reps,
         table::markdown(&rows),
-        skipped
+        screened
+            .skipped
             .iter()
             .map(|l| format!("\nNot run in the emulator: {l}\n"))
+            .chain(
+                screened
+                    .approximated
+                    .iter()
+                    .map(|l| format!("\nApproximated in the emulator: {l}\n"))
+            )
             .collect::<String>()
     );
     write_atomic(&out.join(TABLE_MD), md.as_bytes())?;

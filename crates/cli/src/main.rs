@@ -10,6 +10,7 @@ mod cmd_emu;
 mod cmd_get;
 mod cmd_interop;
 mod cmd_load;
+mod cmd_pep;
 mod cmd_reproduce;
 mod cmd_serve;
 mod cmd_sim;
@@ -68,6 +69,9 @@ enum Command {
     Get(cmd_get::GetArgs),
     /// Constant-rate (open model) HTTP/1.1, HTTP/2 and HTTP/3 load testing.
     Load(cmd_load::LoadArgs),
+    /// The emulator's split-connection TCP proxy, run inside a PEP namespace.
+    #[command(hide = true)]
+    Pep(cmd_pep::PepArgs),
 }
 
 fn main() -> ExitCode {
@@ -85,6 +89,7 @@ fn main() -> ExitCode {
         Command::Serve(args) => cmd_serve::run(&args),
         Command::Get(args) => cmd_get::run(&args),
         Command::Load(args) => cmd_load::run(&args),
+        Command::Pep(args) => cmd_pep::run(&args),
     };
     match result {
         Ok(code) => code.into(),

@@ -6,7 +6,7 @@
 //! be removed, only when both hold:
 //!
 //! - its name is exactly what quiclab generates: namespace `ql<id>-r`, `ql<id>-c<n>`,
-//!   `ql<id>-s<n>`, log directory `quiclab-emu-<id>-<random>` (`<id>` 6 lowercase hex digits);
+//!   `ql<id>-s<n>`, `ql<id>-p<n>` (flow n's PEP), log directory `quiclab-emu-<id>-<random>` (`<id>` 6 lowercase hex digits);
 //! - the lock file `<id>.lock` exists (the ownership record) and nobody holds its lock.
 //!
 //! A namespace such as `qlmine-x`, or `ql0a1b2c-c0` without a lock file, belongs to someone
@@ -130,8 +130,8 @@ pub fn is_run_id(id: &str) -> bool {
     id.len() == RUN_ID_LEN && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
-/// Run id of a namespace name quiclab generates (`ql<id>-r`, `ql<id>-c<n>`, `ql<id>-s<n>` with
-/// `<n>` a decimal index without leading zeros), `None` for any other name.
+/// Run id of a namespace name quiclab generates (`ql<id>-r`, `ql<id>-c<n>`, `ql<id>-s<n>`,
+/// `ql<id>-p<n>` with `<n>` a decimal index without leading zeros), `None` for any other name.
 pub fn run_id_of(ns: &str) -> Option<&str> {
     let rest = ns.strip_prefix(NS_PREFIX)?;
     let (id, role) = rest.split_once('-')?;
@@ -140,7 +140,7 @@ pub fn run_id_of(ns: &str) -> Option<&str> {
     }
     let ok = match role.as_bytes() {
         [b'r'] => true,
-        [b'c' | b's', digits @ ..] => {
+        [b'c' | b's' | b'p', digits @ ..] => {
             !digits.is_empty()
                 && digits.len() <= 3
                 && digits.iter().all(u8::is_ascii_digit)
@@ -285,6 +285,7 @@ mod tests {
         assert_eq!(run_id_of("qlab12f0-c0"), Some("ab12f0"));
         assert_eq!(run_id_of("qlab12f0-s12"), Some("ab12f0"));
         assert_eq!(run_id_of("qlab12f0-r"), Some("ab12f0"));
+        assert_eq!(run_id_of("qlab12f0-p3"), Some("ab12f0"));
         // Names of other people that merely start with `ql`.
         for name in [
             "qlx",
@@ -296,6 +297,9 @@ mod tests {
             "qlab12f0-c01",
             "qlab12f0-c0x",
             "qlab12f0-x0",
+            "qlab12f0-p",
+            "qlab12f0-p01",
+            "qlab12f0-pep",
             "qlab12f0-r1",
             "qlab12f0-c1234",
             "qlab12f0",

@@ -23,6 +23,9 @@
 //!   behind (namespaces, lone runs' private log directories, lock files: only what a dead
 //!   run's lock record proves quiclab's), [`stale_namespaces`] and [`stale_log_dirs`] list it; [`install_term_handler`] / [`term_requested`] turn
 //!   SIGTERM into a clean stop.
+//! - **PEP** — a flow with `flow.pep` runs through a split-TCP proxy in a namespace of its
+//!   own (`ql<run>-p<flow>`, see the `pep` module); [`runner::EmuRun::peps`] holds each PEP's
+//!   effective settings and relayed connections ([`PepOutcome`]).
 //! - [`WaitMode`] (how the forwarder waits) and [`EmuError`].
 
 pub mod bench;
@@ -37,6 +40,7 @@ mod mapping;
 mod netns;
 mod offload;
 mod packet_socket;
+mod pep;
 mod probe;
 mod results;
 pub mod runner;
@@ -50,6 +54,7 @@ pub use cleanup::{cleanup_stale, stale_log_dirs, stale_namespaces, CleanupReport
 pub use error::EmuError;
 pub use forwarder::{AccessStats, ForwarderReport, WaitMode};
 pub use lateness::Lateness;
-pub use mapping::check_supported;
+pub use mapping::{check_supported, NOT_APPLIED};
+pub use pep::PepOutcome;
 pub use signals::{install_term_handler, term_requested};
 pub use topology::{ChildHandle, Topology, TopologySpec};

@@ -31,7 +31,12 @@ fn unsupported(key: &str, why: impl Into<String>) -> EmuError {
     }
 }
 
-/// Checks every scenario feature; returns warnings about approximations.
+/// Words of a warning about a knob the emulator accepts but does not apply at all (the run
+/// would measure the default under the knob's name), as opposed to one it applies differently.
+pub const NOT_APPLIED: &str = "is not applied";
+
+/// Checks every scenario feature; returns warnings about approximations (those containing
+/// [`NOT_APPLIED`] name a knob that has no effect).
 pub fn check_supported(s: &Scenario) -> Result<Vec<String>, EmuError> {
     let mut warnings = Vec::new();
     if s.flows.is_empty() {
@@ -52,12 +57,7 @@ pub fn check_supported(s: &Scenario) -> Result<Vec<String>, EmuError> {
 fn check_flow(f: &FlowSpec, warnings: &mut Vec<String>) -> Result<(), EmuError> {
     // Access links (`flow.client_access.*`, `flow.server_access.*`) are the forwarder's: every
     // `netem` link knob works there as on the bottleneck.
-    if f.pep.is_some() {
-        return Err(unsupported(
-            "flow.pep",
-            "no split-TCP proxy in the emulator yet",
-        ));
-    }
+    crate::pep::check(f, warnings)?;
     cc_name(f)?;
     match f.stack {
         Stack::Quic => {
@@ -73,7 +73,7 @@ fn check_flow(f: &FlowSpec, warnings: &mut Vec<String>) -> Result<(), EmuError> 
     // The kernel's CUBIC keeps HyStart on unless the host-wide module parameter says otherwise.
     if let (Stack::Tcp, CcChoice::Ours(CcConfig::Cubic { hystart: false, .. })) = (f.stack, f.cc) {
         warnings.push(format!(
-            "flow {}: flow.hystart=false is not applied: the kernel's CUBIC keeps HyStart (a host-wide module parameter, not a per-flow setting)",
+            "flow {}: flow.hystart=false {NOT_APPLIED}: the kernel's CUBIC keeps HyStart (a host-wide module parameter, not a per-flow setting)",
             f.name
         ));
     }
@@ -258,13 +258,14 @@ pub fn kernel_tcp(f: &FlowSpec) -> Option<KernelTcp> {
     ];
     let mut sysctls = sysctls;
     sysctls.extend(transport::linux_config::rack_sysctls(t).map(|(k, v)| (k, v.to_string())));
-    let mut route = vec![
-        "initrwnd".to_string(),
-        transport::linux_config::initrwnd(t).to_string(),
-    ];
+    let mut route = Vec::new();
     if let Some(iw) = transport::linux_config::initial_window(&f.cc) {
         route.extend(["initcwnd".to_string(), iw.to_string()]);
     }
+    route.extend([
+        "initrwnd".to_string(),
+        transport::linux_config::initrwnd(t).to_string(),
+    ]);
     // `ip` takes whole milliseconds; the registry's min_rto is at least 1 ms.
     route.extend([
         "rto_min".to_string(),
@@ -491,7 +492,7 @@ mod tests {
         // 65 535 bytes in 1460-byte segments (no timestamps): 45.
         assert_eq!(
             k.route.join(" "),
-            "initrwnd 45 initcwnd 10 rto_min 50ms quickack 1"
+            "initcwnd 10 initrwnd 45 rto_min 50ms quickack 1"
         );
         assert!(kernel_tcp(&download(Stack::Quic)).is_none());
     }

@@ -61,6 +61,16 @@ impl PacketSocket {
     /// Opens a non-blocking socket receiving every frame that arrives on `ifname` (calling
     /// thread's namespace), excluding frames this host sends.
     pub(crate) fn open(ifname: &str) -> Result<PacketSocket, EmuError> {
+        Self::open_with(ifname, true)
+    }
+
+    /// Like [`PacketSocket::open`], but also receiving the frames this host sends on `ifname`
+    /// (a capture of both directions, as the PEP namespace's captures need).
+    pub(crate) fn open_capture(ifname: &str) -> Result<PacketSocket, EmuError> {
+        Self::open_with(ifname, false)
+    }
+
+    fn open_with(ifname: &str, ignore_outgoing: bool) -> Result<PacketSocket, EmuError> {
         let cname = std::ffi::CString::new(ifname)
             .map_err(|_| EmuError::Unsupported(format!("bad interface name {ifname:?}")))?;
         // SAFETY: if_nametoindex reads a NUL-terminated string.
@@ -87,7 +97,7 @@ impl PacketSocket {
             r,
             libc::SOL_PACKET,
             PACKET_IGNORE_OUTGOING,
-            1,
+            libc::c_int::from(ignore_outgoing),
             "PACKET_IGNORE_OUTGOING",
         )?;
         setsockopt(

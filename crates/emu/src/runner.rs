@@ -18,6 +18,7 @@ use crate::error::EmuError;
 use crate::forwarder::{ForwarderReport, WaitMode};
 use crate::mapping;
 use crate::netns;
+use crate::pep::{self, PepOutcome, PepSite};
 use crate::results::{self, ClientOutcome};
 use crate::topology::{ChildHandle, Topology, TopologySpec};
 
@@ -58,6 +59,8 @@ pub struct EmuRun {
     pub forwarder: ForwarderReport,
     /// Approximations the scenario needed.
     pub warnings: Vec<String>,
+    /// Each PEP of the run (flows with `flow.pep`): effective settings and relayed connections.
+    pub peps: Vec<PepOutcome>,
 }
 
 fn stopped(opts: &RunOptions) -> bool {
@@ -84,7 +87,7 @@ pub fn run(point: &SweepPoint, spec: &RunSpec, opts: &RunOptions) -> Result<EmuR
         })
         .max()
         .unwrap_or(1500);
-    let topo = Topology::create(&TopologySpec {
+    let mut topo = Topology::create(&TopologySpec {
         clients: hosts,
         servers: hosts,
         up: s.bottleneck.up.clone(),
@@ -97,6 +100,14 @@ pub fn run(point: &SweepPoint, spec: &RunSpec, opts: &RunOptions) -> Result<EmuR
         client_access: s.flows.iter().map(|f| f.client_access.clone()).collect(),
         server_access: s.flows.iter().map(|f| f.server_access.clone()).collect(),
     })?;
+    // PEP namespaces first: wiring one replaces its host's `eth0`, which the flow's routes use.
+    let peps = match pep::insert_all(&mut topo, s) {
+        Ok(p) => p,
+        Err(e) => {
+            let _ = topo.shutdown();
+            return Err(e);
+        }
+    };
     // Each flow's kernel TCP gets the scenario's configuration, not the host's.
     let kernel: Vec<Option<FlowConfig>> = match s
         .flows
@@ -130,9 +141,16 @@ pub fn run(point: &SweepPoint, spec: &RunSpec, opts: &RunOptions) -> Result<EmuR
             private.path()
         }
     };
-    let outcome = drive(&topo, s, spec.seed, opts, work);
+    let (captures, started) = match start_peps(&topo, &peps, opts, work) {
+        Ok(c) => (c, Ok(())),
+        Err(e) => (Vec::new(), Err(e)),
+    };
+    let outcome = started.and_then(|()| drive(&topo, s, spec.seed, opts, work));
     // Tear down first (servers flush their statistics on SIGTERM), then read what they wrote.
-    let forwarder = topo.shutdown()?;
+    let forwarder = topo.shutdown();
+    // The PEP captures end with their namespaces' interfaces; flush them.
+    drop(captures);
+    let forwarder = forwarder?;
     let driven = outcome?;
     let mut run_warnings = Vec::new();
     let mut flows = Vec::new();
@@ -154,6 +172,17 @@ pub fn run(point: &SweepPoint, spec: &RunSpec, opts: &RunOptions) -> Result<EmuR
             driven.t0_unix_s,
             applied,
         ));
+    }
+    let peps: Vec<PepOutcome> = peps.iter().map(|p| p.outcome(work)).collect();
+    for p in &peps {
+        for c in &p.connections {
+            if let Some(e) = &c.error {
+                run_warnings.push(format!(
+                    "flow {}: PEP connection: {e}",
+                    s.flows[p.flow].name
+                ));
+            }
+        }
     }
     let mut links = BTreeMap::new();
     for (name, stats, i) in [
@@ -197,6 +226,7 @@ pub fn run(point: &SweepPoint, spec: &RunSpec, opts: &RunOptions) -> Result<EmuR
         }),
         forwarder,
         warnings,
+        peps,
     })
 }
 
@@ -247,7 +277,7 @@ fn configure_tcp(topo: &Topology, i: usize, f: &FlowSpec) -> Result<Option<FlowC
 
 /// Reads `net.ipv4.tcp_{rmem,wmem,sack,timestamps,recovery,early_retrans}` of the current
 /// thread's namespace (RACK-TLP counts as on when RACK loss detection and tail loss probes are).
-fn read_tcp_sysctls() -> Result<FlowConfig, EmuError> {
+pub(crate) fn read_tcp_sysctls() -> Result<FlowConfig, EmuError> {
     let read = |key: &str| -> Result<Vec<u64>, EmuError> {
         let path = std::path::Path::new("/proc/sys").join(key.replace('.', "/"));
         let text = std::fs::read_to_string(&path)
@@ -281,7 +311,7 @@ fn rack_on(recovery: Option<u64>, early_retrans: Option<u64>) -> bool {
 /// Takes `initrwnd`, `initcwnd`, `rto_min` and `quickack` from `ip -j route show` output (the
 /// kernel's defaults where a metric is absent: no initial receive window bound beyond the
 /// buffer, initial window 10, minimum RTO 200 ms, delayed ACKs on).
-fn read_route_metrics(json: &str, config: &mut FlowConfig) {
+pub(crate) fn read_route_metrics(json: &str, config: &mut FlowConfig) {
     let routes: serde_json::Value = serde_json::from_str(json).unwrap_or_default();
     let metric = |name: &str| -> Option<f64> {
         routes
@@ -295,6 +325,26 @@ fn read_route_metrics(json: &str, config: &mut FlowConfig) {
     config.initcwnd_packets = Some(metric("initcwnd").map_or(10, |v| v as u64));
     config.rto_min_ms = Some(metric("rto_min").unwrap_or(200.0));
     config.delayed_ack = Some(metric("quickack").unwrap_or(0.0) == 0.0);
+}
+
+/// Starts every flow's relay in its PEP namespace (they stop with the topology), and with
+/// `capture_dir` a capture of both legs in each PEP namespace (stopped when the returned
+/// handles drop).
+fn start_peps(
+    topo: &Topology,
+    peps: &[PepSite],
+    opts: &RunOptions,
+    work: &Path,
+) -> Result<Vec<pep::PepCapture>, EmuError> {
+    let mut captures = Vec::new();
+    for site in peps {
+        if let Some(dir) = &opts.capture_dir {
+            captures.push(pep::PepCapture::start(site, dir)?);
+        }
+        let log = log_file(work, &format!("pep-{}.err", site.flow))?;
+        pep::start(topo, site, &opts.quiclab, work, log)?;
+    }
+    Ok(captures)
 }
 
 fn common_files(

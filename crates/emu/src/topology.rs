@@ -171,7 +171,7 @@ pub struct Topology {
 }
 
 /// MAC of a host's `eth0`: locally administered, role and index inside.
-fn host_mac(side: Side, index: usize) -> [u8; 6] {
+pub(crate) fn host_mac(side: Side, index: usize) -> [u8; 6] {
     let role = match side {
         Side::Client => 1,
         Side::Server => 2,
@@ -186,7 +186,7 @@ fn router_mac(side: Side, index: usize) -> [u8; 6] {
     m
 }
 
-fn mac_text(m: [u8; 6]) -> String {
+pub(crate) fn mac_text(m: [u8; 6]) -> String {
     m.iter()
         .map(|b| format!("{b:02x}"))
         .collect::<Vec<_>>()
@@ -292,7 +292,8 @@ impl Topology {
         Ok(())
     }
 
-    fn add_namespace(&mut self, name: &str) -> Result<(), EmuError> {
+    /// Creates namespace `name` and makes it this run's (removed at teardown; the PEP's too).
+    pub(crate) fn add_namespace(&mut self, name: &str) -> Result<(), EmuError> {
         netns::ip(&["netns", "add", name])?;
         self.namespaces.push(name.to_string());
         Ok(())
@@ -364,7 +365,15 @@ impl Topology {
         Ok(())
     }
 
-    fn addr_of(&self, side: Side, index: usize) -> Ipv4Addr {
+    /// Hosts on `side`.
+    pub(crate) fn hosts(&self, side: Side) -> usize {
+        match side {
+            Side::Client => self.clients,
+            Side::Server => self.servers,
+        }
+    }
+
+    pub(crate) fn addr_of(&self, side: Side, index: usize) -> Ipv4Addr {
         let third = match side {
             Side::Client => 1,
             Side::Server => 2,
@@ -372,7 +381,7 @@ impl Topology {
         Ipv4Addr::new(10, 99, third, (index + 1) as u8)
     }
 
-    fn ns_name(&self, side: Side, index: usize) -> String {
+    pub(crate) fn ns_name(&self, side: Side, index: usize) -> String {
         match side {
             Side::Client => format!("ql{}-c{index}", self.run_id),
             Side::Server => format!("ql{}-s{index}", self.run_id),

@@ -32,6 +32,7 @@
 pub mod body;
 pub mod client;
 pub mod fetch;
+pub mod pep;
 pub mod quic;
 pub mod server;
 pub mod sockopt;

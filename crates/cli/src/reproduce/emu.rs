@@ -1,10 +1,11 @@
 //! `quiclab reproduce --engine emu`: a study's grid in the real-time emulator.
 //!
-//! The study's points are the simulator's, unchanged; a point the emulator cannot run as
-//! specified (a key it refuses, or one it would only approximate, such as `flow.hystart =
-//! false` for kernel TCP, whose HyStart is a host-wide module parameter) is left out and named
-//! with the reason, instead of producing a row that measures something else under the same
-//! label. Runs are sequential (a run needs the whole machine).
+//! The study's points are the simulator's, unchanged. A point the emulator refuses, or whose
+//! knob it would not apply at all (`flow.hystart = false` for kernel TCP, whose HyStart is a
+//! host-wide module parameter), is left out and named with the reason, instead of producing a
+//! row that measures something else under the same label; a point it applies differently (an
+//! access link on the far side of the emulated PEP) runs, and the approximation is listed under
+//! the table. Runs are sequential (a run needs the whole machine).
 
 use anyhow::Context;
 
@@ -20,37 +21,52 @@ pub enum EngineArg {
     Emu,
 }
 
-/// Drops the points the emulator cannot run as specified; returns one line per dropped
-/// (experiment, variant) with the reason, in study order.
-pub fn keep_runnable(combined: &mut Combined) -> Vec<String> {
-    let mut skipped: Vec<String> = Vec::new();
+/// What [`keep_runnable`] found, one line per (experiment, variant), in study order.
+#[derive(Debug, Default)]
+pub struct Screened {
+    /// Points left out, with the reason.
+    pub skipped: Vec<String>,
+    /// Points run with an approximation, and which.
+    pub approximated: Vec<String>,
+}
+
+/// Drops the points the emulator refuses or would not apply a knob of; names them, and the
+/// approximations of the points it keeps.
+pub fn keep_runnable(combined: &mut Combined) -> Screened {
+    let mut out = Screened::default();
     let points = std::mem::take(&mut combined.loaded.points);
     let info = std::mem::take(&mut combined.info);
     for (p, i) in points.into_iter().zip(info) {
-        let why = match emu::check_supported(&p.scenario) {
-            Ok(w) if w.is_empty() => None,
-            Ok(w) => Some(format!("approximated only: {}", w.join("; "))),
-            Err(e) => Some(e.to_string()),
-        };
-        match why {
-            None => {
-                combined.loaded.points.push(p);
-                combined.info.push(i);
+        let variant = p
+            .axes
+            .iter()
+            .find(|(k, _)| k == VARIANT_AXIS)
+            .map_or("", |(_, v)| v.as_str());
+        let (keep, why) = match emu::check_supported(&p.scenario) {
+            Ok(w) if w.is_empty() => (true, None),
+            Ok(w) => {
+                let ignored = w.iter().any(|m| m.contains(emu::NOT_APPLIED));
+                (!ignored, Some(w.join("; ")))
             }
-            Some(why) => {
-                let variant = p
-                    .axes
-                    .iter()
-                    .find(|(k, _)| k == VARIANT_AXIS)
-                    .map_or("", |(_, v)| v.as_str());
-                let line = format!("{} / {variant}: {why}", i.experiment);
-                if !skipped.contains(&line) {
-                    skipped.push(line);
-                }
+            Err(e) => (false, Some(e.to_string())),
+        };
+        let list = if keep {
+            &mut out.approximated
+        } else {
+            &mut out.skipped
+        };
+        if let Some(why) = why {
+            let line = format!("{} / {variant}: {why}", i.experiment);
+            if !list.contains(&line) {
+                list.push(line);
             }
         }
+        if keep {
+            combined.loaded.points.push(p);
+            combined.info.push(i);
+        }
     }
-    skipped
+    out
 }
 
 /// The emulator engine for a study (namespaces need root).
@@ -102,7 +118,8 @@ mod tests {
         let all: Vec<_> = study.experiments.iter().collect();
         let mut c = super::super::combine::combine(study, &all, &[], Some(1)).expect("valid");
         let before = c.loaded.points.len();
-        let skipped = keep_runnable(&mut c);
+        let screened = keep_runnable(&mut c);
+        let skipped = screened.skipped;
         assert_eq!(c.loaded.points.len(), c.info.len());
         let variants: std::collections::BTreeSet<&str> = c
             .loaded
@@ -111,19 +128,30 @@ mod tests {
             .filter_map(|p| p.axes.iter().find(|(k, _)| k == VARIANT_AXIS))
             .map(|(_, v)| v.as_str())
             .collect();
-        // QUIC (with and without HyStart++: our controller in both engines) and kernel TCP run.
-        for v in ["quic", "quic-no-hystart", "tcp-tls1.3"] {
+        // QUIC (with and without HyStart++: our controller in both engines), kernel TCP and
+        // kernel TCP through the emulated PEP run.
+        for v in ["quic", "quic-no-hystart", "tcp-tls1.3", "tcp-tls1.3+pep"] {
             assert!(variants.contains(v), "{v} missing: {variants:?}");
         }
         // Kernel CUBIC's HyStart is host-wide: that variant would be mislabelled.
         assert!(!variants.contains("tcp-tls1.3-no-hystart"), "{variants:?}");
         assert!(
-            skipped
-                .iter()
-                .any(|s| s.starts_with("fixed / tcp-tls1.3-no-hystart: approximated only")),
+            skipped.iter().any(|s| s.starts_with(
+                "fixed / tcp-tls1.3-no-hystart: flow download: flow.hystart=false is not applied"
+            )),
             "{skipped:?}"
         );
         assert!(c.loaded.points.len() < before);
+        // The PEP row runs with its terrestrial access link on the satellite side of the PEP,
+        // and says so.
+        assert!(
+            screened
+                .approximated
+                .iter()
+                .any(|s| s.starts_with("fixed / tcp-tls1.3+pep: flow download: flow.server_access")),
+            "{:?}",
+            screened.approximated
+        );
     }
 }
 
