@@ -193,6 +193,13 @@ fn a_pep_speeds_up_a_geo_download_over_two_split_connections() {
         pep.config
     );
     assert_eq!(pep.config.tcp_wmem.map(|w| w[2]), Some(16 << 20));
+    // Kept with the run's logs (`--out DIR` keeps them in DIR/emu/<run id>/).
+    let kept: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(pep_work.join("pep-0.json")).expect("pep-0.json"),
+    )
+    .expect("JSON");
+    assert_eq!(kept["config"]["initcwnd_packets"], 100, "{kept}");
+    assert_eq!(kept["buffer_bytes"], 4 << 20, "{kept}");
     assert_eq!(pep.connections.len(), 1, "{:?}", pep.connections);
     let c = &pep.connections[0];
     assert!(c.error.is_none(), "{c:?}");

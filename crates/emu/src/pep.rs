@@ -200,7 +200,8 @@ fn insert(topo: &mut Topology, i: usize, f: &FlowSpec, pep: &PepSpec) -> Result<
     netns::ip(&["-n", &ns, "link", "set", "eth0", "name", TO_ROUTER])?;
     // ... and give the host a new eth0 facing the PEP.
     let pep_mac = mac_text(pep_mac(side, i));
-    let mtu = f.tcp.mtu.max(576).to_string();
+    // The new pair keeps the topology's MTU (the one every interface of the run has).
+    let mtu = link_mtu(&ns, TO_ROUTER)?.to_string();
     netns::ip(&[
         "-n",
         &ns,
@@ -322,6 +323,20 @@ fn insert(topo: &mut Topology, i: usize, f: &FlowSpec, pep: &PepSpec) -> Result<
     })
 }
 
+/// MTU of interface `dev` in namespace `ns`.
+fn link_mtu(ns: &str, dev: &str) -> Result<u64, EmuError> {
+    let shown = netns::ip(&["-n", ns, "-j", "link", "show", dev])?;
+    let links: serde_json::Value = serde_json::from_str(&shown).unwrap_or_default();
+    links
+        .get(0)
+        .and_then(|l| l.get("mtu"))
+        .and_then(serde_json::Value::as_u64)
+        .ok_or_else(|| EmuError::Command {
+            command: format!("ip -n {ns} -j link show {dev}"),
+            message: format!("no MTU in {shown:?}"),
+        })
+}
+
 /// MAC of the PEP's interface toward its host (`P` in the third byte).
 fn pep_mac(side: Side, index: usize) -> [u8; 6] {
     let mut m = host_mac(side, index);
@@ -331,7 +346,9 @@ fn pep_mac(side: Side, index: usize) -> [u8; 6] {
 
 /// The PEP namespace's netfilter rules: TCP from the client's direction goes to the relay's
 /// listener (TPROXY), and packets of the relay's transparent sockets are marked for local
-/// delivery. Nothing else is touched.
+/// delivery. TCP is never forwarded: without a listening relay TPROXY finds no socket and
+/// lets the SYN through, so a connection would silently bypass the PEP; dropped, the client
+/// retries. Everything else (UDP: QUIC, cross traffic) is forwarded untouched.
 fn ruleset(from_client: &str) -> String {
     format!(
         "table ip quiclab_pep {{\n\
@@ -339,6 +356,10 @@ fn ruleset(from_client: &str) -> String {
          \t\ttype filter hook prerouting priority mangle; policy accept;\n\
          \t\tmeta l4proto tcp socket transparent 1 meta mark set {MARK} accept\n\
          \t\tiifname \"{from_client}\" meta l4proto tcp tproxy to :{RELAY_PORT} meta mark set {MARK} accept\n\
+         \t}}\n\
+         \tchain forward {{\n\
+         \t\ttype filter hook forward priority filter; policy accept;\n\
+         \t\tmeta l4proto tcp drop\n\
          \t}}\n\
          }}\n"
     )
@@ -392,7 +413,7 @@ fn read_back(ns: &str, route: &str) -> Result<FlowConfig, EmuError> {
 }
 
 /// A flow's PEP as it ran: the kernel settings of its namespace and the relay's connections.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct PepOutcome {
     /// Index of the flow.
     pub flow: usize,
@@ -404,7 +425,7 @@ pub struct PepOutcome {
     pub config: FlowConfig,
     /// `pep_buffer`: bytes the relay holds per direction.
     pub buffer_bytes: u64,
-    /// Relayed connections one PEP holds at once ([`MAX_CONNECTIONS`]).
+    /// Relayed connections one PEP holds at once (64; more are reset).
     pub max_connections: usize,
     /// One record per connection the relay handled, in the order they ended.
     pub connections: Vec<PepConnectionRecord>,
@@ -712,8 +733,21 @@ cc = "cubic"
             .expect("the reply crosses it too");
         assert_eq!(&buf[..n], b"back");
 
+        let listener = netns::in_netns(topo.server_ns(0), || {
+            TcpListener::bind(SocketAddrV4::new(topo.server_addr(0), 5001))
+                .map_err(|e| EmuError::io("bind", e))
+        })
+        .expect("server listener");
+        let target = SocketAddrV4::new(topo.server_addr(0), 5001);
+        // No relay yet: TCP must not bypass the PEP (the forward chain drops it).
+        let bypass = netns::in_netns(topo.client_ns(0), || {
+            TcpStream::connect_timeout(&target.into(), Duration::from_millis(300))
+                .map_err(|e| EmuError::io("connect", e))
+        });
+        assert!(bypass.is_err(), "TCP reached the server without the relay");
         // TCP: the relay in the PEP namespace (a thread there, the real relay code).
         let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel::<()>();
         let pep_ns = site.ns.clone();
         let relay = std::thread::spawn(move || {
             netns::enter(&netns::open(&pep_ns).expect("PEP ns")).expect("setns");
@@ -728,33 +762,23 @@ cc = "cubic"
                     ..endpoints::pep::PepConfig::default()
                 },
                 None,
-                |_| Ok(()),
+                move |_| {
+                    let _ = ready_tx.send(());
+                    Ok(())
+                },
                 async move {
                     let _ = tokio::task::spawn_blocking(move || stop_rx.recv()).await;
                 },
             ))
         });
-        let listener = netns::in_netns(topo.server_ns(0), || {
-            TcpListener::bind(SocketAddrV4::new(topo.server_addr(0), 5001))
-                .map_err(|e| EmuError::io("bind", e))
+        ready_rx
+            .recv_timeout(Duration::from_secs(5))
+            .expect("the relay listens");
+        let mut conn = netns::in_netns(topo.client_ns(0), || {
+            TcpStream::connect_timeout(&target.into(), Duration::from_secs(2))
+                .map_err(|e| EmuError::io("connect", e))
         })
-        .expect("server listener");
-        let client_ns = topo.client_ns(0).to_string();
-        let target = SocketAddrV4::new(topo.server_addr(0), 5001);
-        // The relay may need a moment to listen.
-        let mut conn = None;
-        for _ in 0..200 {
-            let c = netns::in_netns(&client_ns, || {
-                TcpStream::connect_timeout(&target.into(), Duration::from_secs(2))
-                    .map_err(|e| EmuError::io("connect", e))
-            });
-            if let Ok(c) = c {
-                conn = Some(c);
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        let mut conn = conn.expect("connected through the PEP");
+        .expect("connected through the PEP");
         conn.write_all(b"hello").expect("write");
         let (mut accepted, peer) = listener.accept().expect("the relay reaches the server");
         assert_eq!(
@@ -775,5 +799,37 @@ cc = "cubic"
         let ns = site.ns.clone();
         topo.shutdown().expect("teardown");
         assert!(!netns::list().expect("list").contains(&ns), "{ns} left");
+    }
+
+    /// A killed run's PEP namespace is recognised as quiclab's and removed by cleanup.
+    #[test]
+    fn cleanup_removes_a_dead_runs_pep_namespace() {
+        let s = scenario(&["flow.pep=\"client-side\""]).expect("parses");
+        let ideal = netem::LinkConfig::ideal();
+        let mut topo =
+            Topology::create(&TopologySpec::new(ideal.clone(), ideal)).expect("topology");
+        let sites = insert_all(&mut topo, &s).expect("PEP wired");
+        let ns = sites[0].ns.clone();
+        let all: Vec<String> = topo.namespaces().to_vec();
+        // As SIGKILL would leave it: namespaces there, lock released.
+        topo.abandon();
+        assert!(crate::cleanup::run_id_of(&ns).is_some(), "{ns}");
+        // Another test's cleanup may remove the set first, and a process forked by a test
+        // running beside this one may hold a copy of the lock's descriptor for a moment (the
+        // run then looks alive): either way the set must be gone after a few attempts.
+        let mut left = all.clone();
+        for _ in 0..20 {
+            crate::cleanup_stale().expect("cleanup");
+            left = netns::list()
+                .expect("list")
+                .into_iter()
+                .filter(|n| all.contains(n))
+                .collect();
+            if left.is_empty() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        assert!(left.is_empty(), "left: {left:?}");
     }
 }

@@ -175,6 +175,13 @@ pub fn run(point: &SweepPoint, spec: &RunSpec, opts: &RunOptions) -> Result<EmuR
     }
     let peps: Vec<PepOutcome> = peps.iter().map(|p| p.outcome(work)).collect();
     for p in &peps {
+        // Beside the relay's own log, so `--out` keeps each PEP's effective settings.
+        let name = format!("pep-{}.json", p.flow);
+        if let Err(e) = log_file(work, &name).and_then(|file| {
+            serde_json::to_writer_pretty(file, p).map_err(|e| EmuError::io(&name, e.into()))
+        }) {
+            run_warnings.push(format!("flow {}: {e}", s.flows[p.flow].name));
+        }
         for c in &p.connections {
             if let Some(e) = &c.error {
                 run_warnings.push(format!(
