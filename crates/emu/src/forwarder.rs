@@ -51,7 +51,7 @@ const WAKE_EARLY: Duration = Duration::from_micros(40);
 /// Window over which polling time is budgeted.
 const POLL_WINDOW: Duration = Duration::from_millis(100);
 /// First stream label of the access links' seeds ([`transport::seeded::sub_seed`]).
-const ACCESS_SEED: u64 = 0xacce_55;
+const ACCESS_SEED: u64 = 0x00ac_ce55;
 /// Share of each window the sleeping forwarder may spend polling. Well below the kernel's
 /// real-time throttling limit (95%), so a SCHED_FIFO forwarder is never stalled, and it leaves
 /// CPU to the endpoints sharing the machine.
