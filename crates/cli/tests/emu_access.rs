@@ -156,3 +156,38 @@ fn emu_records_the_kernel_tcp_settings_it_applied() {
     assert_eq!(c.initrwnd_packets, Some(21), "{c:?}");
     assert_eq!(c.tcp_rmem, Some([4096, 61_440, 6_291_456]), "{c:?}");
 }
+
+#[test]
+fn emu_tls12_takes_one_more_round_trip_than_tls13() {
+    // One TCP download over a 40 ms round trip: connect + TLS 1.3 is two round trips, connect
+    // + TLS 1.2 three.
+    let path = r#"
+[run]
+duration = "20s"
+
+[link]
+rate = "10Mbit"
+delay = "20ms"
+queue = "50pkt"
+
+[[flow]]
+name = "dl"
+app = "download"
+size = "100kB"
+cc = "cubic"
+stack = "tcp"
+"#;
+    let handshake = |tls: &str| {
+        let run = emu_run(
+            &format!("emu-tls{tls}"),
+            path,
+            &[&format!("flow.tls=\"{tls}\"")],
+        );
+        let f = &run.flows[0];
+        assert!(f.error.is_none(), "{f:?}");
+        f.handshake_s.expect("handshake measured") * 1e3
+    };
+    let (h12, h13) = (handshake("1.2"), handshake("1.3"));
+    assert!((120.0..160.0).contains(&h12), "TLS 1.2 handshake {h12} ms");
+    assert!((80.0..120.0).contains(&h13), "TLS 1.3 handshake {h13} ms");
+}

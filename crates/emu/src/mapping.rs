@@ -126,10 +126,10 @@ fn first_unapplied<T: Serialize + Default>(knobs: &T, applied: &[&str]) -> Optio
 
 fn check_tcp(f: &FlowSpec, warnings: &mut Vec<String>) -> Result<(), EmuError> {
     let t = &f.tcp;
-    if t.tls != TlsMode::Tls13 {
+    if t.tls == TlsMode::None {
         return Err(unsupported(
             "flow.tls",
-            "quiclab serve/get speak TLS 1.3 only",
+            "quiclab serve/get always speak TLS (1.3, or 1.2 with flow.tls = \"1.2\")",
         ));
     }
     if let Some(key) = first_unapplied(t, TCP_APPLIED) {
@@ -389,6 +389,10 @@ pub fn get_args(
     a.extend(extra);
     if f.stack == Stack::Quic && f.quic.zero_rtt {
         a.push("--zero-rtt".into());
+    }
+    // The client picks the version; the server accepts both.
+    if f.stack == Stack::Tcp && f.tcp.tls == TlsMode::Tls12 {
+        a.push("--tls12".into());
     }
     a.extend(knob_args(f)?);
     a.extend([
