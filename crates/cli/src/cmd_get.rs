@@ -32,6 +32,9 @@ pub struct GetArgs {
     /// TCP congestion control of the client socket (reno, cubic, bbr …).
     #[arg(long)]
     tcp_cc: Option<String>,
+    /// Offer TLS 1.2 only (HTTP/1.1 and HTTP/2; HTTP/3 always uses TLS 1.3).
+    #[arg(long)]
+    tls12: bool,
     #[command(flatten)]
     quic: QuicArgs,
     /// N concurrent requests on one connection, each for size/N of a `/<size>` URL (HTTP/1.1:
@@ -70,6 +73,7 @@ pub fn run(args: &GetArgs) -> anyhow::Result<Exit> {
         },
         timeout: args.timeout,
         tcp_cc: args.tcp_cc.clone(),
+        tls12_only: args.tls12,
         quic: args.quic.options()?,
         zero_rtt: args.zero_rtt,
         ..ClientConfig::default()

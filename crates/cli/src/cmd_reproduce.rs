@@ -6,6 +6,8 @@
 
 #[path = "reproduce/combine.rs"]
 mod combine;
+#[path = "reproduce/emu.rs"]
+mod emu_engine;
 #[path = "reproduce/studies.rs"]
 pub(crate) mod studies;
 #[path = "reproduce/table.rs"]
@@ -55,6 +57,10 @@ pub struct ReproduceArgs {
     /// re-running with `--resume`, and that command must work.
     #[arg(long, hide = true)]
     pub resume: bool,
+    /// Engine: the simulator, or the real-time emulator (root; points it cannot run as
+    /// specified are left out and named; default directory `results/reproduce/<study>-emu/`).
+    #[arg(long, value_enum, default_value_t)]
+    pub engine: emu_engine::EngineArg,
 }
 
 /// Runs `quiclab reproduce`.
@@ -98,17 +104,31 @@ fn run_study(args: &ReproduceArgs, study: &'static studies::Study) -> anyhow::Re
         return Ok(exit::BAD_INPUT);
     };
     let reps = args.reps.or_else(|| args.full.then_some(study.full_reps));
-    let combined = match combine::combine(study, &experiments, &args.set, reps) {
+    let mut combined = match combine::combine(study, &experiments, &args.set, reps) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("error: {e}");
             return Ok(exit::BAD_INPUT);
         }
     };
+    let emu = args.engine == emu_engine::EngineArg::Emu;
+    let screened = if emu {
+        emu_engine::keep_runnable(&mut combined)
+    } else {
+        emu_engine::Screened::default()
+    };
+    for line in &screened.skipped {
+        eprintln!("not run in the emulator: {line}");
+    }
+    let dir = if emu {
+        format!("{}-emu", study.name)
+    } else {
+        study.name.to_string()
+    };
     let out = args
         .out
         .clone()
-        .unwrap_or_else(|| Path::new("results").join("reproduce").join(study.name));
+        .unwrap_or_else(|| Path::new("results").join("reproduce").join(&dir));
     let runs = combined.loaded.runs();
     eprintln!(
         "{}: {} points × {} repetitions = {} runs into {}",
@@ -125,9 +145,20 @@ fn run_study(args: &ReproduceArgs, study: &'static studies::Study) -> anyhow::Re
         // Hundreds of runs' time series would cost disk and the table does not use them.
         series: false,
     };
-    let threads = experiment::Threads::new(args.jobs.map(usize::from));
-    let engine = experiment::SimEngine::default();
-    let code = sweep::run(&sweep, &engine, &threads, interrupt::requested, false)?;
+    let code = if emu {
+        let engine = emu_engine::engine()?;
+        sweep::run(
+            &sweep,
+            &engine,
+            &experiment::Sequential,
+            interrupt::requested,
+            false,
+        )?
+    } else {
+        let threads = experiment::Threads::new(args.jobs.map(usize::from));
+        let engine = experiment::SimEngine::default();
+        sweep::run(&sweep, &engine, &threads, interrupt::requested, false)?
+    };
     if code == exit::INTERRUPTED {
         return Ok(code);
     }
@@ -141,11 +172,22 @@ fn run_study(args: &ReproduceArgs, study: &'static studies::Study) -> anyhow::Re
     let md = format!(
         "## {} — {}\n\n{} repetitions per point; download time of the measured connection \
          (0-RTT: the second, resumed one), mean and 95% Student-t CI half-width over the n runs \
-         that completed.\n\n{}",
-        study.name,
+         that completed.\n\n{}{}",
+        dir,
         study.title,
         combined.loaded.reps,
-        table::markdown(&rows)
+        table::markdown(&rows),
+        screened
+            .skipped
+            .iter()
+            .map(|l| format!("\nNot run in the emulator: {l}\n"))
+            .chain(
+                screened
+                    .approximated
+                    .iter()
+                    .map(|l| format!("\nApproximated in the emulator: {l}\n"))
+            )
+            .collect::<String>()
     );
     write_atomic(&out.join(TABLE_MD), md.as_bytes())?;
     write_atomic(&out.join(TABLE_CSV), table::csv(&rows).as_bytes())?;

@@ -6,6 +6,13 @@
 //! what the link releases when its delivery time comes. Non-IP frames (ARP, which static
 //! neighbour entries make rare) pass at once, without delay or loss, so address resolution
 //! never waits behind the emulated path.
+//!
+//! A port may carry an access link of its own host (a flow's `client_access` /
+//! `server_access`, the same [`netem::Link`] the simulator puts there): a packet then crosses
+//! the sending host's access link, the bottleneck, and the receiving host's access link, in
+//! that order, as in the simulator's dumbbell. Each stage hands the packet on at its scheduled
+//! delivery time, not at the moment the forwarder noticed it, so the stages' delays add up
+//! exactly; only a stage that was already serving later traffic starts it later.
 
 use std::fs::File;
 use std::io::BufWriter;
@@ -43,6 +50,8 @@ const POLL_BELOW: Duration = Duration::from_micros(50);
 const WAKE_EARLY: Duration = Duration::from_micros(40);
 /// Window over which polling time is budgeted.
 const POLL_WINDOW: Duration = Duration::from_millis(100);
+/// First stream label of the access links' seeds ([`transport::seeded::sub_seed`]).
+const ACCESS_SEED: u64 = 0x00ac_ce55;
 /// Share of each window the sleeping forwarder may spend polling. Well below the kernel's
 /// real-time throttling limit (95%), so a SCHED_FIFO forwarder is never stalled, and it leaves
 /// CPU to the endpoints sharing the machine.
@@ -75,6 +84,29 @@ pub(crate) struct PortSpec {
     pub side: Side,
     /// MAC address of the host at the far end (frames to it leave here).
     pub host_mac: [u8; 6],
+    /// The host's access link: `ingress` carries its frames toward the bottleneck, `egress`
+    /// the bottleneck's frames toward it. An ideal link is skipped (it would deliver at once).
+    pub access: Option<AccessLink>,
+}
+
+/// The two directions of one host's access link, named from the router's point of view.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct AccessLink {
+    /// Host → router (a client's `client_access.up`, a server's `server_access.down`).
+    pub ingress: LinkConfig,
+    /// Router → host (a client's `client_access.down`, a server's `server_access.up`).
+    pub egress: LinkConfig,
+}
+
+/// Counters of one port's access link.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct AccessStats {
+    /// Router interface of the host (`c0`, `s1`, …).
+    pub port: String,
+    /// Host → router direction.
+    pub ingress: LinkStats,
+    /// Router → host direction.
+    pub egress: LinkStats,
 }
 
 /// Configuration of a forwarder.
@@ -116,6 +148,8 @@ pub struct ForwarderReport {
     pub realtime_priority: bool,
     /// Short waits that were slept because the polling budget was spent.
     pub budget_sleeps: u64,
+    /// Access links of the ports that have one, in port order.
+    pub access: Vec<AccessStats>,
 }
 
 /// A frame travelling through a link: its bytes and the port it leaves on.
@@ -266,6 +300,10 @@ struct Forwarder {
     ports: Vec<PortSpec>,
     /// [up, down].
     links: [Link<InTransit>; 2],
+    /// Per port: its host's access link toward the router (`None`: ideal or absent).
+    ingress: Vec<Option<Link<InTransit>>>,
+    /// Per port: its host's access link from the router.
+    egress: Vec<Option<Link<InTransit>>>,
     clock: LinkClock,
     wait: WaitMode,
     stop: Arc<AtomicBool>,
@@ -316,6 +354,27 @@ impl Forwarder {
         if config.wait == WaitMode::Sleep {
             report.realtime_priority = clock::set_realtime_priority();
         }
+        let ideal = LinkConfig::ideal();
+        // Each access direction gets its own random stream, derived from the run's seed and
+        // the port's position (the bottleneck keeps the seeds it always had).
+        let access_link = |port: usize, k: u64, cfg: Option<&LinkConfig>| {
+            cfg.filter(|c| **c != ideal).map(|c| {
+                Link::new(
+                    c.clone(),
+                    transport::seeded::sub_seed(config.seed, ACCESS_SEED + 2 * port as u64 + k),
+                )
+            })
+        };
+        let ingress = ports
+            .iter()
+            .enumerate()
+            .map(|(i, p)| access_link(i, 0, p.access.as_ref().map(|a| &a.ingress)))
+            .collect();
+        let egress = ports
+            .iter()
+            .enumerate()
+            .map(|(i, p)| access_link(i, 1, p.access.as_ref().map(|a| &a.egress)))
+            .collect();
         Ok(Forwarder {
             sockets,
             ports,
@@ -323,6 +382,8 @@ impl Forwarder {
                 Link::new(config.up, config.seed),
                 Link::new(config.down, config.seed ^ 0x5bd1_e995_d0e1_f00d),
             ],
+            ingress,
+            egress,
             clock: LinkClock::start(),
             wait: config.wait,
             stop,
@@ -380,6 +441,17 @@ impl Forwarder {
         let mut r = self.report.clone();
         r.up = self.links[0].stats().clone();
         r.down = self.links[1].stats().clone();
+        let stats = |l: &Option<Link<InTransit>>| l.as_ref().map(|l| l.stats().clone());
+        r.access = (0..self.ports.len())
+            .filter_map(|p| {
+                let (i, e) = (stats(&self.ingress[p]), stats(&self.egress[p]));
+                (i.is_some() || e.is_some()).then(|| AccessStats {
+                    port: self.ports[p].ifname.clone(),
+                    ingress: i.unwrap_or_default(),
+                    egress: e.unwrap_or_default(),
+                })
+            })
+            .collect();
         r
     }
 
@@ -392,7 +464,12 @@ impl Forwarder {
     /// [`POLL_BELOW`] returns at once (the caller polls again) while the budget allows.
     fn sleep(&mut self, pollfds: &mut [libc::pollfd]) {
         let now = self.clock.now();
-        let next = self.links.iter().filter_map(|l| l.next_wakeup()).min();
+        let next = self
+            .links
+            .iter()
+            .chain(self.ingress.iter().chain(&self.egress).flatten())
+            .filter_map(|l| l.next_wakeup())
+            .min();
         let timeout = match next {
             Some(t) => t.saturating_sub(now).min(MAX_SLEEP),
             None => MAX_SLEEP,
@@ -506,7 +583,11 @@ impl Forwarder {
                     out,
                 };
                 // Queue drops are counted by the link itself.
-                let _ = self.links[dir_index(side)].enqueue(t, ip_bytes, item);
+                let link = match &mut self.ingress[port] {
+                    Some(access) => access,
+                    None => &mut self.links[dir_index(side)],
+                };
+                let _ = link.enqueue(t, ip_bytes, item);
             }
         }
     }
@@ -545,26 +626,69 @@ impl Forwarder {
         }
     }
 
-    /// Sends every delivery whose time has come.
+    /// Moves every delivery whose time has come to its next stage: a sending host's access
+    /// link hands on to the bottleneck, the bottleneck to the receiving host's access link or
+    /// the wire, that access link to the wire.
     fn release_due(&mut self) -> Result<(), EmuError> {
         let now = self.clock.now();
+        for port in 0..self.ingress.len() {
+            let dir = dir_index(self.ports[port].side);
+            while let Some((at, ip_bytes, item)) = self.take_due(Stage::Ingress(port), now) {
+                let _ = self.links[dir].enqueue(at, ip_bytes, item);
+            }
+        }
         for dir in 0..2 {
-            while let Some(d) = self.links[dir].poll(now) {
-                self.report
-                    .release_lateness
-                    .record(now.saturating_sub(d.at).as_nanos() as u64);
-                let mut item = d.item;
-                if d.corrupted {
-                    match frame::apply_bit_error(&mut item.frame, d.flip_bit) {
-                        BitError::UdpPayloadDelivered => {
-                            self.report.health.corrupt_delivered[dir] += 1
-                        }
-                        BitError::DroppedByChecksum => self.report.corrupt_header_drops[dir] += 1,
+            while let Some((at, ip_bytes, item)) = self.take_due(Stage::Bottleneck(dir), now) {
+                match &mut self.egress[item.out] {
+                    Some(access) => {
+                        let _ = access.enqueue(at, ip_bytes, item);
                     }
+                    None => self.transmit(item.out, &item.frame),
                 }
+            }
+        }
+        for port in 0..self.egress.len() {
+            while let Some((_, _, item)) = self.take_due(Stage::Egress(port), now) {
                 self.transmit(item.out, &item.frame);
             }
         }
         Ok(())
     }
+
+    /// The next packet `stage` delivers by `now`, with its delivery time and size, its bit
+    /// error (if any) applied and counted; its lateness is recorded.
+    fn take_due(&mut self, stage: Stage, now: Duration) -> Option<(Duration, u32, InTransit)> {
+        let (link, dir) = match stage {
+            Stage::Ingress(p) => (self.ingress[p].as_mut()?, dir_index(self.ports[p].side)),
+            Stage::Bottleneck(d) => (&mut self.links[d], d),
+            Stage::Egress(p) => {
+                // Frames leaving toward a client travel down, toward a server up.
+                let d = 1 - dir_index(self.ports[p].side);
+                (self.egress[p].as_mut()?, d)
+            }
+        };
+        let d = link.poll(now)?;
+        self.report
+            .release_lateness
+            .record(now.saturating_sub(d.at).as_nanos() as u64);
+        let mut item = d.item;
+        if d.corrupted {
+            match frame::apply_bit_error(&mut item.frame, d.flip_bit) {
+                BitError::UdpPayloadDelivered => self.report.health.corrupt_delivered[dir] += 1,
+                BitError::DroppedByChecksum => self.report.corrupt_header_drops[dir] += 1,
+            }
+        }
+        Some((d.at, d.ip_bytes, item))
+    }
+}
+
+/// One link of a packet's path through the router.
+#[derive(Debug, Clone, Copy)]
+enum Stage {
+    /// The access link from this port's host.
+    Ingress(usize),
+    /// The bottleneck in this direction (0 up, 1 down).
+    Bottleneck(usize),
+    /// The access link to this port's host.
+    Egress(usize),
 }

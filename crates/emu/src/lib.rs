@@ -52,9 +52,9 @@ mod namespace_tests;
 
 pub use cleanup::{cleanup_stale, stale_log_dirs, stale_namespaces, CleanupReport};
 pub use error::EmuError;
-pub use forwarder::{ForwarderReport, WaitMode};
+pub use forwarder::{AccessStats, ForwarderReport, WaitMode};
 pub use lateness::Lateness;
-pub use mapping::check_supported;
+pub use mapping::{check_supported, NOT_APPLIED};
 pub use pep::PepOutcome;
 pub use signals::{install_term_handler, term_requested};
 pub use topology::{ChildHandle, Topology, TopologySpec};

@@ -14,7 +14,7 @@ use std::net::Ipv4Addr;
 use std::time::Duration;
 
 use cc::config::{CcConfig, CubicProfile, RenoCounting};
-use netem::config::{LinkConfig, RateProfile};
+use netem::config::RateProfile;
 use scenario::model::{CcChoice, FlowSpec, Scenario, Stack, TlsMode, Workload};
 use serde::Serialize;
 use serde_json::Value;
@@ -31,7 +31,12 @@ fn unsupported(key: &str, why: impl Into<String>) -> EmuError {
     }
 }
 
-/// Checks every scenario feature; returns warnings about approximations.
+/// Words of a warning about a knob the emulator accepts but does not apply at all (the run
+/// would measure the default under the knob's name), as opposed to one it applies differently.
+pub const NOT_APPLIED: &str = "is not applied";
+
+/// Checks every scenario feature; returns warnings about approximations (those containing
+/// [`NOT_APPLIED`] name a knob that has no effect).
 pub fn check_supported(s: &Scenario) -> Result<Vec<String>, EmuError> {
     let mut warnings = Vec::new();
     if s.flows.is_empty() {
@@ -50,18 +55,8 @@ pub fn check_supported(s: &Scenario) -> Result<Vec<String>, EmuError> {
 }
 
 fn check_flow(f: &FlowSpec, warnings: &mut Vec<String>) -> Result<(), EmuError> {
-    let ideal = LinkConfig::ideal();
-    for (key, link) in [
-        ("flow.client_access", &f.client_access),
-        ("flow.server_access", &f.server_access),
-    ] {
-        if link.up != ideal || link.down != ideal {
-            return Err(unsupported(
-                key,
-                "per-flow access links are not emulated yet",
-            ));
-        }
-    }
+    // Access links (`flow.client_access.*`, `flow.server_access.*`) are the forwarder's: every
+    // `netem` link knob works there as on the bottleneck.
     crate::pep::check(f, warnings)?;
     cc_name(f)?;
     match f.stack {
@@ -78,7 +73,7 @@ fn check_flow(f: &FlowSpec, warnings: &mut Vec<String>) -> Result<(), EmuError> 
     // The kernel's CUBIC keeps HyStart on unless the host-wide module parameter says otherwise.
     if let (Stack::Tcp, CcChoice::Ours(CcConfig::Cubic { hystart: false, .. })) = (f.stack, f.cc) {
         warnings.push(format!(
-            "flow {}: flow.hystart=false is not applied: the kernel's CUBIC keeps HyStart (a host-wide module parameter, not a per-flow setting)",
+            "flow {}: flow.hystart=false {NOT_APPLIED}: the kernel's CUBIC keeps HyStart (a host-wide module parameter, not a per-flow setting)",
             f.name
         ));
     }
@@ -111,6 +106,7 @@ const TCP_APPLIED: &[&str] = &[
     "initial_receive_window",
     "send_buffer",
     "min_rto",
+    "rack",
 ];
 
 /// The scenario key of the first knob of `knobs`, outside `applied`, that differs from the
@@ -130,10 +126,10 @@ fn first_unapplied<T: Serialize + Default>(knobs: &T, applied: &[&str]) -> Optio
 
 fn check_tcp(f: &FlowSpec, warnings: &mut Vec<String>) -> Result<(), EmuError> {
     let t = &f.tcp;
-    if t.tls != TlsMode::Tls13 {
+    if t.tls == TlsMode::None {
         return Err(unsupported(
             "flow.tls",
-            "quiclab serve/get speak TLS 1.3 only",
+            "quiclab serve/get always speak TLS (1.3, or 1.2 with flow.tls = \"1.2\")",
         ));
     }
     if let Some(key) = first_unapplied(t, TCP_APPLIED) {
@@ -236,8 +232,9 @@ pub struct KernelTcp {
 
 /// The kernel settings for a TCP flow's knobs (`None` for a QUIC flow): `tcp_rmem`/`tcp_wmem`
 /// from the window and buffer knobs (see [`transport::linux_config`]), `tcp_sack`,
-/// `tcp_timestamps`, and route `initcwnd` (from the controller's initial window), `rto_min`,
-/// `quickack 1` when delayed ACKs are off.
+/// `tcp_timestamps`, `tcp_recovery` + `tcp_early_retrans` (`rack`), and route `initrwnd`
+/// (the initial receive window in segments), `initcwnd` (from the controller's initial window),
+/// `rto_min`, `quickack 1` when delayed ACKs are off.
 pub fn kernel_tcp(f: &FlowSpec) -> Option<KernelTcp> {
     if f.stack != Stack::Tcp {
         return None;
@@ -259,10 +256,16 @@ pub fn kernel_tcp(f: &FlowSpec) -> Option<KernelTcp> {
             u8::from(t.timestamps).to_string(),
         ),
     ];
+    let mut sysctls = sysctls;
+    sysctls.extend(transport::linux_config::rack_sysctls(t).map(|(k, v)| (k, v.to_string())));
     let mut route = Vec::new();
     if let Some(iw) = transport::linux_config::initial_window(&f.cc) {
         route.extend(["initcwnd".to_string(), iw.to_string()]);
     }
+    route.extend([
+        "initrwnd".to_string(),
+        transport::linux_config::initrwnd(t).to_string(),
+    ]);
     // `ip` takes whole milliseconds; the registry's min_rto is at least 1 ms.
     route.extend([
         "rto_min".to_string(),
@@ -387,6 +390,10 @@ pub fn get_args(
     if f.stack == Stack::Quic && f.quic.zero_rtt {
         a.push("--zero-rtt".into());
     }
+    // The client picks the version; the server accepts both.
+    if f.stack == Stack::Tcp && f.tcp.tls == TlsMode::Tls12 {
+        a.push("--tls12".into());
+    }
     a.extend(knob_args(f)?);
     a.extend([
         "--timeout".into(),
@@ -398,6 +405,7 @@ pub fn get_args(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use netem::config::LinkConfig;
     use scenario::builder;
 
     fn download(stack: Stack) -> FlowSpec {
@@ -455,6 +463,7 @@ mod tests {
         f.tcp.timestamps = false;
         f.tcp.delayed_ack = false;
         f.tcp.min_rto = Duration::from_millis(50);
+        f.tcp.rack = false;
         // A 6 MiB window needs 12 MiB of buffer: Linux advertises half of it.
         f.tcp.receive_window_max = 6_291_456;
         f.tcp.send_buffer = 1 << 20;
@@ -482,7 +491,13 @@ mod tests {
         );
         assert_eq!(get("net.ipv4.tcp_sack").as_deref(), Some("0"));
         assert_eq!(get("net.ipv4.tcp_timestamps").as_deref(), Some("0"));
-        assert_eq!(k.route.join(" "), "initcwnd 10 rto_min 50ms quickack 1");
+        assert_eq!(get("net.ipv4.tcp_recovery").as_deref(), Some("0"));
+        assert_eq!(get("net.ipv4.tcp_early_retrans").as_deref(), Some("0"));
+        // 65 535 bytes in 1460-byte segments (no timestamps): 45.
+        assert_eq!(
+            k.route.join(" "),
+            "initcwnd 10 initrwnd 45 rto_min 50ms quickack 1"
+        );
         assert!(kernel_tcp(&download(Stack::Quic)).is_none());
     }
 

@@ -418,3 +418,91 @@ fn cross_traffic_follows_its_schedule_through_the_forwarder() {
     assert_eq!(r[0].sent_bytes, 61 * 1028);
     assert_eq!(t.shutdown().expect("shutdown").up.forwarded_packets, 61);
 }
+
+/// Median and minimum of `n` UDP echoes from client `c` to server `s` on `port`.
+fn echo_rtts(t: &Topology, c: usize, s: usize, port: u16, n: usize) -> (Duration, Duration) {
+    let dst = SocketAddrV4::new(t.server_addr(s), port);
+    let server = probe::udp_in(t.server_ns(s), dst).expect("server socket");
+    let client = probe::udp_in(t.client_ns(c), SocketAddrV4::new(t.client_addr(c), 0))
+        .expect("client socket");
+    client
+        .set_read_timeout(Some(Duration::from_secs(1)))
+        .expect("timeout");
+    server
+        .set_read_timeout(Some(Duration::from_secs(2)))
+        .expect("timeout");
+    let mut rtts = Vec::new();
+    std::thread::scope(|sc| {
+        sc.spawn(|| {
+            let mut buf = [0u8; 64];
+            for _ in 0..n {
+                match server.recv_from(&mut buf) {
+                    Ok((len, from)) => {
+                        let _ = server.send_to(&buf[..len], from);
+                    }
+                    Err(_) => return,
+                }
+            }
+        });
+        let mut buf = [0u8; 64];
+        for _ in 0..n {
+            let start = Instant::now();
+            client.send_to(b"ping", dst).expect("send");
+            client.recv_from(&mut buf).expect("echo arrives");
+            rtts.push(start.elapsed());
+        }
+    });
+    rtts.sort();
+    (rtts[0], rtts[rtts.len() / 2])
+}
+
+#[test]
+fn each_hosts_access_link_adds_its_own_delay_to_a_shared_bottleneck() {
+    use scenario::model::DuplexLink;
+    let duplex = |ms: u64| DuplexLink {
+        up: link(ms),
+        down: link(ms),
+    };
+    // Pair 0: 2 ms client access; pair 1: 20 ms client access and 5 ms server access. The
+    // bottleneck adds 5 ms each way to both.
+    let spec = TopologySpec {
+        clients: 2,
+        servers: 2,
+        client_access: vec![duplex(2), duplex(20)],
+        server_access: vec![duplex(0), duplex(5)],
+        ..TopologySpec::new(link(5), link(5))
+    };
+    let t = Topology::create(&spec).expect("topology");
+    let (min0, med0) = echo_rtts(&t, 0, 0, 7011, 20);
+    let (min1, med1) = echo_rtts(&t, 1, 1, 7012, 20);
+    // Round trips: pair 0 2 × (2 + 5) = 14 ms, pair 1 2 × (20 + 5 + 5) = 60 ms.
+    for (name, min, med, want) in [("pair 0", min0, med0, 14), ("pair 1", min1, med1, 60)] {
+        let want = Duration::from_millis(want);
+        assert!(min >= want, "{name}: min RTT {min:?} below {want:?}");
+        assert!(
+            med < want + Duration::from_millis(4),
+            "{name}: median RTT {med:?} too far above {want:?}"
+        );
+    }
+    let report = t.shutdown().expect("shutdown");
+    // Both pairs crossed the one bottleneck ...
+    assert_eq!(report.up.forwarded_packets, 40, "{report:?}");
+    assert_eq!(report.down.forwarded_packets, 40, "{report:?}");
+    // ... and each host's own access link, in both directions; ideal ones are not links at all.
+    let ports: Vec<(&str, u64, u64)> = report
+        .access
+        .iter()
+        .map(|a| {
+            (
+                a.port.as_str(),
+                a.ingress.forwarded_packets,
+                a.egress.forwarded_packets,
+            )
+        })
+        .collect();
+    assert_eq!(
+        ports,
+        [("c0", 20, 20), ("c1", 20, 20), ("s1", 20, 20)],
+        "{report:?}"
+    );
+}

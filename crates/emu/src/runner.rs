@@ -96,6 +96,9 @@ pub fn run(point: &SweepPoint, spec: &RunSpec, opts: &RunOptions) -> Result<EmuR
         capture_dir: opts.capture_dir.clone(),
         mtu,
         wait: opts.wait,
+        // Flow `i` runs between client `i` and server `i`; cross traffic's hosts have none.
+        client_access: s.flows.iter().map(|f| f.client_access.clone()).collect(),
+        server_access: s.flows.iter().map(|f| f.server_access.clone()).collect(),
     })?;
     // PEP namespaces first: wiring one replaces its host's `eth0`, which the flow's routes use.
     let peps = match pep::insert_all(&mut topo, s) {
@@ -275,10 +278,12 @@ fn configure_tcp(topo: &Topology, i: usize, f: &FlowSpec) -> Result<Option<FlowC
     };
     sender.tcp_rmem = receiver.tcp_rmem;
     sender.delayed_ack = receiver.delayed_ack;
+    sender.initrwnd_packets = receiver.initrwnd_packets;
     Ok(Some(sender))
 }
 
-/// Reads `net.ipv4.tcp_{rmem,wmem,sack,timestamps}` of the current thread's namespace.
+/// Reads `net.ipv4.tcp_{rmem,wmem,sack,timestamps,recovery,early_retrans}` of the current
+/// thread's namespace (RACK-TLP counts as on when RACK loss detection and tail loss probes are).
 pub(crate) fn read_tcp_sysctls() -> Result<FlowConfig, EmuError> {
     let read = |key: &str| -> Result<Vec<u64>, EmuError> {
         let path = std::path::Path::new("/proc/sys").join(key.replace('.', "/"));
@@ -296,12 +301,23 @@ pub(crate) fn read_tcp_sysctls() -> Result<FlowConfig, EmuError> {
         tcp_wmem: triple(read("net.ipv4.tcp_wmem")?),
         sack: flag(read("net.ipv4.tcp_sack")?),
         timestamps: flag(read("net.ipv4.tcp_timestamps")?),
+        rack: Some(rack_on(
+            read("net.ipv4.tcp_recovery")?.first().copied(),
+            read("net.ipv4.tcp_early_retrans")?.first().copied(),
+        )),
         ..FlowConfig::default()
     })
 }
 
-/// Takes `initcwnd`, `rto_min` and `quickack` from `ip -j route show` output (the kernel's
-/// defaults where a metric is absent: initial window 10, minimum RTO 200 ms, delayed ACKs on).
+/// RACK-TLP as the model means it: RACK loss detection (`tcp_recovery` bit 0) and tail loss
+/// probes (`tcp_early_retrans` 3 or 4).
+fn rack_on(recovery: Option<u64>, early_retrans: Option<u64>) -> bool {
+    recovery.is_some_and(|r| r & 1 == 1) && early_retrans.is_some_and(|e| e >= 3)
+}
+
+/// Takes `initrwnd`, `initcwnd`, `rto_min` and `quickack` from `ip -j route show` output (the
+/// kernel's defaults where a metric is absent: no initial receive window bound beyond the
+/// buffer, initial window 10, minimum RTO 200 ms, delayed ACKs on).
 pub(crate) fn read_route_metrics(json: &str, config: &mut FlowConfig) {
     let routes: serde_json::Value = serde_json::from_str(json).unwrap_or_default();
     let metric = |name: &str| -> Option<f64> {
@@ -312,6 +328,7 @@ pub(crate) fn read_route_metrics(json: &str, config: &mut FlowConfig) {
             .iter()
             .find_map(|m| m.get(name)?.as_f64())
     };
+    config.initrwnd_packets = metric("initrwnd").map(|v| v as u64);
     config.initcwnd_packets = Some(metric("initcwnd").map_or(10, |v| v as u64));
     config.rto_min_ms = Some(metric("rto_min").unwrap_or(200.0));
     config.delayed_ack = Some(metric("quickack").unwrap_or(0.0) == 0.0);
@@ -547,9 +564,10 @@ mod tests {
     fn route_metrics_are_read_back_with_kernel_defaults() {
         let mut c = FlowConfig::default();
         read_route_metrics(
-            r#"[{"dst":"10.99.2.1","dev":"eth0","metrics":[{"initcwnd":10,"rto_min":50,"quickack":1}]}]"#,
+            r#"[{"dst":"10.99.2.1","dev":"eth0","metrics":[{"initcwnd":10,"initrwnd":46,"rto_min":50,"quickack":1}]}]"#,
             &mut c,
         );
+        assert_eq!(c.initrwnd_packets, Some(46));
         assert_eq!(c.initcwnd_packets, Some(10));
         assert_eq!(c.rto_min_ms, Some(50.0));
         assert_eq!(c.delayed_ack, Some(false));
@@ -558,6 +576,10 @@ mod tests {
         assert_eq!(c.initcwnd_packets, Some(10));
         assert_eq!(c.rto_min_ms, Some(200.0));
         assert_eq!(c.delayed_ack, Some(true));
+        assert_eq!(c.initrwnd_packets, None);
+        assert!(rack_on(Some(1), Some(3)));
+        assert!(!rack_on(Some(0), Some(3)), "RACK loss detection off");
+        assert!(!rack_on(Some(1), Some(0)), "no tail loss probe");
     }
 
     #[test]

@@ -15,11 +15,12 @@ use std::time::{Duration, Instant};
 
 use netem::config::LinkConfig;
 use netem::LinkStats;
+use scenario::model::DuplexLink;
 
 use crate::cleanup::RunLock;
 use crate::error::EmuError;
 use crate::forwarder::{
-    self, ForwarderConfig, ForwarderHandle, ForwarderReport, PortSpec, Side, WaitMode,
+    self, AccessLink, ForwarderConfig, ForwarderHandle, ForwarderReport, PortSpec, Side, WaitMode,
 };
 use crate::netns;
 use crate::offload::{self, Offload};
@@ -46,6 +47,12 @@ pub struct TopologySpec {
     pub mtu: u16,
     /// How the forwarder waits.
     pub wait: WaitMode,
+    /// Access link of client `i` (`up`: client → bottleneck, `down`: bottleneck → client), the
+    /// scenario's `flow.client_access`; a client without an entry has an ideal one.
+    pub client_access: Vec<DuplexLink>,
+    /// Access link of server `j` (`up`: bottleneck → server, `down`: server → bottleneck), the
+    /// scenario's `flow.server_access`; a server without an entry has an ideal one.
+    pub server_access: Vec<DuplexLink>,
 }
 
 impl TopologySpec {
@@ -60,7 +67,26 @@ impl TopologySpec {
             capture_dir: None,
             mtu: 1500,
             wait: WaitMode::Sleep,
+            client_access: Vec::new(),
+            server_access: Vec::new(),
         }
+    }
+
+    /// The router port's view of host (`side`, `index`)'s access link (`None`: ideal).
+    fn access(&self, side: Side, index: usize) -> Option<AccessLink> {
+        let link = match side {
+            Side::Client => self.client_access.get(index),
+            Side::Server => self.server_access.get(index),
+        }?;
+        let (ingress, egress) = match side {
+            Side::Client => (&link.up, &link.down),
+            Side::Server => (&link.down, &link.up),
+        };
+        let ideal = LinkConfig::ideal();
+        (*ingress != ideal || *egress != ideal).then(|| AccessLink {
+            ingress: ingress.clone(),
+            egress: egress.clone(),
+        })
     }
 }
 
@@ -248,6 +274,7 @@ impl Topology {
                 ifname: port,
                 side,
                 host_mac: host_mac(side, index),
+                access: spec.access(side, index),
             });
         }
         for &(side, index) in &hosts {

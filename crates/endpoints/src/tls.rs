@@ -183,15 +183,22 @@ pub enum Trust {
     Insecure,
 }
 
-/// Builds the client-side rustls config with the given ALPN list.
+/// Builds the client-side rustls config with the given ALPN list; `tls12_only` offers TLS 1.2
+/// alone (two round trips of handshake), otherwise TLS 1.3 is preferred.
 pub fn client_config(
     trust: &Trust,
     alpn: &[&[u8]],
     keylog: Option<Arc<FileKeyLog>>,
     early_data: bool,
+    tls12_only: bool,
 ) -> Result<rustls::ClientConfig, TlsError> {
-    let builder = rustls::ClientConfig::builder_with_provider(provider())
-        .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])?;
+    let versions: &[&rustls::SupportedProtocolVersion] = if tls12_only {
+        &[&rustls::version::TLS12]
+    } else {
+        &[&rustls::version::TLS13, &rustls::version::TLS12]
+    };
+    let builder =
+        rustls::ClientConfig::builder_with_provider(provider()).with_protocol_versions(versions)?;
     let mut cfg = match trust {
         Trust::Roots(roots) => builder
             .with_root_certificates(roots.clone())

@@ -84,6 +84,7 @@ async fn malformed_http_after_tls_gets_an_error_not_a_crash() {
         &[b"http/1.1"],
         None,
         false,
+        false,
     )
     .expect("tls config");
     let connector = tokio_rustls::TlsConnector::from(std::sync::Arc::new(cfg));

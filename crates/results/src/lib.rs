@@ -239,6 +239,14 @@ pub struct FlowConfig {
     /// Timestamps on (`net.ipv4.tcp_timestamps`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timestamps: Option<bool>,
+    /// RACK-TLP loss detection on (`net.ipv4.tcp_recovery` bit 0 and tail loss probes,
+    /// `net.ipv4.tcp_early_retrans` ≥ 3, in the emulator).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rack: Option<bool>,
+    /// Bound on the receive window advertised at connection start, segments (route `initrwnd`
+    /// in the emulator: the kernel offers at most this many MSS before autotuning).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initrwnd_packets: Option<u64>,
 }
 
 /// One connection of a flow (download flows may open several in sequence).

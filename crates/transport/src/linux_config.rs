@@ -38,6 +38,32 @@ pub fn tcp_wmem(t: &TcpKnobs) -> [u64; 3] {
     [BUFFER_MIN, WMEM_DEFAULT.min(max), max]
 }
 
+/// Route `initrwnd` for the knobs: `initial_receive_window` in whole segments, rounded up, of
+/// the MSS the model uses (IP MTU − 40 − 12 with timestamps). Linux offers
+/// min(buffer space, `initrwnd` × MSS) in its SYN and SYN-ACK, so with the default buffer of
+/// [`tcp_rmem`] the first window is the knob's value up to one segment.
+pub fn initrwnd(t: &TcpKnobs) -> u64 {
+    let mss = u64::from(t.mtu).saturating_sub(40 + if t.timestamps { 12 } else { 0 });
+    t.initial_receive_window.div_ceil(mss.max(1)).max(1)
+}
+
+/// `net.ipv4.tcp_recovery` and `net.ipv4.tcp_early_retrans` for the knobs: Linux's defaults
+/// (RACK loss detection, tail loss probes) with `rack`, both off without (the three-duplicate
+/// rule of RFC 6675 and no probe, as the model does).
+pub fn rack_sysctls(t: &TcpKnobs) -> [(&'static str, &'static str); 2] {
+    if t.rack {
+        [
+            ("net.ipv4.tcp_recovery", "1"),
+            ("net.ipv4.tcp_early_retrans", "3"),
+        ]
+    } else {
+        [
+            ("net.ipv4.tcp_recovery", "0"),
+            ("net.ipv4.tcp_early_retrans", "0"),
+        ]
+    }
+}
+
 /// The scenario name of a controller (`flow.cc` values).
 pub fn cc_name(cc: &CcChoice) -> &'static str {
     match cc {
@@ -99,6 +125,8 @@ pub fn tcp_record(cc: &CcChoice, t: &TcpKnobs) -> FlowConfig {
         delayed_ack: Some(t.delayed_ack),
         sack: Some(t.sack),
         timestamps: Some(t.timestamps),
+        rack: Some(t.rack),
+        initrwnd_packets: Some(initrwnd(t)),
     }
 }
 
@@ -119,6 +147,26 @@ mod tests {
         };
         assert_eq!(tcp_rmem(&small), [4096, 102_400, 102_400]);
         assert_eq!(tcp_wmem(&small), [4096, 8_000, 8_000]);
+        // 65 535 bytes over 1448-byte segments (1500 − 40 − 12): 46 segments.
+        assert_eq!(initrwnd(&t), 46);
+        let no_ts = TcpKnobs {
+            timestamps: false,
+            initial_receive_window: 14_600,
+            ..TcpKnobs::default()
+        };
+        assert_eq!(initrwnd(&no_ts), 10);
+        assert_eq!(rack_sysctls(&t)[0], ("net.ipv4.tcp_recovery", "1"));
+        let no_rack = TcpKnobs {
+            rack: false,
+            ..TcpKnobs::default()
+        };
+        assert_eq!(
+            rack_sysctls(&no_rack),
+            [
+                ("net.ipv4.tcp_recovery", "0"),
+                ("net.ipv4.tcp_early_retrans", "0")
+            ]
+        );
     }
 
     #[test]

@@ -69,11 +69,11 @@ impl Connector {
                 } else {
                     &[b"http/1.1"]
                 };
-                let c = tls::client_config(&trust, alpn, keylog, false)?;
+                let c = tls::client_config(&trust, alpn, keylog, false, cfg.tls12_only)?;
                 (Some(TlsConnector::from(Arc::new(c))), None)
             }
             HttpVersion::H3 => {
-                let c = tls::client_config(&trust, &[b"h3"], keylog, cfg.zero_rtt)?;
+                let c = tls::client_config(&trust, &[b"h3"], keylog, cfg.zero_rtt, false)?;
                 let crypto = QuicClientConfig::try_from(c)
                     .map_err(|e| ClientError::Invalid(format!("QUIC TLS config: {e}")))?;
                 let mut qc = quinn::ClientConfig::new(Arc::new(crypto));

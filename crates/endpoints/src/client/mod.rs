@@ -104,6 +104,9 @@ pub struct ClientConfig {
     pub h2_conn_window: u32,
     /// Take a transport statistics snapshot after every request (one getsockopt or lock).
     pub collect_transport_stats: bool,
+    /// Offer TLS 1.2 only on TCP (HTTP/1.1, HTTP/2), as a scenario's `flow.tls = "1.2"` asks;
+    /// HTTP/3 always runs TLS 1.3 (QUIC requires it).
+    pub tls12_only: bool,
 }
 
 impl Default for ClientConfig {
@@ -122,6 +125,7 @@ impl Default for ClientConfig {
             h2_stream_window: 16_000_000,
             h2_conn_window: 24_000_000,
             collect_transport_stats: false,
+            tls12_only: false,
         }
     }
 }
