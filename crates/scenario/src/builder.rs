@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use crate::model::{
-    CcChoice, DuplexLink, FcUpdate, FlowSpec, QuicKnobs, QuicModelKnobs, Scenario, Stack,
-    TcpKnobs, Workload,
+    CcChoice, DuplexLink, FcUpdate, FlowSpec, QuicKnobs, QuicModelKnobs, Scenario, Stack, TcpKnobs,
+    Workload,
 };
 use cc::config::{CcConfig, CommonCcConfig, RenoCounting};
 use netem::config::{LinkConfig, LossConfig, QueueLimit, RateProfile};

@@ -624,16 +624,20 @@ mod tests {
             .filter(|k| !k.stacks.is_empty())
             .all(|k| k.path.starts_with("flow.")));
         // The registry test can only see a key change something on a flow of its stack.
-        assert!(KEYS.iter().filter(|k| k.stacks == TCP).all(|k| k.context
-            == [TCP_FLOW]
-            || k.context == [TCP_FLOW, PEP_ON]
-            || k.context == [TCP_FLOW, HTTP1]));
+        assert!(KEYS
+            .iter()
+            .filter(|k| k.stacks == TCP)
+            .all(|k| k.context == [TCP_FLOW]
+                || k.context == [TCP_FLOW, PEP_ON]
+                || k.context == [TCP_FLOW, HTTP1]));
         assert!(KEYS
             .iter()
             .filter(|k| k.stacks == MODEL)
             .all(|k| k.context == [MODEL_FLOW]));
         assert!(QUIC_ONLY_CC.iter().all(|c| CC_NAMES.contains(c)));
-        assert!(OUR_CC.iter().all(|c| CC_NAMES.contains(c) && !QUIC_ONLY_CC.contains(c)));
+        assert!(OUR_CC
+            .iter()
+            .all(|c| CC_NAMES.contains(c) && !QUIC_ONLY_CC.contains(c)));
         assert_eq!(OUR_CC.len() + QUIC_ONLY_CC.len(), CC_NAMES.len());
         assert_eq!(
             find("flow.stack").map(|k| k.allowed),

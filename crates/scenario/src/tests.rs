@@ -501,6 +501,7 @@ fn every_example_parses() {
             "fair-share",
             "ge-loss",
             "lossy-sweep",
+            "quic-model",
             "quic-vs-tcp",
             "satellite-bod"
         ]
@@ -565,6 +566,35 @@ fn examples_mean_what_their_comments_say() {
         );
     }
     assert_eq!(s.flows[1].tcp, TcpKnobs::default());
+}
+
+#[test]
+fn the_model_example_is_inets_configuration() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/examples");
+    let l = load(&dir.join("quic-model.toml"), &[], &[]).unwrap_or_else(|e| panic!("{e}"));
+    let f = &l.points[0].scenario.flows[0];
+    assert_eq!(f.stack, Stack::QuicModel);
+    assert_eq!(
+        f.quic_model,
+        QuicModelKnobs {
+            mtu: 1280,
+            receiver_ack_ratio: 1,
+            pacing: false,
+            fc_threshold: 0.5,
+            fc_immediate: false,
+            ..QuicModelKnobs::default()
+        }
+    );
+    assert_eq!(
+        f.quic_model,
+        QuicModelKnobs {
+            stream_window: QuicModelKnobs::default().stream_window,
+            conn_window: QuicModelKnobs::default().conn_window,
+            send_window: QuicModelKnobs::default().send_window,
+            ..crate::builder::inet_model_knobs(1280)
+        },
+        "the builder's INET knobs are the example's"
+    );
 }
 
 fn tcp_of(text: &str) -> TcpKnobs {
@@ -714,7 +744,10 @@ fn flow_knob_registry_defaults_equal_the_types_defaults() {
         assert_eq!((f.quic, f.tcp), (quic, tcp), "{text}");
     }
     // Every flow carries the model's defaults, so engines never see garbage.
-    assert_eq!(ok("[[flow]]\n").points[0].scenario.flows[0].quic_model, model);
+    assert_eq!(
+        ok("[[flow]]\n").points[0].scenario.flows[0].quic_model,
+        model
+    );
     assert_eq!(
         tcp_of("[[flow]]\nstack = \"tcp\"\nmtu = 1400\n"),
         TcpKnobs::with_mtu(1400)
@@ -923,19 +956,40 @@ fn quic_model_values_are_checked() {
     let e = model_err("scheduler = \"lifo\"");
     assert_eq!(e.allowed, ["round-robin", "fifo"]);
     for (body, want) in [
-        ("fc_threshold = 0", "flow.0.fc_threshold = 0 is not in (0, 1]"),
-        ("fc_threshold = 1.5", "flow.0.fc_threshold = 1.5 is not in (0, 1]"),
-        ("send_queue_low_water = 1", "flow.0.send_queue_low_water = 1 is not in [0, 1)"),
+        (
+            "fc_threshold = 0",
+            "flow.0.fc_threshold = 0 is not in (0, 1]",
+        ),
+        (
+            "fc_threshold = 1.5",
+            "flow.0.fc_threshold = 1.5 is not in (0, 1]",
+        ),
+        (
+            "send_queue_low_water = 1",
+            "flow.0.send_queue_low_water = 1 is not in [0, 1)",
+        ),
         ("send_queue_low_water = -0.1", "is not in [0, 1)"),
-        ("ack_delay = \"0ms\"", "flow.0.ack_delay = 0ns is not within 1ns and 16.383s"),
+        (
+            "ack_delay = \"0ms\"",
+            "flow.0.ack_delay = 0ns is not within 1ns and 16.383s",
+        ),
         ("ack_delay = \"17s\"", "is not within 1ns and 16.383s"),
         ("receiver_ack_ratio = 0", "0 is not within 1 and 4294967295"),
         ("send_queue_limit = 0", "is not within 1 B and"),
-        ("stream_window = 0", "flow.0.stream_window = 0 B is not within 1 B and 4611686018427387903 B"),
+        (
+            "stream_window = 0",
+            "flow.0.stream_window = 0 B is not within 1 B and 4611686018427387903 B",
+        ),
         ("conn_window = 0", "flow.0.conn_window = 0 B"),
         ("send_window = 0", "flow.0.send_window = 0 B"),
-        ("max_ack_delay = \"0ms\"", "for an ACK on every packet set ack_ratio = 1"),
-        ("max_ack_delay = \"20s\"", "flow.0.max_ack_delay = 20s is not within"),
+        (
+            "max_ack_delay = \"0ms\"",
+            "for an ACK on every packet set ack_ratio = 1",
+        ),
+        (
+            "max_ack_delay = \"20s\"",
+            "flow.0.max_ack_delay = 20s is not within",
+        ),
         ("mtu = 65536", "65536 is not within 1228 and 65535"),
         ("mtu = 1227", "1227 is not within 1228 and 65535"),
     ] {
@@ -943,7 +997,9 @@ fn quic_model_values_are_checked() {
         assert_eq!(e.line, Some(3), "{body}: {e}");
         assert!(e.message.contains(want), "{body}: {e}");
     }
-    ok(&format!("{MODEL_HEAD}fc_threshold = 1\nsend_queue_low_water = 0\n"));
+    ok(&format!(
+        "{MODEL_HEAD}fc_threshold = 1\nsend_queue_low_water = 0\n"
+    ));
     // The model's limits on shared keys do not apply to quinn's stack.
     ok("[[flow]]\nmax_ack_delay = \"0ms\"\n");
     // quinn's controllers are quinn's: refused on the model, naming the allowed values.

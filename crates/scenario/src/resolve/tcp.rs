@@ -38,12 +38,11 @@ pub(crate) fn check_stack_keys(
         if e.key == "cc" && stack != Stack::Quic {
             if let Val::Str(v) = &e.node.val {
                 if QUIC_ONLY_CC.contains(&v.as_str()) {
-                    return Err(
-                        wrong(&e.node.at, format!("cc = {v:?}"), &[Stack::Quic]).with_allowed_titled(
+                    return Err(wrong(&e.node.at, format!("cc = {v:?}"), &[Stack::Quic])
+                        .with_allowed_titled(
                             &format!("allowed for stack = {:?}", stack.name()),
                             OUR_CC,
-                        ),
-                    );
+                        ));
                 }
             }
         }
