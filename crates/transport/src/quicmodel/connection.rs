@@ -15,6 +15,7 @@
 //! tickets (178 CRYPTO bytes) in 1-RTT. Before it has received a Handshake packet the server
 //! sends at most three times the bytes it received (RFC 9000 §8.1).
 
+use std::cell::Cell;
 use std::time::Duration;
 
 use cc::{CongestionController, RttSample};
@@ -28,7 +29,7 @@ use super::recovery::{detect_lost, Rtt, GRANULARITY, PERSISTENT_CONGESTION_THRES
 use super::space::{SentFrame, SentLog, SpaceId};
 use super::streams::{StreamConfig, Streams};
 use super::wire::{
-    pn_len, stream_room, Ack, DecodeError, Frame, PacketKind, Reader, Writer, AEAD_TAG,
+    pn_len, stream_room, Ack, DecodeError, Frame, PacketKind, Reader, Writer, AEAD_TAG, MAX_FRAMES,
     MIN_INITIAL_DATAGRAM,
 };
 use super::Params;
@@ -50,6 +51,10 @@ pub(crate) const SESSION_TICKETS: u32 = 178;
 const NEW_CIDS: u8 = 4;
 /// Smallest room worth starting a packet in.
 const MIN_PACKET_ROOM: u32 = 48;
+/// quinn's floor for the automatically requested max ACK delay.
+const MIN_AUTOMATIC_ACK_DELAY: Duration = Duration::from_millis(25);
+/// quinn re-requests the ACK delay when the desired one moved by more than this fraction.
+const MAX_ACK_DELAY_ERROR: f64 = 0.2;
 /// PTO backoff exponent cap (2^16 · PTO is far beyond any run).
 const MAX_PTO_BACKOFF: u32 = 16;
 
@@ -161,6 +166,8 @@ struct Pending {
 #[derive(Debug, Default)]
 struct Pkt {
     started: bool,
+    /// Frames written.
+    frames: u32,
     /// Frame bytes.
     len: u32,
     elicit: bool,
@@ -217,7 +224,11 @@ pub(crate) struct Endpoint {
     pub streams: Streams,
     fc: FcPolicy,
     policy: AckPolicy,
-    ack_frequency_seq: Option<u64>,
+    /// Newest ACK_FREQUENCY sequence number received.
+    ack_frequency_recv_seq: Option<u64>,
+    /// Newest ACK_FREQUENCY sequence number sent, and the delay it requested.
+    ack_frequency_sent_seq: Option<u64>,
+    ack_frequency_requested: Option<Duration>,
     peer_max_ack_delay: Duration,
     pending: Pending,
     close: Close,
@@ -230,6 +241,8 @@ pub(crate) struct Endpoint {
     pub got_ticket: bool,
     /// Whether this side sends the flow's data (it requests the ACK frequency).
     pub data_sender: bool,
+    /// `poll_timeout`'s answer until the next input or output (the engine asks often).
+    timeout_cache: Cell<Option<Option<Duration>>>,
 }
 
 /// Where a frame's effects go while the packet log is borrowed.
@@ -373,7 +386,9 @@ impl Endpoint {
                 ibit: k.ibit,
                 bundle: k.bundle_acks,
             },
-            ack_frequency_seq: None,
+            ack_frequency_recv_seq: None,
+            ack_frequency_sent_seq: None,
+            ack_frequency_requested: None,
             peer_max_ack_delay: k.ack_delay,
             pending: Pending::default(),
             close: Close::Open,
@@ -382,6 +397,7 @@ impl Endpoint {
             handshake_complete_at: None,
             got_ticket: false,
             data_sender,
+            timeout_cache: Cell::new(None),
         }
     }
 
@@ -402,6 +418,7 @@ impl Endpoint {
 
     /// The application closes the connection (after its download).
     pub(crate) fn close(&mut self) {
+        self.timeout_cache.set(None);
         if self.close == Close::Open {
             self.close = Close::Pending;
         }
@@ -452,6 +469,7 @@ impl Endpoint {
         now: Duration,
         owd: &mut impl FnMut(Duration),
     ) -> Result<(), DecodeError> {
+        self.timeout_cache.set(None);
         let (mut r, h) = Reader::new(bytes)?;
         if self.close == Close::Done {
             return Ok(());
@@ -569,8 +587,8 @@ impl Endpoint {
                 threshold,
                 max_delay_us,
             } => {
-                if self.ack_frequency_seq.is_none_or(|q| seq > q) {
-                    self.ack_frequency_seq = Some(seq);
+                if self.ack_frequency_recv_seq.is_none_or(|q| seq > q) {
+                    self.ack_frequency_recv_seq = Some(seq);
                     self.policy.ratio = threshold.saturating_add(1);
                     self.policy.delay = Duration::from_micros(max_delay_us);
                 }
@@ -622,12 +640,38 @@ impl Endpoint {
     }
 
     fn on_confirmed(&mut self) {
-        let k = &self.p.knobs;
-        if self.data_sender && (k.ack_ratio.is_some() || k.max_ack_delay.is_some()) {
+        if self.requests_ack_frequency() {
             self.pending.ack_frequency = true;
-            if let Some(d) = k.max_ack_delay {
-                self.peer_max_ack_delay = d;
-            }
+        }
+    }
+
+    /// The data sender asks for an ACK frequency (`ack_ratio` or `max_ack_delay` set).
+    fn requests_ack_frequency(&self) -> bool {
+        let k = &self.p.knobs;
+        self.data_sender && (k.ack_ratio.is_some() || k.max_ack_delay.is_some())
+    }
+
+    /// The max ACK delay to request now, as quinn: the configured one (else the receiver's
+    /// own), but no more than the RTT unless the RTT is below 25 ms.
+    fn desired_ack_delay(&self) -> Duration {
+        let k = &self.p.knobs;
+        let candidate = k.max_ack_delay.unwrap_or(k.ack_delay);
+        candidate.min(self.rtt.smoothed.max(MIN_AUTOMATIC_ACK_DELAY))
+    }
+
+    /// After an RTT sample: a new ACK_FREQUENCY is due when the desired delay moved more than
+    /// 20% from the one requested last (quinn's rule).
+    fn maybe_update_ack_frequency(&mut self) {
+        if !self.requests_ack_frequency() || !self.confirmed() || self.pending.ack_frequency {
+            return;
+        }
+        let Some(current) = self.ack_frequency_requested else {
+            return;
+        };
+        let desired = self.desired_ack_delay().as_secs_f64();
+        let current = current.as_secs_f64().max(1e-9);
+        if (desired / current - 1.0).abs() > MAX_ACK_DELAY_ERROR {
+            self.pending.ack_frequency = true;
         }
     }
 
@@ -657,6 +701,7 @@ impl Endpoint {
                 delay = delay.min(self.peer_max_ack_delay);
             }
             self.rtt.update(latest, delay, now);
+            self.maybe_update_ack_frequency();
         }
         let rtt = RttSample {
             latest: self.rtt.latest,
@@ -665,6 +710,7 @@ impl Endpoint {
         };
         let mut newly_largest = None;
         let mut any = false;
+        let mut ack_frequency_acked = false;
         let Endpoint {
             sent,
             streams,
@@ -677,7 +723,7 @@ impl Endpoint {
             ..
         } = self;
         let log = &mut sent[s];
-        for &(lo, hi) in a.ranges() {
+        for (lo, hi) in a.ranges() {
             let from = lo.max(log.base());
             if hi < from {
                 continue;
@@ -691,6 +737,7 @@ impl Endpoint {
                 }
                 if let Some(rec) = log.get_mut(pn) {
                     rec.outstanding = false;
+                    rec.acked = true;
                 }
                 any = true;
                 newly_largest = Some(newly_largest.map_or(pn, |l: u64| l.max(pn)));
@@ -717,13 +764,22 @@ impl Endpoint {
                                 .acked
                                 .insert(u64::from(offset), u64::from(offset + len));
                         }
+                        SentFrame::AckFrequency => ack_frequency_acked = true,
                         _ => {}
                     }
                 }
             }
         }
+        if ack_frequency_acked {
+            // The peer applies the requested delay from now on (an older request acknowledged
+            // late would only shorten the PTO's allowance a little).
+            if let Some(d) = self.ack_frequency_requested {
+                self.peer_max_ack_delay = d;
+            }
+        }
         if any {
-            cc.on_end_acks(now, *in_flight, *app_limited, newly_largest);
+            self.cc
+                .on_end_acks(now, self.in_flight, self.app_limited, newly_largest);
             // RFC 9002 §6.2.1: an acknowledgement resets the backoff (a client only once it
             // knows the server validated its address, which the model's server does on the
             // first Handshake packet; the difference is one backoff step at most).
@@ -799,7 +855,10 @@ impl Endpoint {
             // Blocked by the amplification limit: no probe could go out.
             return None;
         }
-        let backoff = 1u32 << self.pto_count.min(MAX_PTO_BACKOFF);
+        // In nanoseconds: this runs after every input and output.
+        let backoff = 1u64 << self.pto_count.min(MAX_PTO_BACKOFF);
+        let ns = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+        let base = ns(self.rtt.pto(Duration::ZERO)).saturating_mul(backoff);
         let nothing_out = self.elicit_out.iter().all(|&n| n == 0);
         if self.side == Side::Client && !self.is_established() && nothing_out {
             // Anti-deadlock (RFC 9002 §6.2.2.1): probe even with nothing in flight.
@@ -809,34 +868,41 @@ impl Endpoint {
             } else {
                 SpaceId::Initial
             };
-            return Some((since + self.rtt.pto(Duration::ZERO) * backoff, sp, false));
+            return Some((since + Duration::from_nanos(base), sp, false));
         }
+        let mut best_ns: Option<(u64, SpaceId)> = None;
         for sp in SpaceId::ALL {
             let i = sp as usize;
-            if self.elicit_out[i] == 0 {
-                continue;
-            }
-            if sp == SpaceId::Data && !self.confirmed() {
+            if self.elicit_out[i] == 0 || (sp == SpaceId::Data && !self.confirmed()) {
                 continue;
             }
             let Some(last) = self.last_elicit[i] else {
                 continue;
             };
-            let mad = if sp == SpaceId::Data {
-                self.peer_max_ack_delay
+            let pto = if sp == SpaceId::Data {
+                base.saturating_add(ns(self.peer_max_ack_delay).saturating_mul(backoff))
             } else {
-                Duration::ZERO
+                base
             };
-            let t = last + self.rtt.pto(mad) * backoff;
-            if best.is_none_or(|(b, ..)| t < b) {
-                best = Some((t, sp, false));
+            let t = ns(last).saturating_add(pto);
+            if best_ns.is_none_or(|(b, _)| t < b) {
+                best_ns = Some((t, sp));
             }
         }
-        best
+        best_ns.map(|(t, sp)| (Duration::from_nanos(t), sp, false))
     }
 
     /// When this endpoint next needs `on_timeout`.
     pub(crate) fn poll_timeout(&self) -> Option<Duration> {
+        if let Some(t) = self.timeout_cache.get() {
+            return t;
+        }
+        let t = self.compute_timeout();
+        self.timeout_cache.set(Some(t));
+        t
+    }
+
+    fn compute_timeout(&self) -> Option<Duration> {
         if self.close == Close::Done || !self.active {
             return None;
         }
@@ -854,6 +920,7 @@ impl Endpoint {
 
     /// Timers due at `now`.
     pub(crate) fn on_timeout(&mut self, now: Duration) {
+        self.timeout_cache.set(None);
         if self.close == Close::Done {
             return;
         }
@@ -942,6 +1009,7 @@ impl Endpoint {
 
     /// The next datagram, if any.
     pub(crate) fn poll_transmit(&mut self, now: Duration, to: Side) -> Option<Transmit> {
+        self.timeout_cache.set(None);
         if self.close == Close::Done || !self.active {
             return None;
         }
@@ -1080,8 +1148,10 @@ impl Endpoint {
         let want = ctl || stream_ready || probe || closing;
         let mut limit = None;
         let mut elicit_ok = want;
-        if want && !probe && !closing {
-            if self.in_flight + u64::from(max) > self.cc.window() {
+        if want && !closing {
+            // Probes ignore the congestion window (RFC 9002 §7.5) but, as in quinn, not the
+            // pacer.
+            if !probe && self.in_flight + u64::from(max) > self.cc.window() {
                 elicit_ok = false;
                 limit = Some(Limit::Cwnd);
             } else if data && self.p.knobs.pacing {
@@ -1129,7 +1199,13 @@ impl Endpoint {
             let n = f.wire_len();
             w.frame(f);
             pkt.len += n;
-            *left = left.saturating_sub(n);
+            pkt.frames += 1;
+            // A full frame count closes the packet like a full payload does.
+            *left = if pkt.frames >= MAX_FRAMES {
+                0
+            } else {
+                left.saturating_sub(n)
+            };
             pkt.elicit |= f.ack_eliciting();
         };
         // ACK.
@@ -1272,6 +1348,7 @@ impl Endpoint {
         put: &mut impl FnMut(&mut Option<Writer>, &mut Pkt, &Frame, &mut u32),
         fc_due: bool,
     ) {
+        let af_delay = self.desired_ack_delay();
         let log = &mut self.sent[SpaceId::Data as usize];
         if self.pending.handshake_done && *left > 1 {
             self.pending.handshake_done = false;
@@ -1288,19 +1365,23 @@ impl Endpoint {
         }
         if self.pending.ack_frequency {
             let k = &self.p.knobs;
-            let seq = self.ack_frequency_seq.map_or(0, |q| q + 1);
+            let seq = self.ack_frequency_sent_seq.map_or(0, |q| q + 1);
+            let delay = af_delay;
             let f = Frame::AckFrequency {
                 seq,
                 threshold: k
                     .ack_ratio
                     .unwrap_or(k.receiver_ack_ratio)
                     .saturating_sub(1),
-                max_delay_us: u64::try_from(k.max_ack_delay.unwrap_or(k.ack_delay).as_micros())
-                    .unwrap_or(u64::MAX),
+                max_delay_us: u64::try_from(delay.as_micros()).unwrap_or(u64::MAX),
             };
             if f.wire_len() < *left {
                 self.pending.ack_frequency = false;
-                self.ack_frequency_seq = Some(seq);
+                self.ack_frequency_sent_seq = Some(seq);
+                self.ack_frequency_requested = Some(delay);
+                // The PTO allows for the larger of the old and the new delay until the peer
+                // has the frame (quinn: max of the current and the in-flight request).
+                self.peer_max_ack_delay = self.peer_max_ack_delay.max(delay);
                 self.stats.ack_frequency_sent += 1;
                 log.push_frame(SentFrame::AckFrequency);
                 put(writer, pkt, &f, left);

@@ -122,8 +122,10 @@ pub(crate) fn detect_lost(
         }
         let p = *log.at(i);
         if !p.outstanding {
-            // An acknowledged packet breaks a run (lost ones were trimmed or are marked).
-            run = None;
+            // An acknowledged packet breaks a run; one declared lost earlier does not.
+            if p.acked {
+                run = None;
+            }
             continue;
         }
         let by_count = largest_acked >= pn + PACKET_THRESHOLD;
@@ -230,5 +232,37 @@ mod tests {
             "sent at 0 ms: 113 − 112.5 ≥ 0; the one sent at 1 ms waits"
         );
         assert_eq!(l.loss_time, Some(Duration::from_micros(113_500)));
+    }
+
+    #[test]
+    fn persistent_congestion_needs_a_long_unacknowledged_span() {
+        let mut r = Rtt::new(Duration::from_millis(100));
+        r.update(
+            Duration::from_millis(100),
+            Duration::ZERO,
+            Duration::from_millis(1),
+        );
+        let period = Some(Duration::from_millis(300));
+        for (acked_between, expect) in [(false, true), (true, false)] {
+            let mut log = SentLog::default();
+            // Packets every 50 ms from 10 ms; the last one is acknowledged.
+            for k in 0..10u64 {
+                log.begin();
+                log.commit(
+                    Duration::from_millis(10 + 50 * k),
+                    1000,
+                    true,
+                    true,
+                    u64::MAX,
+                );
+            }
+            for pn in [9u64].into_iter().chain(acked_between.then_some(4)) {
+                let p = log.get_mut(pn).unwrap();
+                p.outstanding = false;
+                p.acked = true;
+            }
+            let l = detect_lost(&mut log, 9, &r, Duration::from_secs(1), period, |_, _| {});
+            assert_eq!(l.persistent, expect, "acked between: {acked_between}");
+        }
     }
 }

@@ -13,6 +13,10 @@ use super::flowctl::{FcPolicy, RecvWindow};
 use super::knobs::StreamScheduler;
 use super::ranges::RangeSet;
 
+/// Most receive streams an endpoint keeps (the model does not send MAX_STREAMS; this bounds
+/// memory against a misbehaving peer).
+pub(crate) const MAX_RECV_STREAMS: usize = 4096;
+
 /// Bytes an unbounded writer (bulk sender) has: effectively infinite.
 pub(crate) const UNBOUNDED: u64 = u64::MAX;
 
@@ -465,7 +469,8 @@ impl Streams {
         }
     }
 
-    /// A STREAM frame arrived; returns false on a flow-control violation (dropped).
+    /// A STREAM frame arrived; returns false on a protocol violation (dropped): beyond the
+    /// credit granted, or a new stream beyond [`MAX_RECV_STREAMS`].
     pub(crate) fn on_stream(
         &mut self,
         id: u64,
@@ -474,10 +479,13 @@ impl Streams {
         fin: bool,
         now: Duration,
     ) -> bool {
-        let Some(i) = self.recv_index(id, true, now) else {
+        let Some(end) = offset.checked_add(u64::from(len)) else {
             return false;
         };
-        let end = offset + u64::from(len);
+        let create = self.recv.len() < MAX_RECV_STREAMS;
+        let Some(i) = self.recv_index(id, create, now) else {
+            return false;
+        };
         let r = &mut self.recv[i];
         if end > r.window.advertised {
             return false;

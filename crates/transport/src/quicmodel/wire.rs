@@ -55,8 +55,8 @@ pub const AEAD_TAG: u32 = 16;
 pub const MIN_INITIAL_DATAGRAM: u32 = 1200;
 /// Most ACK ranges one ACK frame carries (older ranges are dropped; quinn keeps 64 blocks).
 pub const MAX_ACK_RANGES: usize = 32;
-/// Most frames one packet carries in the model.
-pub const MAX_FRAMES: usize = 24;
+/// Most frames one packet carries in the model (its frame count is one byte).
+pub const MAX_FRAMES: u32 = 255;
 /// One NEW_CONNECTION_ID frame with an 8-byte CID: type, sequence, retire prior to, length,
 /// CID, reset token.
 pub const NEW_CONNECTION_ID_LEN: u32 = 1 + 1 + 1 + 1 + CID_LEN + 16;
@@ -229,38 +229,81 @@ pub enum Frame {
     },
 }
 
-/// An ACK frame: largest, delay field and up to [`MAX_ACK_RANGES`] ranges.
+/// An ACK frame: largest, delay field and up to [`MAX_ACK_RANGES`] ranges, held compactly
+/// (each range as its distance below `largest` and its length) so frames stay small to copy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ack {
     /// Largest acknowledged.
     pub largest: u64,
     /// ACK delay field (units of 2^3 µs, the default ack_delay_exponent).
     pub delay: u64,
-    /// Ranges used in `ranges`.
-    pub count: u8,
-    /// (smallest, largest) inclusive, descending.
-    pub ranges: [(u64, u64); MAX_ACK_RANGES],
+    count: u8,
+    /// (largest − range's largest, range's largest − range's smallest), descending.
+    rel: [(u32, u32); MAX_ACK_RANGES],
 }
 
 impl Ack {
-    /// The used ranges.
-    pub fn ranges(&self) -> &[(u64, u64)] {
-        &self.ranges[..usize::from(self.count)]
+    /// An ACK frame for `largest` with no ranges yet.
+    pub fn new(largest: u64, delay: u64) -> Ack {
+        Ack {
+            largest,
+            delay,
+            count: 0,
+            rel: [(0, 0); MAX_ACK_RANGES],
+        }
+    }
+
+    /// Appends the next lower range `[lo, hi]` (inclusive); false when full, out of order or
+    /// too far below `largest` to be held.
+    pub fn push(&mut self, lo: u64, hi: u64) -> bool {
+        if usize::from(self.count) >= MAX_ACK_RANGES || lo > hi || hi > self.largest {
+            return false;
+        }
+        if let Some((plo, _)) = self.range(usize::from(self.count).wrapping_sub(1)) {
+            if hi >= plo {
+                return false;
+            }
+        }
+        let (Ok(d), Ok(l)) = (u32::try_from(self.largest - hi), u32::try_from(hi - lo)) else {
+            return false;
+        };
+        self.rel[usize::from(self.count)] = (d, l);
+        self.count += 1;
+        true
+    }
+
+    /// Ranges held.
+    pub fn count(&self) -> usize {
+        usize::from(self.count)
+    }
+
+    /// Range `i` as (smallest, largest), inclusive.
+    pub fn range(&self, i: usize) -> Option<(u64, u64)> {
+        if i >= usize::from(self.count) {
+            return None;
+        }
+        let (d, l) = self.rel[i];
+        let hi = self.largest - u64::from(d);
+        Some((hi - u64::from(l), hi))
+    }
+
+    /// The ranges as (smallest, largest), inclusive, descending.
+    pub fn ranges(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        (0..usize::from(self.count)).filter_map(|i| self.range(i))
     }
 
     /// Real size (RFC 9000 §19.3).
     pub fn wire_len(&self) -> u32 {
-        let r = self.ranges();
-        let Some(&(lo0, hi0)) = r.first() else {
+        let Some((lo0, hi0)) = self.range(0) else {
             return 0;
         };
         let mut n = 1
             + varint_len(self.largest)
             + varint_len(self.delay)
-            + varint_len(r.len() as u64 - 1)
+            + varint_len(u64::from(self.count) - 1)
             + varint_len(hi0 - lo0);
         let mut prev_lo = lo0;
-        for &(lo, hi) in &r[1..] {
+        for (lo, hi) in self.ranges().skip(1) {
             // gap = previous smallest − largest − 2; length = largest − smallest.
             n += varint_len(prev_lo.saturating_sub(hi).saturating_sub(2)) + varint_len(hi - lo);
             prev_lo = lo;
@@ -277,7 +320,7 @@ impl Frame {
             Frame::Ping | Frame::HandshakeDone => 1,
             Frame::Ack(ref a) => a.wire_len(),
             Frame::Crypto { offset, len } => {
-                1 + varint_len(u64::from(offset)) + varint_len(u64::from(len)) + len
+                (1 + varint_len(u64::from(offset)) + varint_len(u64::from(len))).saturating_add(len)
             }
             Frame::NewToken(n) => 1 + varint_len(u64::from(n)) + u32::from(n),
             Frame::Stream {
@@ -442,7 +485,7 @@ impl Writer {
                 b.extend_from_slice(&a.largest.to_le_bytes());
                 b.extend_from_slice(&a.delay.to_le_bytes());
                 b.push(a.count);
-                for &(lo, hi) in a.ranges() {
+                for (lo, hi) in a.ranges() {
                     b.extend_from_slice(&lo.to_le_bytes());
                     b.extend_from_slice(&hi.to_le_bytes());
                 }
@@ -610,27 +653,17 @@ impl<'a> Reader<'a> {
                 if usize::from(count) > MAX_ACK_RANGES || count == 0 {
                     return Err(DecodeError::Range);
                 }
-                let mut ranges = [(0u64, 0u64); MAX_ACK_RANGES];
-                let mut prev_lo = u64::MAX;
-                for r in ranges.iter_mut().take(usize::from(count)) {
+                let mut a = Ack::new(largest, delay);
+                for i in 0..count {
                     let lo = self.u64()?;
                     let hi = self.u64()?;
-                    // Descending, disjoint, lo ≤ hi: anything else is malformed.
-                    if lo > hi || hi >= prev_lo {
+                    // Descending, disjoint, lo ≤ hi, the first ending at `largest`: anything
+                    // else is malformed.
+                    if (i == 0 && hi != largest) || !a.push(lo, hi) {
                         return Err(DecodeError::Range);
                     }
-                    prev_lo = lo;
-                    *r = (lo, hi);
                 }
-                if ranges[0].1 != largest {
-                    return Err(DecodeError::Range);
-                }
-                Frame::Ack(Ack {
-                    largest,
-                    delay,
-                    count,
-                    ranges,
-                })
+                Frame::Ack(a)
             }
             0x06 => Frame::Crypto {
                 offset: self.u32()?,
@@ -702,7 +735,7 @@ pub fn describe(bytes: &[u8]) -> Result<String, DecodeError> {
                 Frame::Ping => write!(s, "PING"),
                 Frame::Ack(a) => {
                     let _ = write!(s, "ACK(");
-                    for (i, (lo, hi)) in a.ranges().iter().enumerate() {
+                    for (i, (lo, hi)) in a.ranges().enumerate() {
                         let sep = if i > 0 { "," } else { "" };
                         let _ = write!(s, "{sep}{lo}-{hi}");
                     }
@@ -765,15 +798,9 @@ mod tests {
 
     #[test]
     fn frames_round_trip_and_garbage_is_an_error() {
-        let mut ranges = [(0, 0); MAX_ACK_RANGES];
-        ranges[0] = (8, 10);
-        ranges[1] = (0, 5);
-        let ack = Ack {
-            largest: 10,
-            delay: 3,
-            count: 2,
-            ranges,
-        };
+        let mut ack = Ack::new(10, 3);
+        assert!(ack.push(8, 10) && ack.push(0, 5));
+        assert!(!ack.push(0, 0), "not below the previous range");
         // type, largest, delay, count, first range, gap (8−5−2 = 1), length.
         assert_eq!(ack.wire_len(), 7);
         let mut w = Writer::new(7, Duration::from_micros(5));
