@@ -1009,7 +1009,16 @@ impl Endpoint {
 
     /// The next datagram, if any.
     pub(crate) fn poll_transmit(&mut self, now: Duration, to: Side) -> Option<Transmit> {
-        self.timeout_cache.set(None);
+        let wake = self.pacing_wake;
+        let t = self.poll_transmit_inner(now, to);
+        // Timers change only when something was sent or the pacer set a new wake-up.
+        if t.is_some() || self.pacing_wake != wake {
+            self.timeout_cache.set(None);
+        }
+        t
+    }
+
+    fn poll_transmit_inner(&mut self, now: Duration, to: Side) -> Option<Transmit> {
         if self.close == Close::Done || !self.active {
             return None;
         }

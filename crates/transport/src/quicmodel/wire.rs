@@ -641,6 +641,7 @@ impl<'a> Reader<'a> {
     }
 
     /// The next frame.
+    #[inline(always)]
     pub fn frame(&mut self) -> Result<Frame, DecodeError> {
         let t = self.u8()?;
         Ok(match t {
