@@ -29,8 +29,8 @@ use super::recovery::{detect_lost, Rtt, GRANULARITY, PERSISTENT_CONGESTION_THRES
 use super::space::{SentFrame, SentLog, SpaceId};
 use super::streams::{StreamConfig, Streams};
 use super::wire::{
-    pn_len, stream_room, Ack, DecodeError, Frame, PacketKind, Reader, Writer, AEAD_TAG, MAX_FRAMES,
-    MIN_INITIAL_DATAGRAM,
+    pn_len, stream_chunk, Ack, DecodeError, Frame, PacketKind, Reader, Writer, AEAD_TAG,
+    MAX_FRAMES, MIN_INITIAL_DATAGRAM,
 };
 use super::Params;
 use crate::agent::{Side, Transmit};
@@ -55,6 +55,10 @@ const MIN_PACKET_ROOM: u32 = 48;
 const MIN_AUTOMATIC_ACK_DELAY: Duration = Duration::from_millis(25);
 /// quinn re-requests the ACK delay when the desired one moved by more than this fraction.
 const MAX_ACK_DELAY_ERROR: f64 = 0.2;
+/// quinn's bound on a STREAM frame header (type, 8-byte id, offset and length).
+const STREAM_SIZE_BOUND: u32 = 1 + 8 + 8 + 8;
+/// quinn's default max_idle_timeout (both ends, so also the effective one).
+const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
 /// PTO backoff exponent cap (2^16 · PTO is far beyond any run).
 const MAX_PTO_BACKOFF: u32 = 16;
 
@@ -99,7 +103,7 @@ pub(crate) struct Stats {
     pub packets_sent: u64,
     /// Packets declared lost.
     pub packets_lost: u64,
-    /// Loss batches that started a new recovery period.
+    /// Loss batches that lost in-flight packets (quinn's count).
     pub congestion_events: u64,
     /// First congestion event.
     pub first_congestion: Option<Duration>,
@@ -216,7 +220,6 @@ pub(crate) struct Endpoint {
     rtt: Rtt,
     cc: Box<dyn CongestionController>,
     in_flight: u64,
-    recovery_start: Option<Duration>,
     app_limited: bool,
     pacer: Pacer,
     pacing_wake: Option<Duration>,
@@ -241,6 +244,13 @@ pub(crate) struct Endpoint {
     pub got_ticket: bool,
     /// Whether this side sends the flow's data (it requests the ACK frequency).
     pub data_sender: bool,
+    /// Last packet received, or first ack-eliciting packet sent after it (idle timer).
+    last_activity: Option<Duration>,
+    elicited_since_recv: bool,
+    /// The idle timeout closed the connection.
+    pub timed_out: bool,
+    /// quinn's rate limit on ACKs of only non-ack-eliciting packets riding on data packets.
+    next_bundled_ack: Option<Duration>,
     /// `poll_timeout`'s answer until the next input or output (the engine asks often).
     timeout_cache: Cell<Option<Option<Duration>>>,
 }
@@ -368,7 +378,6 @@ impl Endpoint {
             rtt,
             cc,
             in_flight: 0,
-            recovery_start: None,
             app_limited: false,
             pacer,
             pacing_wake: None,
@@ -397,6 +406,10 @@ impl Endpoint {
             handshake_complete_at: None,
             got_ticket: false,
             data_sender,
+            next_bundled_ack: None,
+            last_activity: None,
+            elicited_since_recv: false,
+            timed_out: false,
             timeout_cache: Cell::new(None),
         }
     }
@@ -474,6 +487,8 @@ impl Endpoint {
         if self.close == Close::Done {
             return Ok(());
         }
+        self.last_activity = Some(now);
+        self.elicited_since_recv = false;
         self.recv_bytes += u64::from(h.udp_len);
         for _ in 0..h.packets {
             let ph = r.packet()?;
@@ -535,6 +550,9 @@ impl Endpoint {
             if arrival == Arrival::New {
                 if elicit {
                     self.stats.ack_eliciting_received += 1;
+                    if space == SpaceId::Data {
+                        self.next_bundled_ack = Some(now);
+                    }
                 }
                 if data {
                     owd(now.saturating_sub(h.sent));
@@ -561,6 +579,7 @@ impl Endpoint {
                 offset,
                 len,
                 fin,
+                ..
             } => {
                 if space != SpaceId::Data || !self.streams.on_stream(id, offset, len, fin, now) {
                     self.stats.violations += 1;
@@ -821,12 +840,12 @@ impl Endpoint {
         self.stats.packets_lost += lost.packets;
         self.in_flight = self.in_flight.saturating_sub(lost.bytes);
         self.elicit_out[s] = self.elicit_out[s].saturating_sub(lost.ack_eliciting);
-        if let Some(newest) = lost.newest_sent {
-            if self.recovery_start.is_none_or(|r| newest > r) {
-                self.recovery_start = Some(now);
-                self.stats.congestion_events += 1;
-                self.stats.first_congestion.get_or_insert(now);
-            }
+        // As quinn: every batch that lost in-flight (ack-eliciting or padded) packets is a
+        // congestion event for the statistics and goes to the controller, which itself
+        // reduces at most once per recovery period. Lost ACK-only packets carry no penalty.
+        if let (Some(newest), true) = (lost.newest_sent, lost.bytes > 0) {
+            self.stats.congestion_events += 1;
+            self.stats.first_congestion.get_or_insert(now);
             self.cc
                 .on_congestion_event(now, newest, lost.persistent, lost.bytes);
         }
@@ -915,6 +934,10 @@ impl Endpoint {
         if let Some(w) = self.pacing_wake {
             t = Some(t.map_or(w, |x: Duration| x.min(w)));
         }
+        if let Some(a) = self.last_activity {
+            let idle = a + IDLE_TIMEOUT;
+            t = Some(t.map_or(idle, |x: Duration| x.min(idle)));
+        }
         t
     }
 
@@ -922,6 +945,12 @@ impl Endpoint {
     pub(crate) fn on_timeout(&mut self, now: Duration) {
         self.timeout_cache.set(None);
         if self.close == Close::Done {
+            return;
+        }
+        if self.last_activity.is_some_and(|a| a + IDLE_TIMEOUT <= now) {
+            // RFC 9000 §10.1: silently closed; quinn reports "timed out".
+            self.close = Close::Done;
+            self.timed_out = true;
             return;
         }
         for a in &mut self.acks {
@@ -1093,6 +1122,12 @@ impl Endpoint {
                 }
             }
             if b.elicit {
+                if !self.elicited_since_recv {
+                    // quinn restarts the idle timer on the first ack-eliciting packet sent
+                    // after a receipt (RFC 9000 §10.1).
+                    self.elicited_since_recv = true;
+                    self.last_activity = Some(now);
+                }
                 self.elicit_out[i] += 1;
                 self.last_elicit[i] = Some(now);
                 self.probes[i] = self.probes[i].saturating_sub(1);
@@ -1218,13 +1253,21 @@ impl Endpoint {
             pkt.elicit |= f.ack_eliciting();
         };
         // ACK.
-        let bundle = space != SpaceId::Data || self.policy.bundle;
+        // Bundling an ACK of only non-ack-eliciting packets: always in Initial/Handshake and
+        // with `bundle_acks`; otherwise as quinn, at most once per RTT + max_ack_delay.
+        let bundle = space != SpaceId::Data
+            || self.policy.bundle
+            || self.next_bundled_ack.is_some_and(|t| t <= now);
         if ack_must || (elicit_ok && self.acks[s].may_bundle(bundle)) {
             if let Some(a) = self.acks[s].take_ack(now) {
                 if a.wire_len() <= left {
                     pkt.ack_largest = Some(a.largest);
                     put(writer, &mut pkt, &Frame::Ack(a), &mut left);
                     self.stats.ack_frames_sent += 1;
+                    if data {
+                        self.next_bundled_ack =
+                            Some(now + self.rtt.smoothed + self.peer_max_ack_delay + GRANULARITY);
+                    }
                     if data && self.fc.update == FcUpdate::EveryAck {
                         self.every_ack_credit(writer, &mut pkt, &mut left, &mut put);
                     }
@@ -1277,8 +1320,9 @@ impl Endpoint {
         }
         // Stream data.
         if elicit_ok && stream_ready && !closing {
-            while left > 8 {
-                let Some(c) = self.streams.next_chunk(left, stream_room) else {
+            // quinn adds another STREAM frame only while a maximal header (25 bytes) fits.
+            while left > STREAM_SIZE_BOUND {
+                let Some(c) = self.streams.next_chunk(left, stream_chunk) else {
                     break;
                 };
                 self.sent[s].push_frame(SentFrame::Stream {
@@ -1296,6 +1340,7 @@ impl Endpoint {
                         offset: c.offset,
                         len: c.len,
                         fin: c.fin,
+                        length_field: c.length_field,
                     },
                     &mut left,
                 );

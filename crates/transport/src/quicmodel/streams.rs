@@ -115,6 +115,8 @@ pub(crate) struct Chunk {
     pub len: u16,
     /// FIN.
     pub fin: bool,
+    /// The frame has a length field.
+    pub length_field: bool,
     /// New data (counts against connection credit) rather than a retransmission.
     pub new: bool,
 }
@@ -331,7 +333,7 @@ impl Streams {
     pub(crate) fn next_chunk(
         &mut self,
         room: u32,
-        fits: impl Fn(u64, u64, u32) -> u32,
+        chunk: impl Fn(u64, u64, u64, u32) -> Option<(u16, bool)>,
     ) -> Option<Chunk> {
         // Repeats first, lowest stream first (they were sent once already).
         for (i, s) in self.send.iter_mut().enumerate() {
@@ -341,11 +343,8 @@ impl Streams {
                     s.retx.pop_front();
                     continue;
                 };
-                let n = fits(s.id, a, room);
-                if n == 0 {
-                    return None;
-                }
-                let len = (b - a).min(u64::from(n));
+                let (n, length_field) = chunk(s.id, a, b - a, room)?;
+                let len = u64::from(n);
                 if a + len >= end {
                     s.retx.pop_front();
                 } else if let Some(front) = s.retx.front_mut() {
@@ -360,16 +359,15 @@ impl Streams {
                     stream: i as u32,
                     id: s.id,
                     offset: a,
-                    len: len as u16,
+                    len: n,
                     fin,
+                    length_field,
                     new: false,
                 });
             }
             if s.fin_retx {
                 // Only the FIN is missing: an empty frame at the end.
-                if fits(s.id, s.written, room) == 0 && room < 4 {
-                    return None;
-                }
+                let (_, length_field) = chunk(s.id, s.written, 0, room)?;
                 s.fin_retx = false;
                 s.fin_sent = true;
                 return Some(Chunk {
@@ -378,6 +376,7 @@ impl Streams {
                     offset: s.written,
                     len: 0,
                     fin: true,
+                    length_field,
                     new: false,
                 });
             }
@@ -401,11 +400,8 @@ impl Streams {
                 .unsent()
                 .min(s.max_data - s.sent.min(s.max_data))
                 .min(credit);
-            let fits_n = u64::from(fits(s.id, s.sent, room));
-            if fits_n == 0 && !(avail == 0 && room >= 4) {
-                return None;
-            }
-            let len = avail.min(fits_n);
+            let (n, length_field) = chunk(s.id, s.sent, avail, room)?;
+            let len = u64::from(n);
             let offset = s.sent;
             s.sent += len;
             let fin = s.fin() && s.sent == s.written && !s.fin_sent;
@@ -421,8 +417,9 @@ impl Streams {
                 stream: i as u32,
                 id: s.id,
                 offset,
-                len: len as u16,
+                len: n,
                 fin,
+                length_field,
                 new: true,
             });
         }
@@ -546,7 +543,7 @@ impl Streams {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::quicmodel::wire::stream_room;
+    use crate::quicmodel::wire::stream_chunk;
 
     fn cfg(scheduler: StreamScheduler) -> StreamConfig {
         StreamConfig {
@@ -567,7 +564,7 @@ mod tests {
         s.open_send(4, 20_000);
         s.app_write();
         let mut order = Vec::new();
-        while let Some(c) = s.next_chunk(1200, stream_room) {
+        while let Some(c) = s.next_chunk(1200, stream_chunk) {
             order.push((c.id, c.len));
         }
         assert_eq!(order[0].0, 0);
@@ -589,12 +586,12 @@ mod tests {
         s.open_send(0, 3000);
         s.open_send(4, 3000);
         s.app_write();
-        let a = s.next_chunk(1200, stream_room).unwrap();
-        let b = s.next_chunk(1200, stream_room).unwrap();
+        let a = s.next_chunk(1200, stream_chunk).unwrap();
+        let b = s.next_chunk(1200, stream_chunk).unwrap();
         assert_eq!((a.id, b.id), (0, 0));
         s.on_lost(a.stream, a.offset, a.len, a.fin);
         s.on_acked(b.stream, b.offset, b.len, b.fin);
-        let r = s.next_chunk(1200, stream_room).unwrap();
+        let r = s.next_chunk(1200, stream_chunk).unwrap();
         assert_eq!((r.id, r.offset, r.len, r.new), (0, 0, a.len, false));
     }
 
@@ -607,12 +604,12 @@ mod tests {
         s.app_write();
         assert_eq!(s.unsent, 5000);
         for _ in 0..2 {
-            s.next_chunk(1200, stream_room);
+            s.next_chunk(1200, stream_chunk);
         }
         s.app_write();
         assert!(s.unsent < 5000, "paused above low water");
         while s.unsent > 2000 {
-            s.next_chunk(1200, stream_room);
+            s.next_chunk(1200, stream_chunk);
         }
         s.app_write();
         assert_eq!(s.unsent, 5000);

@@ -193,6 +193,8 @@ pub enum Frame {
         len: u16,
         /// FIN bit.
         fin: bool,
+        /// The frame has a length field (false: it runs to the end of the packet).
+        length_field: bool,
     },
     /// MAX_DATA.
     MaxData(u64),
@@ -324,8 +326,12 @@ impl Frame {
             }
             Frame::NewToken(n) => 1 + varint_len(u64::from(n)) + u32::from(n),
             Frame::Stream {
-                id, offset, len, ..
-            } => stream_frame_len(id, offset, len),
+                id,
+                offset,
+                len,
+                length_field,
+                ..
+            } => stream_frame_len(id, offset, len, length_field),
             Frame::MaxData(v) | Frame::DataBlocked(v) => 1 + varint_len(v),
             Frame::MaxStreamData { id, max: v } | Frame::StreamDataBlocked { id, limit: v } => {
                 1 + varint_len(id) + varint_len(v)
@@ -354,25 +360,34 @@ impl Frame {
     }
 }
 
-/// Size of a STREAM frame with offset and length fields (quinn writes both).
+/// Size of a STREAM frame: offset field when the offset is not zero, length field unless the
+/// frame runs to the end of its packet (quinn omits it then).
 #[inline]
-pub fn stream_frame_len(id: u64, offset: u64, len: u16) -> u32 {
+pub fn stream_frame_len(id: u64, offset: u64, len: u16, length_field: bool) -> u32 {
     let off = if offset > 0 { varint_len(offset) } else { 0 };
-    1 + varint_len(id) + off + varint_len(u64::from(len)) + u32::from(len)
+    let lf = if length_field {
+        varint_len(u64::from(len))
+    } else {
+        0
+    };
+    1 + varint_len(id) + off + lf + u32::from(len)
 }
 
-/// Stream bytes that fit in a STREAM frame of at most `room` bytes (0 if none).
+/// quinn's choice of a STREAM frame for `avail` bytes at `offset` in at most `room` bytes:
+/// when the data fills the room the frame runs to the end of the packet without a length
+/// field; otherwise quinn reserves 8 bytes for the length and sends what fits. Returns
+/// (bytes, length field), or `None` when not even the header fits.
 #[inline]
-pub fn stream_room(id: u64, offset: u64, room: u32) -> u32 {
+pub fn stream_chunk(id: u64, offset: u64, avail: u64, room: u32) -> Option<(u16, bool)> {
     let off = if offset > 0 { varint_len(offset) } else { 0 };
     let fixed = 1 + varint_len(id) + off;
-    if room <= fixed + 1 {
-        return 0;
+    let mut max_len = room.checked_sub(fixed)?;
+    let length_field = avail < u64::from(max_len);
+    if length_field {
+        max_len = max_len.saturating_sub(8);
     }
-    let rest = room - fixed;
-    // The length varint takes 1 byte up to 63, 2 up to 16383.
-    let data = if rest <= 64 { rest - 1 } else { rest - 2 };
-    data.min(u32::from(u16::MAX))
+    let len = avail.min(u64::from(max_len)).min(u64::from(u16::MAX)) as u16;
+    (len > 0 || avail == 0).then_some((len, length_field))
 }
 
 /// Datagram-level fields.
@@ -504,12 +519,13 @@ impl Writer {
                 offset,
                 len,
                 fin,
+                length_field,
             } => {
                 b.push(0x08);
                 b.extend_from_slice(&id.to_le_bytes());
                 b.extend_from_slice(&offset.to_le_bytes());
                 b.extend_from_slice(&len.to_le_bytes());
-                b.push(u8::from(fin));
+                b.push(u8::from(fin) | (u8::from(length_field) << 1));
             }
             Frame::MaxData(v) => {
                 b.push(0x10);
@@ -671,12 +687,16 @@ impl<'a> Reader<'a> {
                 len: self.u32()?,
             },
             0x07 => Frame::NewToken(self.u16()?),
-            0x08 => Frame::Stream {
-                id: self.u64()?,
-                offset: self.u64()?,
-                len: self.u16()?,
-                fin: self.u8()? != 0,
-            },
+            0x08 => {
+                let (id, offset, len, flags) = (self.u64()?, self.u64()?, self.u16()?, self.u8()?);
+                Frame::Stream {
+                    id,
+                    offset,
+                    len,
+                    fin: flags & 1 != 0,
+                    length_field: flags & 2 != 0,
+                }
+            }
             0x10 => Frame::MaxData(self.u64()?),
             0x11 => Frame::MaxStreamData {
                 id: self.u64()?,
@@ -749,6 +769,7 @@ pub fn describe(bytes: &[u8]) -> Result<String, DecodeError> {
                     offset,
                     len,
                     fin,
+                    ..
                 } => write!(
                     s,
                     "STREAM(id={id} off={offset} len={len}{})",
@@ -813,6 +834,7 @@ mod tests {
                 offset: 1000,
                 len: 1200,
                 fin: true,
+                length_field: true,
             },
             Frame::MaxData(1 << 20),
             Frame::AckFrequency {
@@ -844,17 +866,17 @@ mod tests {
     }
 
     #[test]
-    fn stream_room_fills_exactly() {
-        for room in 5..1500u32 {
-            let n = stream_room(4, 70_000, room);
-            if n > 0 {
-                let len = stream_frame_len(4, 70_000, n as u16);
-                assert!(len <= room, "room {room}: {n} bytes need {len}");
-                assert!(
-                    len + 1 >= room,
-                    "room {room}: {n} bytes leave a gap ({len})"
-                );
-            }
+    fn stream_frames_fill_the_packet_as_quinns_do() {
+        // Plenty of data: the frame runs to the end of the room without a length field.
+        for room in 7..1500u32 {
+            let (n, lf) = stream_chunk(4, 70_000, 1 << 20, room).unwrap();
+            assert!(!lf);
+            assert_eq!(stream_frame_len(4, 70_000, n, lf), room);
         }
+        // Less than the room: a length field, and 8 bytes reserved for it.
+        assert_eq!(stream_chunk(4, 0, 100, 1000), Some((100, true)));
+        assert_eq!(stream_chunk(4, 0, 995, 1000), Some((990, true)));
+        assert_eq!(stream_chunk(4, 0, 0, 10), Some((0, true)), "FIN only");
+        assert_eq!(stream_chunk(4, 70_000, 10, 6), None);
     }
 }
