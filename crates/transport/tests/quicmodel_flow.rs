@@ -570,3 +570,116 @@ fn a_dead_path_ends_the_flow_after_the_idle_timeout() {
     assert!(error.ends_with("connection lost: timed out"), "{error}");
     assert!(end > secs(30) && end < secs(32), "ended at {end:?}");
 }
+
+#[test]
+fn the_ibit_marks_the_last_packet_before_flow_control_blocks() {
+    // A 30 kB stream window on a fat pipe: the sender runs out of credit every round trip.
+    let mut cfg = bulk(secs(2));
+    cfg.knobs.ibit = true;
+    cfg.knobs.stream_window = 30_000;
+    cfg.knobs.fc_threshold = 0.5;
+    cfg.knobs.receiver_ack_ratio = 10;
+    let mut net = Net::new(100_000_000, ms(20)).traced();
+    let (_, r) = run(cfg, &mut net, secs(3));
+    let m = r.model.as_ref().unwrap();
+    assert!(m.flow_control_limited_s > 1.0, "{m:?}");
+    assert!(m.ibit_packets_sent >= 20, "{m:?}");
+    // Once the window has outgrown the credit (slow start marks the packets that fill the
+    // congestion window), each marked packet reaches the end of the credit granted so far.
+    let mut limit = 30_000u64;
+    for s in net.trace.as_ref().unwrap() {
+        for (h, frames) in &s.packets {
+            for f in frames {
+                match *f {
+                    Frame::MaxStreamData { max, .. } if s.dir == Dir::Down => {
+                        limit = limit.max(max)
+                    }
+                    Frame::Stream { offset, len, .. }
+                        if s.dir == Dir::Up && h.ibit && s.at > ms(500) =>
+                    {
+                        assert!(
+                            offset + u64::from(len) + 1500 > limit,
+                            "marked packet ends at {} with credit up to {limit}",
+                            offset + u64::from(len)
+                        );
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_server_sends_at_most_three_times_what_it_received_before_validation() {
+    // The resumed connection's response starts at 0.5 RTT (0-RTT request), but the server
+    // may send only 3 × 1472 bytes until the client's Handshake packet arrives: three full
+    // datagrams, as quinn does.
+    let mut cfg = config(download(1_000_000, 1, 2));
+    cfg.knobs.zero_rtt = true;
+    let mut net = Net::new(1_000_000_000, ms(15)).traced();
+    let (_, r) = run(cfg, &mut net, secs(5));
+    assert!(r.connections[1].zero_rtt_accepted);
+    let second: Vec<_> = net
+        .trace
+        .as_ref()
+        .unwrap()
+        .iter()
+        .filter(|s| s.header.conn == 1)
+        .collect();
+    let client_handshake = second
+        .iter()
+        .find(|s| {
+            s.dir == Dir::Up
+                && s.packets
+                    .iter()
+                    .any(|(h, _)| h.kind == PacketKind::Handshake)
+        })
+        .expect("client Handshake packet");
+    let arrives = client_handshake.arrival.unwrap();
+    let early: u32 = second
+        .iter()
+        .filter(|s| s.dir == Dir::Down && s.at < arrives)
+        .map(|s| u32::from(s.header.udp_len))
+        .sum();
+    assert_eq!(early, 3 * 1472);
+}
+
+#[test]
+fn fifo_sends_streams_one_after_the_other_and_round_robin_interleaves() {
+    for scheduler in [
+        transport::quicmodel::StreamScheduler::Fifo,
+        transport::quicmodel::StreamScheduler::RoundRobin,
+    ] {
+        let mut cfg = config(download(400_000, 2, 1));
+        cfg.knobs.scheduler = scheduler;
+        let mut net = Net::new(10_000_000, ms(10)).traced();
+        let (flow, _) = run(cfg, &mut net, secs(5));
+        assert!(flow.is_finished());
+        // Stream ids of the response data in sending order (first transmissions).
+        let order: Vec<u64> = net
+            .seen(Dir::Down)
+            .into_iter()
+            .flat_map(|s| {
+                s.packets.iter().flat_map(|(_, f)| {
+                    f.iter().filter_map(|f| match f {
+                        Frame::Stream { id, len, .. } if *len > 0 => Some(*id),
+                        _ => None,
+                    })
+                })
+            })
+            .collect();
+        let switches = order.windows(2).filter(|w| w[0] != w[1]).count();
+        match scheduler {
+            transport::quicmodel::StreamScheduler::Fifo => {
+                assert_eq!(switches, 1, "FIFO: stream 0 then stream 4: {order:?}")
+            }
+            transport::quicmodel::StreamScheduler::RoundRobin => {
+                assert!(
+                    switches > 100,
+                    "round-robin alternates: {switches} switches"
+                )
+            }
+        }
+    }
+}

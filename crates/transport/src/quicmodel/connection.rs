@@ -186,7 +186,6 @@ struct Built {
     pn: u64,
     size: u32,
     elicit: bool,
-    kind: PacketKind,
     ibit: bool,
 }
 
@@ -391,7 +390,7 @@ impl Endpoint {
             policy: AckPolicy {
                 ratio: k.receiver_ack_ratio,
                 delay: k.ack_delay,
-                on_reorder: k.ack_on_reorder,
+                reorder: u8::from(k.ack_on_reorder),
                 ibit: k.ibit,
                 bundle: k.bundle_acks,
             },
@@ -605,11 +604,13 @@ impl Endpoint {
                 seq,
                 threshold,
                 max_delay_us,
+                reorder,
             } => {
                 if self.ack_frequency_recv_seq.is_none_or(|q| seq > q) {
                     self.ack_frequency_recv_seq = Some(seq);
                     self.policy.ratio = threshold.saturating_add(1);
                     self.policy.delay = Duration::from_micros(max_delay_us);
+                    self.policy.reorder = reorder;
                 }
             }
         }
@@ -877,7 +878,7 @@ impl Endpoint {
         // In nanoseconds: this runs after every input and output.
         let backoff = 1u64 << self.pto_count.min(MAX_PTO_BACKOFF);
         let ns = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
-        let base = ns(self.rtt.pto(Duration::ZERO)).saturating_mul(backoff);
+        let base = self.rtt.pto_ns.saturating_mul(backoff);
         let nothing_out = self.elicit_out.iter().all(|&n| n == 0);
         if self.side == Side::Client && !self.is_established() && nothing_out {
             // Anti-deadlock (RFC 9002 §6.2.2.1): probe even with nothing in flight.
@@ -1135,7 +1136,6 @@ impl Endpoint {
             if b.ibit {
                 self.stats.ibit_sent += 1;
             }
-            let _ = b.kind;
         }
         self.last_send = Some(now);
         self.sent_bytes += u64::from(used);
@@ -1379,7 +1379,6 @@ impl Endpoint {
             pn,
             size,
             elicit: pkt.elicit,
-            kind,
             ibit,
         })
     }
@@ -1428,6 +1427,9 @@ impl Endpoint {
                     .unwrap_or(k.receiver_ack_ratio)
                     .saturating_sub(1),
                 max_delay_us: u64::try_from(delay.as_micros()).unwrap_or(u64::MAX),
+                // quinn requests a reordering threshold of 2 (its default); without immediate
+                // ACKs on reordering, none.
+                reorder: if k.ack_on_reorder { 2 } else { 0 },
             };
             if f.wire_len() < *left {
                 self.pending.ack_frequency = false;

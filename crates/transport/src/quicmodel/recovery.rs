@@ -29,19 +29,28 @@ pub(crate) struct Rtt {
     pub sampled: bool,
     /// When the first sample was taken (persistent congestion only counts packets sent after).
     pub first_sample_at: Option<Duration>,
+    /// `pto(0)` in nanoseconds, kept current (the timer is recomputed after every event).
+    pub pto_ns: u64,
 }
 
 impl Rtt {
     /// Before any sample: smoothed = initial, var = initial / 2 (§6.2.2).
     pub(crate) fn new(initial: Duration) -> Rtt {
-        Rtt {
+        let mut r = Rtt {
             latest: initial,
             smoothed: initial,
             var: initial / 2,
             min: initial,
             sampled: false,
             first_sample_at: None,
-        }
+            pto_ns: 0,
+        };
+        r.pto_ns = r.pto_base_ns();
+        r
+    }
+
+    fn pto_base_ns(&self) -> u64 {
+        u64::try_from(self.pto(Duration::ZERO).as_nanos()).unwrap_or(u64::MAX)
     }
 
     /// A sample `latest` with the peer's reported `ack_delay` (already capped by the caller
@@ -54,6 +63,7 @@ impl Rtt {
             self.min = latest;
             self.smoothed = latest;
             self.var = latest / 2;
+            self.pto_ns = self.pto_base_ns();
             return;
         }
         self.min = self.min.min(latest);
@@ -66,6 +76,7 @@ impl Rtt {
         let diff = self.smoothed.abs_diff(adjusted);
         self.var = (self.var * 3 + diff) / 4;
         self.smoothed = (self.smoothed * 7 + adjusted) / 8;
+        self.pto_ns = self.pto_base_ns();
     }
 
     /// PTO period without backoff; `max_ack_delay` is zero for Initial and Handshake.

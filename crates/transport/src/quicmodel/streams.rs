@@ -437,11 +437,10 @@ impl Streams {
         }
         let prefix = s.acked.contiguous_end(0);
         if prefix > s.acked_prefix {
+            // The acknowledged prefix is the set's first range: it stays as small as the
+            // number of gaps.
             self.buffered -= (prefix - s.acked_prefix).min(self.buffered);
             s.acked_prefix = prefix;
-            // Forget the acknowledged prefix so the set stays small.
-            s.acked.remove_below(prefix);
-            s.acked.insert(0, prefix);
         }
     }
 
@@ -519,12 +518,9 @@ impl Streams {
             let end = r.received.contiguous_end(r.read);
             let n = end - r.read;
             r.read = end;
-            // Keep the set small: everything below the read offset is gone.
+            // What was read is the set's first range [0, end): the set stays as small as the
+            // number of gaps.
             if n > 0 {
-                r.received.remove_below(end);
-                if end > 0 {
-                    r.received.insert(end - 1, end);
-                }
                 r.window.on_consumed(n, now, srtt, p);
             }
             let fin = r.fin_at == Some(r.read);
