@@ -240,9 +240,9 @@ macro_rules! seed002 {
 
 /// Result fields of the QUIC research model (issue 12, `results::Flow`), read by the tables.
 /// The model's per-packet one-way delay, mean, s.
-const ONE_WAY_DELAY_MEAN: &str = "one_way_delay.mean_s";
+const ONE_WAY_DELAY_MEAN: &str = "model.one_way_delay_mean_s";
 /// Packets the data sender sent with the I-bit set, count.
-const IBIT_PACKETS: &str = "ibit_packets";
+const IBIT_PACKETS: &str = "model.ibit_packets_sent";
 
 /// UDP payload throughput at the receiver in the measurement window ("bytes received by QUIC").
 const THROUGHPUT: Column = Column {
