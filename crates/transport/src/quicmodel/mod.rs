@@ -3,14 +3,48 @@
 //! timer, the I-bit, flow-control update policies, stream scheduler, send-queue limit), shaped
 //! like the TCP model and implementing [`FlowAgent`](crate::agent::FlowAgent).
 //!
-//! No cryptography, but real sizes on the wire, so link accounting matches quinn where both are
-//! configured alike.
+//! No cryptography, but real sizes on the wire (see [`wire`]), so link accounting matches quinn
+//! where both are configured alike. Semantics: RFC 9000 (packet-number spaces, ACK frames with
+//! ranges and ACK delay, streams with stream and connection flow control, retransmission of
+//! frames, never of packets), RFC 9002 (loss detection, PTO with backoff, persistent
+//! congestion, RTT estimation), draft-ietf-quic-ack-frequency (ACK_FREQUENCY), quinn's pacer and
+//! quinn's handshake flight sizes; congestion control is the shared `cc` crate.
+//!
+//! Layers, bottom up, one job each: [`wire`] (frames, real sizes, the model's encoding),
+//! `ranges` (range sets), `space` (packet-number spaces and sent-packet records), `ack` (the
+//! receiver's ACK policy), `recovery` (RTT, loss detection, PTO, persistent congestion),
+//! `pacing`, `flowctl` (receive credit and its update policies), `streams` (send and receive
+//! halves, scheduler, send buffer and send-queue limit), `connection` (one endpoint: handshake,
+//! packet assembly, timers), `app` (the workloads), `metrics` (one-way delay histogram) and
+//! `flow` ([`QuicModelFlow`], both ends of every connection).
+//!
+//! Not modelled: stream-count limits (MAX_STREAMS), connection migration, key updates, MTU
+//! discovery, ECN, idle timeouts, RETIRE_CONNECTION_ID, retry, version negotiation.
 
+mod ack;
+mod app;
+mod connection;
+mod flow;
+mod flowctl;
 mod knobs;
+mod metrics;
+mod pacing;
+mod ranges;
+mod recovery;
+mod space;
+mod streams;
+pub mod wire;
 
+use std::time::Duration;
+
+use cc::config::CcConfig;
+
+pub use flow::QuicModelFlow;
 pub use knobs::{FcUpdate, QuicModelKnobs, StreamScheduler};
 
+use crate::cc_adapter::CcChoice;
 use crate::flow::FlowPlan;
+use netem::wire::IPV4_UDP_OVERHEAD;
 
 /// Everything needed to build one flow of the model.
 #[derive(Debug, Clone)]
@@ -29,17 +63,78 @@ pub enum QuicModelFlowError {
     Invalid(String),
 }
 
-/// Both ends of every connection of one flow.
-pub struct QuicModelFlow {
-    _config: QuicModelFlowConfig,
+/// Smallest IP MTU: QUIC needs 1200-byte UDP payloads (RFC 9000 §14).
+pub const MIN_MTU: u16 = 1200 + IPV4_UDP_OVERHEAD as u16;
+/// Largest flow-control window or buffer (QUIC varints end at 2^62).
+const MAX_WINDOW: u64 = (1 << 62) - 1;
+/// RFC 9000 §18.2: max_ack_delay values of 2^14 ms or more are invalid.
+const MAX_ACK_DELAY: Duration = Duration::from_millis(1 << 14);
+
+/// Parameters both endpoints of a flow share, validated once.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Params {
+    /// The knobs.
+    pub knobs: QuicModelKnobs,
+    /// Largest UDP payload.
+    pub max_udp: u32,
+    /// Congestion controller.
+    pub cc: CcConfig,
 }
 
-impl QuicModelFlow {
-    /// Builds the flow (validating the knobs).
-    pub fn new(config: QuicModelFlowConfig) -> Result<Self, QuicModelFlowError> {
-        let _ = config;
-        Err(QuicModelFlowError::Invalid(
-            "the QUIC research model is being built (issue 12)".into(),
-        ))
+impl Params {
+    /// Validates the knobs (messages name the scenario key and the allowed values).
+    pub(crate) fn new(k: &QuicModelKnobs, cc: CcChoice) -> Result<Params, QuicModelFlowError> {
+        let bad = |m: String| Err(QuicModelFlowError::Invalid(m));
+        let CcChoice::Ours(cc) = cc else {
+            return bad(
+                "flow.cc: the quic-model stack uses quiclab's controllers (none, newreno, \
+                 newreno-approx, reno-linux, cubic, cubic-hystart…), not quinn's"
+                    .into(),
+            );
+        };
+        if k.mtu < MIN_MTU {
+            return bad(format!(
+                "flow.mtu = {}: the quic-model stack needs at least {MIN_MTU} (1200-byte UDP payloads)",
+                k.mtu
+            ));
+        }
+        for (name, v) in [
+            ("flow.stream_window", k.stream_window),
+            ("flow.conn_window", k.conn_window),
+            ("flow.send_window", k.send_window),
+        ] {
+            if v == 0 || v > MAX_WINDOW {
+                return bad(format!("{name} = {v}: allowed 1 ..= 2^62 − 1 bytes"));
+            }
+        }
+        if k.initial_rtt.is_zero() {
+            return bad("flow.initial_rtt must be positive".into());
+        }
+        if k.receiver_ack_ratio == 0 || k.ack_ratio == Some(0) {
+            return bad("flow.receiver_ack_ratio / flow.ack_ratio: allowed 1 or more".into());
+        }
+        if k.ack_delay >= MAX_ACK_DELAY || k.max_ack_delay.is_some_and(|d| d >= MAX_ACK_DELAY) {
+            return bad("flow.ack_delay / flow.max_ack_delay: allowed below 16.384 s".into());
+        }
+        if !(k.fc_threshold > 0.0 && k.fc_threshold <= 1.0) {
+            return bad(format!(
+                "flow.fc_threshold = {}: allowed 0 < fraction ≤ 1",
+                k.fc_threshold
+            ));
+        }
+        if !(0.0..1.0).contains(&k.send_queue_low_water) {
+            return bad(format!(
+                "flow.send_queue_low_water = {}: allowed 0 ≤ fraction < 1",
+                k.send_queue_low_water
+            ));
+        }
+        if k.send_queue_limit == Some(0) {
+            return bad("flow.send_queue_limit: allowed 1 byte or more".into());
+        }
+        Ok(Params {
+            knobs: *k,
+            max_udp: u32::from(k.mtu) - IPV4_UDP_OVERHEAD,
+            cc,
+        })
     }
 }
