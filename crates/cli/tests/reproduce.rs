@@ -155,7 +155,9 @@ fn seed001_fig7_tabulates_every_ack_ratio_on_both_stacks_with_relative_differenc
         let row = format!("| 1ms | {p} | 1 | ");
         assert!(md.contains(&row), "no row {row} in\n{md}");
         assert!(
-            csv.contains(&format!("fig7,link.delay,25ms,{p},1,throughput (Mbit/s),1,")),
+            csv.contains(&format!(
+                "fig7,link.delay,25ms,{p},1,throughput (Mbit/s),1,"
+            )),
             "{csv}"
         );
     }

@@ -84,7 +84,10 @@ impl ValidationReport {
             let (e, m) = if p.unit.is_empty() {
                 (format!("{:.4}", p.expected), format!("{:.4}", p.measured))
             } else if p.unit == "s" {
-                (format!("{:.3} s", p.expected), format!("{:.3} s", p.measured))
+                (
+                    format!("{:.3} s", p.expected),
+                    format!("{:.3} s", p.measured),
+                )
             } else {
                 (
                     report::si(p.expected, &p.unit),
@@ -384,7 +387,11 @@ pub fn run(
 
 /// Mean of `f` over the runs where it is defined.
 fn mean_of(ms: &[&Measured], f: impl Fn(&Measured) -> Option<f64>) -> Option<f64> {
-    let v: Vec<f64> = ms.iter().filter_map(|m| f(m)).filter(|x| x.is_finite()).collect();
+    let v: Vec<f64> = ms
+        .iter()
+        .filter_map(|m| f(m))
+        .filter(|x| x.is_finite())
+        .collect();
     (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
 }
 

@@ -44,7 +44,12 @@ fn load(case: &str, text: &str) -> Scenario {
 }
 
 /// `[run]` section of a case.
-fn run_section(duration: Duration, sample: Duration, from: Duration, until: Option<Duration>) -> String {
+fn run_section(
+    duration: Duration,
+    sample: Duration,
+    from: Duration,
+    until: Option<Duration>,
+) -> String {
     let mut s = format!(
         "[run]\nduration = \"{}us\"\nsample_interval = \"{}us\"\nmeasure_from = \"{}us\"\n",
         duration.as_micros(),
@@ -152,11 +157,16 @@ pub fn mathis(grid: Grid) -> Vec<CaseRun> {
     runs
 }
 
-/// Mathis up to 2% loss with INET's assumptions (issue 12): periodic loss 0.2–2%, RTT 20 and
-/// 80 ms, against Mathis itself (the whole-round sawtooth and PFTK are printed beside it).
+/// Mathis up to 2% loss with INET's assumptions (issue 12): periodic loss 0.2–2% at RTT 20, 40
+/// and 60 ms (INET's `examples/quic/congestion` checks p = 0.8, 1, 2% at these RTTs). The check is
+/// against the whole-round sawtooth with RFC 9002's 1.5 recovery round trips, the reference the
+/// quinn and TCP high-loss cases use (docs/validation.md): Mathis' continuous sawtooth leaves out
+/// the round in which the drop happens and the recovery rounds, which at 2% (a window of ~10
+/// packets) lengthen the loss cycle from 5.8 to ~7 round trips. Mathis' and PFTK's errors are
+/// printed beside every point, so where Mathis itself holds within 10% stays visible.
 pub fn high_loss(grid: Grid) -> Vec<CaseRun> {
     let (ps, rtts): (&[f64], &[f64]) = match grid {
-        Grid::Full => (&[0.002, 0.005, 0.01, 0.02], &[20.0, 80.0]),
+        Grid::Full => (&[0.002, 0.005, 0.008, 0.01, 0.02], &[20.0, 40.0, 60.0]),
         Grid::Quick => (&[0.005, 0.02], &[20.0]),
     };
     let mut runs = Vec::new();
@@ -173,7 +183,7 @@ pub fn high_loss(grid: Grid) -> Vec<CaseRun> {
             runs.push(CaseRun {
                 case: "model-high-loss",
                 label: format!("periodic p {}%, RTT {rtt} ms", p * 100.0),
-                expected_bps: models.mathis_bps,
+                expected_bps: models.sawtooth_bps,
                 scenario: mathis_run("model-high-loss", rtt, p, 400.0),
                 seed: 1,
                 measure: Measure::PayloadThroughputAfterFirstLoss,
@@ -293,6 +303,8 @@ pub struct CrossPath {
     pub duration_s: u64,
     /// Repetitions (random loss needs several; the comparison is of the means).
     pub reps: u64,
+    /// Extra flow keys for both stacks (shared keys only).
+    pub keys: &'static str,
 }
 
 /// The four paths of the issue: a clean 10 Mbit/s 30 ms path (one-BDP queue, the QUIC interop
@@ -307,6 +319,7 @@ pub const CROSS_PATHS: [CrossPath; 4] = [
         size: "10MB",
         duration_s: 60,
         reps: 1,
+        keys: "",
     },
     CrossPath {
         name: "2% loss 10 Mbit/s 30 ms",
@@ -316,6 +329,7 @@ pub const CROSS_PATHS: [CrossPath; 4] = [
         size: "2MB",
         duration_s: 120,
         reps: 20,
+        keys: "",
     },
     CrossPath {
         name: "1 Gbit/s 40 ms",
@@ -325,6 +339,11 @@ pub const CROSS_PATHS: [CrossPath; 4] = [
         size: "200MB",
         duration_s: 60,
         reps: 1,
+        // The windows of quiclab's 1 Gbit/s bench (scenarios/bench/): with quinn's 16/24 MB
+        // defaults slow start overshoots a 5 MB BDP so far that quinn's receive buffer refuses
+        // the out-of-order data ("too many gaps in stream buffer", a quinn limit the model has
+        // not) and the connection fails.
+        keys: "stream_window = \"9MB\"\nconn_window = \"10MB\"\nsend_window = \"16MB\"\n",
     },
     CrossPath {
         name: "GEO 20 Mbit/s 600 ms",
@@ -334,6 +353,7 @@ pub const CROSS_PATHS: [CrossPath; 4] = [
         size: "20MB",
         duration_s: 120,
         reps: 1,
+        keys: "",
     },
 ];
 
@@ -377,8 +397,8 @@ pub fn model_vs_quic(grid: Grid) -> Vec<CaseRun> {
                     // Only shared keys: the same text configures both stacks alike.
                     text.push_str(&format!(
                         "[[flow]]\nname = \"download\"\nstack = \"{stack}\"\napp = \"download\"\n\
-                         size = \"{}\"\ncc = \"{cc}\"\nmtu = 1500\n",
-                        path.size
+                         size = \"{}\"\ncc = \"{cc}\"\nmtu = 1500\n{}",
+                        path.size, path.keys
                     ));
                     runs.push(CaseRun {
                         case: "model-vs-quic",

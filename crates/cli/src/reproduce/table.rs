@@ -183,7 +183,11 @@ pub fn metric_rows(
             .find(|e| e.name == pi.experiment)
             .map_or(&[], |e| e.columns);
         for rd in pi.readings {
-            let get = |m: &str| metrics.get(format!("flows.{}.{m}", rd.flow).as_str()).copied();
+            let get = |m: &str| {
+                metrics
+                    .get(format!("flows.{}.{m}", rd.flow).as_str())
+                    .copied()
+            };
             let runs = get("bytes_delivered").map_or(0, |s| s.n);
             let cells = columns
                 .iter()
@@ -237,10 +241,21 @@ pub fn r_squared(points: &[(f64, f64)]) -> Option<f64> {
 }
 
 /// The means of `protocol`'s rows of `experiment` in column `col`, by x value (x order kept).
-fn series<'a>(rows: &'a [MetricRow], experiment: &str, protocol: &str, col: usize) -> Vec<(&'a str, f64)> {
+fn series<'a>(
+    rows: &'a [MetricRow],
+    experiment: &str,
+    protocol: &str,
+    col: usize,
+) -> Vec<(&'a str, f64)> {
     rows.iter()
         .filter(|r| r.experiment == experiment && r.protocol == protocol)
-        .filter_map(|r| r.cells.get(col).copied().flatten().map(|c| (r.x.as_str(), c.mean)))
+        .filter_map(|r| {
+            r.cells
+                .get(col)
+                .copied()
+                .flatten()
+                .map(|c| (r.x.as_str(), c.mean))
+        })
         .collect()
 }
 
@@ -261,7 +276,11 @@ pub fn metric_markdown(experiments: &[&Experiment], rows: &[MetricRow]) -> Strin
     for e in experiments {
         let mine: Vec<&MetricRow> = rows.iter().filter(|r| r.experiment == e.name).collect();
         let Some(first) = mine.first() else { continue };
-        let _ = writeln!(s, "### {} (`{}`, x = `{}`)\n", e.name, e.file, first.parameter);
+        let _ = writeln!(
+            s,
+            "### {} (`{}`, x = `{}`)\n",
+            e.name, e.file, first.parameter
+        );
         let mut head = String::from("| x | protocol | runs |");
         let mut rule = String::from("|---|---|---:|");
         for c in e.columns {
@@ -302,7 +321,11 @@ fn comparisons_markdown(e: &Experiment, rows: &[MetricRow]) -> String {
         let Some(col) = e.columns.first() else {
             return s;
         };
-        let _ = writeln!(s, "Relative difference in {} (variant / baseline − 1):\n", col.header);
+        let _ = writeln!(
+            s,
+            "Relative difference in {} (variant / baseline − 1):\n",
+            col.header
+        );
         let mut head = String::from("| x |");
         let mut rule = String::from("|---|");
         for (b, v) in &relative {
@@ -367,10 +390,11 @@ fn comparisons_markdown(e: &Experiment, rows: &[MetricRow]) -> String {
         for (i, c) in e.columns.iter().enumerate() {
             let _ = write!(s, "| {} |", c.header);
             for (a, b) in &fits {
-                let pts: Vec<(f64, f64)> = paired(&series(rows, e.name, a, i), &series(rows, e.name, b, i))
-                    .into_iter()
-                    .map(|(_, x, y)| (x, y))
-                    .collect();
+                let pts: Vec<(f64, f64)> =
+                    paired(&series(rows, e.name, a, i), &series(rows, e.name, b, i))
+                        .into_iter()
+                        .map(|(_, x, y)| (x, y))
+                        .collect();
                 match r_squared(&pts) {
                     Some(r2) => {
                         let _ = write!(s, " {:.0}% |", r2 * 100.0);
@@ -483,7 +507,9 @@ mod tests {
 
     #[test]
     fn r_squared_of_a_line_is_one_and_of_noise_less() {
-        let line: Vec<(f64, f64)> = (0..5).map(|i| (f64::from(i), 3.0 * f64::from(i) + 1.0)).collect();
+        let line: Vec<(f64, f64)> = (0..5)
+            .map(|i| (f64::from(i), 3.0 * f64::from(i) + 1.0))
+            .collect();
         assert!((r_squared(&line).expect("fit") - 1.0).abs() < 1e-12);
         // Imperfect correlation: sxy = 8, sxx = syy = 10, so r² = 64/100.
         let pts = [(1.0, 2.0), (2.0, 1.0), (3.0, 4.0), (4.0, 3.0), (5.0, 5.0)];
