@@ -439,14 +439,15 @@ const DELAY: Column = Column {
     decimals: 2,
 };
 
-/// The model as ModQUIC: fresh credit with every ACK, 64 KB credit, no auto-tuning.
+/// The model as ModQUIC: fresh credit with every ACK, 32 KB credit (see rate-2mbit.toml), no
+/// auto-tuning.
 const MODQUIC: Variant = single!(
     "modquic",
     &[
         "flow.stack=quic-model",
         "flow.fc_update=every-ack",
-        "flow.stream_window=64KB",
-        "flow.conn_window=64KB",
+        "flow.stream_window=32KB",
+        "flow.conn_window=32KB",
         "flow.window_autotuning=false"
     ]
 );
@@ -459,8 +460,8 @@ const GQUIC: Variant = single!(
         "flow.fc_update=threshold",
         "flow.fc_threshold=0.5",
         "flow.fc_immediate=true",
-        "flow.stream_window=64KB",
-        "flow.conn_window=64KB",
+        "flow.stream_window=32KB",
+        "flow.conn_window=32KB",
         "flow.window_autotuning=false"
     ]
 );
