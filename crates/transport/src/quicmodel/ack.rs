@@ -132,20 +132,16 @@ impl AckState {
     /// Builds the ACK frame for `now` (delay in units of 8 µs) and resets the triggers.
     pub(crate) fn take_ack(&mut self, now: Duration) -> Option<Ack> {
         let (largest, at) = self.largest?;
-        let mut a = Ack {
-            largest,
-            delay: 0,
-            count: 0,
-            ranges: [(0, 0); MAX_ACK_RANGES],
-        };
-        for &(s, e) in self.ranges.iter().rev().take(MAX_ACK_RANGES) {
-            a.ranges[usize::from(a.count)] = (s, e - 1);
-            a.count += 1;
+        let delay = u64::try_from(now.saturating_sub(at).as_micros() >> 3).unwrap_or(u64::MAX);
+        let mut a = Ack::new(largest, delay);
+        for &(s, e) in self.ranges.iter().rev() {
+            if !a.push(s, e - 1) {
+                break;
+            }
         }
-        if a.count == 0 {
+        if a.count() == 0 {
             return None;
         }
-        a.delay = u64::try_from(now.saturating_sub(at).as_micros() >> 3).unwrap_or(u64::MAX);
         self.eliciting_unacked = 0;
         self.non_eliciting_unacked = false;
         self.immediate = false;
@@ -195,12 +191,12 @@ mod tests {
         a.on_packet(2, true, false, t, &p, false);
         assert!(a.must_send());
         let ack = a.take_ack(t).unwrap();
-        assert_eq!(ack.ranges(), &[(0, 2)]);
+        assert_eq!(ack.ranges().collect::<Vec<_>>(), vec![(0, 2)]);
         // A gap: at once.
         a.on_packet(4, true, false, t, &p, false);
         assert!(a.must_send());
         let ack = a.take_ack(t + Duration::from_micros(80)).unwrap();
-        assert_eq!(ack.ranges(), &[(4, 4), (0, 2)]);
+        assert_eq!(ack.ranges().collect::<Vec<_>>(), vec![(4, 4), (0, 2)]);
         assert_eq!(ack.delay, 10);
         // The I-bit: at once.
         a.on_packet(5, true, true, t, &p, false);
@@ -216,6 +212,6 @@ mod tests {
         assert!(a.must_send());
         a.peer_saw_ack_up_to(4);
         let ack = a.take_ack(t).unwrap();
-        assert_eq!(ack.ranges(), &[(5, 6)]);
+        assert_eq!(ack.ranges().collect::<Vec<_>>(), vec![(5, 6)]);
     }
 }

@@ -15,6 +15,7 @@
 //! tickets (178 CRYPTO bytes) in 1-RTT. Before it has received a Handshake packet the server
 //! sends at most three times the bytes it received (RFC 9000 §8.1).
 
+use std::cell::Cell;
 use std::time::Duration;
 
 use cc::{CongestionController, RttSample};
@@ -28,8 +29,8 @@ use super::recovery::{detect_lost, Rtt, GRANULARITY, PERSISTENT_CONGESTION_THRES
 use super::space::{SentFrame, SentLog, SpaceId};
 use super::streams::{StreamConfig, Streams};
 use super::wire::{
-    pn_len, stream_room, Ack, DecodeError, Frame, PacketKind, Reader, Writer, AEAD_TAG,
-    MIN_INITIAL_DATAGRAM,
+    pn_len, stream_chunk, Ack, DecodeError, Frame, PacketKind, Reader, Writer, AEAD_TAG,
+    MAX_FRAMES, MIN_INITIAL_DATAGRAM,
 };
 use super::Params;
 use crate::agent::{Side, Transmit};
@@ -50,6 +51,14 @@ pub(crate) const SESSION_TICKETS: u32 = 178;
 const NEW_CIDS: u8 = 4;
 /// Smallest room worth starting a packet in.
 const MIN_PACKET_ROOM: u32 = 48;
+/// quinn's floor for the automatically requested max ACK delay.
+const MIN_AUTOMATIC_ACK_DELAY: Duration = Duration::from_millis(25);
+/// quinn re-requests the ACK delay when the desired one moved by more than this fraction.
+const MAX_ACK_DELAY_ERROR: f64 = 0.2;
+/// quinn's bound on a STREAM frame header (type, 8-byte id, offset and length).
+const STREAM_SIZE_BOUND: u32 = 1 + 8 + 8 + 8;
+/// quinn's default max_idle_timeout (both ends, so also the effective one).
+const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
 /// PTO backoff exponent cap (2^16 · PTO is far beyond any run).
 const MAX_PTO_BACKOFF: u32 = 16;
 
@@ -94,7 +103,7 @@ pub(crate) struct Stats {
     pub packets_sent: u64,
     /// Packets declared lost.
     pub packets_lost: u64,
-    /// Loss batches that started a new recovery period.
+    /// Loss batches that lost in-flight packets (quinn's count).
     pub congestion_events: u64,
     /// First congestion event.
     pub first_congestion: Option<Duration>,
@@ -161,6 +170,8 @@ struct Pending {
 #[derive(Debug, Default)]
 struct Pkt {
     started: bool,
+    /// Frames written.
+    frames: u32,
     /// Frame bytes.
     len: u32,
     elicit: bool,
@@ -175,7 +186,6 @@ struct Built {
     pn: u64,
     size: u32,
     elicit: bool,
-    kind: PacketKind,
     ibit: bool,
 }
 
@@ -209,7 +219,6 @@ pub(crate) struct Endpoint {
     rtt: Rtt,
     cc: Box<dyn CongestionController>,
     in_flight: u64,
-    recovery_start: Option<Duration>,
     app_limited: bool,
     pacer: Pacer,
     pacing_wake: Option<Duration>,
@@ -217,7 +226,11 @@ pub(crate) struct Endpoint {
     pub streams: Streams,
     fc: FcPolicy,
     policy: AckPolicy,
-    ack_frequency_seq: Option<u64>,
+    /// Newest ACK_FREQUENCY sequence number received.
+    ack_frequency_recv_seq: Option<u64>,
+    /// Newest ACK_FREQUENCY sequence number sent, and the delay it requested.
+    ack_frequency_sent_seq: Option<u64>,
+    ack_frequency_requested: Option<Duration>,
     peer_max_ack_delay: Duration,
     pending: Pending,
     close: Close,
@@ -230,6 +243,15 @@ pub(crate) struct Endpoint {
     pub got_ticket: bool,
     /// Whether this side sends the flow's data (it requests the ACK frequency).
     pub data_sender: bool,
+    /// Last packet received, or first ack-eliciting packet sent after it (idle timer).
+    last_activity: Option<Duration>,
+    elicited_since_recv: bool,
+    /// The idle timeout closed the connection.
+    pub timed_out: bool,
+    /// quinn's rate limit on ACKs of only non-ack-eliciting packets riding on data packets.
+    next_bundled_ack: Option<Duration>,
+    /// `poll_timeout`'s answer until the next input or output (the engine asks often).
+    timeout_cache: Cell<Option<Option<Duration>>>,
 }
 
 /// Where a frame's effects go while the packet log is borrowed.
@@ -355,7 +377,6 @@ impl Endpoint {
             rtt,
             cc,
             in_flight: 0,
-            recovery_start: None,
             app_limited: false,
             pacer,
             pacing_wake: None,
@@ -373,7 +394,9 @@ impl Endpoint {
                 ibit: k.ibit,
                 bundle: k.bundle_acks,
             },
-            ack_frequency_seq: None,
+            ack_frequency_recv_seq: None,
+            ack_frequency_sent_seq: None,
+            ack_frequency_requested: None,
             peer_max_ack_delay: k.ack_delay,
             pending: Pending::default(),
             close: Close::Open,
@@ -382,6 +405,11 @@ impl Endpoint {
             handshake_complete_at: None,
             got_ticket: false,
             data_sender,
+            next_bundled_ack: None,
+            last_activity: None,
+            elicited_since_recv: false,
+            timed_out: false,
+            timeout_cache: Cell::new(None),
         }
     }
 
@@ -402,6 +430,7 @@ impl Endpoint {
 
     /// The application closes the connection (after its download).
     pub(crate) fn close(&mut self) {
+        self.timeout_cache.set(None);
         if self.close == Close::Open {
             self.close = Close::Pending;
         }
@@ -452,10 +481,13 @@ impl Endpoint {
         now: Duration,
         owd: &mut impl FnMut(Duration),
     ) -> Result<(), DecodeError> {
+        self.timeout_cache.set(None);
         let (mut r, h) = Reader::new(bytes)?;
         if self.close == Close::Done {
             return Ok(());
         }
+        self.last_activity = Some(now);
+        self.elicited_since_recv = false;
         self.recv_bytes += u64::from(h.udp_len);
         for _ in 0..h.packets {
             let ph = r.packet()?;
@@ -517,6 +549,9 @@ impl Endpoint {
             if arrival == Arrival::New {
                 if elicit {
                     self.stats.ack_eliciting_received += 1;
+                    if space == SpaceId::Data {
+                        self.next_bundled_ack = Some(now);
+                    }
                 }
                 if data {
                     owd(now.saturating_sub(h.sent));
@@ -543,6 +578,7 @@ impl Endpoint {
                 offset,
                 len,
                 fin,
+                ..
             } => {
                 if space != SpaceId::Data || !self.streams.on_stream(id, offset, len, fin, now) {
                     self.stats.violations += 1;
@@ -569,8 +605,8 @@ impl Endpoint {
                 threshold,
                 max_delay_us,
             } => {
-                if self.ack_frequency_seq.is_none_or(|q| seq > q) {
-                    self.ack_frequency_seq = Some(seq);
+                if self.ack_frequency_recv_seq.is_none_or(|q| seq > q) {
+                    self.ack_frequency_recv_seq = Some(seq);
                     self.policy.ratio = threshold.saturating_add(1);
                     self.policy.delay = Duration::from_micros(max_delay_us);
                 }
@@ -622,12 +658,38 @@ impl Endpoint {
     }
 
     fn on_confirmed(&mut self) {
-        let k = &self.p.knobs;
-        if self.data_sender && (k.ack_ratio.is_some() || k.max_ack_delay.is_some()) {
+        if self.requests_ack_frequency() {
             self.pending.ack_frequency = true;
-            if let Some(d) = k.max_ack_delay {
-                self.peer_max_ack_delay = d;
-            }
+        }
+    }
+
+    /// The data sender asks for an ACK frequency (`ack_ratio` or `max_ack_delay` set).
+    fn requests_ack_frequency(&self) -> bool {
+        let k = &self.p.knobs;
+        self.data_sender && (k.ack_ratio.is_some() || k.max_ack_delay.is_some())
+    }
+
+    /// The max ACK delay to request now, as quinn: the configured one (else the receiver's
+    /// own), but no more than the RTT unless the RTT is below 25 ms.
+    fn desired_ack_delay(&self) -> Duration {
+        let k = &self.p.knobs;
+        let candidate = k.max_ack_delay.unwrap_or(k.ack_delay);
+        candidate.min(self.rtt.smoothed.max(MIN_AUTOMATIC_ACK_DELAY))
+    }
+
+    /// After an RTT sample: a new ACK_FREQUENCY is due when the desired delay moved more than
+    /// 20% from the one requested last (quinn's rule).
+    fn maybe_update_ack_frequency(&mut self) {
+        if !self.requests_ack_frequency() || !self.confirmed() || self.pending.ack_frequency {
+            return;
+        }
+        let Some(current) = self.ack_frequency_requested else {
+            return;
+        };
+        let desired = self.desired_ack_delay().as_secs_f64();
+        let current = current.as_secs_f64().max(1e-9);
+        if (desired / current - 1.0).abs() > MAX_ACK_DELAY_ERROR {
+            self.pending.ack_frequency = true;
         }
     }
 
@@ -657,6 +719,7 @@ impl Endpoint {
                 delay = delay.min(self.peer_max_ack_delay);
             }
             self.rtt.update(latest, delay, now);
+            self.maybe_update_ack_frequency();
         }
         let rtt = RttSample {
             latest: self.rtt.latest,
@@ -665,6 +728,7 @@ impl Endpoint {
         };
         let mut newly_largest = None;
         let mut any = false;
+        let mut ack_frequency_acked = false;
         let Endpoint {
             sent,
             streams,
@@ -677,7 +741,7 @@ impl Endpoint {
             ..
         } = self;
         let log = &mut sent[s];
-        for &(lo, hi) in a.ranges() {
+        for (lo, hi) in a.ranges() {
             let from = lo.max(log.base());
             if hi < from {
                 continue;
@@ -691,6 +755,7 @@ impl Endpoint {
                 }
                 if let Some(rec) = log.get_mut(pn) {
                     rec.outstanding = false;
+                    rec.acked = true;
                 }
                 any = true;
                 newly_largest = Some(newly_largest.map_or(pn, |l: u64| l.max(pn)));
@@ -717,13 +782,22 @@ impl Endpoint {
                                 .acked
                                 .insert(u64::from(offset), u64::from(offset + len));
                         }
+                        SentFrame::AckFrequency => ack_frequency_acked = true,
                         _ => {}
                     }
                 }
             }
         }
+        if ack_frequency_acked {
+            // The peer applies the requested delay from now on (an older request acknowledged
+            // late would only shorten the PTO's allowance a little).
+            if let Some(d) = self.ack_frequency_requested {
+                self.peer_max_ack_delay = d;
+            }
+        }
         if any {
-            cc.on_end_acks(now, *in_flight, *app_limited, newly_largest);
+            self.cc
+                .on_end_acks(now, self.in_flight, self.app_limited, newly_largest);
             // RFC 9002 §6.2.1: an acknowledgement resets the backoff (a client only once it
             // knows the server validated its address, which the model's server does on the
             // first Handshake packet; the difference is one backoff step at most).
@@ -765,12 +839,12 @@ impl Endpoint {
         self.stats.packets_lost += lost.packets;
         self.in_flight = self.in_flight.saturating_sub(lost.bytes);
         self.elicit_out[s] = self.elicit_out[s].saturating_sub(lost.ack_eliciting);
-        if let Some(newest) = lost.newest_sent {
-            if self.recovery_start.is_none_or(|r| newest > r) {
-                self.recovery_start = Some(now);
-                self.stats.congestion_events += 1;
-                self.stats.first_congestion.get_or_insert(now);
-            }
+        // As quinn: every batch that lost in-flight (ack-eliciting or padded) packets is a
+        // congestion event for the statistics and goes to the controller, which itself
+        // reduces at most once per recovery period. Lost ACK-only packets carry no penalty.
+        if let (Some(newest), true) = (lost.newest_sent, lost.bytes > 0) {
+            self.stats.congestion_events += 1;
+            self.stats.first_congestion.get_or_insert(now);
             self.cc
                 .on_congestion_event(now, newest, lost.persistent, lost.bytes);
         }
@@ -799,7 +873,10 @@ impl Endpoint {
             // Blocked by the amplification limit: no probe could go out.
             return None;
         }
-        let backoff = 1u32 << self.pto_count.min(MAX_PTO_BACKOFF);
+        // In nanoseconds: this runs after every input and output.
+        let backoff = 1u64 << self.pto_count.min(MAX_PTO_BACKOFF);
+        let ns = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+        let base = self.rtt.pto_ns.saturating_mul(backoff);
         let nothing_out = self.elicit_out.iter().all(|&n| n == 0);
         if self.side == Side::Client && !self.is_established() && nothing_out {
             // Anti-deadlock (RFC 9002 §6.2.2.1): probe even with nothing in flight.
@@ -809,34 +886,41 @@ impl Endpoint {
             } else {
                 SpaceId::Initial
             };
-            return Some((since + self.rtt.pto(Duration::ZERO) * backoff, sp, false));
+            return Some((since + Duration::from_nanos(base), sp, false));
         }
+        let mut best_ns: Option<(u64, SpaceId)> = None;
         for sp in SpaceId::ALL {
             let i = sp as usize;
-            if self.elicit_out[i] == 0 {
-                continue;
-            }
-            if sp == SpaceId::Data && !self.confirmed() {
+            if self.elicit_out[i] == 0 || (sp == SpaceId::Data && !self.confirmed()) {
                 continue;
             }
             let Some(last) = self.last_elicit[i] else {
                 continue;
             };
-            let mad = if sp == SpaceId::Data {
-                self.peer_max_ack_delay
+            let pto = if sp == SpaceId::Data {
+                base.saturating_add(ns(self.peer_max_ack_delay).saturating_mul(backoff))
             } else {
-                Duration::ZERO
+                base
             };
-            let t = last + self.rtt.pto(mad) * backoff;
-            if best.is_none_or(|(b, ..)| t < b) {
-                best = Some((t, sp, false));
+            let t = ns(last).saturating_add(pto);
+            if best_ns.is_none_or(|(b, _)| t < b) {
+                best_ns = Some((t, sp));
             }
         }
-        best
+        best_ns.map(|(t, sp)| (Duration::from_nanos(t), sp, false))
     }
 
     /// When this endpoint next needs `on_timeout`.
     pub(crate) fn poll_timeout(&self) -> Option<Duration> {
+        if let Some(t) = self.timeout_cache.get() {
+            return t;
+        }
+        let t = self.compute_timeout();
+        self.timeout_cache.set(Some(t));
+        t
+    }
+
+    fn compute_timeout(&self) -> Option<Duration> {
         if self.close == Close::Done || !self.active {
             return None;
         }
@@ -849,12 +933,23 @@ impl Endpoint {
         if let Some(w) = self.pacing_wake {
             t = Some(t.map_or(w, |x: Duration| x.min(w)));
         }
+        if let Some(a) = self.last_activity {
+            let idle = a + IDLE_TIMEOUT;
+            t = Some(t.map_or(idle, |x: Duration| x.min(idle)));
+        }
         t
     }
 
     /// Timers due at `now`.
     pub(crate) fn on_timeout(&mut self, now: Duration) {
+        self.timeout_cache.set(None);
         if self.close == Close::Done {
+            return;
+        }
+        if self.last_activity.is_some_and(|a| a + IDLE_TIMEOUT <= now) {
+            // RFC 9000 §10.1: silently closed; quinn reports "timed out".
+            self.close = Close::Done;
+            self.timed_out = true;
             return;
         }
         for a in &mut self.acks {
@@ -942,6 +1037,16 @@ impl Endpoint {
 
     /// The next datagram, if any.
     pub(crate) fn poll_transmit(&mut self, now: Duration, to: Side) -> Option<Transmit> {
+        let wake = self.pacing_wake;
+        let t = self.poll_transmit_inner(now, to);
+        // Timers change only when something was sent or the pacer set a new wake-up.
+        if t.is_some() || self.pacing_wake != wake {
+            self.timeout_cache.set(None);
+        }
+        t
+    }
+
+    fn poll_transmit_inner(&mut self, now: Duration, to: Side) -> Option<Transmit> {
         if self.close == Close::Done || !self.active {
             return None;
         }
@@ -1016,6 +1121,12 @@ impl Endpoint {
                 }
             }
             if b.elicit {
+                if !self.elicited_since_recv {
+                    // quinn restarts the idle timer on the first ack-eliciting packet sent
+                    // after a receipt (RFC 9000 §10.1).
+                    self.elicited_since_recv = true;
+                    self.last_activity = Some(now);
+                }
                 self.elicit_out[i] += 1;
                 self.last_elicit[i] = Some(now);
                 self.probes[i] = self.probes[i].saturating_sub(1);
@@ -1023,7 +1134,6 @@ impl Endpoint {
             if b.ibit {
                 self.stats.ibit_sent += 1;
             }
-            let _ = b.kind;
         }
         self.last_send = Some(now);
         self.sent_bytes += u64::from(used);
@@ -1080,8 +1190,10 @@ impl Endpoint {
         let want = ctl || stream_ready || probe || closing;
         let mut limit = None;
         let mut elicit_ok = want;
-        if want && !probe && !closing {
-            if self.in_flight + u64::from(max) > self.cc.window() {
+        if want && !closing {
+            // Probes ignore the congestion window (RFC 9002 §7.5) but, as in quinn, not the
+            // pacer.
+            if !probe && self.in_flight + u64::from(max) > self.cc.window() {
                 elicit_ok = false;
                 limit = Some(Limit::Cwnd);
             } else if data && self.p.knobs.pacing {
@@ -1129,17 +1241,31 @@ impl Endpoint {
             let n = f.wire_len();
             w.frame(f);
             pkt.len += n;
-            *left = left.saturating_sub(n);
+            pkt.frames += 1;
+            // A full frame count closes the packet like a full payload does.
+            *left = if pkt.frames >= MAX_FRAMES {
+                0
+            } else {
+                left.saturating_sub(n)
+            };
             pkt.elicit |= f.ack_eliciting();
         };
         // ACK.
-        let bundle = space != SpaceId::Data || self.policy.bundle;
+        // Bundling an ACK of only non-ack-eliciting packets: always in Initial/Handshake and
+        // with `bundle_acks`; otherwise as quinn, at most once per RTT + max_ack_delay.
+        let bundle = space != SpaceId::Data
+            || self.policy.bundle
+            || self.next_bundled_ack.is_some_and(|t| t <= now);
         if ack_must || (elicit_ok && self.acks[s].may_bundle(bundle)) {
             if let Some(a) = self.acks[s].take_ack(now) {
                 if a.wire_len() <= left {
                     pkt.ack_largest = Some(a.largest);
                     put(writer, &mut pkt, &Frame::Ack(a), &mut left);
                     self.stats.ack_frames_sent += 1;
+                    if data {
+                        self.next_bundled_ack =
+                            Some(now + self.rtt.smoothed + self.peer_max_ack_delay + GRANULARITY);
+                    }
                     if data && self.fc.update == FcUpdate::EveryAck {
                         self.every_ack_credit(writer, &mut pkt, &mut left, &mut put);
                     }
@@ -1192,8 +1318,9 @@ impl Endpoint {
         }
         // Stream data.
         if elicit_ok && stream_ready && !closing {
-            while left > 8 {
-                let Some(c) = self.streams.next_chunk(left, stream_room) else {
+            // quinn adds another STREAM frame only while a maximal header (25 bytes) fits.
+            while left > STREAM_SIZE_BOUND {
+                let Some(c) = self.streams.next_chunk(left, stream_chunk) else {
                     break;
                 };
                 self.sent[s].push_frame(SentFrame::Stream {
@@ -1211,6 +1338,7 @@ impl Endpoint {
                         offset: c.offset,
                         len: c.len,
                         fin: c.fin,
+                        length_field: c.length_field,
                     },
                     &mut left,
                 );
@@ -1249,7 +1377,6 @@ impl Endpoint {
             pn,
             size,
             elicit: pkt.elicit,
-            kind,
             ibit,
         })
     }
@@ -1272,6 +1399,7 @@ impl Endpoint {
         put: &mut impl FnMut(&mut Option<Writer>, &mut Pkt, &Frame, &mut u32),
         fc_due: bool,
     ) {
+        let af_delay = self.desired_ack_delay();
         let log = &mut self.sent[SpaceId::Data as usize];
         if self.pending.handshake_done && *left > 1 {
             self.pending.handshake_done = false;
@@ -1288,19 +1416,23 @@ impl Endpoint {
         }
         if self.pending.ack_frequency {
             let k = &self.p.knobs;
-            let seq = self.ack_frequency_seq.map_or(0, |q| q + 1);
+            let seq = self.ack_frequency_sent_seq.map_or(0, |q| q + 1);
+            let delay = af_delay;
             let f = Frame::AckFrequency {
                 seq,
                 threshold: k
                     .ack_ratio
                     .unwrap_or(k.receiver_ack_ratio)
                     .saturating_sub(1),
-                max_delay_us: u64::try_from(k.max_ack_delay.unwrap_or(k.ack_delay).as_micros())
-                    .unwrap_or(u64::MAX),
+                max_delay_us: u64::try_from(delay.as_micros()).unwrap_or(u64::MAX),
             };
             if f.wire_len() < *left {
                 self.pending.ack_frequency = false;
-                self.ack_frequency_seq = Some(seq);
+                self.ack_frequency_sent_seq = Some(seq);
+                self.ack_frequency_requested = Some(delay);
+                // The PTO allows for the larger of the old and the new delay until the peer
+                // has the frame (quinn: max of the current and the in-flight request).
+                self.peer_max_ack_delay = self.peer_max_ack_delay.max(delay);
                 self.stats.ack_frequency_sent += 1;
                 log.push_frame(SentFrame::AckFrequency);
                 put(writer, pkt, &f, left);

@@ -68,13 +68,19 @@ impl RecvWindow {
         self.consumed += n;
         if p.autotune && self.consumed - self.epoch_consumed >= self.window {
             if now.saturating_sub(self.epoch_at) < srtt * 2 {
-                self.window = (self.window * 2).min(self.initial * AUTOTUNE_MAX_FACTOR);
+                self.window = self
+                    .window
+                    .saturating_mul(2)
+                    .min(self.initial.saturating_mul(AUTOTUNE_MAX_FACTOR));
             }
             self.epoch_at = now;
             self.epoch_consumed = self.consumed;
         }
         if p.update == FcUpdate::Threshold {
-            let open = (self.consumed + self.window).saturating_sub(self.advertised);
+            let open = self
+                .consumed
+                .saturating_add(self.window)
+                .saturating_sub(self.advertised);
             if open as f64 >= p.threshold * self.window as f64 {
                 self.due = true;
             }
@@ -83,12 +89,14 @@ impl RecvWindow {
 
     /// The limit could advance.
     pub(crate) fn can_advance(&self) -> bool {
-        self.consumed + self.window > self.advertised
+        self.consumed.saturating_add(self.window) > self.advertised
     }
 
     /// Takes the new limit for a MAX_* frame.
     pub(crate) fn take(&mut self) -> u64 {
-        self.advertised = self.advertised.max(self.consumed + self.window);
+        self.advertised = self
+            .advertised
+            .max(self.consumed.saturating_add(self.window));
         self.due = false;
         self.advertised
     }

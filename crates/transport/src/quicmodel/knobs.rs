@@ -62,8 +62,9 @@ pub struct QuicModelKnobs {
     pub ack_delay: Duration,
     /// ACK at once when a packet arrives out of order or fills a gap (RFC 9000 §13.2.1).
     pub ack_on_reorder: bool,
-    /// Also acknowledge non-ack-eliciting packets when an ACK goes out anyway (INET's
-    /// `bundleAckForNonAckElicitingPackets`); they never trigger an ACK on their own.
+    /// Acknowledge non-ack-eliciting packets (the data receiver's ACKs) in every
+    /// ack-eliciting packet sent anyway (INET's `bundleAckForNonAckElicitingPackets`); off: as
+    /// quinn, at most once per RTT + max ACK delay. They never trigger an ACK on their own.
     pub bundle_acks: bool,
     /// The I-bit: the sender marks the last packet it can send before it becomes congestion-
     /// or flow-control-blocked, and the receiver acknowledges a marked packet at once.
@@ -87,8 +88,8 @@ pub struct QuicModelKnobs {
     /// The application resumes writing when the queue drains below this fraction of the limit
     /// (INET's `sendQueueLowWaterRatio`: 0.4).
     pub send_queue_low_water: f64,
-    /// Pace sending at 1.25·cwnd/sRTT with a burst of 10 packets (quinn); off: send whenever
-    /// the window allows (INET).
+    /// Pace sending as quinn: 1.25·cwnd/sRTT with bursts of 2 ms at that rate (10 to 256
+    /// packets); off: send whenever the window allows (INET).
     pub pacing: bool,
 }
 

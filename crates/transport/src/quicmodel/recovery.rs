@@ -29,19 +29,28 @@ pub(crate) struct Rtt {
     pub sampled: bool,
     /// When the first sample was taken (persistent congestion only counts packets sent after).
     pub first_sample_at: Option<Duration>,
+    /// `pto(0)` in nanoseconds, kept current (the timer is recomputed after every event).
+    pub pto_ns: u64,
 }
 
 impl Rtt {
     /// Before any sample: smoothed = initial, var = initial / 2 (§6.2.2).
     pub(crate) fn new(initial: Duration) -> Rtt {
-        Rtt {
+        let mut r = Rtt {
             latest: initial,
             smoothed: initial,
             var: initial / 2,
             min: initial,
             sampled: false,
             first_sample_at: None,
-        }
+            pto_ns: 0,
+        };
+        r.pto_ns = r.pto_base_ns();
+        r
+    }
+
+    fn pto_base_ns(&self) -> u64 {
+        u64::try_from(self.pto(Duration::ZERO).as_nanos()).unwrap_or(u64::MAX)
     }
 
     /// A sample `latest` with the peer's reported `ack_delay` (already capped by the caller
@@ -54,6 +63,7 @@ impl Rtt {
             self.min = latest;
             self.smoothed = latest;
             self.var = latest / 2;
+            self.pto_ns = self.pto_base_ns();
             return;
         }
         self.min = self.min.min(latest);
@@ -66,6 +76,7 @@ impl Rtt {
         let diff = self.smoothed.abs_diff(adjusted);
         self.var = (self.var * 3 + diff) / 4;
         self.smoothed = (self.smoothed * 7 + adjusted) / 8;
+        self.pto_ns = self.pto_base_ns();
     }
 
     /// PTO period without backoff; `max_ack_delay` is zero for Initial and Handshake.
@@ -122,8 +133,10 @@ pub(crate) fn detect_lost(
         }
         let p = *log.at(i);
         if !p.outstanding {
-            // An acknowledged packet breaks a run (lost ones were trimmed or are marked).
-            run = None;
+            // An acknowledged packet breaks a run; one declared lost earlier does not.
+            if p.acked {
+                run = None;
+            }
             continue;
         }
         let by_count = largest_acked >= pn + PACKET_THRESHOLD;
@@ -230,5 +243,37 @@ mod tests {
             "sent at 0 ms: 113 − 112.5 ≥ 0; the one sent at 1 ms waits"
         );
         assert_eq!(l.loss_time, Some(Duration::from_micros(113_500)));
+    }
+
+    #[test]
+    fn persistent_congestion_needs_a_long_unacknowledged_span() {
+        let mut r = Rtt::new(Duration::from_millis(100));
+        r.update(
+            Duration::from_millis(100),
+            Duration::ZERO,
+            Duration::from_millis(1),
+        );
+        let period = Some(Duration::from_millis(300));
+        for (acked_between, expect) in [(false, true), (true, false)] {
+            let mut log = SentLog::default();
+            // Packets every 50 ms from 10 ms; the last one is acknowledged.
+            for k in 0..10u64 {
+                log.begin();
+                log.commit(
+                    Duration::from_millis(10 + 50 * k),
+                    1000,
+                    true,
+                    true,
+                    u64::MAX,
+                );
+            }
+            for pn in [9u64].into_iter().chain(acked_between.then_some(4)) {
+                let p = log.get_mut(pn).unwrap();
+                p.outstanding = false;
+                p.acked = true;
+            }
+            let l = detect_lost(&mut log, 9, &r, Duration::from_secs(1), period, |_, _| {});
+            assert_eq!(l.persistent, expect, "acked between: {acked_between}");
+        }
     }
 }

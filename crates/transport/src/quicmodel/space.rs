@@ -76,6 +76,8 @@ pub(crate) struct SentPacket {
     pub in_flight: bool,
     /// Still waiting for an acknowledgement or a loss declaration.
     pub outstanding: bool,
+    /// Acknowledged (rather than declared lost) once settled.
+    pub acked: bool,
     /// Index of its first frame in the frame log.
     frame_start: u64,
     /// Frames it recorded.
@@ -137,6 +139,7 @@ impl SentLog {
             ack_eliciting,
             in_flight,
             outstanding: true,
+            acked: false,
             frame_start,
             nframes,
             ack_largest,

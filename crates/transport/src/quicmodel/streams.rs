@@ -13,6 +13,10 @@ use super::flowctl::{FcPolicy, RecvWindow};
 use super::knobs::StreamScheduler;
 use super::ranges::RangeSet;
 
+/// Most receive streams an endpoint keeps (the model does not send MAX_STREAMS; this bounds
+/// memory against a misbehaving peer).
+pub(crate) const MAX_RECV_STREAMS: usize = 4096;
+
 /// Bytes an unbounded writer (bulk sender) has: effectively infinite.
 pub(crate) const UNBOUNDED: u64 = u64::MAX;
 
@@ -111,6 +115,8 @@ pub(crate) struct Chunk {
     pub len: u16,
     /// FIN.
     pub fin: bool,
+    /// The frame has a length field.
+    pub length_field: bool,
     /// New data (counts against connection credit) rather than a retransmission.
     pub new: bool,
 }
@@ -327,7 +333,7 @@ impl Streams {
     pub(crate) fn next_chunk(
         &mut self,
         room: u32,
-        fits: impl Fn(u64, u64, u32) -> u32,
+        chunk: impl Fn(u64, u64, u64, u32) -> Option<(u16, bool)>,
     ) -> Option<Chunk> {
         // Repeats first, lowest stream first (they were sent once already).
         for (i, s) in self.send.iter_mut().enumerate() {
@@ -337,11 +343,8 @@ impl Streams {
                     s.retx.pop_front();
                     continue;
                 };
-                let n = fits(s.id, a, room);
-                if n == 0 {
-                    return None;
-                }
-                let len = (b - a).min(u64::from(n));
+                let (n, length_field) = chunk(s.id, a, b - a, room)?;
+                let len = u64::from(n);
                 if a + len >= end {
                     s.retx.pop_front();
                 } else if let Some(front) = s.retx.front_mut() {
@@ -356,16 +359,15 @@ impl Streams {
                     stream: i as u32,
                     id: s.id,
                     offset: a,
-                    len: len as u16,
+                    len: n,
                     fin,
+                    length_field,
                     new: false,
                 });
             }
             if s.fin_retx {
                 // Only the FIN is missing: an empty frame at the end.
-                if fits(s.id, s.written, room) == 0 && room < 4 {
-                    return None;
-                }
+                let (_, length_field) = chunk(s.id, s.written, 0, room)?;
                 s.fin_retx = false;
                 s.fin_sent = true;
                 return Some(Chunk {
@@ -374,6 +376,7 @@ impl Streams {
                     offset: s.written,
                     len: 0,
                     fin: true,
+                    length_field,
                     new: false,
                 });
             }
@@ -397,11 +400,8 @@ impl Streams {
                 .unsent()
                 .min(s.max_data - s.sent.min(s.max_data))
                 .min(credit);
-            let fits_n = u64::from(fits(s.id, s.sent, room));
-            if fits_n == 0 && !(avail == 0 && room >= 4) {
-                return None;
-            }
-            let len = avail.min(fits_n);
+            let (n, length_field) = chunk(s.id, s.sent, avail, room)?;
+            let len = u64::from(n);
             let offset = s.sent;
             s.sent += len;
             let fin = s.fin() && s.sent == s.written && !s.fin_sent;
@@ -417,8 +417,9 @@ impl Streams {
                 stream: i as u32,
                 id: s.id,
                 offset,
-                len: len as u16,
+                len: n,
                 fin,
+                length_field,
                 new: true,
             });
         }
@@ -436,11 +437,10 @@ impl Streams {
         }
         let prefix = s.acked.contiguous_end(0);
         if prefix > s.acked_prefix {
+            // The acknowledged prefix is the set's first range: it stays as small as the
+            // number of gaps.
             self.buffered -= (prefix - s.acked_prefix).min(self.buffered);
             s.acked_prefix = prefix;
-            // Forget the acknowledged prefix so the set stays small.
-            s.acked.remove_below(prefix);
-            s.acked.insert(0, prefix);
         }
     }
 
@@ -465,7 +465,8 @@ impl Streams {
         }
     }
 
-    /// A STREAM frame arrived; returns false on a flow-control violation (dropped).
+    /// A STREAM frame arrived; returns false on a protocol violation (dropped): beyond the
+    /// credit granted, or a new stream beyond [`MAX_RECV_STREAMS`].
     pub(crate) fn on_stream(
         &mut self,
         id: u64,
@@ -474,10 +475,13 @@ impl Streams {
         fin: bool,
         now: Duration,
     ) -> bool {
-        let Some(i) = self.recv_index(id, true, now) else {
+        let Some(end) = offset.checked_add(u64::from(len)) else {
             return false;
         };
-        let end = offset + u64::from(len);
+        let create = self.recv.len() < MAX_RECV_STREAMS;
+        let Some(i) = self.recv_index(id, create, now) else {
+            return false;
+        };
         let r = &mut self.recv[i];
         if end > r.window.advertised {
             return false;
@@ -514,12 +518,9 @@ impl Streams {
             let end = r.received.contiguous_end(r.read);
             let n = end - r.read;
             r.read = end;
-            // Keep the set small: everything below the read offset is gone.
+            // What was read is the set's first range [0, end): the set stays as small as the
+            // number of gaps.
             if n > 0 {
-                r.received.remove_below(end);
-                if end > 0 {
-                    r.received.insert(end - 1, end);
-                }
                 r.window.on_consumed(n, now, srtt, p);
             }
             let fin = r.fin_at == Some(r.read);
@@ -538,7 +539,7 @@ impl Streams {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::quicmodel::wire::stream_room;
+    use crate::quicmodel::wire::stream_chunk;
 
     fn cfg(scheduler: StreamScheduler) -> StreamConfig {
         StreamConfig {
@@ -559,7 +560,7 @@ mod tests {
         s.open_send(4, 20_000);
         s.app_write();
         let mut order = Vec::new();
-        while let Some(c) = s.next_chunk(1200, stream_room) {
+        while let Some(c) = s.next_chunk(1200, stream_chunk) {
             order.push((c.id, c.len));
         }
         assert_eq!(order[0].0, 0);
@@ -581,12 +582,12 @@ mod tests {
         s.open_send(0, 3000);
         s.open_send(4, 3000);
         s.app_write();
-        let a = s.next_chunk(1200, stream_room).unwrap();
-        let b = s.next_chunk(1200, stream_room).unwrap();
+        let a = s.next_chunk(1200, stream_chunk).unwrap();
+        let b = s.next_chunk(1200, stream_chunk).unwrap();
         assert_eq!((a.id, b.id), (0, 0));
         s.on_lost(a.stream, a.offset, a.len, a.fin);
         s.on_acked(b.stream, b.offset, b.len, b.fin);
-        let r = s.next_chunk(1200, stream_room).unwrap();
+        let r = s.next_chunk(1200, stream_chunk).unwrap();
         assert_eq!((r.id, r.offset, r.len, r.new), (0, 0, a.len, false));
     }
 
@@ -599,12 +600,12 @@ mod tests {
         s.app_write();
         assert_eq!(s.unsent, 5000);
         for _ in 0..2 {
-            s.next_chunk(1200, stream_room);
+            s.next_chunk(1200, stream_chunk);
         }
         s.app_write();
         assert!(s.unsent < 5000, "paused above low water");
         while s.unsent > 2000 {
-            s.next_chunk(1200, stream_room);
+            s.next_chunk(1200, stream_chunk);
         }
         s.app_write();
         assert_eq!(s.unsent, 5000);

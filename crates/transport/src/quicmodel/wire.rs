@@ -28,7 +28,8 @@
 //!                       | range count (u8) | ranges as (smallest, largest) u64 pairs, descending
 //!   0x06 CRYPTO         offset (u32) | length (u32)
 //!   0x07 NEW_TOKEN      token length (u16)
-//!   0x08 STREAM         stream id (u64) | offset (u64) | length (u16) | fin (u8)
+//!   0x08 STREAM         stream id (u64) | offset (u64) | length (u16)
+//!                       | flags (u8: bit 0 FIN, bit 1 the real frame has a length field)
 //!   0x10 MAX_DATA       maximum (u64)
 //!   0x11 MAX_STREAM_DATA stream id (u64) | maximum (u64)
 //!   0x14 DATA_BLOCKED   limit (u64)
@@ -55,8 +56,8 @@ pub const AEAD_TAG: u32 = 16;
 pub const MIN_INITIAL_DATAGRAM: u32 = 1200;
 /// Most ACK ranges one ACK frame carries (older ranges are dropped; quinn keeps 64 blocks).
 pub const MAX_ACK_RANGES: usize = 32;
-/// Most frames one packet carries in the model.
-pub const MAX_FRAMES: usize = 24;
+/// Most frames one packet carries in the model (its frame count is one byte).
+pub const MAX_FRAMES: u32 = 255;
 /// One NEW_CONNECTION_ID frame with an 8-byte CID: type, sequence, retire prior to, length,
 /// CID, reset token.
 pub const NEW_CONNECTION_ID_LEN: u32 = 1 + 1 + 1 + 1 + CID_LEN + 16;
@@ -193,6 +194,8 @@ pub enum Frame {
         len: u16,
         /// FIN bit.
         fin: bool,
+        /// The frame has a length field (false: it runs to the end of the packet).
+        length_field: bool,
     },
     /// MAX_DATA.
     MaxData(u64),
@@ -229,38 +232,81 @@ pub enum Frame {
     },
 }
 
-/// An ACK frame: largest, delay field and up to [`MAX_ACK_RANGES`] ranges.
+/// An ACK frame: largest, delay field and up to [`MAX_ACK_RANGES`] ranges, held compactly
+/// (each range as its distance below `largest` and its length) so frames stay small to copy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ack {
     /// Largest acknowledged.
     pub largest: u64,
     /// ACK delay field (units of 2^3 µs, the default ack_delay_exponent).
     pub delay: u64,
-    /// Ranges used in `ranges`.
-    pub count: u8,
-    /// (smallest, largest) inclusive, descending.
-    pub ranges: [(u64, u64); MAX_ACK_RANGES],
+    count: u8,
+    /// (largest − range's largest, range's largest − range's smallest), descending.
+    rel: [(u32, u32); MAX_ACK_RANGES],
 }
 
 impl Ack {
-    /// The used ranges.
-    pub fn ranges(&self) -> &[(u64, u64)] {
-        &self.ranges[..usize::from(self.count)]
+    /// An ACK frame for `largest` with no ranges yet.
+    pub fn new(largest: u64, delay: u64) -> Ack {
+        Ack {
+            largest,
+            delay,
+            count: 0,
+            rel: [(0, 0); MAX_ACK_RANGES],
+        }
+    }
+
+    /// Appends the next lower range `[lo, hi]` (inclusive); false when full, out of order or
+    /// too far below `largest` to be held.
+    pub fn push(&mut self, lo: u64, hi: u64) -> bool {
+        if usize::from(self.count) >= MAX_ACK_RANGES || lo > hi || hi > self.largest {
+            return false;
+        }
+        if let Some((plo, _)) = self.range(usize::from(self.count).wrapping_sub(1)) {
+            if hi >= plo {
+                return false;
+            }
+        }
+        let (Ok(d), Ok(l)) = (u32::try_from(self.largest - hi), u32::try_from(hi - lo)) else {
+            return false;
+        };
+        self.rel[usize::from(self.count)] = (d, l);
+        self.count += 1;
+        true
+    }
+
+    /// Ranges held.
+    pub fn count(&self) -> usize {
+        usize::from(self.count)
+    }
+
+    /// Range `i` as (smallest, largest), inclusive.
+    pub fn range(&self, i: usize) -> Option<(u64, u64)> {
+        if i >= usize::from(self.count) {
+            return None;
+        }
+        let (d, l) = self.rel[i];
+        let hi = self.largest - u64::from(d);
+        Some((hi - u64::from(l), hi))
+    }
+
+    /// The ranges as (smallest, largest), inclusive, descending.
+    pub fn ranges(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        (0..usize::from(self.count)).filter_map(|i| self.range(i))
     }
 
     /// Real size (RFC 9000 §19.3).
     pub fn wire_len(&self) -> u32 {
-        let r = self.ranges();
-        let Some(&(lo0, hi0)) = r.first() else {
+        let Some((lo0, hi0)) = self.range(0) else {
             return 0;
         };
         let mut n = 1
             + varint_len(self.largest)
             + varint_len(self.delay)
-            + varint_len(r.len() as u64 - 1)
+            + varint_len(u64::from(self.count) - 1)
             + varint_len(hi0 - lo0);
         let mut prev_lo = lo0;
-        for &(lo, hi) in &r[1..] {
+        for (lo, hi) in self.ranges().skip(1) {
             // gap = previous smallest − largest − 2; length = largest − smallest.
             n += varint_len(prev_lo.saturating_sub(hi).saturating_sub(2)) + varint_len(hi - lo);
             prev_lo = lo;
@@ -277,12 +323,16 @@ impl Frame {
             Frame::Ping | Frame::HandshakeDone => 1,
             Frame::Ack(ref a) => a.wire_len(),
             Frame::Crypto { offset, len } => {
-                1 + varint_len(u64::from(offset)) + varint_len(u64::from(len)) + len
+                (1 + varint_len(u64::from(offset)) + varint_len(u64::from(len))).saturating_add(len)
             }
             Frame::NewToken(n) => 1 + varint_len(u64::from(n)) + u32::from(n),
             Frame::Stream {
-                id, offset, len, ..
-            } => stream_frame_len(id, offset, len),
+                id,
+                offset,
+                len,
+                length_field,
+                ..
+            } => stream_frame_len(id, offset, len, length_field),
             Frame::MaxData(v) | Frame::DataBlocked(v) => 1 + varint_len(v),
             Frame::MaxStreamData { id, max: v } | Frame::StreamDataBlocked { id, limit: v } => {
                 1 + varint_len(id) + varint_len(v)
@@ -311,25 +361,34 @@ impl Frame {
     }
 }
 
-/// Size of a STREAM frame with offset and length fields (quinn writes both).
+/// Size of a STREAM frame: offset field when the offset is not zero, length field unless the
+/// frame runs to the end of its packet (quinn omits it then).
 #[inline]
-pub fn stream_frame_len(id: u64, offset: u64, len: u16) -> u32 {
+pub fn stream_frame_len(id: u64, offset: u64, len: u16, length_field: bool) -> u32 {
     let off = if offset > 0 { varint_len(offset) } else { 0 };
-    1 + varint_len(id) + off + varint_len(u64::from(len)) + u32::from(len)
+    let lf = if length_field {
+        varint_len(u64::from(len))
+    } else {
+        0
+    };
+    1 + varint_len(id) + off + lf + u32::from(len)
 }
 
-/// Stream bytes that fit in a STREAM frame of at most `room` bytes (0 if none).
+/// quinn's choice of a STREAM frame for `avail` bytes at `offset` in at most `room` bytes:
+/// when the data fills the room the frame runs to the end of the packet without a length
+/// field; otherwise quinn reserves 8 bytes for the length and sends what fits. Returns
+/// (bytes, length field), or `None` when not even the header fits.
 #[inline]
-pub fn stream_room(id: u64, offset: u64, room: u32) -> u32 {
+pub fn stream_chunk(id: u64, offset: u64, avail: u64, room: u32) -> Option<(u16, bool)> {
     let off = if offset > 0 { varint_len(offset) } else { 0 };
     let fixed = 1 + varint_len(id) + off;
-    if room <= fixed + 1 {
-        return 0;
+    let mut max_len = room.checked_sub(fixed)?;
+    let length_field = avail < u64::from(max_len);
+    if length_field {
+        max_len = max_len.saturating_sub(8);
     }
-    let rest = room - fixed;
-    // The length varint takes 1 byte up to 63, 2 up to 16383.
-    let data = if rest <= 64 { rest - 1 } else { rest - 2 };
-    data.min(u32::from(u16::MAX))
+    let len = avail.min(u64::from(max_len)).min(u64::from(u16::MAX)) as u16;
+    (len > 0 || avail == 0).then_some((len, length_field))
 }
 
 /// Datagram-level fields.
@@ -442,7 +501,7 @@ impl Writer {
                 b.extend_from_slice(&a.largest.to_le_bytes());
                 b.extend_from_slice(&a.delay.to_le_bytes());
                 b.push(a.count);
-                for &(lo, hi) in a.ranges() {
+                for (lo, hi) in a.ranges() {
                     b.extend_from_slice(&lo.to_le_bytes());
                     b.extend_from_slice(&hi.to_le_bytes());
                 }
@@ -461,12 +520,13 @@ impl Writer {
                 offset,
                 len,
                 fin,
+                length_field,
             } => {
                 b.push(0x08);
                 b.extend_from_slice(&id.to_le_bytes());
                 b.extend_from_slice(&offset.to_le_bytes());
                 b.extend_from_slice(&len.to_le_bytes());
-                b.push(u8::from(fin));
+                b.push(u8::from(fin) | (u8::from(length_field) << 1));
             }
             Frame::MaxData(v) => {
                 b.push(0x10);
@@ -598,6 +658,7 @@ impl<'a> Reader<'a> {
     }
 
     /// The next frame.
+    #[inline(always)]
     pub fn frame(&mut self) -> Result<Frame, DecodeError> {
         let t = self.u8()?;
         Ok(match t {
@@ -610,39 +671,33 @@ impl<'a> Reader<'a> {
                 if usize::from(count) > MAX_ACK_RANGES || count == 0 {
                     return Err(DecodeError::Range);
                 }
-                let mut ranges = [(0u64, 0u64); MAX_ACK_RANGES];
-                let mut prev_lo = u64::MAX;
-                for r in ranges.iter_mut().take(usize::from(count)) {
+                let mut a = Ack::new(largest, delay);
+                for i in 0..count {
                     let lo = self.u64()?;
                     let hi = self.u64()?;
-                    // Descending, disjoint, lo ≤ hi: anything else is malformed.
-                    if lo > hi || hi >= prev_lo {
+                    // Descending, disjoint, lo ≤ hi, the first ending at `largest`: anything
+                    // else is malformed.
+                    if (i == 0 && hi != largest) || !a.push(lo, hi) {
                         return Err(DecodeError::Range);
                     }
-                    prev_lo = lo;
-                    *r = (lo, hi);
                 }
-                if ranges[0].1 != largest {
-                    return Err(DecodeError::Range);
-                }
-                Frame::Ack(Ack {
-                    largest,
-                    delay,
-                    count,
-                    ranges,
-                })
+                Frame::Ack(a)
             }
             0x06 => Frame::Crypto {
                 offset: self.u32()?,
                 len: self.u32()?,
             },
             0x07 => Frame::NewToken(self.u16()?),
-            0x08 => Frame::Stream {
-                id: self.u64()?,
-                offset: self.u64()?,
-                len: self.u16()?,
-                fin: self.u8()? != 0,
-            },
+            0x08 => {
+                let (id, offset, len, flags) = (self.u64()?, self.u64()?, self.u16()?, self.u8()?);
+                Frame::Stream {
+                    id,
+                    offset,
+                    len,
+                    fin: flags & 1 != 0,
+                    length_field: flags & 2 != 0,
+                }
+            }
             0x10 => Frame::MaxData(self.u64()?),
             0x11 => Frame::MaxStreamData {
                 id: self.u64()?,
@@ -702,7 +757,7 @@ pub fn describe(bytes: &[u8]) -> Result<String, DecodeError> {
                 Frame::Ping => write!(s, "PING"),
                 Frame::Ack(a) => {
                     let _ = write!(s, "ACK(");
-                    for (i, (lo, hi)) in a.ranges().iter().enumerate() {
+                    for (i, (lo, hi)) in a.ranges().enumerate() {
                         let sep = if i > 0 { "," } else { "" };
                         let _ = write!(s, "{sep}{lo}-{hi}");
                     }
@@ -715,6 +770,7 @@ pub fn describe(bytes: &[u8]) -> Result<String, DecodeError> {
                     offset,
                     len,
                     fin,
+                    ..
                 } => write!(
                     s,
                     "STREAM(id={id} off={offset} len={len}{})",
@@ -765,15 +821,9 @@ mod tests {
 
     #[test]
     fn frames_round_trip_and_garbage_is_an_error() {
-        let mut ranges = [(0, 0); MAX_ACK_RANGES];
-        ranges[0] = (8, 10);
-        ranges[1] = (0, 5);
-        let ack = Ack {
-            largest: 10,
-            delay: 3,
-            count: 2,
-            ranges,
-        };
+        let mut ack = Ack::new(10, 3);
+        assert!(ack.push(8, 10) && ack.push(0, 5));
+        assert!(!ack.push(0, 0), "not below the previous range");
         // type, largest, delay, count, first range, gap (8−5−2 = 1), length.
         assert_eq!(ack.wire_len(), 7);
         let mut w = Writer::new(7, Duration::from_micros(5));
@@ -785,6 +835,7 @@ mod tests {
                 offset: 1000,
                 len: 1200,
                 fin: true,
+                length_field: true,
             },
             Frame::MaxData(1 << 20),
             Frame::AckFrequency {
@@ -816,17 +867,17 @@ mod tests {
     }
 
     #[test]
-    fn stream_room_fills_exactly() {
-        for room in 5..1500u32 {
-            let n = stream_room(4, 70_000, room);
-            if n > 0 {
-                let len = stream_frame_len(4, 70_000, n as u16);
-                assert!(len <= room, "room {room}: {n} bytes need {len}");
-                assert!(
-                    len + 1 >= room,
-                    "room {room}: {n} bytes leave a gap ({len})"
-                );
-            }
+    fn stream_frames_fill_the_packet_as_quinns_do() {
+        // Plenty of data: the frame runs to the end of the room without a length field.
+        for room in 7..1500u32 {
+            let (n, lf) = stream_chunk(4, 70_000, 1 << 20, room).unwrap();
+            assert!(!lf);
+            assert_eq!(stream_frame_len(4, 70_000, n, lf), room);
         }
+        // Less than the room: a length field, and 8 bytes reserved for it.
+        assert_eq!(stream_chunk(4, 0, 100, 1000), Some((100, true)));
+        assert_eq!(stream_chunk(4, 0, 995, 1000), Some((990, true)));
+        assert_eq!(stream_chunk(4, 0, 0, 10), Some((0, true)), "FIN only");
+        assert_eq!(stream_chunk(4, 70_000, 10, 6), None);
     }
 }

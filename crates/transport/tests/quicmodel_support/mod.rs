@@ -37,6 +37,8 @@ pub struct Seen {
     pub index: u64,
     /// IP bytes on the wire.
     pub wire_len: u32,
+    /// When it reaches the peer (None: dropped).
+    pub arrival: Option<Duration>,
     /// Datagram header.
     pub header: DatagramHeader,
     /// Packets and frames.
@@ -73,6 +75,8 @@ pub struct Net {
     pub trace: Option<Vec<Seen>>,
     /// Datagrams delivered.
     pub delivered: u64,
+    /// Decode datagrams for the hook and the trace (off for speed measurements).
+    inspect: bool,
 }
 
 impl Net {
@@ -91,18 +95,21 @@ impl Net {
             dropped: 0,
             trace: None,
             delivered: 0,
+            inspect: false,
         }
     }
 
     /// Drops what `f` selects.
     pub fn dropping(mut self, f: impl FnMut(&Seen) -> bool + 'static) -> Net {
         self.drop = Box::new(f);
+        self.inspect = true;
         self
     }
 
     /// Records every datagram.
     pub fn traced(mut self) -> Net {
         self.trace = Some(Vec::new());
+        self.inspect = true;
         self
     }
 
@@ -114,6 +121,10 @@ impl Net {
 
     fn send(&mut self, from: Side, now: Duration, bytes: Vec<u8>, wire_len: u32) {
         let d = if from == Side::Client { 0 } else { 1 };
+        if !self.inspect {
+            self.forward(d, now, from, bytes, wire_len, false);
+            return;
+        }
         let dir = if d == 0 { Dir::Up } else { Dir::Down };
         let (header, packets) = decode(&bytes).expect("the model emits valid datagrams");
         let index = self.counts[d];
@@ -124,6 +135,7 @@ impl Net {
             data_index: None,
             index,
             wire_len,
+            arrival: None,
             header,
             packets,
         };
@@ -132,30 +144,42 @@ impl Net {
             self.data_counts[d] += 1;
         }
         let drop = (self.drop)(&seen);
+        let at = self.forward(d, now, from, bytes, wire_len, drop);
+        seen.arrival = at;
         if let Some(t) = self.trace.as_mut() {
             t.push(seen);
         }
-        if drop {
-            self.dropped += 1;
-            return;
-        }
-        if let Some(limit) = self.limit {
+    }
+
+    /// Queues a datagram unless dropped; returns its arrival time.
+    fn forward(
+        &mut self,
+        d: usize,
+        now: Duration,
+        from: Side,
+        bytes: Vec<u8>,
+        wire_len: u32,
+        mut drop: bool,
+    ) -> Option<Duration> {
+        if let Some(limit) = self.limit.filter(|_| !drop) {
             let b = &mut self.backlog[d];
             while b.front().is_some_and(|&t| t <= now) {
                 b.pop_front();
             }
-            if b.len() >= limit {
-                self.dropped += 1;
-                return;
-            }
+            drop = b.len() >= limit;
         }
         let start = now.max(self.busy[d]);
         let tx = Duration::from_nanos(u64::from(wire_len) * 8 * 1_000_000_000 / self.rate_bps);
+        let at = start + tx + self.delay;
+        if drop {
+            self.dropped += 1;
+            return None;
+        }
         self.busy[d] = start + tx;
         self.backlog[d].push_back(start + tx);
-        let at = start + tx + self.delay;
         let to = from.opposite();
         self.queue[d].push_back((at, to, bytes));
+        Some(at)
     }
 
     /// Runs until the flow finishes or `until`; returns the final virtual time.
