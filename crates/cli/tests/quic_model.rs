@@ -90,6 +90,22 @@ fn model_results_do_not_depend_on_thread_count_and_reach_the_summary() {
         !summary.contains("flows.1.model."),
         "quinn has no model figures"
     );
+    // `compare` reaches them by the same path.
+    let o = quiclab(
+        &[
+            "compare",
+            "one",
+            "two",
+            "--metric",
+            "flows.0.model.achieved_ack_ratio",
+            "--json",
+        ],
+        &s.0,
+    );
+    assert_ok(&o);
+    let rows: serde_json::Value = serde_json::from_str(text(&o.stdout).trim()).expect("json");
+    assert_eq!(rows.as_array().map(Vec::len), Some(2), "{rows}");
+    assert_eq!(rows[0]["metric"], "flows.0.model.achieved_ack_ratio");
     for line in text(&a).lines() {
         let run: serde_json::Value = serde_json::from_str(line).expect("a run");
         assert_eq!(run["flows"][0]["stack"], "quic-model");

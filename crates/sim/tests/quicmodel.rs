@@ -238,3 +238,27 @@ fn model_packets_appear_in_the_pcap_as_udp() {
     assert!(full >= 200_000 / 1472, "only {full} full datagrams");
     tmp.remove().expect("remove");
 }
+
+/// The model's MTU bounds (1228 to 65535, docs/limits.md) both carry a download: the largest
+/// datagram the model builds fits the IPv4 packet the scenario allows.
+#[test]
+fn the_models_mtu_extremes_carry_a_download() {
+    for mtu in [1228u16, 9000, 65535] {
+        let mut f = model("m", download(1_000_000));
+        f.quic_model.mtu = mtu;
+        let r = run(&dumbbell(100_000_000, ms(5), 1000, vec![f], ms(10_000)), 1);
+        let f = &r.flows[0];
+        assert_eq!(
+            (f.error.as_deref(), f.bytes_delivered),
+            (None, 1_000_000),
+            "mtu {mtu}"
+        );
+        assert_eq!(f.final_mtu, Some(mtu - 28), "mtu {mtu}");
+        let largest = r.links["bottleneck_down"].offered_bytes
+            / r.links["bottleneck_down"].offered_packets.max(1);
+        assert!(
+            largest <= u64::from(mtu),
+            "mtu {mtu}: mean packet {largest} B"
+        );
+    }
+}
