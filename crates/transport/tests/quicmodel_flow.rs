@@ -644,3 +644,42 @@ fn the_server_sends_at_most_three_times_what_it_received_before_validation() {
         .sum();
     assert_eq!(early, 3 * 1472);
 }
+
+#[test]
+fn fifo_sends_streams_one_after_the_other_and_round_robin_interleaves() {
+    for scheduler in [
+        transport::quicmodel::StreamScheduler::Fifo,
+        transport::quicmodel::StreamScheduler::RoundRobin,
+    ] {
+        let mut cfg = config(download(400_000, 2, 1));
+        cfg.knobs.scheduler = scheduler;
+        let mut net = Net::new(10_000_000, ms(10)).traced();
+        let (flow, _) = run(cfg, &mut net, secs(5));
+        assert!(flow.is_finished());
+        // Stream ids of the response data in sending order (first transmissions).
+        let order: Vec<u64> = net
+            .seen(Dir::Down)
+            .into_iter()
+            .flat_map(|s| {
+                s.packets.iter().flat_map(|(_, f)| {
+                    f.iter().filter_map(|f| match f {
+                        Frame::Stream { id, len, .. } if *len > 0 => Some(*id),
+                        _ => None,
+                    })
+                })
+            })
+            .collect();
+        let switches = order.windows(2).filter(|w| w[0] != w[1]).count();
+        match scheduler {
+            transport::quicmodel::StreamScheduler::Fifo => {
+                assert_eq!(switches, 1, "FIFO: stream 0 then stream 4: {order:?}")
+            }
+            transport::quicmodel::StreamScheduler::RoundRobin => {
+                assert!(
+                    switches > 100,
+                    "round-robin alternates: {switches} switches"
+                )
+            }
+        }
+    }
+}

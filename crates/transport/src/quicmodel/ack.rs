@@ -4,7 +4,9 @@
 //! Policy, for the Data space: an ACK goes out at once when `ratio` ack-eliciting packets are
 //! unacknowledged (the receiver's `receiver_ack_ratio`, or `threshold + 1` from the newest
 //! ACK_FREQUENCY frame), when an ack-eliciting packet arrives out of order or fills a gap
-//! (`ack_on_reorder`), or when it carries the I-bit (`ibit`); otherwise the ACK timer
+//! (`ack_on_reorder`; with an ACK_FREQUENCY frame its reordering threshold: 0 never, 1 on any
+//! gap, n ≥ 2 only when the gap lets the sender declare a loss, the draft's and quinn's rule),
+//! or when it carries the I-bit (`ibit`); otherwise the ACK timer
 //! (`ack_delay`, or the ACK_FREQUENCY frame's max ack delay) fires at most that late after the
 //! first unacknowledged ack-eliciting packet. Initial and Handshake packets are acknowledged at
 //! once. Non-ack-eliciting packets never trigger an ACK; with `bundle_acks` an ACK frame for
@@ -22,8 +24,9 @@ pub(crate) struct AckPolicy {
     pub ratio: u32,
     /// ACK timer.
     pub delay: Duration,
-    /// ACK at once on reordering.
-    pub on_reorder: bool,
+    /// Reordering threshold: 0 never ACK at once on reordering, 1 on any gap (RFC 9000
+    /// §13.2.1), n ≥ 2 when the gap is n or more packets below the largest (ACK-frequency draft).
+    pub reorder: u8,
     /// ACK at once on an I-bit packet.
     pub ibit: bool,
     /// Bundle ACKs of non-ack-eliciting packets.
@@ -48,6 +51,10 @@ pub(crate) struct AckState {
     /// Every packet number ever received below this is in `seen_below` or `ranges` (for
     /// duplicate detection after ranges were forgotten).
     forgotten_below: u64,
+    /// Largest ack-eliciting packet number received.
+    largest_eliciting: Option<u64>,
+    /// Largest ack-eliciting packet number when the last ACK frame was sent.
+    largest_reported: Option<u64>,
 }
 
 /// What the receiver learnt from one packet.
@@ -91,9 +98,15 @@ impl AckState {
             self.non_eliciting_unacked = true;
             return Arrival::New;
         }
+        self.largest_eliciting = Some(self.largest_eliciting.map_or(pn, |l| l.max(pn)));
         self.eliciting_unacked += 1;
+        let reorder = match policy.reorder {
+            0 => false,
+            1 => reordered,
+            n => self.gap_reveals_loss(u64::from(n)),
+        };
         if immediate_space
-            || (policy.on_reorder && reordered)
+            || reorder
             || (policy.ibit && ibit)
             || self.eliciting_unacked >= policy.ratio.max(1)
         {
@@ -102,6 +115,24 @@ impl AckState {
             self.deadline = Some(now + policy.delay);
         }
         Arrival::New
+    }
+
+    /// The draft's rule for a reordering threshold `n` ≥ 2: ACK at once if a packet missing
+    /// since the last ACK is `n` or more below the largest ack-eliciting one, so the ACK lets the
+    /// sender declare it lost.
+    fn gap_reveals_loss(&self, n: u64) -> bool {
+        let (Some(reported), Some(largest)) = (self.largest_reported, self.largest_eliciting)
+        else {
+            return false;
+        };
+        if n > reported {
+            return false;
+        }
+        let from = reported - n + 1;
+        match self.ranges.first_gap(from, largest + 1) {
+            Some((missing, _)) => largest - missing >= n,
+            None => false,
+        }
     }
 
     /// Already received, or older than the ranges still remembered.
@@ -146,6 +177,7 @@ impl AckState {
         self.non_eliciting_unacked = false;
         self.immediate = false;
         self.deadline = None;
+        self.largest_reported = self.largest_eliciting;
         Some(a)
     }
 
@@ -173,7 +205,7 @@ mod tests {
         AckPolicy {
             ratio,
             delay: Duration::from_millis(25),
-            on_reorder: true,
+            reorder: 1,
             ibit: true,
             bundle: false,
         }
@@ -213,5 +245,29 @@ mod tests {
         a.peer_saw_ack_up_to(4);
         let ack = a.take_ack(t).unwrap();
         assert_eq!(ack.ranges().collect::<Vec<_>>(), vec![(5, 6)]);
+    }
+
+    #[test]
+    fn reordering_threshold_two_waits_until_a_loss_can_be_declared() {
+        let t = Duration::from_millis(1);
+        let mut p = policy(10);
+        p.reorder = 2;
+        p.ibit = false;
+        let mut a = AckState::default();
+        for pn in 0..3 {
+            a.on_packet(pn, true, false, t, &p, false);
+        }
+        a.take_ack(t);
+        // 3 is missing: 4 alone is not enough (4 − 3 < 2), 5 is.
+        a.on_packet(4, true, false, t, &p, false);
+        assert!(!a.must_send());
+        a.on_packet(5, true, false, t, &p, false);
+        assert!(a.must_send());
+        let mut q = policy(10);
+        q.reorder = 0;
+        let mut b = AckState::default();
+        b.on_packet(0, true, false, t, &q, false);
+        b.on_packet(5, true, false, t, &q, false);
+        assert!(!b.must_send(), "threshold 0: never at once");
     }
 }

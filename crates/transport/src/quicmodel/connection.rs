@@ -390,7 +390,7 @@ impl Endpoint {
             policy: AckPolicy {
                 ratio: k.receiver_ack_ratio,
                 delay: k.ack_delay,
-                on_reorder: k.ack_on_reorder,
+                reorder: u8::from(k.ack_on_reorder),
                 ibit: k.ibit,
                 bundle: k.bundle_acks,
             },
@@ -604,11 +604,13 @@ impl Endpoint {
                 seq,
                 threshold,
                 max_delay_us,
+                reorder,
             } => {
                 if self.ack_frequency_recv_seq.is_none_or(|q| seq > q) {
                     self.ack_frequency_recv_seq = Some(seq);
                     self.policy.ratio = threshold.saturating_add(1);
                     self.policy.delay = Duration::from_micros(max_delay_us);
+                    self.policy.reorder = reorder;
                 }
             }
         }
@@ -1425,6 +1427,9 @@ impl Endpoint {
                     .unwrap_or(k.receiver_ack_ratio)
                     .saturating_sub(1),
                 max_delay_us: u64::try_from(delay.as_micros()).unwrap_or(u64::MAX),
+                // quinn requests a reordering threshold of 2 (its default); without immediate
+                // ACKs on reordering, none.
+                reorder: if k.ack_on_reorder { 2 } else { 0 },
             };
             if f.wire_len() < *left {
                 self.pending.ack_frequency = false;

@@ -60,7 +60,9 @@ pub struct QuicModelKnobs {
     /// The receiver's ACK timer: an ack-eliciting packet is acknowledged at most this late
     /// (quinn and RFC 9000's max_ack_delay: 25 ms).
     pub ack_delay: Duration,
-    /// ACK at once when a packet arrives out of order or fills a gap (RFC 9000 §13.2.1).
+    /// ACK at once when a packet arrives out of order or fills a gap (RFC 9000 §13.2.1). When
+    /// the sender requests an ACK frequency it sends, as quinn, a reordering threshold of 2
+    /// (ACK at once only when the gap lets it declare a loss), or 0 with this off.
     pub ack_on_reorder: bool,
     /// Acknowledge non-ack-eliciting packets (the data receiver's ACKs) in every
     /// ack-eliciting packet sent anyway (INET's `bundleAckForNonAckElicitingPackets`); off: as

@@ -27,10 +27,11 @@
 //! length field when they fill the packet, the request line `GET <n>\n` per stream, the ACK
 //! policy (every second ack-eliciting packet, 25 ms timer, at once on reordering), bundling of
 //! ACKs into data packets at most once per RTT + max_ack_delay, ACK_FREQUENCY (threshold n − 1,
-//! requested delay min(configured, max(RTT, 25 ms)), re-sent when it moves by more than 20%),
-//! credit updates at 1/8 of the window sent at once, the send buffer, the pacer, RFC 9002 loss
-//! detection, PTO and persistent congestion, probes exempt from the window but paced, and the
-//! `cc` crate's controllers driven as quiclab's quinn adapter drives them.
+//! requested delay min(configured, max(RTT, 25 ms)), reordering threshold 2, re-sent when the
+//! delay moves by more than 20%), credit updates at 1/8 of the window sent at once, the send
+//! buffer, the pacer, RFC 9002 loss detection, PTO and persistent congestion, probes exempt
+//! from the window but paced, congestion events counted per loss batch, and the `cc` crate's
+//! controllers driven as quiclab's quinn adapter drives them.
 //!
 //! Different: the window gate lets a packet go while bytes in flight plus one full packet fit
 //! the window (INET's rule); quinn needs them to stay strictly below it, one packet less when
@@ -40,7 +41,7 @@
 //!
 //! The idle timeout is quinn's default (30 s, restarted by every packet received and the first
 //! ack-eliciting packet sent after it); a connection that times out fails the flow with
-//! "<side> connection lost: timed out", as the quinn flow reports it.
+//! `Client connection lost: timed out` (or `Server …`), as the quinn flow reports it.
 //!
 //! Not modelled: stream-count limits (MAX_STREAMS), connection migration, key updates, MTU
 //! discovery, ECN, retry, version negotiation, cryptography.

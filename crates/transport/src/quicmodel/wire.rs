@@ -39,6 +39,7 @@
 //!   0x1d CONNECTION_CLOSE (application) error code (u64)
 //!   0x1e HANDSHAKE_DONE –
 //!   0xaf ACK_FREQUENCY  sequence (u64) | ack-eliciting threshold (u32) | max ack delay, µs (u64)
+//!                       | reordering threshold (u8)
 //! ```
 //!
 //! The send time is not part of real QUIC: it lets the receiver measure one-way delay.
@@ -229,6 +230,9 @@ pub enum Frame {
         threshold: u32,
         /// Requested max ACK delay (µs).
         max_delay_us: u64,
+        /// Reordering threshold: 0 never ACK at once on reordering, 1 on any gap, n ≥ 2 only
+        /// when the gap lets the sender declare a loss (the draft's rule).
+        reorder: u8,
     },
 }
 
@@ -344,6 +348,7 @@ impl Frame {
                 seq,
                 threshold,
                 max_delay_us,
+                ..
             } => {
                 // type 0xaf is a 2-byte varint; reordering threshold 1 byte.
                 2 + varint_len(seq)
@@ -559,11 +564,13 @@ impl Writer {
                 seq,
                 threshold,
                 max_delay_us,
+                reorder,
             } => {
                 b.push(0xaf);
                 b.extend_from_slice(&seq.to_le_bytes());
                 b.extend_from_slice(&threshold.to_le_bytes());
                 b.extend_from_slice(&max_delay_us.to_le_bytes());
+                b.push(reorder);
             }
         }
     }
@@ -715,6 +722,7 @@ impl<'a> Reader<'a> {
                 seq: self.u64()?,
                 threshold: self.u32()?,
                 max_delay_us: self.u64()?,
+                reorder: self.u8()?,
             },
             other => return Err(DecodeError::Unknown(other)),
         })
@@ -789,9 +797,11 @@ pub fn describe(bytes: &[u8]) -> Result<String, DecodeError> {
                     seq,
                     threshold,
                     max_delay_us,
+                    reorder,
                 } => write!(
                     s,
-                    "ACK_FREQUENCY(seq={seq} threshold={threshold} max_delay={max_delay_us}us)"
+                    "ACK_FREQUENCY(seq={seq} threshold={threshold} max_delay={max_delay_us}us \
+                     reorder={reorder})"
                 ),
             };
         }
@@ -842,6 +852,7 @@ mod tests {
                 seq: 0,
                 threshold: 9,
                 max_delay_us: 25_000,
+                reorder: 2,
             },
         ];
         for f in &frames {
