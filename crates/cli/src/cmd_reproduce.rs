@@ -165,19 +165,34 @@ fn run_study(args: &ReproduceArgs, study: &'static studies::Study) -> anyhow::Re
     // A run that failed is absent from results.jsonl; the table still shows the others, with
     // their count in the `runs` column.
     let stored = ResultsStore::open(&out)?.load()?;
-    let rows = table::rows(
-        &combined.info,
-        &experiment::summary::rows(&combined.loaded, &runs, &stored),
-    );
-    let md = format!(
-        "## {} — {}\n\n{} repetitions per point; download time of the measured connection \
-         (0-RTT: the second, resumed one), mean and 95% Student-t CI half-width over the n runs \
-         that completed.\n\n{}{}",
-        dir,
-        study.title,
-        combined.loaded.reps,
-        table::markdown(&rows),
-        screened
+    let summary = experiment::summary::rows(&combined.loaded, &runs, &stored);
+    let (md, csv) = if experiments.iter().any(|e| !e.columns.is_empty()) {
+        let rows = table::metric_rows(&combined.info, &summary, &experiments);
+        let md = format!(
+            "## {} — {}\n\n{} repetitions per point; mean and 95% Student-t CI half-width over \
+             the runs (a ratio column is the ratio of the means, without a CI).\n\n{}",
+            dir,
+            study.title,
+            combined.loaded.reps,
+            table::metric_markdown(&experiments, &rows)
+        );
+        (md, table::metric_csv(&experiments, &rows))
+    } else {
+        let rows = table::rows(&combined.info, &summary);
+        let md = format!(
+            "## {} — {}\n\n{} repetitions per point; download time of the measured connection \
+             (0-RTT: the second, resumed one), mean and 95% Student-t CI half-width over the n runs \
+             that completed.\n\n{}",
+            dir,
+            study.title,
+            combined.loaded.reps,
+            table::markdown(&rows)
+        );
+        (md, table::csv(&rows))
+    };
+    // What the emulator left out or only approximated, under the table.
+    let md = md
+        + &screened
             .skipped
             .iter()
             .map(|l| format!("\nNot run in the emulator: {l}\n"))
@@ -185,12 +200,18 @@ fn run_study(args: &ReproduceArgs, study: &'static studies::Study) -> anyhow::Re
                 screened
                     .approximated
                     .iter()
-                    .map(|l| format!("\nApproximated in the emulator: {l}\n"))
+                    .map(|l| format!("\nApproximated in the emulator: {l}\n")),
             )
-            .collect::<String>()
-    );
+            .collect::<String>();
+    let (md, code) = match validation_section(args, study)? {
+        Some((text, passed)) => (
+            format!("{md}\n{text}"),
+            if passed { code } else { exit::FAILURE },
+        ),
+        None => (md, code),
+    };
     write_atomic(&out.join(TABLE_MD), md.as_bytes())?;
-    write_atomic(&out.join(TABLE_CSV), table::csv(&rows).as_bytes())?;
+    write_atomic(&out.join(TABLE_CSV), csv.as_bytes())?;
     println!("\n{md}");
     eprintln!(
         "table in {} and {}",
@@ -215,6 +236,40 @@ fn write_figures_and_report(out: &Path) -> anyhow::Result<()> {
         report.display()
     );
     Ok(())
+}
+
+/// The study's validation cases (the paper's validation figures), run on the quick grid or with
+/// `--full` the full one, as a Markdown section and whether every point passed; `None` when the
+/// study has none or `--only` picked experiments.
+fn validation_section(
+    args: &ReproduceArgs,
+    study: &'static studies::Study,
+) -> anyhow::Result<Option<(String, bool)>> {
+    if study.validation.is_empty() || !args.only.is_empty() {
+        return Ok(None);
+    }
+    let grid = if args.full {
+        validate::Grid::Full
+    } else {
+        validate::Grid::Quick
+    };
+    let cases: Vec<String> = study.validation.iter().map(|c| (*c).to_string()).collect();
+    eprintln!(
+        "{}: validation cases {} ({} grid)",
+        study.name,
+        cases.join(", "),
+        if args.full { "full" } else { "quick" }
+    );
+    let progress = crate::progress::Counter::new("validate");
+    let threads = experiment::Threads::new(args.jobs.map(usize::from));
+    let report = validate::run(grid, &cases, &threads, &progress)?;
+    let text = format!(
+        "### Validation figures (`quiclab validate{} --case {}`)\n\n```\n{}```\n",
+        if args.full { "" } else { " --quick" },
+        cases.join(" --case "),
+        report.render()
+    );
+    Ok(Some((text, report.passed())))
 }
 
 /// The experiments named by `only` (all when empty), in study order; `None` if a name is unknown.

@@ -14,7 +14,8 @@ pub struct ValidateArgs {
     /// Run the reduced grid of the test suite instead of the full one.
     #[arg(long)]
     quick: bool,
-    /// Only these cases (link-bandwidth, mathis, flow-control, fair-share); repeatable.
+    /// Only these cases (quinn: link-bandwidth, mathis, …; TCP model: tcp-…; QUIC research model:
+    /// model-…, model-vs-quic); repeatable.
     #[arg(long = "case", value_parser = clap::builder::PossibleValuesParser::new(validate::CASES))]
     cases: Vec<String>,
     /// Worker threads (default: all cores).

@@ -265,11 +265,35 @@ fn study(name: &str) {
     check(&format!("study-{name}"), flat);
 }
 
+/// The quinn and TCP cases, as recorded before the research model had cases of its own.
+const QUINN_TCP_CASES: &[&str] = &[
+    "link-bandwidth",
+    "mathis",
+    "high-loss",
+    "flow-control",
+    "fair-share",
+    "tcp-link-bandwidth",
+    "tcp-mathis",
+    "tcp-high-loss",
+    "tcp-fair-share",
+    "quic-vs-tcp",
+];
+
 fn validation(grid: &str) {
+    validation_cases(grid, QUINN_TCP_CASES);
+}
+
+/// The validation grid (quick when `name` says so) restricted to `cases`, recorded as
+/// `validate-<name>`.
+fn validation_cases(name: &str, cases: &[&str]) {
     let mut args = vec!["validate", "--json"];
-    if grid == "quick" {
+    if name.contains("quick") {
         args.push("--quick");
     }
+    for c in cases {
+        args.extend(["--case", c]);
+    }
+    let grid = name;
     let report: Value = serde_json::from_str(&run(&args)).expect("validate --json");
     let mut flat = Flat::new();
     for p in report["points"].as_array().expect("points") {
@@ -332,6 +356,33 @@ fn study_seed002_quick() {
 #[test]
 fn study_seed003_quick() {
     study("seed003");
+}
+
+#[test]
+fn study_seed000_quick() {
+    study("seed000");
+}
+
+#[test]
+fn study_seed001_quick() {
+    study("seed001");
+}
+
+/// The QUIC research model's quick validation cases (issue 12): a separate entry, so the
+/// recorded quinn/TCP grid stays as it was.
+#[test]
+fn validation_model_quick() {
+    validation_cases(
+        "model-quick",
+        &[
+            "model-link-bandwidth",
+            "model-mathis",
+            "model-high-loss",
+            "model-flow-control",
+            "model-fair-share",
+            "model-vs-quic",
+        ],
+    );
 }
 
 #[test]

@@ -103,3 +103,99 @@ fn unknown_experiment_exits_2_naming_the_allowed_ones() {
     let err = text(&o.stderr);
     assert!(err.contains("bernoulli") && err.contains("shared"), "{err}");
 }
+
+/// Runs `quiclab reproduce` with `args` into `out` under the scratch dir, expecting success.
+fn run_ok(s: &Scratch, args: &[&str]) -> (String, String) {
+    let mut all = args.to_vec();
+    all.extend(["--out", "out", "--jobs", "2"]);
+    let o = quiclab(&all, &s.0);
+    assert!(
+        o.status.success(),
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status,
+        text(&o.stdout),
+        text(&o.stderr)
+    );
+    let md = std::fs::read_to_string(s.0.join("out/table.md")).expect("table.md written");
+    let csv = std::fs::read_to_string(s.0.join("out/table.csv")).expect("table.csv written");
+    (md, csv)
+}
+
+#[test]
+fn seed001_fig7_tabulates_every_ack_ratio_on_both_stacks_with_relative_differences() {
+    let s = Scratch::new("seed001");
+    // One repetition, 2 s runs at 1% loss instead of 20 s at 0.1%: a debug build stays quick.
+    let (md, csv) = run_ok(
+        &s,
+        &[
+            "reproduce",
+            "seed001",
+            "--only",
+            "fig7",
+            "--reps",
+            "1",
+            "--set",
+            "run.duration=2s",
+            "--set",
+            "run.measure_from=500ms",
+            "--set",
+            "link.up.loss=1%",
+        ],
+    );
+    for p in [
+        "model 1:1",
+        "model 1:2",
+        "model 1:10",
+        "model 1:2 + I-bit",
+        "model 1:10 + I-bit",
+        "quinn 1:1",
+        "quinn 1:2",
+        "quinn 1:10",
+    ] {
+        let row = format!("| 1ms | {p} | 1 | ");
+        assert!(md.contains(&row), "no row {row} in\n{md}");
+        assert!(
+            csv.contains(&format!(
+                "fig7,link.delay,25ms,{p},1,throughput (Mbit/s),1,"
+            )),
+            "{csv}"
+        );
+    }
+    assert!(md.contains("| x | model 1:2 vs model 1:1 |"), "{md}");
+    assert!(md.contains("| mean over x |"), "{md}");
+    // The I-bit column is filled for the model and empty for quinn, which has no I-bit.
+    let ibit = |p: &str| {
+        csv.lines()
+            .find(|l| l.starts_with(&format!("fig7,link.delay,1ms,{p},1,I-bit packets,")))
+            .map(|l| l.split(',').nth(7).unwrap_or("").to_string())
+    };
+    assert!(ibit("model 1:10 + I-bit").is_some_and(|v| v.parse::<f64>().is_ok_and(|n| n > 0.0)));
+    assert_eq!(ibit("quinn 1:10").as_deref(), Some(""));
+}
+
+#[test]
+fn seed000_window_sweep_compares_the_two_credit_policies() {
+    let s = Scratch::new("seed000");
+    let (md, _) = run_ok(
+        &s,
+        &[
+            "reproduce",
+            "seed000",
+            "--only",
+            "window",
+            "--reps",
+            "1",
+            "--set",
+            "run.duration=4s",
+            "--set",
+            "run.measure_from=1s",
+        ],
+    );
+    for w in ["16KB", "64KB", "1MB"] {
+        for p in ["modquic", "quic"] {
+            let row = format!("| {w} | {p} | 1 | ");
+            assert!(md.contains(&row), "no row {row} in\n{md}");
+        }
+    }
+    assert!(md.contains("| x | modquic vs quic |"), "{md}");
+}

@@ -58,6 +58,9 @@ pub enum Measure {
     PayloadThroughputAfterFirstLoss,
     /// Per-flow UDP throughput per 1-s bin (fair share; judged across repetitions).
     FairShareBins,
+    /// Application goodput of a download (first packet → last byte) and its completion time
+    /// (the model-vs-quinn cross-check compares both).
+    DownloadGoodput,
 }
 
 /// IPv4 + TCP + timestamps option: the TCP model's per-segment header bytes.
@@ -124,6 +127,9 @@ pub const TOL_HIGH_LOSS: f64 = 0.10;
 pub const MIN_JAIN: f64 = 0.95;
 /// QUIC and TCP with the same controller on a clean path: goodputs within 5% (issue 3).
 pub const TOL_QUIC_VS_TCP: f64 = 0.05;
+/// The QUIC research model and quinn configured alike: goodput and completion time within 5%
+/// (issue 12).
+pub const TOL_MODEL_VS_QUIC: f64 = 0.05;
 
 /// Link bandwidth: 100 Mbit/s, 1 ms, 23-packet queue; TPmax = (MTU − 28)/MTU × BW over 3–8 s.
 pub fn link_bandwidth(grid: Grid, stack: Stack) -> Vec<CaseRun> {

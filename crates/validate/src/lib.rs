@@ -5,6 +5,7 @@
 
 pub mod calibrate;
 pub mod cases;
+pub mod model;
 
 use experiment::{EngineError, Executor, ExperimentError, Job, Progress, RunOutputs, SimEngine};
 use report::stats::jain_index;
@@ -15,8 +16,9 @@ pub use cases::Grid;
 use cases::{CaseRun, Measure, FAIR_SHARE_SENDERS};
 
 /// Names of the cases, in the order they run: seed 001's four for QUIC, then the TCP model's
-/// counterparts and the QUIC-vs-TCP cross-check.
-pub const CASES: [&str; 10] = [
+/// counterparts and the QUIC-vs-TCP cross-check, then the QUIC research model's (issue 12): seed
+/// 001's four with INET's configuration, Mathis up to 2%, and the model-vs-quinn cross-check.
+pub const CASES: [&str; 16] = [
     "link-bandwidth",
     "mathis",
     "high-loss",
@@ -27,6 +29,12 @@ pub const CASES: [&str; 10] = [
     "tcp-high-loss",
     "tcp-fair-share",
     "quic-vs-tcp",
+    "model-link-bandwidth",
+    "model-mathis",
+    "model-high-loss",
+    "model-flow-control",
+    "model-fair-share",
+    "model-vs-quic",
 ];
 
 /// One checked point.
@@ -44,6 +52,9 @@ pub struct PointResult {
     pub pass: bool,
     /// Extra detail (per-sender rates with CI95 for fair share, transport errors).
     pub note: String,
+    /// Unit of `expected` and `measured`: `bit/s`, `s`, or empty for a plain number (Jain's
+    /// index).
+    pub unit: String,
 }
 
 /// Everything `quiclab validate` prints.
@@ -70,12 +81,17 @@ impl ValidationReport {
                 ));
                 last = &p.case;
             }
-            let (e, m) = if p.case.ends_with("fair-share") {
+            let (e, m) = if p.unit.is_empty() {
                 (format!("{:.4}", p.expected), format!("{:.4}", p.measured))
+            } else if p.unit == "s" {
+                (
+                    format!("{:.3} s", p.expected),
+                    format!("{:.3} s", p.measured),
+                )
             } else {
                 (
-                    report::si(p.expected, "bit/s"),
-                    report::si(p.measured, "bit/s"),
+                    report::si(p.expected, &p.unit),
+                    report::si(p.measured, &p.unit),
                 )
             };
             out.push_str(&format!(
@@ -138,6 +154,24 @@ pub fn plan(grid: Grid, only: &[String]) -> Vec<CaseRun> {
     if want("quic-vs-tcp") {
         runs.extend(cases::quic_vs_tcp(grid));
     }
+    if want("model-link-bandwidth") {
+        runs.extend(model::link_bandwidth(grid));
+    }
+    if want("model-mathis") {
+        runs.extend(model::mathis(grid));
+    }
+    if want("model-high-loss") {
+        runs.extend(model::high_loss(grid));
+    }
+    if want("model-flow-control") {
+        runs.extend(model::flow_control(grid));
+    }
+    if want("model-fair-share") {
+        runs.extend(model::fair_share(grid));
+    }
+    if want("model-vs-quic") {
+        runs.extend(model::model_vs_quic(grid));
+    }
     runs
 }
 
@@ -153,6 +187,10 @@ struct Measured {
     cycle_rtts: Option<f64>,
     /// Fair share: per flow, per 1-s bin end time, UDP throughput.
     bins: Vec<(String, f64, f64)>,
+    /// Download completion time of the measured flow, s.
+    completion_s: Option<f64>,
+    /// The first flow's result, for the cross-check's mechanism detail.
+    flow: Option<results::Flow>,
 }
 
 /// The simulator's inputs for one case run: a single-point sweep and its spec.
@@ -188,6 +226,8 @@ fn measure(run: &CaseRun, result: Result<results::Run, EngineError>) -> Measured
                 error: Some(e.to_string()),
                 cycle_rtts: None,
                 bins: vec![],
+                completion_s: None,
+                flow: None,
             }
         }
     };
@@ -221,6 +261,7 @@ fn measure(run: &CaseRun, result: Result<results::Run, EngineError>) -> Measured
             }
         }
         Measure::FairShareBins => 0.0,
+        Measure::DownloadGoodput => flow.goodput_bps.unwrap_or(f64::NAN),
     };
     let bins = result
         .series
@@ -238,6 +279,8 @@ fn measure(run: &CaseRun, result: Result<results::Run, EngineError>) -> Measured
         error,
         cycle_rtts,
         bins,
+        completion_s: flow.completion_s,
+        flow: (run.measure == Measure::DownloadGoodput).then(|| flow.clone()),
     }
 }
 
@@ -272,7 +315,25 @@ pub fn run(
     // Fair-share runs are judged together per case; QUIC-vs-TCP runs in (quic, tcp) pairs.
     let mut fair: Vec<(&'static str, f64, Vec<&Measured>)> = Vec::new();
     let mut pending_quic: Option<(&CaseRun, &Measured)> = None;
+    // Model vs quinn: per path and controller, the repetitions of each stack.
+    let mut cross: Vec<(String, Vec<&Measured>, Vec<&Measured>)> = Vec::new();
     for (r, m) in runs.iter().zip(&measured) {
+        if r.case == "model-vs-quic" {
+            let (label, stack) = r.label.rsplit_once('|').unwrap_or((&r.label, "quic"));
+            let i = match cross.iter().position(|(l, _, _)| l == label) {
+                Some(i) => i,
+                None => {
+                    cross.push((label.to_string(), vec![], vec![]));
+                    cross.len() - 1
+                }
+            };
+            if stack == "quic-model" {
+                cross[i].2.push(m);
+            } else {
+                cross[i].1.push(m);
+            }
+            continue;
+        }
         if r.measure == Measure::FairShareBins {
             match fair.iter_mut().find(|(c, _, _)| *c == r.case) {
                 Some((_, _, v)) => v.push(m),
@@ -288,9 +349,11 @@ pub fn run(
             continue;
         }
         let tol = match r.case {
-            "link-bandwidth" | "tcp-link-bandwidth" => cases::TOL_LINK_BANDWIDTH,
-            "flow-control" => cases::TOL_FLOW_CONTROL,
-            "high-loss" | "tcp-high-loss" => cases::TOL_HIGH_LOSS,
+            "link-bandwidth" | "tcp-link-bandwidth" | "model-link-bandwidth" => {
+                cases::TOL_LINK_BANDWIDTH
+            }
+            "flow-control" | "model-flow-control" => cases::TOL_FLOW_CONTROL,
+            "high-loss" | "tcp-high-loss" | "model-high-loss" => cases::TOL_HIGH_LOSS,
             _ => cases::TOL_MATHIS,
         };
         let error = m.value / r.expected_bps - 1.0;
@@ -305,27 +368,119 @@ pub fn run(
             note: m
                 .error
                 .clone()
-                .or_else(|| r.loss.map(|lp| loss_detail(&lp, m)))
+                .or_else(|| {
+                    r.loss
+                        .map(|lp| loss_detail(&lp, m, r.case == "model-high-loss"))
+                })
                 .unwrap_or_default(),
+            unit: "bit/s".into(),
         });
     }
     for (case, tp_max, reps) in &fair {
         points.extend(check_fair_share(case, reps, *tp_max));
     }
+    for (label, quic, model) in &cross {
+        points.extend(compare_model(label, quic, model));
+    }
     Ok(ValidationReport { points })
+}
+
+/// Mean of `f` over the runs where it is defined.
+fn mean_of(ms: &[&Measured], f: impl Fn(&Measured) -> Option<f64>) -> Option<f64> {
+    let v: Vec<f64> = ms
+        .iter()
+        .filter_map(|m| f(m))
+        .filter(|x| x.is_finite())
+        .collect();
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+/// The counters that explain a difference between the stacks (means over the repetitions):
+/// packets sent and declared lost by the data sender, congestion events, ACK frames the receiver
+/// sent, and the datagrams each side sent.
+fn mechanism(ms: &[&Measured]) -> String {
+    let c = |f: fn(&results::Flow) -> Option<u64>| {
+        mean_of(ms, |m| m.flow.as_ref().and_then(f).map(|v| v as f64))
+            .map_or_else(|| "n/a".into(), |v| format!("{v:.0}"))
+    };
+    format!(
+        "sent {} lost {} cong {} acks {} dgrams c/s {}/{}",
+        c(|f| f.packets_sent),
+        c(|f| f.packets_lost),
+        c(|f| f.congestion_events),
+        c(|f| f.ack_frames_sent),
+        c(|f| f.datagrams_sent[0]),
+        c(|f| f.datagrams_sent[1]),
+    )
+}
+
+/// Model vs quinn on one path and controller: goodput and completion time, means over the
+/// repetitions, quinn as the reference; the note carries both stacks' counters.
+fn compare_model(label: &str, quic: &[&Measured], model: &[&Measured]) -> Vec<PointResult> {
+    let failed = quic
+        .iter()
+        .chain(model)
+        .find_map(|m| m.error.clone())
+        .or_else(|| {
+            quic.iter()
+                .chain(model)
+                .any(|m| m.completion_s.is_none())
+                .then(|| "a download did not complete".to_string())
+        });
+    let detail = format!(
+        "{} reps; quinn: {}; model: {}",
+        quic.len().min(model.len()),
+        mechanism(quic),
+        mechanism(model)
+    );
+    let tol = cases::TOL_MODEL_VS_QUIC;
+    let point = |what: &str, unit: &str, q: Option<f64>, m: Option<f64>| {
+        let (q, m) = (q.unwrap_or(f64::NAN), m.unwrap_or(f64::NAN));
+        let error = m / q - 1.0;
+        PointResult {
+            case: "model-vs-quic".into(),
+            label: format!("{label}: {what}"),
+            expected: q,
+            measured: m,
+            error,
+            tolerance: tol,
+            pass: failed.is_none() && error.abs() <= tol,
+            note: failed.clone().unwrap_or_else(|| detail.clone()),
+            unit: unit.into(),
+        }
+    };
+    vec![
+        point(
+            "goodput",
+            "bit/s",
+            mean_of(quic, |m| Some(m.value)),
+            mean_of(model, |m| Some(m.value)),
+        ),
+        point(
+            "completion",
+            "s",
+            mean_of(quic, |m| m.completion_s),
+            mean_of(model, |m| m.completion_s),
+        ),
+    ]
 }
 
 /// The high-loss points' detail: every reference model's error and the measured loss cycle
 /// against Mathis' (the mechanism behind a deviation: round trips without growth per cycle).
-fn loss_detail(lp: &cases::LossPoint, m: &Measured) -> String {
+fn loss_detail(lp: &cases::LossPoint, m: &Measured, with_sawtooth: bool) -> String {
     let err = |model: f64| (m.value / model - 1.0) * 100.0;
     let mathis_cycle = (2.0 / (3.0 * lp.p)).sqrt();
     let cycle = m
         .cycle_rtts
         .map(|c| format!("cycle {c:.1} RTT vs Mathis {mathis_cycle:.1}"))
         .unwrap_or_else(|| "cycle n/a".into());
+    let sawtooth = if with_sawtooth {
+        format!(", sawtooth {:+.1}%", err(lp.models.sawtooth_bps))
+    } else {
+        String::new()
+    };
     format!(
-        "vs Mathis {:+.1}%, PFTK {:+.1}%; {cycle}",
+        "vs Mathis {:+.1}%, PFTK {:+.1}%{sawtooth}; {cycle}",
         err(lp.models.mathis_bps),
         err(lp.models.pftk_bps),
     )
@@ -352,6 +507,7 @@ fn compare_pair(quic: &CaseRun, qm: &Measured, _tcp: &CaseRun, tm: &Measured) ->
         pass: failed.is_none() && error.abs() <= cases::TOL_QUIC_VS_TCP,
         note: failed
             .unwrap_or_else(|| "expected = QUIC goodput, measured = TCP goodput, 5-30 s".into()),
+        unit: "bit/s".into(),
     }
 }
 
@@ -434,6 +590,7 @@ fn check_fair_share(case: &str, reps: &[&Measured], tp_max: f64) -> Vec<PointRes
                 report::si(tp_max / active.len() as f64, "bit/s"),
                 failed.unwrap_or_else(|| detail.join(", "))
             ),
+            unit: String::new(),
         });
     }
     out

@@ -50,3 +50,36 @@ fn tcp_fair_share_is_fair() {
 fn quic_and_tcp_agree_on_a_clean_path() {
     check("quic-vs-tcp");
 }
+
+// The QUIC research model (issue 12): seed 001's four cases with INET's configuration, Mathis
+// with INET's assumptions up to 2% loss, and the cross-check against quinn configured alike.
+
+#[test]
+fn model_link_bandwidth_matches_tpmax() {
+    check("model-link-bandwidth");
+}
+
+#[test]
+fn model_mathis_matches_theory() {
+    check("model-mathis");
+}
+
+#[test]
+fn model_mathis_holds_up_to_two_percent_loss() {
+    check("model-high-loss");
+}
+
+#[test]
+fn model_flow_control_limit_matches_window_over_rtt() {
+    check("model-flow-control");
+}
+
+#[test]
+fn model_fair_share_is_fair() {
+    check("model-fair-share");
+}
+
+#[test]
+fn model_and_quinn_agree_when_configured_alike() {
+    check("model-vs-quic");
+}

@@ -18,6 +18,10 @@ pub struct Study {
     pub full_reps: u32,
     /// The experiments, in table order.
     pub experiments: &'static [Experiment],
+    /// Validation cases (`quiclab validate --case …`) run with the study and printed before its
+    /// tables: the paper's validation figures (seed 001's Fig. 3–6); quick grid by default, the
+    /// full grid with `--full`.
+    pub validation: &'static [&'static str],
 }
 
 /// One experiment: a scenario file whose single sweep axis is the table's x value.
@@ -31,6 +35,47 @@ pub struct Experiment {
     pub text: &'static str,
     /// The protocol variants run on this experiment's path.
     pub variants: &'static [Variant],
+    /// The figures tabulated per row; empty: the download-time table of seeds 002 and 003.
+    pub columns: &'static [Column],
+    /// Comparisons between the variants' rows printed after the experiment's table.
+    pub comparisons: &'static [Comparison],
+}
+
+/// One figure of a metrics table, read from each run's result.
+#[derive(Debug)]
+pub struct Column {
+    /// Header, with the unit.
+    pub header: &'static str,
+    /// The metric under `flows.<i>.` in the result (e.g. `window_goodput_bps`).
+    pub metric: &'static str,
+    /// If set, the cell is mean(metric) / mean(per) (a ratio of totals, e.g. ACK frames per
+    /// data packet), without a confidence interval.
+    pub per: Option<&'static str>,
+    /// Factor from the metric's unit to the header's.
+    pub scale: f64,
+    /// Decimal places shown.
+    pub decimals: usize,
+}
+
+/// A comparison of two variants' rows of an experiment, over its x values.
+#[derive(Debug)]
+pub enum Comparison {
+    /// Relative difference of `variant`'s mean from `baseline`'s in the first column, per x
+    /// value and averaged over them (seed 001's "relative difference").
+    Relative {
+        /// Protocol label of the reference rows.
+        baseline: &'static str,
+        /// Protocol label compared with it.
+        variant: &'static str,
+    },
+    /// R² of the least-squares line through the points (a's mean, b's mean) over the x values,
+    /// per column (seed 000's Table 7: "linear regression model, R²").
+    R2 {
+        /// Protocol label on the x axis of the fit.
+        a: &'static str,
+        /// Protocol label on the y axis.
+        b: &'static str,
+    },
 }
 
 /// One way of running an experiment: overrides applied to the file, and the rows it yields.
@@ -134,6 +179,8 @@ macro_rules! seed003 {
             file: concat!("scenarios/studies/seed003/", $file),
             text: include_str!(concat!("../../../../scenarios/studies/seed003/", $file)),
             variants: $variants,
+            columns: &[],
+            comparisons: &[],
         }
     };
 }
@@ -185,9 +232,328 @@ macro_rules! seed002 {
             file: concat!("scenarios/studies/seed002/", $file),
             text: include_str!(concat!("../../../../scenarios/studies/seed002/", $file)),
             variants: SATELLITE,
+            columns: &[],
+            comparisons: &[],
         }
     };
 }
+
+/// Result fields of the QUIC research model (issue 12, `results::Flow`), read by the tables.
+/// The model's per-packet one-way delay, mean, s.
+const ONE_WAY_DELAY_MEAN: &str = "model.one_way_delay_mean_s";
+/// Packets the data sender sent with the I-bit set, count.
+const IBIT_PACKETS: &str = "model.ibit_packets_sent";
+
+/// UDP payload throughput at the receiver in the measurement window ("bytes received by QUIC").
+const THROUGHPUT: Column = Column {
+    header: "throughput (Mbit/s)",
+    metric: "window_payload_throughput_bps",
+    per: None,
+    scale: 1e-6,
+    decimals: 3,
+};
+
+/// ACK frames the data receiver sent, per run.
+const ACK_FRAMES: Column = Column {
+    header: "ACK frames sent",
+    metric: "ack_frames_sent",
+    per: None,
+    scale: 1.0,
+    decimals: 0,
+};
+
+/// I-bit packets the data sender sent, per run (model only).
+const IBIT: Column = Column {
+    header: "I-bit packets",
+    metric: IBIT_PACKETS,
+    per: None,
+    scale: 1.0,
+    decimals: 0,
+};
+
+/// A variant of the research model in INET's configuration (seed 001 §III: no pacing, credit at
+/// half the window piggy-backed on the next packet) with the receiver's ACK ratio 1:`$n`.
+macro_rules! inet {
+    ($label:literal, $n:literal $(, $extra:literal)*) => {
+        single!(
+            $label,
+            &[
+                "flow.stack=quic-model",
+                "flow.pacing=false",
+                "flow.fc_threshold=0.5",
+                "flow.fc_immediate=false",
+                concat!("flow.receiver_ack_ratio=", $n),
+                $($extra),*
+            ]
+        )
+    };
+}
+
+/// Fig. 7's variants: the model as INET with ACK ratio 1:1, 1:2, 1:10, with and without the
+/// I-bit; quinn asked for the same ratios by the ACK-frequency extension (its only way).
+const ACK_RATIO: &[Variant] = &[
+    inet!("model 1:1", "1"),
+    inet!("model 1:2", "2"),
+    inet!("model 1:10", "10"),
+    inet!("model 1:2 + I-bit", "2", "flow.ibit=true"),
+    inet!("model 1:10 + I-bit", "10", "flow.ibit=true"),
+    single!("quinn 1:1", &["flow.ack_ratio=1"]),
+    single!("quinn 1:2", &["flow.ack_ratio=2"]),
+    single!("quinn 1:10", &["flow.ack_ratio=10"]),
+];
+
+/// The lower loss rates: the paper's relative differences are INET's, without the I-bit.
+const ACK_RATIO_MODEL: &[Variant] = &[
+    inet!("model 1:1", "1"),
+    inet!("model 1:2", "2"),
+    inet!("model 1:10", "10"),
+];
+
+/// Relative differences against ACK ratio 1:1, per stack.
+const VS_ACK_EVERY_PACKET: &[Comparison] = &[
+    Comparison::Relative {
+        baseline: "model 1:1",
+        variant: "model 1:2",
+    },
+    Comparison::Relative {
+        baseline: "model 1:1",
+        variant: "model 1:10",
+    },
+    Comparison::Relative {
+        baseline: "model 1:1",
+        variant: "model 1:2 + I-bit",
+    },
+    Comparison::Relative {
+        baseline: "model 1:1",
+        variant: "model 1:10 + I-bit",
+    },
+    Comparison::Relative {
+        baseline: "quinn 1:1",
+        variant: "quinn 1:2",
+    },
+    Comparison::Relative {
+        baseline: "quinn 1:1",
+        variant: "quinn 1:10",
+    },
+];
+
+/// See [`VS_ACK_EVERY_PACKET`]; the model only.
+const VS_ACK_EVERY_PACKET_MODEL: &[Comparison] = &[
+    Comparison::Relative {
+        baseline: "model 1:1",
+        variant: "model 1:2",
+    },
+    Comparison::Relative {
+        baseline: "model 1:1",
+        variant: "model 1:10",
+    },
+];
+
+/// An experiment of seed 001 from its file under `scenarios/studies/seed001/`.
+macro_rules! seed001 {
+    ($name:literal, $file:literal, $variants:expr, $columns:expr, $comparisons:expr) => {
+        Experiment {
+            name: $name,
+            file: concat!("scenarios/studies/seed001/", $file),
+            text: include_str!(concat!("../../../../scenarios/studies/seed001/", $file)),
+            variants: $variants,
+            columns: $columns,
+            comparisons: $comparisons,
+        }
+    };
+}
+
+/// Seed 001: QUIC in INET. Fig. 3–6 are the model's validation cases; Fig. 7 and the relative
+/// differences at lower loss are sweeps.
+const SEED001: Study = Study {
+    name: "seed001",
+    title: "Diedrich et al., QUIC in INET: validation (Fig. 3–6) and throughput against the ACK ratio with and without the I-bit (Fig. 7)",
+    seed: 1,
+    // "we repeated the simulation 100 times" (§V.A).
+    full_reps: 100,
+    experiments: &[
+        seed001!(
+            "fig7",
+            "fig7-ack-ratio.toml",
+            ACK_RATIO,
+            &[THROUGHPUT, ACK_FRAMES, IBIT],
+            VS_ACK_EVERY_PACKET
+        ),
+        seed001!(
+            "p0.02",
+            "fig7-p0.02.toml",
+            ACK_RATIO_MODEL,
+            &[THROUGHPUT, ACK_FRAMES],
+            VS_ACK_EVERY_PACKET_MODEL
+        ),
+        seed001!(
+            "p0.005",
+            "fig7-p0.005.toml",
+            ACK_RATIO_MODEL,
+            &[THROUGHPUT, ACK_FRAMES],
+            VS_ACK_EVERY_PACKET_MODEL
+        ),
+    ],
+    validation: &[
+        "model-link-bandwidth",
+        "model-mathis",
+        "model-flow-control",
+        "model-fair-share",
+    ],
+};
+
+/// Application goodput in the measurement window (seed 000's "average data rate").
+const DATA_RATE: Column = Column {
+    header: "data rate (Mbit/s)",
+    metric: "window_goodput_bps",
+    per: None,
+    scale: 1e-6,
+    decimals: 3,
+};
+
+/// ACK frames (QUIC) or pure ACK segments (TCP) per data packet sent, in percent (seed 000's
+/// Table 4, "ACKs generated (%)").
+const ACKS_PER_PACKET: Column = Column {
+    header: "ACKs per data packet (%)",
+    metric: "ack_frames_sent",
+    per: Some("packets_sent"),
+    scale: 100.0,
+    decimals: 1,
+};
+
+/// Download goodput, first packet → last byte (seed 000's Table 2 "throughput").
+const DOWNLOAD_THROUGHPUT: Column = Column {
+    header: "throughput (Mbit/s)",
+    metric: "goodput_bps",
+    per: None,
+    scale: 1e-6,
+    decimals: 3,
+};
+
+/// Mean one-way packet delay (seed 000's Table 3), model only.
+const DELAY: Column = Column {
+    header: "one-way delay (ms)",
+    metric: ONE_WAY_DELAY_MEAN,
+    per: None,
+    scale: 1e3,
+    decimals: 2,
+};
+
+/// The model as ModQUIC: fresh credit with every ACK, 32 KB credit (see rate-2mbit.toml), no
+/// auto-tuning.
+const MODQUIC: Variant = single!(
+    "modquic",
+    &[
+        "flow.stack=quic-model",
+        "flow.fc_update=every-ack",
+        "flow.stream_window=32KB",
+        "flow.conn_window=32KB",
+        "flow.window_autotuning=false"
+    ]
+);
+
+/// The model as 2017 gQUIC: credit once half the window is consumed, sent at once.
+const GQUIC: Variant = single!(
+    "quic",
+    &[
+        "flow.stack=quic-model",
+        "flow.fc_update=threshold",
+        "flow.fc_threshold=0.5",
+        "flow.fc_immediate=true",
+        "flow.stream_window=32KB",
+        "flow.conn_window=32KB",
+        "flow.window_autotuning=false"
+    ]
+);
+
+/// TCP CUBIC with Linux's defaults (the paper's unmodified TCP server).
+const TCP_CUBIC: Variant = single!("tcp", &["flow.stack=tcp"]);
+
+/// ModQUIC, QUIC and TCP.
+const MODQUIC_QUIC_TCP: &[Variant] = &[MODQUIC, GQUIC, TCP_CUBIC];
+
+/// The window sweep: the file sets the window, the variants only the policy.
+const POLICIES: &[Variant] = &[
+    single!("modquic", &["flow.fc_update=every-ack"]),
+    single!(
+        "quic",
+        &[
+            "flow.fc_update=threshold",
+            "flow.fc_threshold=0.5",
+            "flow.fc_immediate=true"
+        ]
+    ),
+];
+
+/// Table 7's fits: ModQUIC against QUIC and against TCP.
+const R2_MODQUIC: &[Comparison] = &[
+    Comparison::R2 {
+        a: "modquic",
+        b: "quic",
+    },
+    Comparison::R2 {
+        a: "modquic",
+        b: "tcp",
+    },
+];
+
+/// An experiment of seed 000 from its file under `scenarios/studies/seed000/`.
+macro_rules! seed000 {
+    ($name:literal, $file:literal, $variants:expr, $columns:expr, $comparisons:expr) => {
+        Experiment {
+            name: $name,
+            file: concat!("scenarios/studies/seed000/", $file),
+            text: include_str!(concat!("../../../../scenarios/studies/seed000/", $file)),
+            variants: $variants,
+            columns: $columns,
+            comparisons: $comparisons,
+        }
+    };
+}
+
+/// Seed 000: ModQUIC (credit with every ACK) vs QUIC (threshold) vs TCP CUBIC.
+const SEED000: Study = Study {
+    name: "seed000",
+    title: "Kharat & Kulkarni, ModQUIC: data rate, delay, ACKs and throughput, ModQUIC vs QUIC vs TCP CUBIC",
+    seed: 0,
+    // The paper does not say how often it repeated ("carried out multiple times"); 20 gives
+    // confidence intervals a few percent wide under random loss.
+    full_reps: 20,
+    experiments: &[
+        seed000!(
+            "2mbit",
+            "rate-2mbit.toml",
+            MODQUIC_QUIC_TCP,
+            &[DATA_RATE, ACKS_PER_PACKET],
+            R2_MODQUIC
+        ),
+        seed000!(
+            "10mbit",
+            "rate-10mbit.toml",
+            MODQUIC_QUIC_TCP,
+            &[DATA_RATE, ACKS_PER_PACKET],
+            R2_MODQUIC
+        ),
+        seed000!(
+            "size",
+            "size.toml",
+            MODQUIC_QUIC_TCP,
+            &[DOWNLOAD_THROUGHPUT, DELAY],
+            R2_MODQUIC
+        ),
+        seed000!(
+            "window",
+            "window.toml",
+            POLICIES,
+            &[DATA_RATE],
+            &[Comparison::Relative {
+                baseline: "quic",
+                variant: "modquic",
+            }]
+        ),
+    ],
+    validation: &[],
+};
 
 /// Every study, in the order `quiclab reproduce` without arguments runs them.
 pub const STUDIES: &[Study] = &[Study {
@@ -204,6 +570,7 @@ pub const STUDIES: &[Study] = &[Study {
         seed003!("background", "background.toml", SINGLE),
         seed003!("shared", "shared.toml", SHARED),
     ],
+    validation: &[],
 }, Study {
     name: "seed002",
     title: "Indra / Aberdeen, QUIC over GEO satellite: download time, QUIC vs TCP vs TCP through a PEP",
@@ -214,7 +581,8 @@ pub const STUDIES: &[Study] = &[Study {
         seed002!("bod", "bod.toml"),
         seed002!("50M/10M", "asym-50-10.toml"),
     ],
-}];
+    validation: &[],
+}, SEED001, SEED000];
 
 /// The study called `name`.
 pub fn find(name: &str) -> Option<&'static Study> {

@@ -7,6 +7,7 @@ use std::fmt::Write;
 use report::{Summary, SummaryRow};
 
 use super::combine::PointInfo;
+use super::studies::{Column, Comparison, Experiment};
 
 /// One line of the table.
 #[derive(Debug, Clone, PartialEq)]
@@ -132,6 +133,308 @@ fn field(s: &str) -> String {
     }
 }
 
+/// One cell of a metrics table.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Cell {
+    /// Runs the value is over.
+    pub n: usize,
+    /// Mean (or ratio of means), in the column's unit.
+    pub mean: f64,
+    /// 95% Student-t half-width, in the column's unit (`None` for ratios and single runs).
+    pub ci95: Option<f64>,
+}
+
+/// One line of a metrics table: an (experiment, x, protocol) with a cell per column.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricRow {
+    /// Experiment name.
+    pub experiment: String,
+    /// The swept key.
+    pub parameter: String,
+    /// Its value.
+    pub x: String,
+    /// Protocol variant.
+    pub protocol: String,
+    /// Runs recorded at the point.
+    pub runs: usize,
+    /// One cell per column of the experiment (`None`: the stack does not report the metric).
+    pub cells: Vec<Option<Cell>>,
+}
+
+/// The metrics rows in point order: the columns of `experiments` (matched by name).
+pub fn metric_rows(
+    info: &[PointInfo],
+    summary: &[SummaryRow],
+    experiments: &[&Experiment],
+) -> Vec<MetricRow> {
+    let mut by_point: BTreeMap<usize, BTreeMap<&str, &Summary>> = BTreeMap::new();
+    for r in summary {
+        by_point
+            .entry(r.point)
+            .or_default()
+            .insert(r.metric.as_str(), &r.summary);
+    }
+    let empty = BTreeMap::new();
+    let mut out = Vec::new();
+    for (point, pi) in info.iter().enumerate() {
+        let metrics = by_point.get(&point).unwrap_or(&empty);
+        let columns: &[Column] = experiments
+            .iter()
+            .find(|e| e.name == pi.experiment)
+            .map_or(&[], |e| e.columns);
+        for rd in pi.readings {
+            let get = |m: &str| {
+                metrics
+                    .get(format!("flows.{}.{m}", rd.flow).as_str())
+                    .copied()
+            };
+            let runs = get("bytes_delivered").map_or(0, |s| s.n);
+            let cells = columns
+                .iter()
+                .map(|c| {
+                    let num = get(c.metric)?;
+                    match c.per {
+                        None => Some(Cell {
+                            n: num.n,
+                            mean: num.mean * c.scale,
+                            ci95: (num.n > 1).then(|| num.ci95_half_width() * c.scale),
+                        }),
+                        Some(per) => {
+                            let den = get(per)?;
+                            (den.mean > 0.0).then(|| Cell {
+                                n: num.n.min(den.n),
+                                mean: num.mean / den.mean * c.scale,
+                                ci95: None,
+                            })
+                        }
+                    }
+                })
+                .collect();
+            out.push(MetricRow {
+                experiment: pi.experiment.to_string(),
+                parameter: pi.parameter.clone(),
+                x: pi.x.clone(),
+                protocol: rd.protocol.to_string(),
+                runs,
+                cells,
+            });
+        }
+    }
+    out
+}
+
+/// Least-squares line through `(x, y)`: R² (the squared correlation), or `None` with fewer
+/// than three points or no variance.
+pub fn r_squared(points: &[(f64, f64)]) -> Option<f64> {
+    let n = points.len() as f64;
+    if points.len() < 3 {
+        return None;
+    }
+    let (mx, my) = (
+        points.iter().map(|p| p.0).sum::<f64>() / n,
+        points.iter().map(|p| p.1).sum::<f64>() / n,
+    );
+    let sxy: f64 = points.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    let sxx: f64 = points.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    let syy: f64 = points.iter().map(|p| (p.1 - my).powi(2)).sum();
+    (sxx > 0.0 && syy > 0.0).then(|| sxy * sxy / (sxx * syy))
+}
+
+/// The means of `protocol`'s rows of `experiment` in column `col`, by x value (x order kept).
+fn series<'a>(
+    rows: &'a [MetricRow],
+    experiment: &str,
+    protocol: &str,
+    col: usize,
+) -> Vec<(&'a str, f64)> {
+    rows.iter()
+        .filter(|r| r.experiment == experiment && r.protocol == protocol)
+        .filter_map(|r| {
+            r.cells
+                .get(col)
+                .copied()
+                .flatten()
+                .map(|c| (r.x.as_str(), c.mean))
+        })
+        .collect()
+}
+
+/// Pairs of the two protocols' means at the x values both have.
+fn paired(a: &[(&str, f64)], b: &[(&str, f64)]) -> Vec<(String, f64, f64)> {
+    a.iter()
+        .filter_map(|(x, va)| {
+            b.iter()
+                .find(|(xb, _)| xb == x)
+                .map(|(_, vb)| (x.to_string(), *va, *vb))
+        })
+        .collect()
+}
+
+/// The metrics tables as Markdown: one table per experiment, then its comparisons.
+pub fn metric_markdown(experiments: &[&Experiment], rows: &[MetricRow]) -> String {
+    let mut s = String::new();
+    for e in experiments {
+        let mine: Vec<&MetricRow> = rows.iter().filter(|r| r.experiment == e.name).collect();
+        let Some(first) = mine.first() else { continue };
+        let _ = writeln!(
+            s,
+            "### {} (`{}`, x = `{}`)\n",
+            e.name, e.file, first.parameter
+        );
+        let mut head = String::from("| x | protocol | runs |");
+        let mut rule = String::from("|---|---|---:|");
+        for c in e.columns {
+            let _ = write!(head, " {} | ± 95% CI |", c.header);
+            rule.push_str("---:|---:|");
+        }
+        let _ = writeln!(s, "{head}\n{rule}");
+        for r in &mine {
+            let _ = write!(s, "| {} | {} | {} |", r.x, r.protocol, r.runs);
+            for (c, cell) in e.columns.iter().zip(&r.cells) {
+                let _ = write!(
+                    s,
+                    " {} | {} |",
+                    fixed(cell.map(|v| v.mean), 1.0, c.decimals),
+                    fixed(cell.and_then(|v| v.ci95), 1.0, c.decimals)
+                );
+            }
+            s.push('\n');
+        }
+        s.push('\n');
+        s.push_str(&comparisons_markdown(e, rows));
+    }
+    s
+}
+
+/// An experiment's comparisons as Markdown.
+fn comparisons_markdown(e: &Experiment, rows: &[MetricRow]) -> String {
+    let mut s = String::new();
+    let relative: Vec<(&str, &str)> = e
+        .comparisons
+        .iter()
+        .filter_map(|c| match c {
+            Comparison::Relative { baseline, variant } => Some((*baseline, *variant)),
+            Comparison::R2 { .. } => None,
+        })
+        .collect();
+    if !relative.is_empty() {
+        let Some(col) = e.columns.first() else {
+            return s;
+        };
+        let _ = writeln!(
+            s,
+            "Relative difference in {} (variant / baseline − 1):\n",
+            col.header
+        );
+        let mut head = String::from("| x |");
+        let mut rule = String::from("|---|");
+        for (b, v) in &relative {
+            let _ = write!(head, " {v} vs {b} |");
+            rule.push_str("---:|");
+        }
+        let _ = writeln!(s, "{head}\n{rule}");
+        let xs: Vec<String> = {
+            let mut xs: Vec<String> = Vec::new();
+            for r in rows.iter().filter(|r| r.experiment == e.name) {
+                if !xs.contains(&r.x) {
+                    xs.push(r.x.clone());
+                }
+            }
+            xs
+        };
+        let mut sums = vec![(0.0, 0usize); relative.len()];
+        for x in &xs {
+            let _ = write!(s, "| {x} |");
+            for (i, (b, v)) in relative.iter().enumerate() {
+                let pairs = paired(&series(rows, e.name, v, 0), &series(rows, e.name, b, 0));
+                match pairs.iter().find(|(px, _, _)| px == x) {
+                    Some((_, vv, bv)) if *bv != 0.0 => {
+                        let d = vv / bv - 1.0;
+                        sums[i].0 += d;
+                        sums[i].1 += 1;
+                        let _ = write!(s, " {:+.2}% |", d * 100.0);
+                    }
+                    _ => s.push_str("  |"),
+                }
+            }
+            s.push('\n');
+        }
+        s.push_str("| mean over x |");
+        for (sum, n) in &sums {
+            if *n > 0 {
+                let _ = write!(s, " {:+.2}% |", sum / *n as f64 * 100.0);
+            } else {
+                s.push_str("  |");
+            }
+        }
+        s.push_str("\n\n");
+    }
+    let fits: Vec<(&str, &str)> = e
+        .comparisons
+        .iter()
+        .filter_map(|c| match c {
+            Comparison::R2 { a, b } => Some((*a, *b)),
+            Comparison::Relative { .. } => None,
+        })
+        .collect();
+    if !fits.is_empty() {
+        s.push_str("R² of a linear fit across the x values (per column):\n\n| column |");
+        for (a, b) in &fits {
+            let _ = write!(s, " {a} vs {b} |");
+        }
+        s.push_str("\n|---|");
+        for _ in &fits {
+            s.push_str("---:|");
+        }
+        s.push('\n');
+        for (i, c) in e.columns.iter().enumerate() {
+            let _ = write!(s, "| {} |", c.header);
+            for (a, b) in &fits {
+                let pts: Vec<(f64, f64)> =
+                    paired(&series(rows, e.name, a, i), &series(rows, e.name, b, i))
+                        .into_iter()
+                        .map(|(_, x, y)| (x, y))
+                        .collect();
+                match r_squared(&pts) {
+                    Some(r2) => {
+                        let _ = write!(s, " {:.0}% |", r2 * 100.0);
+                    }
+                    None => s.push_str(" n/a |"),
+                }
+            }
+            s.push('\n');
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// The metrics rows as CSV, one line per (row, column), full precision in the column's unit.
+pub fn metric_csv(experiments: &[&Experiment], rows: &[MetricRow]) -> String {
+    let mut s = String::from("experiment,parameter,x,protocol,runs,metric,n,mean,ci95\n");
+    for r in rows {
+        let Some(e) = experiments.iter().find(|e| e.name == r.experiment) else {
+            continue;
+        };
+        for (c, cell) in e.columns.iter().zip(&r.cells) {
+            let _ = writeln!(
+                s,
+                "{},{},{},{},{},{},{},{},{}",
+                field(&r.experiment),
+                field(&r.parameter),
+                field(&r.x),
+                field(&r.protocol),
+                r.runs,
+                field(c.header),
+                cell.map_or(0, |v| v.n),
+                fixed(cell.map(|v| v.mean), 1.0, 6),
+                fixed(cell.and_then(|v| v.ci95), 1.0, 6),
+            );
+        }
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -200,6 +503,97 @@ mod tests {
         assert_eq!(r[0].runs, 0);
         assert!(r[0].download.is_none());
         assert!(csv(&r).ends_with("e,k,1,quic-0rtt,0,0,,,,,\n"));
+    }
+
+    #[test]
+    fn r_squared_of_a_line_is_one_and_of_noise_less() {
+        let line: Vec<(f64, f64)> = (0..5)
+            .map(|i| (f64::from(i), 3.0 * f64::from(i) + 1.0))
+            .collect();
+        assert!((r_squared(&line).expect("fit") - 1.0).abs() < 1e-12);
+        // Imperfect correlation: sxy = 8, sxx = syy = 10, so r² = 64/100.
+        let pts = [(1.0, 2.0), (2.0, 1.0), (3.0, 4.0), (4.0, 3.0), (5.0, 5.0)];
+        assert!((r_squared(&pts).expect("fit") - 0.64).abs() < 1e-9);
+        assert!(r_squared(&pts[..2]).is_none());
+        assert!(r_squared(&[(1.0, 1.0), (1.0, 2.0), (1.0, 3.0)]).is_none());
+    }
+
+    #[test]
+    fn metric_rows_read_columns_ratios_and_comparisons() {
+        const COLS: &[Column] = &[
+            Column {
+                header: "rate (Mbit/s)",
+                metric: "window_goodput_bps",
+                per: None,
+                scale: 1e-6,
+                decimals: 3,
+            },
+            Column {
+                header: "acks (%)",
+                metric: "ack_frames_sent",
+                per: Some("packets_sent"),
+                scale: 100.0,
+                decimals: 1,
+            },
+        ];
+        const CMP: &[Comparison] = &[
+            Comparison::Relative {
+                baseline: "a",
+                variant: "b",
+            },
+            Comparison::R2 { a: "a", b: "b" },
+        ];
+        const RA: &[Reading] = &[Reading {
+            protocol: "a",
+            flow: 0,
+            connection: 0,
+        }];
+        const RB: &[Reading] = &[Reading {
+            protocol: "b",
+            flow: 0,
+            connection: 0,
+        }];
+        let e = Experiment {
+            name: "e",
+            file: "f.toml",
+            text: "",
+            variants: &[],
+            columns: COLS,
+            comparisons: CMP,
+        };
+        let mut info = Vec::new();
+        let mut summary = Vec::new();
+        for (i, x) in ["1", "2", "3"].iter().enumerate() {
+            for (j, rd) in [RA, RB].iter().enumerate() {
+                let point = info.len();
+                info.push(PointInfo {
+                    experiment: "e",
+                    parameter: "k".into(),
+                    x: (*x).into(),
+                    readings: rd,
+                });
+                let rate = 1e6 * (i as f64 + 1.0) * (1.0 + j as f64 * 0.1);
+                summary.push(row(point, "flows.0.bytes_delivered", &[1.0, 1.0]));
+                summary.push(row(point, "flows.0.window_goodput_bps", &[rate, rate]));
+                summary.push(row(point, "flows.0.ack_frames_sent", &[50.0, 50.0]));
+                if j == 0 {
+                    summary.push(row(point, "flows.0.packets_sent", &[100.0, 100.0]));
+                }
+            }
+        }
+        let r = metric_rows(&info, &summary, &[&e]);
+        assert_eq!(r.len(), 6);
+        assert_eq!(r[0].cells[0].map(|c| c.mean), Some(1.0));
+        assert_eq!(r[0].cells[1].map(|c| c.mean), Some(50.0));
+        // b has no packets_sent: its ratio cell is empty, not a division by zero.
+        assert_eq!(r[1].cells[1], None);
+        let md = metric_markdown(&[&e], &r);
+        assert!(md.contains("| 2 | b | 2 | 2.200 | 0.000 |"), "{md}");
+        assert!(md.contains("| mean over x | +10.00% |"), "{md}");
+        assert!(md.contains("| rate (Mbit/s) | 100% |"), "{md}");
+        assert!(md.contains("| acks (%) | n/a |"), "{md}");
+        let csv = metric_csv(&[&e], &r);
+        assert!(csv.contains("e,k,1,a,2,acks (%),2,50.000000,\n"), "{csv}");
     }
 
     #[test]
