@@ -12,7 +12,7 @@ use crate::model::{RunSpec, SweepPoint};
 use crate::paths::parse_key;
 use crate::resolve::resolve;
 use crate::sweep::{merge_axes, parse_cli_axis, path_error, product, take_file_axes, MAX_RUNS};
-use crate::tree::{parse_arg_value, parse_document};
+use crate::tree::{parse_arg_value, parse_document, Val};
 
 /// A scenario file with its sweep expanded: what a CLI needs to schedule runs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -138,7 +138,16 @@ pub fn parse_str(
     let meta = meta.ok_or_else(|| errors.whole("internal: the sweep produced no point"))?;
     let runs = (points.len() as u64).saturating_mul(u64::from(meta.reps));
     if runs > MAX_RUNS {
-        return Err(errors.whole(format!(
+        // Points are capped far below MAX_RUNS, so `run.reps` was set: point at it.
+        let reps_at = match root.get("run").map(|e| &e.node.val) {
+            Some(Val::Table(t)) => t.get("reps").map(|e| e.node.at.clone()),
+            _ => None,
+        };
+        let error = |m: String| match &reps_at {
+            Some(at) => errors.at(at, m),
+            None => errors.whole(m),
+        };
+        return Err(error(format!(
             "{} points × run.reps = {} is {runs} runs; a sweep has at most {MAX_RUNS} runs: use fewer repetitions or points",
             points.len(),
             meta.reps

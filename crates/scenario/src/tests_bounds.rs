@@ -178,4 +178,6 @@ fn sweeps_are_bounded_in_points_and_runs() {
         values(10)
     ));
     assert!(e.message.contains("at most 200000 runs"), "{e}");
+    // The error points at the repetitions that multiplied the points (found by the fuzz test).
+    assert_eq!((e.line, e.column), (Some(2), Some(8)), "{e}");
 }
