@@ -374,7 +374,8 @@ mod tests {
             &["flows.0.completion_s".into()],
         )
         .unwrap();
-        let got: Vec<(&str, &str, usize, usize, f64, Option<f64>)> = rows
+        type Line<'a> = (&'a str, &'a str, usize, usize, f64, Option<f64>);
+        let got: Vec<Line> = rows
             .iter()
             .map(|r| {
                 (
