@@ -129,7 +129,10 @@ fn single(
             if args.json {
                 println!("{}", serde_json::to_string(&result)?);
             } else {
-                print!("{}", output::run_summary(&result));
+                print!(
+                    "{}",
+                    output::run_summary(&result, &output::Window::of(&point.scenario))
+                );
             }
             // A flow that failed (a connection lost, a handshake refused) is in the result,
             // but the run did not do what the scenario asked: say so in the exit status.

@@ -46,7 +46,12 @@ pub fn run(
                 println!("{}", serde_json::to_string(&rows)?);
             } else {
                 let flows = experiment::summary::flow_names(sweep.loaded);
-                print!("{}", output::sweep_table(&rows, &flows));
+                let windowed = sweep
+                    .loaded
+                    .points
+                    .iter()
+                    .any(|p| output::Window::of(&p.scenario).is_set());
+                print!("{}", output::sweep_table(&rows, &flows, windowed));
             }
             eprintln!("results in {}", sweep.out.display());
             if failures.is_empty() {

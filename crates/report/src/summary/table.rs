@@ -4,12 +4,17 @@ use super::csv::axis_names;
 use super::si::si_pair;
 use super::SummaryRow;
 
-/// A table with columns: each axis, `metric`, `n`, `mean ± ci95`, for rows whose metric is in
+/// A table with columns: each axis, `metric`, `n/N`, `mean ± ci95`, for rows whose metric is in
 /// `metrics` (all rows when `metrics` is empty), in the order of `rows`.
 ///
-/// The unit and scale are guessed from the metric's suffix (`_bps`, `_bytes`, `_s`, `_ms`,
-/// `_us`, `_ns`); other metrics are printed without a unit.
+/// `n` is the runs that measured the metric, `N` the runs at the point (the most runs any
+/// metric of that point has: every run has `end_s`), so runs that did not complete are visible
+/// rather than silently left out of the mean. The unit and scale are guessed from the metric's
+/// suffix (`_bps`, `_bytes`, `_s`, `_ms`, `_us`, `_ns`); fractions (Jain's index, shares,
+/// utilisation, ratios) print with four decimals and other unitless metrics are counts, printed
+/// as integers (one decimal for a fractional mean), never with an SI prefix.
 pub fn render_table(rows: &[SummaryRow], metrics: &[&str]) -> String {
+    let runs = runs_per_point(rows);
     let chosen: Vec<&SummaryRow> = rows
         .iter()
         .filter(|r| metrics.is_empty() || metrics.contains(&r.metric.as_str()))
@@ -17,7 +22,7 @@ pub fn render_table(rows: &[SummaryRow], metrics: &[&str]) -> String {
     let axes = axis_names(chosen.iter().copied());
 
     let mut header: Vec<String> = axes.clone();
-    header.extend(["metric", "n", "mean ± ci95"].map(String::from));
+    header.extend(["metric", "n/N", "mean ± ci95"].map(String::from));
     let mut cells: Vec<Vec<String>> = vec![header];
     for r in &chosen {
         let mut line: Vec<String> = axes
@@ -27,14 +32,87 @@ pub fn render_table(rows: &[SummaryRow], metrics: &[&str]) -> String {
                 v.map(|(_, v)| v.clone()).unwrap_or_default()
             })
             .collect();
-        let (scale, unit) = unit_for(&r.metric);
         let s = &r.summary;
         line.push(r.metric.clone());
-        line.push(s.n.to_string());
-        line.push(si_pair(s.mean * scale, s.ci95_half_width() * scale, unit));
+        let total = runs.get(&r.point).copied().unwrap_or(s.n).max(s.n);
+        line.push(format!("{}/{total}", s.n));
+        line.push(value_pair(&r.metric, s.mean, s.ci95_half_width()));
         cells.push(line);
     }
     layout(&cells, axes.len() + 1)
+}
+
+/// Runs per sweep point: the largest `n` of any metric at the point.
+fn runs_per_point(rows: &[SummaryRow]) -> std::collections::BTreeMap<usize, usize> {
+    let mut runs = std::collections::BTreeMap::new();
+    for r in rows {
+        let n = runs.entry(r.point).or_insert(0);
+        *n = (*n).max(r.summary.n);
+    }
+    runs
+}
+
+/// One line per (point, completion metric) that fewer than all of the point's runs measured:
+/// those runs did not complete within `run.duration` (a download without a completion time).
+pub fn incomplete_warnings(rows: &[SummaryRow]) -> Vec<String> {
+    let runs = runs_per_point(rows);
+    rows.iter()
+        .filter(|r| r.metric.ends_with("completion_s"))
+        .filter_map(|r| {
+            let total = *runs.get(&r.point)?;
+            (r.summary.n < total).then(|| {
+                let axes: Vec<String> = r.axes.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                format!(
+                    "point {} ({}): {} in {} of {total} runs; {} did not complete within run.duration",
+                    r.point,
+                    axes.join(", "),
+                    r.metric,
+                    r.summary.n,
+                    total - r.summary.n
+                )
+            })
+        })
+        .collect()
+}
+
+/// Words of unitless metrics that are fractions rather than counts.
+const FRACTIONS: [&str; 5] = ["jain", "share", "utilisation", "ratio", "fraction"];
+
+/// `mean ± half` in the metric's unit, as a fraction, or as a count.
+fn value_pair(metric: &str, mean: f64, half: f64) -> String {
+    let (scale, unit) = unit_for(metric);
+    if !unit.is_empty() {
+        return si_pair(mean * scale, half * scale, unit);
+    }
+    let last = metric.rsplit('.').next().unwrap_or(metric);
+    if FRACTIONS.iter().any(|w| last.contains(w)) {
+        return format!("{mean:.4} ± {}", trim_zero(format!("{half:.4}")));
+    }
+    format!("{} ± {}", count(mean), count(half))
+}
+
+/// A count: an integer, or one decimal when the value (a mean) is fractional.
+fn count(x: f64) -> String {
+    if !x.is_finite() {
+        return format!("{x}");
+    }
+    if x.fract() == 0.0 {
+        format!("{x:.0}")
+    } else {
+        trim_zero(format!("{x:.1}"))
+    }
+}
+
+/// `0.0000` → `0`, so a zero spread reads as in the other columns.
+fn trim_zero(s: String) -> String {
+    if s.trim_start_matches('-')
+        .chars()
+        .all(|c| c == '0' || c == '.')
+    {
+        "0".to_string()
+    } else {
+        s
+    }
 }
 
 /// Pads columns to equal width; the column at `right` (n) is right-aligned, the rest left.
@@ -109,25 +187,79 @@ mod tests {
     fn renders_aligned_columns_with_units() {
         let rows = [
             row(&[("loss", "0%")], "goodput_bps", &[9e6, 10e6, 11e6]),
-            row(&[("loss", "5%")], "goodput_bps", &[2e6]),
-            row(&[("loss", "5%")], "rtt_ms", &[20.0]),
-            row(&[("loss", "5%")], "acks", &[1234.0]),
+            at(1, "goodput_bps", &[2e6]),
+            at(1, "rtt_ms", &[20.0]),
+            at(1, "acks", &[1234.0]),
         ];
         let table = render_table(&rows, &["goodput_bps", "acks"]);
         // t(0.975, 2) = 4.302653; half = 4.302653 · 1e6 / sqrt(3) = 2.484e6.
         let want = "\
-loss  metric       n  mean ± ci95
-------------------------------------------
-0%    goodput_bps  3  10.00 ± 2.484 Mbit/s
-5%    goodput_bps  1  2.000 ± 0 Mbit/s
-5%    acks         1  1.234 ± 0 k
+loss  metric       n/N  mean ± ci95
+--------------------------------------------
+0%    goodput_bps  3/3  10.00 ± 2.484 Mbit/s
+5%    goodput_bps  1/1  2.000 ± 0 Mbit/s
+5%    acks         1/1  1234 ± 0
 ";
         assert_eq!(table, want);
+    }
+
+    fn at(point: usize, metric: &str, values: &[f64]) -> SummaryRow {
+        SummaryRow {
+            point,
+            ..row(
+                &[("loss", if point == 0 { "0%" } else { "5%" })],
+                metric,
+                values,
+            )
+        }
+    }
+
+    #[test]
+    fn n_of_runs_counts_as_integers_and_incomplete_runs_warned() {
+        // Issue 14: tables showed n without N, runs that did not complete vanished silently,
+        // and a mean of 0.6 lost packets printed as "600.0 m".
+        let rows = [
+            at(0, "end_s", &[1.0, 1.0, 1.0, 1.0, 1.0]),
+            at(0, "flows.0.completion_s", &[1.0, 2.0, 3.0]),
+            at(0, "flows.0.packets_lost", &[1.0, 0.0, 1.0, 0.0, 1.0]),
+            at(
+                0,
+                "flows.0.packets_sent",
+                &[1200.0, 1200.0, 1200.0, 1200.0, 1200.0],
+            ),
+            at(0, "fairness.jain", &[0.95, 0.95, 0.95, 0.95, 0.95]),
+            at(1, "end_s", &[1.0, 1.0]),
+            at(1, "flows.0.completion_s", &[1.0, 1.0]),
+        ];
+        let t = render_table(
+            &rows,
+            &[
+                "flows.0.completion_s",
+                "flows.0.packets_lost",
+                "flows.0.packets_sent",
+                "fairness.jain",
+            ],
+        );
+        assert!(t.contains("n/N"), "{t}");
+        assert!(
+            t.contains("flows.0.completion_s  3/5  2.000 ± 2.484 s"),
+            "{t}"
+        );
+        assert!(t.contains("flows.0.completion_s  2/2"), "{t}");
+        assert!(t.contains("flows.0.packets_lost  5/5  0.6 ± 0.7"), "{t}");
+        assert!(t.contains("flows.0.packets_sent  5/5  1200 ± 0"), "{t}");
+        assert!(t.contains("fairness.jain         5/5  0.9500 ± 0"), "{t}");
+        assert!(!t.contains(" m\n") && !t.contains(" k\n"), "{t}");
+        let w = incomplete_warnings(&rows);
+        assert_eq!(
+            w,
+            ["point 0 (loss=0%): flows.0.completion_s in 3 of 5 runs; 2 did not complete within run.duration"]
+        );
     }
 
     #[test]
     fn empty_filter_keeps_all_and_scales_units() {
         let table = render_table(&[row(&[], "rtt_ms", &[20.0])], &[]);
-        assert!(table.contains("rtt_ms  1  20.00 ± 0 ms"), "{table}");
+        assert!(table.contains("rtt_ms  1/1  20.00 ± 0 ms"), "{table}");
     }
 }
