@@ -88,7 +88,12 @@ fn value_pair(metric: &str, mean: f64, half: f64) -> String {
     if FRACTIONS.iter().any(|w| last.contains(w)) {
         return format!("{mean:.4} ± {}", trim_zero(format!("{half:.4}")));
     }
-    format!("{} ± {}", count(mean), count(half))
+    let unit = if last.ends_with("_packets") {
+        " packets"
+    } else {
+        ""
+    };
+    format!("{} ± {}{unit}", count(mean), count(half))
 }
 
 /// A count: an integer, or one decimal when the value (a mean) is fractional.
@@ -228,6 +233,7 @@ loss  metric       n/N  mean ± ci95
                 &[1200.0, 1200.0, 1200.0, 1200.0, 1200.0],
             ),
             at(0, "fairness.jain", &[0.95, 0.95, 0.95, 0.95, 0.95]),
+            at(0, "links.down.lost_packets", &[0.0, 1.0, 1.0, 0.0, 1.0]),
             at(1, "end_s", &[1.0, 1.0]),
             at(1, "flows.0.completion_s", &[1.0, 1.0]),
         ];
@@ -238,17 +244,31 @@ loss  metric       n/N  mean ± ci95
                 "flows.0.packets_lost",
                 "flows.0.packets_sent",
                 "fairness.jain",
+                "links.down.lost_packets",
             ],
+        );
+        assert!(
+            t.contains("links.down.lost_packets  5/5  0.6 ± 0.7 packets"),
+            "{t}"
         );
         assert!(t.contains("n/N"), "{t}");
         assert!(
-            t.contains("flows.0.completion_s  3/5  2.000 ± 2.484 s"),
+            t.contains("flows.0.completion_s     3/5  2.000 ± 2.484 s"),
             "{t}"
         );
-        assert!(t.contains("flows.0.completion_s  2/2"), "{t}");
-        assert!(t.contains("flows.0.packets_lost  5/5  0.6 ± 0.7"), "{t}");
-        assert!(t.contains("flows.0.packets_sent  5/5  1200 ± 0"), "{t}");
-        assert!(t.contains("fairness.jain         5/5  0.9500 ± 0"), "{t}");
+        assert!(t.contains("flows.0.completion_s     2/2"), "{t}");
+        assert!(
+            t.contains("flows.0.packets_lost     5/5  0.6 ± 0.7"),
+            "{t}"
+        );
+        assert!(
+            t.contains("flows.0.packets_sent     5/5  1200 ± 0"),
+            "{t}"
+        );
+        assert!(
+            t.contains("fairness.jain            5/5  0.9500 ± 0"),
+            "{t}"
+        );
         assert!(!t.contains(" m\n") && !t.contains(" k\n"), "{t}");
         let w = incomplete_warnings(&rows);
         assert_eq!(
