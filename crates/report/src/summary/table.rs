@@ -257,14 +257,8 @@ loss  metric       n/N  mean ± ci95
             "{t}"
         );
         assert!(t.contains("flows.0.completion_s     2/2"), "{t}");
-        assert!(
-            t.contains("flows.0.packets_lost     5/5  0.6 ± 0.7"),
-            "{t}"
-        );
-        assert!(
-            t.contains("flows.0.packets_sent     5/5  1200 ± 0"),
-            "{t}"
-        );
+        assert!(t.contains("flows.0.packets_lost     5/5  0.6 ± 0.7"), "{t}");
+        assert!(t.contains("flows.0.packets_sent     5/5  1200 ± 0"), "{t}");
         assert!(
             t.contains("fairness.jain            5/5  0.9500 ± 0"),
             "{t}"
