@@ -76,7 +76,34 @@ impl ScenarioKnobs {
         &self,
         file: &std::path::Path,
     ) -> Result<scenario::LoadedScenario, scenario::ScenarioError> {
-        scenario::load(file, &self.overrides(), &self.vary)
+        scenario::load(file, &self.overrides(), &self.vary).map_err(|mut e| {
+            e.file = self.flag_typed(&e.file);
+            e
+        })
+    }
+
+    /// The flag an error's command-line argument came from, as the user typed it: `--reps N` /
+    /// `--seed N` rather than the `--set run.reps=N` they stand for, and `--sweep` when the user
+    /// typed that alias of `--vary`.
+    fn flag_typed(&self, arg: &str) -> String {
+        for (flag, key, v) in [
+            ("--reps", "run.reps", self.reps.map(u64::from)),
+            ("--seed", "run.seed", self.seed),
+        ] {
+            if let Some(v) = v {
+                let set = format!("{key}={v}");
+                if arg == format!("--set {set}") && !self.set.contains(&set) {
+                    return format!("{flag} {v}");
+                }
+            }
+        }
+        if let Some(rest) = arg.strip_prefix("--vary ") {
+            let alias = std::env::args().any(|a| a == "--sweep" || a.starts_with("--sweep="));
+            if alias {
+                return format!("--sweep {rest}");
+            }
+        }
+        arg.to_string()
     }
 }
 
@@ -161,5 +188,76 @@ fn single(
             );
             Ok(exit::FAILURE)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scenario() -> tempfile_path::Path {
+        tempfile_path::write("[run]\nduration = \"1s\"\n")
+    }
+
+    /// A scenario file in a private temporary directory, removed on drop.
+    mod tempfile_path {
+        pub struct Path(std::path::PathBuf, std::path::PathBuf);
+        impl Path {
+            pub fn get(&self) -> &std::path::Path {
+                &self.1
+            }
+        }
+        impl Drop for Path {
+            fn drop(&mut self) {
+                let _ = std::fs::remove_file(&self.1);
+                let _ = std::fs::remove_dir(&self.0);
+            }
+        }
+        pub fn write(text: &str) -> Path {
+            use std::sync::atomic::{AtomicU32, Ordering};
+            static N: AtomicU32 = AtomicU32::new(0);
+            let dir = std::env::temp_dir().join(format!(
+                "quiclab-cmd-sim-{}-{}",
+                std::process::id(),
+                N.fetch_add(1, Ordering::Relaxed)
+            ));
+            std::fs::create_dir(&dir).expect("private temp dir");
+            let file = dir.join("s.toml");
+            std::fs::write(&file, text).expect("write scenario");
+            Path(dir, file)
+        }
+    }
+
+    #[test]
+    fn errors_name_the_flag_the_user_typed() {
+        // Issue 14: an error about --vary called it --sweep, one about --reps 0 named a
+        // `--set run.reps=0` the user never typed.
+        let s = scenario();
+        let knobs = ScenarioKnobs {
+            reps: Some(0),
+            ..ScenarioKnobs::default()
+        };
+        let e = knobs.load(s.get()).unwrap_err().to_string();
+        assert!(e.starts_with("--reps 0: "), "{e}");
+        let knobs = ScenarioKnobs {
+            seed: Some(1),
+            reps: Some(300_000),
+            ..ScenarioKnobs::default()
+        };
+        let e = knobs.load(s.get()).unwrap_err().to_string();
+        assert!(e.starts_with("--reps 300000: "), "{e}");
+        // A --set the user did type keeps its name.
+        let knobs = ScenarioKnobs {
+            set: vec!["run.reps=0".into()],
+            ..ScenarioKnobs::default()
+        };
+        let e = knobs.load(s.get()).unwrap_err().to_string();
+        assert!(e.starts_with("--set run.reps=0: "), "{e}");
+        let knobs = ScenarioKnobs {
+            vary: vec!["link.bogus=1,2".into()],
+            ..ScenarioKnobs::default()
+        };
+        let e = knobs.load(s.get()).unwrap_err().to_string();
+        assert!(e.starts_with("--vary link.bogus=1,2: "), "{e}");
     }
 }

@@ -260,7 +260,7 @@ fn sweep_errors() {
     assert_eq!((e.line, e.column), (Some(2), Some(25)), "{e}");
     let e = parse_with("", &[], &["link.rate=1Mbit,x"]).expect_err("bad value");
     assert!(
-        e.to_string().starts_with("--sweep link.rate=1Mbit,x: "),
+        e.to_string().starts_with("--vary link.rate=1Mbit,x: "),
         "{e}"
     );
 }
