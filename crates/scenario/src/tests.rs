@@ -98,7 +98,7 @@ fn unknown_key_points_at_the_key_and_lists_the_section() {
     let e = err("[run]\nduration = \"1s\"\n\n[link]\nrat = \"5Mbit\"\n");
     assert_eq!((e.line, e.column), (Some(5), Some(1)), "{e}");
     assert!(
-        e.to_string().starts_with("t.toml:5:1: unknown key \"link.rat\"; allowed keys in [link]: rate, rate_schedule, rate_trace,"),
+        e.to_string().starts_with("t.toml:5:1: unknown key \"link.rat\" (did you mean \"link.rate\"?); allowed keys in [link]: rate, rate_schedule, rate_trace,"),
         "{e}"
     );
     let e = err("[[flow]]\n[[flow]]\n  cc_x = 1\n");
@@ -121,7 +121,7 @@ fn bad_enum_lists_allowed_values() {
     let e = err("[run]\nduration = \"10s\"\n\n\n\n\n\n\n\n\n[[flow]]\ncc =     \"cubik\"\n");
     assert_eq!(
         e.to_string(),
-        "t.toml:12:10: unknown value \"cubik\" for flow.cc; allowed: newreno, newreno-approx, cubic, none, quinn-newreno, quinn-cubic, quinn-bbr"
+        "t.toml:12:10: unknown value \"cubik\" for flow.cc (did you mean \"cubic\"?); allowed: newreno, newreno-approx, cubic, none, quinn-newreno, quinn-cubic, quinn-bbr"
     );
 }
 
@@ -1060,4 +1060,21 @@ fn keys_of_the_model_and_of_quinn_stay_on_their_stacks() {
     assert!(e.message.contains("stack = \"tcp\""), "{e}");
     let e = err(&format!("{MODEL_HEAD}pep = \"server-side\"\n"));
     assert_eq!(e.line, Some(3), "{e}");
+}
+
+#[test]
+fn unknown_keys_and_values_suggest_the_nearest_allowed_one() {
+    // Issue 14: unknown keys get a "did you mean".
+    let e = err("[link]\nlos = \"1%\"\n");
+    assert!(e.message.contains("did you mean \"link.loss\"?)"), "{e}");
+    let e = err("[[flow]]\nname = \"a\"\napp = \"bulk-down\"\n");
+    assert!(e.message.contains("did you mean \"bulk\"?)"), "{e}");
+    let e = parse_with("", &["link.delya=5ms"], &[]).expect_err("unknown key");
+    assert!(
+        e.to_string().contains("did you mean \"link.delay\"?)"),
+        "{e}"
+    );
+    // Nothing close: no guess.
+    let e = err("[link]\nzzzzzzzz = 1\n");
+    assert!(!e.message.contains("did you mean"), "{e}");
 }
