@@ -71,15 +71,23 @@ impl ScenarioKnobs {
         o
     }
 
-    /// Loads `file` with these overrides and sweep axes.
+    /// Loads `file` with these overrides and sweep axes; the scenario's warnings (a bare
+    /// probability ≥ 0.05 …) go to stderr, naming the flag the user typed.
     pub fn load(
         &self,
         file: &std::path::Path,
     ) -> Result<scenario::LoadedScenario, scenario::ScenarioError> {
-        scenario::load(file, &self.overrides(), &self.vary).map_err(|mut e| {
+        let mut loaded = scenario::load(file, &self.overrides(), &self.vary).map_err(|mut e| {
             e.file = self.flag_typed(&e.file);
             e
-        })
+        })?;
+        for w in &mut loaded.warnings {
+            if let Some(at) = w.strip_prefix("--").and_then(|r| r.split_once(": ")) {
+                *w = format!("{}: {}", self.flag_typed(&format!("--{}", at.0)), at.1);
+            }
+            eprintln!("warning: {w}");
+        }
+        Ok(loaded)
     }
 
     /// The flag an error's command-line argument came from, as the user typed it: `--reps N` /

@@ -147,6 +147,9 @@ impl LineIndex {
 pub(crate) struct Errors {
     /// Name shown in front of file positions.
     pub file: Arc<str>,
+    /// Warnings found while reading (the input is accepted but probably not what was meant),
+    /// each once, in the order found.
+    pub warnings: std::cell::RefCell<Vec<String>>,
 }
 
 impl Errors {
@@ -165,6 +168,15 @@ impl Errors {
             message: message.into(),
             allowed: Vec::new(),
             allowed_title: String::new(),
+        }
+    }
+
+    /// Records a warning at `at` (once per place and text).
+    pub(crate) fn warn(&self, at: &At, message: impl Into<String>) {
+        let text = self.at(at, message).to_string();
+        let mut w = self.warnings.borrow_mut();
+        if !w.contains(&text) {
+            w.push(text);
         }
     }
 
@@ -223,6 +235,7 @@ mod tests {
     fn display_has_position_and_allowed() {
         let e = Errors {
             file: "bulk.toml".into(),
+            warnings: Default::default(),
         }
         .at(
             &At::File {
@@ -236,7 +249,11 @@ mod tests {
             e.to_string(),
             "bulk.toml:12:9: unknown value \"cubik\" for flow.cc (did you mean \"cubic\"?); allowed: newreno, cubic"
         );
-        let e = Errors { file: "x".into() }.at(&At::Arg("--set link.rate=5".into()), "bad");
+        let e = Errors {
+            file: "x".into(),
+            warnings: Default::default(),
+        }
+        .at(&At::Arg("--set link.rate=5".into()), "bad");
         assert_eq!(e.to_string(), "--set link.rate=5: bad");
     }
 }

@@ -184,7 +184,10 @@ mod tests {
 
     #[test]
     fn product_order_is_nested_loops() {
-        let errors = Errors { file: "t".into() };
+        let errors = Errors {
+            file: "t".into(),
+            warnings: Default::default(),
+        };
         let a = parse_cli_axis("link.rate=1Mbit,2Mbit", &errors).expect("axis");
         let b = parse_cli_axis("link.delay=1ms,2ms,3ms", &errors).expect("axis");
         let p = product(&[a, b], &errors).expect("small");

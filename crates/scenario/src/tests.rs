@@ -1078,3 +1078,25 @@ fn unknown_keys_and_values_suggest_the_nearest_allowed_one() {
     let e = err("[link]\nzzzzzzzz = 1\n");
     assert!(!e.message.contains("did you mean"), "{e}");
 }
+
+#[test]
+fn a_bare_probability_of_5_percent_or_more_is_warned_with_the_percentage_form() {
+    // Issue 14: `loss = 0.5` (meant 0.5%) silently ran at 50% loss.
+    let l = ok("[link]\nloss = 0.5\n");
+    assert_eq!(
+        l.warnings,
+        ["t.toml:2:8: link.loss = 0.5 is a probability, i.e. 50%; if you meant 0.5%, write \"0.5%\""]
+    );
+    // Percent strings and small bare probabilities are what they say.
+    assert!(ok("[link]\nloss = \"0.5%\"\n").warnings.is_empty());
+    assert!(ok("[link]\nloss = 0.01\n").warnings.is_empty());
+    // Each place is warned once, however many sweep points read it.
+    let l = parse_with("[link]\ncorrupt = 0.1\n", &[], &["link.delay=1ms,2ms"]).unwrap();
+    assert_eq!(l.warnings.len(), 1, "{:?}", l.warnings);
+    assert!(l.warnings[0].contains("i.e. 10%;"), "{:?}", l.warnings);
+    let l = parse_with("", &["link.loss=0.2"], &[]).unwrap();
+    assert_eq!(
+        l.warnings,
+        ["--set link.loss=0.2: link.loss = 0.2 is a probability, i.e. 20%; if you meant 0.2%, write \"0.2%\""]
+    );
+}
