@@ -1,7 +1,8 @@
 //! The results schema: what one run of either engine produces.
 //!
 //! One type per level: [`Run`] → [`Flow`] (→ [`Connection`]), [`Link`], [`Cross`], and the time
-//! series [`SeriesRow`]. Both engines fill these types; `results.jsonl` holds one serialised
+//! series [`SeriesRow`]; fairness between a run's flows ([`Fairness`], [`Flow::share`]) comes
+//! from [`fairness`], the workspace's one implementation of Jain's index. Both engines fill these types; `results.jsonl` holds one serialised
 //! [`Run`] per line, and the emulator's results deserialize into the same types.
 //!
 //! Conventions, the same for every field:
