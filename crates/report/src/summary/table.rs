@@ -54,25 +54,41 @@ fn runs_per_point(rows: &[SummaryRow]) -> std::collections::BTreeMap<usize, usiz
 
 /// One line per (point, completion metric) that fewer than all of the point's runs measured:
 /// those runs did not complete within `run.duration` (a download without a completion time).
+/// A point where no run completed has no row of its own; it is found through the other points
+/// (the flow exists there — it has `bytes_delivered` — but has no completion time).
 pub fn incomplete_warnings(rows: &[SummaryRow]) -> Vec<String> {
+    use std::collections::{BTreeMap, BTreeSet};
     let runs = runs_per_point(rows);
-    rows.iter()
-        .filter(|r| r.metric.ends_with("completion_s"))
-        .filter_map(|r| {
-            let total = *runs.get(&r.point)?;
-            (r.summary.n < total).then(|| {
-                let axes: Vec<String> = r.axes.iter().map(|(k, v)| format!("{k}={v}")).collect();
-                format!(
-                    "point {} ({}): {} in {} of {total} runs; {} did not complete within run.duration",
-                    r.point,
+    let completion: BTreeSet<&str> = rows
+        .iter()
+        .map(|r| r.metric.as_str())
+        .filter(|m| m.ends_with("completion_s"))
+        .collect();
+    let mut at: BTreeMap<usize, (&[(String, String)], BTreeMap<&str, usize>)> = BTreeMap::new();
+    for r in rows {
+        let e = at.entry(r.point).or_insert((&r.axes, BTreeMap::new()));
+        e.1.insert(r.metric.as_str(), r.summary.n);
+    }
+    let mut out = Vec::new();
+    for (point, (axes, metrics)) in &at {
+        let total = runs.get(point).copied().unwrap_or(0);
+        for m in &completion {
+            // The flow's own row tells that it exists at this point (`flows.N.` prefix).
+            let flow = m.rsplit_once('.').map_or("", |(f, _)| f);
+            let exists = metrics.contains_key(format!("{flow}.bytes_delivered").as_str())
+                || metrics.contains_key(m);
+            let n = metrics.get(m).copied().unwrap_or(0);
+            if exists && n < total {
+                let axes: Vec<String> = axes.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                out.push(format!(
+                    "point {point} ({}): {m} in {n} of {total} runs; {} did not complete within run.duration",
                     axes.join(", "),
-                    r.metric,
-                    r.summary.n,
-                    total - r.summary.n
-                )
-            })
-        })
-        .collect()
+                    total - n
+                ));
+            }
+        }
+    }
+    out
 }
 
 /// Words of unitless metrics that are fractions rather than counts.
@@ -236,6 +252,15 @@ loss  metric       n/N  mean ± ci95
             at(0, "links.down.lost_packets", &[0.0, 1.0, 1.0, 0.0, 1.0]),
             at(1, "end_s", &[1.0, 1.0]),
             at(1, "flows.0.completion_s", &[1.0, 1.0]),
+            // No run at point 2 completed: no completion row there at all.
+            SummaryRow {
+                point: 2,
+                ..row(&[("loss", "20%")], "end_s", &[9.0, 9.0])
+            },
+            SummaryRow {
+                point: 2,
+                ..row(&[("loss", "20%")], "flows.0.bytes_delivered", &[5.0, 5.0])
+            },
         ];
         let t = render_table(
             &rows,
@@ -267,7 +292,10 @@ loss  metric       n/N  mean ± ci95
         let w = incomplete_warnings(&rows);
         assert_eq!(
             w,
-            ["point 0 (loss=0%): flows.0.completion_s in 3 of 5 runs; 2 did not complete within run.duration"]
+            [
+                "point 0 (loss=0%): flows.0.completion_s in 3 of 5 runs; 2 did not complete within run.duration",
+                "point 2 (loss=20%): flows.0.completion_s in 0 of 2 runs; 2 did not complete within run.duration"
+            ]
         );
     }
 
