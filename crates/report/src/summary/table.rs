@@ -64,7 +64,9 @@ pub fn incomplete_warnings(rows: &[SummaryRow]) -> Vec<String> {
         .map(|r| r.metric.as_str())
         .filter(|m| m.ends_with("completion_s"))
         .collect();
-    let mut at: BTreeMap<usize, (&[(String, String)], BTreeMap<&str, usize>)> = BTreeMap::new();
+    /// A point's axes and `n` per metric.
+    type Point<'a> = (&'a [(String, String)], BTreeMap<&'a str, usize>);
+    let mut at: BTreeMap<usize, Point> = BTreeMap::new();
     for r in rows {
         let e = at.entry(r.point).or_insert((&r.axes, BTreeMap::new()));
         e.1.insert(r.metric.as_str(), r.summary.n);
