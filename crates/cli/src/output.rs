@@ -196,7 +196,14 @@ fn percent(part: f64, whole: f64) -> String {
 /// With a measurement window (`windowed`) the goodput column is the window's
 /// (`window_goodput_bps`); with several flows Jain's index is a row too. Runs that did not
 /// complete within `run.duration` are counted (n/N) and warned about below the table.
-pub fn sweep_table(rows: &[SummaryRow], flow_names: &[String], windowed: bool) -> String {
+/// `downloads` are the completion metrics expected at every point (`flows.N.completion_s` of
+/// the download flows), so that a download no run completed is warned about as well.
+pub fn sweep_table(
+    rows: &[SummaryRow],
+    flow_names: &[String],
+    windowed: bool,
+    downloads: &[String],
+) -> String {
     let mut metrics: Vec<String> = (0..flow_names.len())
         .flat_map(|i| {
             TABLE_METRICS.iter().map(move |m| match *m {
@@ -222,7 +229,7 @@ pub fn sweep_table(rows: &[SummaryRow], flow_names: &[String], windowed: bool) -
     if !metric_refs.is_empty() {
         s.push_str(&report::render_table(rows, &metric_refs));
     }
-    for w in report::incomplete_warnings(rows) {
+    for w in report::incomplete_warnings(rows, downloads) {
         let _ = writeln!(s, "warning: {w}");
     }
     s
@@ -370,7 +377,7 @@ mod tests {
             row(0, "fairness.jain", &[0.9, 0.9, 0.9]),
         ];
         let names = ["a".to_string(), "b".to_string()];
-        let t = sweep_table(&rows, &names, true);
+        let t = sweep_table(&rows, &names, true, &[]);
         assert!(t.contains("flows.0.window_goodput_bps"), "{t}");
         assert!(!t.contains("flows.0.goodput_bps"), "{t}");
         assert!(t.contains("fairness.jain"), "{t}");
@@ -378,7 +385,7 @@ mod tests {
             t.contains("warning: point 0 (link.loss=0%): flows.0.completion_s in 2 of 3 runs; 1 did not complete within run.duration"),
             "{t}"
         );
-        let t = sweep_table(&rows, &names, false);
+        let t = sweep_table(&rows, &names, false, &[]);
         assert!(
             t.contains("flows.0.goodput_bps") && !t.contains("window_goodput"),
             "{t}"
@@ -398,7 +405,7 @@ mod tests {
             row("flows.0.ack_frames_sent", 3.0),
             row("flows.1.completion_s", 0.5),
         ];
-        let t = sweep_table(&rows, &["a".into(), "b".into()], false);
+        let t = sweep_table(&rows, &["a".into(), "b".into()], false, &[]);
         assert!(t.starts_with("flows.0 = a, flows.1 = b\n"), "{t}");
         assert!(
             t.contains("flows.0.goodput_bps") && t.contains("flows.1.completion_s"),

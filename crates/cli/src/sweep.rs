@@ -51,7 +51,19 @@ pub fn run(
                     .points
                     .iter()
                     .any(|p| output::Window::of(&p.scenario).is_set());
-                print!("{}", output::sweep_table(&rows, &flows, windowed));
+                let mut downloads: Vec<String> = Vec::new();
+                for p in &sweep.loaded.points {
+                    for (i, f) in p.scenario.flows.iter().enumerate() {
+                        let m = format!("flows.{i}.completion_s");
+                        if f.workload.name() == "download" && !downloads.contains(&m) {
+                            downloads.push(m);
+                        }
+                    }
+                }
+                print!(
+                    "{}",
+                    output::sweep_table(&rows, &flows, windowed, &downloads)
+                );
             }
             eprintln!("results in {}", sweep.out.display());
             if failures.is_empty() {

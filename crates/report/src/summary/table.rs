@@ -55,14 +55,17 @@ fn runs_per_point(rows: &[SummaryRow]) -> std::collections::BTreeMap<usize, usiz
 /// One line per (point, completion metric) that fewer than all of the point's runs measured:
 /// those runs did not complete within `run.duration` (a download without a completion time).
 /// A point where no run completed has no row of its own; it is found through the other points
-/// (the flow exists there — it has `bytes_delivered` — but has no completion time).
-pub fn incomplete_warnings(rows: &[SummaryRow]) -> Vec<String> {
+/// (the flow exists there — it has `bytes_delivered` — but has no completion time); `expected`
+/// names completion metrics the caller knows should be there (the downloads' `flows.N.completion_s`),
+/// so a sweep where no run of a download completed is warned about too.
+pub fn incomplete_warnings(rows: &[SummaryRow], expected: &[String]) -> Vec<String> {
     use std::collections::{BTreeMap, BTreeSet};
     let runs = runs_per_point(rows);
     let completion: BTreeSet<&str> = rows
         .iter()
         .map(|r| r.metric.as_str())
         .filter(|m| m.ends_with("completion_s"))
+        .chain(expected.iter().map(String::as_str))
         .collect();
     /// A point's axes and `n` per metric.
     type Point<'a> = (&'a [(String, String)], BTreeMap<&'a str, usize>);
@@ -291,13 +294,26 @@ loss  metric       n/N  mean ± ci95
             "{t}"
         );
         assert!(!t.contains(" m\n") && !t.contains(" k\n"), "{t}");
-        let w = incomplete_warnings(&rows);
+        let w = incomplete_warnings(&rows, &[]);
         assert_eq!(
             w,
             [
                 "point 0 (loss=0%): flows.0.completion_s in 3 of 5 runs; 2 did not complete within run.duration",
                 "point 2 (loss=20%): flows.0.completion_s in 0 of 2 runs; 2 did not complete within run.duration"
             ]
+        );
+    }
+
+    #[test]
+    fn a_download_that_never_completed_is_warned_when_expected() {
+        let rows = [
+            at(0, "end_s", &[3.0, 3.0]),
+            at(0, "flows.0.bytes_delivered", &[5.0, 5.0]),
+        ];
+        assert!(incomplete_warnings(&rows, &[]).is_empty());
+        assert_eq!(
+            incomplete_warnings(&rows, &["flows.0.completion_s".into()]),
+            ["point 0 (loss=0%): flows.0.completion_s in 0 of 2 runs; 2 did not complete within run.duration"]
         );
     }
 
