@@ -111,14 +111,6 @@ fn flow_lines(s: &mut String, f: &Flow, window: &Window, end_s: f64) {
         opt(f.completion_s, "s"),
         opt(f.handshake_s, "s"),
     );
-    if f.workload == "download" && f.completion_s.is_none() && f.error.is_none() {
-        let _ = writeln!(
-            s,
-            "warning: flow {} did not complete within run.duration ({})",
-            f.name,
-            si(window.duration_s, "s")
-        );
-    }
     let _ = writeln!(
         s,
         "  packets sent {}, lost {} ({})",
@@ -148,6 +140,14 @@ fn flow_lines(s: &mut String, f: &Flow, window: &Window, end_s: f64) {
     }
     if let Some(e) = &f.error {
         let _ = writeln!(s, "  error: {e}");
+    }
+    if f.workload == "download" && f.completion_s.is_none() && f.error.is_none() {
+        let _ = writeln!(
+            s,
+            "warning: flow {} did not complete within run.duration ({})",
+            f.name,
+            si(window.duration_s, "s")
+        );
     }
 }
 
