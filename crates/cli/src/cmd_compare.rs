@@ -33,15 +33,22 @@ pub struct CompareArgs {
     pub json: bool,
 }
 
-/// One (source, metric) line of the comparison.
+/// One (sweep point, metric, source) line of the comparison.
 #[derive(Debug, Clone, Serialize)]
 pub struct CompareRow {
+    /// The sweep point: its axes as `name=value` separated by spaces (a `variant` axis
+    /// included), empty for a scenario without a sweep. Runs of different points are never
+    /// pooled.
+    pub point: String,
     /// Label of the source.
     pub source: String,
     /// Dotted metric path.
     pub metric: String,
-    /// Runs that had the metric.
+    /// Runs at this point that had the metric.
     pub n: usize,
+    /// Runs at this point (after `--where`); `runs - n` did not measure the metric (a download
+    /// that did not complete within `run.duration` has no completion time).
+    pub runs: usize,
     /// Median of the metric.
     pub median: f64,
     /// Distribution-free 95% interval of the median (None below 6 runs).
@@ -72,6 +79,9 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<Exit> {
         println!("{}", serde_json::to_string(&rows)?);
     } else {
         print!("{}", render(&rows));
+    }
+    for w in missing(&sources, &rows, &args.metrics) {
+        eprintln!("warning: {w}");
     }
     Ok(exit::SUCCESS)
 }
@@ -124,46 +134,125 @@ fn load_runs(path: &Path) -> anyhow::Result<Vec<Value>> {
     Ok(store.load()?)
 }
 
-/// Median, interval and ratio of every metric of every source.
+/// A run's sweep point as `name=value` pairs separated by spaces (axes in name order).
+fn point_of(run: &Value) -> String {
+    run.get("axes")
+        .and_then(Value::as_object)
+        .map(|axes| {
+            axes.iter()
+                .map(|(k, v)| format!("{k}={}", v.as_str().map_or(v.to_string(), str::to_string)))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_default()
+}
+
+/// The sweep points of every source, in the order they first appear (the first source's
+/// order, which is the sweep's), each with every source's runs at it.
+fn by_point(sources: &[(String, Vec<Value>)]) -> Vec<(String, Vec<Vec<&Value>>)> {
+    let mut points: Vec<(String, Vec<Vec<&Value>>)> = Vec::new();
+    for (s, (_, runs)) in sources.iter().enumerate() {
+        for run in runs {
+            let key = point_of(run);
+            let at = match points.iter().position(|(k, _)| *k == key) {
+                Some(at) => at,
+                None => {
+                    points.push((key, vec![Vec::new(); sources.len()]));
+                    points.len() - 1
+                }
+            };
+            points[at].1[s].push(run);
+        }
+    }
+    points
+}
+
+/// Median, interval and ratio of every metric of every source, sweep point by sweep point
+/// (runs of different points are never pooled); the ratio is to the first source that has the
+/// metric at the same point.
 fn compare_rows(
     sources: &[(String, Vec<Value>)],
     metrics: &[String],
 ) -> anyhow::Result<Vec<CompareRow>> {
     let paths: Vec<&str> = metrics.iter().map(String::as_str).collect();
+    let points = by_point(sources);
     let mut rows = Vec::new();
     for metric in metrics {
-        let mut first_median = None;
-        for (label, runs) in sources {
-            let values = report::metrics_from_runs(runs, &paths)
-                .remove(metric.as_str())
-                .unwrap_or_default();
-            if values.is_empty() {
+        for ((label, _), s) in sources.iter().zip(0..) {
+            let any = points.iter().any(|(_, per)| {
+                let runs: Vec<Value> = per[s].iter().map(|r| (*r).clone()).collect();
+                report::metrics_from_runs(&runs, &paths)
+                    .get(metric.as_str())
+                    .is_some_and(|v| !v.is_empty())
+            });
+            if !any {
                 bail!("{label}: no run has the metric {metric:?}");
             }
-            let summary = report::summarize(&values)
-                .with_context(|| format!("{label}: cannot summarise {metric}"))?;
-            let first = *first_median.get_or_insert(summary.median);
-            rows.push(CompareRow {
-                source: label.clone(),
-                metric: metric.clone(),
-                n: summary.n,
-                median: summary.median,
-                median_ci95: report::median_ci95(&values),
-                mean: summary.mean,
-                mean_ci95_half: summary.ci95_half_width(),
-                ratio_to_first: (first != 0.0).then(|| summary.median / first),
-            });
+        }
+        for (point, per) in &points {
+            let mut first_median = None;
+            for ((label, _), runs) in sources.iter().zip(per) {
+                let owned: Vec<Value> = runs.iter().map(|r| (*r).clone()).collect();
+                let values = report::metrics_from_runs(&owned, &paths)
+                    .remove(metric.as_str())
+                    .unwrap_or_default();
+                if values.is_empty() {
+                    continue;
+                }
+                let summary = report::summarize(&values)
+                    .with_context(|| format!("{label}: cannot summarise {metric} at {point}"))?;
+                let first = *first_median.get_or_insert(summary.median);
+                rows.push(CompareRow {
+                    point: point.clone(),
+                    source: label.clone(),
+                    metric: metric.clone(),
+                    n: summary.n,
+                    runs: runs.len(),
+                    median: summary.median,
+                    median_ci95: report::median_ci95(&values),
+                    mean: summary.mean,
+                    mean_ci95_half: summary.ci95_half_width(),
+                    ratio_to_first: (first != 0.0).then(|| summary.median / first),
+                });
+            }
         }
     }
     Ok(rows)
 }
 
+/// Sweep points where a source has runs but none of them has a metric (no row in the table).
+fn missing(
+    sources: &[(String, Vec<Value>)],
+    rows: &[CompareRow],
+    metrics: &[String],
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for metric in metrics {
+        for (point, per) in by_point(sources) {
+            for ((label, _), runs) in sources.iter().zip(&per) {
+                let has_row = rows
+                    .iter()
+                    .any(|r| r.point == point && r.source == *label && r.metric == *metric);
+                if !runs.is_empty() && !has_row {
+                    out.push(format!(
+                        "none of the {} runs at {} ({label}) has {metric} (not completed within run.duration, or not measured)",
+                        runs.len(),
+                        if point.is_empty() { "the only point" } else { &point },
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
 /// A Markdown table (it reads fine in a terminal and pastes into a README).
 fn render(rows: &[CompareRow]) -> String {
     let mut out = String::from(
-        "| metric | source | n | median | median 95% CI | mean ± 95% CI | ratio to first |\n\
-         |---|---|---:|---:|---|---|---:|\n",
+        "| point | metric | source | n/N | median | median 95% CI | mean ± 95% CI | ratio to first |\n\
+         |---|---|---|---:|---:|---|---|---:|\n",
     );
+    let mut notes = Vec::new();
     for r in rows {
         let ci = r
             .median_ci95
@@ -173,17 +262,33 @@ fn render(rows: &[CompareRow]) -> String {
             .ratio_to_first
             .map(|x| format!("{x:.3}"))
             .unwrap_or_default();
+        if r.n < r.runs {
+            notes.push(format!(
+                "warning: {} of {} runs at {} ({}) have no {} (not completed within run.duration, or not measured)",
+                r.runs - r.n,
+                r.runs,
+                if r.point.is_empty() { "the only point" } else { &r.point },
+                r.source,
+                r.metric
+            ));
+        }
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} ± {} | {} |\n",
+            "| {} | {} | {} | {}/{} | {} | {} | {} ± {} | {} |\n",
+            r.point,
             r.metric,
             r.source,
             r.n,
+            r.runs,
             num(r.median),
             ci,
             num(r.mean),
             num(r.mean_ci95_half),
             ratio
         ));
+    }
+    for n in notes {
+        out.push_str(&n);
+        out.push('\n');
     }
     out
 }
@@ -205,7 +310,7 @@ mod tests {
     fn runs(times: &[f64]) -> Vec<Value> {
         times
             .iter()
-            .map(|t| json!({"axes": {"loss": "0"}, "flows": [{"completion_s": t}]}))
+            .map(|t| json!({"axes": {"link.rtt": "0"}, "flows": [{"completion_s": t}]}))
             .collect()
     }
 
@@ -226,7 +331,79 @@ mod tests {
         assert_eq!(rows[1].median_ci95, Some((2.0, 14.0)));
         let table = render(&rows);
         assert!(
-            table.contains("| flows.0.completion_s | emu | 7 | 8.000 |"),
+            table.contains("| link.rtt=0 | flows.0.completion_s | emu | 7/7 | 8.000 |"),
+            "{table}"
+        );
+    }
+
+    fn point(rtt: &str, variant: Option<&str>, times: &[Option<f64>]) -> Vec<Value> {
+        times
+            .iter()
+            .map(|t| {
+                let mut axes = json!({"link.rtt": rtt});
+                if let Some(v) = variant {
+                    axes["variant"] = json!(v);
+                }
+                json!({"axes": axes, "flows": [{"completion_s": t}]})
+            })
+            .collect()
+    }
+
+    #[test]
+    fn sweep_points_and_variants_are_compared_point_by_point_not_pooled() {
+        // Issue 14: `compare` pooled every sweep point (n = 150 across all RTTs).
+        let mut a = point("20ms", Some("quic"), &[Some(1.0), Some(1.0), Some(1.0)]);
+        a.extend(point(
+            "20ms",
+            Some("tcp"),
+            &[Some(3.0), Some(3.0), Some(3.0)],
+        ));
+        a.extend(point(
+            "200ms",
+            Some("quic"),
+            &[Some(10.0), Some(10.0), None],
+        ));
+        let mut b = point("20ms", Some("quic"), &[Some(2.0), Some(2.0), Some(2.0)]);
+        b.extend(point(
+            "200ms",
+            Some("quic"),
+            &[Some(30.0), Some(30.0), Some(30.0)],
+        ));
+        let rows = compare_rows(
+            &[("sim".into(), a), ("emu".into(), b)],
+            &["flows.0.completion_s".into()],
+        )
+        .unwrap();
+        type Line<'a> = (&'a str, &'a str, usize, usize, f64, Option<f64>);
+        let got: Vec<Line> = rows
+            .iter()
+            .map(|r| {
+                (
+                    r.point.as_str(),
+                    r.source.as_str(),
+                    r.n,
+                    r.runs,
+                    r.median,
+                    r.ratio_to_first,
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("link.rtt=20ms variant=quic", "sim", 3, 3, 1.0, Some(1.0)),
+                ("link.rtt=20ms variant=quic", "emu", 3, 3, 2.0, Some(2.0)),
+                ("link.rtt=20ms variant=tcp", "sim", 3, 3, 3.0, Some(1.0)),
+                ("link.rtt=200ms variant=quic", "sim", 2, 3, 10.0, Some(1.0)),
+                ("link.rtt=200ms variant=quic", "emu", 3, 3, 30.0, Some(3.0)),
+            ]
+        );
+        let table = render(&rows);
+        assert!(table.contains("| 2/3 |"), "{table}");
+        assert!(
+            table.contains(
+                "1 of 3 runs at link.rtt=200ms variant=quic (sim) have no flows.0.completion_s"
+            ),
             "{table}"
         );
     }
@@ -249,9 +426,12 @@ mod tests {
             split_source("out/a=b"),
             ("out/a=b".into(), PathBuf::from("out/a=b"))
         );
-        let f = parse_filters(&["loss=0".into()]).unwrap();
+        let f = parse_filters(&["link.rtt=0".into()]).unwrap();
         assert!(matches(&runs(&[1.0])[0], &f));
-        assert!(!matches(&runs(&[1.0])[0], &[("loss".into(), "1".into())]));
+        assert!(!matches(
+            &runs(&[1.0])[0],
+            &[("link.rtt".into(), "1".into())]
+        ));
         assert!(parse_filters(&["loss".into()]).is_err());
     }
 }

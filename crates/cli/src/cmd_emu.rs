@@ -159,7 +159,10 @@ fn single(args: &EmuArgs, loaded: &LoadedScenario, spec: &RunSpec) -> anyhow::Re
             if args.json {
                 println!("{}", serde_json::to_string(&record)?);
             } else {
-                print!("{}", output::run_summary(&record));
+                print!(
+                    "{}",
+                    output::run_summary(&record, &output::Window::of(&point.scenario))
+                );
             }
             let failed = record.flows.iter().any(|f| f.error.is_some());
             if failed {

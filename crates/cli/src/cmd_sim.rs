@@ -71,12 +71,47 @@ impl ScenarioKnobs {
         o
     }
 
-    /// Loads `file` with these overrides and sweep axes.
+    /// Loads `file` with these overrides and sweep axes; the scenario's warnings (a bare
+    /// probability ≥ 0.05 …) go to stderr, naming the flag the user typed.
     pub fn load(
         &self,
         file: &std::path::Path,
     ) -> Result<scenario::LoadedScenario, scenario::ScenarioError> {
-        scenario::load(file, &self.overrides(), &self.vary)
+        let mut loaded = scenario::load(file, &self.overrides(), &self.vary).map_err(|mut e| {
+            e.file = self.flag_typed(&e.file);
+            e
+        })?;
+        for w in &mut loaded.warnings {
+            if let Some(at) = w.strip_prefix("--").and_then(|r| r.split_once(": ")) {
+                *w = format!("{}: {}", self.flag_typed(&format!("--{}", at.0)), at.1);
+            }
+            eprintln!("warning: {w}");
+        }
+        Ok(loaded)
+    }
+
+    /// The flag an error's command-line argument came from, as the user typed it: `--reps N` /
+    /// `--seed N` rather than the `--set run.reps=N` they stand for, and `--sweep` when the user
+    /// typed that alias of `--vary`.
+    fn flag_typed(&self, arg: &str) -> String {
+        for (flag, key, v) in [
+            ("--reps", "run.reps", self.reps.map(u64::from)),
+            ("--seed", "run.seed", self.seed),
+        ] {
+            if let Some(v) = v {
+                let set = format!("{key}={v}");
+                if arg == format!("--set {set}") && !self.set.contains(&set) {
+                    return format!("{flag} {v}");
+                }
+            }
+        }
+        if let Some(rest) = arg.strip_prefix("--vary ") {
+            let alias = std::env::args().any(|a| a == "--sweep" || a.starts_with("--sweep="));
+            if alias {
+                return format!("--sweep {rest}");
+            }
+        }
+        arg.to_string()
     }
 }
 
@@ -129,7 +164,10 @@ fn single(
             if args.json {
                 println!("{}", serde_json::to_string(&result)?);
             } else {
-                print!("{}", output::run_summary(&result));
+                print!(
+                    "{}",
+                    output::run_summary(&result, &output::Window::of(&point.scenario))
+                );
             }
             // A flow that failed (a connection lost, a handshake refused) is in the result,
             // but the run did not do what the scenario asked: say so in the exit status.
@@ -158,5 +196,76 @@ fn single(
             );
             Ok(exit::FAILURE)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scenario() -> tempfile_path::Path {
+        tempfile_path::write("[run]\nduration = \"1s\"\n")
+    }
+
+    /// A scenario file in a private temporary directory, removed on drop.
+    mod tempfile_path {
+        pub struct Path(std::path::PathBuf, std::path::PathBuf);
+        impl Path {
+            pub fn get(&self) -> &std::path::Path {
+                &self.1
+            }
+        }
+        impl Drop for Path {
+            fn drop(&mut self) {
+                let _ = std::fs::remove_file(&self.1);
+                let _ = std::fs::remove_dir(&self.0);
+            }
+        }
+        pub fn write(text: &str) -> Path {
+            use std::sync::atomic::{AtomicU32, Ordering};
+            static N: AtomicU32 = AtomicU32::new(0);
+            let dir = std::env::temp_dir().join(format!(
+                "quiclab-cmd-sim-{}-{}",
+                std::process::id(),
+                N.fetch_add(1, Ordering::Relaxed)
+            ));
+            std::fs::create_dir(&dir).expect("private temp dir");
+            let file = dir.join("s.toml");
+            std::fs::write(&file, text).expect("write scenario");
+            Path(dir, file)
+        }
+    }
+
+    #[test]
+    fn errors_name_the_flag_the_user_typed() {
+        // Issue 14: an error about --vary called it --sweep, one about --reps 0 named a
+        // `--set run.reps=0` the user never typed.
+        let s = scenario();
+        let knobs = ScenarioKnobs {
+            reps: Some(0),
+            ..ScenarioKnobs::default()
+        };
+        let e = knobs.load(s.get()).unwrap_err().to_string();
+        assert!(e.starts_with("--reps 0: "), "{e}");
+        let knobs = ScenarioKnobs {
+            seed: Some(1),
+            reps: Some(300_000),
+            ..ScenarioKnobs::default()
+        };
+        let e = knobs.load(s.get()).unwrap_err().to_string();
+        assert!(e.starts_with("--reps 300000: "), "{e}");
+        // A --set the user did type keeps its name.
+        let knobs = ScenarioKnobs {
+            set: vec!["run.reps=0".into()],
+            ..ScenarioKnobs::default()
+        };
+        let e = knobs.load(s.get()).unwrap_err().to_string();
+        assert!(e.starts_with("--set run.reps=0: "), "{e}");
+        let knobs = ScenarioKnobs {
+            vary: vec!["link.bogus=1,2".into()],
+            ..ScenarioKnobs::default()
+        };
+        let e = knobs.load(s.get()).unwrap_err().to_string();
+        assert!(e.starts_with("--vary link.bogus=1,2: "), "{e}");
     }
 }

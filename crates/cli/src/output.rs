@@ -8,11 +8,40 @@ use results::{Flow, Link, Run};
 /// Per-flow metrics shown in a sweep's table (the full set goes to summary.csv).
 const TABLE_METRICS: [&str; 3] = ["goodput_bps", "completion_s", "packets_lost"];
 
+/// The scenario's measurement window and duration, which the summaries honour.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Window {
+    /// `run.measure_from`, s.
+    pub from_s: f64,
+    /// `run.measure_until`, s (None: the end of the run).
+    pub until_s: Option<f64>,
+    /// `run.duration`, s.
+    pub duration_s: f64,
+}
+
+impl Window {
+    /// The window of one scenario (one sweep point).
+    pub fn of(s: &scenario::model::Scenario) -> Window {
+        Window {
+            from_s: s.measure_from.as_secs_f64(),
+            until_s: s.measure_until.map(|d| d.as_secs_f64()),
+            duration_s: s.duration.as_secs_f64(),
+        }
+    }
+
+    /// Whether the scenario sets a window narrower than the whole run.
+    pub fn is_set(&self) -> bool {
+        self.from_s > 0.0 || self.until_s.is_some()
+    }
+}
+
 /// Shown for a value the engine did not measure (never a 0).
 const ABSENT: &str = "–";
 
-/// A few lines describing one run: per flow, per bottleneck direction, per cross source.
-pub fn run_summary(r: &Run) -> String {
+/// A few lines describing one run: per flow, per bottleneck direction, per cross source, and
+/// fairness between the flows. With a measurement window (`run.measure_from` /
+/// `measure_until`) the goodput shown first is the window's.
+pub fn run_summary(r: &Run, window: &Window) -> String {
     let mut s = String::new();
     // Only the simulator counts events; the emulator's run simply took its time.
     let time = match r.events {
@@ -28,7 +57,10 @@ pub fn run_summary(r: &Run) -> String {
         let _ = writeln!(s, "  {k} = {v}");
     }
     for f in &r.flows {
-        flow_lines(&mut s, f);
+        flow_lines(&mut s, f, window, r.end_s);
+    }
+    if let Some(fair) = &r.fairness {
+        fairness_line(&mut s, fair, window);
     }
     for (name, l) in &r.links {
         link_line(&mut s, name, l);
@@ -54,14 +86,28 @@ fn count(v: Option<u64>) -> String {
     v.map_or_else(|| ABSENT.to_string(), |n| n.to_string())
 }
 
-fn flow_lines(s: &mut String, f: &Flow) {
+fn flow_lines(s: &mut String, f: &Flow, window: &Window, end_s: f64) {
     let _ = writeln!(s, "flow {} ({}, {})", f.name, f.stack, f.workload);
     let opt = |v: Option<f64>, unit: &str| v.map_or_else(|| ABSENT.to_string(), |x| si(x, unit));
+    let share = f
+        .share
+        .map(|x| format!(", share {:.1}%", 100.0 * x))
+        .unwrap_or_default();
+    let goodput = if window.is_set() {
+        format!(
+            "goodput in measurement window {} – {} {} (whole flow {}){share}",
+            si(window.from_s, "s"),
+            si(window.until_s.unwrap_or(end_s).min(end_s), "s"),
+            opt(f.window_goodput_bps, "bit/s"),
+            opt(f.goodput_bps, "bit/s"),
+        )
+    } else {
+        format!("goodput {}{share}", opt(f.goodput_bps, "bit/s"))
+    };
     let _ = writeln!(
         s,
-        "  delivered {}  goodput {}  completion {}  handshake {}",
+        "  delivered {}  {goodput}  completion {}  handshake {}",
         si(f.bytes_delivered as f64, "B"),
-        opt(f.goodput_bps, "bit/s"),
         opt(f.completion_s, "s"),
         opt(f.handshake_s, "s"),
     );
@@ -95,6 +141,32 @@ fn flow_lines(s: &mut String, f: &Flow) {
     if let Some(e) = &f.error {
         let _ = writeln!(s, "  error: {e}");
     }
+    if f.workload == "download" && f.completion_s.is_none() && f.error.is_none() {
+        let _ = writeln!(
+            s,
+            "warning: flow {} did not complete within run.duration ({})",
+            f.name,
+            si(window.duration_s, "s")
+        );
+    }
+}
+
+fn fairness_line(s: &mut String, f: &results::Fairness, window: &Window) {
+    let over = if window.is_set() {
+        "measurement window"
+    } else {
+        "whole run"
+    };
+    let jain = f
+        .jain
+        .map_or_else(|| ABSENT.to_string(), |j| format!("{j:.4}"));
+    let bins = match (f.bins, f.jain_bins_mean, f.jain_bins_min) {
+        (Some(n), Some(mean), Some(min)) => {
+            format!("; per {n} sample bins mean {mean:.4}, min {min:.4}")
+        }
+        _ => String::new(),
+    };
+    let _ = writeln!(s, "fairness ({over}): Jain's index {jain}{bins}");
 }
 
 fn link_line(s: &mut String, name: &str, st: &Link) {
@@ -120,10 +192,29 @@ fn percent(part: f64, whole: f64) -> String {
 
 /// The main per-flow metrics of a sweep with mean ± CI95 per point, plus which flow each
 /// `flows.N` index is (metric paths carry indices, readers want names).
-pub fn sweep_table(rows: &[SummaryRow], flow_names: &[String]) -> String {
-    let metrics: Vec<String> = (0..flow_names.len())
-        .flat_map(|i| TABLE_METRICS.iter().map(move |m| format!("flows.{i}.{m}")))
+///
+/// With a measurement window (`windowed`) the goodput column is the window's
+/// (`window_goodput_bps`); with several flows Jain's index is a row too. Runs that did not
+/// complete within `run.duration` are counted (n/N) and warned about below the table.
+/// `downloads` are the completion metrics expected at every point (`flows.N.completion_s` of
+/// the download flows), so that a download no run completed is warned about as well.
+pub fn sweep_table(
+    rows: &[SummaryRow],
+    flow_names: &[String],
+    windowed: bool,
+    downloads: &[String],
+) -> String {
+    let mut metrics: Vec<String> = (0..flow_names.len())
+        .flat_map(|i| {
+            TABLE_METRICS.iter().map(move |m| match *m {
+                "goodput_bps" if windowed => format!("flows.{i}.window_goodput_bps"),
+                m => format!("flows.{i}.{m}"),
+            })
+        })
         .collect();
+    if flow_names.len() > 1 {
+        metrics.push("fairness.jain".into());
+    }
     let metric_refs: Vec<&str> = metrics.iter().map(String::as_str).collect();
     let mut s = String::new();
     if flow_names.len() > 1 {
@@ -137,6 +228,9 @@ pub fn sweep_table(rows: &[SummaryRow], flow_names: &[String]) -> String {
     // An empty list would mean "every metric" to render_table; with no flows there is nothing to show.
     if !metric_refs.is_empty() {
         s.push_str(&report::render_table(rows, &metric_refs));
+    }
+    for w in report::incomplete_warnings(rows, downloads) {
+        let _ = writeln!(s, "warning: {w}");
     }
     s
 }
@@ -164,7 +258,7 @@ mod tests {
             }],
             ..Run::default()
         };
-        let text = run_summary(&run);
+        let text = run_summary(&run, &window(0.0, None));
         assert!(text.contains("ran 2.000 s"), "{text}");
         assert!(!text.contains("events"), "{text}");
         assert!(text.contains("goodput –"), "{text}");
@@ -173,7 +267,7 @@ mod tests {
             events: Some(42),
             ..run
         };
-        assert!(run_summary(&sim).contains("simulated 2.000 s · 42 events"));
+        assert!(run_summary(&sim, &window(0.0, None)).contains("simulated 2.000 s · 42 events"));
     }
 
     #[test]
@@ -194,11 +288,107 @@ mod tests {
             flows: vec![flow.clone(), Flow::default()],
             ..Run::default()
         };
-        let text = run_summary(&run);
+        let text = run_summary(&run, &window(0.0, None));
         assert_eq!(text.matches("  model: ").count(), 1, "{text}");
         assert!(
             text.contains("model: ACK ratio 1:2.00 (50 ACKs), I-bit packets 3, one-way delay mean 20.00 ms p95 –"),
             "{text}"
+        );
+    }
+
+    fn window(from_s: f64, until_s: Option<f64>) -> Window {
+        Window {
+            from_s,
+            until_s,
+            duration_s: 5.0,
+        }
+    }
+
+    #[test]
+    fn run_summary_honours_the_measurement_window_and_shows_fairness() {
+        // Issue 14: the console summary printed whole-run goodput and ignored
+        // measure_from / measure_until.
+        let flow = |name: &str, g: f64, w: f64, share: f64| Flow {
+            name: name.into(),
+            workload: "bulk-down".into(),
+            goodput_bps: Some(g),
+            window_goodput_bps: Some(w),
+            share: Some(share),
+            ..Flow::default()
+        };
+        let run = Run {
+            end_s: 5.0,
+            flows: vec![flow("a", 4e6, 6e6, 0.6), flow("b", 3e6, 4e6, 0.4)],
+            fairness: Some(results::Fairness {
+                jain: Some(0.9615),
+                jain_bins_mean: Some(0.9),
+                jain_bins_min: Some(0.7),
+                bins: Some(30),
+            }),
+            ..Run::default()
+        };
+        let text = run_summary(&run, &window(1.0, Some(4.0)));
+        assert!(
+            text.contains("goodput in measurement window 1.000 s – 4.000 s 6.000 Mbit/s (whole flow 4.000 Mbit/s), share 60.0%"),
+            "{text}"
+        );
+        assert!(
+            text.contains("fairness (measurement window): Jain's index 0.9615; per 30 sample bins mean 0.9000, min 0.7000"),
+            "{text}"
+        );
+        // Without a window the whole flow is the figure, as before.
+        let text = run_summary(&run, &window(0.0, None));
+        assert!(text.contains("goodput 4.000 Mbit/s"), "{text}");
+        assert!(!text.contains("measurement window 0"), "{text}");
+    }
+
+    #[test]
+    fn a_download_that_did_not_complete_is_warned() {
+        let run = Run {
+            end_s: 5.0,
+            flows: vec![Flow {
+                name: "d".into(),
+                workload: "download".into(),
+                bytes_delivered: 10,
+                ..Flow::default()
+            }],
+            ..Run::default()
+        };
+        let text = run_summary(&run, &window(0.0, None));
+        assert!(
+            text.contains("warning: flow d did not complete within run.duration (5.000 s)"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn sweep_table_uses_window_goodput_and_warns_about_incomplete_runs() {
+        let row = |point: usize, metric: &str, v: &[f64]| SummaryRow {
+            point,
+            axes: vec![("link.loss".into(), format!("{point}%"))],
+            metric: metric.into(),
+            summary: report::summarize(v).expect("finite values"),
+        };
+        let rows = [
+            row(0, "end_s", &[1.0, 1.0, 1.0]),
+            row(0, "flows.0.goodput_bps", &[1e6, 1e6, 1e6]),
+            row(0, "flows.0.window_goodput_bps", &[2e6, 2e6, 2e6]),
+            row(0, "flows.0.completion_s", &[1.0, 1.0]),
+            row(0, "fairness.jain", &[0.9, 0.9, 0.9]),
+        ];
+        let names = ["a".to_string(), "b".to_string()];
+        let t = sweep_table(&rows, &names, true, &[]);
+        assert!(t.contains("flows.0.window_goodput_bps"), "{t}");
+        assert!(!t.contains("flows.0.goodput_bps"), "{t}");
+        assert!(t.contains("fairness.jain"), "{t}");
+        assert!(
+            t.contains("warning: point 0 (link.loss=0%): flows.0.completion_s in 2 of 3 runs; 1 did not complete within run.duration"),
+            "{t}"
+        );
+        let t = sweep_table(&rows, &names, false, &[]);
+        assert!(
+            t.contains("flows.0.goodput_bps") && !t.contains("window_goodput"),
+            "{t}"
         );
     }
 
@@ -215,7 +405,7 @@ mod tests {
             row("flows.0.ack_frames_sent", 3.0),
             row("flows.1.completion_s", 0.5),
         ];
-        let t = sweep_table(&rows, &["a".into(), "b".into()]);
+        let t = sweep_table(&rows, &["a".into(), "b".into()], false, &[]);
         assert!(t.starts_with("flows.0 = a, flows.1 = b\n"), "{t}");
         assert!(
             t.contains("flows.0.goodput_bps") && t.contains("flows.1.completion_s"),

@@ -46,7 +46,24 @@ pub fn run(
                 println!("{}", serde_json::to_string(&rows)?);
             } else {
                 let flows = experiment::summary::flow_names(sweep.loaded);
-                print!("{}", output::sweep_table(&rows, &flows));
+                let windowed = sweep
+                    .loaded
+                    .points
+                    .iter()
+                    .any(|p| output::Window::of(&p.scenario).is_set());
+                let mut downloads: Vec<String> = Vec::new();
+                for p in &sweep.loaded.points {
+                    for (i, f) in p.scenario.flows.iter().enumerate() {
+                        let m = format!("flows.{i}.completion_s");
+                        if f.workload.name() == "download" && !downloads.contains(&m) {
+                            downloads.push(m);
+                        }
+                    }
+                }
+                print!(
+                    "{}",
+                    output::sweep_table(&rows, &flows, windowed, &downloads)
+                );
             }
             eprintln!("results in {}", sweep.out.display());
             if failures.is_empty() {

@@ -148,6 +148,8 @@ pub fn flow_result(
         // The emulator takes no marks inside the run.
         window_goodput_bps: None,
         window_payload_throughput_bps: None,
+        // Shares and Jain's index are of the window goodput, which the emulator does not take.
+        share: None,
         completion_s: completion,
         handshake_s: handshake,
         ttfb_s: ttfb,

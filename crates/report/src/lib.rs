@@ -19,6 +19,6 @@ pub use error::{Error, Result};
 pub use stats::{jain_index, linear_fit, median_ci95, summarize, Fit, StatsError, Summary};
 pub use store::ResultsStore;
 pub use summary::{
-    flatten_numeric, metrics_from_runs, render_table, si, summary_rows, write_summary_csv,
-    SummaryRow,
+    flatten_numeric, incomplete_warnings, metrics_from_runs, render_table, si, summary_rows,
+    write_summary_csv, SummaryRow,
 };

@@ -143,21 +143,9 @@ pub fn median_ci95(values: &[f64]) -> Option<(f64, f64)> {
     }
 }
 
-/// Jain's fairness index (Σx)² / (n·Σx²): 1 when all rates are equal, 1/n when one flow has it all.
-///
-/// None for an empty input, a negative or non-finite rate, or all rates zero (fairness of
-/// nothing is undefined).
-pub fn jain_index(rates: &[f64]) -> Option<f64> {
-    if rates.is_empty() || rates.iter().any(|r| !r.is_finite() || *r < 0.0) {
-        return None;
-    }
-    let sum: f64 = rates.iter().sum();
-    let sum_sq: f64 = rates.iter().map(|r| r * r).sum();
-    if sum_sq == 0.0 {
-        return None;
-    }
-    Some(sum * sum / (rates.len() as f64 * sum_sq))
-}
+/// Jain's fairness index: the one implementation lives in `results` (the engines fill each
+/// run's fairness with it); re-exported here for the summaries and `validate`.
+pub use results::jain_index;
 
 /// A least-squares line y = slope·x + intercept and its coefficient of determination.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
@@ -289,20 +277,6 @@ mod tests {
             summarize(&[f64::INFINITY]),
             Err(StatsError::NonFinite { index: 0, .. })
         ));
-    }
-
-    #[test]
-    fn jain_equal_and_single_active() {
-        assert!(close(jain_index(&[3.0, 3.0, 3.0]).unwrap(), 1.0, 1e-12));
-        assert!(close(
-            jain_index(&[5.0, 0.0, 0.0, 0.0]).unwrap(),
-            0.25,
-            1e-12
-        ));
-        assert!(close(jain_index(&[1.0, 3.0]).unwrap(), 16.0 / 20.0, 1e-12));
-        assert_eq!(jain_index(&[]), None);
-        assert_eq!(jain_index(&[0.0, 0.0]), None);
-        assert_eq!(jain_index(&[1.0, -1.0]), None);
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The results schema: what one run of either engine produces.
 //!
 //! One type per level: [`Run`] → [`Flow`] (→ [`Connection`]), [`Link`], [`Cross`], and the time
-//! series [`SeriesRow`]. Both engines fill these types; `results.jsonl` holds one serialised
+//! series [`SeriesRow`]; fairness between a run's flows ([`Fairness`], [`Flow::share`]) comes
+//! from [`fairness`], the workspace's one implementation of Jain's index. Both engines fill these types; `results.jsonl` holds one serialised
 //! [`Run`] per line, and the emulator's results deserialize into the same types.
 //!
 //! Conventions, the same for every field:
@@ -20,6 +21,9 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+
+pub mod fairness;
+pub use fairness::{jain_index, Fairness};
 
 /// Results of one run: one JSON line of results.jsonl (the series go to CSV files).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -49,6 +53,10 @@ pub struct Run {
     pub links: BTreeMap<String, Link>,
     /// Cross-traffic sources, in scenario order.
     pub cross: Vec<Cross>,
+    /// Fairness between the flows over the measurement window (Jain's index, also per sample
+    /// bin); absent with fewer than two flows. Each flow's share is [`Flow::share`].
+    #[serde(default)]
+    pub fairness: Option<Fairness>,
     /// Problems that did not stop the run but leave part of its output incomplete (e.g. a qlog
     /// file that could not be written). Empty (and left out of the JSON) when there were none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -158,19 +166,31 @@ pub struct Flow {
     pub workload: String,
     /// Application (HTTP body) bytes delivered to the data receiver's application, bytes.
     pub bytes_delivered: u64,
-    /// Application goodput, bit/s: `bytes_delivered` × 8 over the time from the first packet
-    /// (connection attempt) to the last delivered byte.
+    /// Application goodput of the whole flow, bit/s: `bytes_delivered` × 8 (every connection's
+    /// bytes) over the time from the flow's first packet (first connection attempt) to its last
+    /// delivered byte — for a download, `bytes_delivered` × 8 / `completion_s`. With several
+    /// connections the gaps between them count; per connection see `connections`.
     pub goodput_bps: Option<f64>,
     /// Application goodput inside the scenario's measurement window, bit/s.
     pub window_goodput_bps: Option<f64>,
+    /// This flow's share of the flows' summed `window_goodput_bps` (the measurement window),
+    /// fraction 0…1; absent with one flow or when a flow has no window goodput.
+    #[serde(default)]
+    pub share: Option<f64>,
     /// Transport payload throughput at the data receiver inside the measurement window, bit/s:
     /// UDP payload for QUIC (what seed 001 calls "bytes received by QUIC"), segment data for TCP.
     pub window_payload_throughput_bps: Option<f64>,
-    /// Download completion time of the last connection, s (first packet → last byte).
+    /// Download completion of the whole flow, s: the flow's first packet (first connection) →
+    /// last byte of the last connection. Equals `connections[0].completion_s` with one
+    /// connection; with several, the earlier connections and the gaps between them count (each
+    /// connection's own completion is in `connections`).
     pub completion_s: Option<f64>,
-    /// Handshake time of the first connection, s (first packet → handshake complete).
+    /// Handshake time of the flow's first connection, s (its first packet → handshake
+    /// complete); the later connections' are in `connections`.
     pub handshake_s: Option<f64>,
-    /// Time to first response byte of the first connection, s (first packet → first byte).
+    /// Time to the flow's first response byte, s: the first connection's first packet → first
+    /// byte (that connection's `time_to_first_byte_s`); the later connections' are in
+    /// `connections`.
     pub ttfb_s: Option<f64>,
     /// Start of the data sender's first congestion event, s from the start of the run.
     pub first_congestion_s: Option<f64>,
@@ -304,9 +324,10 @@ pub struct Connection {
     /// Handshake duration at the client, s (first packet → handshake complete; TCP: connect +
     /// TLS).
     pub handshake_s: Option<f64>,
-    /// First response byte at the client, s from the first packet.
+    /// First response byte at the client, s from this connection's first packet.
     pub time_to_first_byte_s: Option<f64>,
-    /// Download completion, s (first packet → last byte of the last response).
+    /// Download completion of this connection, s (its first packet → last byte of its last
+    /// response).
     pub completion_s: Option<f64>,
     /// Whether the server accepted 0-RTT data on this connection.
     pub zero_rtt_accepted: bool,

@@ -44,11 +44,49 @@ impl ScenarioError {
     }
 
     /// Adds a list of accepted values or keys, introduced by `title`.
+    /// For an unknown key or value, the message also names the nearest accepted one ("did you
+    /// mean").
     pub fn with_allowed_titled<S: AsRef<str>>(mut self, title: &str, allowed: &[S]) -> Self {
         self.allowed = allowed.iter().map(|s| s.as_ref().to_string()).collect();
         self.allowed_title = title.to_string();
+        if let Some(guess) = did_you_mean(&self.message, &self.allowed) {
+            self.message
+                .push_str(&format!(" (did you mean {guess:?}?)"));
+        }
         self
     }
+}
+
+/// The accepted spelling nearest to the quoted name in an "unknown key/value" `message`, with
+/// the name's dotted prefix (`link.los` → `link.loss`); None when nothing is close.
+fn did_you_mean(message: &str, allowed: &[String]) -> Option<String> {
+    if !(message.starts_with("unknown key ") || message.starts_with("unknown value ")) {
+        return None;
+    }
+    let quoted = message.split('"').nth(1)?;
+    let (prefix, typed) = match quoted.rsplit_once('.') {
+        // Keys are dotted paths; a value may contain a dot ("1.3"): only keys are split.
+        Some((p, t)) if message.starts_with("unknown key ") => (format!("{p}."), t),
+        _ => (String::new(), quoted),
+    };
+    let typed = typed.to_ascii_lowercase();
+    let best = allowed
+        .iter()
+        .map(|a| {
+            (
+                strsim::damerau_levenshtein(&typed, &a.to_ascii_lowercase()),
+                a,
+            )
+        })
+        .min_by_key(|(d, _)| *d)?;
+    let close = best.0 <= 1 + typed.chars().count() / 4;
+    // "bulk-down" for "bulk": the accepted word with something added around it.
+    let contains = allowed
+        .iter()
+        .filter(|a| a.len() >= 3 && (typed.starts_with(a.as_str()) || a.starts_with(&typed)))
+        .max_by_key(|a| a.len());
+    let pick = if close { Some(best.1) } else { contains }?;
+    Some(format!("{prefix}{pick}"))
 }
 
 /// Where a value came from: a position in the scenario file, or a command-line argument.
@@ -109,6 +147,9 @@ impl LineIndex {
 pub(crate) struct Errors {
     /// Name shown in front of file positions.
     pub file: Arc<str>,
+    /// Warnings found while reading (the input is accepted but probably not what was meant),
+    /// each once, in the order found.
+    pub warnings: std::cell::RefCell<Vec<String>>,
 }
 
 impl Errors {
@@ -127,6 +168,15 @@ impl Errors {
             message: message.into(),
             allowed: Vec::new(),
             allowed_title: String::new(),
+        }
+    }
+
+    /// Records a warning at `at` (once per place and text).
+    pub(crate) fn warn(&self, at: &At, message: impl Into<String>) {
+        let text = self.at(at, message).to_string();
+        let mut w = self.warnings.borrow_mut();
+        if !w.contains(&text) {
+            w.push(text);
         }
     }
 
@@ -185,6 +235,7 @@ mod tests {
     fn display_has_position_and_allowed() {
         let e = Errors {
             file: "bulk.toml".into(),
+            warnings: Default::default(),
         }
         .at(
             &At::File {
@@ -196,9 +247,13 @@ mod tests {
         .with_allowed(&["newreno", "cubic"]);
         assert_eq!(
             e.to_string(),
-            "bulk.toml:12:9: unknown value \"cubik\" for flow.cc; allowed: newreno, cubic"
+            "bulk.toml:12:9: unknown value \"cubik\" for flow.cc (did you mean \"cubic\"?); allowed: newreno, cubic"
         );
-        let e = Errors { file: "x".into() }.at(&At::Arg("--set link.rate=5".into()), "bad");
+        let e = Errors {
+            file: "x".into(),
+            warnings: Default::default(),
+        }
+        .at(&At::Arg("--set link.rate=5".into()), "bad");
         assert_eq!(e.to_string(), "--set link.rate=5: bad");
     }
 }

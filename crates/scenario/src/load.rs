@@ -25,6 +25,9 @@ pub struct LoadedScenario {
     pub reps: u32,
     /// One resolved scenario per combination of sweep values (one point without a sweep).
     pub points: Vec<SweepPoint>,
+    /// Accepted input that is probably not what was meant (a bare probability ≥ 0.05), each
+    /// with its place (`file:line:col` or the command-line argument); the CLI prints them.
+    pub warnings: Vec<String>,
 }
 
 impl LoadedScenario {
@@ -91,6 +94,7 @@ pub fn parse_str(
 ) -> Result<LoadedScenario, ScenarioError> {
     let errors = Errors {
         file: file_name.into(),
+        warnings: Default::default(),
     };
     let mut root = parse_document(text, &errors)?;
     let mut axes = take_file_axes(&mut root, &errors)?;
@@ -161,6 +165,7 @@ pub fn parse_str(
         base_seed: meta.seed,
         reps: meta.reps,
         points,
+        warnings: errors.warnings.take(),
     })
 }
 

@@ -207,6 +207,7 @@ mod tests {
             text,
             &Errors {
                 file: "t.toml".into(),
+                warnings: Default::default(),
             },
         )
         .expect("valid")

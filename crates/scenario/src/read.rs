@@ -209,8 +209,30 @@ impl<'a> Reader<'a> {
     }
 
     /// A probability in `[0, 1]`.
+    ///
+    /// A bare number of 0.05 or more is accepted but warned about with the percentage form:
+    /// `loss = 0.5` is 50%, and usually meant as 0.5%.
     pub(crate) fn probability(&self, key: &str) -> Result<Option<f64>, ScenarioError> {
-        self.get(key, |n| probability_of(&n.val))
+        let p = self.get(key, |n| probability_of(&n.val))?;
+        if let (Some(p), Some(node)) = (p, self.node(key)?) {
+            self.warn_bare_probability(&self.path_of(key), &node, p);
+        }
+        Ok(p)
+    }
+
+    /// Warns when `node` (at the user's `path`) is a bare number `p` ≥ 0.05 rather than a
+    /// percentage string.
+    pub(crate) fn warn_bare_probability(&self, path: &str, node: &Node, p: f64) {
+        let bare = matches!(node.val, Val::Float(_) | Val::Int(_));
+        if bare && p >= BARE_PROBABILITY_WARN {
+            self.errors.warn(
+                &node.at,
+                format!(
+                    "{path} = {p} is a probability, i.e. {}; if you meant {p}%, write \"{p}%\"",
+                    units::format_probability(p)
+                ),
+            );
+        }
     }
 
     /// A number.
@@ -402,6 +424,10 @@ pub(crate) fn rate_of(v: &Val) -> Result<Rate, String> {
         other => Err(expected("a rate such as \"10Mbit\"", other)),
     }
 }
+
+/// A bare probability from which on a warning names the percentage form (5%: rarely meant on a
+/// link, while "0.5" for "0.5%" is a common slip).
+const BARE_PROBABILITY_WARN: f64 = 0.05;
 
 /// Parses a probability value (`"1.5%"` or a number in `[0, 1]`).
 pub(crate) fn probability_of(v: &Val) -> Result<f64, String> {

@@ -103,7 +103,8 @@ fn flatten(
 
 /// Parses a command-line axis `key=v1,v2,...`; commas inside quotes, `[]` or `{}` do not split.
 pub(crate) fn parse_cli_axis(arg: &str, errors: &Errors) -> Result<Axis, ScenarioError> {
-    let at = At::Arg(format!("--sweep {arg}").into());
+    // `--vary` is the flag's name (`--sweep` its alias; the CLI renames it back if typed so).
+    let at = At::Arg(format!("--vary {arg}").into());
     let (key, values) = arg
         .split_once('=')
         .ok_or_else(|| errors.at(&at, "expected key=value1,value2,..."))?;
@@ -183,7 +184,10 @@ mod tests {
 
     #[test]
     fn product_order_is_nested_loops() {
-        let errors = Errors { file: "t".into() };
+        let errors = Errors {
+            file: "t".into(),
+            warnings: Default::default(),
+        };
         let a = parse_cli_axis("link.rate=1Mbit,2Mbit", &errors).expect("axis");
         let b = parse_cli_axis("link.delay=1ms,2ms,3ms", &errors).expect("axis");
         let p = product(&[a, b], &errors).expect("small");

@@ -98,7 +98,7 @@ fn unknown_key_points_at_the_key_and_lists_the_section() {
     let e = err("[run]\nduration = \"1s\"\n\n[link]\nrat = \"5Mbit\"\n");
     assert_eq!((e.line, e.column), (Some(5), Some(1)), "{e}");
     assert!(
-        e.to_string().starts_with("t.toml:5:1: unknown key \"link.rat\"; allowed keys in [link]: rate, rate_schedule, rate_trace,"),
+        e.to_string().starts_with("t.toml:5:1: unknown key \"link.rat\" (did you mean \"link.rate\"?); allowed keys in [link]: rate, rate_schedule, rate_trace,"),
         "{e}"
     );
     let e = err("[[flow]]\n[[flow]]\n  cc_x = 1\n");
@@ -121,7 +121,7 @@ fn bad_enum_lists_allowed_values() {
     let e = err("[run]\nduration = \"10s\"\n\n\n\n\n\n\n\n\n[[flow]]\ncc =     \"cubik\"\n");
     assert_eq!(
         e.to_string(),
-        "t.toml:12:10: unknown value \"cubik\" for flow.cc; allowed: newreno, newreno-approx, cubic, none, quinn-newreno, quinn-cubic, quinn-bbr"
+        "t.toml:12:10: unknown value \"cubik\" for flow.cc (did you mean \"cubic\"?); allowed: newreno, newreno-approx, cubic, none, quinn-newreno, quinn-cubic, quinn-bbr"
     );
 }
 
@@ -260,7 +260,7 @@ fn sweep_errors() {
     assert_eq!((e.line, e.column), (Some(2), Some(25)), "{e}");
     let e = parse_with("", &[], &["link.rate=1Mbit,x"]).expect_err("bad value");
     assert!(
-        e.to_string().starts_with("--sweep link.rate=1Mbit,x: "),
+        e.to_string().starts_with("--vary link.rate=1Mbit,x: "),
         "{e}"
     );
 }
@@ -1060,4 +1060,43 @@ fn keys_of_the_model_and_of_quinn_stay_on_their_stacks() {
     assert!(e.message.contains("stack = \"tcp\""), "{e}");
     let e = err(&format!("{MODEL_HEAD}pep = \"server-side\"\n"));
     assert_eq!(e.line, Some(3), "{e}");
+}
+
+#[test]
+fn unknown_keys_and_values_suggest_the_nearest_allowed_one() {
+    // Issue 14: unknown keys get a "did you mean".
+    let e = err("[link]\nlos = \"1%\"\n");
+    assert!(e.message.contains("did you mean \"link.loss\"?)"), "{e}");
+    let e = err("[[flow]]\nname = \"a\"\napp = \"bulk-down\"\n");
+    assert!(e.message.contains("did you mean \"bulk\"?)"), "{e}");
+    let e = parse_with("", &["link.delya=5ms"], &[]).expect_err("unknown key");
+    assert!(
+        e.to_string().contains("did you mean \"link.delay\"?)"),
+        "{e}"
+    );
+    // Nothing close: no guess.
+    let e = err("[link]\nzzzzzzzz = 1\n");
+    assert!(!e.message.contains("did you mean"), "{e}");
+}
+
+#[test]
+fn a_bare_probability_of_5_percent_or_more_is_warned_with_the_percentage_form() {
+    // Issue 14: `loss = 0.5` (meant 0.5%) silently ran at 50% loss.
+    let l = ok("[link]\nloss = 0.5\n");
+    assert_eq!(
+        l.warnings,
+        ["t.toml:2:8: link.loss = 0.5 is a probability, i.e. 50%; if you meant 0.5%, write \"0.5%\""]
+    );
+    // Percent strings and small bare probabilities are what they say.
+    assert!(ok("[link]\nloss = \"0.5%\"\n").warnings.is_empty());
+    assert!(ok("[link]\nloss = 0.01\n").warnings.is_empty());
+    // Each place is warned once, however many sweep points read it.
+    let l = parse_with("[link]\ncorrupt = 0.1\n", &[], &["link.delay=1ms,2ms"]).unwrap();
+    assert_eq!(l.warnings.len(), 1, "{:?}", l.warnings);
+    assert!(l.warnings[0].contains("i.e. 10%;"), "{:?}", l.warnings);
+    let l = parse_with("", &["link.loss=0.2"], &[]).unwrap();
+    assert_eq!(
+        l.warnings,
+        ["--set link.loss=0.2: link.loss = 0.2 is a probability, i.e. 20%; if you meant 0.2%, write \"0.2%\""]
+    );
 }

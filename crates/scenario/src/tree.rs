@@ -270,6 +270,7 @@ mod tests {
     fn errors() -> Errors {
         Errors {
             file: "t.toml".into(),
+            warnings: Default::default(),
         }
     }
 

@@ -79,7 +79,7 @@ fn check(result: &Result<LoadedScenario, ScenarioError>, file: &str) -> Result<(
     if e.message.starts_with("internal") {
         return Err(format!("an internal error reached the user: {shown}"));
     }
-    if e.file.starts_with("--set ") || e.file.starts_with("--sweep ") {
+    if e.file.starts_with("--set ") || e.file.starts_with("--vary ") {
         // Errors in command-line arguments name the argument (there is no line to point at).
         return Ok(());
     }

@@ -44,7 +44,9 @@ fn flow(slot: &FlowSlot, window: f64) -> (Flow, Vec<String>) {
             delivered_now,
         ),
         window_payload_throughput_bps: rate(slot.mark_udp[0], slot.mark_udp[1], udp_now),
-        completion_s: report.connections.last().and_then(|c| c.completion_s),
+        // Set for the whole run in `finish`, once every flow's window goodput is known.
+        share: None,
+        completion_s: flow_completion(&report.connections),
         handshake_s: first_conn.and_then(|c| c.handshake_s),
         ttfb_s: first_conn.and_then(|c| c.time_to_first_byte_s),
         first_congestion_s: report.first_congestion_s,
@@ -72,6 +74,17 @@ fn flow(slot: &FlowSlot, window: f64) -> (Flow, Vec<String>) {
             .map(|m| model_flow(m, report.ack_frames_sent)),
     };
     (flow, warnings)
+}
+
+/// Completion of the whole flow, s from its first packet: the last connection's last byte. One
+/// connection: its own `completion_s` (the same double, so single-connection values do not move).
+fn flow_completion(conns: &[results::Connection]) -> Option<f64> {
+    let (first, last) = (conns.first()?, conns.last()?);
+    let done = last.completion_s?;
+    if conns.len() == 1 {
+        return Some(done);
+    }
+    Some(last.started_s - first.started_s + done)
 }
 
 /// The research model's own figures; `ack_frames_sent` is the receiver's count of the common
@@ -136,12 +149,27 @@ impl Sim {
                 delivered_packets: c.delivered_packets,
             })
             .collect();
+        let fairness = match results::fairness::fairness(
+            &flows,
+            &self.series,
+            self.measure_from.as_secs_f64(),
+            until.as_secs_f64(),
+        ) {
+            Some((f, shares)) => {
+                for (flow, share) in flows.iter_mut().zip(shares.into_iter().flatten()) {
+                    flow.share = Some(share);
+                }
+                Some(f)
+            }
+            None => None,
+        };
         Ok(Run {
             end_s,
             events: Some(self.processed),
             flows,
             links,
             cross,
+            fairness,
             series: std::mem::take(&mut self.series),
             warnings,
             ..Run::default()

@@ -296,3 +296,90 @@ fn our_cubic() -> cc::config::CcConfig {
         _ => unreachable!("cubic_hystart is ours"),
     }
 }
+
+#[test]
+fn flow_level_timings_of_a_multi_connection_download_describe_the_whole_flow() {
+    // Issue 14: the flow's `ttfb_s` came from the first connection, `completion_s` from the
+    // last (measured from *its* first packet) and `goodput_bps` from the whole flow. Every
+    // flow-level time is now measured from the flow's first packet: handshake and first byte
+    // of the first connection, completion = last byte of the last connection.
+    for stack in [scenario::model::Stack::Quic, scenario::model::Stack::Tcp] {
+        let mut f = flow(
+            "z",
+            Workload::Download {
+                size: 200_000,
+                streams: 1,
+                connections: 2,
+            },
+        );
+        f.stack = stack;
+        let s = dumbbell(10_000_000, ms(20), 100, vec![f], ms(10_000));
+        let r = run(&s, 3);
+        let f = &r.flows[0];
+        let c = &f.connections;
+        assert_eq!(f.error, None, "{stack:?}");
+        assert_eq!(c.len(), 2, "{stack:?}");
+        assert!(c[1].started_s > c[0].started_s);
+        assert_eq!(f.handshake_s, c[0].handshake_s, "{stack:?}");
+        assert_eq!(f.ttfb_s, c[0].time_to_first_byte_s, "{stack:?}");
+        let whole = c[1].started_s - c[0].started_s + c[1].completion_s.unwrap();
+        let got = f.completion_s.unwrap();
+        assert!(
+            (got - whole).abs() < 1e-9,
+            "{stack:?}: completion {got} s, whole flow {whole} s ({c:?})"
+        );
+        let goodput = f.goodput_bps.unwrap();
+        let expect = f.bytes_delivered as f64 * 8.0 / got;
+        assert!(
+            (goodput - expect).abs() <= 1e-6 * expect,
+            "{stack:?}: goodput {goodput} vs bytes over completion {expect}"
+        );
+    }
+}
+
+#[test]
+fn fairness_of_two_bulk_flows_over_the_measurement_window() {
+    // Issue 14: Jain's index per run and per sample bin, and each flow's share, in results.
+    let mut a = flow("a", Workload::Bulk { upload: false });
+    a.stop = Some(ms(4_000));
+    let mut b = flow("b", Workload::Bulk { upload: false });
+    b.stop = Some(ms(4_000));
+    let mut s = dumbbell(10_000_000, ms(10), 50, vec![a, b.clone()], ms(5_000));
+    s.measure_from = ms(1_000);
+    s.measure_until = Some(ms(4_000));
+    let r = run(&s, 1);
+    let fair = r.fairness.clone().expect("two flows have a fairness index");
+    let w: Vec<f64> = r
+        .flows
+        .iter()
+        .map(|f| f.window_goodput_bps.unwrap())
+        .collect();
+    let jain = (w[0] + w[1]).powi(2) / (2.0 * (w[0] * w[0] + w[1] * w[1]));
+    assert!(
+        (fair.jain.unwrap() - jain).abs() < 1e-12,
+        "{fair:?} vs {jain}"
+    );
+    assert!(fair.jain.unwrap() > 0.5 && fair.jain.unwrap() <= 1.0);
+    // Every sample bin ending inside the window (1 s, 4 s] where some flow delivered data
+    // (the run ends when both stop at 4 s, so the last bin ends at 3.9 s).
+    let mut ends: Vec<f64> = r
+        .series
+        .iter()
+        .filter(|x| x.t_s > 1.0 && x.t_s <= 4.0 && x.goodput_bps > 0.0)
+        .map(|x| x.t_s)
+        .collect();
+    ends.dedup();
+    assert!(ends.len() >= 25, "{ends:?}");
+    assert_eq!(fair.bins, Some(ends.len() as u64), "{fair:?}");
+    let (mean, min) = (fair.jain_bins_mean.unwrap(), fair.jain_bins_min.unwrap());
+    assert!(min <= mean && mean <= 1.0 && min >= 0.5, "{fair:?}");
+    let shares: Vec<f64> = r.flows.iter().map(|f| f.share.unwrap()).collect();
+    assert!((shares[0] + shares[1] - 1.0).abs() < 1e-12, "{shares:?}");
+    assert!((shares[0] - w[0] / (w[0] + w[1])).abs() < 1e-12);
+
+    // One flow: no fairness and no share.
+    let one = dumbbell(10_000_000, ms(10), 50, vec![b], ms(5_000));
+    let r = run(&one, 1);
+    assert_eq!(r.fairness, None);
+    assert_eq!(r.flows[0].share, None);
+}

@@ -70,6 +70,14 @@ fn split_number(text: &str) -> Result<(Decimal, &str), UnitError> {
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());
     let (num, unit) = t.split_at(end);
+    // Every quantity here (durations, rates, sizes, shares) is non-negative: say so rather
+    // than that "-5ms" is not a number.
+    let negative = t
+        .strip_prefix('-')
+        .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit() || c == '.'));
+    if negative {
+        return Err(UnitError(format!("{text:?} must not be negative")));
+    }
     if num.is_empty() || num == "." {
         return Err(UnitError(format!(
             "{text:?} does not start with a number (e.g. \"20ms\", \"10Mbit\", \"64KB\")"

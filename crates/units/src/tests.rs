@@ -256,3 +256,20 @@ fn formatting_round_trips() {
     }
     assert_eq!(format_probability(0.015), "1.5%");
 }
+
+#[test]
+fn negative_values_are_named_as_such() {
+    // Issue 14: "-5ms" was reported as "does not start with a number".
+    for text in ["-5ms", " -5ms", "-0.5s", "-.5s"] {
+        let e = parse_duration(text).unwrap_err().0;
+        assert!(e.contains("must not be negative"), "{text}: {e}");
+    }
+    assert!(parse_size("-10MB")
+        .unwrap_err()
+        .0
+        .contains("must not be negative"));
+    assert!(parse_duration("ms")
+        .unwrap_err()
+        .0
+        .contains("does not start with a number"));
+}

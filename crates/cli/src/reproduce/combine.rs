@@ -47,12 +47,18 @@ pub fn combine(
     let mut points = Vec::new();
     let mut info = Vec::new();
     let mut file_reps = 1;
+    let mut warnings = Vec::new();
     for e in experiments {
         for v in e.variants {
             let mut overrides: Vec<String> = v.overrides.iter().map(|s| (*s).to_string()).collect();
             overrides.extend(user.iter().cloned());
             let loaded = scenario::parse_str(e.text, e.file, Path::new("."), &overrides, &[])?;
             file_reps = file_reps.max(loaded.reps);
+            for w in loaded.warnings {
+                if !warnings.contains(&w) {
+                    warnings.push(w);
+                }
+            }
             for mut p in loaded.points {
                 let (parameter, x) = p.axes.first().cloned().unwrap_or_default();
                 info.push(PointInfo {
@@ -77,6 +83,7 @@ pub fn combine(
             base_seed: study.seed,
             reps: reps.unwrap_or(file_reps),
             points,
+            warnings,
         },
         info,
     })

@@ -8,7 +8,7 @@ mod table;
 pub use csv::{summary_csv, write_summary_csv};
 pub use flatten::{flatten_numeric, metrics_from_runs, SKIPPED_KEY};
 pub use si::{si, si_pair};
-pub use table::render_table;
+pub use table::{incomplete_warnings, render_table};
 
 use serde_json::Value;
 

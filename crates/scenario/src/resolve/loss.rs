@@ -17,6 +17,7 @@ pub(crate) fn loss(r: &Reader<'_>) -> Result<LossConfig, ScenarioError> {
         other => {
             let p = probability_of(other)
                 .map_err(|m| r.errors.at(&node.at, format!("link.loss: {m}")))?;
+            r.warn_bare_probability(&r.path_of("loss"), &node, p);
             return Ok(if p == 0.0 {
                 LossConfig::None
             } else {
