@@ -1,6 +1,7 @@
 //! `quiclab bench`: how fast the simulator runs, as ratios that compare across machines.
 //!
-//! The two scenarios are compiled in (from `scenarios/bench/`) so the benchmark measures the
+//! The scenarios (the same two downloads for quinn, the TCP model and the QUIC research model)
+//! are compiled in (from `scenarios/bench/`) so the benchmark measures the
 //! same thing from any working directory. Wall-clock time is the point here; it is printed,
 //! never stored with results.
 
@@ -38,7 +39,7 @@ pub struct BenchArgs {
 }
 
 /// The fixed benchmark scenarios: (file name for messages, text).
-const SCENARIOS: [(&str, &str); 4] = [
+const SCENARIOS: [(&str, &str); 6] = [
     (
         "scenarios/bench/download-10mbit.toml",
         include_str!("../../../scenarios/bench/download-10mbit.toml"),
@@ -54,6 +55,14 @@ const SCENARIOS: [(&str, &str); 4] = [
     (
         "scenarios/bench/tcp-download-1gbit.toml",
         include_str!("../../../scenarios/bench/tcp-download-1gbit.toml"),
+    ),
+    (
+        "scenarios/bench/model-download-10mbit.toml",
+        include_str!("../../../scenarios/bench/model-download-10mbit.toml"),
+    ),
+    (
+        "scenarios/bench/model-download-1gbit.toml",
+        include_str!("../../../scenarios/bench/model-download-1gbit.toml"),
     ),
 ];
 
@@ -72,6 +81,10 @@ pub struct BenchFigures {
     pub sim_per_wall: f64,
     /// Datagrams (flows and cross traffic) per wall second.
     pub datagrams_per_s: f64,
+    /// Packets the flows' endpoints sent per wall second: QUIC packets of every kind for
+    /// quinn and the research model (a datagram may coalesce several during the handshake),
+    /// segments for the TCP model, counted at both ends (data and ACKs).
+    pub packets_per_s: f64,
     /// Simulator events per wall second.
     pub events_per_s: f64,
     /// Whether every flow finished without error; if not, the figures time a truncated run.
@@ -166,6 +179,7 @@ fn figures(name: &str, r: &Run, wall: Duration, reps: u32) -> BenchFigures {
         .sum::<u64>()
         + r.cross.iter().map(|c| c.sent_packets).sum::<u64>();
     BenchFigures {
+        packets_per_s: packets(r) as f64 / wall_s,
         scenario: name.to_string(),
         simulated_s: r.end_s,
         wall_s,
@@ -180,14 +194,31 @@ fn figures(name: &str, r: &Run, wall: Duration, reps: u32) -> BenchFigures {
     }
 }
 
+/// Packets sent by the flows' endpoints: the data sender's packets plus the receiver's (its
+/// datagrams: pure ACKs and flow-control updates, one packet each after the handshake).
+fn packets(r: &Run) -> u64 {
+    r.flows
+        .iter()
+        .map(|f| {
+            let receiver_datagrams = match f.workload.as_str() {
+                // A bulk upload's receiver is the server; otherwise the client.
+                "bulk-up" => f.datagrams_sent[1],
+                _ => f.datagrams_sent[0],
+            };
+            f.packets_sent.unwrap_or(0) + receiver_datagrams.unwrap_or(0)
+        })
+        .sum()
+}
+
 fn print_figures(f: &BenchFigures) {
     println!(
-        "{:<14} simulated {}  wall {} (best of {})  {:.1} sim-s/wall-s  {}  {}",
+        "{:<18} simulated {}  wall {} (best of {})  {:.1} sim-s/wall-s  {}  {}  {}",
         f.scenario,
         report::si(f.simulated_s, "s"),
         report::si(f.wall_s, "s"),
         f.repetitions,
         f.sim_per_wall,
+        report::si(f.packets_per_s, "packets/s"),
         report::si(f.datagrams_per_s, "datagrams/s"),
         report::si(f.events_per_s, "events/s"),
     );
@@ -331,8 +362,40 @@ mod tests {
             let f = bench_one(file, text, 1).expect("bench runs");
             assert!(f.complete, "{file} did not complete");
             assert!(
-                f.simulated_s > 1.0 && f.datagrams_per_s > 0.0 && f.events_per_s > 0.0,
+                f.simulated_s > 1.0
+                    && f.datagrams_per_s > 0.0
+                    && f.packets_per_s >= f.datagrams_per_s * 0.5
+                    && f.events_per_s > 0.0,
                 "{f:?}"
+            );
+        }
+    }
+
+    /// The model's rows time the same two downloads as quinn's: only the stack differs.
+    #[test]
+    fn model_rows_are_quinns_downloads_on_the_model() {
+        let load = |i: usize| {
+            let (file, text) = SCENARIOS[i];
+            let l = scenario::parse_str(text, file, Path::new("."), &[], &[]).expect("parses");
+            l.points[0].scenario.clone()
+        };
+        for (quinn, model) in [(0, 4), (1, 5)] {
+            let (q, m) = (load(quinn), load(model));
+            assert_eq!(m.flows[0].stack, scenario::model::Stack::QuicModel);
+            assert_eq!((&q.bottleneck, q.duration), (&m.bottleneck, m.duration));
+            let (qf, mf) = (&q.flows[0], &m.flows[0]);
+            assert_eq!((qf.workload, qf.cc), (mf.workload, mf.cc));
+            assert_eq!(
+                (
+                    qf.quic.stream_window,
+                    qf.quic.conn_window,
+                    qf.quic.send_window
+                ),
+                (
+                    mf.quic_model.stream_window,
+                    mf.quic_model.conn_window,
+                    mf.quic_model.send_window
+                )
             );
         }
     }

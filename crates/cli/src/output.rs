@@ -75,6 +75,23 @@ fn flow_lines(s: &mut String, f: &Flow) {
             _ => ABSENT.to_string(),
         }
     );
+    if let Some(m) = &f.model {
+        // The research model's own figures (seed 001's ACK ratio and I-bit, seed 000's delay).
+        let ratio = m
+            .achieved_ack_ratio
+            .map_or_else(|| ABSENT.to_string(), |r| format!("1:{r:.2}"));
+        let _ = writeln!(
+            s,
+            "  model: ACK ratio {ratio} ({} ACKs), I-bit packets {}, one-way delay mean {} p95 {}, limited by cwnd {} / flow control {} / application {}",
+            count(f.ack_frames_sent),
+            m.ibit_packets_sent,
+            opt(m.one_way_delay_mean_s, "s"),
+            opt(m.one_way_delay_p95_s, "s"),
+            si(m.cwnd_limited_s, "s"),
+            si(m.flow_control_limited_s, "s"),
+            si(m.app_limited_s, "s"),
+        );
+    }
     if let Some(e) = &f.error {
         let _ = writeln!(s, "  error: {e}");
     }
@@ -157,6 +174,32 @@ mod tests {
             ..run
         };
         assert!(run_summary(&sim).contains("simulated 2.000 s · 42 events"));
+    }
+
+    #[test]
+    fn model_flows_get_a_line_of_their_own() {
+        let flow = Flow {
+            name: "m".into(),
+            stack: "quic-model".into(),
+            ack_frames_sent: Some(50),
+            model: Some(results::ModelFlow {
+                achieved_ack_ratio: Some(2.0),
+                ibit_packets_sent: 3,
+                one_way_delay_mean_s: Some(0.02),
+                ..results::ModelFlow::default()
+            }),
+            ..Flow::default()
+        };
+        let run = Run {
+            flows: vec![flow.clone(), Flow::default()],
+            ..Run::default()
+        };
+        let text = run_summary(&run);
+        assert_eq!(text.matches("  model: ").count(), 1, "{text}");
+        assert!(
+            text.contains("model: ACK ratio 1:2.00 (50 ACKs), I-bit packets 3, one-way delay mean 20.00 ms p95 –"),
+            "{text}"
+        );
     }
 
     #[test]

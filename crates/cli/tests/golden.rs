@@ -308,6 +308,12 @@ fn example_lossy_sweep() {
     example("lossy-sweep");
 }
 
+/// The QUIC research model (issue 12): a new entry, recorded when the example was added.
+#[test]
+fn example_quic_model() {
+    example("quic-model");
+}
+
 #[test]
 fn example_quic_vs_tcp() {
     example("quic-vs-tcp");

@@ -49,7 +49,19 @@ pub fn check_supported(s: &Scenario) -> Result<Vec<String>, EmuError> {
     Ok(warnings)
 }
 
+/// The QUIC research model has no real-time counterpart: no stack on the wire speaks it, and
+/// its knobs are exactly what production stacks do not expose.
+fn model_refused() -> EmuError {
+    unsupported(
+        "flow.stack",
+        "\"quic-model\" is quiclab's QUIC research model, which runs only in the simulator (virtual time): no real QUIC stack has its knobs (receiver ACK ratio, I-bit, flow-control update policy); use `quiclab sim`, or stack = \"quic\" for quinn",
+    )
+}
+
 fn check_flow(f: &FlowSpec, warnings: &mut Vec<String>) -> Result<(), EmuError> {
+    if f.stack == Stack::QuicModel {
+        return Err(model_refused());
+    }
     let ideal = LinkConfig::ideal();
     for (key, link) in [
         ("flow.client_access", &f.client_access),
@@ -74,6 +86,7 @@ fn check_flow(f: &FlowSpec, warnings: &mut Vec<String>) -> Result<(), EmuError> 
             }
         }
         Stack::Tcp => check_tcp(f, warnings)?,
+        Stack::QuicModel => return Err(model_refused()),
     }
     // The kernel's CUBIC keeps HyStart on unless the host-wide module parameter says otherwise.
     if let (Stack::Tcp, CcChoice::Ours(CcConfig::Cubic { hystart: false, .. })) = (f.stack, f.cc) {
@@ -220,6 +233,7 @@ pub fn cc_name(f: &FlowSpec) -> Result<&'static str, EmuError> {
             ))
         }
         (Stack::Quic, cc) => transport::linux_config::cc_name(&cc),
+        (Stack::QuicModel, _) => return Err(model_refused()),
     };
     Ok(name)
 }
@@ -277,7 +291,8 @@ pub fn kernel_tcp(f: &FlowSpec) -> Option<KernelTcp> {
 /// The HTTP version a flow uses: `3` for QUIC, `2` or `1.1` for TCP.
 pub fn http_version(f: &FlowSpec) -> &'static str {
     match f.stack {
-        Stack::Quic => "3",
+        // The model is refused by `check_supported`; it would speak HTTP/3 like quinn.
+        Stack::Quic | Stack::QuicModel => "3",
         Stack::Tcp if f.tcp.http1_parallel().is_some() => "1.1",
         Stack::Tcp => "2",
     }
@@ -308,6 +323,7 @@ fn knob_args(f: &FlowSpec) -> Result<Vec<String>, EmuError> {
         Stack::Tcp => {
             a.extend(["--tcp-cc".into(), cc.into()]);
         }
+        Stack::QuicModel => return Err(model_refused()),
     }
     Ok(a)
 }
@@ -409,7 +425,7 @@ mod tests {
         // Each stack's default CUBIC: RFC 9438 for QUIC (our code in both engines), Linux's for
         // TCP (the kernel's).
         let cc = match stack {
-            Stack::Quic => builder::cubic_hystart(),
+            Stack::Quic | Stack::QuicModel => builder::cubic_hystart(),
             Stack::Tcp => builder::linux_cubic(),
         };
         let mut f = builder::flow("f", w, 1500, cc);
@@ -566,5 +582,33 @@ mod tests {
             .expect_err("none")
             .to_string()
             .contains("flow.cc"));
+    }
+
+    #[test]
+    fn the_research_model_is_refused_naming_flow_stack() {
+        let f = builder::quic_model(
+            "m",
+            Workload::Download {
+                size: 1_000_000,
+                streams: 1,
+                connections: 1,
+            },
+            1500,
+            CcChoice::default(),
+        );
+        let s = builder::scenario(
+            "s",
+            LinkConfig::ideal(),
+            vec![f.clone()],
+            Duration::from_secs(1),
+        );
+        let e = check_supported(&s).expect_err("simulator only").to_string();
+        assert!(
+            e.contains("flow.stack")
+                && e.contains("quic-model")
+                && e.contains("only in the simulator"),
+            "{e}"
+        );
+        assert!(serve_args(&f, Ipv4Addr::LOCALHOST).is_err());
     }
 }

@@ -133,6 +133,8 @@ pub fn flow_result(
             });
             k
         }),
+        // Refused by `mapping::check_supported`: there is no real stack to record.
+        Stack::QuicModel => None,
     };
     let flow_start_s = report
         .filter(|r| r.start_unix_s > 0.0)
@@ -198,6 +200,8 @@ pub fn flow_result(
             .collect(),
         error,
         config,
+        // The research model runs only in the simulator.
+        model: None,
     }
 }
 

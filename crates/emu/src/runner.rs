@@ -84,6 +84,7 @@ pub fn run(point: &SweepPoint, spec: &RunSpec, opts: &RunOptions) -> Result<EmuR
         .map(|f| match f.stack {
             scenario::model::Stack::Quic => f.quic.mtu,
             scenario::model::Stack::Tcp => f.tcp.mtu,
+            scenario::model::Stack::QuicModel => f.quic_model.mtu,
         })
         .max()
         .unwrap_or(1500);

@@ -152,7 +152,7 @@ impl Run {
 pub struct Flow {
     /// Flow name from the scenario.
     pub name: String,
-    /// Stack: `quic` or `tcp`.
+    /// Stack: `quic`, `tcp` or `quic-model`.
     pub stack: String,
     /// Workload: `bulk-down`, `bulk-up` or `download`.
     pub workload: String,
@@ -205,6 +205,53 @@ pub struct Flow {
     /// emulator's as read back from the kernel and the endpoints. Absent: not recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config: Option<FlowConfig>,
+    /// What only the QUIC research model (`stack = "quic-model"`) measures; absent for `quic`
+    /// and `tcp` (their stacks expose none of it) and in the emulator. Paths such as
+    /// `flows.0.model.one_way_delay_p95_s` reach `summary.csv` like every other metric.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<ModelFlow>,
+}
+
+/// Per-flow figures of the QUIC research model, summed over the flow's connections. "Sender"
+/// is the data sender, "receiver" the data receiver. Seed 001 studies the ACK and I-bit counts,
+/// seed 000 the one-way delay and the ACKs generated.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ModelFlow {
+    /// ACK frames the sender received, count (`Flow::ack_frames_sent` counts those the
+    /// receiver sent; the difference was lost on the way).
+    pub ack_frames_received: u64,
+    /// Ack-eliciting packets the receiver received, packets.
+    pub ack_eliciting_received: u64,
+    /// Achieved ACK ratio n of 1:n, ack-eliciting packets received per ACK frame sent by the
+    /// receiver (`ack_eliciting_received / ack_frames_sent`); absent when no ACK was sent.
+    pub achieved_ack_ratio: Option<f64>,
+    /// DATA_BLOCKED frames the sender sent, count.
+    pub data_blocked_frames_sent: u64,
+    /// STREAM_DATA_BLOCKED frames the sender sent, count.
+    pub stream_data_blocked_frames_sent: u64,
+    /// Packets the sender sent with the I-bit set, packets.
+    pub ibit_packets_sent: u64,
+    /// ACK_FREQUENCY frames the sender sent, count.
+    pub ack_frequency_frames_sent: u64,
+    /// Time the sender had data but a full congestion window (or pacing) held it back, s.
+    pub cwnd_limited_s: f64,
+    /// Time the sender had data but no stream or connection credit, s.
+    pub flow_control_limited_s: f64,
+    /// Time the sender had nothing to send (application-limited), s.
+    pub app_limited_s: f64,
+    /// Data packets whose one-way delay (sent by the sender → received by the receiver,
+    /// queueing included) was measured, packets.
+    pub one_way_delay_samples: u64,
+    /// Mean one-way delay of the data packets, s (seed 000's delay); absent without samples.
+    pub one_way_delay_mean_s: Option<f64>,
+    /// Median one-way delay, s.
+    pub one_way_delay_p50_s: Option<f64>,
+    /// 95th percentile of the one-way delay, s.
+    pub one_way_delay_p95_s: Option<f64>,
+    /// 99th percentile of the one-way delay, s.
+    pub one_way_delay_p99_s: Option<f64>,
+    /// Largest one-way delay, s.
+    pub one_way_delay_max_s: Option<f64>,
 }
 
 /// The effective transport configuration of a flow, in Linux's terms so both engines compare.
@@ -390,6 +437,31 @@ mod tests {
         assert_eq!(v["emu"]["rx_frames"], 7);
         let back: Run = serde_json::from_value(v).expect("deserialise");
         assert_eq!(back, emu);
+    }
+
+    #[test]
+    fn model_metrics_only_for_the_research_model() {
+        let other = serde_json::to_value(Flow::default()).expect("serialise");
+        assert!(
+            other.get("model").is_none(),
+            "quinn and TCP lines keep their keys"
+        );
+        let f = Flow {
+            stack: "quic-model".into(),
+            model: Some(ModelFlow {
+                ack_frames_received: 4,
+                achieved_ack_ratio: Some(2.0),
+                one_way_delay_p95_s: Some(0.02),
+                ..ModelFlow::default()
+            }),
+            ..Flow::default()
+        };
+        let v = serde_json::to_value(&f).expect("serialise");
+        assert_eq!(v["model"]["ack_frames_received"], 4);
+        assert_eq!(v["model"]["one_way_delay_p95_s"], 0.02);
+        assert!(v["model"]["one_way_delay_max_s"].is_null());
+        let back: Flow = serde_json::from_value(v).expect("deserialise");
+        assert_eq!(back, f);
     }
 
     #[test]

@@ -4,7 +4,8 @@
 use std::time::Duration;
 
 use crate::model::{
-    CcChoice, DuplexLink, FlowSpec, QuicKnobs, Scenario, Stack, TcpKnobs, Workload,
+    CcChoice, DuplexLink, FcUpdate, FlowSpec, QuicKnobs, QuicModelKnobs, Scenario, Stack, TcpKnobs,
+    Workload,
 };
 use cc::config::{CcConfig, CommonCcConfig, RenoCounting};
 use netem::config::{LinkConfig, LossConfig, QueueLimit, RateProfile};
@@ -96,6 +97,13 @@ pub fn bulk_flow(name: &str, mtu: u16, cc: CcChoice) -> FlowSpec {
             ..QuicKnobs::default()
         },
         tcp: TcpKnobs::with_mtu(mtu),
+        quic_model: QuicModelKnobs {
+            mtu,
+            stream_window: 64_000_000,
+            conn_window: 128_000_000,
+            send_window: 64_000_000,
+            ..QuicModelKnobs::default()
+        },
         pep: None,
         client_access: DuplexLink {
             up: LinkConfig::ideal(),
@@ -114,6 +122,30 @@ pub fn tcp_flow(name: &str, workload: Workload, mtu: u16, cc: CcChoice) -> FlowS
         stack: Stack::Tcp,
         workload,
         ..bulk_flow(name, mtu, cc)
+    }
+}
+
+/// A flow of the QUIC research model (`stack = "quic-model"`) with the given workload and
+/// otherwise the knobs of [`bulk_flow`] (quinn's behaviour, windows that never limit).
+pub fn quic_model(name: &str, workload: Workload, mtu: u16, cc: CcChoice) -> FlowSpec {
+    FlowSpec {
+        stack: Stack::QuicModel,
+        workload,
+        ..bulk_flow(name, mtu, cc)
+    }
+}
+
+/// The research model configured with INET's assumptions (seed 001): ACK every ack-eliciting
+/// packet, no pacing, flow-control credit after half a window piggy-backed on the next packet;
+/// windows as in [`bulk_flow`].
+pub fn inet_model_knobs(mtu: u16) -> QuicModelKnobs {
+    QuicModelKnobs {
+        receiver_ack_ratio: 1,
+        pacing: false,
+        fc_update: FcUpdate::Threshold,
+        fc_threshold: 0.5,
+        fc_immediate: false,
+        ..bulk_flow("", mtu, CcChoice::default()).quic_model
     }
 }
 

@@ -3,7 +3,6 @@
 
 use std::fmt::Write;
 
-use crate::model::Stack;
 use crate::registry::{keys, sections, Kind};
 
 const INTRO: &str = r#"# Scenario files
@@ -108,10 +107,12 @@ pub fn render_docs() -> String {
                 continue;
             }
             let name = k.path.rsplit_once('.').map_or(k.path, |p| p.1);
-            let mut doc = match k.stack {
-                None => String::new(),
-                Some(Stack::Quic) => "*QUIC only.* ".to_string(),
-                Some(Stack::Tcp) => "*TCP only.* ".to_string(),
+            let mut doc = match k.stacks {
+                [] => String::new(),
+                only => {
+                    let names: Vec<&str> = only.iter().map(|s| s.name()).collect();
+                    format!("*{} only.* ", names.join(" and "))
+                }
             };
             doc.push_str(k.doc);
             if k.kind == Kind::Enum {

@@ -12,6 +12,7 @@ use transport::flow::FlowPlan;
 /// engines name them through the scenario model).
 pub use transport::cc_adapter::CcChoice;
 pub use transport::quic::QuicKnobs;
+pub use transport::quicmodel::{FcUpdate, QuicModelKnobs, StreamScheduler};
 pub use transport::tcp::{HttpVersion, PepPosition, PepSpec, TcpKnobs, TlsMode};
 pub use transport::workload::Workload;
 
@@ -52,6 +53,9 @@ pub enum Stack {
     Quic,
     /// quiclab's Linux-like TCP model (with TLS modelled as message exchanges).
     Tcp,
+    /// quiclab's QUIC research model (`quic-model`): RFC 9000/9002 semantics and real wire
+    /// sizes without cryptography, with INET's and ModQUIC's knobs. Simulator only.
+    QuicModel,
 }
 
 impl Stack {
@@ -60,6 +64,7 @@ impl Stack {
         match self {
             Stack::Quic => "quic",
             Stack::Tcp => "tcp",
+            Stack::QuicModel => "quic-model",
         }
     }
 }
@@ -83,6 +88,10 @@ pub struct FlowSpec {
     pub quic: QuicKnobs,
     /// TCP model knobs (used when `stack` is `Tcp`).
     pub tcp: TcpKnobs,
+    /// QUIC research-model knobs (used when `stack` is `QuicModel`). Absent in a `sweep.json`
+    /// written before the model existed: the defaults.
+    #[serde(default)]
+    pub quic_model: QuicModelKnobs,
     /// A split-connection PEP on this (TCP) flow's path, if any.
     pub pep: Option<PepSpec>,
     /// Client-side access link (client ↔ bottleneck).

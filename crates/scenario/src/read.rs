@@ -331,7 +331,28 @@ impl Reader<'_> {
                         self.path_of(key)
                     ));
                 }
+                if let Bounds::DurationWithin(min, max) = bounds {
+                    if !(min..=max).contains(&d) {
+                        return out_of_bounds(format!(
+                            "{} = {d:?} is not within {min:?} and {max:?}",
+                            self.path_of(key)
+                        ));
+                    }
+                }
                 json(d)
+            }
+            (Kind::Float, Bounds::Fraction { zero, one }) => {
+                let x = self.required(key, self.float(key)?)?;
+                let low_ok = if zero { x >= 0.0 } else { x > 0.0 };
+                let high_ok = if one { x <= 1.0 } else { x < 1.0 };
+                if !(low_ok && high_ok) {
+                    let (open, close) = (if zero { '[' } else { '(' }, if one { ']' } else { ')' });
+                    return out_of_bounds(format!(
+                        "{} = {x} is not in {open}0, 1{close}",
+                        self.path_of(key)
+                    ));
+                }
+                json(x)
             }
             (Kind::Size, Bounds::Within(min, max)) => {
                 let v = self.required(key, self.size(key)?)?;

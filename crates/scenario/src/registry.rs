@@ -1,7 +1,8 @@
 //! Every scenario key with its type, default and documentation: the one source of truth that the
 //! parser checks keys against, reads defaults from, and that `docs/scenario.md` is generated from.
-//! The transports' knob structs (`TcpKnobs`, `QuicKnobs`) are the exception: their `Default`s are
-//! the defaults, their field names the `flow.*` keys, and a test holds the texts here to them.
+//! The transports' knob structs (`TcpKnobs`, `QuicKnobs`, `QuicModelKnobs`) are the exception:
+//! their `Default`s are the defaults, their field names the `flow.*` keys, and a test holds the
+//! texts here to them.
 //!
 //! Paths are dotted. Flows and cross sources are arrays (`[[flow]]`), addressed without an index
 //! here (`flow.cc`). Items of inline arrays of tables are written `link.rate_schedule[].at`; they
@@ -107,8 +108,9 @@ pub struct KeyDoc {
     pub example: &'static str,
     /// `key=value` overrides that make `example` matter (e.g. the loss model for `link.loss.r`).
     pub context: &'static [&'static str],
-    /// The only flow stack the key applies to (`None` = every stack); set elsewhere it is an error.
-    pub stack: Option<Stack>,
+    /// The flow stacks the key applies to (empty = every stack); set on a flow of another
+    /// stack it is an error. A key of both QUIC stacks (`stream_window`) means the same in both.
+    pub stacks: &'static [Stack],
     /// Values accepted beyond what the kind allows (checked where knobs are read generically).
     pub bounds: Bounds,
 }
@@ -122,6 +124,23 @@ pub enum Bounds {
     Positive,
     /// An integer or size (bytes) in `[min, max]`.
     Within(u64, u64),
+    /// A duration in `[min, max]`.
+    DurationWithin(std::time::Duration, std::time::Duration),
+    /// A number in the unit interval, each end included or not (`fc_threshold` is in
+    /// `(0, 1]`: a zero threshold would send an update for every byte consumed).
+    Fraction {
+        /// 0 is allowed.
+        zero: bool,
+        /// 1 is allowed.
+        one: bool,
+    },
+}
+
+impl KeyDoc {
+    /// Whether a flow of `stack` may set this key.
+    pub fn applies_to(&self, stack: Stack) -> bool {
+        self.stacks.is_empty() || self.stacks.contains(&stack)
+    }
 }
 
 /// A group of keys rendered as one table in the documentation.
@@ -150,7 +169,7 @@ const fn key(
         allowed: &[],
         example,
         context: &[],
-        stack: None,
+        stacks: &[],
         bounds: Bounds::Any,
     }
 }
@@ -171,6 +190,22 @@ const fn within(k: KeyDoc, min: u64, max: u64) -> KeyDoc {
     }
 }
 
+/// A duration in `[min, max]`.
+const fn duration_within(k: KeyDoc, min: Duration, max: Duration) -> KeyDoc {
+    KeyDoc {
+        bounds: Bounds::DurationWithin(min, max),
+        ..k
+    }
+}
+
+/// A number in the unit interval with 0 and 1 included or not.
+const fn fraction(k: KeyDoc, zero: bool, one: bool) -> KeyDoc {
+    KeyDoc {
+        bounds: Bounds::Fraction { zero, one },
+        ..k
+    }
+}
+
 /// RFC 7323 caps a scaled window at 2^30 bytes.
 const MAX_WINDOW: u64 = 1 << 30;
 /// Send buffers have no protocol limit; this only keeps a typo from allocating the machine.
@@ -180,28 +215,54 @@ const fn with_context(k: KeyDoc, context: &'static [&'static str]) -> KeyDoc {
     KeyDoc { context, ..k }
 }
 
-/// A key the TCP model would ignore.
+/// Only quinn's (`QuicKnobs`).
+const QUINN: &[Stack] = &[Stack::Quic];
+/// Both QUIC stacks, with the same meaning (a field of `QuicKnobs` and of `QuicModelKnobs`).
+const BOTH_QUIC: &[Stack] = &[Stack::Quic, Stack::QuicModel];
+/// Only the QUIC research model's (`QuicModelKnobs`).
+const MODEL: &[Stack] = &[Stack::QuicModel];
+/// Only the TCP model's (`TcpKnobs`).
+const TCP: &[Stack] = &[Stack::Tcp];
+
+/// A key only quinn has (the research model and the TCP model would ignore it).
 const fn quic_only(k: KeyDoc) -> KeyDoc {
+    KeyDoc { stacks: QUINN, ..k }
+}
+
+/// A key of both QUIC stacks, meaning the same in each (the TCP model would ignore it).
+const fn quic_shared(k: KeyDoc) -> KeyDoc {
     KeyDoc {
-        stack: Some(Stack::Quic),
+        stacks: BOTH_QUIC,
         ..k
     }
 }
 
-/// A key the QUIC stack would ignore; its registry test runs on a TCP flow, where it matters.
+/// A key only the QUIC research model has; its registry test runs on a model flow.
+const fn model_only(k: KeyDoc) -> KeyDoc {
+    KeyDoc {
+        stacks: MODEL,
+        context: &[MODEL_FLOW],
+        ..k
+    }
+}
+
+/// A key the QUIC stacks would ignore; its registry test runs on a TCP flow, where it matters.
 const fn tcp_only(k: KeyDoc) -> KeyDoc {
     KeyDoc {
-        stack: Some(Stack::Tcp),
+        stacks: TCP,
         context: &[TCP_FLOW],
         ..k
     }
 }
 
 const TCP_FLOW: &str = "flow.stack=\"tcp\"";
+const MODEL_FLOW: &str = "flow.stack=\"quic-model\"";
 
 const fn one_of(k: KeyDoc, allowed: &'static [&'static str]) -> KeyDoc {
     KeyDoc { allowed, ..k }
 }
+
+use std::time::Duration;
 
 use crate::model::Stack;
 use DefaultValue::{Context, Required, Unset, Value};
@@ -220,6 +281,22 @@ pub const CC_NAMES: &[&str] = &[
 
 /// Values of `flow.cc` that only the QUIC stack has (quinn's built-in controllers).
 pub const QUIC_ONLY_CC: &[&str] = &["quinn-newreno", "quinn-cubic", "quinn-bbr"];
+
+/// Values of `flow.cc` every stack has (the `cc` crate's controllers).
+pub const OUR_CC: &[&str] = &["newreno", "newreno-approx", "cubic", "none"];
+
+/// Values of `flow.stack`.
+pub const STACK_NAMES: &[&str] = &["quic", "tcp", "quic-model"];
+
+/// Values of `flow.fc_update`.
+pub const FC_UPDATES: &[&str] = &["threshold", "every-ack"];
+
+/// Values of `flow.scheduler`.
+pub const SCHEDULERS: &[&str] = &["round-robin", "fifo"];
+
+/// Longest ACK delay of the research model: RFC 9000 §18.2 forbids a max_ack_delay of 2^14 ms
+/// or more.
+pub const MAX_MODEL_ACK_DELAY: Duration = Duration::from_millis(16_383);
 
 /// Values of `flow.http`.
 pub const HTTP_VERSIONS: &[&str] = &["http2", "http1.1"];
@@ -300,7 +377,7 @@ static KEYS: &[KeyDoc] = &[
     // --- flows ---
     key("flow.name", Str, Context("`flow{i}`, i = index of the `[[flow]]`"), "Unique name of the flow in results and qlog file names: a plain name like `run.name`.", "\"bulk\""),
     key("flow.count", Int, Value("1"), "Replicate this flow; copies are named `{name}.0` … `{name}.{count-1}`.", "2"),
-    one_of(key("flow.stack", Enum, Value("quic"), "Transport: `quic` = the real quinn-proto state machine; `tcp` = quiclab's Linux-like TCP model with TLS modelled as messages.", "\"tcp\""), &["quic", "tcp"]),
+    one_of(key("flow.stack", Enum, Value("quic"), "Transport: `quic` = the real quinn-proto state machine; `tcp` = quiclab's Linux-like TCP model with TLS modelled as messages; `quic-model` = quiclab's QUIC research model (RFC 9000/9002 semantics and real wire sizes without cryptography, with INET's and ModQUIC's knobs; simulator only).", "\"tcp\""), STACK_NAMES),
     one_of(key("flow.app", Enum, Value("bulk"), "Workload: saturated `bulk` sender, or `download` of `size` bytes.", "\"download\""), &["bulk", "download"]),
     one_of(key("flow.direction", Enum, Value("up"), "bulk: who sends; `up` = the client uploads, `down` = the server sends.", "\"down\""), &["up", "down"]),
     with_context(key("flow.size", Size, Value("10MB"), "download: bytes requested, split evenly over the streams.", "\"8.9MB\""), &["flow.app=\"download\""]),
@@ -308,22 +385,36 @@ static KEYS: &[KeyDoc] = &[
     with_context(key("flow.connections", Int, Value("1"), "download: connections made one after the other (0-RTT applies to the second and later).", "2"), &["flow.app=\"download\""]),
     key("flow.start", Duration, Value("0s"), "When the client starts.", "\"1s\""),
     key("flow.stop", Duration, Unset, "bulk: when the sender stops; none = end of the run.", "\"5s\""),
-    one_of(key("flow.cc", Enum, Value("newreno"), "Congestion control: ours (`newreno` with exact byte counting, `newreno-approx` with RFC 9002's per-ACK increase, `cubic`, `none`) on either stack, or quinn's built-ins (`quinn-*`, QUIC only).", "\"cubic\""), CC_NAMES),
+    one_of(key("flow.cc", Enum, Value("newreno"), "Congestion control: ours (`newreno` with exact byte counting, `newreno-approx` with RFC 9002's per-ACK increase, `cubic`, `none`) on every stack, or quinn's built-ins (`quinn-*`, `quic` only).", "\"cubic\""), CC_NAMES),
     with_context(key("flow.hystart", Bool, Value("true"), "cubic: leave slow start on rising delay: Linux's HyStart (ACK train + delay increase) with `cubic_profile = \"linux\"`, HyStart++ (RFC 9406) with `\"rfc9438\"`.", "false"), &["flow.cc=\"cubic\""]),
     with_context(one_of(key("flow.cubic_profile", Enum, Context("`linux` (tcp), `rfc9438` (quic)"), "cubic: `linux` = Linux's tcp_cubic.c (windows in whole segments, β = 717/1024, constant-rate TCP-friendliness estimate, Linux's HyStart); `rfc9438` = RFC 9438 in bytes (α = 1 once W_max is regained, HyStart++). QUIC defaults to `rfc9438` like quinn's CUBIC.", "\"linux\""), CUBIC_PROFILES), &["flow.cc=\"cubic\""]),
     with_context(one_of(key("flow.reno_profile", Enum, Context("`linux` (tcp), `rfc9002` (quic)"), "newreno: `linux` = Linux's Reno (tcp_reno_cong_avoid: whole segments, one per window of acknowledged segments, ssthresh = cwnd/2); `rfc9002` = exact byte counting of RFC 9002 with `loss_reduction`.", "\"linux\""), RENO_PROFILES), &["flow.cc=\"newreno\""]),
     key("flow.initial_window", Packets, Value("10pkt"), "Initial congestion window (ours only; RFC 6928 and Linux's TCP_INIT_CWND: 10).", "\"4pkt\""),
     key("flow.loss_reduction", Float, Context("0.5 (newreno), 0.7 (cubic)"), "Multiplicative decrease on congestion (ours only).", "0.8"),
     key("flow.min_window", Packets, Value("2pkt"), "Minimum congestion window (ours only).", "\"4pkt\""),
-    key("flow.mtu", Int, Value("1500"), "IP MTU: 1228 to 16411 for QUIC (quinn's limit), 576 to 65535 for TCP. QUIC: UDP payload at most mtu − 28; TCP: MSS = mtu − 40, − 12 more with timestamps.", "1280"),
+    key("flow.mtu", Int, Value("1500"), "IP MTU: 1228 to 16411 for `quic` (quinn's limit), 1228 to 65535 for `quic-model`, 576 to 65535 for `tcp`. QUIC: UDP payload at most mtu − 28; TCP: MSS = mtu − 40, − 12 more with timestamps.", "1280"),
     quic_only(key("flow.mtu_discovery", Bool, Value("false"), "Let quinn probe for a larger MTU.", "true")),
-    quic_only(positive(key("flow.initial_rtt", Duration, Value("333ms"), "RTT estimate before the first sample.", "\"100ms\""))),
-    quic_only(key("flow.stream_window", Size, Value("16MB"), "Per-stream receive window (initial MAX_STREAM_DATA); generous so it limits only when set.", "\"65KB\"")),
-    quic_only(key("flow.conn_window", Size, Value("24MB"), "Connection receive window (initial MAX_DATA).", "\"100KB\"")),
-    quic_only(key("flow.send_window", Size, Value("32MB"), "Sender's buffer limit (TCP: `send_buffer`).", "\"1MB\"")),
-    quic_only(within(key("flow.ack_ratio", Int, Unset, "Ask the peer to acknowledge every n-th packet (ACK-frequency); none = quinn's default (every second).", "10"), 1, u32::MAX as u64)),
-    quic_only(key("flow.max_ack_delay", Duration, Unset, "Max ACK delay requested via ACK-frequency; none = 25 ms.", "\"5ms\"")),
-    quic_only(key("flow.zero_rtt", Bool, Value("false"), "Use 0-RTT on the second and later connections of a download.", "true")),
+    quic_shared(positive(key("flow.initial_rtt", Duration, Value("333ms"), "RTT estimate before the first sample.", "\"100ms\""))),
+    quic_shared(key("flow.stream_window", Size, Value("16MB"), "Per-stream receive window (initial MAX_STREAM_DATA, then kept open ahead of the consumed offset); generous so it limits only when set. quic-model: 1 B to 2^62 − 1 B.", "\"65KB\"")),
+    quic_shared(key("flow.conn_window", Size, Value("24MB"), "Connection receive window (initial MAX_DATA, then kept open ahead of the consumed data). quic-model: 1 B to 2^62 − 1 B.", "\"100KB\"")),
+    quic_shared(key("flow.send_window", Size, Value("32MB"), "Sender's buffer limit: unacknowledged plus unsent stream data (TCP: `send_buffer`).", "\"1MB\"")),
+    quic_shared(within(key("flow.ack_ratio", Int, Unset, "Ask the peer to acknowledge every n-th ack-eliciting packet (ACK_FREQUENCY frame of draft-ietf-quic-ack-frequency); none = no request: quinn ACKs every second packet, the model's receiver uses `receiver_ack_ratio`.", "10"), 1, u32::MAX as u64)),
+    quic_shared(key("flow.max_ack_delay", Duration, Unset, "Max ACK delay requested with an ACK_FREQUENCY frame; none = no request: 25 ms for quinn, the model's receiver uses `ack_delay`. quic-model: above 0 and below 16384 ms (RFC 9000's limit).", "\"5ms\"")),
+    quic_shared(key("flow.zero_rtt", Bool, Value("false"), "Use 0-RTT on the second and later connections of a download.", "true")),
+    // The research model's own knobs (`QuicModelKnobs`); its defaults are quinn's behaviour.
+    model_only(within(key("flow.receiver_ack_ratio", Int, Value("2"), "The receiver's own ACK ratio 1:n: ACK at once after this many ack-eliciting packets (RFC 9000 §13.2.2 and quinn: 2; INET's `numReceivedAckElicitingsBeforeAck`), unless the sender requested another with `ack_ratio`.", "1"), 1, u32::MAX as u64)),
+    model_only(duration_within(key("flow.ack_delay", Duration, Value("25ms"), "The receiver's ACK timer: an ack-eliciting packet is acknowledged at most this late (RFC 9000's default max_ack_delay, quinn: 25 ms); above 0 and below 16384 ms.", "\"5ms\""), Duration::from_nanos(1), MAX_MODEL_ACK_DELAY)),
+    model_only(key("flow.ack_on_reorder", Bool, Value("true"), "ACK at once when a packet arrives out of order or fills a gap (RFC 9000 §13.2.1).", "false")),
+    model_only(key("flow.bundle_acks", Bool, Value("false"), "Also acknowledge non-ack-eliciting packets when an ACK goes out anyway (INET's `bundleAckForNonAckElicitingPackets`); they never trigger an ACK on their own.", "true")),
+    model_only(key("flow.ibit", Bool, Value("false"), "The I-bit: the sender marks the last packet it can send before it becomes congestion- or flow-control-blocked, and the receiver acknowledges a marked packet at once.", "true")),
+    model_only(one_of(key("flow.fc_update", Enum, Value("threshold"), "When the receiver grants flow-control credit: `threshold` = MAX_DATA / MAX_STREAM_DATA once `fc_threshold` of the window has been consumed since the last update (quinn, INET); `every-ack` = fresh credit with every ACK (ModQUIC).", "\"every-ack\""), FC_UPDATES)),
+    model_only(fraction(key("flow.fc_threshold", Float, Value("0.125"), "threshold: fraction of the window the application must consume before an update, in (0, 1] (quinn 0.125, INET 0.5).", "0.5"), false, true)),
+    model_only(key("flow.fc_immediate", Bool, Value("true"), "threshold: send the update in a packet of its own at once (quinn); false: piggy-back it on the next packet that goes out anyway (INET).", "false")),
+    model_only(key("flow.window_autotuning", Bool, Value("false"), "Receive-window auto-tuning: double a window (up to 16× its initial value) when it is consumed in less than two RTTs.", "true")),
+    model_only(one_of(key("flow.scheduler", Enum, Value("round-robin"), "The sender's stream scheduler: `round-robin` = one packet's worth per stream in turn (quinn, INET); `fifo` = the lowest open stream until it has nothing left.", "\"fifo\""), SCHEDULERS)),
+    model_only(within(key("flow.send_queue_limit", Size, Unset, "Send-queue limit: the application stops writing when this much data is queued unsent (INET's `sendQueueLimit`); none = only `send_window` limits.", "\"64KB\""), 1, MAX_BUFFER)),
+    model_only(fraction(key("flow.send_queue_low_water", Float, Value("0.4"), "The application resumes writing when the send queue drains below this fraction of `send_queue_limit`, in [0, 1) (INET's `sendQueueLowWaterRatio`: 0.4).", "0.1"), true, false)),
+    model_only(key("flow.pacing", Bool, Value("true"), "Pace sending at 1.25·cwnd/sRTT with a burst of 10 packets (quinn); false: send whenever the window allows (INET).", "false")),
     // Knob defaults are the `Default`s of the transports' knob types; a test holds these texts to them.
     tcp_only(one_of(key("flow.tls", Enum, Value("1.3"), "TLS over TCP: `1.3` (one round trip of handshake), `1.2` (two), `none` (the request follows the three-way handshake).", "\"1.2\""), TLS_VERSIONS)),
     tcp_only(key("flow.sack", Bool, Value("true"), "SACK with RFC 6675 recovery; false: NewReno-style recovery (RFC 6582).", "false")),
@@ -392,9 +483,11 @@ static SECTIONS: &[SectionDoc] = &[
         prefix: "flow",
         title: "[[flow]]",
         doc: "Transport flows between a client left of the bottleneck and a server right of it. \
-              Without any `[[flow]]`, one flow with every default runs (named `flow0`). Keys marked \
-              *QUIC only* or *TCP only* (and quinn's `cc` values) are errors on a flow of the other \
-              `stack`: the other model has no such knob, and ignoring it would mislead.",
+              Without any `[[flow]]`, one flow with every default runs (named `flow0`). A key \
+              marked with stacks (*quic only*, *quic and quic-model*, *quic-model only*, *tcp \
+              only*) and quinn's `cc` values are errors on a flow of another `stack`: that model \
+              has no such knob, and ignoring it would mislead. A key of both QUIC stacks means \
+              the same in each, so quinn and the research model can be configured alike.",
     },
     SectionDoc { prefix: "flow.client_access", title: "flow.client_access", doc: "Link between this flow's client and the bottleneck (same in both directions)." },
     SectionDoc { prefix: "flow.server_access", title: "flow.server_access", doc: "Link between the bottleneck and this flow's server (same in both directions)." },
@@ -471,68 +564,88 @@ mod tests {
 
     #[test]
     fn stack_tags() {
-        let only = |stack| -> Vec<&str> {
-            KEYS.iter()
-                .filter(|k| k.stack == Some(stack))
-                .map(|k| k.path.trim_start_matches("flow."))
-                .collect()
+        // The keys a flow of `stack` may set beyond the shared ones (`mtu` and the PEP's aside).
+        let keys = |stack| -> Vec<String> {
+            let mut k: Vec<String> = KEYS
+                .iter()
+                .filter(|k| !k.stacks.is_empty() && k.applies_to(stack))
+                .map(|k| k.path.trim_start_matches("flow.").to_string())
+                .filter(|k| !k.starts_with("pep"))
+                .collect();
+            k.sort();
+            k
         };
-        // Every knob field but the shared `mtu` is a key of its stack alone, and vice versa
-        // (the PEP's keys aside): a new field without its registry entry fails here.
-        let fields = |v: serde_json::Value| -> Vec<String> {
-            let serde_json::Value::Object(m) = v else {
+        // Every knob field but the shared `mtu` is a key of its stack, and every key tagged
+        // with a stack is a field of that stack's knobs: a new field without its registry
+        // entry (or a key on the wrong stack) fails here.
+        let fields = |v: Result<serde_json::Value, serde_json::Error>| -> Vec<String> {
+            let Ok(serde_json::Value::Object(m)) = v else {
                 panic!("knobs serialize as a table")
             };
             let mut f: Vec<String> = m.keys().filter(|k| *k != "mtu").cloned().collect();
             f.sort();
             f
         };
-        let keys = |stack| -> Vec<String> {
-            let mut k: Vec<String> = only(stack)
-                .into_iter()
-                .filter(|k| !k.starts_with("pep"))
-                .map(String::from)
-                .collect();
-            k.sort();
-            k
-        };
-        let json = |v: Result<serde_json::Value, serde_json::Error>| v.expect("serializable");
+        use crate::model::{QuicKnobs, QuicModelKnobs, TcpKnobs};
         assert_eq!(
             keys(Stack::Quic),
-            fields(json(serde_json::to_value(
-                crate::model::QuicKnobs::default()
-            )))
+            fields(serde_json::to_value(QuicKnobs::default()))
+        );
+        assert_eq!(
+            keys(Stack::QuicModel),
+            fields(serde_json::to_value(QuicModelKnobs::default()))
         );
         assert_eq!(
             keys(Stack::Tcp),
-            fields(json(
-                serde_json::to_value(crate::model::TcpKnobs::default())
-            ))
+            fields(serde_json::to_value(TcpKnobs::default()))
         );
+        // Keys of both QUIC stacks are exactly the fields both knob types have.
+        let quinn = fields(serde_json::to_value(QuicKnobs::default()));
+        let shared: Vec<String> = fields(serde_json::to_value(QuicModelKnobs::default()))
+            .into_iter()
+            .filter(|f| quinn.contains(f))
+            .collect();
+        let mut both: Vec<String> = KEYS
+            .iter()
+            .filter(|k| k.stacks == BOTH_QUIC)
+            .map(|k| k.path.trim_start_matches("flow.").to_string())
+            .collect();
+        both.sort();
+        assert_eq!(both, shared);
         assert_eq!(
-            only(Stack::Tcp)
-                .iter()
-                .filter(|k| k.starts_with("pep"))
+            KEYS.iter()
+                .filter(|k| k.stacks == TCP && k.path.starts_with("flow.pep"))
                 .count(),
             6,
             "the PEP keys"
         );
         assert!(KEYS
             .iter()
-            .filter(|k| k.stack.is_some())
+            .filter(|k| !k.stacks.is_empty())
             .all(|k| k.path.starts_with("flow.")));
-        // The registry test can only see a TCP key change something on a TCP flow.
+        // The registry test can only see a key change something on a flow of its stack.
         assert!(KEYS
             .iter()
-            .filter(|k| k.stack == Some(Stack::Tcp))
+            .filter(|k| k.stacks == TCP)
             .all(|k| k.context == [TCP_FLOW]
                 || k.context == [TCP_FLOW, PEP_ON]
                 || k.context == [TCP_FLOW, HTTP1]));
+        assert!(KEYS
+            .iter()
+            .filter(|k| k.stacks == MODEL)
+            .all(|k| k.context == [MODEL_FLOW]));
         assert!(QUIC_ONLY_CC.iter().all(|c| CC_NAMES.contains(c)));
+        assert!(OUR_CC
+            .iter()
+            .all(|c| CC_NAMES.contains(c) && !QUIC_ONLY_CC.contains(c)));
+        assert_eq!(OUR_CC.len() + QUIC_ONLY_CC.len(), CC_NAMES.len());
         assert_eq!(
             find("flow.stack").map(|k| k.allowed),
-            Some(&["quic", "tcp"][..])
+            Some(&["quic", "tcp", "quic-model"][..])
         );
+        for s in [Stack::Quic, Stack::Tcp, Stack::QuicModel] {
+            assert!(STACK_NAMES.contains(&s.name()));
+        }
     }
 
     #[test]

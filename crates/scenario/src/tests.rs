@@ -7,7 +7,9 @@ use cc::config::{CcConfig, RenoCounting};
 use netem::config::{Jitter, LossConfig, QueueLimit, RateProfile};
 use netem::loss::gilbert_elliott_mean_loss;
 
-use crate::model::{CcChoice, CrossPattern, QuicKnobs, Stack, TcpKnobs, TlsMode, Workload};
+use crate::model::{
+    CcChoice, CrossPattern, QuicKnobs, QuicModelKnobs, Stack, TcpKnobs, TlsMode, Workload,
+};
 use crate::registry::{keys, DefaultValue};
 use crate::{load, parse_str, run_seed, LoadedScenario, ScenarioError};
 
@@ -499,6 +501,7 @@ fn every_example_parses() {
             "fair-share",
             "ge-loss",
             "lossy-sweep",
+            "quic-model",
             "quic-vs-tcp",
             "satellite-bod"
         ]
@@ -563,6 +566,35 @@ fn examples_mean_what_their_comments_say() {
         );
     }
     assert_eq!(s.flows[1].tcp, TcpKnobs::default());
+}
+
+#[test]
+fn the_model_example_is_inets_configuration() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/examples");
+    let l = load(&dir.join("quic-model.toml"), &[], &[]).unwrap_or_else(|e| panic!("{e}"));
+    let f = &l.points[0].scenario.flows[0];
+    assert_eq!(f.stack, Stack::QuicModel);
+    assert_eq!(
+        f.quic_model,
+        QuicModelKnobs {
+            mtu: 1280,
+            receiver_ack_ratio: 1,
+            pacing: false,
+            fc_threshold: 0.5,
+            fc_immediate: false,
+            ..QuicModelKnobs::default()
+        }
+    );
+    assert_eq!(
+        f.quic_model,
+        QuicModelKnobs {
+            stream_window: QuicModelKnobs::default().stream_window,
+            conn_window: QuicModelKnobs::default().conn_window,
+            send_window: QuicModelKnobs::default().send_window,
+            ..crate::builder::inet_model_knobs(1280)
+        },
+        "the builder's INET knobs are the example's"
+    );
 }
 
 fn tcp_of(text: &str) -> TcpKnobs {
@@ -664,6 +696,7 @@ fn fields<T: serde::Serialize>(t: &T) -> Vec<String> {
 fn flow_knob_registry_defaults_equal_the_types_defaults() {
     let tcp = TcpKnobs::default();
     let quic = QuicKnobs::default();
+    let model = QuicModelKnobs::default();
     for (name, value) in fields(&tcp)
         .iter()
         .map(|f| {
@@ -676,6 +709,12 @@ fn flow_knob_registry_defaults_equal_the_types_defaults() {
             (
                 f.clone(),
                 serde_json::to_value(quic).expect("json")[f].clone(),
+            )
+        }))
+        .chain(fields(&model).iter().map(|f| {
+            (
+                f.clone(),
+                serde_json::to_value(model).expect("json")[f].clone(),
             )
         }))
     {
@@ -698,6 +737,17 @@ fn flow_knob_registry_defaults_equal_the_types_defaults() {
         // A QUIC flow carries the TCP defaults too, so engines never see garbage.
         assert_eq!(f.tcp, tcp, "{text}");
     }
+    let model_text = with_documented_defaults(MODEL_HEAD, &fields(&model));
+    for text in [MODEL_HEAD, model_text.as_str()] {
+        let f = ok(text).points[0].scenario.flows[0].clone();
+        assert_eq!(f.quic_model, model, "{text}");
+        assert_eq!((f.quic, f.tcp), (quic, tcp), "{text}");
+    }
+    // Every flow carries the model's defaults, so engines never see garbage.
+    assert_eq!(
+        ok("[[flow]]\n").points[0].scenario.flows[0].quic_model,
+        model
+    );
     assert_eq!(
         tcp_of("[[flow]]\nstack = \"tcp\"\nmtu = 1400\n"),
         TcpKnobs::with_mtu(1400)
@@ -732,7 +782,11 @@ fn http_version_selects_parallel_keep_alive_connections() {
         Some(2)
     );
     let e = err("[[flow]]\nhttp = \"http1.1\"\n");
-    assert!(e.to_string().contains("applies only to TCP flows"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("applies only to flows with stack = \"tcp\""),
+        "{e}"
+    );
 }
 
 #[test]
@@ -762,7 +816,11 @@ fn pep_keys_resolve_to_a_pep_spec() {
         matches!(p.cc, cc::config::CcConfig::Cubic { common, .. } if common.initial_window_packets == 100)
     );
     let e = err("[[flow]]\npep = \"server-side\"\n");
-    assert!(e.to_string().contains("applies only to TCP flows"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("applies only to flows with stack = \"tcp\""),
+        "{e}"
+    );
     let e = err("[[flow]]\nstack = \"tcp\"\npep = \"middle\"\n");
     assert!(e.to_string().contains("client-side"), "{e}");
 }
@@ -772,7 +830,7 @@ fn keys_of_the_other_stack_are_errors() {
     let e = err("[[flow]]\nstack = \"tcp\"\n  stream_window = \"1MB\"\n");
     assert_eq!(
         e.to_string(),
-        "t.toml:3:3: flow.0.stream_window applies only to QUIC flows, but this flow has stack = \"tcp\""
+        "t.toml:3:3: flow.0.stream_window applies only to flows with stack = \"quic\" or \"quic-model\", but this flow has stack = \"tcp\""
     );
     for key in [
         "conn_window = \"1MB\"",
@@ -789,13 +847,13 @@ fn keys_of_the_other_stack_are_errors() {
     let e = err("[[flow]]\n[[flow]]\nsack = false\n");
     assert_eq!(
         e.to_string(),
-        "t.toml:3:1: flow.1.sack applies only to TCP flows, but this flow has stack = \"quic\""
+        "t.toml:3:1: flow.1.sack applies only to flows with stack = \"tcp\", but this flow has stack = \"quic\""
     );
     let e = err("[[flow]]\nstack = \"tcp\"\ncc = \"quinn-cubic\"\n");
     assert_eq!((e.line, e.column), (Some(3), Some(6)), "{e}");
     assert!(
         e.message
-            .contains("cc = \"quinn-cubic\" applies only to QUIC flows"),
+            .contains("cc = \"quinn-cubic\" applies only to flows with stack = \"quic\""),
         "{e}"
     );
     // Our controllers and shared keys are fine on TCP.
@@ -815,4 +873,191 @@ fn keys_of_the_other_stack_are_errors() {
 /// A fresh private directory (random name, mode 0700), removed on drop.
 fn temp_dir(tag: &str) -> fsutil::PrivateDir {
     fsutil::PrivateDir::new(&format!("scenario-test-{tag}-")).expect("create temp dir")
+}
+
+const MODEL_HEAD: &str = "[[flow]]\nstack = \"quic-model\"\n";
+
+/// The research model's knobs of the first flow of `text`.
+fn model_of(text: &str) -> QuicModelKnobs {
+    let l = ok(text);
+    let f = &l.points[0].scenario.flows[0];
+    assert_eq!(f.stack, Stack::QuicModel);
+    f.quic_model
+}
+
+#[test]
+fn quic_model_keys_parse_into_model_knobs() {
+    use crate::model::{FcUpdate, StreamScheduler};
+    let k = model_of(&format!(
+        "{MODEL_HEAD}mtu = 9000\ninitial_rtt = \"100ms\"\nstream_window = \"64KB\"\n\
+         conn_window = \"100KB\"\nsend_window = \"1MB\"\nack_ratio = 10\nmax_ack_delay = \"5ms\"\n\
+         zero_rtt = true\nreceiver_ack_ratio = 1\nack_delay = \"40ms\"\nack_on_reorder = false\n\
+         bundle_acks = true\nibit = true\nfc_update = \"every-ack\"\nfc_threshold = 0.5\n\
+         fc_immediate = false\nwindow_autotuning = true\nscheduler = \"fifo\"\n\
+         send_queue_limit = \"64KB\"\nsend_queue_low_water = 0.1\npacing = false\n"
+    ));
+    let want = QuicModelKnobs {
+        mtu: 9000,
+        initial_rtt: Duration::from_millis(100),
+        stream_window: 64_000,
+        conn_window: 100_000,
+        send_window: 1_000_000,
+        ack_ratio: Some(10),
+        max_ack_delay: Some(Duration::from_millis(5)),
+        zero_rtt: true,
+        receiver_ack_ratio: 1,
+        ack_delay: Duration::from_millis(40),
+        ack_on_reorder: false,
+        bundle_acks: true,
+        ibit: true,
+        fc_update: FcUpdate::EveryAck,
+        fc_threshold: 0.5,
+        fc_immediate: false,
+        window_autotuning: true,
+        scheduler: StreamScheduler::Fifo,
+        send_queue_limit: Some(64_000),
+        send_queue_low_water: 0.1,
+        pacing: false,
+    };
+    assert_eq!(k, want);
+    // A shared key means the same on both QUIC stacks.
+    let both = "stream_window = \"65KB\"\nack_ratio = 4\nzero_rtt = true\n";
+    let quinn = ok(&format!("[[flow]]\n{both}")).points[0].scenario.flows[0].quic;
+    let model = model_of(&format!("{MODEL_HEAD}{both}"));
+    assert_eq!(
+        (quinn.stream_window, quinn.ack_ratio, quinn.zero_rtt),
+        (model.stream_window, model.ack_ratio, model.zero_rtt)
+    );
+    // The model's MTU has no quinn limit: up to IPv4's 65535.
+    assert_eq!(model_of(&format!("{MODEL_HEAD}mtu = 65535\n")).mtu, 65535);
+    assert_eq!(model_of(&format!("{MODEL_HEAD}mtu = 1228\n")).mtu, 1228);
+    // The model takes RFC 9002's NewReno like quinn's stack, not Linux's Reno.
+    let f = &ok(MODEL_HEAD).points[0].scenario.flows[0];
+    assert!(matches!(
+        f.cc,
+        CcChoice::Ours(CcConfig::NewReno {
+            counting: RenoCounting::Exact,
+            ..
+        })
+    ));
+    // `flow.stack` sweeps over all three stacks.
+    let l = parse_with("", &[], &["flow.stack=quic,tcp,quic-model"]).expect("sweepable");
+    let stacks: Vec<Stack> = l.points.iter().map(|p| p.scenario.flows[0].stack).collect();
+    assert_eq!(stacks, [Stack::Quic, Stack::Tcp, Stack::QuicModel]);
+}
+
+#[test]
+fn quic_model_values_are_checked() {
+    let model_err = |body: &str| err(&format!("{MODEL_HEAD}{body}\n"));
+    // Enums list their values; bounds name the key, the value and the interval, at the value.
+    let e = model_err("fc_update = \"sometimes\"");
+    assert_eq!((e.line, e.column), (Some(3), Some(13)), "{e}");
+    assert_eq!(e.allowed, ["threshold", "every-ack"]);
+    let e = model_err("scheduler = \"lifo\"");
+    assert_eq!(e.allowed, ["round-robin", "fifo"]);
+    for (body, want) in [
+        (
+            "fc_threshold = 0",
+            "flow.0.fc_threshold = 0 is not in (0, 1]",
+        ),
+        (
+            "fc_threshold = 1.5",
+            "flow.0.fc_threshold = 1.5 is not in (0, 1]",
+        ),
+        (
+            "send_queue_low_water = 1",
+            "flow.0.send_queue_low_water = 1 is not in [0, 1)",
+        ),
+        ("send_queue_low_water = -0.1", "is not in [0, 1)"),
+        (
+            "ack_delay = \"0ms\"",
+            "flow.0.ack_delay = 0ns is not within 1ns and 16.383s",
+        ),
+        ("ack_delay = \"17s\"", "is not within 1ns and 16.383s"),
+        ("receiver_ack_ratio = 0", "0 is not within 1 and 4294967295"),
+        ("send_queue_limit = 0", "is not within 1 B and"),
+        (
+            "stream_window = 0",
+            "flow.0.stream_window = 0 B is not within 1 B and 4611686018427387903 B",
+        ),
+        ("conn_window = 0", "flow.0.conn_window = 0 B"),
+        ("send_window = 0", "flow.0.send_window = 0 B"),
+        (
+            "max_ack_delay = \"0ms\"",
+            "for an ACK on every packet set ack_ratio = 1",
+        ),
+        (
+            "max_ack_delay = \"20s\"",
+            "flow.0.max_ack_delay = 20s is not within",
+        ),
+        ("mtu = 65536", "65536 is not within 1228 and 65535"),
+        ("mtu = 1227", "1227 is not within 1228 and 65535"),
+    ] {
+        let e = model_err(body);
+        assert_eq!(e.line, Some(3), "{body}: {e}");
+        assert!(e.message.contains(want), "{body}: {e}");
+    }
+    ok(&format!(
+        "{MODEL_HEAD}fc_threshold = 1\nsend_queue_low_water = 0\n"
+    ));
+    // The model's limits on shared keys do not apply to quinn's stack.
+    ok("[[flow]]\nmax_ack_delay = \"0ms\"\n");
+    // quinn's controllers are quinn's: refused on the model, naming the allowed values.
+    let e = model_err("cc = \"quinn-bbr\"");
+    assert_eq!((e.line, e.column), (Some(3), Some(6)), "{e}");
+    assert_eq!(
+        e.to_string(),
+        "t.toml:3:6: cc = \"quinn-bbr\" applies only to flows with stack = \"quic\", but this flow has stack = \"quic-model\"; allowed for stack = \"quic-model\": newreno, newreno-approx, cubic, none"
+    );
+    for cc in ["newreno", "newreno-approx", "cubic", "none"] {
+        ok(&format!("{MODEL_HEAD}cc = \"{cc}\"\n"));
+    }
+    let e = err("[[flow]]\nstack = \"quic-modell\"\n");
+    assert_eq!(e.allowed, ["quic", "tcp", "quic-model"]);
+}
+
+#[test]
+fn keys_of_the_model_and_of_quinn_stay_on_their_stacks() {
+    // A model-only key on quinn's stack names the key and the stack that accepts it.
+    let e = err("[[flow]]\n  ibit = true\n");
+    assert_eq!(
+        e.to_string(),
+        "t.toml:2:3: flow.0.ibit applies only to flows with stack = \"quic-model\", but this flow has stack = \"quic\""
+    );
+    for key in [
+        "receiver_ack_ratio = 1",
+        "ack_delay = \"5ms\"",
+        "ack_on_reorder = false",
+        "bundle_acks = true",
+        "fc_update = \"every-ack\"",
+        "fc_threshold = 0.5",
+        "fc_immediate = false",
+        "window_autotuning = true",
+        "scheduler = \"fifo\"",
+        "send_queue_limit = \"64KB\"",
+        "send_queue_low_water = 0.1",
+        "pacing = false",
+    ] {
+        for stack in ["quic", "tcp"] {
+            let e = err(&format!("[[flow]]\nstack = \"{stack}\"\n{key}\n"));
+            assert_eq!((e.line, e.column), (Some(3), Some(1)), "{key}: {e}");
+            assert!(
+                e.message
+                    .contains("applies only to flows with stack = \"quic-model\""),
+                "{key}: {e}"
+            );
+        }
+    }
+    // quinn's own keys and the TCP model's are refused on the research model.
+    let e = err(&format!("{MODEL_HEAD}mtu_discovery = true\n"));
+    assert!(
+        e.message.contains(
+            "flow.0.mtu_discovery applies only to flows with stack = \"quic\", but this flow has stack = \"quic-model\""
+        ),
+        "{e}"
+    );
+    let e = err(&format!("{MODEL_HEAD}sack = false\n"));
+    assert!(e.message.contains("stack = \"tcp\""), "{e}");
+    let e = err(&format!("{MODEL_HEAD}pep = \"server-side\"\n"));
+    assert_eq!(e.line, Some(3), "{e}");
 }

@@ -55,6 +55,29 @@ fn every_registry_bound_has_its_row() {
                 );
                 checked += 1;
             }
+            Bounds::DurationWithin(min, max) => {
+                let r = row(&doc, k.path);
+                assert!(
+                    r.contains(&format!("`{min:?}`")) && r.contains(&format!("`{max:?}`")),
+                    "{}: the row must give `{min:?}` and `{max:?}`: {r}",
+                    k.path
+                );
+                checked += 1;
+            }
+            Bounds::Fraction { zero, one } => {
+                let r = row(&doc, k.path);
+                let interval = format!(
+                    "`{}0, 1{}`",
+                    if zero { '[' } else { '(' },
+                    if one { ']' } else { ')' }
+                );
+                assert!(
+                    r.contains(&interval),
+                    "{}: the row must give {interval}: {r}",
+                    k.path
+                );
+                checked += 1;
+            }
         }
     }
     assert!(

@@ -5,6 +5,7 @@ use scenario::model::{FlowSpec, PepPosition, Stack};
 use transport::agent::{FlowAgent, Side};
 use transport::clock::VirtualClock;
 use transport::quic::{QuicFlow, QuicFlowConfig};
+use transport::quicmodel::{QuicModelFlow, QuicModelFlowConfig};
 use transport::tcp::{TcpFlow, TcpFlowConfig};
 use transport::tls::KeyLogBuffer;
 
@@ -84,6 +85,15 @@ pub(crate) fn build_agent(
                 plan: spec.plan(),
                 knobs: spec.tcp,
                 pep: spec.pep,
+            })
+            .map_err(|e| failed(&e))?,
+        ),
+        // Sans-IO and pure: the run's seed, addresses and trace outputs are not its concern
+        // (its pcap view is written by `capture`).
+        Stack::QuicModel => Box::new(
+            QuicModelFlow::new(QuicModelFlowConfig {
+                plan: spec.plan(),
+                knobs: spec.quic_model,
             })
             .map_err(|e| failed(&e))?,
         ),

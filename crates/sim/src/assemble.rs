@@ -6,8 +6,9 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use results::{Cross, Flow, Run};
+use results::{Cross, Flow, ModelFlow, Run};
 use scenario::model::Stack;
+use transport::agent::ModelMetrics;
 
 use crate::engine::{FlowSlot, Sim, SimError, BOTTLENECK_DOWN, BOTTLENECK_UP};
 
@@ -33,10 +34,7 @@ fn flow(slot: &FlowSlot, window: f64) -> (Flow, Vec<String>) {
     let first_conn = report.connections.first();
     let flow = Flow {
         name: slot.name.clone(),
-        stack: match slot.spec.stack {
-            Stack::Quic => "quic".into(),
-            Stack::Tcp => "tcp".into(),
-        },
+        stack: slot.spec.stack.name().into(),
         workload: slot.spec.workload.name().to_string(),
         bytes_delivered: report.bytes_delivered,
         goodput_bps: goodput,
@@ -65,9 +63,40 @@ fn flow(slot: &FlowSlot, window: f64) -> (Flow, Vec<String>) {
         config: Some(match slot.spec.stack {
             Stack::Quic => transport::linux_config::quic_record(&slot.spec.cc),
             Stack::Tcp => transport::linux_config::tcp_record(&slot.spec.cc, &slot.spec.tcp),
+            // The model runs the `cc` crate's controllers as quinn's stack runs them.
+            Stack::QuicModel => transport::linux_config::quic_record(&slot.spec.cc),
         }),
+        model: report
+            .model
+            .as_ref()
+            .map(|m| model_flow(m, report.ack_frames_sent)),
     };
     (flow, warnings)
+}
+
+/// The research model's own figures; `ack_frames_sent` is the receiver's count of the common
+/// report, which the achieved ACK ratio divides by.
+fn model_flow(m: &ModelMetrics, ack_frames_sent: u64) -> ModelFlow {
+    let delay = m.one_way_delay.filter(|d| d.count > 0);
+    ModelFlow {
+        ack_frames_received: m.ack_frames_received,
+        ack_eliciting_received: m.ack_eliciting_received,
+        achieved_ack_ratio: (ack_frames_sent > 0)
+            .then(|| m.ack_eliciting_received as f64 / ack_frames_sent as f64),
+        data_blocked_frames_sent: m.data_blocked_frames_sent,
+        stream_data_blocked_frames_sent: m.stream_data_blocked_frames_sent,
+        ibit_packets_sent: m.ibit_packets_sent,
+        ack_frequency_frames_sent: m.ack_frequency_frames_sent,
+        cwnd_limited_s: m.cwnd_limited_s,
+        flow_control_limited_s: m.flow_control_limited_s,
+        app_limited_s: m.app_limited_s,
+        one_way_delay_samples: delay.map_or(0, |d| d.count),
+        one_way_delay_mean_s: delay.map(|d| d.mean_s),
+        one_way_delay_p50_s: delay.map(|d| d.p50_s),
+        one_way_delay_p95_s: delay.map(|d| d.p95_s),
+        one_way_delay_p99_s: delay.map(|d| d.p99_s),
+        one_way_delay_max_s: delay.map(|d| d.max_s),
+    }
 }
 
 impl Sim {

@@ -66,6 +66,17 @@ impl Capture {
                 addr::ipv4_tcp_header(src, dst, &tcp_fields(&seg, mss), self.ip_ident, &mut bytes);
                 bytes.resize(bytes.len() + seg.len as usize, 0);
             }
+            Owner::Flow(f) if flow.is_some_and(|s| s.stack == Stack::QuicModel) => {
+                // The research model moves its packet's header bytes (no AEAD, no frame
+                // payload): the datagram gets its real size on the wire, the header first and
+                // zeros for the rest, so lengths and timing read as they would for quinn.
+                let (c, s) = (addr::client_addr(f as usize), addr::server_addr(f as usize));
+                let (src, dst) = if pkt.up { (c, s) } else { (s, c) };
+                let len = (pkt.payload_len as usize).max(pkt.payload.len());
+                addr::ipv4_udp_header(src, dst, len, self.ip_ident, &mut bytes);
+                bytes.extend_from_slice(&pkt.payload);
+                bytes.resize(bytes.len() + len - pkt.payload.len(), 0);
+            }
             Owner::Flow(f) => {
                 let (c, s) = (addr::client_addr(f as usize), addr::server_addr(f as usize));
                 let (src, dst) = if pkt.up { (c, s) } else { (s, c) };

@@ -66,7 +66,7 @@ pub const IP_TCP_TS: u64 = 52;
 /// Per-packet header bytes in front of the transport payload the cases measure.
 fn header_bytes(stack: Stack) -> f64 {
     match stack {
-        Stack::Quic => f64::from(netem::wire::IPV4_UDP_OVERHEAD),
+        Stack::Quic | Stack::QuicModel => f64::from(netem::wire::IPV4_UDP_OVERHEAD),
         Stack::Tcp => IP_TCP_TS as f64,
     }
 }
@@ -80,6 +80,11 @@ fn case_name(stack: Stack, base: &'static str) -> &'static str {
         (Stack::Tcp, "fair-share") => "tcp-fair-share",
         (Stack::Tcp, "high-loss") => "tcp-high-loss",
         (Stack::Tcp, b) => b,
+        (Stack::QuicModel, "link-bandwidth") => "model-link-bandwidth",
+        (Stack::QuicModel, "mathis") => "model-mathis",
+        (Stack::QuicModel, "fair-share") => "model-fair-share",
+        (Stack::QuicModel, "high-loss") => "model-high-loss",
+        (Stack::QuicModel, b) => b,
     }
 }
 
@@ -87,6 +92,9 @@ fn case_name(stack: Stack, base: &'static str) -> &'static str {
 fn sender(stack: Stack, name: &str, mtu: u16, cc: CcChoice) -> FlowSpec {
     match stack {
         Stack::Quic => bulk_flow(name, mtu, cc),
+        Stack::QuicModel => {
+            scenario::builder::quic_model(name, Workload::Bulk { upload: true }, mtu, cc)
+        }
         Stack::Tcp => {
             let mut f = tcp_flow(name, Workload::Bulk { upload: true }, mtu, cc);
             // The models assume the receiver never limits the sender.
@@ -101,7 +109,7 @@ fn sender(stack: Stack, name: &str, mtu: u16, cc: CcChoice) -> FlowSpec {
 /// MSS = 1448 B for TCP (MTU 1500 with timestamps).
 fn mss(stack: Stack) -> (u16, f64) {
     match stack {
-        Stack::Quic => (1280, 1252.0),
+        Stack::Quic | Stack::QuicModel => (1280, 1252.0),
         Stack::Tcp => (1500, 1448.0),
     }
 }
@@ -254,7 +262,8 @@ pub const RANDOM_LOSS_GAIN: f64 = 1.31 / 1.224_744_871;
 /// until the bytes in flight fall under the halved window, another half round trip.
 pub fn recovery_rtts(stack: Stack) -> f64 {
     match stack {
-        Stack::Quic => 1.5,
+        // The research model follows RFC 9002 like quinn.
+        Stack::Quic | Stack::QuicModel => 1.5,
         Stack::Tcp => 1.0,
     }
 }
@@ -264,7 +273,7 @@ pub fn recovery_rtts(stack: Stack) -> f64 {
 /// max_ack_delay ≈ RTT + 25 ms once RTTVAR has settled.
 pub fn first_timeout_s(stack: Stack, rtt_s: f64) -> f64 {
     match stack {
-        Stack::Quic => rtt_s + 0.025,
+        Stack::Quic | Stack::QuicModel => rtt_s + 0.025,
         Stack::Tcp => rtt_s + 0.200,
     }
 }

@@ -8,6 +8,7 @@ use crate::names::check_key_name;
 use crate::read::{expected, Reader};
 use crate::resolve::knobs::overlay;
 use crate::resolve::link::{access, LinkDraft};
+use crate::resolve::quicmodel::quic_model;
 use crate::resolve::tcp::{check_stack_keys, pep, tcp};
 use crate::tree::{Table, Val};
 use netem::config::LinkConfig;
@@ -20,6 +21,13 @@ pub const MIN_QUIC_MTU: u64 = 1228;
 /// panics inside quinn). With at most 16383 B of UDP payload no packet of the datagram can
 /// exceed that, whatever the connection-ID lengths: 16383 + 28 = 16411.
 pub const MAX_QUIC_MTU: u64 = 16_383 + 28;
+/// Smallest MTU of the research model: RFC 9000 §14 (a client pads its Initial datagrams to
+/// 1200 B of UDP payload) plus 28 B of IPv4 and UDP headers, as for quinn.
+pub const MIN_QUIC_MODEL_MTU: u64 = 1228;
+/// Largest MTU of the research model: it has no quinn-internal limit (its long-header Length
+/// field is a varint of whatever size it needs), so the bound is IPv4's 16-bit Total Length,
+/// as for TCP: a UDP payload of at most 65535 − 28 = 65507 B.
+pub const MAX_QUIC_MODEL_MTU: u64 = 65_535;
 /// Smallest TCP MTU: the IPv4 minimum datagram every host must accept (RFC 791).
 pub const MIN_TCP_MTU: u64 = 576;
 /// Largest TCP MTU: the IPv4 Total Length field is 16 bits.
@@ -56,6 +64,7 @@ pub(crate) fn flow(
     let stack = match r.choice("stack")? {
         Some("quic") | None => Stack::Quic,
         Some("tcp") => Stack::Tcp,
+        Some("quic-model") => Stack::QuicModel,
         Some(other) => {
             return Err(errors.at(at, format!("internal: stack {other} has no model variant")))
         }
@@ -75,6 +84,7 @@ pub(crate) fn flow(
     let (min_mtu, max_mtu) = match stack {
         Stack::Quic => (MIN_QUIC_MTU, MAX_QUIC_MTU),
         Stack::Tcp => (MIN_TCP_MTU, MAX_TCP_MTU),
+        Stack::QuicModel => (MIN_QUIC_MODEL_MTU, MAX_QUIC_MODEL_MTU),
     };
     let mtu = r.uint_in("mtu", min_mtu, max_mtu)?.unwrap_or(1500);
     let mtu = u16::try_from(mtu).unwrap_or(u16::MAX);
@@ -98,6 +108,7 @@ pub(crate) fn flow(
                 },
             )?,
             tcp: tcp(&r, mtu)?,
+            quic_model: quic_model(&r, mtu, stack)?,
             pep: if stack == Stack::Tcp { pep(&r)? } else { None },
             client_access: ideal.clone(),
             server_access: ideal,

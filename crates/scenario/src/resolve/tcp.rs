@@ -5,37 +5,44 @@ use cc::config::{CcConfig, CommonCcConfig, CubicProfile, RenoCounting};
 
 use crate::model::{PepPosition, PepSpec, Stack, TcpKnobs};
 use crate::read::Reader;
-use crate::registry::{self, QUIC_ONLY_CC};
+use crate::registry::{self, OUR_CC, QUIC_ONLY_CC};
 use crate::resolve::knobs::{overlay, user};
 use crate::tree::{Table, Val};
 
-/// Rejects keys (and `cc` values) of `table` that only the other stack has: its model would
-/// ignore them silently, and a researcher would believe they took effect.
+/// Rejects keys (and `cc` values) of `table` that the flow's stack does not have: its model
+/// would ignore them silently, and a researcher would believe they took effect. The message
+/// names the key and the stacks that accept it.
 pub(crate) fn check_stack_keys(
     table: &Table,
     stack: Stack,
     user_path: &str,
     errors: &Errors,
 ) -> Result<(), ScenarioError> {
-    let wrong = |at: &At, what: String, only: Stack| {
+    let wrong = |at: &At, what: String, only: &[Stack]| {
+        let names: Vec<String> = only.iter().map(|s| format!("{:?}", s.name())).collect();
         errors.at(
             at,
             format!(
-                "{what} applies only to {} flows, but this flow has stack = {:?}",
-                only.name().to_uppercase(),
+                "{what} applies only to flows with stack = {}, but this flow has stack = {:?}",
+                names.join(" or "),
                 stack.name()
             ),
         )
     };
     for e in &table.entries {
-        let only = registry::find(&format!("flow.{}", e.key)).and_then(|k| k.stack);
-        if let Some(only) = only.filter(|s| *s != stack) {
-            return Err(wrong(&e.key_at, format!("{user_path}.{}", e.key), only));
+        if let Some(k) = registry::find(&format!("flow.{}", e.key)) {
+            if !k.applies_to(stack) {
+                return Err(wrong(&e.key_at, format!("{user_path}.{}", e.key), k.stacks));
+            }
         }
         if e.key == "cc" && stack != Stack::Quic {
             if let Val::Str(v) = &e.node.val {
                 if QUIC_ONLY_CC.contains(&v.as_str()) {
-                    return Err(wrong(&e.node.at, format!("cc = {v:?}"), Stack::Quic));
+                    return Err(wrong(&e.node.at, format!("cc = {v:?}"), &[Stack::Quic])
+                        .with_allowed_titled(
+                            &format!("allowed for stack = {:?}", stack.name()),
+                            OUR_CC,
+                        ));
                 }
             }
         }

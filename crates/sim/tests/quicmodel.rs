@@ -1,0 +1,264 @@
+//! The QUIC research model (`stack = "quic-model"`) through the engine: its flows complete,
+//! carry the model's own results (which quinn's and TCP's do not), take their knobs from the
+//! scenario, stay deterministic, and appear in the pcap as UDP.
+
+mod common;
+use common::*;
+use scenario::model::{FlowSpec, RunSpec, Stack, SweepPoint, Workload};
+
+fn download(size: u64) -> Workload {
+    Workload::Download {
+        size,
+        streams: 1,
+        connections: 1,
+    }
+}
+
+/// A model flow with the same knobs as [`flow`] (quinn's windows, RFC NewReno).
+fn model(name: &str, workload: Workload) -> FlowSpec {
+    let mut f = flow(name, workload);
+    f.stack = Stack::QuicModel;
+    f.quic_model.stream_window = f.quic.stream_window;
+    f.quic_model.conn_window = f.quic.conn_window;
+    f.quic_model.send_window = f.quic.send_window;
+    f
+}
+
+#[test]
+fn a_model_download_completes_with_the_model_fields_and_the_others_without() {
+    let mut tcp = flow("tcp", download(300_000));
+    tcp.stack = Stack::Tcp;
+    let s = dumbbell(
+        20_000_000,
+        ms(15),
+        100,
+        vec![
+            model("model", download(300_000)),
+            flow("quinn", download(300_000)),
+            tcp,
+        ],
+        ms(10_000),
+    );
+    let r = run(&s, 1);
+    let stacks: Vec<&str> = r.flows.iter().map(|f| f.stack.as_str()).collect();
+    assert_eq!(stacks, ["quic-model", "quic", "tcp"]);
+    for f in &r.flows {
+        assert_eq!(f.error, None, "{}", f.name);
+        assert_eq!(f.bytes_delivered, 300_000, "{}", f.name);
+        assert!(f.completion_s.is_some(), "{} completes", f.name);
+    }
+    assert!(r.flows[1].model.is_none() && r.flows[2].model.is_none());
+    let json = serde_json::to_value(&r).expect("json");
+    assert!(
+        json["flows"][1].get("model").is_none(),
+        "quinn's line has no model key"
+    );
+    assert!(
+        json["flows"][2].get("model").is_none(),
+        "TCP's line has no model key"
+    );
+
+    let f = &r.flows[0];
+    let m = f.model.as_ref().expect("the model's figures");
+    let sent = f.ack_frames_sent.expect("ACKs counted");
+    assert!(sent > 0 && m.ack_frames_received > 0);
+    assert!(
+        m.ack_frames_received <= sent,
+        "{} of {sent}",
+        m.ack_frames_received
+    );
+    // quinn's default: an ACK after every second ack-eliciting packet (or the 25 ms timer).
+    let ratio = m.achieved_ack_ratio.expect("a ratio");
+    assert!((1.0..=2.2).contains(&ratio), "achieved ACK ratio {ratio}");
+    assert!(m.ack_eliciting_received >= 300_000 / 1500);
+    // One-way delay: at least the 15 ms of propagation, ordered percentiles.
+    assert!(
+        m.one_way_delay_samples >= 200,
+        "{}",
+        m.one_way_delay_samples
+    );
+    let d = [
+        m.one_way_delay_p50_s,
+        m.one_way_delay_p95_s,
+        m.one_way_delay_p99_s,
+        m.one_way_delay_max_s,
+    ]
+    .map(|x| x.expect("measured"));
+    let mean = m.one_way_delay_mean_s.expect("mean");
+    assert!(mean >= 0.015 && mean <= d[3], "mean {mean}, {d:?}");
+    assert!(d[0] >= 0.015 && d.windows(2).all(|w| w[0] <= w[1]), "{d:?}");
+    let completion = f.completion_s.unwrap_or(0.0);
+    for t in [m.cwnd_limited_s, m.flow_control_limited_s, m.app_limited_s] {
+        assert!(
+            (0.0..=completion + 1e-9).contains(&t),
+            "{t} s of {completion} s"
+        );
+    }
+    // The common counters and the series come from the model like from the other stacks.
+    assert!(f.packets_sent.unwrap_or(0) >= 200);
+    assert!(f.final_mtu.is_some_and(|m| m > 1200));
+    assert!(r
+        .series
+        .iter()
+        .any(|row| row.flow == "model" && row.cwnd_bytes > 0));
+}
+
+#[test]
+fn the_scenario_knobs_reach_the_model() {
+    let ratio = |receiver_ack_ratio: u32| {
+        let mut f = model("m", download(500_000));
+        f.quic_model.receiver_ack_ratio = receiver_ack_ratio;
+        let r = run(&dumbbell(20_000_000, ms(10), 100, vec![f], ms(10_000)), 1);
+        assert_eq!(r.flows[0].bytes_delivered, 500_000);
+        let m = r.flows[0].model.clone().expect("model figures");
+        (
+            m.achieved_ack_ratio.expect("ratio"),
+            r.flows[0].ack_frames_sent,
+        )
+    };
+    let (one, acks_one) = ratio(1);
+    let (ten, acks_ten) = ratio(10);
+    assert!((0.9..=1.1).contains(&one), "ACK every packet: {one}");
+    assert!(ten > 3.0, "ACK every tenth packet (or the timer): {ten}");
+    assert!(acks_ten < acks_one, "{acks_ten:?} vs {acks_one:?}");
+}
+
+#[test]
+fn model_runs_are_deterministic() {
+    let mut f = model("b", Workload::Bulk { upload: true });
+    f.stop = Some(ms(2_000));
+    let mut s = dumbbell(10_000_000, ms(10), 20, vec![f], ms(3_000));
+    s.bottleneck.up.loss = netem::config::LossConfig::Bernoulli { p: 0.01 };
+    let a = serde_json::to_string(&run(&s, 7)).expect("json");
+    let b = serde_json::to_string(&run(&s, 7)).expect("json");
+    let c = serde_json::to_string(&run(&s, 8)).expect("json");
+    assert_eq!(a, b);
+    assert_ne!(a, c, "the seed drives the link's losses");
+}
+
+/// A fresh private directory (random name, mode 0700), removed on drop.
+fn temp_dir(tag: &str) -> fsutil::PrivateDir {
+    fsutil::PrivateDir::new(&format!("quiclab-{tag}-")).expect("temp dir")
+}
+
+/// tshark's fields of the frames matching `filter`, reading UDP port 443 as plain data (the
+/// model's payload is its own encoding, not QUIC): the command docs/architecture.md gives.
+fn tshark(pcap: &std::path::Path, filter: &str, field: &str) -> Vec<String> {
+    let out = std::process::Command::new("tshark")
+        .args(["-n", "-r"])
+        .arg(pcap)
+        .args([
+            "-d",
+            "udp.port==443,data",
+            "-Y",
+            filter,
+            "-T",
+            "fields",
+            "-e",
+            field,
+        ])
+        .output()
+        .expect("tshark must be installed (scripts/setup.sh)");
+    assert!(
+        out.status.success(),
+        "tshark failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn model_packets_appear_in_the_pcap_as_udp() {
+    let tmp = temp_dir("model-pcap");
+    let pcap = tmp.path().join("model.pcap");
+    let s = dumbbell(
+        10_000_000,
+        ms(10),
+        1000,
+        vec![model("dl", download(200_000))],
+        ms(5_000),
+    );
+    let r = sim::run(
+        &SweepPoint {
+            axes: vec![],
+            scenario: s,
+        },
+        &RunSpec {
+            id: "p0-r0".into(),
+            point: 0,
+            rep: 0,
+            seed: 3,
+        },
+        &sim::RunOptions {
+            pcap: Some(pcap.clone()),
+            qlog_dir: None,
+            series: false,
+        },
+    )
+    .expect("run");
+    let f = &r.flows[0];
+    assert_eq!(f.bytes_delivered, 200_000);
+    // Every datagram either endpoint sent crossed the bottleneck once (no loss here).
+    let datagrams: u64 = f.datagrams_sent.iter().flatten().sum();
+    let frames = tshark(&pcap, "udp", "frame.number");
+    assert_eq!(frames.len() as u64, datagrams);
+    // All of them carry the model's encoding ("QM"), none is malformed.
+    assert_eq!(
+        tshark(&pcap, "data.data[0:2] == 51:4d", "frame.number").len(),
+        frames.len()
+    );
+    assert!(tshark(
+        &pcap,
+        "_ws.malformed || _ws.expert.severity >= error",
+        "frame.number"
+    )
+    .is_empty());
+    // Sizes are the real ones: the server's data datagrams are full (mtu − 28 = 1472 B of UDP
+    // payload), and the UDP length equals the real length the encoding records at offset 15.
+    let rows = tshark(&pcap, "udp.srcport == 443", "data.data");
+    let lens = tshark(&pcap, "udp.srcport == 443", "udp.length");
+    assert_eq!(rows.len(), lens.len());
+    let mut full = 0;
+    for (hex, udp_len) in rows.iter().zip(&lens) {
+        let bytes: Vec<u8> = (0..hex.len() / 2)
+            .filter_map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok())
+            .collect();
+        let real = u16::from_le_bytes([bytes[15], bytes[16]]) as usize;
+        let udp_payload = udp_len.parse::<usize>().expect("a length") - 8;
+        assert_eq!(udp_payload, bytes.len());
+        assert!(udp_payload >= real, "{udp_payload} < {real}");
+        if real == 1472 {
+            assert_eq!(udp_payload, real);
+            full += 1;
+        }
+    }
+    assert!(full >= 200_000 / 1472, "only {full} full datagrams");
+    tmp.remove().expect("remove");
+}
+
+/// The model's MTU bounds (1228 to 65535, docs/limits.md) both carry a download: the largest
+/// datagram the model builds fits the IPv4 packet the scenario allows.
+#[test]
+fn the_models_mtu_extremes_carry_a_download() {
+    for mtu in [1228u16, 9000, 65535] {
+        let mut f = model("m", download(1_000_000));
+        f.quic_model.mtu = mtu;
+        let r = run(&dumbbell(100_000_000, ms(5), 1000, vec![f], ms(10_000)), 1);
+        let f = &r.flows[0];
+        assert_eq!(
+            (f.error.as_deref(), f.bytes_delivered),
+            (None, 1_000_000),
+            "mtu {mtu}"
+        );
+        assert_eq!(f.final_mtu, Some(mtu - 28), "mtu {mtu}");
+        let largest = r.links["bottleneck_down"].offered_bytes
+            / r.links["bottleneck_down"].offered_packets.max(1);
+        assert!(
+            largest <= u64::from(mtu),
+            "mtu {mtu}: mean packet {largest} B"
+        );
+    }
+}
