@@ -36,6 +36,12 @@ pub struct BenchArgs {
     /// Print the figures as one JSON line.
     #[arg(long)]
     pub json: bool,
+    /// Also run the scale rows: 10, 100 and 1,000 flows sharing one bottleneck (QUIC and TCP).
+    #[arg(long)]
+    pub scale: bool,
+    /// Only the rows whose scenario name contains this text (e.g. `1gbit`, `scale`).
+    #[arg(long, value_name = "TEXT")]
+    pub only: Option<String>,
 }
 
 /// The fixed benchmark scenarios: (file name for messages, text).
@@ -65,6 +71,35 @@ const SCENARIOS: [(&str, &str); 6] = [
         include_str!("../../../scenarios/bench/model-download-1gbit.toml"),
     ),
 ];
+
+/// The scale rows' scenario: N bulk flows on one bottleneck (`flow.count`, `flow.stack` set
+/// per row).
+const SCALE: (&str, &str) = (
+    "scenarios/bench/scale.toml",
+    include_str!("../../../scenarios/bench/scale.toml"),
+);
+
+/// Flow counts of the scale rows.
+const SCALE_FLOWS: [u32; 3] = [10, 100, 1000];
+
+/// Stacks of the scale rows.
+const SCALE_STACKS: [&str; 2] = ["quic", "tcp"];
+
+/// Figures of one scale row: N flows of one stack sharing the bottleneck.
+#[derive(Debug, Clone, Serialize)]
+pub struct ScaleFigures {
+    /// `flow.stack` of every flow.
+    pub stack: String,
+    /// Number of flows.
+    pub flows: u32,
+    /// The run's speed figures.
+    pub figures: BenchFigures,
+    /// Wall time per packet the flows' endpoints sent (ns).
+    pub wall_ns_per_packet: f64,
+    /// Peak resident memory the run added, divided by the flow count (bytes); `None` where the
+    /// kernel cannot reset the peak (`/proc/self/clear_refs`).
+    pub memory_per_flow_bytes: Option<f64>,
+}
 
 /// Speed figures of one scenario.
 #[derive(Debug, Clone, Serialize)]
@@ -97,24 +132,138 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<Exit> {
         return bench_emu::run(args.quick, args.json);
     }
     let reps = if args.quick { 1 } else { 3 };
+    let wanted = |name: &str| args.only.as_deref().is_none_or(|o| name.contains(o));
     let mut all = Vec::new();
     for (file, text) in SCENARIOS {
-        let figures = bench_one(file, text, reps)?;
+        if !wanted(file) {
+            continue;
+        }
+        let figures = bench_one(file, text, reps, &[])?;
         if !args.json {
             print_figures(&figures);
         }
         all.push(figures);
     }
+    let mut scale = Vec::new();
+    if args.scale || args.only.as_deref().is_some_and(|o| SCALE.0.contains(o)) {
+        for stack in SCALE_STACKS {
+            for flows in SCALE_FLOWS {
+                let row = bench_scale(stack, flows, reps)?;
+                if !args.json {
+                    print_scale(&row);
+                }
+                scale.push(row);
+            }
+        }
+        if !args.json {
+            print_growth(&scale);
+        }
+    }
     if args.json {
-        println!("{}", serde_json::to_string(&all)?);
+        if args.scale {
+            println!(
+                "{}",
+                serde_json::to_string(&serde_json::json!({ "scenarios": all, "scale": scale }))?
+            );
+        } else {
+            println!("{}", serde_json::to_string(&all)?);
+        }
     }
     Ok(exit::SUCCESS)
 }
 
+/// One scale row: the scale scenario with `flows` flows of `stack`.
+fn bench_scale(stack: &str, flows: u32, reps: u32) -> anyhow::Result<ScaleFigures> {
+    let overrides = [format!("flow.stack={stack}"), format!("flow.count={flows}")];
+    // The peak is reset (where the kernel allows) so it is this run's, not an earlier row's.
+    let baseline = memory::reset_peak().then(memory::current_rss).flatten();
+    let figures = bench_one(SCALE.0, SCALE.1, reps, &overrides)?;
+    let memory_per_flow_bytes = baseline
+        .zip(memory::peak_rss())
+        .map(|(base, peak)| peak.saturating_sub(base) as f64 / f64::from(flows));
+    let packets = figures.packets_per_s * figures.wall_s;
+    Ok(ScaleFigures {
+        stack: stack.to_string(),
+        flows,
+        wall_ns_per_packet: figures.wall_s * 1e9 / packets.max(1.0),
+        memory_per_flow_bytes,
+        figures,
+    })
+}
+
+fn print_scale(r: &ScaleFigures) {
+    println!(
+        "scale {:<4} {:>5} flows  simulated {}  wall {}  {:.1} sim-s/wall-s  {}  {:.0} ns/packet  memory/flow {}",
+        r.stack,
+        r.flows,
+        report::si(r.figures.simulated_s, "s"),
+        report::si(r.figures.wall_s, "s"),
+        r.figures.sim_per_wall,
+        report::si(r.figures.packets_per_s, "packets/s"),
+        r.wall_ns_per_packet,
+        r.memory_per_flow_bytes
+            .map_or_else(|| "n/a".to_string(), |b| report::si(b, "B")),
+    );
+}
+
+/// The growth of wall time per packet from the fewest to the most flows, per stack.
+fn print_growth(rows: &[ScaleFigures]) {
+    for stack in SCALE_STACKS {
+        let of = |n: u32| {
+            rows.iter()
+                .find(|r| r.stack == stack && r.flows == n)
+                .map(|r| r.wall_ns_per_packet)
+        };
+        let (lo, hi) = (SCALE_FLOWS[0], SCALE_FLOWS[SCALE_FLOWS.len() - 1]);
+        if let (Some(a), Some(b)) = (of(lo), of(hi)) {
+            println!(
+                "scale {stack:<4} wall time per packet, {hi} vs {lo} flows: {:.2}×",
+                b / a
+            );
+        }
+    }
+}
+
+/// The process's resident memory, from `/proc/self/status` (Linux).
+mod memory {
+    /// A `kB` field of /proc/self/status, in bytes.
+    fn status_bytes(field: &str) -> Option<u64> {
+        let status = std::fs::read_to_string("/proc/self/status").ok()?;
+        let line = status.lines().find(|l| l.starts_with(field))?;
+        let kb: u64 = line[field.len()..]
+            .trim()
+            .trim_end_matches("kB")
+            .trim()
+            .parse()
+            .ok()?;
+        Some(kb * 1024)
+    }
+
+    /// Resident memory now.
+    pub fn current_rss() -> Option<u64> {
+        status_bytes("VmRSS:")
+    }
+
+    /// Peak resident memory since the process started or the last [`reset_peak`].
+    pub fn peak_rss() -> Option<u64> {
+        status_bytes("VmHWM:")
+    }
+
+    /// Resets the peak to the current resident memory (`5` to clear_refs, Linux ≥ 4.0).
+    pub fn reset_peak() -> bool {
+        std::fs::write("/proc/self/clear_refs", "5").is_ok()
+    }
+}
+
 /// Runs one scenario `reps` times on this thread and keeps the best wall time.
-fn bench_one(file: &str, text: &str, reps: u32) -> anyhow::Result<BenchFigures> {
-    let loaded =
-        scenario::parse_str(text, file, Path::new("."), &[], &[]).map_err(|e| anyhow!("{e}"))?;
+fn bench_one(
+    file: &str,
+    text: &str,
+    reps: u32,
+    overrides: &[String],
+) -> anyhow::Result<BenchFigures> {
+    let loaded = scenario::parse_str(text, file, Path::new("."), overrides, &[])
+        .map_err(|e| anyhow!("{e}"))?;
     let spec = loaded
         .runs()
         .into_iter()
@@ -359,7 +508,7 @@ mod tests {
     #[test]
     fn bench_downloads_complete() {
         for (file, text) in SCENARIOS {
-            let f = bench_one(file, text, 1).expect("bench runs");
+            let f = bench_one(file, text, 1, &[]).expect("bench runs");
             assert!(f.complete, "{file} did not complete");
             assert!(
                 f.simulated_s > 1.0
@@ -369,6 +518,32 @@ mod tests {
                 "{f:?}"
             );
         }
+    }
+
+    /// A scale row runs N flows of the stack asked for and counts their packets.
+    #[test]
+    fn scale_rows_run_the_flows_asked_for() {
+        let short = format!(
+            "{}\n",
+            SCALE.1.replace("duration = \"3s\"", "duration = \"300ms\"")
+        );
+        assert_ne!(
+            short.trim(),
+            SCALE.1.trim(),
+            "the scale scenario's duration moved"
+        );
+        for stack in SCALE_STACKS {
+            let overrides = [format!("flow.stack={stack}"), "flow.count=3".to_string()];
+            let loaded = scenario::parse_str(&short, SCALE.0, Path::new("."), &overrides, &[])
+                .expect("parses");
+            let flows = &loaded.points[0].scenario.flows;
+            assert_eq!(flows.len(), 3);
+            assert!(flows.iter().all(|f| f.stack.name() == stack));
+            let f = bench_one(SCALE.0, &short, 1, &overrides).expect("runs");
+            assert!(f.packets_per_s > 0.0 && f.simulated_s > 0.2, "{f:?}");
+        }
+        assert!(memory::current_rss().is_some_and(|b| b > 0));
+        assert!(memory::peak_rss() >= memory::current_rss());
     }
 
     /// The model's rows time the same two downloads as quinn's: only the stack differs.

@@ -57,7 +57,7 @@ pub struct QuicKnobs {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum QuicCrypto {
-    /// The negotiated TLS 1.3 suite (AES-128-GCM, as browsers prefer).
+    /// The negotiated TLS 1.3 suite (AES-256-GCM: see [`crate::seeded::seeded_provider`]).
     #[default]
     Tls,
     /// The TLS handshake runs, but packets carry their payload in clear with a 16-byte checksum

@@ -5,7 +5,7 @@
 //! Cost per ACK is O(log n) plus the segments whose state actually changes: loss marking and
 //! the search for the next retransmission advance monotonic cursors instead of rescanning.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeSet, VecDeque};
 use std::time::Duration;
 
 /// How many SACKed segments above a hole declare it lost (RFC 6675 DupThresh).
@@ -45,6 +45,12 @@ impl SentSeg {
     /// Bytes it counts for in the window (a bare FIN counts as one).
     fn bytes(&self) -> u64 {
         u64::from(self.len).max(1)
+    }
+
+    /// RACK may still declare it lost: not SACKed, and not already lost and awaiting its
+    /// retransmission (the segments `rack_detect_loss` examines).
+    fn rack_candidate(&self) -> bool {
+        !self.sacked && !(self.lost && !self.retx_in_flight)
     }
 
     /// Its contribution to `pipe` (RFC 6675 SetPipe: not SACKed and not lost counts once, a
@@ -127,6 +133,10 @@ pub(crate) struct Scoreboard {
     retx_cursor: u64,
     /// Segments SACKed and not yet cumulatively acknowledged (Linux's sacked_out).
     sacked_out: u64,
+    /// Starts of the segments RACK may still declare lost ([`SentSeg::rack_candidate`]), so
+    /// that its walk skips the SACKed ones instead of visiting the whole window per ACK (in
+    /// the spirit of Linux's tsorted list, which drops SACKed segments).
+    rack_candidates: BTreeSet<u64>,
 }
 
 /// What RACK (RFC 8985 §6.2) needs to know to declare segments lost.
@@ -181,6 +191,9 @@ impl Scoreboard {
     /// Records a first transmission (always above every outstanding segment).
     pub(crate) fn push(&mut self, seg: SentSeg) {
         self.pipe += seg.pipe();
+        if seg.rack_candidate() {
+            self.rack_candidates.insert(seg.start);
+        }
         self.segs.push_back(seg);
     }
 
@@ -189,12 +202,22 @@ impl Scoreboard {
         self.segs.partition_point(|s| s.end() <= seq)
     }
 
-    /// Applies a mutation to segment `i`, keeping `pipe` right.
+    /// Applies a mutation to segment `i`, keeping `pipe` and the RACK candidates right.
     fn update(&mut self, i: usize, f: impl FnOnce(&mut SentSeg)) {
         if let Some(s) = self.segs.get_mut(i) {
             let before = s.pipe();
+            let was_candidate = s.rack_candidate();
             f(s);
             self.pipe = self.pipe - before + s.pipe();
+            match (was_candidate, s.rack_candidate()) {
+                (true, false) => {
+                    self.rack_candidates.remove(&s.start);
+                }
+                (false, true) => {
+                    self.rack_candidates.insert(s.start);
+                }
+                _ => {}
+            }
         }
     }
 
@@ -210,6 +233,9 @@ impl Scoreboard {
                 out.push(Delivered::from(s));
             } else {
                 self.sacked_out -= 1;
+            }
+            if s.rack_candidate() {
+                self.rack_candidates.remove(&s.start);
             }
             self.segs.pop_front();
         }
@@ -282,9 +308,11 @@ impl Scoreboard {
     /// SACKed, sent before the most recently sent delivered one, is lost once `rack.rtt +
     /// reo_wnd` has passed since its (latest) transmission; a retransmission can be lost too.
     /// Returns the losses and, if some segments are not yet due, the longest wait until one is
-    /// (the reordering timer). Segments are visited in sequence order; first transmissions
-    /// are in send-time order too, so the walk stops at the first never-retransmitted segment
-    /// sent after the RACK segment (every later one was sent later still).
+    /// (the reordering timer). Only the candidates (neither SACKed nor awaiting
+    /// retransmission) are visited, in sequence order; first transmissions are in send-time
+    /// order too, so the walk stops at the first never-retransmitted segment sent after the
+    /// RACK segment (every later one was sent later still). The outcome does not depend on the
+    /// visiting order: losses add up, waits take their maximum.
     pub(crate) fn rack_detect_loss(
         &mut self,
         rack: &RackState,
@@ -294,11 +322,12 @@ impl Scoreboard {
         let mut losses = Losses::default();
         let mut wait: Option<Duration> = None;
         let deadline = rack.rtt + reo_wnd;
-        for i in 0..self.segs.len() {
+        let mut from = 0;
+        while let Some(&start) = self.rack_candidates.range(from..).next() {
+            from = start + 1;
+            let i = self.index_after(start);
             let s = self.segs[i];
-            if s.sacked || (s.lost && !s.retx_in_flight) {
-                continue;
-            }
+            debug_assert!(s.start == start && s.rack_candidate());
             if !RackState::sent_after(rack.xmit_time, rack.end_seq, s.sent, s.end()) {
                 if s.retransmitted {
                     continue;
