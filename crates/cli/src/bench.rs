@@ -42,6 +42,9 @@ pub struct BenchArgs {
     /// Only the rows whose scenario name contains this text (e.g. `1gbit`, `scale`).
     #[arg(long, value_name = "TEXT")]
     pub only: Option<String>,
+    /// `flow.crypto` of the quinn rows: `tls` (the default) or `none` (the null AEAD).
+    #[arg(long, value_name = "MODE", default_value = "tls")]
+    pub crypto: String,
 }
 
 /// The fixed benchmark scenarios: (file name for messages, text).
@@ -138,7 +141,12 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<Exit> {
         if !wanted(file) {
             continue;
         }
-        let figures = bench_one(file, text, reps, &[])?;
+        let figures = bench_one(
+            file,
+            text,
+            reps,
+            &crypto_override(file, text, &args.crypto)?,
+        )?;
         if !args.json {
             print_figures(&figures);
         }
@@ -148,7 +156,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<Exit> {
     if args.scale || args.only.as_deref().is_some_and(|o| SCALE.0.contains(o)) {
         for stack in SCALE_STACKS {
             for flows in SCALE_FLOWS {
-                let row = bench_scale(stack, flows, reps)?;
+                let row = bench_scale(stack, flows, reps, &args.crypto)?;
                 if !args.json {
                     print_scale(&row);
                 }
@@ -173,8 +181,11 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<Exit> {
 }
 
 /// One scale row: the scale scenario with `flows` flows of `stack`.
-fn bench_scale(stack: &str, flows: u32, reps: u32) -> anyhow::Result<ScaleFigures> {
-    let overrides = [format!("flow.stack={stack}"), format!("flow.count={flows}")];
+fn bench_scale(stack: &str, flows: u32, reps: u32, crypto: &str) -> anyhow::Result<ScaleFigures> {
+    let mut overrides = vec![format!("flow.stack={stack}"), format!("flow.count={flows}")];
+    if stack == "quic" {
+        overrides.push(format!("flow.crypto={crypto}"));
+    }
     // The peak is reset (where the kernel allows) so it is this run's, not an earlier row's.
     let baseline = memory::reset_peak().then(memory::current_rss).flatten();
     let figures = bench_one(SCALE.0, SCALE.1, reps, &overrides)?;
@@ -222,6 +233,23 @@ fn print_growth(rows: &[ScaleFigures]) {
             );
         }
     }
+}
+
+/// `flow.crypto=<mode>` for a scenario whose flows are quinn's; nothing for the other stacks
+/// (the key is quinn's only, so setting it on them would be an error).
+fn crypto_override(file: &str, text: &str, mode: &str) -> anyhow::Result<Vec<String>> {
+    let loaded =
+        scenario::parse_str(text, file, Path::new("."), &[], &[]).map_err(|e| anyhow!("{e}"))?;
+    let quinn = loaded
+        .points
+        .iter()
+        .flat_map(|p| &p.scenario.flows)
+        .all(|f| f.stack == scenario::model::Stack::Quic);
+    Ok(if quinn {
+        vec![format!("flow.crypto={mode}")]
+    } else {
+        Vec::new()
+    })
 }
 
 /// The process's resident memory, from `/proc/self/status` (Linux).
