@@ -53,6 +53,11 @@ impl SentSeg {
         !self.sacked && !(self.lost && !self.retx_in_flight)
     }
 
+    /// Its place in the RACK candidates' send order.
+    fn rack_key(&self) -> (Duration, u64, u64) {
+        (self.sent, self.end(), self.start)
+    }
+
     /// Its contribution to `pipe` (RFC 6675 SetPipe: not SACKed and not lost counts once, a
     /// retransmission in flight counts once more).
     fn pipe(&self) -> u64 {
@@ -133,10 +138,12 @@ pub(crate) struct Scoreboard {
     retx_cursor: u64,
     /// Segments SACKed and not yet cumulatively acknowledged (Linux's sacked_out).
     sacked_out: u64,
-    /// Starts of the segments RACK may still declare lost ([`SentSeg::rack_candidate`]), so
-    /// that its walk skips the SACKed ones instead of visiting the whole window per ACK (in
-    /// the spirit of Linux's tsorted list, which drops SACKed segments).
-    rack_candidates: BTreeSet<u64>,
+    /// The segments RACK may still declare lost ([`SentSeg::rack_candidate`]) in send order,
+    /// as (latest transmission time, end sequence, start): RFC 8985's "sent after" order. Like
+    /// Linux's tsorted list (SACKed segments leave it, a retransmission moves to its tail), it
+    /// lets RACK examine just the segments sent before the RACK segment instead of walking
+    /// the whole window on every ACK.
+    rack_candidates: BTreeSet<(Duration, u64, u64)>,
 }
 
 /// What RACK (RFC 8985 §6.2) needs to know to declare segments lost.
@@ -192,7 +199,7 @@ impl Scoreboard {
     pub(crate) fn push(&mut self, seg: SentSeg) {
         self.pipe += seg.pipe();
         if seg.rack_candidate() {
-            self.rack_candidates.insert(seg.start);
+            self.rack_candidates.insert(seg.rack_key());
         }
         self.segs.push_back(seg);
     }
@@ -206,17 +213,17 @@ impl Scoreboard {
     fn update(&mut self, i: usize, f: impl FnOnce(&mut SentSeg)) {
         if let Some(s) = self.segs.get_mut(i) {
             let before = s.pipe();
-            let was_candidate = s.rack_candidate();
+            let old_key = s.rack_candidate().then(|| s.rack_key());
             f(s);
             self.pipe = self.pipe - before + s.pipe();
-            match (was_candidate, s.rack_candidate()) {
-                (true, false) => {
-                    self.rack_candidates.remove(&s.start);
+            let new_key = s.rack_candidate().then(|| s.rack_key());
+            if old_key != new_key {
+                if let Some(k) = old_key {
+                    self.rack_candidates.remove(&k);
                 }
-                (false, true) => {
-                    self.rack_candidates.insert(s.start);
+                if let Some(k) = new_key {
+                    self.rack_candidates.insert(k);
                 }
-                _ => {}
             }
         }
     }
@@ -235,7 +242,7 @@ impl Scoreboard {
                 self.sacked_out -= 1;
             }
             if s.rack_candidate() {
-                self.rack_candidates.remove(&s.start);
+                self.rack_candidates.remove(&s.rack_key());
             }
             self.segs.pop_front();
         }
@@ -309,10 +316,9 @@ impl Scoreboard {
     /// reo_wnd` has passed since its (latest) transmission; a retransmission can be lost too.
     /// Returns the losses and, if some segments are not yet due, the longest wait until one is
     /// (the reordering timer). Only the candidates (neither SACKed nor awaiting
-    /// retransmission) are visited, in sequence order; first transmissions are in send-time
-    /// order too, so the walk stops at the first never-retransmitted segment sent after the
-    /// RACK segment (every later one was sent later still). The outcome does not depend on the
-    /// visiting order: losses add up, waits take their maximum.
+    /// retransmission) sent before the RACK segment are examined, oldest transmission first.
+    /// The outcome does not depend on the visiting order (losses add up, waits take their
+    /// maximum), so it is the same as a walk over the whole window in sequence order.
     pub(crate) fn rack_detect_loss(
         &mut self,
         rack: &RackState,
@@ -322,18 +328,21 @@ impl Scoreboard {
         let mut losses = Losses::default();
         let mut wait: Option<Duration> = None;
         let deadline = rack.rtt + reo_wnd;
-        let mut from = 0;
-        while let Some(&start) = self.rack_candidates.range(from..).next() {
-            from = start + 1;
-            let i = self.index_after(start);
+        // Keys below (xmit_time, end_seq, 0) are exactly the segments RACK's was sent after
+        // (the RACK segment itself, start ≥ 0, is not below).
+        let limit = (rack.xmit_time, rack.end_seq, 0);
+        let mut from = (Duration::ZERO, 0, 0);
+        while let Some(&key) = self.rack_candidates.range(from..limit).next() {
+            from = (key.0, key.1, key.2 + 1);
+            let i = self.index_after(key.2);
             let s = self.segs[i];
-            debug_assert!(s.start == start && s.rack_candidate());
-            if !RackState::sent_after(rack.xmit_time, rack.end_seq, s.sent, s.end()) {
-                if s.retransmitted {
-                    continue;
-                }
-                break;
-            }
+            debug_assert!(s.rack_key() == key && s.rack_candidate());
+            debug_assert!(RackState::sent_after(
+                rack.xmit_time,
+                rack.end_seq,
+                s.sent,
+                s.end()
+            ));
             let elapsed = now.saturating_sub(s.sent);
             if elapsed >= deadline {
                 losses.add(&s);
