@@ -50,7 +50,7 @@ impl SentSeg {
     /// RACK may still declare it lost: not SACKed, and not already lost and awaiting its
     /// retransmission (the segments `rack_detect_loss` examines).
     fn rack_candidate(&self) -> bool {
-        !self.sacked && !(self.lost && !self.retx_in_flight)
+        !self.sacked && (!self.lost || self.retx_in_flight)
     }
 
     /// Its place in the RACK candidates' send order.
