@@ -36,6 +36,19 @@ pub struct BenchArgs {
     /// Print the figures as one JSON line.
     #[arg(long)]
     pub json: bool,
+    /// Also run the scale rows: 10, 100 and 1,000 flows sharing one bottleneck (QUIC and TCP).
+    #[arg(long)]
+    pub scale: bool,
+    /// Only the rows whose scenario name contains this text (e.g. `1gbit`, `scale`).
+    #[arg(long, value_name = "TEXT")]
+    pub only: Option<String>,
+    /// `flow.crypto` of the quinn rows: `tls` (the default) or `none` (the null AEAD).
+    #[arg(long, value_name = "MODE", default_value = "tls")]
+    pub crypto: String,
+    /// Internal: run one scale row (stack, flow count) in this fresh process and print its
+    /// figures as JSON, so its peak memory is its own.
+    #[arg(long, hide = true, num_args = 2, value_names = ["STACK", "FLOWS"])]
+    pub scale_row: Option<Vec<String>>,
 }
 
 /// The fixed benchmark scenarios: (file name for messages, text).
@@ -66,8 +79,37 @@ const SCENARIOS: [(&str, &str); 6] = [
     ),
 ];
 
+/// The scale rows' scenario: N bulk flows on one bottleneck (`flow.count`, `flow.stack` set
+/// per row).
+const SCALE: (&str, &str) = (
+    "scenarios/bench/scale.toml",
+    include_str!("../../../scenarios/bench/scale.toml"),
+);
+
+/// Flow counts of the scale rows.
+const SCALE_FLOWS: [u32; 3] = [10, 100, 1000];
+
+/// Stacks of the scale rows.
+const SCALE_STACKS: [&str; 2] = ["quic", "tcp"];
+
+/// Figures of one scale row: N flows of one stack sharing the bottleneck.
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+pub struct ScaleFigures {
+    /// `flow.stack` of every flow.
+    pub stack: String,
+    /// Number of flows.
+    pub flows: u32,
+    /// The run's speed figures.
+    pub figures: BenchFigures,
+    /// Wall time per packet the flows' endpoints sent (ns).
+    pub wall_ns_per_packet: f64,
+    /// Peak resident memory the run added, divided by the flow count (bytes); `None` where
+    /// `/proc/self/status` cannot be read.
+    pub memory_per_flow_bytes: Option<f64>,
+}
+
 /// Speed figures of one scenario.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct BenchFigures {
     /// Scenario name.
     pub scenario: String,
@@ -97,24 +139,196 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<Exit> {
         return bench_emu::run(args.quick, args.json);
     }
     let reps = if args.quick { 1 } else { 3 };
+    if let Some([stack, flows]) = args.scale_row.as_deref() {
+        let flows: u32 = flows.parse().context("--scale-row: flow count")?;
+        let row = scale_row_here(stack, flows, reps, &args.crypto)?;
+        println!("{}", serde_json::to_string(&row)?);
+        return Ok(exit::SUCCESS);
+    }
+    let wanted = |name: &str| args.only.as_deref().is_none_or(|o| name.contains(o));
     let mut all = Vec::new();
     for (file, text) in SCENARIOS {
-        let figures = bench_one(file, text, reps)?;
+        if !wanted(file) {
+            continue;
+        }
+        let figures = bench_one(
+            file,
+            text,
+            reps,
+            &crypto_override(file, text, &args.crypto)?,
+        )?;
         if !args.json {
             print_figures(&figures);
         }
         all.push(figures);
     }
+    let mut scale = Vec::new();
+    if args.scale || args.only.as_deref().is_some_and(|o| SCALE.0.contains(o)) {
+        for stack in SCALE_STACKS {
+            for flows in SCALE_FLOWS {
+                let row = bench_scale(stack, flows, args.quick, &args.crypto)?;
+                if !args.json {
+                    print_scale(&row);
+                }
+                scale.push(row);
+            }
+        }
+        if !args.json {
+            print_growth(&scale);
+        }
+    }
     if args.json {
-        println!("{}", serde_json::to_string(&all)?);
+        if args.scale {
+            println!(
+                "{}",
+                serde_json::to_string(&serde_json::json!({ "scenarios": all, "scale": scale }))?
+            );
+        } else {
+            println!("{}", serde_json::to_string(&all)?);
+        }
     }
     Ok(exit::SUCCESS)
 }
 
-/// Runs one scenario `reps` times on this thread and keeps the best wall time.
-fn bench_one(file: &str, text: &str, reps: u32) -> anyhow::Result<BenchFigures> {
+/// One scale row, run by a child `quiclab bench --scale-row` so that the peak memory it
+/// reports is that row's alone (an allocator keeps freed memory, so within one process a
+/// later row would reuse an earlier row's pages).
+fn bench_scale(stack: &str, flows: u32, quick: bool, crypto: &str) -> anyhow::Result<ScaleFigures> {
+    let exe = std::env::current_exe().context("cannot find the quiclab binary")?;
+    let mut cmd = std::process::Command::new(exe);
+    cmd.args([
+        "bench",
+        "--scale-row",
+        stack,
+        &flows.to_string(),
+        "--crypto",
+        crypto,
+    ]);
+    if quick {
+        cmd.arg("--quick");
+    }
+    let out = cmd.output().context("cannot run a scale row")?;
+    if !out.status.success() {
+        anyhow::bail!(
+            "scale row {stack} × {flows} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    serde_json::from_slice(&out.stdout).context("scale row output")
+}
+
+/// One scale row in this process: the scale scenario with `flows` flows of `stack`.
+fn scale_row_here(
+    stack: &str,
+    flows: u32,
+    reps: u32,
+    crypto: &str,
+) -> anyhow::Result<ScaleFigures> {
+    let mut overrides = vec![format!("flow.stack={stack}"), format!("flow.count={flows}")];
+    if stack == "quic" {
+        overrides.push(format!("flow.crypto={crypto}"));
+    }
+    // Memory before the run: the process as started (this is a fresh child process).
+    let baseline = memory::current_rss();
+    let figures = bench_one(SCALE.0, SCALE.1, reps, &overrides)?;
+    let memory_per_flow_bytes = baseline
+        .zip(memory::peak_rss())
+        .map(|(base, peak)| peak.saturating_sub(base) as f64 / f64::from(flows));
+    let packets = figures.packets_per_s * figures.wall_s;
+    Ok(ScaleFigures {
+        stack: stack.to_string(),
+        flows,
+        wall_ns_per_packet: figures.wall_s * 1e9 / packets.max(1.0),
+        memory_per_flow_bytes,
+        figures,
+    })
+}
+
+fn print_scale(r: &ScaleFigures) {
+    println!(
+        "scale {:<4} {:>5} flows  simulated {}  wall {}  {:.1} sim-s/wall-s  {}  {:.0} ns/packet  memory/flow {}",
+        r.stack,
+        r.flows,
+        report::si(r.figures.simulated_s, "s"),
+        report::si(r.figures.wall_s, "s"),
+        r.figures.sim_per_wall,
+        report::si(r.figures.packets_per_s, "packets/s"),
+        r.wall_ns_per_packet,
+        r.memory_per_flow_bytes
+            .map_or_else(|| "n/a".to_string(), |b| report::si(b, "B")),
+    );
+}
+
+/// The growth of wall time per packet from the fewest to the most flows, per stack.
+fn print_growth(rows: &[ScaleFigures]) {
+    for stack in SCALE_STACKS {
+        let of = |n: u32| {
+            rows.iter()
+                .find(|r| r.stack == stack && r.flows == n)
+                .map(|r| r.wall_ns_per_packet)
+        };
+        let (lo, hi) = (SCALE_FLOWS[0], SCALE_FLOWS[SCALE_FLOWS.len() - 1]);
+        if let (Some(a), Some(b)) = (of(lo), of(hi)) {
+            println!(
+                "scale {stack:<4} wall time per packet, {hi} vs {lo} flows: {:.2}×",
+                b / a
+            );
+        }
+    }
+}
+
+/// `flow.crypto=<mode>` for a scenario whose flows are quinn's; nothing for the other stacks
+/// (the key is quinn's only, so setting it on them would be an error).
+fn crypto_override(file: &str, text: &str, mode: &str) -> anyhow::Result<Vec<String>> {
     let loaded =
         scenario::parse_str(text, file, Path::new("."), &[], &[]).map_err(|e| anyhow!("{e}"))?;
+    let quinn = loaded
+        .points
+        .iter()
+        .flat_map(|p| &p.scenario.flows)
+        .all(|f| f.stack == scenario::model::Stack::Quic);
+    Ok(if quinn {
+        vec![format!("flow.crypto={mode}")]
+    } else {
+        Vec::new()
+    })
+}
+
+/// The process's resident memory, from `/proc/self/status` (Linux).
+mod memory {
+    /// A `kB` field of /proc/self/status, in bytes.
+    fn status_bytes(field: &str) -> Option<u64> {
+        let status = std::fs::read_to_string("/proc/self/status").ok()?;
+        let line = status.lines().find(|l| l.starts_with(field))?;
+        let kb: u64 = line[field.len()..]
+            .trim()
+            .trim_end_matches("kB")
+            .trim()
+            .parse()
+            .ok()?;
+        Some(kb * 1024)
+    }
+
+    /// Resident memory now.
+    pub fn current_rss() -> Option<u64> {
+        status_bytes("VmRSS:")
+    }
+
+    /// Peak resident memory since the process started.
+    pub fn peak_rss() -> Option<u64> {
+        status_bytes("VmHWM:")
+    }
+}
+
+/// Runs one scenario `reps` times on this thread and keeps the best wall time.
+fn bench_one(
+    file: &str,
+    text: &str,
+    reps: u32,
+    overrides: &[String],
+) -> anyhow::Result<BenchFigures> {
+    let loaded = scenario::parse_str(text, file, Path::new("."), overrides, &[])
+        .map_err(|e| anyhow!("{e}"))?;
     let spec = loaded
         .runs()
         .into_iter()
@@ -155,7 +369,7 @@ fn bench_one(file: &str, text: &str, reps: u32) -> anyhow::Result<BenchFigures> 
     for f in result
         .flows
         .iter()
-        .filter(|f| f.error.is_some() || f.completion_s.is_none())
+        .filter(|f| f.error.is_some() || incomplete_download(f))
     {
         let why = f
             .error
@@ -190,8 +404,13 @@ fn figures(name: &str, r: &Run, wall: Duration, reps: u32) -> BenchFigures {
         complete: r
             .flows
             .iter()
-            .all(|f| f.error.is_none() && f.completion_s.is_some()),
+            .all(|f| f.error.is_none() && !incomplete_download(f)),
     }
+}
+
+/// A download that did not finish (bulk flows run to the end of the run by design).
+fn incomplete_download(f: &results::Flow) -> bool {
+    f.workload == "download" && f.completion_s.is_none()
 }
 
 /// Packets sent by the flows' endpoints: the data sender's packets plus the receiver's (its
@@ -359,7 +578,7 @@ mod tests {
     #[test]
     fn bench_downloads_complete() {
         for (file, text) in SCENARIOS {
-            let f = bench_one(file, text, 1).expect("bench runs");
+            let f = bench_one(file, text, 1, &[]).expect("bench runs");
             assert!(f.complete, "{file} did not complete");
             assert!(
                 f.simulated_s > 1.0
@@ -369,6 +588,32 @@ mod tests {
                 "{f:?}"
             );
         }
+    }
+
+    /// A scale row runs N flows of the stack asked for and counts their packets.
+    #[test]
+    fn scale_rows_run_the_flows_asked_for() {
+        let short = format!(
+            "{}\n",
+            SCALE.1.replace("duration = \"3s\"", "duration = \"300ms\"")
+        );
+        assert_ne!(
+            short.trim(),
+            SCALE.1.trim(),
+            "the scale scenario's duration moved"
+        );
+        for stack in SCALE_STACKS {
+            let overrides = [format!("flow.stack={stack}"), "flow.count=3".to_string()];
+            let loaded = scenario::parse_str(&short, SCALE.0, Path::new("."), &overrides, &[])
+                .expect("parses");
+            let flows = &loaded.points[0].scenario.flows;
+            assert_eq!(flows.len(), 3);
+            assert!(flows.iter().all(|f| f.stack.name() == stack));
+            let f = bench_one(SCALE.0, &short, 1, &overrides).expect("runs");
+            assert!(f.packets_per_s > 0.0 && f.simulated_s > 0.2, "{f:?}");
+        }
+        assert!(memory::current_rss().is_some_and(|b| b > 0));
+        assert!(memory::peak_rss() >= memory::current_rss());
     }
 
     /// The model's rows time the same two downloads as quinn's: only the stack differs.

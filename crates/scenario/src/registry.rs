@@ -288,6 +288,9 @@ pub const OUR_CC: &[&str] = &["newreno", "newreno-approx", "cubic", "none"];
 /// Values of `flow.stack`.
 pub const STACK_NAMES: &[&str] = &["quic", "tcp", "quic-model"];
 
+/// Values of `flow.crypto`.
+pub const CRYPTO_MODES: &[&str] = &["tls", "none"];
+
 /// Values of `flow.fc_update`.
 pub const FC_UPDATES: &[&str] = &["threshold", "every-ack"];
 
@@ -400,6 +403,7 @@ static KEYS: &[KeyDoc] = &[
     quic_shared(key("flow.send_window", Size, Value("32MB"), "Sender's buffer limit: unacknowledged plus unsent stream data (TCP: `send_buffer`).", "\"1MB\"")),
     quic_shared(within(key("flow.ack_ratio", Int, Unset, "Ask the peer to acknowledge every n-th ack-eliciting packet (ACK_FREQUENCY frame of draft-ietf-quic-ack-frequency); none = no request: quinn ACKs every second packet, the model's receiver uses `receiver_ack_ratio`.", "10"), 1, u32::MAX as u64)),
     quic_shared(key("flow.max_ack_delay", Duration, Unset, "Max ACK delay requested with an ACK_FREQUENCY frame; none = no request: 25 ms for quinn, the model's receiver uses `ack_delay`. quic-model: above 0 and below 16384 ms (RFC 9000's limit).", "\"5ms\"")),
+    quic_only(one_of(key("flow.crypto", Enum, Value("tls"), "Packet protection: `tls` = the negotiated TLS 1.3 suite (AES-256-GCM); `none` = a null AEAD keeping the 16-byte tag (a checksum) and packet sizes, for large sweeps: the same results at less CPU, but pcaps cannot be decrypted.", "\"none\""), CRYPTO_MODES)),
     quic_shared(key("flow.zero_rtt", Bool, Value("false"), "Use 0-RTT on the second and later connections of a download.", "true")),
     // The research model's own knobs (`QuicModelKnobs`); its defaults are quinn's behaviour.
     model_only(within(key("flow.receiver_ack_ratio", Int, Value("2"), "The receiver's own ACK ratio 1:n: ACK at once after this many ack-eliciting packets (RFC 9000 §13.2.2 and quinn: 2; INET's `numReceivedAckElicitingsBeforeAck`), unless the sender requested another with `ack_ratio`.", "1"), 1, u32::MAX as u64)),

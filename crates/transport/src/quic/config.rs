@@ -17,6 +17,7 @@ use netem::wire::IPV4_UDP_OVERHEAD;
 
 use super::endpoint::Host;
 use crate::clock::{to_instant, VirtualClock};
+use crate::null_crypto::NullServerConfig;
 use crate::qlog::{QlogErrors, QlogFile, QlogFlusher};
 use crate::seeded::{SeededCidGenerator, SharedRng};
 use crate::tls;
@@ -48,6 +49,21 @@ pub struct QuicKnobs {
     pub max_ack_delay: Option<Duration>,
     /// Use 0-RTT on the second and later connections of a download flow.
     pub zero_rtt: bool,
+    /// Packet protection: the real TLS ciphers, or a null AEAD with identical sizes (faster).
+    pub crypto: QuicCrypto,
+}
+
+/// How QUIC packets are protected (`flow.crypto`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum QuicCrypto {
+    /// The negotiated TLS 1.3 suite (AES-256-GCM: see [`crate::seeded::seeded_provider`]).
+    #[default]
+    Tls,
+    /// The TLS handshake runs, but packets carry their payload in clear with a 16-byte checksum
+    /// as the tag and unprotected headers ([`crate::null_crypto`]): the same sizes and the
+    /// same simulated results, at less CPU; pcaps are no longer decryptable.
+    None,
 }
 
 impl Default for QuicKnobs {
@@ -64,6 +80,7 @@ impl Default for QuicKnobs {
             ack_ratio: None,
             max_ack_delay: None,
             zero_rtt: false,
+            crypto: QuicCrypto::Tls,
         }
     }
 }
@@ -136,8 +153,13 @@ pub(crate) fn server_config(
     token_key: [u8; 32],
     clock: &VirtualClock,
     keylog: Option<tls::KeyLogBuffer>,
+    crypto: QuicCrypto,
 ) -> Result<ServerConfig, QuicFlowError> {
-    let server_tls = tls::server_config(seed_rng, clock, keylog)?;
+    let server_tls: Arc<dyn quinn_proto::crypto::ServerConfig> =
+        match (tls::server_config(seed_rng, clock, keylog)?, crypto) {
+            (t, QuicCrypto::Tls) => t,
+            (t, QuicCrypto::None) => Arc::new(NullServerConfig(t)),
+        };
     // Pinned token key: the default would draw from the OS RNG.
     let token_key = ring::hkdf::Salt::new(ring::hkdf::HKDF_SHA256, &[]).extract(&token_key);
     let mut server_config = ServerConfig::new(server_tls, Arc::new(token_key));

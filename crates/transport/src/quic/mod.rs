@@ -25,12 +25,13 @@ use crate::agent::{ConnectionReport, FlowAgent, FlowReport, SenderSample, Side, 
 use crate::cc_adapter::CcProbe;
 use crate::clock::{to_instant, VirtualClock};
 use crate::flow::FlowPlan;
+use crate::null_crypto::NullClientConfig;
 use crate::qlog::QlogErrors;
 use crate::seeded::{sub_seed, SharedRng};
 use crate::tls::{self, KeyLogBuffer, TlsError, SERVER_NAME};
 use app::App;
-pub use config::QuicKnobs;
 use config::{qlog_stream, server_config, Transport, CID_LEN};
+pub use config::{QuicCrypto, QuicKnobs};
 use endpoint::{Conn, Host};
 
 /// Everything needed to build one QUIC flow: the shared plan, the QUIC knobs and the per-run
@@ -83,7 +84,7 @@ pub struct QuicFlow {
     hosts: [Host; 2],
     /// Each side's congestion-controller probe, indexed by [`at`].
     probes: [Arc<CcProbe>; 2],
-    client_tls: Arc<quinn_proto::crypto::rustls::QuicClientConfig>,
+    client_tls: Arc<dyn quinn_proto::crypto::ClientConfig>,
     cid_rng: SharedRng,
     /// Per-connection timings at the client.
     connections: Vec<ConnectionReport>,
@@ -111,17 +112,24 @@ impl QuicFlow {
         }
         let root = SharedRng::new(cfg.seed);
         let probes = [Arc::new(CcProbe::default()), Arc::new(CcProbe::default())];
-        let client_tls = tls::client_config(
-            SharedRng::new(sub_seed(cfg.seed, 1)),
-            &clock,
-            cfg.keylog.clone(),
-            cfg.knobs.zero_rtt,
-        )?;
+        let client_tls: Arc<dyn quinn_proto::crypto::ClientConfig> = match (
+            tls::client_config(
+                SharedRng::new(sub_seed(cfg.seed, 1)),
+                &clock,
+                cfg.keylog.clone(),
+                cfg.knobs.zero_rtt,
+            )?,
+            cfg.knobs.crypto,
+        ) {
+            (t, QuicCrypto::Tls) => t,
+            (t, QuicCrypto::None) => Arc::new(NullClientConfig(t)),
+        };
         let mut server = server_config(
             SharedRng::new(sub_seed(cfg.seed, 2)),
             root.bytes32(),
             &clock,
             cfg.keylog.clone(),
+            cfg.knobs.crypto,
         )?;
         server.transport_config(transport(&cfg).config(probes[1].clone(), None)?);
         let hosts = [

@@ -5,7 +5,7 @@
 //! Cost per ACK is O(log n) plus the segments whose state actually changes: loss marking and
 //! the search for the next retransmission advance monotonic cursors instead of rescanning.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeSet, VecDeque};
 use std::time::Duration;
 
 /// How many SACKed segments above a hole declare it lost (RFC 6675 DupThresh).
@@ -45,6 +45,17 @@ impl SentSeg {
     /// Bytes it counts for in the window (a bare FIN counts as one).
     fn bytes(&self) -> u64 {
         u64::from(self.len).max(1)
+    }
+
+    /// RACK may still declare it lost: not SACKed, and not already lost and awaiting its
+    /// retransmission (the segments `rack_detect_loss` examines).
+    fn rack_candidate(&self) -> bool {
+        !self.sacked && (!self.lost || self.retx_in_flight)
+    }
+
+    /// Its place in the RACK candidates' send order.
+    fn rack_key(&self) -> (Duration, u64, u64) {
+        (self.sent, self.end(), self.start)
     }
 
     /// Its contribution to `pipe` (RFC 6675 SetPipe: not SACKed and not lost counts once, a
@@ -127,6 +138,12 @@ pub(crate) struct Scoreboard {
     retx_cursor: u64,
     /// Segments SACKed and not yet cumulatively acknowledged (Linux's sacked_out).
     sacked_out: u64,
+    /// The segments RACK may still declare lost ([`SentSeg::rack_candidate`]) in send order,
+    /// as (latest transmission time, end sequence, start): RFC 8985's "sent after" order. Like
+    /// Linux's tsorted list (SACKed segments leave it, a retransmission moves to its tail), it
+    /// lets RACK examine just the segments sent before the RACK segment instead of walking
+    /// the whole window on every ACK.
+    rack_candidates: BTreeSet<(Duration, u64, u64)>,
 }
 
 /// What RACK (RFC 8985 §6.2) needs to know to declare segments lost.
@@ -181,6 +198,9 @@ impl Scoreboard {
     /// Records a first transmission (always above every outstanding segment).
     pub(crate) fn push(&mut self, seg: SentSeg) {
         self.pipe += seg.pipe();
+        if seg.rack_candidate() {
+            self.rack_candidates.insert(seg.rack_key());
+        }
         self.segs.push_back(seg);
     }
 
@@ -189,12 +209,22 @@ impl Scoreboard {
         self.segs.partition_point(|s| s.end() <= seq)
     }
 
-    /// Applies a mutation to segment `i`, keeping `pipe` right.
+    /// Applies a mutation to segment `i`, keeping `pipe` and the RACK candidates right.
     fn update(&mut self, i: usize, f: impl FnOnce(&mut SentSeg)) {
         if let Some(s) = self.segs.get_mut(i) {
             let before = s.pipe();
+            let old_key = s.rack_candidate().then(|| s.rack_key());
             f(s);
             self.pipe = self.pipe - before + s.pipe();
+            let new_key = s.rack_candidate().then(|| s.rack_key());
+            if old_key != new_key {
+                if let Some(k) = old_key {
+                    self.rack_candidates.remove(&k);
+                }
+                if let Some(k) = new_key {
+                    self.rack_candidates.insert(k);
+                }
+            }
         }
     }
 
@@ -210,6 +240,9 @@ impl Scoreboard {
                 out.push(Delivered::from(s));
             } else {
                 self.sacked_out -= 1;
+            }
+            if s.rack_candidate() {
+                self.rack_candidates.remove(&s.rack_key());
             }
             self.segs.pop_front();
         }
@@ -282,9 +315,10 @@ impl Scoreboard {
     /// SACKed, sent before the most recently sent delivered one, is lost once `rack.rtt +
     /// reo_wnd` has passed since its (latest) transmission; a retransmission can be lost too.
     /// Returns the losses and, if some segments are not yet due, the longest wait until one is
-    /// (the reordering timer). Segments are visited in sequence order; first transmissions
-    /// are in send-time order too, so the walk stops at the first never-retransmitted segment
-    /// sent after the RACK segment (every later one was sent later still).
+    /// (the reordering timer). Only the candidates (neither SACKed nor awaiting
+    /// retransmission) sent before the RACK segment are examined, oldest transmission first.
+    /// The outcome does not depend on the visiting order (losses add up, waits take their
+    /// maximum), so it is the same as a walk over the whole window in sequence order.
     pub(crate) fn rack_detect_loss(
         &mut self,
         rack: &RackState,
@@ -294,17 +328,21 @@ impl Scoreboard {
         let mut losses = Losses::default();
         let mut wait: Option<Duration> = None;
         let deadline = rack.rtt + reo_wnd;
-        for i in 0..self.segs.len() {
+        // Keys below (xmit_time, end_seq, 0) are exactly the segments RACK's was sent after
+        // (the RACK segment itself, start ≥ 0, is not below).
+        let limit = (rack.xmit_time, rack.end_seq, 0);
+        let mut from = (Duration::ZERO, 0, 0);
+        while let Some(&key) = self.rack_candidates.range(from..limit).next() {
+            from = (key.0, key.1, key.2 + 1);
+            let i = self.index_after(key.2);
             let s = self.segs[i];
-            if s.sacked || (s.lost && !s.retx_in_flight) {
-                continue;
-            }
-            if !RackState::sent_after(rack.xmit_time, rack.end_seq, s.sent, s.end()) {
-                if s.retransmitted {
-                    continue;
-                }
-                break;
-            }
+            debug_assert!(s.rack_key() == key && s.rack_candidate());
+            debug_assert!(RackState::sent_after(
+                rack.xmit_time,
+                rack.end_seq,
+                s.sent,
+                s.end()
+            ));
             let elapsed = now.saturating_sub(s.sent);
             if elapsed >= deadline {
                 losses.add(&s);

@@ -1,0 +1,301 @@
+//! `flow.crypto = "none"`: quinn with a null AEAD, for large sweeps that need no decryptable traces.
+//!
+//! The TLS handshake still runs (rustls, the same messages and sizes), but every packet key it
+//! yields is replaced by a [`NullPacketKey`] and every header key by an identity
+//! [`NullHeaderKey`]. Packet sizes stay exactly those of the real cipher: the null AEAD appends a
+//! 16-byte tag like AES-GCM, and the header key keeps AES's 16-byte sample so quinn pads short
+//! packets the same way. The tag is a keyless checksum over the packet number, header and
+//! payload, so a bit the link flips (`link.corrupt`, `link.ber`) still makes the packet fail
+//! "decryption" and be dropped, as with the real cipher. Results are therefore identical to the
+//! default mode; only the pcap's payloads are no longer encrypted (and the key log cannot
+//! decrypt them).
+
+use std::any::Any;
+use std::sync::Arc;
+
+use bytes::BytesMut;
+use quinn_proto::crypto::{
+    self, CryptoError, ExportKeyingMaterialError, HeaderKey, KeyPair, Keys, PacketKey,
+    UnsupportedVersion,
+};
+use quinn_proto::transport_parameters::TransportParameters;
+use quinn_proto::{ConnectError, ConnectionId, Side, TransportError};
+
+/// Length of the null AEAD's tag: AES-GCM's and ChaCha20-Poly1305's, so datagram sizes match.
+pub const TAG_LEN: usize = 16;
+/// Header-protection sample size of the AES and ChaCha suites (RFC 9001 §5.4.2): quinn pads
+/// packets so that this much ciphertext follows the packet number.
+const SAMPLE_LEN: usize = 16;
+
+/// A packet key whose "encryption" leaves the payload in clear and writes a 16-byte checksum
+/// as the tag; decryption verifies the checksum like an AEAD verifies its tag.
+pub struct NullPacketKey {
+    /// The replaced key's limits, so key updates and integrity failures count as with it.
+    confidentiality_limit: u64,
+    integrity_limit: u64,
+}
+
+impl NullPacketKey {
+    fn replacing(real: &dyn PacketKey) -> Box<dyn PacketKey> {
+        Box::new(NullPacketKey {
+            confidentiality_limit: real.confidentiality_limit(),
+            integrity_limit: real.integrity_limit(),
+        })
+    }
+}
+
+/// A keyless 128-bit checksum of (packet number, header, payload).
+///
+/// Two lanes each fold every other 8-byte word with an xor and a multiply by an odd constant:
+/// each step is a bijection of the lane for a fixed word, so changing any one word (one or many
+/// bits of it) always changes the result; the lanes run independently so the CPU overlaps them.
+fn tag(packet: u64, header: &[u8], payload: &[u8]) -> [u8; TAG_LEN] {
+    const K0: u64 = 0x9E37_79B9_7F4A_7C15;
+    const K1: u64 = 0xC2B2_AE3D_27D4_EB4F;
+    let mut lanes = [
+        packet ^ K1,
+        (header.len() as u64) << 32 ^ payload.len() as u64 ^ K0,
+    ];
+    for part in [header, payload] {
+        let mut blocks = part.chunks_exact(16);
+        for b in &mut blocks {
+            let (w0, w1) = b.split_at(8);
+            lanes[0] =
+                (lanes[0] ^ u64::from_le_bytes(w0.try_into().unwrap_or_default())).wrapping_mul(K0);
+            lanes[1] =
+                (lanes[1] ^ u64::from_le_bytes(w1.try_into().unwrap_or_default())).wrapping_mul(K1);
+        }
+        // The tail (under 16 bytes) as one or two zero-padded words; the lengths folded in
+        // above tell a padded tail from real zeros.
+        let rest = blocks.remainder();
+        for (i, w) in rest.chunks(8).enumerate() {
+            let mut word = [0u8; 8];
+            word[..w.len()].copy_from_slice(w);
+            let lane = &mut lanes[i];
+            *lane = (*lane ^ u64::from_le_bytes(word)).wrapping_mul(if i == 0 { K0 } else { K1 });
+        }
+    }
+    let mut out = [0u8; TAG_LEN];
+    out[..8].copy_from_slice(&(lanes[0] ^ lanes[0] >> 29).to_le_bytes());
+    out[8..].copy_from_slice(&(lanes[1] ^ lanes[1] >> 31).to_le_bytes());
+    out
+}
+
+impl PacketKey for NullPacketKey {
+    fn encrypt(&self, packet: u64, buf: &mut [u8], header_len: usize) {
+        let sealed = buf.len() - TAG_LEN;
+        let (header, rest) = buf.split_at_mut(header_len);
+        let (payload, tag_out) = rest.split_at_mut(sealed - header_len);
+        tag_out.copy_from_slice(&tag(packet, header, payload));
+    }
+
+    fn decrypt(
+        &self,
+        packet: u64,
+        header: &[u8],
+        payload: &mut BytesMut,
+    ) -> Result<(), CryptoError> {
+        let Some(plain) = payload.len().checked_sub(TAG_LEN) else {
+            return Err(CryptoError);
+        };
+        if tag(packet, header, &payload[..plain]) != payload[plain..] {
+            return Err(CryptoError);
+        }
+        payload.truncate(plain);
+        Ok(())
+    }
+
+    fn tag_len(&self) -> usize {
+        TAG_LEN
+    }
+
+    fn confidentiality_limit(&self) -> u64 {
+        self.confidentiality_limit
+    }
+
+    fn integrity_limit(&self) -> u64 {
+        self.integrity_limit
+    }
+}
+
+/// Header protection as the identity, with the AES suites' sample size.
+pub struct NullHeaderKey;
+
+impl HeaderKey for NullHeaderKey {
+    fn decrypt(&self, _pn_offset: usize, _packet: &mut [u8]) {}
+
+    fn encrypt(&self, _pn_offset: usize, _packet: &mut [u8]) {}
+
+    fn sample_size(&self) -> usize {
+        SAMPLE_LEN
+    }
+}
+
+fn null_pair(real: KeyPair<Box<dyn PacketKey>>) -> KeyPair<Box<dyn PacketKey>> {
+    KeyPair {
+        local: NullPacketKey::replacing(real.local.as_ref()),
+        remote: NullPacketKey::replacing(real.remote.as_ref()),
+    }
+}
+
+fn null_keys(real: Keys) -> Keys {
+    Keys {
+        header: KeyPair {
+            local: Box::new(NullHeaderKey),
+            remote: Box::new(NullHeaderKey),
+        },
+        packet: null_pair(real.packet),
+    }
+}
+
+/// A TLS session whose packet and header keys are replaced by null ones; the handshake itself
+/// is the wrapped session's.
+struct NullSession(Box<dyn crypto::Session>);
+
+impl crypto::Session for NullSession {
+    fn initial_keys(&self, dst_cid: &ConnectionId, side: Side) -> Keys {
+        null_keys(self.0.initial_keys(dst_cid, side))
+    }
+
+    fn handshake_data(&self) -> Option<Box<dyn Any>> {
+        self.0.handshake_data()
+    }
+
+    fn peer_identity(&self) -> Option<Box<dyn Any>> {
+        self.0.peer_identity()
+    }
+
+    fn early_crypto(&self) -> Option<(Box<dyn HeaderKey>, Box<dyn PacketKey>)> {
+        let (_, packet) = self.0.early_crypto()?;
+        Some((
+            Box::new(NullHeaderKey),
+            NullPacketKey::replacing(packet.as_ref()),
+        ))
+    }
+
+    fn early_data_accepted(&self) -> Option<bool> {
+        self.0.early_data_accepted()
+    }
+
+    fn is_handshaking(&self) -> bool {
+        self.0.is_handshaking()
+    }
+
+    fn read_handshake(&mut self, buf: &[u8]) -> Result<bool, TransportError> {
+        self.0.read_handshake(buf)
+    }
+
+    fn transport_parameters(&self) -> Result<Option<TransportParameters>, TransportError> {
+        self.0.transport_parameters()
+    }
+
+    fn write_handshake(&mut self, buf: &mut Vec<u8>) -> Option<Keys> {
+        self.0.write_handshake(buf).map(null_keys)
+    }
+
+    fn next_1rtt_keys(&mut self) -> Option<KeyPair<Box<dyn PacketKey>>> {
+        self.0.next_1rtt_keys().map(null_pair)
+    }
+
+    fn is_valid_retry(&self, orig_dst_cid: &ConnectionId, header: &[u8], payload: &[u8]) -> bool {
+        self.0.is_valid_retry(orig_dst_cid, header, payload)
+    }
+
+    fn export_keying_material(
+        &self,
+        output: &mut [u8],
+        label: &[u8],
+        context: &[u8],
+    ) -> Result<(), ExportKeyingMaterialError> {
+        self.0.export_keying_material(output, label, context)
+    }
+}
+
+/// A client crypto config that runs the wrapped TLS handshake with null packet protection.
+pub struct NullClientConfig(pub Arc<dyn crypto::ClientConfig>);
+
+impl crypto::ClientConfig for NullClientConfig {
+    fn start_session(
+        self: Arc<Self>,
+        version: u32,
+        server_name: &str,
+        params: &TransportParameters,
+    ) -> Result<Box<dyn crypto::Session>, ConnectError> {
+        let inner = self.0.clone().start_session(version, server_name, params)?;
+        Ok(Box::new(NullSession(inner)))
+    }
+}
+
+/// A server crypto config that runs the wrapped TLS handshake with null packet protection.
+pub struct NullServerConfig(pub Arc<dyn crypto::ServerConfig>);
+
+impl crypto::ServerConfig for NullServerConfig {
+    fn initial_keys(
+        &self,
+        version: u32,
+        dst_cid: &ConnectionId,
+    ) -> Result<Keys, UnsupportedVersion> {
+        self.0.initial_keys(version, dst_cid).map(null_keys)
+    }
+
+    fn retry_tag(&self, version: u32, orig_dst_cid: &ConnectionId, packet: &[u8]) -> [u8; 16] {
+        self.0.retry_tag(version, orig_dst_cid, packet)
+    }
+
+    fn start_session(
+        self: Arc<Self>,
+        version: u32,
+        params: &TransportParameters,
+    ) -> Box<dyn crypto::Session> {
+        Box::new(NullSession(self.0.clone().start_session(version, params)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sealed(pn: u64, header: &[u8], payload: &[u8]) -> Vec<u8> {
+        let mut buf = [header, payload, &[0u8; TAG_LEN]].concat();
+        let key = NullPacketKey {
+            confidentiality_limit: 1,
+            integrity_limit: 1,
+        };
+        key.encrypt(pn, &mut buf, header.len());
+        buf
+    }
+
+    fn opens(pn: u64, header_len: usize, buf: &[u8]) -> Option<Vec<u8>> {
+        let key = NullPacketKey {
+            confidentiality_limit: 1,
+            integrity_limit: 1,
+        };
+        let mut payload = BytesMut::from(&buf[header_len..]);
+        key.decrypt(pn, &buf[..header_len], &mut payload).ok()?;
+        Some(payload.to_vec())
+    }
+
+    #[test]
+    fn round_trip_keeps_the_payload_and_adds_sixteen_bytes() {
+        let payload: Vec<u8> = (0..1200u32).map(|i| (i * 7) as u8).collect();
+        let buf = sealed(42, &[0x40, 1, 2, 3, 4, 5, 6, 7, 8, 9], &payload);
+        assert_eq!(buf.len(), 10 + 1200 + TAG_LEN);
+        assert_eq!(opens(42, 10, &buf), Some(payload));
+    }
+
+    /// Like an AEAD, any flipped bit (header, payload or tag) or a wrong packet number fails.
+    #[test]
+    fn every_single_bit_flip_fails() {
+        let payload: Vec<u8> = (0..61u32).map(|i| (i * 13) as u8).collect();
+        let buf = sealed(7, &[0x41, 9, 9, 9, 9, 0xaa], &payload);
+        assert!(opens(8, 6, &buf).is_none(), "packet number is covered");
+        for bit in 0..buf.len() * 8 {
+            let mut b = buf.clone();
+            b[bit / 8] ^= 1 << (bit % 8);
+            assert!(
+                opens(7, 6, &b).is_none(),
+                "bit {bit} flipped went unnoticed"
+            );
+        }
+    }
+}

@@ -1,0 +1,45 @@
+#!/usr/bin/env python3
+"""Simulator speed of two quiclab builds, side by side (issue 16).
+
+Usage: scripts/bench-sim-compare.py OLD_QUICLAB NEW_QUICLAB [RUNS]
+
+Runs `quiclab bench --json` (best of 3 repetitions per scenario) alternately with the old
+binary, the new one, and the new one with `--crypto none`, RUNS times (default 9), so that
+machine load affects all three alike, and prints the median simulated-seconds-per-wall-second
+of each scenario and the ratios of the medians.
+"""
+import json
+import statistics
+import subprocess
+import sys
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    old, new = sys.argv[1], sys.argv[2]
+    runs = int(sys.argv[3]) if len(sys.argv) > 3 else 9
+    variants = [
+        ("old", [old, "bench", "--json"]),
+        ("new", [new, "bench", "--json"]),
+        ("null", [new, "bench", "--json", "--crypto", "none"]),
+    ]
+    res = {}
+    for _ in range(runs):
+        for name, cmd in variants:
+            out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+            for row in json.loads(out):
+                res.setdefault((row["scenario"], name), []).append(row["sim_per_wall"])
+    print(f"medians of {runs} alternating runs, simulated seconds per wall second")
+    print(f"{'scenario':<22}{'old':>9}{'new':>9}{'null':>9}{'new/old':>9}{'null/old':>9}")
+    for s in sorted({s for s, _ in res}):
+        m = {v: statistics.median(res[(s, v)]) for v in ("old", "new", "null") if (s, v) in res}
+        if "old" not in m:
+            print(f"{s:<22}{'-':>9}{m['new']:>9.1f}{m['null']:>9.1f}")
+            continue
+        print(f"{s:<22}{m['old']:>9.1f}{m['new']:>9.1f}{m['null']:>9.1f}"
+              f"{m['new'] / m['old']:>9.2f}{m['null'] / m['old']:>9.2f}")
+
+
+if __name__ == "__main__":
+    main()
