@@ -68,13 +68,15 @@ fn with_units(values: &[String]) -> Option<(Vec<f64>, String)> {
     let (raw, base) =
         if let Some(xs) = all(&|v| units::parse_duration(v).ok().map(|d| d.as_secs_f64())) {
             (xs, "x_s")
+        } else if let Some(xs) = all(&|v| units::parse_size(v).ok().map(|b| b as f64)) {
+            // Sizes before rates: the rate parser also reads "64KB" (as bytes per second), the
+            // size parser refuses bits and "/s", so a window sweep stays in bytes.
+            (xs, "x_bytes")
         } else if let Some(xs) = all(&|v| match units::parse_rate(v) {
             Ok(units::Rate::Bps(b)) => Some(b as f64),
             _ => None,
         }) {
             (xs, "x_bps")
-        } else if let Some(xs) = all(&|v| units::parse_size(v).ok().map(|b| b as f64)) {
-            (xs, "x_bytes")
         } else {
             return None;
         };
@@ -393,6 +395,9 @@ mod tests {
         );
         let (_, xs, unit) = x_axis(&["1kbit".into(), "10Mbit".into(), "30Mbit".into()]);
         assert_eq!((xs, unit.as_str()), (vec![0.001, 10.0, 30.0], "Mbit/s"));
+        // A window sweep is in bytes, not read as a rate of bytes per second.
+        let (_, xs, unit) = x_axis(&["16KB".into(), "64KB".into(), "1MB".into()]);
+        assert_eq!((xs, unit.as_str()), (vec![0.016, 0.064, 1.0], "MB"));
         let (k, _, _) = x_axis(&["10ms".into(), "1%".into()]);
         assert!(
             matches!(k, XAxis::Categories(_)),
