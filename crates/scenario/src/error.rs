@@ -150,6 +150,9 @@ pub(crate) struct Errors {
     /// Warnings found while reading (the input is accepted but probably not what was meant),
     /// each once, in the order found.
     pub warnings: std::cell::RefCell<Vec<String>>,
+    /// The `[[variant]]` being resolved, if any: errors that depend on a variant's overrides
+    /// (a key of another stack) name it.
+    pub variant: std::cell::RefCell<Option<Arc<str>>>,
 }
 
 impl Errors {
@@ -236,6 +239,7 @@ mod tests {
         let e = Errors {
             file: "bulk.toml".into(),
             warnings: Default::default(),
+        variant: Default::default(),
         }
         .at(
             &At::File {
@@ -252,6 +256,7 @@ mod tests {
         let e = Errors {
             file: "x".into(),
             warnings: Default::default(),
+        variant: Default::default(),
         }
         .at(&At::Arg("--set link.rate=5".into()), "bad");
         assert_eq!(e.to_string(), "--set link.rate=5: bad");

@@ -23,14 +23,18 @@ mod resolve;
 mod sweep;
 mod tree;
 pub mod units;
+mod variant;
 
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_bounds;
+#[cfg(test)]
+mod tests_variants;
 
 pub use docs::render_docs;
 pub use error::ScenarioError;
-pub use load::{load, parse_str, run_seed, LoadedScenario};
+pub use load::{load, load_with, parse_str, parse_with, run_seed, Inputs, LoadedScenario};
 pub use registry::{keys, KeyDoc};
 pub use sweep::{MAX_POINTS, MAX_RUNS};
+pub use variant::{VariantDef, MAX_VARIANTS, VARIANT_AXIS};

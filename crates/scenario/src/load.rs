@@ -13,6 +13,9 @@ use crate::paths::parse_key;
 use crate::resolve::resolve;
 use crate::sweep::{merge_axes, parse_cli_axis, path_error, product, take_file_axes, MAX_RUNS};
 use crate::tree::{parse_arg_value, parse_document, Val};
+use crate::variant::{
+    from_defs, refuse_variant_key, select, take_file_variants, Variant, VariantDef, VARIANT_AXIS,
+};
 
 /// A scenario file with its sweep expanded: what a CLI needs to schedule runs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -63,13 +66,40 @@ pub fn run_seed(base_seed: u64, point: usize, rep: u32) -> u64 {
     splitmix64(splitmix64(splitmix64(base_seed) ^ point as u64) ^ u64::from(rep))
 }
 
+/// What the command line (or a program) adds to a scenario file.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Inputs {
+    /// `key=value` overrides (`--set`), applied after a variant's own overrides.
+    pub overrides: Vec<String>,
+    /// Sweep axes `key=v1,v2,...` (`--vary`), replacing a `[sweep]` axis of the same key.
+    pub axes: Vec<String>,
+    /// Names of the variants to run (`--variant a,b`, each entry may hold several names
+    /// separated by commas); empty: every variant.
+    pub variants: Vec<String>,
+    /// Variants defined by the program instead of `[[variant]]` tables (a file that declares
+    /// its own as well is refused: one list of variants per scenario).
+    pub defined_variants: Vec<VariantDef>,
+}
+
 /// Loads a scenario file. `overrides` are `key=value` (`--set`), `extra_axes` are
-/// `key=v1,v2,...` (`--sweep`, replacing a `[sweep]` axis of the same key).
+/// `key=v1,v2,...` (`--vary`, replacing a `[sweep]` axis of the same key).
 pub fn load(
     path: &Path,
     overrides: &[String],
     extra_axes: &[String],
 ) -> Result<LoadedScenario, ScenarioError> {
+    load_with(
+        path,
+        &Inputs {
+            overrides: overrides.to_vec(),
+            axes: extra_axes.to_vec(),
+            ..Inputs::default()
+        },
+    )
+}
+
+/// Loads a scenario file with everything the command line adds (see [`Inputs`]).
+pub fn load_with(path: &Path, inputs: &Inputs) -> Result<LoadedScenario, ScenarioError> {
     let file_name = path.display().to_string();
     let text = read_regular(path, MAX_SCENARIO_BYTES).map_err(|e| ScenarioError {
         file: file_name.clone(),
@@ -80,7 +110,7 @@ pub fn load(
         allowed_title: String::new(),
     })?;
     let base_dir = path.parent().unwrap_or_else(|| Path::new("."));
-    parse_str(&text, &file_name, base_dir, overrides, extra_axes)
+    parse_with(&text, &file_name, base_dir, inputs)
 }
 
 /// Parses scenario text. `file_name` is used in errors and (without `.toml`) as the default
@@ -92,53 +122,165 @@ pub fn parse_str(
     overrides: &[String],
     extra_axes: &[String],
 ) -> Result<LoadedScenario, ScenarioError> {
+    parse_with(
+        text,
+        file_name,
+        base_dir,
+        &Inputs {
+            overrides: overrides.to_vec(),
+            axes: extra_axes.to_vec(),
+            ..Inputs::default()
+        },
+    )
+}
+
+/// One `--set`: the key, its value and the argument it came from.
+struct Set {
+    key: crate::paths::KeyPath,
+    node: crate::tree::Node,
+    at: At,
+}
+
+/// Parses scenario text with everything the command line adds (see [`Inputs`]).
+///
+/// Each point's tree is the file, then the variant's overrides, then `--set`, then the sweep
+/// axes' values; points are ordered variant by variant (the `variant` axis varies slowest),
+/// then by the sweep axes in file order.
+pub fn parse_with(
+    text: &str,
+    file_name: &str,
+    base_dir: &Path,
+    inputs: &Inputs,
+) -> Result<LoadedScenario, ScenarioError> {
     let errors = Errors {
         file: file_name.into(),
         warnings: Default::default(),
+        variant: Default::default(),
     };
     let mut root = parse_document(text, &errors)?;
     let mut axes = take_file_axes(&mut root, &errors)?;
-    let cli_axes = extra_axes
+    let file_variants = take_file_variants(&mut root, &errors)?;
+    let variants = match (file_variants, inputs.defined_variants.is_empty()) {
+        (None, true) => None,
+        (Some(v), true) => Some(v),
+        (None, false) => Some(from_defs(&inputs.defined_variants, &errors)?),
+        (Some(v), false) => {
+            return Err(errors.at(
+                &v[0].at,
+                "the file declares [[variant]] tables and the program defines its own variants: one list of variants per scenario",
+            ))
+        }
+    };
+    let variants: Vec<Option<Variant>> = match variants {
+        Some(v) => select(v, &inputs.variants, &errors)?
+            .into_iter()
+            .map(Some)
+            .collect(),
+        None if inputs.variants.iter().any(|v| !v.trim().is_empty()) => {
+            let at = At::Arg(Arc::from(format!("--variant {}", inputs.variants.join(","))));
+            return Err(errors.at(
+                &at,
+                format!("{file_name} declares no [[variant]] to pick from"),
+            ));
+        }
+        None => vec![None],
+    };
+    let cli_axes = inputs
+        .axes
         .iter()
         .map(|a| parse_cli_axis(a, &errors))
         .collect::<Result<Vec<_>, _>>()?;
     merge_axes(&mut axes, cli_axes);
 
-    for arg in overrides {
+    let mut sets = Vec::new();
+    for arg in &inputs.overrides {
         let at = At::Arg(Arc::from(format!("--set {arg}")));
         let (key, value) = arg
             .split_once('=')
             .ok_or_else(|| errors.at(&at, "expected key=value"))?;
+        refuse_variant_key(key, &at, &errors)?;
         let key = parse_key(key).map_err(|e| path_error(&errors, &at, e))?;
-        key.set(&mut root, &parse_arg_value(value, &at), &at)
+        // Written into a scratch copy now, so a bad path is reported even without points.
+        key.set(&mut root.clone(), &parse_arg_value(value, &at), &at)
             .map_err(|e| path_error(&errors, &at, e))?;
         // A value fixed on the command line wins over an axis of the same key.
         axes.retain(|a| a.key.text != key.text);
+        sets.push(Set {
+            node: parse_arg_value(value, &at),
+            key,
+            at,
+        });
+    }
+    // A variant that sets a swept key would silently lose to the axis (or win over it): either
+    // way half of the sweep would be mislabelled.
+    for v in variants.iter().flatten() {
+        for o in &v.set {
+            if let Some(a) = axes.iter().find(|a| a.key.text == o.key.text) {
+                return Err(errors.at(
+                    &o.at,
+                    format!(
+                        "variant {:?} sets {}, which is also a sweep axis ({} values): a key is either swept or set by variants",
+                        v.name,
+                        o.key.text,
+                        a.values.len()
+                    ),
+                ));
+            }
+        }
     }
 
     let default_name = Path::new(file_name).file_stem().map_or_else(
         || file_name.to_string(),
         |s| s.to_string_lossy().into_owned(),
     );
+    let combos = product(&axes, &errors)?;
+    if combos.len().saturating_mul(variants.len()) > crate::sweep::MAX_POINTS {
+        return Err(errors.whole(format!(
+            "{} variants × {} sweep points is more than {} points",
+            variants.len(),
+            combos.len(),
+            crate::sweep::MAX_POINTS
+        )));
+    }
     let mut points = Vec::new();
     let mut meta = None;
-    for combo in product(&axes, &errors)? {
-        let mut tree = root.clone();
-        let mut labels = Vec::new();
-        for (axis, &i) in axes.iter().zip(&combo) {
-            let value = &axis.values[i];
-            axis.key
-                .set(&mut tree, value, &value.at)
-                .map_err(|e| path_error(&errors, &value.at, e))?;
-            labels.push((axis.key.text.clone(), value.val.to_string()));
+    for variant in &variants {
+        let mut base = root.clone();
+        if let Some(v) = variant {
+            for o in &v.set {
+                o.key
+                    .set(&mut base, &o.node, &o.at)
+                    .map_err(|e| path_error(&errors, &o.at, e))?;
+            }
         }
-        let (scenario, m) = resolve(&tree, &default_name, base_dir, &errors)?;
-        meta.get_or_insert(m);
-        points.push(SweepPoint {
-            axes: labels,
-            scenario,
-        });
+        for s in &sets {
+            s.key
+                .set(&mut base, &s.node, &s.at)
+                .map_err(|e| path_error(&errors, &s.at, e))?;
+        }
+        *errors.variant.borrow_mut() = variant.as_ref().map(|v| v.name.clone());
+        for combo in &combos {
+            let mut tree = base.clone();
+            let mut labels = Vec::new();
+            if let Some(v) = variant {
+                labels.push((VARIANT_AXIS.to_string(), v.name.to_string()));
+            }
+            for (axis, &i) in axes.iter().zip(combo) {
+                let value = &axis.values[i];
+                axis.key
+                    .set(&mut tree, value, &value.at)
+                    .map_err(|e| path_error(&errors, &value.at, e))?;
+                labels.push((axis.key.text.clone(), value.val.to_string()));
+            }
+            let (scenario, m) = resolve(&tree, &default_name, base_dir, &errors)?;
+            meta.get_or_insert(m);
+            points.push(SweepPoint {
+                axes: labels,
+                scenario,
+            });
+        }
     }
+    *errors.variant.borrow_mut() = None;
     let meta = meta.ok_or_else(|| errors.whole("internal: the sweep produced no point"))?;
     let runs = (points.len() as u64).saturating_mul(u64::from(meta.reps));
     if runs > MAX_RUNS {

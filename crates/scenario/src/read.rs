@@ -58,6 +58,7 @@ fn section_title(prefix: &str, user_path: &str) -> String {
         "" => "the top level".to_string(),
         "flow" => "[[flow]]".to_string(),
         "cross" => "[[cross]]".to_string(),
+        "variant[]" => "[[variant]]".to_string(),
         "run" | "link" => format!("[{user_path}]"),
         _ => user_path.to_string(),
     }

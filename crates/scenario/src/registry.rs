@@ -353,6 +353,7 @@ static KEYS: &[KeyDoc] = &[
     key("link.rate_trace", Path, Unset, "CSV file of `seconds,rate` lines (`0,10Mbit` or `0,10000000`), relative to the scenario file; `#` starts a comment. A regular file (a link to one is followed) of at most 64 MiB and 1,000,000 steps.", "\"test-trace.csv\""),
     with_context(key("link.rate_repeat", Duration, Unset, "Repeat the rate schedule or trace with this period.", "\"2s\""), &["link.rate_schedule=[{ at = \"0s\", rate = \"2Mbit\" }, { at = \"1s\", rate = \"4Mbit\" }]"]),
     key("link.delay", Duration, Value("15ms"), "One-way propagation delay.", "\"40ms\""),
+    key("link.rtt", Duration, Unset, "Round-trip propagation delay of the bottleneck, as papers quote it: sets `delay` = rtt / 2 in both directions (nanoseconds rounded down). Only in `[link]`; an explicit `delay` in `[link]`, `[link.up]` or `[link.down]` with it is an error.", "\"80ms\""),
     key("link.jitter", Duration, Value("0ms"), "Extra per-packet delay variation (maximum for uniform, standard deviation for normal).", "\"2ms\""),
     with_context(one_of(key("link.jitter_dist", Enum, Value("uniform"), "Distribution of the jitter.", "\"normal\""), &["uniform", "normal"]), &["link.jitter=\"2ms\""]),
     key("link.queue", Queue, Value("1bdp"), "Drop-tail queue limit: `\"25pkt\"`, `\"64KB\"`, `\"1.5bdp+5pkt\"` or `\"unlimited\"` (see BDP below).", "\"25pkt\""),
@@ -462,6 +463,9 @@ static KEYS: &[KeyDoc] = &[
     with_context(key("cross.off", Duration, Required, "onoff: silence between bursts.", "\"2s\""), &["cross.pattern=\"onoff\"", "cross.on=\"1s\""]),
     key("cross.start", Duration, Value("0s"), "When the source starts.", "\"1s\""),
     key("cross.stop", Duration, Unset, "When it stops; none = end of the run.", "\"5s\""),
+    // --- protocol variants ---
+    key("variant[].name", Str, Required, "The variant's name: its value of the `variant` axis in results, tables and figures (unique, not empty, at most 100 characters).", "\"tcp-tls1.3\""),
+    key("variant[].set", Table, Unset, "Overrides with the keys of `--set`: `{ \"flow.stack\" = \"tcp\", \"flow.1.tls\" = \"1.2\" }` or nested tables (`{ flow = { stack = \"tcp\" } }`); a table-valued key (`link.loss`, `link.up`) is set whole. Left out: the scenario as written.", "{ \"flow.stack\" = \"tcp\" }"),
 ];
 
 static SECTIONS: &[SectionDoc] = &[
@@ -496,6 +500,12 @@ static SECTIONS: &[SectionDoc] = &[
     SectionDoc { prefix: "flow.client_access", title: "flow.client_access", doc: "Link between this flow's client and the bottleneck (same in both directions)." },
     SectionDoc { prefix: "flow.server_access", title: "flow.server_access", doc: "Link between the bottleneck and this flow's server (same in both directions)." },
     SectionDoc { prefix: "cross", title: "[[cross]]", doc: "UDP cross traffic injected at the bottleneck." },
+    SectionDoc {
+        prefix: "variant[]",
+        title: "[[variant]]",
+        doc: "Named protocol variants; they form the sweep axis `variant` (see Variants above). \
+              `--variant NAME,…` runs only the named ones.",
+    },
 ];
 
 /// Every scenario key.
@@ -654,7 +664,7 @@ mod tests {
 
     #[test]
     fn children_of_sections() {
-        assert_eq!(children(""), ["run", "link", "flow", "cross", "sweep"]);
+        assert_eq!(children(""), ["run", "link", "flow", "cross", "variant", "sweep"]);
         assert!(children("link").starts_with(&["rate", "rate_schedule", "rate_trace"]));
         assert_eq!(children("link.blackout[]"), ["start", "duration", "period"]);
         assert_eq!(

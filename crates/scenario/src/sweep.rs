@@ -40,6 +40,7 @@ fn axis(
     values: Vec<Node>,
     errors: &Errors,
 ) -> Result<Axis, ScenarioError> {
+    crate::variant::refuse_variant_key(key_text, key_at, errors)?;
     let key = parse_key(key_text).map_err(|e| path_error(errors, key_at, e))?;
     if NOT_SWEEPABLE.contains(&key.doc.path) {
         return Err(errors.at(
@@ -187,6 +188,7 @@ mod tests {
         let errors = Errors {
             file: "t".into(),
             warnings: Default::default(),
+        variant: Default::default(),
         };
         let a = parse_cli_axis("link.rate=1Mbit,2Mbit", &errors).expect("axis");
         let b = parse_cli_axis("link.delay=1ms,2ms,3ms", &errors).expect("axis");

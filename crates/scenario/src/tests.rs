@@ -432,6 +432,10 @@ fn every_registry_key_is_read_by_the_parser() {
     let base = "[[flow]]\n[[cross]]\npattern = \"cbr\"\nrate = \"1Mbit\"\n";
     let run = |set: &[String]| parse_str(base, "t.toml", &dir, set, &[]);
     for k in keys() {
+        // `[[variant]]` cannot be written with --set; tests_variants.rs covers its keys.
+        if k.path.starts_with("variant[]") {
+            continue;
+        }
         if let Some((array, item_key)) = k.path.split_once("[].") {
             check_item_key(k.path, array, item_key, &dir);
             continue;
@@ -501,6 +505,7 @@ fn every_example_parses() {
             "fair-share",
             "ge-loss",
             "lossy-sweep",
+            "protocols",
             "quic-model",
             "quic-vs-tcp",
             "satellite-bod"

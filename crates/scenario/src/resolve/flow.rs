@@ -69,7 +69,7 @@ pub(crate) fn flow(
             return Err(errors.at(at, format!("internal: stack {other} has no model variant")))
         }
     };
-    check_stack_keys(table, stack, &user_path, errors)?;
+    check_stack_keys(table, at, stack, &user_path, errors)?;
     let start = r.duration("start")?.unwrap_or_default();
     let stop = r.duration("stop")?;
     if let Some(stop) = stop.filter(|s| *s <= start) {

@@ -61,12 +61,16 @@ pub(crate) fn bottleneck(
                         format!("{user_path}: {}", expected("a table", &e.node.val)),
                     ));
                 };
-                check_keys(t, "link", &user_path, &["up", "down"], errors)?;
+                check_keys(t, "link", &user_path, &["up", "down", "rtt"], errors)?;
                 vec![(t, user_path.clone()), (common, "link".to_string())]
             }
         };
         let r = Reader::layered(layers, at, "link", errors);
-        dirs.push(direction(&r, base_dir)?);
+        let mut draft = direction(&r, base_dir)?;
+        if let Some(rtt) = rtt(common, &r, at, errors)? {
+            draft.config.delay = rtt / 2;
+        }
+        dirs.push(draft);
     }
     let down = dirs.pop();
     let up = dirs.pop();
@@ -74,6 +78,32 @@ pub(crate) fn bottleneck(
         (Some(up), Some(down)) => Ok((up, down)),
         _ => Err(errors.whole("internal: link directions missing")),
     }
+}
+
+/// `link.rtt`, if set: the round trip both directions' delays are derived from. An explicit
+/// delay of either direction with it is an error (which should win is anybody's guess).
+fn rtt(
+    common: &Table,
+    r: &Reader<'_>,
+    at: &At,
+    errors: &Errors,
+) -> Result<Option<Duration>, ScenarioError> {
+    let Some(rtt_entry) = common.get("rtt") else {
+        return Ok(None);
+    };
+    if let Some(delay) = r.entry("delay") {
+        let rtt_at = errors.at(&rtt_entry.node.at, "").to_string();
+        return Err(errors.at(
+            &delay.node.at,
+            format!(
+                "{} and link.rtt (at {}) both set the delay: link.rtt sets delay = rtt / 2 in both directions; remove one of them",
+                r.path_of("delay"),
+                rtt_at.trim_end_matches(": ")
+            ),
+        ));
+    }
+    let only_rtt = Reader::layered(vec![(common, "link".to_string())], at, "link", errors);
+    only_rtt.duration("rtt")
 }
 
 fn direction(r: &Reader<'_>, base_dir: &Path) -> Result<LinkDraft, ScenarioError> {

@@ -5,25 +5,34 @@ use cc::config::{CcConfig, CommonCcConfig, CubicProfile, RenoCounting};
 
 use crate::model::{PepPosition, PepSpec, Stack, TcpKnobs};
 use crate::read::Reader;
-use crate::registry::{self, OUR_CC, QUIC_ONLY_CC};
+use crate::registry::{self, DefaultValue, OUR_CC, QUIC_ONLY_CC};
 use crate::resolve::knobs::{overlay, user};
-use crate::tree::{Table, Val};
+use crate::tree::{parse_arg_value, Table, Val};
 
-/// Rejects keys (and `cc` values) of `table` that the flow's stack does not have: its model
-/// would ignore them silently, and a researcher would believe they took effect. The message
-/// names the key and the stacks that accept it.
+/// Rejects keys (and `cc` values) of `table` that the flow's stack does not have and that are
+/// set to something other than their default: that model would ignore them silently, and a
+/// researcher would believe they took effect. A key of another stack at its default (a file
+/// written for QUIC with `zero_rtt = false`, turned into TCP by a variant or `--set`) asks for
+/// nothing the stack lacks and is ignored. The message names the key, the stacks that accept it
+/// and, when a variant is being resolved, the variant.
 pub(crate) fn check_stack_keys(
     table: &Table,
+    at: &At,
     stack: Stack,
     user_path: &str,
     errors: &Errors,
 ) -> Result<(), ScenarioError> {
+    let variant = errors.variant.borrow().clone();
     let wrong = |at: &At, what: String, only: &[Stack]| {
         let names: Vec<String> = only.iter().map(|s| format!("{:?}", s.name())).collect();
+        let whose = match &variant {
+            Some(v) => format!("in variant {v:?} this flow has"),
+            None => "this flow has".to_string(),
+        };
         errors.at(
             at,
             format!(
-                "{what} applies only to flows with stack = {}, but this flow has stack = {:?}",
+                "{what} applies only to flows with stack = {}, but {whose} stack = {:?}",
                 names.join(" or "),
                 stack.name()
             ),
@@ -31,7 +40,7 @@ pub(crate) fn check_stack_keys(
     };
     for e in &table.entries {
         if let Some(k) = registry::find(&format!("flow.{}", e.key)) {
-            if !k.applies_to(stack) {
+            if !k.applies_to(stack) && !at_default(table, at, user_path, k, &e.key, errors) {
                 return Err(wrong(&e.key_at, format!("{user_path}.{}", e.key), k.stacks));
             }
         }
@@ -48,6 +57,38 @@ pub(crate) fn check_stack_keys(
         }
     }
     Ok(())
+}
+
+/// Whether the user's value of `key` equals the registry default, both parsed by the key's kind
+/// (so `"0ms"` equals `0` and `"1%"` equals `0.01`). A key without a plain default, or whose
+/// value does not parse, is never at its default.
+fn at_default(
+    table: &Table,
+    at: &At,
+    user_path: &str,
+    doc: &registry::KeyDoc,
+    key: &str,
+    errors: &Errors,
+) -> bool {
+    let DefaultValue::Value(text) = doc.default else {
+        return false;
+    };
+    let mut defaults = Table::default();
+    defaults.set(
+        key,
+        at.clone(),
+        parse_arg_value(text, &At::Arg(format!("default of {}", doc.path).into())),
+    );
+    let parse = |t: &Table| {
+        Reader::layered(vec![(t, user_path.to_string())], at, "flow", errors)
+            .value(key)
+            .ok()
+            .flatten()
+    };
+    match (parse(table), parse(&defaults)) {
+        (Some(user), Some(default)) => user == default,
+        _ => false,
+    }
 }
 
 /// The TCP knobs: Linux's defaults with the keys the user set replaced, checked across keys.
