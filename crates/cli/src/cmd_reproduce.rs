@@ -111,6 +111,10 @@ fn run_study(args: &ReproduceArgs, study: &'static studies::Study) -> anyhow::Re
             return Ok(exit::BAD_INPUT);
         }
     };
+    // Accepted input that is probably not what was meant, as `quiclab sim` prints it.
+    for w in &combined.loaded.warnings {
+        eprintln!("warning: {w}");
+    }
     let emu = args.engine == emu_engine::EngineArg::Emu;
     let screened = if emu {
         emu_engine::keep_runnable(&mut combined)
@@ -166,30 +170,43 @@ fn run_study(args: &ReproduceArgs, study: &'static studies::Study) -> anyhow::Re
     // their count in the `runs` column.
     let stored = ResultsStore::open(&out)?.load()?;
     let summary = experiment::summary::rows(&combined.loaded, &runs, &stored);
-    let (md, csv) = if experiments.iter().any(|e| !e.columns.is_empty()) {
+    let reps = combined.loaded.reps;
+    let (md, csv, incomplete) = if experiments.iter().any(|e| !e.columns.is_empty()) {
         let rows = table::metric_rows(&combined.info, &summary, &experiments);
         let md = format!(
             "## {} — {}\n\n{} repetitions per point; mean and 95% Student-t CI half-width over \
-             the runs (a ratio column is the ratio of the means, without a CI).\n\n{}",
+             the runs (a ratio column is the ratio of the means, without a CI); n/N = runs that \
+             measured every column / runs attempted.\n\n{}",
             dir,
             study.title,
-            combined.loaded.reps,
-            table::metric_markdown(&experiments, &rows)
+            reps,
+            table::metric_markdown(&experiments, &rows, reps)
         );
-        (md, table::metric_csv(&experiments, &rows))
+        let incomplete = table::metric_incomplete(&rows, reps);
+        (md, table::metric_csv(&experiments, &rows), incomplete)
     } else {
         let rows = table::rows(&combined.info, &summary);
         let md = format!(
             "## {} — {}\n\n{} repetitions per point; download time of the measured connection \
-             (0-RTT: the second, resumed one), mean and 95% Student-t CI half-width over the n runs \
-             that completed.\n\n{}",
+             (0-RTT: the second, resumed one), mean and 95% Student-t CI half-width over the n \
+             runs that completed; n/N = runs that completed / runs attempted.\n\n{}",
             dir,
             study.title,
-            combined.loaded.reps,
-            table::markdown(&rows)
+            reps,
+            table::markdown(&rows, reps)
         );
-        (md, table::csv(&rows))
+        let incomplete = table::incomplete(&rows, reps);
+        (md, table::csv(&rows), incomplete)
     };
+    // Runs that did not complete are named, not silently left out of the means.
+    for line in &incomplete {
+        eprintln!("warning: {line}");
+    }
+    let md = md
+        + &incomplete
+            .iter()
+            .map(|l| format!("\nWarning: {l}\n"))
+            .collect::<String>();
     // What the emulator left out or only approximated, under the table.
     let md = md
         + &screened

@@ -55,6 +55,10 @@ pub struct ScenarioKnobs {
     /// Base seed (overrides `run.seed`; in `emu` it seeds the link models).
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Run only these `[[variant]]`s of the scenario, e.g. `--variant quic-0rtt,tcp-tls1.3`
+    /// (repeatable; default: every variant).
+    #[arg(long = "variant", value_name = "NAME,...")]
+    pub variant: Vec<String>,
 }
 
 impl ScenarioKnobs {
@@ -77,7 +81,13 @@ impl ScenarioKnobs {
         &self,
         file: &std::path::Path,
     ) -> Result<scenario::LoadedScenario, scenario::ScenarioError> {
-        let mut loaded = scenario::load(file, &self.overrides(), &self.vary).map_err(|mut e| {
+        let inputs = scenario::Inputs {
+            overrides: self.overrides(),
+            axes: self.vary.clone(),
+            variants: self.variant.clone(),
+            defined_variants: Vec::new(),
+        };
+        let mut loaded = scenario::load_with(file, &inputs).map_err(|mut e| {
             e.file = self.flag_typed(&e.file);
             e
         })?;

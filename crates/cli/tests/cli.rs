@@ -329,3 +329,89 @@ fn a_failed_run_does_not_stop_the_others_and_resume_retries_it() {
         .next()
         .is_some_and(|l| l.contains("\"id\":\"p0-r0\"")));
 }
+
+/// Issue 14: QUIC 1-RTT, QUIC 0-RTT and TCP + TLS 1.3 are variants of one file and land in one
+/// results directory; `--set flow.stack=tcp` works on a file that spells out a QUIC key at its
+/// default; `--variant` picks a subset.
+#[test]
+fn a_variant_sweep_with_quic_and_tcp_lands_in_one_results_directory() {
+    let s = Scratch::new("variants");
+    let file = format!(
+        "{TINY}zero_rtt = false\n\n[[variant]]\nname = \"quic-1rtt\"\n\n[[variant]]\nname = \"quic-0rtt\"\nset = {{ \"flow.connections\" = 2, \"flow.zero_rtt\" = true }}\n\n[[variant]]\nname = \"tcp-tls1.3\"\nset = {{ \"flow.stack\" = \"tcp\", \"flow.tls\" = \"1.3\" }}\n"
+    );
+    s.file("v.toml", &file);
+    let o = quiclab(
+        &[
+            "sim",
+            "v.toml",
+            "--vary",
+            "link.rtt=20ms,60ms",
+            "--out",
+            "out",
+        ],
+        &s.0,
+    );
+    assert_ok(&o);
+    let results = std::fs::read_to_string(s.path("out/results.jsonl")).expect("results.jsonl");
+    let runs: Vec<serde_json::Value> = results
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON line"))
+        .collect();
+    assert_eq!(runs.len(), 6);
+    let got: Vec<(String, String, String)> = runs
+        .iter()
+        .map(|r| {
+            (
+                r["axes"]["variant"]
+                    .as_str()
+                    .expect("variant axis")
+                    .to_string(),
+                r["axes"]["link.rtt"]
+                    .as_str()
+                    .expect("rtt axis")
+                    .to_string(),
+                r["flows"][0]["stack"].as_str().expect("stack").to_string(),
+            )
+        })
+        .collect();
+    let want = [
+        ("quic-1rtt", "20ms", "quic"),
+        ("quic-1rtt", "60ms", "quic"),
+        ("quic-0rtt", "20ms", "quic"),
+        ("quic-0rtt", "60ms", "quic"),
+        ("tcp-tls1.3", "20ms", "tcp"),
+        ("tcp-tls1.3", "60ms", "tcp"),
+    ];
+    let want: Vec<(String, String, String)> = want
+        .iter()
+        .map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string()))
+        .collect();
+    assert_eq!(got, want);
+    // The 0-RTT variant's second connection really resumed with 0-RTT.
+    assert_eq!(
+        runs[2]["flows"][0]["connections"].as_array().map(Vec::len),
+        Some(2)
+    );
+    let summary = std::fs::read_to_string(s.path("out/summary.csv")).expect("summary.csv");
+    assert!(
+        summary.lines().next().expect("header").contains("variant"),
+        "{summary}"
+    );
+
+    // A subset, and the issue's failing --set.
+    let o = quiclab(
+        &["sim", "v.toml", "--variant", "tcp-tls1.3", "--json"],
+        &s.0,
+    );
+    assert_ok(&o);
+    s.file("quic.toml", &format!("{TINY}zero_rtt = false\n"));
+    let o = quiclab(&["sim", "quic.toml", "--set", "flow.stack=tcp"], &s.0);
+    assert_ok(&o);
+    let o = quiclab(&["sim", "v.toml", "--variant", "tcp"], &s.0);
+    assert_eq!(o.status.code(), Some(2));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("--variant tcp: unknown value \"tcp\""),
+        "{err}"
+    );
+}

@@ -55,8 +55,16 @@ fn writes_markdown_and_csv_with_a_row_per_loss_rate_and_protocol() {
                 lines.iter().any(|l| l.starts_with(&prefix)),
                 "no row {prefix} in\n{csv}"
             );
-            let md_row = format!("| bernoulli | link.down.loss | {x} | {p} | 1 |");
-            assert!(md.contains(&md_row), "no row {md_row} in\n{md}");
+            // n/N: of the one run attempted, one or none completed.
+            let md_row = format!("| bernoulli | link.down.loss | {x} | {p} | ");
+            let done = md.contains(&format!("{md_row}1/1 |"));
+            assert!(
+                done || md.contains(&format!("{md_row}0/1 |")),
+                "no row {md_row}n/1 in\n{md}"
+            );
+            // A run that did not complete is named under the table, not silently left out.
+            let warned = format!("bernoulli link.down.loss={x} {p}: 0 of 1 runs completed");
+            assert_eq!(!done, md.contains(&warned), "{warned}?\n{md}");
         }
     }
     // At 2% loss every variant finishes 100 kB and has a handshake time.
@@ -84,6 +92,39 @@ fn writes_markdown_and_csv_with_a_row_per_loss_rate_and_protocol() {
     );
     let csv2 = std::fs::read_to_string(out.join("table.csv")).expect("table.csv rewritten");
     assert_eq!(csv, csv2);
+}
+
+/// Issue 14: `reproduce` prints the scenario's warnings as `sim` does (a bare probability of
+/// 5% or more is probably a percentage).
+#[test]
+fn scenario_warnings_are_printed() {
+    let s = Scratch::new("warnings");
+    let o = quiclab(
+        &[
+            "reproduce",
+            "seed003",
+            "--only",
+            "bernoulli",
+            "--reps",
+            "1",
+            "--set",
+            "flow.size=10kB",
+            "--set",
+            "link.up.loss=0.05",
+            "--jobs",
+            "2",
+            "--out",
+            "out",
+        ],
+        &s.0,
+    );
+    assert!(o.status.success(), "stderr: {}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(
+        err.lines()
+            .any(|l| l.starts_with("warning: --set link.up.loss=0.05: ") && l.contains('%')),
+        "{err}"
+    );
 }
 
 #[test]
@@ -152,7 +193,7 @@ fn seed001_fig7_tabulates_every_ack_ratio_on_both_stacks_with_relative_differenc
         "quinn 1:2",
         "quinn 1:10",
     ] {
-        let row = format!("| 1ms | {p} | 1 | ");
+        let row = format!("| 1ms | {p} | 1/1 | ");
         assert!(md.contains(&row), "no row {row} in\n{md}");
         assert!(
             csv.contains(&format!(
@@ -193,7 +234,7 @@ fn seed000_window_sweep_compares_the_two_credit_policies() {
     );
     for w in ["16KB", "64KB", "1MB"] {
         for p in ["modquic", "quic"] {
-            let row = format!("| {w} | {p} | 1 | ");
+            let row = format!("| {w} | {p} | 1/1 | ");
             assert!(md.contains(&row), "no row {row} in\n{md}");
         }
     }

@@ -268,16 +268,102 @@ pub fn ensure_dir(dir: &Path) -> Result<(), FigureError> {
     }
 }
 
-/// Writes each figure as `<out>/<id>.svg` and returns the paths.
+/// The list of figures `write_figures` wrote into a directory (name, length, FNV-1a hash per
+/// line): what a later call may remove when it no longer writes them.
+pub const WRITTEN_LIST: &str = ".quiclab-figures";
+
+/// Largest written-list or figure read back when deciding what is stale; anything larger was
+/// not written by us and is left alone.
+const MAX_STALE_CHECK_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Writes each figure as `<out>/<id>.svg` and returns the paths. Figures this function wrote
+/// into `out` earlier that the new set no longer contains (a metric or point gone since) are
+/// removed, so the directory never shows stale figures beside fresh ones. Only files it
+/// provably wrote go: listed in `out/.quiclab-figures`, a plain `.svg` name inside `out`, still a
+/// regular file (never a link) with the length and hash recorded when it was written; anything
+/// else, such as a figure the user edited or put there, stays.
 pub fn write_figures(out: &Path, figs: &[Figure]) -> Result<Vec<PathBuf>, FigureError> {
     ensure_dir(out)?;
+    let previous = read_written_list(out);
     let mut paths = Vec::new();
+    let mut list = String::new();
     for f in figs {
-        let p = out.join(format!("{}.svg", f.id));
+        let name = format!("{}.svg", f.id);
+        let p = out.join(&name);
         write_file(&p, f.svg.as_bytes())?;
+        list.push_str(&format!(
+            "{name}\t{}\t{:016x}\n",
+            f.svg.len(),
+            fnv1a(f.svg.as_bytes())
+        ));
         paths.push(p);
     }
+    for (name, len, hash) in previous {
+        if figs.iter().any(|f| format!("{}.svg", f.id) == name) {
+            continue;
+        }
+        let p = out.join(&name);
+        if is_ours(&p, len, hash) {
+            std::fs::remove_file(&p).map_err(FigureError::io(&p))?;
+        }
+    }
+    write_file(&out.join(WRITTEN_LIST), list.as_bytes())?;
     Ok(paths)
+}
+
+/// The entries of `out/.quiclab-figures` that are safe names (`x.svg`, no path separators);
+/// an absent, linked, oversized or unreadable list is empty (nothing is removed).
+fn read_written_list(out: &Path) -> Vec<(String, u64, u64)> {
+    let Some(text) = read_ours(&out.join(WRITTEN_LIST)) else {
+        return Vec::new();
+    };
+    let Ok(text) = String::from_utf8(text) else {
+        return Vec::new();
+    };
+    text.lines()
+        .filter_map(|l| {
+            let mut it = l.split('\t');
+            let name = it.next()?;
+            let len = it.next()?.parse().ok()?;
+            let hash = u64::from_str_radix(it.next()?, 16).ok()?;
+            let safe = name.ends_with(".svg")
+                && !name.starts_with('.')
+                && !name.contains(['/', '\0'])
+                && Path::new(name).file_name() == Some(std::ffi::OsStr::new(name));
+            safe.then(|| (name.to_string(), len, hash))
+        })
+        .collect()
+}
+
+/// Reads a regular file (never through a link) of at most [`MAX_STALE_CHECK_BYTES`].
+fn read_ours(path: &Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let f = fsutil::open_regular(path, false).ok()?;
+    let len = f.metadata().ok()?.len();
+    if len > MAX_STALE_CHECK_BYTES {
+        return None;
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
+    f.take(MAX_STALE_CHECK_BYTES).read_to_end(&mut bytes).ok()?;
+    Some(bytes)
+}
+
+/// Whether `path` is still the figure we wrote: a regular file with the recorded length and hash.
+fn is_ours(path: &Path, len: u64, hash: u64) -> bool {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_file() && m.len() == len => {
+            read_ours(path).is_some_and(|b| fnv1a(&b) == hash)
+        }
+        _ => false,
+    }
+}
+
+/// FNV-1a, 64 bits: a stable fingerprint of a figure we wrote (not a security boundary; the
+/// list itself only ever names files inside the figures directory).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }
 
 /// Renders `DIR/report.html` and returns its path.
@@ -287,4 +373,67 @@ pub fn write_report(dir: &Path) -> Result<PathBuf, FigureError> {
     let path = dir.join(REPORT_FILE);
     write_file(&path, html.as_bytes())?;
     Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fig(id: &str, svg: &str) -> Figure {
+        Figure {
+            id: id.to_string(),
+            title: id.to_string(),
+            caption: String::new(),
+            svg: svg.to_string(),
+            kind: FigureKind::Cdf,
+            missing_runs: 0,
+        }
+    }
+
+    #[test]
+    fn stale_figures_it_wrote_are_removed_and_nothing_else() {
+        let tmp = fsutil::PrivateDir::new("figures-stale-").expect("dir");
+        let dir = tmp.path().join("figures");
+        write_figures(
+            &dir,
+            &[
+                fig("a", "<svg>a</svg>"),
+                fig("b", "<svg>b</svg>"),
+                fig("c", "<svg>c</svg>"),
+                fig("d", "<svg>d</svg>"),
+            ],
+        )
+        .expect("first");
+        // The user's own files, and one of ours that the user edited since.
+        std::fs::write(dir.join("mine.svg"), "<svg/>").expect("user file");
+        std::fs::write(dir.join("c.svg"), "<svg>edited</svg>").expect("edit");
+        // A link in place of one of ours is not followed nor removed.
+        let target = tmp.path().join("target.svg");
+        std::fs::write(&target, "<svg>d</svg>").expect("target");
+        std::fs::remove_file(dir.join("d.svg")).expect("rm");
+        std::os::unix::fs::symlink(&target, dir.join("d.svg")).expect("link");
+        // A tampered list naming a file outside the directory is ignored.
+        let list = std::fs::read_to_string(dir.join(WRITTEN_LIST)).expect("list");
+        std::fs::write(
+            dir.join(WRITTEN_LIST),
+            format!("{list}../target.svg\t12\t{:016x}\n", fnv1a(b"<svg>d</svg>")),
+        )
+        .expect("tamper");
+
+        let paths = write_figures(&dir, &[fig("a", "<svg>a2</svg>")]).expect("second");
+        assert_eq!(paths, [dir.join("a.svg")]);
+        assert!(dir.join("a.svg").exists());
+        assert!(!dir.join("b.svg").exists(), "stale figure of ours stays");
+        assert!(dir.join("c.svg").exists(), "an edited figure was removed");
+        assert!(dir.join("mine.svg").exists(), "a user's file was removed");
+        assert!(
+            std::fs::symlink_metadata(dir.join("d.svg")).is_ok(),
+            "the link was removed"
+        );
+        assert!(target.exists(), "a file outside the directory was removed");
+        let list = std::fs::read_to_string(dir.join(WRITTEN_LIST)).expect("list");
+        assert_eq!(list.lines().count(), 1, "{list}");
+        assert!(list.starts_with("a.svg\t"), "{list}");
+        tmp.remove().expect("clean");
+    }
 }

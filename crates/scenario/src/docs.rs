@@ -81,9 +81,54 @@ prefixed with `up.` or `down.`), `flow.0.cc`, `cross.1.rate`.
 Each entry is an axis: a key and the values it takes. The points are the cartesian product of
 the axes, the first axis varying slowest (nested loops in file order); the example gives 6
 points: (0.1%, newreno), (0.1%, cubic), (1%, newreno), … Axis values are written into the
-scenario at their key exactly like `--set` values. A sweep option on the command line
+scenario at their key exactly like `--set` values. Papers quote round-trip times:
+`"link.rtt" = ["20ms", "600ms"]` sets both directions' delay to half of each. A sweep option on the command line
 (`key=v1,v2`) replaces a file axis of the same key or is appended as the last axis; `--set` of
 a swept key removes that axis. `run.seed` and `run.reps` cannot be swept.
+
+## Variants
+
+Protocol variants of one path go into one file and one results directory: each `[[variant]]`
+has a `name` and a `set` table of overrides with the keys of `--set`. The variants form a sweep
+axis named `variant`, the slowest-varying one, crossed with every `[sweep]` and `--vary` axis;
+results, `summary.csv`, `quiclab compare`, tables and figures carry it like any axis.
+
+```toml
+[link]
+rate = "20Mbit"
+
+[[flow]]
+app = "download"
+size = "100kB"
+zero_rtt = false            # a QUIC key at its default: ignored where the flow becomes TCP
+
+[[variant]]
+name = "quic-1rtt"          # no `set`: the file as written
+
+[[variant]]
+name = "quic-0rtt"          # the second connection resumes with 0-RTT
+set = { "flow.connections" = 2, "flow.zero_rtt" = true }
+
+[[variant]]
+name = "tcp-tls1.3"
+set = { flow = { stack = "tcp", tls = "1.3" } }   # nested tables work too
+
+[sweep]
+"link.rtt" = ["20ms", "80ms", "200ms"]   # 3 variants × 3 RTTs = 9 points
+```
+
+`quiclab sim FILE --variant tcp-tls1.3,quic-1rtt` runs only the named variants (in file order).
+Each point's scenario is the file, then its variant's overrides, then `--set` (so an explicit
+`--set` wins), then the sweep axes' values. A key set by a variant cannot also be a sweep axis,
+and `variant` itself cannot be set or swept. Names are unique; two variants that set the same
+keys to the same values (or two without `set`) are refused as copies; an empty `set = {}` is an
+error (leave it out for the file as written).
+
+Keys marked with a stack are checked against each flow's *effective* stack, after the variant's
+overrides and `--set`: a key of another stack left at its default (`zero_rtt = false` on a flow
+a variant turns into TCP) is ignored, any other value is an error naming the key, the variant
+and the key's `file:line:col`. `quiclab reproduce` defines its studies' protocol variants in code
+and resolves them through the same mechanism.
 
 ## Repetitions and seeds
 

@@ -239,7 +239,7 @@ mod tests {
         let e = Errors {
             file: "bulk.toml".into(),
             warnings: Default::default(),
-        variant: Default::default(),
+            variant: Default::default(),
         }
         .at(
             &At::File {
@@ -256,7 +256,7 @@ mod tests {
         let e = Errors {
             file: "x".into(),
             warnings: Default::default(),
-        variant: Default::default(),
+            variant: Default::default(),
         }
         .at(&At::Arg("--set link.rate=5".into()), "bad");
         assert_eq!(e.to_string(), "--set link.rate=5: bad");

@@ -177,7 +177,10 @@ pub fn parse_with(
             .map(Some)
             .collect(),
         None if inputs.variants.iter().any(|v| !v.trim().is_empty()) => {
-            let at = At::Arg(Arc::from(format!("--variant {}", inputs.variants.join(","))));
+            let at = At::Arg(Arc::from(format!(
+                "--variant {}",
+                inputs.variants.join(",")
+            )));
             return Err(errors.at(
                 &at,
                 format!("{file_name} declares no [[variant]] to pick from"),

@@ -664,7 +664,10 @@ mod tests {
 
     #[test]
     fn children_of_sections() {
-        assert_eq!(children(""), ["run", "link", "flow", "cross", "variant", "sweep"]);
+        assert_eq!(
+            children(""),
+            ["run", "link", "flow", "cross", "variant", "sweep"]
+        );
         assert!(children("link").starts_with(&["rate", "rate_schedule", "rate_trace"]));
         assert_eq!(children("link.blackout[]"), ["start", "duration", "period"]);
         assert_eq!(

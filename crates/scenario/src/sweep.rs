@@ -188,7 +188,7 @@ mod tests {
         let errors = Errors {
             file: "t".into(),
             warnings: Default::default(),
-        variant: Default::default(),
+            variant: Default::default(),
         };
         let a = parse_cli_axis("link.rate=1Mbit,2Mbit", &errors).expect("axis");
         let b = parse_cli_axis("link.delay=1ms,2ms,3ms", &errors).expect("axis");

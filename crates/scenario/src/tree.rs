@@ -271,7 +271,7 @@ mod tests {
         Errors {
             file: "t.toml".into(),
             warnings: Default::default(),
-        variant: Default::default(),
+            variant: Default::default(),
         }
     }
 

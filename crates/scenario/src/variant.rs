@@ -205,7 +205,10 @@ fn flatten(
 }
 
 /// Variants defined in code, checked like a file's.
-pub(crate) fn from_defs(defs: &[VariantDef], errors: &Errors) -> Result<Vec<Variant>, ScenarioError> {
+pub(crate) fn from_defs(
+    defs: &[VariantDef],
+    errors: &Errors,
+) -> Result<Vec<Variant>, ScenarioError> {
     let mut out = Vec::new();
     for d in defs {
         let at = At::Arg(format!("variant {:?}", d.name).into());

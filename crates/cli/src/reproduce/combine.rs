@@ -2,16 +2,14 @@
 //! `LoadedScenario`, so the study runs through the experiment library once — one results directory, one
 //! pool of workers over all points, and `--resume` for free.
 
-use std::path::Path;
-
 use scenario::LoadedScenario;
 
 use super::studies::{Experiment, Reading, Study};
 
-/// Axis names under which a point records its experiment and variant.
+/// Axis name under which a point records its experiment.
 pub const EXPERIMENT_AXIS: &str = "experiment";
-/// See [`EXPERIMENT_AXIS`].
-pub const VARIANT_AXIS: &str = "variant";
+/// Axis name of the protocol variant: the scenario crate's variant axis (one home).
+pub const VARIANT_AXIS: &str = scenario::VARIANT_AXIS;
 
 /// What one point of the combined sweep is, for the table.
 #[derive(Debug, Clone)]
@@ -49,32 +47,42 @@ pub fn combine(
     let mut file_reps = 1;
     let mut warnings = Vec::new();
     for e in experiments {
-        for v in e.variants {
-            let mut overrides: Vec<String> = v.overrides.iter().map(|s| (*s).to_string()).collect();
-            overrides.extend(user.iter().cloned());
-            let loaded = scenario::parse_str(e.text, e.file, Path::new("."), &overrides, &[])?;
-            file_reps = file_reps.max(loaded.reps);
-            for w in loaded.warnings {
-                if !warnings.contains(&w) {
-                    warnings.push(w);
-                }
+        // The experiment's variants are scenario variants: the `variant` axis comes first,
+        // then the file's swept key, points variant by variant (the order, and so every run's
+        // seed, is the one the study has always had).
+        let loaded = e.load(user, &[])?;
+        file_reps = file_reps.max(loaded.reps);
+        for w in loaded.warnings {
+            if !warnings.contains(&w) {
+                warnings.push(w);
             }
-            for mut p in loaded.points {
-                let (parameter, x) = p.axes.first().cloned().unwrap_or_default();
-                info.push(PointInfo {
-                    experiment: e.name,
-                    parameter,
-                    x: unquote(&x),
-                    readings: v.readings,
-                });
-                let mut axes = vec![
-                    (EXPERIMENT_AXIS.to_string(), e.name.to_string()),
-                    (VARIANT_AXIS.to_string(), v.label.to_string()),
-                ];
-                axes.append(&mut p.axes);
-                p.axes = axes;
-                points.push(p);
-            }
+        }
+        for mut p in loaded.points {
+            let label = p
+                .axes
+                .first()
+                .filter(|(k, _)| k == VARIANT_AXIS)
+                .map(|(_, v)| v.clone())
+                .unwrap_or_default();
+            let v = e.variant(&label).ok_or_else(|| scenario::ScenarioError {
+                file: e.file.to_string(),
+                line: None,
+                column: None,
+                message: format!("internal: point without a registered variant ({label:?})"),
+                allowed: Vec::new(),
+                allowed_title: String::new(),
+            })?;
+            let (parameter, x) = p.axes.get(1).cloned().unwrap_or_default();
+            info.push(PointInfo {
+                experiment: e.name,
+                parameter,
+                x: unquote(&x),
+                readings: v.readings,
+            });
+            let mut axes = vec![(EXPERIMENT_AXIS.to_string(), e.name.to_string())];
+            axes.append(&mut p.axes);
+            p.axes = axes;
+            points.push(p);
         }
     }
     Ok(Combined {

@@ -230,8 +230,8 @@ mod walk {
         for study in studies::STUDIES {
             for e in study.experiments {
                 for v in e.variants {
-                    let o: Vec<String> = v.overrides.iter().map(|s| s.to_string()).collect();
-                    let loaded = scenario::parse_str(e.text, e.file, Path::new("."), &o, &[])
+                    let loaded = e
+                        .load(&[], &[v.label.to_string()])
                         .unwrap_or_else(|err| panic!("{} {}: {err}", e.name, v.label));
                     points += loaded.points.len();
                     let source = format!("`reproduce {}` variant `{}`", study.name, v.label);

@@ -584,6 +584,42 @@ pub const STUDIES: &[Study] = &[Study {
     validation: &[],
 }, SEED001, SEED000];
 
+impl Experiment {
+    /// The experiment's protocol variants as scenario variants (`[[variant]]` defined in code).
+    pub fn variant_defs(&self) -> Vec<scenario::VariantDef> {
+        self.variants
+            .iter()
+            .map(|v| scenario::VariantDef {
+                name: v.label.to_string(),
+                set: v.overrides.iter().map(|o| (*o).to_string()).collect(),
+            })
+            .collect()
+    }
+
+    /// The experiment's file with its variants and the user's `--set` overrides (applied after
+    /// each variant's own), through the scenario crate's variant mechanism: points variant by
+    /// variant, each with the axes `variant` and the file's one swept key. `only` picks
+    /// variants by label (empty: all).
+    pub fn load(
+        &self,
+        user: &[String],
+        only: &[String],
+    ) -> Result<scenario::LoadedScenario, scenario::ScenarioError> {
+        let inputs = scenario::Inputs {
+            overrides: user.to_vec(),
+            axes: Vec::new(),
+            variants: only.to_vec(),
+            defined_variants: self.variant_defs(),
+        };
+        scenario::parse_with(self.text, self.file, std::path::Path::new("."), &inputs)
+    }
+
+    /// The registered variant labelled `label`.
+    pub fn variant(&self, label: &str) -> Option<&'static Variant> {
+        self.variants.iter().find(|v| v.label == label)
+    }
+}
+
 /// The study called `name`.
 pub fn find(name: &str) -> Option<&'static Study> {
     STUDIES.iter().find(|s| s.name == name)
@@ -602,20 +638,22 @@ mod tests {
     fn every_experiment_parses_with_every_variant() {
         for study in STUDIES {
             for e in study.experiments {
-                for v in e.variants {
-                    let o: Vec<String> = v.overrides.iter().map(|s| s.to_string()).collect();
-                    let loaded =
-                        scenario::parse_str(e.text, e.file, std::path::Path::new("."), &o, &[]);
-                    let loaded =
-                        loaded.unwrap_or_else(|err| panic!("{} {}: {err}", e.name, v.label));
-                    // The table's x value is the single sweep axis of the file.
-                    assert!(
-                        loaded.points.iter().all(|p| p.axes.len() == 1),
-                        "{} must sweep exactly one key",
-                        e.name
-                    );
+                let loaded = e
+                    .load(&[], &[])
+                    .unwrap_or_else(|err| panic!("{}: {err}", e.name));
+                // The axes are the variant and the file's single swept key (the table's x).
+                assert!(
+                    loaded
+                        .points
+                        .iter()
+                        .all(|p| p.axes.len() == 2 && p.axes[0].0 == scenario::VARIANT_AXIS),
+                    "{} must sweep exactly one key",
+                    e.name
+                );
+                for p in &loaded.points {
+                    let v = e.variant(&p.axes[0].1).expect("a registered variant");
                     for r in v.readings {
-                        assert!(r.flow < loaded.points[0].scenario.flows.len());
+                        assert!(r.flow < p.scenario.flows.len());
                     }
                 }
             }

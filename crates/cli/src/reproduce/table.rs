@@ -68,21 +68,21 @@ pub fn rows(info: &[PointInfo], summary: &[SummaryRow]) -> Vec<Row> {
     out
 }
 
-/// The table as GitHub Markdown: times in seconds (download) and milliseconds (handshake).
-pub fn markdown(rows: &[Row]) -> String {
+/// The table as GitHub Markdown: times in seconds (download) and milliseconds (handshake);
+/// `n/N` = runs whose download completed / runs attempted (`attempted` per point).
+pub fn markdown(rows: &[Row], attempted: u32) -> String {
     let mut s = String::from(
-        "| experiment | parameter | x | protocol | runs | n | download time (s) | ± 95% CI (s) | handshake (ms) | first byte (ms) |\n\
-         |---|---|---|---|---:|---:|---:|---:|---:|---:|\n",
+        "| experiment | parameter | x | protocol | n/N | download time (s) | ± 95% CI (s) | handshake (ms) | first byte (ms) |\n\
+         |---|---|---|---|---:|---:|---:|---:|---:|\n",
     );
     for r in rows {
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {}/{attempted} | {} | {} | {} | {} |",
             r.experiment,
             r.parameter,
             r.x,
             r.protocol,
-            r.runs,
             r.download.map_or(0, |d| d.n),
             fixed(r.download.map(|d| d.mean), 1.0, 3),
             fixed(r.download.map(|d| d.ci95_half_width()), 1.0, 3),
@@ -91,6 +91,28 @@ pub fn markdown(rows: &[Row]) -> String {
         );
     }
     s
+}
+
+/// One line per row where fewer than `attempted` runs completed: how many completed, how many
+/// were recorded (the others failed), so no incomplete point goes unnoticed.
+pub fn incomplete(rows: &[Row], attempted: u32) -> Vec<String> {
+    let attempted = attempted as usize;
+    rows.iter()
+        .filter_map(|r| {
+            let n = r.download.map_or(0, |d| d.n);
+            (n < attempted).then(|| {
+                format!(
+                    "{} {}={} {}: {n} of {attempted} runs completed the download within run.duration ({} recorded{})",
+                    r.experiment,
+                    r.parameter,
+                    r.x,
+                    r.protocol,
+                    r.runs,
+                    if r.runs < attempted { ", the others failed" } else { "" }
+                )
+            })
+        })
+        .collect()
 }
 
 /// The table as CSV, seconds throughout, full precision.
@@ -270,8 +292,46 @@ fn paired(a: &[(&str, f64)], b: &[(&str, f64)]) -> Vec<(String, f64, f64)> {
         .collect()
 }
 
-/// The metrics tables as Markdown: one table per experiment, then its comparisons.
-pub fn metric_markdown(experiments: &[&Experiment], rows: &[MetricRow]) -> String {
+/// Runs of a metrics row that have every one of its values (its `n` of `n/N`); an empty cell
+/// is a metric the stack does not report, not a run that did not complete, and is left out.
+fn complete_runs(r: &MetricRow) -> usize {
+    r.cells
+        .iter()
+        .flatten()
+        .map(|c| c.n)
+        .min()
+        .unwrap_or(r.runs)
+        .min(r.runs)
+}
+
+/// One line per metrics row with fewer than `attempted` runs that measured every column.
+pub fn metric_incomplete(rows: &[MetricRow], attempted: u32) -> Vec<String> {
+    let attempted = attempted as usize;
+    rows.iter()
+        .filter_map(|r| {
+            let n = complete_runs(r);
+            (n < attempted).then(|| {
+                format!(
+                    "{} {}={} {}: {n} of {attempted} runs measured every column ({} recorded{})",
+                    r.experiment,
+                    r.parameter,
+                    r.x,
+                    r.protocol,
+                    r.runs,
+                    if r.runs < attempted {
+                        ", the others failed"
+                    } else {
+                        ""
+                    }
+                )
+            })
+        })
+        .collect()
+}
+
+/// The metrics tables as Markdown: one table per experiment, then its comparisons; `n/N` = runs
+/// that measured every column / runs attempted (`attempted` per point).
+pub fn metric_markdown(experiments: &[&Experiment], rows: &[MetricRow], attempted: u32) -> String {
     let mut s = String::new();
     for e in experiments {
         let mine: Vec<&MetricRow> = rows.iter().filter(|r| r.experiment == e.name).collect();
@@ -281,7 +341,7 @@ pub fn metric_markdown(experiments: &[&Experiment], rows: &[MetricRow]) -> Strin
             "### {} (`{}`, x = `{}`)\n",
             e.name, e.file, first.parameter
         );
-        let mut head = String::from("| x | protocol | runs |");
+        let mut head = String::from("| x | protocol | n/N |");
         let mut rule = String::from("|---|---|---:|");
         for c in e.columns {
             let _ = write!(head, " {} | ± 95% CI |", c.header);
@@ -289,7 +349,13 @@ pub fn metric_markdown(experiments: &[&Experiment], rows: &[MetricRow]) -> Strin
         }
         let _ = writeln!(s, "{head}\n{rule}");
         for r in &mine {
-            let _ = write!(s, "| {} | {} | {} |", r.x, r.protocol, r.runs);
+            let _ = write!(
+                s,
+                "| {} | {} | {}/{attempted} |",
+                r.x,
+                r.protocol,
+                complete_runs(r)
+            );
             for (c, cell) in e.columns.iter().zip(&r.cells) {
                 let _ = write!(
                     s,
@@ -475,10 +541,19 @@ mod tests {
         assert_eq!(r[0].runs, 3);
         let d = r[0].download.expect("completed downloads");
         assert_eq!((d.n, d.mean), (2, 2.0));
-        let md = markdown(&r);
+        let md = markdown(&r, 4);
+        // n/N: 2 downloads completed of the 4 runs attempted (3 recorded, one failed).
         assert!(
-            md.contains("| bernoulli | link.down.loss | 2% | quic-0rtt | 3 | 2 | 2.000 |"),
+            md.contains("| bernoulli | link.down.loss | 2% | quic-0rtt | 2/4 | 2.000 |"),
             "{md}"
+        );
+        assert_eq!(
+            incomplete(&r, 4),
+            ["bernoulli link.down.loss=2% quic-0rtt: 2 of 4 runs completed the download within run.duration (3 recorded, the others failed)"]
+        );
+        assert_eq!(
+            incomplete(&r, 3),
+            ["bernoulli link.down.loss=2% quic-0rtt: 2 of 3 runs completed the download within run.duration (3 recorded)"]
         );
         assert!(md.contains("| 3.00 |  |"), "{md}");
         let csv = csv(&r);
@@ -587,8 +662,16 @@ mod tests {
         assert_eq!(r[0].cells[1].map(|c| c.mean), Some(50.0));
         // b has no packets_sent: its ratio cell is empty, not a division by zero.
         assert_eq!(r[1].cells[1], None);
-        let md = metric_markdown(&[&e], &r);
-        assert!(md.contains("| 2 | b | 2 | 2.200 | 0.000 |"), "{md}");
+        let md = metric_markdown(&[&e], &r, 2);
+        // b's empty ratio cell is a metric its stack lacks, not an incomplete run.
+        assert!(md.contains("| 2 | b | 2/2 | 2.200 | 0.000 |"), "{md}");
+        assert!(metric_incomplete(&r, 2).is_empty());
+        // With three runs attempted, two is incomplete.
+        let md = metric_markdown(&[&e], &r, 3);
+        assert!(md.contains("| 1 | a | 2/3 |"), "{md}");
+        assert!(metric_incomplete(&r, 3).iter().any(|l| l.starts_with(
+            "e k=1 a: 2 of 3 runs measured every column (2 recorded, the others failed)"
+        )));
         assert!(md.contains("| mean over x | +10.00% |"), "{md}");
         assert!(md.contains("| rate (Mbit/s) | 100% |"), "{md}");
         assert!(md.contains("| acks (%) | n/a |"), "{md}");
