@@ -336,8 +336,10 @@ fn a_failed_run_does_not_stop_the_others_and_resume_retries_it() {
 #[test]
 fn a_variant_sweep_with_quic_and_tcp_lands_in_one_results_directory() {
     let s = Scratch::new("variants");
+    // link.rtt replaces the file's one-way delay (both at once would be an error).
+    let tiny = TINY.replace("delay = \"10ms\"", "rtt = \"20ms\"");
     let file = format!(
-        "{TINY}zero_rtt = false\n\n[[variant]]\nname = \"quic-1rtt\"\n\n[[variant]]\nname = \"quic-0rtt\"\nset = {{ \"flow.connections\" = 2, \"flow.zero_rtt\" = true }}\n\n[[variant]]\nname = \"tcp-tls1.3\"\nset = {{ \"flow.stack\" = \"tcp\", \"flow.tls\" = \"1.3\" }}\n"
+        "{tiny}zero_rtt = false\n\n[[variant]]\nname = \"quic-1rtt\"\n\n[[variant]]\nname = \"quic-0rtt\"\nset = {{ \"flow.connections\" = 2, \"flow.zero_rtt\" = true }}\n\n[[variant]]\nname = \"tcp-tls1.3\"\nset = {{ \"flow.stack\" = \"tcp\", \"flow.tls\" = \"1.3\" }}\n"
     );
     s.file("v.toml", &file);
     let o = quiclab(
