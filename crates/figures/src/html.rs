@@ -194,11 +194,46 @@ fn scenario_section(o: &mut String, d: &ResultsDir) {
             row(
                 o,
                 &format!("flow {i}"),
-                format!("{} · stack {} · workload {}", f.name, f.stack, f.workload),
+                format!(
+                    "{} · stack {} · workload {}",
+                    f.name,
+                    stacks_of_flow(d, i),
+                    f.workload
+                ),
             );
         }
     }
     let _ = writeln!(o, "</table>");
+}
+
+/// Flow `i`'s stack, or where protocol variants give it several, each with the `variant`
+/// values (else point indices) that use it: `Quic (quic-1rtt, quic-0rtt); Tcp (tcp-tls1.3)`.
+fn stacks_of_flow(d: &ResultsDir, i: usize) -> String {
+    let mut stacks: Vec<(String, Vec<String>)> = Vec::new();
+    for p in &d.points {
+        let Some(f) = p.flows.get(i) else { continue };
+        let who = p
+            .axes
+            .iter()
+            .find(|(k, _)| k == "variant")
+            .map_or_else(|| format!("point {}", p.index), |(_, v)| v.clone());
+        match stacks.iter_mut().find(|(s, _)| *s == f.stack) {
+            Some((_, w)) => {
+                if !w.contains(&who) {
+                    w.push(who);
+                }
+            }
+            None => stacks.push((f.stack.clone(), vec![who])),
+        }
+    }
+    match stacks.as_slice() {
+        [(one, _)] => one.clone(),
+        many => many
+            .iter()
+            .map(|(s, w)| format!("{s} ({})", w.join(", ")))
+            .collect::<Vec<_>>()
+            .join("; "),
+    }
 }
 
 /// Flow indices of point `p` expected to complete: a download workload, or a flow that
@@ -429,5 +464,54 @@ fn table_section(o: &mut String, d: &ResultsDir) {
             let _ = writeln!(o, "</tr>");
         }
         let _ = writeln!(o, "</table></div>");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::{FlowInfo, PointData};
+
+    fn point(index: usize, variant: Option<&str>, stack: &str) -> PointData {
+        PointData {
+            index,
+            axes: variant
+                .map(|v| vec![("variant".to_string(), v.to_string())])
+                .unwrap_or_default(),
+            flows: vec![FlowInfo {
+                name: "page".into(),
+                stack: stack.into(),
+                workload: "Download".into(),
+            }],
+            ..PointData::default()
+        }
+    }
+
+    fn dir(points: Vec<PointData>) -> ResultsDir {
+        ResultsDir {
+            dir: "r".into(),
+            scenario: "s".into(),
+            base_seed: None,
+            points,
+            runs: Vec::new(),
+            series: Default::default(),
+        }
+    }
+
+    #[test]
+    fn a_flows_stack_is_named_per_variant_when_variants_change_it() {
+        let d = dir(vec![
+            point(0, Some("quic-1rtt"), "Quic"),
+            point(1, Some("quic-0rtt"), "Quic"),
+            point(2, Some("tcp-tls1.3"), "Tcp"),
+        ]);
+        assert_eq!(
+            stacks_of_flow(&d, 0),
+            "Quic (quic-1rtt, quic-0rtt); Tcp (tcp-tls1.3)"
+        );
+        let d = dir(vec![point(0, None, "Quic"), point(1, None, "Quic")]);
+        assert_eq!(stacks_of_flow(&d, 0), "Quic");
+        let d = dir(vec![point(0, None, "Quic"), point(1, None, "Tcp")]);
+        assert_eq!(stacks_of_flow(&d, 0), "Quic (point 0); Tcp (point 1)");
     }
 }
