@@ -275,7 +275,16 @@ pub fn parse_with(
                     .map_err(|e| path_error(&errors, &value.at, e))?;
                 labels.push((axis.key.text.clone(), value.val.to_string()));
             }
-            let (scenario, m) = resolve(&tree, &default_name, base_dir, &errors)?;
+            let (scenario, m) =
+                resolve(&tree, &default_name, base_dir, &errors).map_err(|mut e| {
+                    // An error that only this variant's overrides bring out names it.
+                    if let Some(v) = variant {
+                        if !e.message.contains(&format!("variant {:?}", v.name)) {
+                            e.message.push_str(&format!(" (in variant {:?})", v.name));
+                        }
+                    }
+                    e
+                })?;
             meta.get_or_insert(m);
             points.push(SweepPoint {
                 axes: labels,

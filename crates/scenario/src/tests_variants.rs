@@ -205,7 +205,14 @@ fn bad_variants_are_clear_errors() {
         "{e}"
     );
     let e = err("[[variant]]\nname = \"a\"\nset = { \"flow.stack\" = \"udp\" }\n");
-    assert!(e.contains("udp"), "{e}");
+    assert!(e.starts_with("t.toml:3:24: unknown value \"udp\" for flow.stack (in variant \"a\"); allowed: quic, tcp, quic-model"), "{e}");
+    assert!(e.contains("(in variant \"a\")"), "{e}");
+    // A value of the file that only a variant's stack refuses names the variant too.
+    let e = err("[[flow]]\nmtu = 600\nstack = \"tcp\"\n[[variant]]\nname = \"tcp\"\n[[variant]]\nname = \"quic\"\nset = { \"flow.stack\" = \"quic\" }\n");
+    assert!(
+        e.starts_with("t.toml:2:7: ") && e.ends_with("(in variant \"quic\")"),
+        "{e}"
+    );
     let e = err("[[variant]]\nname = \"a\"\n[[variant]]\nname = \"b\"\n");
     assert!(
         e.contains("variant \"b\" sets nothing (the scenario as written), like variant \"a\""),
