@@ -32,23 +32,48 @@ SUMMARY_CSV = "summary.csv"
 ERROR_FIELD = "error"
 
 
+#: Arrow types of the flattening's column types: those ``results.parquet`` stores.
+_ARROW_TYPES = {
+    "f64": "float64",
+    "i64": "int64",
+    "u64": "uint64",
+    "string": "string",
+    "bool": "bool_",
+}
+
+
+def _to_frame(columns: Sequence[tuple[str, str, list[Any]]]) -> pd.DataFrame:
+    """A DataFrame of typed columns, converted as ``pandas.read_parquet`` converts the same
+    columns read from a Parquet file, so that both give equal frames (same dtypes: a nullable
+    integer column with nulls becomes float64 with NaN, strings pandas' string type)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    arrays = [pa.array(values, type=getattr(pa, _ARROW_TYPES[kind])()) for _, kind, values in columns]
+    table = pa.table(arrays, names=[name for name, _, _ in columns])
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer)
+    buffer.seek(0)
+    return pd.read_parquet(buffer)
+
+
 def _frame(lines: Sequence[str]) -> pd.DataFrame:
     """One row per run × flow from result lines (JSON text as in results.jsonl)."""
-    return pd.read_parquet(io.BytesIO(_native.results_parquet(list(lines))))
+    return _to_frame(_native.flatten(list(lines)))
 
 
 def _series_frame(lines: Sequence[str], series: Mapping[str, str]) -> pd.DataFrame:
-    """The time series of the runs ``lines`` (``series``: run id → JSON array of rows)."""
-    return pd.read_parquet(io.BytesIO(_native.series_parquet(list(lines), dict(series))))
+    """The time series of the runs ``lines`` (``series``: run id → its series CSV text)."""
+    return _to_frame(_native.series_table(list(lines), dict(series)))
 
 
 class RunResult:
     """The result of one run (:meth:`quiclab.Scenario.run`)."""
 
-    def __init__(self, data: dict[str, Any], series: list[dict[str, Any]]) -> None:
+    def __init__(self, data: dict[str, Any], series_csv: str) -> None:
         #: The run's results as ``results.jsonl`` holds them (a dict of the results schema).
         self.data = data
-        self._series = series
+        self._series_csv = series_csv
 
     @property
     def id(self) -> str:
@@ -71,7 +96,7 @@ class RunResult:
     @property
     def series(self) -> pd.DataFrame:
         """The time series (one row per sample and flow; empty unless recorded)."""
-        return _series_frame([json.dumps(self.data)], {self.id: json.dumps(self._series)})
+        return _series_frame([json.dumps(self.data)], {self.id: self._series_csv})
 
 
 class Results:
@@ -82,7 +107,7 @@ class Results:
         self,
         runs: list[dict[str, Any]],
         *,
-        series_rows: Optional[Mapping[str, list[dict[str, Any]]]] = None,
+        series_csv: Optional[Mapping[str, str]] = None,
         failures: Iterable[tuple[str, str]] = (),
         errors: Iterable[dict[str, Any]] = (),
         path: Optional[Path] = None,
@@ -95,7 +120,7 @@ class Results:
         self.errors = list(errors)
         #: The results directory, if the results live in one.
         self.path = path
-        self._series_rows = dict(series_rows or {})
+        self._series_csv = dict(series_csv or {})
         self._df: Optional[pd.DataFrame] = None
         self._series: Optional[pd.DataFrame] = None
 
@@ -171,15 +196,14 @@ class Results:
             parquet = self.path / SERIES_PARQUET
             if parquet.is_file():
                 return pd.read_parquet(parquet)
-            rows = {}
+            texts = {}
             for r in self.runs:
                 csv = self.path / SERIES_DIR / f"{r['id']}.csv"
                 if csv.is_file():
-                    rows[r["id"]] = _csv_rows(csv)
+                    texts[r["id"]] = csv.read_text(encoding="utf-8")
         else:
-            rows = self._series_rows
-        lines = [json.dumps(r) for r in self.runs]
-        return _series_frame(lines, {k: json.dumps(v) for k, v in rows.items()})
+            texts = self._series_csv
+        return _series_frame([json.dumps(r) for r in self.runs], texts)
 
     @property
     def summary(self) -> pd.DataFrame:
@@ -187,13 +211,6 @@ class Results:
         if self.path is None:
             raise ValueError("a summary is written into a results directory: sweep(out=...)")
         return pd.read_csv(self.path / SUMMARY_CSV)
-
-
-def _csv_rows(path: Path) -> list[dict[str, Any]]:
-    """The rows of a ``series/<id>.csv`` file as dicts of the series schema."""
-    # round_trip: the CSV holds shortest round-trip floats; read them back to the same bits.
-    frame = pd.read_csv(path, dtype={"flow": str}, float_precision="round_trip")
-    return frame.to_dict(orient="records")
 
 
 def read_results(path: PathLike) -> Results:

@@ -213,8 +213,8 @@ class Scenario:
         :class:`quiclab.RunError` if the run produced no result. The GIL is released while it
         runs.
         """
-        line, series_json = self._native.run(self._index(run), series)
-        return RunResult(json.loads(line), json.loads(series_json))
+        line, series_csv = self._native.run(self._index(run), series)
+        return RunResult(json.loads(line), series_csv)
 
     def sweep(
         self,
@@ -242,14 +242,14 @@ class Scenario:
             if resume:
                 raise ValueError("resume needs a results directory (out=...)")
             outcomes = self._native.run_many(None, jobs, series)
-            runs, series_rows, failures = [], {}, []
-            for run_id, line, series_json, error in outcomes:
+            runs, series_csv, failures = [], {}, []
+            for run_id, line, csv, error in outcomes:
                 if error is not None:
                     failures.append((run_id, error))
                     continue
                 runs.append(json.loads(line))
-                series_rows[run_id] = json.loads(series_json)
-            return Results(runs, series_rows=series_rows, failures=failures)
+                series_csv[run_id] = csv
+            return Results(runs, series_csv=series_csv, failures=failures)
         outcome = self._native.sweep(os.fspath(out), jobs, resume, series)
         failures = [(run_id, message) for run_id, message, _ in outcome.get("failures", [])]
         return Results.read(out, failures=failures)

@@ -14,9 +14,11 @@
 
 #![warn(missing_docs)]
 
+pub mod distributed_py;
 pub mod errors;
 pub mod running;
 pub mod scenario_py;
+pub mod table_py;
 
 use pyo3::prelude::*;
 
@@ -29,8 +31,13 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("RunError", py.get_type::<errors::RunError>())?;
     m.add("ExperimentError", py.get_type::<errors::ExperimentError>())?;
     m.add_class::<scenario_py::NativeScenario>()?;
+    m.add_class::<distributed_py::NativeOpenSweep>()?;
+    m.add_function(wrap_pyfunction!(distributed_py::execute_task, m)?)?;
+    m.add_function(wrap_pyfunction!(distributed_py::failed_outcome, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_py::load_file, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_py::load_text, m)?)?;
+    m.add_function(wrap_pyfunction!(table_py::flatten, m)?)?;
+    m.add_function(wrap_pyfunction!(table_py::series_table, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -13,6 +13,7 @@ use scenario::model::RunSpec;
 use scenario::LoadedScenario;
 
 use crate::errors::{experiment_error, run_error, scenario_error, ExperimentError};
+use crate::distributed_py::NativeOpenSweep;
 use crate::running::interruptible;
 
 /// Loads the scenario file `path` with `overrides` (`key=value`, as `--set`) and `axes`
@@ -81,13 +82,12 @@ impl NativeScenario {
     }
 }
 
-/// One result line as `results.jsonl` holds it, and its series as a JSON array of rows.
+/// One result line as `results.jsonl` holds it, and its series as `series/<id>.csv` holds
+/// them (the header alone when none were recorded).
 fn to_json(run: &results::Run) -> PyResult<(String, String)> {
     let line = serde_json::to_string(run)
         .map_err(|e| ExperimentError::new_err(format!("cannot serialise the result: {e}")))?;
-    let series = serde_json::to_string(&run.series)
-        .map_err(|e| ExperimentError::new_err(format!("cannot serialise the series: {e}")))?;
-    Ok((line, series))
+    Ok((line, run.series_csv()))
 }
 
 /// What one run of [`NativeScenario::run_many`] gave: id, result line, series, error.
@@ -148,7 +148,7 @@ impl NativeScenario {
     }
 
     /// Runs run `index` (run order) with the simulator and returns `(result JSON, series
-    /// JSON)`; the series is `[]` unless `series`. Raises `RunError` if the run produced no
+    /// CSV)`; the series has no rows unless `series`. Raises `RunError` if the run produced no
     /// result.
     #[pyo3(signature = (index, series = false))]
     fn run(&self, py: Python<'_>, index: usize, series: bool) -> PyResult<(String, String)> {
@@ -172,7 +172,7 @@ impl NativeScenario {
 
     /// Runs the runs `indices` (all, in run order, when None) with the simulator on `jobs`
     /// threads (None: one per core), without a results directory. Returns one
-    /// `(id, result JSON, series JSON, error)` per run, in the order asked: a run that failed
+    /// `(id, result JSON, series CSV, error)` per run, in the order asked: a run that failed
     /// has no result and its error message.
     #[pyo3(signature = (indices = None, jobs = None, series = false))]
     fn run_many(
@@ -283,6 +283,28 @@ impl NativeScenario {
         })?
         .map_err(|e| experiment_error(&e))?;
         outcome_dict(py, outcome)
+    }
+    /// Opens the sweep's results directory `out` for execution elsewhere (Dask): checks and
+    /// locks it as `sweep` does (refusing other results unless `resume`) and returns the
+    /// handle that hands out pending tasks and records their outcomes.
+    #[pyo3(signature = (out, resume = false, series = true))]
+    fn open_sweep(
+        &self,
+        py: Python<'_>,
+        out: PathBuf,
+        resume: bool,
+        series: bool,
+    ) -> PyResult<NativeOpenSweep> {
+        let sweep = experiment::Sweep {
+            loaded: &self.loaded,
+            out: &out,
+            resume,
+            series,
+        };
+        let open = py
+            .detach(|| experiment::OpenSweep::open(&sweep).map(|o| o.into_owned()))
+            .map_err(|e| experiment_error(&e))?;
+        Ok(NativeOpenSweep::new(open))
     }
 }
 
