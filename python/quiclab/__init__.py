@@ -14,6 +14,7 @@ into a directory writes what ``quiclab sim --out`` writes). Errors are exception
 - :func:`load` / :func:`loads`: a scenario from a file / from text, with overrides and axes.
 - :meth:`Scenario.run` / :meth:`Scenario.sweep`: one run / every run.
 - :func:`read_results`: an existing results directory.
+- :mod:`quiclab.stats`: means and 95% confidence intervals as `summary.csv` computes them.
 - :mod:`quiclab.dask`: a sweep on a Dask cluster, into the same results store.
 """
 
@@ -24,6 +25,7 @@ from quiclab._native import (
     ScenarioError,
     __version__,
 )
+from quiclab import stats
 from quiclab.results import Results, RunResult, read_results
 from quiclab.scenario import RunSpec, Scenario, load, loads
 
@@ -40,4 +42,5 @@ __all__ = [
     "load",
     "loads",
     "read_results",
+    "stats",
 ]

@@ -38,6 +38,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scenario_py::load_text, m)?)?;
     m.add_function(wrap_pyfunction!(table_py::flatten, m)?)?;
     m.add_function(wrap_pyfunction!(table_py::series_table, m)?)?;
+    m.add_function(wrap_pyfunction!(table_py::summarize, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -67,3 +67,29 @@ pub fn series_table<'py>(
     let table = py.detach(|| report::series_table(&runs, |id| series.get(id).cloned()));
     columns(py, table)
 }
+
+/// Statistics of `values` as `report::summarize` computes them for `summary.csv`: `n`,
+/// `mean`, `sd`, `ci95_low`, `ci95_high` (Student-t 95% interval of the mean), `min`,
+/// `median`, `max`. Raises ValueError for no values or a value that is not finite.
+#[pyfunction]
+pub fn summarize<'py>(
+    py: Python<'py>,
+    values: Vec<f64>,
+) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+    let s = report::summarize(&values)
+        .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
+    let d = pyo3::types::PyDict::new(py);
+    d.set_item("n", s.n)?;
+    for (k, v) in [
+        ("mean", s.mean),
+        ("sd", s.sd),
+        ("ci95_low", s.ci95_low),
+        ("ci95_high", s.ci95_high),
+        ("min", s.min),
+        ("median", s.median),
+        ("max", s.max),
+    ] {
+        d.set_item(k, v)?;
+    }
+    Ok(d)
+}
