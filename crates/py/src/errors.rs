@@ -53,8 +53,5 @@ pub fn experiment_error(e: &experiment::ExperimentError) -> PyErr {
 
 /// A [`RunError`] exception for run `id`.
 pub fn run_error(id: &str, e: &experiment::EngineError) -> PyErr {
-    RunError::new_err(format!(
-        "run {id} failed: {}",
-        experiment::error::chain(e)
-    ))
+    RunError::new_err(format!("run {id} failed: {}", experiment::error::chain(e)))
 }

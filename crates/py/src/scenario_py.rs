@@ -12,8 +12,8 @@ use pyo3::types::PyDict;
 use scenario::model::RunSpec;
 use scenario::LoadedScenario;
 
-use crate::errors::{experiment_error, run_error, scenario_error, ExperimentError};
 use crate::distributed_py::NativeOpenSweep;
+use crate::errors::{experiment_error, run_error, scenario_error, ExperimentError};
 use crate::running::interruptible;
 
 /// Loads the scenario file `path` with `overrides` (`key=value`, as `--set`) and `axes`
@@ -153,11 +153,9 @@ impl NativeScenario {
     #[pyo3(signature = (index, series = false))]
     fn run(&self, py: Python<'_>, index: usize, series: bool) -> PyResult<(String, String)> {
         let spec = self.spec(index)?.clone();
-        let point = self
-            .loaded
-            .points
-            .get(spec.point)
-            .ok_or_else(|| ExperimentError::new_err(format!("run {} refers to a missing sweep point", spec.id)))?;
+        let point = self.loaded.points.get(spec.point).ok_or_else(|| {
+            ExperimentError::new_err(format!("run {} refers to a missing sweep point", spec.id))
+        })?;
         let outputs = experiment::RunOutputs {
             trace_id: None,
             series,
