@@ -85,8 +85,11 @@ impl NativeScenario {
 /// One result line as `results.jsonl` holds it, and its series as `series/<id>.csv` holds
 /// them (the header alone when none were recorded).
 fn to_json(run: &results::Run) -> PyResult<(String, String)> {
-    let line = serde_json::to_string(run)
+    let value = serde_json::to_value(run)
         .map_err(|e| ExperimentError::new_err(format!("cannot serialise the result: {e}")))?;
+    // The store's form (keys sorted): tables built from memory and from results.jsonl then
+    // have their columns in the same order.
+    let line = report::store::canonical(&value).to_string();
     Ok((line, run.series_csv()))
 }
 
