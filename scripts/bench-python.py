@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Scale figure of the Python package: runs per second for a sweep of short runs, local threads
-against Dask (a LocalCluster of 1 and 2 single-threaded worker processes), and the per-run
-overhead of the Dask path.
+against Dask (a LocalCluster of 1 and 2 single-threaded worker processes, and 2 with batches of
+10 runs per Dask task), and the per-run overhead of the Dask path.
 
     .venv/bin/python scripts/bench-python.py [--runs 200] [--duration 200ms] [--repeat 3]
 
@@ -101,7 +101,7 @@ def main() -> int:
     try:
         for jobs in (1, 2):
             measure(f"local, {jobs} thread{'s' * (jobs > 1)}", lambda out, j=jobs: sc.sweep(out, jobs=j))
-        for n in (1, 2):
+        for n, batch in ((1, 1), (2, 1), (2, 10)):
             t0 = time.perf_counter()
             with LocalCluster(
                 n_workers=n,
@@ -113,9 +113,10 @@ def main() -> int:
                 startup = time.perf_counter() - t0
                 # Warm the workers (import quiclab once) outside the timing.
                 client.run(lambda: __import__("quiclab.dask"))
+                label = f"Dask, {n} worker{'s' * (n > 1)}" + (f", batch {batch}" if batch > 1 else "")
                 measure(
-                    f"Dask, {n} worker{'s' * (n > 1)}",
-                    lambda out, c=client: quiclab.dask.sweep(sc, out, client=c),
+                    label,
+                    lambda out, c=client, b=batch: quiclab.dask.sweep(sc, out, client=c, batch=b),
                     workers=client,
                 )
                 rows[-1] = rows[-1] + (startup,)

@@ -59,7 +59,7 @@ echo "python: building the quiclab extension (cargo profile $profile)"
 (
     cd python
     VIRTUAL_ENV="$PWD/../$venv" PATH="$PWD/../$venv/bin:$PATH" \
-        maturin develop --quiet --profile "$profile"
+        maturin develop --quiet --profile "$profile" >/dev/null
 )
 "$venv/bin/python" -c "import quiclab" >/dev/null
 echo "python: $venv/bin/python -c 'import quiclab' works"

@@ -57,6 +57,15 @@ def execute_task(task: str) -> tuple[str, str]:
     return kind, outcome
 
 
+def execute_batch(
+    tasks: list[str], function: Callable[[str], tuple[str, str]] = execute_task
+) -> list[tuple[str, str]]:
+    """Runs several tasks one after another with ``function``: one Dask task for ``batch``
+    runs, which spreads Dask's per-task cost over them. An exception fails (and retries) the
+    whole batch."""
+    return [function(task) for task in tasks]
+
+
 def _client(client: Any) -> tuple[Any, bool]:
     """The Client to use and whether this call made it (and must close it)."""
     from distributed import Client, get_client
@@ -82,6 +91,7 @@ def sweep(
     resume: bool = False,
     series: bool = True,
     retries: int = DEFAULT_RETRIES,
+    batch: int = 1,
     function: Callable[[str], tuple[str, str]] = execute_task,
 ) -> Results:
     """Runs every run of ``scenario`` on a Dask cluster into the results directory ``out``.
@@ -89,15 +99,19 @@ def sweep(
     ``client`` is a ``distributed.Client``, a scheduler address (``"tcp://host:8786"``: a client
     is made and closed here) or None for the current default client. ``resume`` skips runs
     already in ``out`` (else a directory holding results is refused, as for a local sweep);
-    ``series`` records time series; ``retries`` is Dask's retry count per task. ``function`` is
-    what workers call on each task's JSON (default :func:`execute_task`; a wrapper must return
-    its result). Returns the results read back from ``out``, with runs that failed for good in
+    ``series`` records time series; ``retries`` is Dask's retry count per task. ``batch`` runs
+    go into one Dask task (default 1): Dask costs a few milliseconds of CPU per task, which
+    matters for runs that take milliseconds themselves; a batch is retried whole and its runs
+    are recorded when the whole batch is back. ``function`` is what workers call on each run's
+    task JSON (default :func:`execute_task`; a wrapper must return its result). Returns the results read back from ``out``, with runs that failed for good in
     :attr:`Results.failures`. Raises :class:`quiclab.ExperimentError` if the directory cannot be
     used. On an exception or KeyboardInterrupt the pending tasks are cancelled and ``out`` is
     left resumable.
     """
     if retries < 0:
         raise ValueError(f"retries must be at least 0, not {retries}")
+    if batch < 1:
+        raise ValueError(f"batch must be at least 1, not {batch}")
     from distributed import as_completed
 
     client, own = _client(client)
@@ -105,23 +119,28 @@ def sweep(
     futures: list[Any] = []
     try:
         tasks = opened.pending()
+        groups = [tasks[i : i + batch] for i in range(0, len(tasks), batch)]
         # Readable, unique keys (the dashboard shows them): one submission's keys never collide
-        # with another's, and a key names its run.
+        # with another's, and a key names its position in the sweep.
         token = uuid.uuid4().hex[:8]
-        keys = [f"quiclab-{scenario.name}-{token}-{i}" for i in range(len(tasks))]
-        futures = client.map(function, tasks, key=keys, retries=retries, pure=False)
-        task_of = {f.key: t for f, t in zip(futures, tasks)}
+        keys = [f"quiclab-{scenario.name}-{token}-{i}" for i in range(len(groups))]
+        futures = client.map(
+            execute_batch, groups, key=keys, retries=retries, pure=False, function=function
+        )
+        group_of = {f.key: g for f, g in zip(futures, groups)}
         for future in as_completed(futures):
-            task = task_of[future.key]
+            group = group_of[future.key]
             if future.status == "finished":
-                _kind, outcome = future.result()
+                outcomes = [outcome for _kind, outcome in future.result()]
             else:
-                # Failed after its retries (or cancelled): a failure, retried on resume.
+                # Failed after its retries (or cancelled): failures, retried on resume.
                 error = future.exception()
-                outcome = _native.failed_outcome(
+                failed = _native.failed_outcome(
                     f"{type(error).__name__}: {error}" if error else "the task was cancelled"
                 )
-            opened.record(task, outcome)
+                outcomes = [failed] * len(group)
+            for task, outcome in zip(group, outcomes):
+                opened.record(task, outcome)
             future.release()
         result = opened.finish()
     except BaseException:

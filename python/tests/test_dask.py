@@ -45,6 +45,15 @@ def test_dask_sweep_is_byte_identical_to_a_local_sweep(
     assert len(client.scheduler_info()["workers"]) == 2
 
 
+def test_batches_of_runs_give_the_same_bytes(
+    small_sweep: quiclab.Scenario, tmp: Path, client: Client
+) -> None:
+    small_sweep.sweep(tmp / "local")
+    # Four runs in batches of three: one full batch and one of a single run.
+    quiclab.dask.sweep(small_sweep, tmp / "dask", client=client, batch=3)
+    _same(tmp / "local", tmp / "dask")
+
+
 def test_dask_through_a_scheduler_address(
     small_sweep: quiclab.Scenario, tmp: Path, client: Client
 ) -> None:
@@ -114,7 +123,8 @@ def test_tasks_failing_for_good_are_reported_and_resumable(
     _same(tmp / "local", tmp / "dask")
 
 
-def test_no_client_is_a_clear_error(small: quiclab.Scenario, tmp: Path) -> None:
-    # Outside the module's cluster context there may be a default client; ask for none.
+def test_bad_arguments_are_refused_before_anything_runs(small: quiclab.Scenario, tmp: Path) -> None:
     with pytest.raises(ValueError, match="retries"):
         quiclab.dask.sweep(small, tmp / "x", retries=-1)
+    with pytest.raises(ValueError, match="batch"):
+        quiclab.dask.sweep(small, tmp / "x", batch=0)
