@@ -22,7 +22,7 @@
 //! `i64::MAX`; `seed` is always `u64`), a column with any fraction is `f64`, `bool` and `string`
 //! columns likewise; a column mixing kinds is a string column. **Absent is null, never 0**: a
 //! run without a field (a TCP flow has no `model.*`) has a null there. A column that is null in
-//! every row is `f64`. Error records (runs the engine crashed on) measure nothing and are left
+//! every row is `f64` (`error`: `string`). Error records (runs the engine crashed on) measure nothing and are left
 //! out; a run without flows still has one row, its flow columns null.
 //!
 //! Time series have their own table ([`series_table`]): one row per run × sample, the run's
@@ -358,7 +358,13 @@ impl Builder {
             .into_iter()
             .zip(self.cells)
             .map(|(name, (kind, present))| {
-                let kind = if name == "seed" { Kind::BigInt } else { kind };
+                // Types no data can show: seeds use all 64 bits; an error is text even when
+                // no run had one.
+                let kind = match (name.as_str(), kind) {
+                    ("seed", _) => Kind::BigInt,
+                    ("error", Kind::Null) => Kind::Str,
+                    (_, k) => k,
+                };
                 Column {
                     values: typed(kind, rows, present),
                     name,
@@ -473,7 +479,7 @@ mod tests {
                 ("datagrams_sent.1", "i64"),
                 ("config.cc", "string"),
                 ("connections", "i64"),
-                ("error", "f64"), // null everywhere
+                ("error", "string"), // null everywhere, but text when present
                 ("links.bottleneck_down.lost_packets", "i64"),
                 ("warnings", "string"),
                 ("fairness", "f64"),
