@@ -389,7 +389,8 @@ impl<'a> OpenSweep<'a> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Finalises the store and writes the summary (`finalise`), or leaves it resumable.
+    /// Finalises the store and writes the summary and the Parquet files (`finalise`), or
+    /// leaves it resumable.
     pub(crate) fn close(self, finalise: bool) -> Result<SweepOutcome, ExperimentError> {
         let mine: Vec<&RunSpec> = self.indices().map(|k| &self.runs[k]).collect();
         if !finalise {
@@ -411,6 +412,7 @@ impl<'a> OpenSweep<'a> {
         self.store.finalize(&order)?;
         let specs: Vec<RunSpec> = mine.iter().map(|r| (*r).clone()).collect();
         let rows = summary::write(&self.out, &self.loaded, &specs, &self.store)?;
+        report::parquet::write_dir(&self.out, &self.store)?;
         let state = self.state.into_inner().unwrap_or_else(|p| p.into_inner());
         let mut failures = state.failures;
         // Runs skipped on resume because of an earlier error record still failed: say so.

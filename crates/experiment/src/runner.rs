@@ -1,8 +1,9 @@
 //! The runner: a scenario into a results directory, a list of jobs into memory, or one run.
 //!
 //! Layout of a results directory: `results.jsonl` (one line per run, in run order once
-//! finished), `series/<id>.csv`, `summary.csv` and `sweep.json` (what the results were computed
-//! from).
+//! finished), `series/<id>.csv`, `summary.csv`, `results.parquet` and `series.parquet` (the
+//! same results as typed columns, see `report::tabular`), `sweep.json` (what the results were
+//! computed from) and, for one shard of a sweep, `shard.json`.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};

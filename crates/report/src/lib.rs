@@ -8,6 +8,7 @@
 #![warn(missing_docs)]
 
 pub mod error;
+pub mod parquet;
 pub mod stats;
 pub mod store;
 pub mod summary;

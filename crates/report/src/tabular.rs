@@ -22,7 +22,7 @@
 //! `i64::MAX`; `seed` is always `u64`), a column with any fraction is `f64`, `bool` and `string`
 //! columns likewise; a column mixing kinds is a string column. **Absent is null, never 0**: a
 //! run without a field (a TCP flow has no `model.*`) has a null there. A column that is null in
-//! every row is `f64`. Error records (runs the engine crashed on) measure nothing and are left
+//! every row is `f64` (`error`: `string`). Error records (runs the engine crashed on) measure nothing and are left
 //! out; a run without flows still has one row, its flow columns null.
 //!
 //! Time series have their own table ([`series_table`]): one row per run × sample, the run's
@@ -129,9 +129,39 @@ const NOT_RUN_FIELDS: [&str; 3] = ["axes", "flows", "error"];
 
 /// One row per run × flow of `runs` (results.jsonl lines, in the order given).
 pub fn flatten(runs: &[Value]) -> Table {
-    let mut b = Builder::default();
-    for run in runs.iter().filter(|r| !is_error_record(r)) {
-        let Some(obj) = run.as_object() else { continue };
+    let mut t = Flattener::default();
+    for run in runs {
+        t.add_run(run);
+    }
+    t.finish()
+}
+
+/// The time series of `runs`: one row per run × sample. `series(id)` gives a run's
+/// `series/<id>.csv` text (`None`: the run has no series file, and no rows).
+pub fn series_table(runs: &[Value], mut series: impl FnMut(&str) -> Option<String>) -> Table {
+    let mut t = Flattener::default();
+    for run in runs {
+        if let Some(text) = run.get("id").and_then(Value::as_str).and_then(&mut series) {
+            t.add_series(run, &text);
+        }
+    }
+    t.finish()
+}
+
+/// Builds a table one run at a time, so a large results file need not be held as `Value`s
+/// (what [`flatten`] and [`series_table`] do over a slice).
+#[derive(Default)]
+pub struct Flattener {
+    b: Builder,
+}
+
+impl Flattener {
+    /// Adds the rows of one results line (one per flow; none for an error record).
+    pub fn add_run(&mut self, run: &Value) {
+        if is_error_record(run) {
+            return;
+        }
+        let Some(obj) = run.as_object() else { return };
         let mut shared = Vec::new();
         identity(obj, &mut shared);
         let mut run_fields = Vec::new();
@@ -166,35 +196,33 @@ pub fn flatten(runs: &[Value]) -> Table {
                 cells.push(("flow".into(), Value::Null));
             }
             cells.extend(run_fields.iter().cloned());
-            b.row(cells);
+            self.b.row(cells);
         }
     }
-    b.finish()
-}
 
-/// The time series of `runs`: one row per run × sample. `series(id)` gives a run's
-/// `series/<id>.csv` text (`None`: the run has no series file, and no rows).
-pub fn series_table(runs: &[Value], mut series: impl FnMut(&str) -> Option<String>) -> Table {
-    let mut b = Builder::default();
-    for run in runs.iter().filter(|r| !is_error_record(r)) {
-        let Some(obj) = run.as_object() else { continue };
-        let Some(id) = obj.get("id").and_then(Value::as_str) else {
-            continue;
-        };
-        let Some(text) = series(id) else { continue };
+    /// Adds the series rows of one run: `csv` is its `series/<id>.csv`.
+    pub fn add_series(&mut self, run: &Value, csv: &str) {
+        if is_error_record(run) {
+            return;
+        }
+        let Some(obj) = run.as_object() else { return };
         let mut shared = Vec::new();
         identity(obj, &mut shared);
-        let mut lines = text.lines();
+        let mut lines = csv.lines();
         let header: Vec<&str> = lines.next().unwrap_or_default().split(',').collect();
         for line in lines.filter(|l| !l.is_empty()) {
             let mut cells = shared.clone();
             for (name, text) in header.iter().zip(line.split(',')) {
                 cells.push((name.to_string(), csv_cell(name, text)));
             }
-            b.row(cells);
+            self.b.row(cells);
         }
     }
-    b.finish()
+
+    /// The table.
+    pub fn finish(self) -> Table {
+        self.b.finish()
+    }
 }
 
 /// A series CSV cell as JSON, typed by its column rather than by how it prints (the CSV
@@ -330,7 +358,13 @@ impl Builder {
             .into_iter()
             .zip(self.cells)
             .map(|(name, (kind, present))| {
-                let kind = if name == "seed" { Kind::BigInt } else { kind };
+                // Types no data can show: seeds use all 64 bits; an error is text even when
+                // no run had one.
+                let kind = match (name.as_str(), kind) {
+                    ("seed", _) => Kind::BigInt,
+                    ("error", Kind::Null) => Kind::Str,
+                    (_, k) => k,
+                };
                 Column {
                     values: typed(kind, rows, present),
                     name,
@@ -445,7 +479,7 @@ mod tests {
                 ("datagrams_sent.1", "i64"),
                 ("config.cc", "string"),
                 ("connections", "i64"),
-                ("error", "f64"), // null everywhere
+                ("error", "string"), // null everywhere, but text when present
                 ("links.bottleneck_down.lost_packets", "i64"),
                 ("warnings", "string"),
                 ("fairness", "f64"),

@@ -309,3 +309,85 @@ fn two_shards_hold_every_run_of_the_local_sweep_once() {
     assert_eq!(lines, want);
     tmp.remove().expect("clean up");
 }
+
+/// Every row of a Parquet file as JSON objects, with the parquet crate's own reader.
+fn parquet_rows(path: &Path) -> Vec<serde_json::Map<String, serde_json::Value>> {
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    use parquet::record::Field;
+    use serde_json::{json, Value};
+    let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let reader = SerializedFileReader::new(file).expect("a Parquet file");
+    reader
+        .get_row_iter(None)
+        .expect("rows")
+        .map(|row| {
+            row.expect("row")
+                .get_column_iter()
+                .map(|(name, field)| {
+                    let v = match field {
+                        Field::Null => Value::Null,
+                        Field::Bool(b) => json!(b),
+                        Field::Long(i) => json!(i),
+                        Field::ULong(u) => json!(u),
+                        Field::Double(x) => json!(x),
+                        Field::Str(s) => json!(s),
+                        other => panic!("unexpected cell {other:?}"),
+                    };
+                    (name.clone(), v)
+                })
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn results_parquet_holds_every_flow_of_results_jsonl() {
+    let tmp = scratch("parquet");
+    let l = loaded();
+    let out = tmp.path().join("out");
+    local(&l, &out);
+    let lines: Vec<serde_json::Value> = String::from_utf8(read(out.join("results.jsonl")))
+        .expect("utf-8")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json"))
+        .collect();
+    let rows = parquet_rows(&out.join("results.parquet"));
+    // Shape: one row per run × flow, in file order.
+    assert_eq!(rows.len(), lines.len() * 2);
+    for (r, row) in rows.iter().enumerate() {
+        let (run, flow) = (&lines[r / 2], &lines[r / 2]["flows"][r % 2]);
+        assert_eq!(row["id"], run["id"]);
+        assert_eq!(row["seed"], run["seed"]);
+        assert_eq!(row["link.delay"], run["axes"]["link.delay"]);
+        assert_eq!(row["flow"], flow["name"]);
+        assert_eq!(row["flow_index"], serde_json::json!(r % 2));
+        assert_eq!(row["end_s"], run["end_s"]);
+        // Every scalar of the flow, under its own name, null where the JSON has null.
+        for (k, v) in flow.as_object().expect("flow object") {
+            if v.is_number() || v.is_boolean() || v.is_null() {
+                assert_eq!(&row[k.as_str()], v, "{}: {k}", run["id"]);
+            }
+        }
+        assert_eq!(
+            row["links.bottleneck_down.forwarded_bytes"],
+            run["links"]["bottleneck_down"]["forwarded_bytes"]
+        );
+    }
+    // The series: one row per sample of every run, with the run's identity.
+    let series = parquet_rows(&out.join("series.parquet"));
+    let mut samples = 0;
+    for run in &lines {
+        let id = run["id"].as_str().expect("id");
+        let csv = String::from_utf8(read(out.join(format!("series/{id}.csv")))).expect("utf-8");
+        let first = csv.lines().nth(1).expect("a sample");
+        let row = &series[samples];
+        assert_eq!(row["id"], run["id"]);
+        assert_eq!(
+            row["t_s"].as_f64(),
+            first.split(',').next().and_then(|t| t.parse().ok())
+        );
+        samples += csv.lines().count() - 1;
+    }
+    assert_eq!(series.len(), samples);
+    tmp.remove().expect("clean up");
+}
