@@ -40,3 +40,6 @@ fi
 
 # Fetch crates once so later builds work offline and CI's build step is pure compilation.
 cargo fetch --locked -q
+
+# The Python package (quiclab + pandas, pyarrow, dask, ...) in .venv/: see scripts/python.sh.
+bash "$(dirname "$0")/python.sh"

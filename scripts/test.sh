@@ -8,3 +8,6 @@ bash scripts/setup.sh
 # Chromium, nginx): install them (idempotent; a second run takes a second).
 bash scripts/install-peers.sh --interop
 cargo test --workspace --locked "$@"
+# The Python package's tests (DataFrames, errors, Dask on a two-process LocalCluster, the
+# notebook) against the quiclab binary cargo just built.
+.venv/bin/python -m pytest -q -p no:cacheprovider python/tests

@@ -34,6 +34,35 @@ pub enum ExperimentError {
         /// The run's id.
         id: String,
     },
+    /// A shard's results directory holds another shard's runs, or a whole sweep's (see
+    /// [`crate::shard`]).
+    #[error("{} holds {stored}, not {wanted}; use one directory per shard, or choose another --out", .dir.display())]
+    DifferentShard {
+        /// The results directory.
+        dir: PathBuf,
+        /// What the directory holds.
+        stored: String,
+        /// What this sweep would write.
+        wanted: String,
+    },
+    /// A `shard.json` that does not describe a shard.
+    #[error("{}: {why}", .path.display())]
+    BadShardRecord {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// A task handed to [`crate::distributed::OpenSweep::record`] is not a run of that sweep.
+    #[error("task {index} ({id}) is not a run of this sweep: {why}")]
+    UnknownTask {
+        /// The task's index.
+        index: usize,
+        /// The task's run id.
+        id: String,
+        /// What does not match.
+        why: String,
+    },
     /// A file operation failed.
     #[error("{what} {}: {source}", .path.display())]
     Io {

@@ -9,13 +9,17 @@
 //! Entry points:
 //! - [`execute_one`]: one spec in, one result out — pure and deterministic for the simulator.
 //! - [`run_in_memory`]: a list of [`Job`]s in, their results out in job order, no directory.
-//! - [`run_sweep`]: a scenario into a results directory, with resume, stop and progress.
+//! - [`run_sweep`]: a scenario into a results directory, with resume, stop and progress
+//!   ([`run_sweep_shard`]: one shard of it).
+//! - [`OpenSweep`]: the same directory handling for executors outside this process (Dask, a
+//!   cluster's shards): pending runs out as serialisable [`Task`]s, [`TaskOutcome`]s in.
 //!
 //! Nothing here parses command lines or prints: the caller maps its flags onto [`Sweep`],
 //! [`SimEngine`] / [`EmuEngine`] and an executor, and renders the returned [`SweepOutcome`].
 
 #![warn(missing_docs)]
 
+pub mod distributed;
 pub mod engine;
 pub mod error;
 pub mod executor;
@@ -25,12 +29,17 @@ pub mod lock;
 pub mod manifest;
 pub mod progress;
 pub mod runner;
+pub mod shard;
 pub mod summary;
 pub mod traces;
 
+pub use distributed::{execute_task, OpenSweep, Task, TaskOutcome};
 pub use engine::{EmuEngine, Engine, EngineError, RunOutputs, SimEngine};
 pub use error::ExperimentError;
 pub use executor::{Executor, Job, Sequential, Threads};
 pub use interrupt::StopFlag;
 pub use progress::Progress;
-pub use runner::{execute_one, run_in_memory, run_sweep, Failure, Sweep, SweepOutcome};
+pub use runner::{
+    execute_one, run_in_memory, run_sweep, run_sweep_shard, Failure, Sweep, SweepOutcome,
+};
+pub use shard::Shard;

@@ -1,24 +1,24 @@
 //! The runner: a scenario into a results directory, a list of jobs into memory, or one run.
 //!
 //! Layout of a results directory: `results.jsonl` (one line per run, in run order once
-//! finished), `series/<id>.csv`, `summary.csv` and `sweep.json` (what the results were computed
-//! from).
+//! finished), `series/<id>.csv`, `summary.csv`, `results.parquet` and `series.parquet` (the
+//! same results as typed columns, see `report::tabular`), `sweep.json` (what the results were
+//! computed from) and, for one shard of a sweep, `shard.json`.
 
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
-use report::{ResultsStore, SummaryRow};
+use report::SummaryRow;
 use scenario::model::{RunSpec, SweepPoint};
 use scenario::LoadedScenario;
 
+use crate::distributed::{OpenSweep, TaskOutcome};
 use crate::engine::{run_catching, Engine, EngineError, RunOutputs};
 use crate::error::{chain, ExperimentError};
 use crate::executor::{Executor, Job, Stop};
-use crate::files::{create_dir, write_atomic};
-use crate::lock::DirLock;
 use crate::progress::Progress;
-use crate::{manifest, summary};
+use crate::shard::Shard;
 
 /// Runs one spec of one point with `engine`: one run spec in, one result out (a panic in the
 /// engine comes back as [`EngineError::Panicked`]). With the
@@ -126,200 +126,57 @@ pub fn run_sweep(
     stop: &Stop<'_>,
     progress: &dyn Progress,
 ) -> Result<SweepOutcome, ExperimentError> {
-    let runs = sweep.loaded.runs();
-    // Held until this function returns: one sweep per directory (see `lock`).
-    create_dir(sweep.out)?;
-    let _lock = DirLock::acquire(sweep.out)?;
-    let begun = begin(sweep, &runs)?;
-    progress.begin(runs.len(), begun.skipped);
-    let series_dir = sweep.series.then(|| sweep.out.join("series"));
-    if let Some(dir) = &series_dir {
-        create_dir(dir)?;
-    }
-    let several = runs.len() > 1;
-    let jobs = begun
-        .todo
+    run_sweep_shard(sweep, None, engine, executor, stop, progress)
+}
+
+/// [`run_sweep`] for the runs of one shard only (`quiclab sim --shard i/n`; see
+/// [`crate::shard`]); `None` runs the whole sweep. The directory is opened, recorded and
+/// finalised by [`OpenSweep`], the same code a remote executor uses.
+pub fn run_sweep_shard(
+    sweep: &Sweep<'_>,
+    shard: Option<Shard>,
+    engine: &dyn Engine,
+    executor: &dyn Executor,
+    stop: &Stop<'_>,
+    progress: &dyn Progress,
+) -> Result<SweepOutcome, ExperimentError> {
+    let open = OpenSweep::open_shard(sweep, shard)?;
+    progress.begin(open.total(), open.resumed());
+    let todo = open.pending_indices(None);
+    let jobs = todo
         .iter()
-        .map(|spec| {
-            let point = sweep.loaded.points.get(spec.point).ok_or_else(|| {
-                ExperimentError::MissingPoint {
-                    id: spec.id.clone(),
-                }
-            })?;
+        .map(|&k| {
+            let (point, spec) = open
+                .job_parts(k)
+                .ok_or_else(|| ExperimentError::MissingPoint {
+                    id: format!("run {k}"),
+                })?;
             Ok(Job {
                 point,
                 spec,
-                outputs: RunOutputs {
-                    trace_id: several.then(|| spec.id.clone()),
-                    series: sweep.series,
-                    results_dir: Some(sweep.out.to_path_buf()),
-                },
+                outputs: open.outputs(spec),
             })
         })
         .collect::<Result<Vec<_>, ExperimentError>>()?;
 
-    let store = &begun.store;
-    let failures = Mutex::new(Vec::new());
-    let interrupted = std::sync::atomic::AtomicBool::new(false);
+    let interrupted = AtomicBool::new(false);
     let done = |i: usize, result: Result<results::Run, EngineError>| {
-        let Some(job) = jobs.get(i) else { return };
-        let error = match result {
-            Ok(r) => record(store, series_dir.as_deref(), &r)
-                .err()
-                .map(|e| chain(&e)),
-            Err(EngineError::Interrupted) => {
-                interrupted.store(true, std::sync::atomic::Ordering::SeqCst);
-                return;
-            }
-            // A panic is a bug that the same spec repeats (the simulator is deterministic):
-            // record it so the sweep's file says what happened and resuming skips the run.
-            Err(e @ EngineError::Panicked(_)) => {
-                let message = chain(&e);
-                match record_error(store, job.spec, &message) {
-                    Ok(()) => Some(message),
-                    Err(r) => Some(format!("{message}; recording it failed: {}", chain(&r))),
-                }
-            }
-            Err(e) => Some(chain(&e)),
+        let (Some(job), Some(&k)) = (jobs.get(i), todo.get(i)) else {
+            return;
         };
-        progress.finished(&job.spec.id, error.as_deref());
-        if let Some(message) = error {
-            failures.lock().unwrap_or_else(|p| p.into_inner()).push((
-                i,
-                Failure {
-                    id: job.spec.id.clone(),
-                    recorded: store
-                        .errors()
-                        .is_ok_and(|e| e.iter().any(|(id, _)| *id == job.spec.id)),
-                    message,
-                },
-            ));
+        if matches!(result, Err(EngineError::Interrupted)) {
+            // Abandoned, not failed: no record, and the sweep ends resumable.
+            interrupted.store(true, Ordering::SeqCst);
+            return;
         }
+        let (message, _) = open.record_at(k, TaskOutcome::from_result(result));
+        progress.finished(&job.spec.id, message.as_deref());
     };
     executor.execute(engine, &jobs, stop, &done)?;
     progress.end();
-
-    if stop() || interrupted.load(std::sync::atomic::Ordering::SeqCst) {
-        let ids: BTreeSet<&str> = runs.iter().map(|r| r.id.as_str()).collect();
-        let complete = store
-            .completed_ids()?
-            .iter()
-            .filter(|id| ids.contains(id.as_str()))
-            .count();
-        return Ok(SweepOutcome::Interrupted {
-            total: runs.len(),
-            complete,
-            results: store.path().to_path_buf(),
-        });
-    }
-    // Run order, not finish order, so the file is the same for any executor.
-    let order: Vec<String> = runs.iter().map(|r| r.id.clone()).collect();
-    store.finalize(&order)?;
-    let rows = summary::write(sweep.out, sweep.loaded, &runs, store)?;
-    let mut failures: Vec<Failure> = failures
-        .into_inner()
-        .unwrap_or_else(|p| p.into_inner())
-        .into_iter()
-        .map(|(_, f)| f)
-        .collect();
-    // Runs skipped on resume because of an earlier error record still failed: say so.
-    for (id, message) in store.errors()? {
-        if order.contains(&id) && !failures.iter().any(|f| f.id == id) {
-            failures.push(Failure {
-                id,
-                message,
-                recorded: true,
-            });
-        }
-    }
-    let rank: std::collections::BTreeMap<&str, usize> = order
-        .iter()
-        .enumerate()
-        .map(|(i, id)| (id.as_str(), i))
-        .collect();
-    failures.sort_by_key(|f| rank.get(f.id.as_str()).copied().unwrap_or(usize::MAX));
-    Ok(SweepOutcome::Finished {
-        total: runs.len(),
-        failures,
-        rows,
-    })
-}
-
-/// Records one result: series first, then the results line, so a run that counts as complete
-/// (its line exists) always has its series too.
-fn record(
-    store: &ResultsStore,
-    series_dir: Option<&Path>,
-    record: &results::Run,
-) -> Result<(), ExperimentError> {
-    if let Some(dir) = series_dir {
-        write_atomic(
-            &dir.join(format!("{}.csv", record.id)),
-            record.series_csv().as_bytes(),
-        )?;
-    }
-    let line = serde_json::to_value(record).map_err(|source| ExperimentError::Json {
-        what: "cannot serialise the result".into(),
-        source,
-    })?;
-    store.append(&line)?;
-    Ok(())
-}
-
-/// Records that `spec` failed for good: a line with its identity and `message` under
-/// [`report::store::ERROR_FIELD`] instead of measurements.
-fn record_error(
-    store: &ResultsStore,
-    spec: &RunSpec,
-    message: &str,
-) -> Result<(), ExperimentError> {
-    store.append(&serde_json::json!({
-        "id": spec.id,
-        "point": spec.point,
-        "rep": spec.rep,
-        "seed": spec.seed,
-        (report::store::ERROR_FIELD): message,
-    }))?;
-    Ok(())
-}
-
-/// A results directory opened for a sweep.
-struct Begun<'a> {
-    store: ResultsStore,
-    /// Runs not yet in the store, in run order.
-    todo: Vec<&'a RunSpec>,
-    /// Runs found complete (resumed).
-    skipped: usize,
-}
-
-/// Opens the directory: refuses to mix with earlier results unless resuming, checks or writes
-/// the manifest, and lists what is left to run.
-fn begin<'a>(sweep: &Sweep<'_>, runs: &'a [RunSpec]) -> Result<Begun<'a>, ExperimentError> {
-    let results = sweep.out.join(report::store::RESULTS_FILE);
-    if !sweep.resume && has_results(&results)? {
-        return Err(ExperimentError::AlreadyHasResults {
-            dir: sweep.out.to_path_buf(),
-        });
-    }
-    manifest::check_and_write(sweep.out, sweep.loaded, sweep.resume)?;
-    let store = ResultsStore::open(sweep.out)?;
-    let done = store.completed_ids()?;
-    let todo: Vec<&RunSpec> = runs.iter().filter(|r| !done.contains(&r.id)).collect();
-    let skipped = runs.len() - todo.len();
-    Ok(Begun {
-        store,
-        todo,
-        skipped,
-    })
-}
-
-/// Whether `results.jsonl` exists and is not empty.
-fn has_results(path: &Path) -> Result<bool, ExperimentError> {
-    match std::fs::metadata(path) {
-        Ok(m) => Ok(m.len() > 0),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-        Err(e) => Err(ExperimentError::io("cannot inspect", path)(e)),
-    }
+    drop(jobs);
+    let stopped = stop() || interrupted.load(Ordering::SeqCst);
+    open.close(!stopped)
 }
 
 #[cfg(test)]

@@ -20,6 +20,15 @@ pub enum Error {
     /// A value could not be serialised to JSON.
     #[error("cannot serialise result line: {0}")]
     Json(#[from] serde_json::Error),
+    /// Writing a Parquet file failed.
+    #[error("cannot write {path}: {source}")]
+    Parquet {
+        /// The file.
+        path: PathBuf,
+        /// The writer's error.
+        #[source]
+        source: ::parquet::errors::ParquetError,
+    },
     /// A result line lacks the string `"id"` field that resumption relies on.
     #[error("result line has no string \"id\" field")]
     MissingId,

@@ -8,9 +8,11 @@
 #![warn(missing_docs)]
 
 pub mod error;
+pub mod parquet;
 pub mod stats;
 pub mod store;
 pub mod summary;
+pub mod tabular;
 
 #[cfg(test)]
 pub(crate) mod testutil;
@@ -22,3 +24,4 @@ pub use summary::{
     flatten_numeric, incomplete_warnings, metrics_from_runs, render_table, si, summary_rows,
     write_summary_csv, SummaryRow,
 };
+pub use tabular::{flatten, series_table, Column, Table, Values};

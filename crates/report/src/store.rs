@@ -259,8 +259,10 @@ fn sync_dir(path: &Path) -> Result<()> {
 }
 
 /// A copy of `v` whose objects were built in sorted key order, so serialisation order is
-/// sorted with or without serde_json's `preserve_order`.
-pub(crate) fn canonical(v: &Value) -> Value {
+/// sorted with or without serde_json's `preserve_order` (which `qlog` switches on in the workspace).
+/// The form of every line of results.jsonl; the Python binding gives its in-memory lines this
+/// form too, so tables built from them have the same column order as from the file.
+pub fn canonical(v: &Value) -> Value {
     match v {
         Value::Object(m) => {
             let mut keys: Vec<&String> = m.keys().collect();
