@@ -102,6 +102,7 @@ const QUIC_APPLIED: &[&str] = &[
     "conn_window",
     "send_window",
     "zero_rtt",
+    "address_token",
 ];
 
 /// TCP knob fields the emulator honours: the MTU is the path's, TLS and HTTP are the
@@ -321,6 +322,9 @@ fn knob_args(f: &FlowSpec) -> Result<Vec<String>, EmuError> {
             a.extend(["--initial-rtt".into(), ms(q.initial_rtt)]);
             if q.mtu_discovery {
                 a.push("--mtu-discovery".into());
+            }
+            if !q.address_token {
+                a.push("--no-address-token".into());
             }
         }
         Stack::Tcp => {

@@ -125,7 +125,18 @@ pub fn flow_result(
     };
     let config = match f.stack {
         // The endpoints build exactly the controller `--quic-cc` names (the simulator's factory).
-        Stack::Quic => Some(transport::linux_config::quic_record(&f.cc)),
+        // Tokens as read back: whether the client received any NEW_TOKEN frame (absent
+        // without a QUIC snapshot).
+        Stack::Quic => Some(FlowConfig {
+            address_token: client_snaps
+                .iter()
+                .filter_map(|s| match s {
+                    TransportSnapshot::Quic(q) => Some(q.new_token_frames_rx > 0),
+                    TransportSnapshot::Tcp(_) => None,
+                })
+                .reduce(|a, b| a || b),
+            ..transport::linux_config::quic_record(&f.cc, f.quic.address_token)
+        }),
         Stack::Tcp => kernel.map(|mut k| {
             k.cc = sender.iter().find_map(|s| match s {
                 TransportSnapshot::Tcp(t) if !t.congestion.is_empty() => Some(t.congestion.clone()),
@@ -198,6 +209,12 @@ pub fn flow_result(
                 time_to_first_byte_s: c.ttfb_s,
                 completion_s: Some(c.total_s).filter(|_| complete),
                 zero_rtt_accepted: c.zero_rtt,
+                bytes_delivered: Some(if upload { c.bytes_sent } else { c.bytes }),
+                goodput_bps: None,
+            })
+            .map(|mut c| {
+                c.goodput_bps = c.goodput();
+                c
             })
             .collect(),
         error,

@@ -29,6 +29,7 @@ pub(super) fn endpoint(
         QuicServerConfig::try_from(tls).map_err(|e| ServerError::Endpoint(e.to_string()))?;
     let mut sc = quinn::ServerConfig::with_crypto(Arc::new(crypto));
     sc.transport_config(Arc::new(quic.transport_config(None)));
+    sc.validation_token_config(quic.validation_tokens());
     let runtime = quinn::default_runtime()
         .ok_or_else(|| ServerError::Endpoint("no async runtime found".into()))?;
     let ep = quinn::Endpoint::new(
