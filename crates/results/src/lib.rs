@@ -171,7 +171,9 @@ pub struct Flow {
     /// delivered byte — for a download, `bytes_delivered` × 8 / `completion_s`. With several
     /// connections the gaps between them count; per connection see `connections`.
     pub goodput_bps: Option<f64>,
-    /// Application goodput inside the scenario's measurement window, bit/s.
+    /// Application goodput inside the scenario's measurement window, bit/s (no window set: the
+    /// whole run, `bytes_delivered` × 8 / the run's end). The emulator takes no marks inside a
+    /// run, so it has this only when no window is set.
     pub window_goodput_bps: Option<f64>,
     /// This flow's share of the flows' summed `window_goodput_bps` (the measurement window),
     /// fraction 0…1; absent with one flow or when a flow has no window goodput.
