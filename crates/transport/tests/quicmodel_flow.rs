@@ -118,6 +118,10 @@ fn zero_rtt_saves_one_rtt_on_the_second_connection() {
         assert!(flow.is_finished());
         assert_eq!(r.bytes_delivered, 40_000);
         let (a, b) = (&r.connections[0], &r.connections[1]);
+        assert_eq!(
+            (a.bytes_delivered, b.bytes_delivered),
+            (Some(20_000), Some(20_000))
+        );
         assert!(!a.zero_rtt_accepted);
         assert_eq!(b.zero_rtt_accepted, zero_rtt);
         let (ta, tb) = (
