@@ -477,6 +477,31 @@ mod tests {
     }
 
     #[test]
+    fn address_tokens_off_reach_both_endpoints() {
+        let s = |f: &FlowSpec| {
+            builder::scenario(
+                "s",
+                builder::link(10_000_000, Duration::from_millis(5), Some(25)),
+                vec![f.clone()],
+                Duration::from_secs(10),
+            )
+        };
+        let addr = Ipv4Addr::new(10, 99, 2, 1);
+        let mut f = download(Stack::Quic);
+        // On by default: nothing to pass (the endpoints' default is on too).
+        let on = get_args(&f, &s(&f), addr, 10.0).expect("supported");
+        assert!(!on.iter().any(|a| a == "--no-address-token"), "{on:?}");
+        f.quic.address_token = false;
+        assert!(check_supported(&s(&f)).is_ok());
+        for args in [
+            get_args(&f, &s(&f), addr, 10.0).expect("supported"),
+            serve_args(&f, addr).expect("supported"),
+        ] {
+            assert!(args.iter().any(|a| a == "--no-address-token"), "{args:?}");
+        }
+    }
+
+    #[test]
     fn tcp_knobs_become_sysctls_and_route_attributes() {
         let mut f = download(Stack::Tcp);
         f.tcp.sack = false;
