@@ -43,6 +43,10 @@ pub struct QuicArgs {
     /// Write one qlog file per QUIC connection into this directory (created if missing).
     #[arg(long)]
     pub qlog_dir: Option<PathBuf>,
+    /// No address-validation tokens: the server sends no NEW_TOKEN frames and ignores tokens,
+    /// the client keeps none (default: on, as quinn and Chrome).
+    #[arg(long)]
+    pub no_address_token: bool,
 }
 
 impl QuicArgs {
@@ -62,6 +66,7 @@ impl QuicArgs {
             initial_rtt: self.initial_rtt,
             gso: !self.no_gso,
             qlog_dir: self.qlog_dir.clone(),
+            address_token: !self.no_address_token,
             ..QuicOptions::default()
         })
     }

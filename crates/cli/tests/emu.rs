@@ -114,13 +114,18 @@ fn typed_result(stack: &str, lines: &str, json: &Value) {
     assert!(json["events"].is_null());
     assert_eq!(f.first_congestion_s, None);
     assert!(json["flows"][0]["first_congestion_s"].is_null());
-    assert_eq!(f.window_goodput_bps, None);
+    // No measurement window: the window is the whole run, as in the simulator.
+    assert_eq!(
+        f.window_goodput_bps,
+        Some(f.bytes_delivered as f64 * 8.0 / run.end_s)
+    );
     assert!(f.packets_sent.is_some_and(|n| n > 0), "{f:?}");
     assert!(
         f.datagrams_sent.iter().all(|d| d.is_some_and(|n| n > 0)),
         "{f:?}"
     );
     assert_eq!(f.connections.len(), 1, "{f:?}");
+    assert_eq!(f.connections[0].bytes_delivered, Some(f.bytes_delivered));
     // The forwarder's health counters are typed too: it saw the flow's frames, all well formed.
     let fwd = run
         .forwarder

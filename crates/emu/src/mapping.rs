@@ -102,6 +102,7 @@ const QUIC_APPLIED: &[&str] = &[
     "conn_window",
     "send_window",
     "zero_rtt",
+    "address_token",
 ];
 
 /// TCP knob fields the emulator honours: the MTU is the path's, TLS and HTTP are the
@@ -322,6 +323,9 @@ fn knob_args(f: &FlowSpec) -> Result<Vec<String>, EmuError> {
             if q.mtu_discovery {
                 a.push("--mtu-discovery".into());
             }
+            if !q.address_token {
+                a.push("--no-address-token".into());
+            }
         }
         Stack::Tcp => {
             a.extend(["--tcp-cc".into(), cc.into()]);
@@ -470,6 +474,31 @@ mod tests {
             sv.starts_with("serve --listen 10.99.2.1:4433 --http 3"),
             "{sv}"
         );
+    }
+
+    #[test]
+    fn address_tokens_off_reach_both_endpoints() {
+        let s = |f: &FlowSpec| {
+            builder::scenario(
+                "s",
+                builder::link(10_000_000, Duration::from_millis(5), Some(25)),
+                vec![f.clone()],
+                Duration::from_secs(10),
+            )
+        };
+        let addr = Ipv4Addr::new(10, 99, 2, 1);
+        let mut f = download(Stack::Quic);
+        // On by default: nothing to pass (the endpoints' default is on too).
+        let on = get_args(&f, &s(&f), addr, 10.0).expect("supported");
+        assert!(!on.iter().any(|a| a == "--no-address-token"), "{on:?}");
+        f.quic.address_token = false;
+        assert!(check_supported(&s(&f)).is_ok());
+        for args in [
+            get_args(&f, &s(&f), addr, 10.0).expect("supported"),
+            serve_args(&f, addr).expect("supported"),
+        ] {
+            assert!(args.iter().any(|a| a == "--no-address-token"), "{args:?}");
+        }
     }
 
     #[test]

@@ -6,11 +6,12 @@
 //! `TCP_INFO`), at the data sender or the data receiver as the field's definition says; a field
 //! the stack does not expose, or a report that is missing, leaves the value absent.
 
+use ::results::fairness::Fairness;
 use ::results::{Connection, Flow, FlowConfig};
 use endpoints::fetch::FetchReport;
 use endpoints::server::stats_log::ConnectionRecord;
 use endpoints::stats::{QuicStatsSnapshot, TcpInfoSnapshot, TransportSnapshot};
-use scenario::model::{FlowSpec, Stack, Workload};
+use scenario::model::{FlowSpec, Scenario, Stack, Workload};
 
 /// What one client produced.
 #[derive(Debug, Clone, Default)]
@@ -125,7 +126,18 @@ pub fn flow_result(
     };
     let config = match f.stack {
         // The endpoints build exactly the controller `--quic-cc` names (the simulator's factory).
-        Stack::Quic => Some(transport::linux_config::quic_record(&f.cc)),
+        // Tokens as read back: whether the client received any NEW_TOKEN frame (absent
+        // without a QUIC snapshot).
+        Stack::Quic => Some(FlowConfig {
+            address_token: client_snaps
+                .iter()
+                .filter_map(|s| match s {
+                    TransportSnapshot::Quic(q) => Some(q.new_token_frames_rx > 0),
+                    TransportSnapshot::Tcp(_) => None,
+                })
+                .reduce(|a, b| a || b),
+            ..transport::linux_config::quic_record(&f.cc, f.quic.address_token)
+        }),
         Stack::Tcp => kernel.map(|mut k| {
             k.cc = sender.iter().find_map(|s| match s {
                 TransportSnapshot::Tcp(t) if !t.congestion.is_empty() => Some(t.congestion.clone()),
@@ -145,10 +157,10 @@ pub fn flow_result(
         workload: f.workload.name().to_string(),
         bytes_delivered: bytes,
         goodput_bps: report.map(|r| r.goodput_bps).filter(|g| *g > 0.0),
-        // The emulator takes no marks inside the run.
+        // Set for the whole run by `window_fairness` once the run's end is known.
         window_goodput_bps: None,
         window_payload_throughput_bps: None,
-        // Shares and Jain's index are of the window goodput, which the emulator does not take.
+        // Set by `window_fairness`, once every flow's window goodput is known.
         share: None,
         completion_s: completion,
         handshake_s: handshake,
@@ -198,6 +210,12 @@ pub fn flow_result(
                 time_to_first_byte_s: c.ttfb_s,
                 completion_s: Some(c.total_s).filter(|_| complete),
                 zero_rtt_accepted: c.zero_rtt,
+                bytes_delivered: Some(if upload { c.bytes_sent } else { c.bytes }),
+                goodput_bps: None,
+            })
+            .map(|mut c| {
+                c.goodput_bps = c.goodput();
+                c
             })
             .collect(),
         error,
@@ -205,6 +223,38 @@ pub fn flow_result(
         // The research model runs only in the simulator.
         model: None,
     }
+}
+
+/// Window goodput, each flow's share and Jain's index for the emulator's flows, with the
+/// simulator's definitions ([`::results::fairness`]). The emulator takes no marks inside the
+/// run, so it knows each flow's bytes over the whole run only: without a measurement window
+/// (`run.measure_from` = 0, no `run.measure_until`) the window is the whole run, as in the
+/// simulator, and a flow's window goodput is its bytes × 8 / the run's end (`end_s`, the last
+/// flow's last byte). With a window set the figures stay absent, and the returned warning says
+/// why. Per-bin figures are absent: the emulator records no time series.
+pub fn window_fairness(
+    flows: &mut [Flow],
+    s: &Scenario,
+    end_s: f64,
+) -> (Option<Fairness>, Option<String>) {
+    let whole_run = s.measure_from.is_zero() && s.measure_until.is_none();
+    if whole_run && end_s > 0.0 {
+        for f in flows.iter_mut() {
+            f.window_goodput_bps = Some(f.bytes_delivered as f64 * 8.0 / end_s);
+        }
+    }
+    let warning = (!whole_run && flows.len() > 1).then(|| {
+        "window goodput, shares and Jain's index are absent: the emulator measures each flow \
+         over the whole run only (no marks at run.measure_from / run.measure_until)"
+            .to_string()
+    });
+    let Some((fairness, shares)) = ::results::fairness::fairness(flows, &[], 0.0, end_s) else {
+        return (None, warning);
+    };
+    for (f, share) in flows.iter_mut().zip(shares.into_iter().flatten()) {
+        f.share = Some(share);
+    }
+    (Some(fairness), warning)
 }
 
 #[cfg(test)]
@@ -273,6 +323,61 @@ mod tests {
         serde_json::from_str(&text).expect("the emulator reads what get writes")
     }
 
+    fn two_flows(bytes: [u64; 2]) -> Vec<Flow> {
+        bytes
+            .iter()
+            .enumerate()
+            .map(|(i, &b)| Flow {
+                name: format!("f{i}"),
+                bytes_delivered: b,
+                ..Flow::default()
+            })
+            .collect()
+    }
+
+    fn scenario_of(flows: usize) -> Scenario {
+        builder::scenario(
+            "s",
+            builder::link(10_000_000, std::time::Duration::from_millis(5), Some(25)),
+            (0..flows).map(|_| flow()).collect(),
+            std::time::Duration::from_secs(10),
+        )
+    }
+
+    #[test]
+    fn fairness_over_the_whole_run_as_the_simulator_defines_it() {
+        let mut flows = two_flows([3_000_000, 1_000_000]);
+        let (f, warning) = window_fairness(&mut flows, &scenario_of(2), 2.0);
+        assert_eq!(warning, None);
+        let f = f.expect("two flows");
+        assert!((f.jain.expect("jain") - 0.8).abs() < 1e-12);
+        // No time series in the emulator: no per-bin figures.
+        assert_eq!((f.jain_bins_mean, f.bins), (None, None));
+        assert_eq!(flows[0].window_goodput_bps, Some(12e6));
+        assert_eq!(flows[1].window_goodput_bps, Some(4e6));
+        assert_eq!((flows[0].share, flows[1].share), (Some(0.75), Some(0.25)));
+    }
+
+    #[test]
+    fn a_measurement_window_leaves_fairness_absent_with_a_reason() {
+        let mut s = scenario_of(2);
+        s.measure_from = std::time::Duration::from_secs(1);
+        let mut flows = two_flows([3_000_000, 1_000_000]);
+        let (f, warning) = window_fairness(&mut flows, &s, 2.0);
+        assert!(warning.expect("a reason").contains("whole run only"));
+        assert_eq!(f.and_then(|f| f.jain), None);
+        assert!(flows
+            .iter()
+            .all(|f| f.share.is_none() && f.window_goodput_bps.is_none()));
+        // One flow: nothing to compare, but its whole-run goodput is still there.
+        let mut one = two_flows([1_000_000, 0])[..1].to_vec();
+        assert_eq!(
+            window_fairness(&mut one, &scenario_of(1), 2.0),
+            (None, None)
+        );
+        assert_eq!(one[0].window_goodput_bps, Some(4e6));
+    }
+
     #[test]
     fn a_quic_download_takes_each_counter_from_its_side() {
         let client = ClientOutcome {
@@ -302,7 +407,9 @@ mod tests {
         assert_eq!(r.datagrams_sent, [Some(120), Some(790)]);
         assert_eq!(r.connections.len(), 1);
         assert_eq!(r.connections[0].started_s, 0.25);
-        // Not measured by the emulator.
+        assert_eq!(r.connections[0].bytes_delivered, Some(1_000_000));
+        assert_eq!(r.connections[0].goodput_bps, Some(8e6 / 0.9));
+        // Not measured by the emulator; the window goodput is `window_fairness`'s.
         assert_eq!(r.first_congestion_s, None);
         assert_eq!(r.window_goodput_bps, None);
         assert!(r.error.is_none());

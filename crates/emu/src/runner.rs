@@ -174,6 +174,8 @@ pub fn run(point: &SweepPoint, spec: &RunSpec, opts: &RunOptions) -> Result<EmuR
             applied,
         ));
     }
+    let (fairness, fairness_warning) = results::window_fairness(&mut flows, s, end_s);
+    run_warnings.extend(fairness_warning);
     let peps: Vec<PepOutcome> = peps.iter().map(|p| p.outcome(work)).collect();
     for p in &peps {
         // Beside the relay's own log, so `--out` keeps each PEP's effective settings.
@@ -209,6 +211,7 @@ pub fn run(point: &SweepPoint, spec: &RunSpec, opts: &RunOptions) -> Result<EmuR
         flows,
         links,
         cross: driven.cross,
+        fairness,
         warnings: run_warnings,
         forwarder: Some(::results::Forwarder {
             release_late_p50_us: forwarder

@@ -137,6 +137,11 @@ pub struct QuicOptions {
     pub idle_timeout: Duration,
     /// Directory for one qlog file per connection.
     pub qlog_dir: Option<PathBuf>,
+    /// Address-validation tokens (the scenario's `flow.address_token`): the server sends
+    /// NEW_TOKEN frames and accepts them back once (quinn's default token log); the client keeps
+    /// them across its connections and presents one in the next Initial. Off: none sent, stored
+    /// or accepted.
+    pub address_token: bool,
 }
 
 impl Default for QuicOptions {
@@ -153,6 +158,7 @@ impl Default for QuicOptions {
             max_streams: 1024,
             idle_timeout: Duration::from_secs(30),
             qlog_dir: None,
+            address_token: true,
         }
     }
 }
@@ -232,6 +238,26 @@ impl QuicOptions {
         ));
         t.qlog_stream(qlog);
         t
+    }
+
+    /// The server's NEW_TOKEN policy: quinn's default (two tokens per validated client, a
+    /// Bloom-filter log refusing a token's second use) or none sent and every token ignored.
+    pub fn validation_tokens(&self) -> quinn::ValidationTokenConfig {
+        let mut v = quinn::ValidationTokenConfig::default();
+        if !self.address_token {
+            v.sent(0).log(Arc::new(quinn_proto::NoneTokenLog));
+        }
+        v
+    }
+
+    /// The client's token store: quinn's in-memory cache (kept by the client config, so shared
+    /// by every connection the client makes) or none.
+    pub fn token_store(&self) -> Arc<dyn quinn_proto::TokenStore> {
+        if self.address_token {
+            Arc::new(quinn_proto::TokenMemoryCache::default())
+        } else {
+            Arc::new(quinn_proto::NoneTokenStore)
+        }
     }
 
     /// Opens a qlog stream for the next connection of `role`, when a qlog directory is set.

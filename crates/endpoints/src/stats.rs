@@ -113,6 +113,9 @@ pub struct QuicStatsSnapshot {
     pub max_data_frames_tx: u64,
     /// MAX_STREAM_DATA frames sent.
     pub max_stream_data_frames_tx: u64,
+    /// NEW_TOKEN frames received (address-validation tokens from the server).
+    #[serde(default)]
+    pub new_token_frames_rx: u64,
 }
 
 impl QuicStatsSnapshot {
@@ -135,6 +138,7 @@ impl QuicStatsSnapshot {
             ack_frames_tx: s.frame_tx.acks,
             max_data_frames_tx: s.frame_tx.max_data,
             max_stream_data_frames_tx: s.frame_tx.max_stream_data,
+            new_token_frames_rx: s.frame_rx.new_token,
         }
     }
 }

@@ -171,7 +171,9 @@ pub struct Flow {
     /// delivered byte — for a download, `bytes_delivered` × 8 / `completion_s`. With several
     /// connections the gaps between them count; per connection see `connections`.
     pub goodput_bps: Option<f64>,
-    /// Application goodput inside the scenario's measurement window, bit/s.
+    /// Application goodput inside the scenario's measurement window, bit/s (no window set: the
+    /// whole run, `bytes_delivered` × 8 / the run's end). The emulator takes no marks inside a
+    /// run, so it has this only when no window is set.
     pub window_goodput_bps: Option<f64>,
     /// This flow's share of the flows' summed `window_goodput_bps` (the measurement window),
     /// fraction 0…1; absent with one flow or when a flow has no window goodput.
@@ -314,6 +316,10 @@ pub struct FlowConfig {
     /// in the emulator: the kernel offers at most this many MSS before autotuning).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub initrwnd_packets: Option<u64>,
+    /// QUIC address-validation tokens (`flow.address_token`) on: the simulator's knob; in the
+    /// emulator, whether the client received NEW_TOKEN frames from the server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub address_token: Option<bool>,
 }
 
 /// One connection of a flow (download flows may open several in sequence).
@@ -331,6 +337,26 @@ pub struct Connection {
     pub completion_s: Option<f64>,
     /// Whether the server accepted 0-RTT data on this connection.
     pub zero_rtt_accepted: bool,
+    /// Application (HTTP body) bytes this connection delivered to the data receiver, bytes;
+    /// the connections' sum is the flow's `bytes_delivered`. Absent: not measured.
+    #[serde(default)]
+    pub bytes_delivered: Option<u64>,
+    /// This connection's application goodput, bit/s: `bytes_delivered` × 8 / `completion_s`
+    /// (its own first packet → its last byte, so the gaps between connections do not count);
+    /// absent without a completion (bulk flows: see the flow's `goodput_bps`).
+    #[serde(default)]
+    pub goodput_bps: Option<f64>,
+}
+
+impl Connection {
+    /// `bytes_delivered` × 8 / `completion_s`: what `goodput_bps` holds once an engine has
+    /// filled the connection (absent without both, or with a zero completion time).
+    pub fn goodput(&self) -> Option<f64> {
+        match (self.bytes_delivered, self.completion_s) {
+            (Some(b), Some(t)) if t > 0.0 => Some(b as f64 * 8.0 / t),
+            _ => None,
+        }
+    }
 }
 
 /// One bottleneck link direction: the link model's counters plus derived figures.

@@ -896,7 +896,7 @@ fn quic_model_keys_parse_into_model_knobs() {
     let k = model_of(&format!(
         "{MODEL_HEAD}mtu = 9000\ninitial_rtt = \"100ms\"\nstream_window = \"64KB\"\n\
          conn_window = \"100KB\"\nsend_window = \"1MB\"\nack_ratio = 10\nmax_ack_delay = \"5ms\"\n\
-         zero_rtt = true\nreceiver_ack_ratio = 1\nack_delay = \"40ms\"\nack_on_reorder = false\n\
+         zero_rtt = true\naddress_token = false\nreceiver_ack_ratio = 1\nack_delay = \"40ms\"\nack_on_reorder = false\n\
          bundle_acks = true\nibit = true\nfc_update = \"every-ack\"\nfc_threshold = 0.5\n\
          fc_immediate = false\nwindow_autotuning = true\nscheduler = \"fifo\"\n\
          send_queue_limit = \"64KB\"\nsend_queue_low_water = 0.1\npacing = false\n"
@@ -910,6 +910,7 @@ fn quic_model_keys_parse_into_model_knobs() {
         ack_ratio: Some(10),
         max_ack_delay: Some(Duration::from_millis(5)),
         zero_rtt: true,
+        address_token: false,
         receiver_ack_ratio: 1,
         ack_delay: Duration::from_millis(40),
         ack_on_reorder: false,
@@ -926,12 +927,22 @@ fn quic_model_keys_parse_into_model_knobs() {
     };
     assert_eq!(k, want);
     // A shared key means the same on both QUIC stacks.
-    let both = "stream_window = \"65KB\"\nack_ratio = 4\nzero_rtt = true\n";
+    let both = "stream_window = \"65KB\"\nack_ratio = 4\nzero_rtt = true\naddress_token = false\n";
     let quinn = ok(&format!("[[flow]]\n{both}")).points[0].scenario.flows[0].quic;
     let model = model_of(&format!("{MODEL_HEAD}{both}"));
     assert_eq!(
-        (quinn.stream_window, quinn.ack_ratio, quinn.zero_rtt),
-        (model.stream_window, model.ack_ratio, model.zero_rtt)
+        (
+            quinn.stream_window,
+            quinn.ack_ratio,
+            quinn.zero_rtt,
+            quinn.address_token
+        ),
+        (
+            model.stream_window,
+            model.ack_ratio,
+            model.zero_rtt,
+            model.address_token
+        )
     );
     // The model's MTU has no quinn limit: up to IPv4's 65535.
     assert_eq!(model_of(&format!("{MODEL_HEAD}mtu = 65535\n")).mtu, 65535);

@@ -60,13 +60,25 @@ fn flow(slot: &FlowSlot, window: f64) -> (Flow, Vec<String>) {
         payload_rx_bytes: Some(udp_now),
         datagrams_sent: [Some(slot.datagrams_sent[0]), Some(slot.datagrams_sent[1])],
         final_mtu: Some(report.final_mtu),
-        connections: report.connections,
+        connections: report
+            .connections
+            .into_iter()
+            .map(|mut c| {
+                c.goodput_bps = c.goodput();
+                c
+            })
+            .collect(),
         error: report.error,
         config: Some(match slot.spec.stack {
-            Stack::Quic => transport::linux_config::quic_record(&slot.spec.cc),
+            Stack::Quic => {
+                transport::linux_config::quic_record(&slot.spec.cc, slot.spec.quic.address_token)
+            }
             Stack::Tcp => transport::linux_config::tcp_record(&slot.spec.cc, &slot.spec.tcp),
             // The model runs the `cc` crate's controllers as quinn's stack runs them.
-            Stack::QuicModel => transport::linux_config::quic_record(&slot.spec.cc),
+            Stack::QuicModel => transport::linux_config::quic_record(
+                &slot.spec.cc,
+                slot.spec.quic_model.address_token,
+            ),
         }),
         model: report
             .model

@@ -76,6 +76,46 @@ fn zero_rtt_second_connection_saves_a_round_trip() {
     assert!(c[1].completion_s.unwrap() < c[0].completion_s.unwrap());
 }
 
+/// The resumed (second) connection of a 0-RTT 100 kB page at 100 ms RTT.
+fn zero_rtt_page(address_token: bool) -> results::Connection {
+    let mut f = flow(
+        "z",
+        Workload::Download {
+            size: 100_000,
+            streams: 1,
+            connections: 2,
+        },
+    );
+    f.quic.zero_rtt = true;
+    f.quic.address_token = address_token;
+    let s = dumbbell(10_000_000, ms(50), 100, vec![f], ms(10_000));
+    let r = run(&s, 5);
+    let f = &r.flows[0];
+    assert_eq!(f.error, None);
+    assert_eq!(
+        f.config.as_ref().and_then(|c| c.address_token),
+        Some(address_token)
+    );
+    assert!(f.connections[1].zero_rtt_accepted);
+    f.connections[1].clone()
+}
+
+#[test]
+fn an_address_token_saves_a_round_trip_on_a_zero_rtt_page() {
+    // Without a token the server may send 3 × the ~1.5 kB it received before the client's
+    // Handshake packet validates its address half an RTT later: three datagrams of the page,
+    // then the rest. With the first connection's NEW_TOKEN the whole initial window goes at
+    // once, and the page completes about half an RTT (here 42 ms of 100) sooner.
+    let (with, without) = (zero_rtt_page(true), zero_rtt_page(false));
+    let (a, b) = (with.completion_s.unwrap(), without.completion_s.unwrap());
+    assert!(b - a > 0.035, "with a token {a} s, without {b} s");
+    for c in [&with, &without] {
+        assert_eq!(c.bytes_delivered, Some(100_000));
+        let g = c.goodput_bps.expect("goodput");
+        assert!((g - 800_000.0 / c.completion_s.unwrap()).abs() < 1e-6);
+    }
+}
+
 #[test]
 fn small_zero_rtt_downloads_close_cleanly_on_every_connection() {
     // With a 1-byte response the client has it all before the handshake is confirmed and

@@ -98,12 +98,14 @@ pub fn hystart(cc: &CcChoice) -> Option<bool> {
     }
 }
 
-/// The configuration record of a QUIC flow: the controller (the same code in both engines).
-pub fn quic_record(cc: &CcChoice) -> FlowConfig {
+/// The configuration record of a QUIC flow: the controller (the same code in both engines)
+/// and whether address-validation tokens are on.
+pub fn quic_record(cc: &CcChoice, address_token: bool) -> FlowConfig {
     FlowConfig {
         cc: Some(cc_name(cc).into()),
         hystart: hystart(cc),
         initcwnd_packets: initial_window(cc),
+        address_token: Some(address_token),
         ..FlowConfig::default()
     }
 }
@@ -127,6 +129,8 @@ pub fn tcp_record(cc: &CcChoice, t: &TcpKnobs) -> FlowConfig {
         timestamps: Some(t.timestamps),
         rack: Some(t.rack),
         initrwnd_packets: Some(initrwnd(t)),
+        // TCP has no address-validation tokens.
+        address_token: None,
     }
 }
 
@@ -176,7 +180,7 @@ mod tests {
         assert_eq!(r.initcwnd_packets, Some(10));
         assert_eq!(r.rto_min_ms, Some(200.0));
         assert_eq!(
-            quic_record(&CcChoice::QuinnCubic).cc.as_deref(),
+            quic_record(&CcChoice::QuinnCubic, true).cc.as_deref(),
             Some("quinn-cubic")
         );
     }

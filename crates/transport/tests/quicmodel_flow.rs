@@ -118,6 +118,10 @@ fn zero_rtt_saves_one_rtt_on_the_second_connection() {
         assert!(flow.is_finished());
         assert_eq!(r.bytes_delivered, 40_000);
         let (a, b) = (&r.connections[0], &r.connections[1]);
+        assert_eq!(
+            (a.bytes_delivered, b.bytes_delivered),
+            (Some(20_000), Some(20_000))
+        );
         assert!(!a.zero_rtt_accepted);
         assert_eq!(b.zero_rtt_accepted, zero_rtt);
         let (ta, tb) = (
@@ -610,13 +614,12 @@ fn the_ibit_marks_the_last_packet_before_flow_control_blocks() {
     }
 }
 
-#[test]
-fn the_server_sends_at_most_three_times_what_it_received_before_validation() {
-    // The resumed connection's response starts at 0.5 RTT (0-RTT request), but the server
-    // may send only 3 × 1472 bytes until the client's Handshake packet arrives: three full
-    // datagrams, as quinn does.
+/// Bytes the server sent on the resumed (second) connection of a 1 MB 0-RTT download before the
+/// client's Handshake packet reached it.
+fn early_server_bytes(address_token: bool) -> u32 {
     let mut cfg = config(download(1_000_000, 1, 2));
     cfg.knobs.zero_rtt = true;
+    cfg.knobs.address_token = address_token;
     let mut net = Net::new(1_000_000_000, ms(15)).traced();
     let (_, r) = run(cfg, &mut net, secs(5));
     assert!(r.connections[1].zero_rtt_accepted);
@@ -637,12 +640,28 @@ fn the_server_sends_at_most_three_times_what_it_received_before_validation() {
         })
         .expect("client Handshake packet");
     let arrives = client_handshake.arrival.unwrap();
-    let early: u32 = second
+    second
         .iter()
         .filter(|s| s.dir == Dir::Down && s.at < arrives)
         .map(|s| u32::from(s.header.udp_len))
-        .sum();
-    assert_eq!(early, 3 * 1472);
+        .sum()
+}
+
+#[test]
+fn the_server_sends_at_most_three_times_what_it_received_before_validation() {
+    // Without an address-validation token the resumed connection's response starts at 0.5 RTT
+    // (0-RTT request), but the server may send only 3 × 1472 bytes until the client's
+    // Handshake packet arrives: three full datagrams, as quinn does.
+    assert_eq!(early_server_bytes(false), 3 * 1472);
+}
+
+#[test]
+fn an_address_token_lifts_the_amplification_limit_of_the_resumed_connection() {
+    // With the token of the first connection the server's address check is done before the
+    // resumed connection starts: its first flight is the congestion window (10 packets of
+    // 1472 bytes), not 3 × the client's 1472-byte Initial.
+    let early = early_server_bytes(true);
+    assert!(early >= 10 * 1472 - 100, "first flight {early} B");
 }
 
 #[test]

@@ -354,6 +354,11 @@ fn sequential_connections_each_pay_their_handshake() {
     }
     assert!(r.connections[1].started_s > r.connections[0].started_s + 0.1);
     assert_eq!(r.bytes_delivered, 150_000);
+    // Each connection's own bytes (the flow's total is their sum).
+    assert!(r
+        .connections
+        .iter()
+        .all(|c| c.bytes_delivered == Some(50_000)));
 }
 
 #[test]

@@ -78,6 +78,7 @@ impl Connector {
                     .map_err(|e| ClientError::Invalid(format!("QUIC TLS config: {e}")))?;
                 let mut qc = quinn::ClientConfig::new(Arc::new(crypto));
                 qc.transport_config(Arc::new(cfg.quic.transport_config(None)));
+                qc.token_store(cfg.quic.token_store());
                 (None, Some(qc))
             }
         };

@@ -69,6 +69,8 @@ struct RecvState {
 pub(crate) struct Pumped {
     /// Payload bytes read by the receiving application.
     pub delivered: u64,
+    /// The same, per connection: (index in the endpoint's connections, bytes).
+    pub delivered_by: Vec<(usize, u64)>,
     /// Client: indices of connections whose download just completed.
     pub completed: Vec<usize>,
     /// Protocol errors (the flow fails with them).
@@ -79,6 +81,7 @@ pub(crate) struct Pumped {
 /// connections; `stop`: a bulk sender finishes its unbounded streams.
 pub(crate) fn pump(conns: &mut [Conn], side: Side, workload: Workload, stop: bool) -> Pumped {
     let mut delivered = 0u64;
+    let mut delivered_by: Vec<(usize, u64)> = Vec::new();
     let mut completed: Vec<usize> = Vec::new();
     let mut errors: Vec<String> = Vec::new();
     for (ci, c) in conns.iter_mut().enumerate() {
@@ -126,6 +129,7 @@ pub(crate) fn pump(conns: &mut [Conn], side: Side, workload: Workload, stop: boo
             });
         }
         // Read.
+        let before = delivered;
         let mut new_sends = Vec::new();
         for r in c.app.recvs.iter_mut().filter(|r| !r.finished) {
             let mut recv = c.conn.recv_stream(r.id);
@@ -165,6 +169,9 @@ pub(crate) fn pump(conns: &mut [Conn], side: Side, workload: Workload, stop: boo
                     c.app.done_streams += 1;
                 }
             }
+        }
+        if delivered > before {
+            delivered_by.push((ci, delivered - before));
         }
         c.app.sends.extend(new_sends);
         // Write.
@@ -218,6 +225,7 @@ pub(crate) fn pump(conns: &mut [Conn], side: Side, workload: Workload, stop: boo
     }
     Pumped {
         delivered,
+        delivered_by,
         completed,
         errors,
     }

@@ -6,7 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use quinn_proto::{
-    AckFrequencyConfig, EndpointConfig, MtuDiscoveryConfig, ServerConfig, TransportConfig, VarInt,
+    AckFrequencyConfig, EndpointConfig, MtuDiscoveryConfig, NoneTokenLog, ServerConfig,
+    TransportConfig, ValidationTokenConfig, VarInt,
 };
 use serde::{Deserialize, Serialize};
 
@@ -49,6 +50,15 @@ pub struct QuicKnobs {
     pub max_ack_delay: Option<Duration>,
     /// Use 0-RTT on the second and later connections of a download flow.
     pub zero_rtt: bool,
+    /// Address-validation tokens (RFC 9000 §8.1.3): the server sends NEW_TOKEN frames once it
+    /// has validated the client's address, and the client presents one in the Initial of its
+    /// next connection, so the server may send more than three times the bytes it received
+    /// before the handshake completes. On by default, as quinn with its default features
+    /// (two tokens per connection, a token log against replay, a client token cache) and
+    /// Chrome's QUIC stack (google/quiche's server issues address tokens in NEW_TOKEN, its
+    /// client presents them).
+    #[serde(default = "default_true")]
+    pub address_token: bool,
     /// Packet protection: the real TLS ciphers, or a null AEAD with identical sizes (faster).
     pub crypto: QuicCrypto,
 }
@@ -80,9 +90,15 @@ impl Default for QuicKnobs {
             ack_ratio: None,
             max_ack_delay: None,
             zero_rtt: false,
+            address_token: true,
             crypto: QuicCrypto::Tls,
         }
     }
+}
+
+/// serde's default of knobs that are on unless set (knob structs written before they existed).
+fn default_true() -> bool {
+    true
 }
 
 impl QuicKnobs {
@@ -153,8 +169,9 @@ pub(crate) fn server_config(
     token_key: [u8; 32],
     clock: &VirtualClock,
     keylog: Option<tls::KeyLogBuffer>,
-    crypto: QuicCrypto,
+    knobs: &QuicKnobs,
 ) -> Result<ServerConfig, QuicFlowError> {
+    let crypto = knobs.crypto;
     let server_tls: Arc<dyn quinn_proto::crypto::ServerConfig> =
         match (tls::server_config(seed_rng, clock, keylog)?, crypto) {
             (t, QuicCrypto::Tls) => t,
@@ -164,7 +181,19 @@ pub(crate) fn server_config(
     let token_key = ring::hkdf::Salt::new(ring::hkdf::HKDF_SHA256, &[]).extract(&token_key);
     let mut server_config = ServerConfig::new(server_tls, Arc::new(token_key));
     server_config.time_source(Arc::new(clock.clone()));
+    server_config.validation_token_config(validation_tokens(knobs.address_token));
     Ok(server_config)
+}
+
+/// The server's NEW_TOKEN policy: quinn's default (two tokens once the client's address is
+/// validated, replay refused by a Bloom-filter token log keyed by the tokens' seeded nonces, so
+/// deterministic) or none sent and every token ignored.
+pub(crate) fn validation_tokens(on: bool) -> ValidationTokenConfig {
+    let mut v = ValidationTokenConfig::default();
+    if !on {
+        v.sent(0).log(Arc::new(NoneTokenLog));
+    }
+    v
 }
 
 /// An endpoint config with a pinned reset key and seeded connection IDs.

@@ -19,7 +19,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use quinn_proto::{ClientConfig, ConnectionError, Event, VarInt};
+use quinn_proto::{
+    ClientConfig, ConnectionError, Event, NoneTokenStore, TokenMemoryCache, TokenStore, VarInt,
+};
 
 use crate::agent::{ConnectionReport, FlowAgent, FlowReport, SenderSample, Side, Transmit};
 use crate::cc_adapter::CcProbe;
@@ -85,6 +87,9 @@ pub struct QuicFlow {
     /// Each side's congestion-controller probe, indexed by [`at`].
     probes: [Arc<CcProbe>; 2],
     client_tls: Arc<dyn quinn_proto::crypto::ClientConfig>,
+    /// The client's address-validation tokens, kept across the flow's connections (as a
+    /// browser keeps them per server).
+    token_store: Arc<dyn TokenStore>,
     cid_rng: SharedRng,
     /// Per-connection timings at the client.
     connections: Vec<ConnectionReport>,
@@ -129,13 +134,18 @@ impl QuicFlow {
             root.bytes32(),
             &clock,
             cfg.keylog.clone(),
-            cfg.knobs.crypto,
+            &cfg.knobs,
         )?;
         server.transport_config(transport(&cfg).config(probes[1].clone(), None)?);
         let hosts = [
             Host::new(&cfg.knobs, &root, None),
             Host::new(&cfg.knobs, &root, Some(server)),
         ];
+        let token_store: Arc<dyn TokenStore> = if cfg.knobs.address_token {
+            Arc::new(TokenMemoryCache::default())
+        } else {
+            Arc::new(NoneTokenStore)
+        };
         Ok(QuicFlow {
             cid_rng: SharedRng::new(sub_seed(cfg.seed, 3)),
             cfg,
@@ -143,6 +153,7 @@ impl QuicFlow {
             hosts,
             probes,
             client_tls,
+            token_store,
             connections: Vec::new(),
             opened: 0,
             delivered: 0,
@@ -175,6 +186,7 @@ impl QuicFlow {
         };
         let mut cc = ClientConfig::new(self.client_tls.clone());
         cc.transport_config(transport);
+        cc.token_store(self.token_store.clone());
         let rng = self.cid_rng.clone();
         cc.initial_dst_cid_provider(Arc::new(move || {
             let mut b = [0u8; CID_LEN];
@@ -261,6 +273,17 @@ impl QuicFlow {
         if side == workload.data_receiver() && done.delivered > 0 {
             self.delivered += done.delivered;
             self.last_byte = Some(now);
+            for &(ci, n) in &done.delivered_by {
+                // The client knows which report a connection has; a server receives only
+                // uploads, which are bulk flows of one connection (the newest report).
+                let report = match side {
+                    Side::Client => Some(self.hosts[0].conns[ci].app.report_index),
+                    Side::Server | Side::Middle => self.connections.len().checked_sub(1),
+                };
+                if let Some(r) = report.and_then(|i| self.connections.get_mut(i)) {
+                    *r.bytes_delivered.get_or_insert(0) += n;
+                }
+            }
             for c in &self.hosts[0].conns {
                 let r = &mut self.connections[c.app.report_index];
                 if r.time_to_first_byte_s.is_none() && side == Side::Client {

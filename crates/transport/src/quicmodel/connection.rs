@@ -325,6 +325,12 @@ impl Endpoint {
         e
     }
 
+    /// The client presented a valid address-validation token in its first Initial: the
+    /// server's address check is done before any byte arrives (RFC 9000 §8.1.3).
+    pub(crate) fn address_validated_by_token(&mut self) {
+        self.validated = true;
+    }
+
     fn new(
         side: Side,
         conn: u32,

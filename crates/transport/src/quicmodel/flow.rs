@@ -130,11 +130,18 @@ impl QuicModelFlow {
         // Resume when the previous connection left a ticket.
         let resumed =
             self.p.knobs.zero_rtt && self.conns.last().is_some_and(|c| c.client.got_ticket);
+        // The previous connection's NEW_TOKEN frames travel with its session tickets.
+        let token =
+            self.p.knobs.address_token && self.conns.last().is_some_and(|c| c.client.got_ticket);
         let w = self.plan.workload;
         let sender = w.data_sender();
+        let mut server = Endpoint::server(id, self.p, now, resumed, sender == Side::Server);
+        if token {
+            server.address_validated_by_token();
+        }
         self.conns.push(Conn {
             client: Endpoint::client(id, self.p, now, resumed, sender == Side::Client),
-            server: Endpoint::server(id, self.p, now, resumed, sender == Side::Server),
+            server,
             client_app: App::new(Side::Client, w),
             server_app: App::new(Side::Server, w),
             round: self.reports.len(),
@@ -182,6 +189,7 @@ impl QuicModelFlow {
             }
             if side == receiver && prog.delivered > 0 {
                 self.delivered += prog.delivered;
+                *r.bytes_delivered.get_or_insert(0) += prog.delivered;
                 self.last_byte = Some(now);
                 if side == Side::Client && r.time_to_first_byte_s.is_none() {
                     r.time_to_first_byte_s = Some(now.as_secs_f64() - r.started_s);

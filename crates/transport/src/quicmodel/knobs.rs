@@ -54,6 +54,12 @@ pub struct QuicModelKnobs {
     pub max_ack_delay: Option<Duration>,
     /// Resume the second and later connections of a download with 0-RTT.
     pub zero_rtt: bool,
+    /// Address-validation tokens: a connection after the first presents the token the previous
+    /// one received (quinn sends them with the session tickets), so its server starts with the
+    /// client's address validated and no anti-amplification limit (RFC 9000 §8.1). The model
+    /// does not put NEW_TOKEN frames on the wire (quinn's two frames are about 100 bytes).
+    #[serde(default = "default_true")]
+    pub address_token: bool,
     /// The receiver's own ACK ratio: ACK at once after this many ack-eliciting packets
     /// (RFC 9000 §13.2.2 and quinn: 2; INET's `numReceivedAckElicitingsBeforeAck`).
     pub receiver_ack_ratio: u32,
@@ -95,6 +101,11 @@ pub struct QuicModelKnobs {
     pub pacing: bool,
 }
 
+/// serde's default of knobs that are on unless set.
+fn default_true() -> bool {
+    true
+}
+
 impl Default for QuicModelKnobs {
     /// quinn's behaviour: 1500-byte MTU, 333 ms initial RTT, quinn's windows, ACK every second
     /// ack-eliciting packet or after 25 ms, credit every 1/8 window sent at once, round-robin
@@ -109,6 +120,7 @@ impl Default for QuicModelKnobs {
             ack_ratio: None,
             max_ack_delay: None,
             zero_rtt: false,
+            address_token: true,
             receiver_ack_ratio: 2,
             ack_delay: Duration::from_millis(25),
             ack_on_reorder: true,

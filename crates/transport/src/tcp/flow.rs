@@ -306,6 +306,7 @@ impl TcpFlow {
                 }
                 if side == receiver && prog.payload > 0 {
                     self.delivered += prog.payload;
+                    *r.bytes_delivered.get_or_insert(0) += prog.payload;
                     self.last_byte = Some(now);
                     c.payload_read += prog.payload;
                     if side == Side::Client && r.time_to_first_byte_s.is_none() {
