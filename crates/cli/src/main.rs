@@ -20,6 +20,7 @@ mod cmd_validate;
 mod exit;
 mod interrupt;
 mod keys;
+mod load_via;
 mod output;
 mod progress;
 mod sweep;

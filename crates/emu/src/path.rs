@@ -21,9 +21,10 @@ pub fn topology_spec(s: &Scenario, seed: u64, wait: WaitMode) -> Result<Topology
     if !s.cross.is_empty() {
         return Err(EmuError::UnsupportedScenario {
             key: "cross".into(),
-            why: "cross traffic runs only with the scenario's own flows (`quiclab emu`); a path for \
+            why:
+                "cross traffic runs only with the scenario's own flows (`quiclab emu`); a path for \
                   another driver has one client and one server"
-                .into(),
+                    .into(),
         });
     }
     let Some(first) = s.flows.first() else {
@@ -92,10 +93,14 @@ mod tests {
         let s = path(
             "\n[[cross]]\nname = \"bg\"\npattern = \"cbr\"\nrate = \"500kbit\"\nsize = \"972B\"\n",
         );
-        let e = topology_spec(&s, 1, WaitMode::Sleep).unwrap_err().to_string();
+        let e = topology_spec(&s, 1, WaitMode::Sleep)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("cross"), "{e}");
         let s = path("stack = \"tcp\"\npep = \"server-side\"\n");
-        let e = topology_spec(&s, 1, WaitMode::Sleep).unwrap_err().to_string();
+        let e = topology_spec(&s, 1, WaitMode::Sleep)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("flow.pep"), "{e}");
     }
 }
