@@ -16,7 +16,9 @@
 # load generator in a client namespace. Writes OUT_DIR/emu-loss{0,1}/{quiclab,quic-go}/table.md
 # (+ emulator.json: the path and each attack's bottleneck counters) and OUT_DIR/emu-single.md (one
 # request on a new connection, median of 11, per protocol and loss). SERVERS="quiclab quic-go nginx"
-# adds nginx (HTTP/1.1 and HTTP/2).
+# adds nginx (HTTP/1.1 and HTTP/2). A request not answered within TIMEOUT (default 5s here: at 1%
+# loss one connection cannot carry the higher rates, and a 30 s limit would make every such point
+# last 40 s) counts as failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 emu=
@@ -32,6 +34,7 @@ mkdir -p "$out"
 if [ -n "$emu" ]; then
     path=scenarios/studies/seed004/path.toml
     servers=${SERVERS:-quiclab quic-go}
+    timeout=${TIMEOUT:-5s}
     single="$out/emu-single.md"
     {
         echo "| server | HTTP | loss | latency, median of 11 (ms, new connection incl. handshake) |"
@@ -46,7 +49,8 @@ if [ -n "$emu" ]; then
             esac
             echo "== through the emulator, $loss% loss: $server, HTTP $versions at $rates req/s, $duration each"
             $q load sweep --via "$path" --set "link.loss=$loss%" --server "$server" --size 11000 \
-                --rates "$rates" --duration "$duration" --http "$versions" --out "$out/emu-loss$loss/$server"
+                --rates "$rates" --duration "$duration" --http "$versions" --timeout "$timeout" \
+                --out "$out/emu-loss$loss/$server"
             # One request at a time, each on a new connection (the seed's Table 1, latency only).
             for http in ${versions//,/ }; do
                 f="$out/emu-loss$loss/$server/single-h$http.jsonl"
@@ -60,6 +64,32 @@ if [ -n "$emu" ]; then
     done
     echo "== single request through the emulator"
     cat "$single"
+    # One compact table per loss rate: mean latency (success %) per rate and protocol/server.
+    python3 - "$out" $servers <<'PY' | tee "$out/emu-summary.md"
+import csv, os, sys
+out, servers = sys.argv[1], sys.argv[2:]
+for loss in ("0", "1"):
+    cols, cells, rates = [], {}, []
+    for server in servers:
+        path = os.path.join(out, f"emu-loss{loss}", server, "table.csv")
+        if not os.path.exists(path):
+            continue
+        for row in csv.DictReader(open(path)):
+            col = f"{server} HTTP/{row['http']}"
+            if col not in cols:
+                cols.append(col)
+            rate = float(row["rate_per_s"])
+            if rate not in rates:
+                rates.append(rate)
+            cells[(rate, col)] = "%.1f (%s%%)" % (float(row["mean_latency_ms"]), row["success_pct"])
+    if not cols:
+        continue
+    print(f"\n{loss}% loss: mean latency, ms (success %)\n")
+    print("| rate (req/s) | " + " | ".join(cols) + " |")
+    print("|---:|" + "---:|" * len(cols))
+    for r in sorted(rates):
+        print(f"| {r:g} | " + " | ".join(cells.get((r, c), "–") for c in cols) + " |")
+PY
     exit 0
 fi
 tmp=$(mktemp -d)
