@@ -49,6 +49,10 @@ pub struct ViaArgs {
     /// With --via: seed of the link models [default: the scenario's `run.seed`].
     #[arg(long, requires = "via")]
     pub seed: Option<u64>,
+    /// With --via: kernel TCP's congestion controller in both namespaces (reno, cubic, bbr, …)
+    /// [default: the host's default, recorded in emulator.json]. QUIC servers keep their own.
+    #[arg(long, value_name = "NAME", requires = "via")]
+    pub tcp_cc: Option<String>,
     /// With --via: keep the server's logs (command, stdout, stderr, key log) in DIR [default: a
     /// private temporary directory, removed at the end].
     #[arg(long, value_name = "DIR", requires = "via")]
@@ -182,6 +186,8 @@ impl EmulatedPath {
         emu::install_term_handler();
         let topology = emu::Topology::create(&spec)
             .context("creating the emulated path (needs root: network namespaces)")?;
+        let tcp_cc = emu::path::tcp_congestion_control(&topology, args.tcp_cc.as_deref())
+            .map_err(|e| ViaError::BadInput(format!("--tcp-cc: {e}")))?;
         let (private, dir) = match &args.server_logs {
             Some(d) => {
                 let d = absolute(d)?;
@@ -208,13 +214,14 @@ impl EmulatedPath {
         })?;
         let url = server.url.clone();
         eprintln!(
-            "via {}: emulated path {} (client {}, server {} at {}), server {}",
+            "via {}: emulated path {} (client {}, server {} at {}), server {}, kernel TCP {}",
             file.display(),
             topology.run_id(),
             topology.client_ns(0),
             topology.server_ns(0),
             topology.server_addr(0),
-            peer.name()
+            peer.name(),
+            tcp_cc
         );
         let description = serde_json::json!({
             "scenario": file,
@@ -226,6 +233,7 @@ impl EmulatedPath {
             "run_id": topology.run_id(),
             "namespaces": topology.namespaces(),
             "mtu": spec.mtu,
+            "kernel_tcp_cc": tcp_cc,
             "up": spec.up,
             "down": spec.down,
             "client_access": spec.client_access,

@@ -129,6 +129,8 @@ fn sweep_through_a_lossy_path_records_the_links_counters() {
             "link.loss=3%",
             "--seed",
             "7",
+            "--tcp-cc",
+            "cubic",
             "--size",
             "11000",
             "--http",
@@ -151,6 +153,7 @@ fn sweep_through_a_lossy_path_records_the_links_counters() {
     )
     .expect("emulator.json is JSON");
     assert_eq!(record["path"]["server"], "quiclab", "{record}");
+    assert_eq!(record["path"]["kernel_tcp_cc"], "cubic", "{record}");
     // The link models' seed is the run's, derived from `--seed` as for `quiclab emu`.
     assert_eq!(
         record["path"]["seed"],

@@ -12,7 +12,8 @@ use scenario::model::{Scenario, Stack};
 
 use crate::error::EmuError;
 use crate::forwarder::WaitMode;
-use crate::topology::TopologySpec;
+use crate::netns;
+use crate::topology::{Topology, TopologySpec};
 
 /// The topology of `s`'s path (client 0 ↔ server 0 over the bottleneck, with the first flow's
 /// access links and IP MTU), its link models seeded with `seed`. Refuses what the path cannot
@@ -55,6 +56,37 @@ pub fn topology_spec(s: &Scenario, seed: u64, wait: WaitMode) -> Result<Topology
     spec.client_access = vec![first.client_access.clone()];
     spec.server_access = vec![first.server_access.clone()];
     Ok(spec)
+}
+
+/// Sets kernel TCP's default congestion controller (`net.ipv4.tcp_congestion_control`) in the
+/// path's client and server namespaces when `set` is given, and returns the server namespace's
+/// value read back. A new namespace starts with the host's default (often `cubic`, `bbr` on some
+/// hosts), which every kernel-TCP server in it (`quiclab serve` over TCP, nginx) uses unless it
+/// sets its own; QUIC stacks bring their own controller either way.
+pub fn tcp_congestion_control(topo: &Topology, set: Option<&str>) -> Result<String, EmuError> {
+    const KEY: &str = "net.ipv4.tcp_congestion_control";
+    if let Some(name) = set {
+        for ns in [topo.client_ns(0), topo.server_ns(0)] {
+            let name = name.to_string();
+            netns::in_netns(ns, move || {
+                netns::write_sysctl(KEY, &name).map_err(|e| {
+                    let available = std::fs::read_to_string(
+                        "/proc/sys/net/ipv4/tcp_available_congestion_control",
+                    )
+                    .unwrap_or_default();
+                    EmuError::Unsupported(format!(
+                        "{e} (this kernel has: {}; `modprobe tcp_<name>` loads others)",
+                        available.trim()
+                    ))
+                })
+            })?;
+        }
+    }
+    netns::in_netns(topo.server_ns(0), || {
+        std::fs::read_to_string("/proc/sys/net/ipv4/tcp_congestion_control")
+            .map(|v| v.trim().to_string())
+            .map_err(|e| EmuError::io(format!("cannot read {KEY}"), e))
+    })
 }
 
 #[cfg(test)]
