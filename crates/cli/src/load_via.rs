@@ -49,7 +49,7 @@ pub struct ViaArgs {
     /// With --via: seed of the link models [default: the scenario's `run.seed`].
     #[arg(long, requires = "via")]
     pub seed: Option<u64>,
-    /// With --via: kernel TCP's congestion controller in both namespaces (reno, cubic, bbr, …)
+    /// With --via: kernel TCP's congestion controller on the path (reno, cubic, bbr, …; a route attribute in both namespaces)
     /// [default: the host's default, recorded in emulator.json]. QUIC servers keep their own.
     #[arg(long, value_name = "NAME", requires = "via")]
     pub tcp_cc: Option<String>,

@@ -58,34 +58,49 @@ pub fn topology_spec(s: &Scenario, seed: u64, wait: WaitMode) -> Result<Topology
     Ok(spec)
 }
 
-/// Sets kernel TCP's default congestion controller (`net.ipv4.tcp_congestion_control`) in the
-/// path's client and server namespaces when `set` is given, and returns the server namespace's
-/// value read back. A new namespace starts with the host's default (often `cubic`, `bbr` on some
-/// hosts), which every kernel-TCP server in it (`quiclab serve` over TCP, nginx) uses unless it
-/// sets its own; QUIC stacks bring their own controller either way.
+/// Kernel TCP's congestion controller on the path: with `set`, a host route to the peer in the
+/// client and in the server namespace carrying `congctl NAME` (a route attribute, as the
+/// emulator sets a TCP flow's knobs; unlike the namespace's default it needs no entry in the
+/// host's `tcp_allowed_congestion_control`), so every kernel-TCP endpoint (`quiclab serve`
+/// over TCP, nginx) uses it unless it picks its own socket option. Returns what the server's
+/// connections use: the route's `congctl`, else the namespace's default
+/// (`net.ipv4.tcp_congestion_control`, inherited from the host: often `cubic`, `bbr` here).
+/// QUIC stacks bring their own controller either way.
 pub fn tcp_congestion_control(topo: &Topology, set: Option<&str>) -> Result<String, EmuError> {
-    const KEY: &str = "net.ipv4.tcp_congestion_control";
+    let ends = [
+        (topo.client_ns(0), topo.server_addr(0)),
+        (topo.server_ns(0), topo.client_addr(0)),
+    ];
     if let Some(name) = set {
-        for ns in [topo.client_ns(0), topo.server_ns(0)] {
-            let name = name.to_string();
-            netns::in_netns(ns, move || {
-                netns::write_sysctl(KEY, &name).map_err(|e| {
-                    let available = std::fs::read_to_string(
-                        "/proc/sys/net/ipv4/tcp_available_congestion_control",
-                    )
-                    .unwrap_or_default();
-                    EmuError::Unsupported(format!(
-                        "{e} (this kernel has: {}; `modprobe tcp_<name>` loads others)",
-                        available.trim()
-                    ))
-                })
+        for (ns, peer) in ends {
+            let dst = format!("{peer}/32");
+            netns::ip(&[
+                "-n", ns, "route", "add", &dst, "dev", "eth0", "congctl", name,
+            ])
+            .map_err(|e| {
+                let available =
+                    std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
+                        .unwrap_or_default();
+                EmuError::Unsupported(format!(
+                    "{e} (this kernel has: {}; `modprobe tcp_<name>` loads others)",
+                    available.trim()
+                ))
             })?;
         }
     }
-    netns::in_netns(topo.server_ns(0), || {
+    let (ns, peer) = ends[1];
+    let shown = netns::ip(&["-n", ns, "route", "show", &format!("{peer}/32")])?;
+    if let Some(name) = shown
+        .split_whitespace()
+        .skip_while(|w| *w != "congctl")
+        .nth(1)
+    {
+        return Ok(name.to_string());
+    }
+    netns::in_netns(ns, || {
         std::fs::read_to_string("/proc/sys/net/ipv4/tcp_congestion_control")
             .map(|v| v.trim().to_string())
-            .map_err(|e| EmuError::io(format!("cannot read {KEY}"), e))
+            .map_err(|e| EmuError::io("cannot read net.ipv4.tcp_congestion_control", e))
     })
 }
 
