@@ -5,12 +5,24 @@
 # QUIC implementations, gQUIC and IETF QUIC; we compare two IETF QUIC servers), on loopback.
 # Then one request per protocol, unloaded, with its latency and the packets it took (from a pcap).
 #
-# Usage: bash scripts/reproduce-seed004.sh [OUT_DIR] [DURATION]   (defaults: out/seed004, 10s)
+# Usage: bash scripts/reproduce-seed004.sh [--emu] [OUT_DIR] [DURATION]   (defaults: out/seed004, 10s)
 # SINGLE_ONLY=1 skips the sweeps and redoes only the single-request table.
 # Needs: scripts/install-peers.sh (quic-go, tshark); writes OUT_DIR/{quiclab,quic-go}/table.md and
 # OUT_DIR/single.md.
+#
+# --emu (root): the same sweeps through the emulator instead of loopback, on seed 004's path
+# (scenarios/studies/seed004/path.toml: 100 Mbit/s, 20 ms round trip) at 0% and 1% random loss:
+# `quiclab load sweep --via` puts each server in a server namespace behind the forwarder and the
+# load generator in a client namespace. Writes OUT_DIR/emu-loss{0,1}/{quiclab,quic-go}/table.md
+# (+ emulator.json: the path and each attack's bottleneck counters) and OUT_DIR/emu-single.md (one
+# request on a new connection, median of 11, per protocol and loss). SERVERS="quiclab quic-go nginx"
+# adds nginx (HTTP/1.1 and HTTP/2). A request not answered within TIMEOUT (default 5s here: at 1%
+# loss one connection cannot carry the higher rates, and a 30 s limit would make every such point
+# last 40 s) counts as failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+emu=
+if [ "${1:-}" = "--emu" ]; then emu=1; shift; fi
 out=${1:-out/seed004}
 duration=${2:-10s}
 rates=50,100,150,200,250,300,350,400,600,800,1000
@@ -18,6 +30,68 @@ peers=${QUICLAB_PEERS:-/opt/quiclab-peers}
 q=${QUICLAB_BIN:-target/release/quiclab}
 [ -n "${QUICLAB_BIN:-}" ] || cargo build --release --locked -q -p quiclab
 mkdir -p "$out"
+
+if [ -n "$emu" ]; then
+    path=scenarios/studies/seed004/path.toml
+    servers=${SERVERS:-quiclab quic-go}
+    timeout=${TIMEOUT:-5s}
+    single="$out/emu-single.md"
+    {
+        echo "| server | HTTP | loss | latency, median of 11 (ms, new connection incl. handshake) |"
+        echo "|---|---|---:|---:|"
+    } >"$single"
+    for loss in 0 1; do
+        for server in $servers; do
+            case $server in
+                quic-go) versions=3 ;;
+                nginx) versions=1.1,2 ;;
+                *) versions=1.1,2,3 ;;
+            esac
+            echo "== through the emulator, $loss% loss: $server, HTTP $versions at $rates req/s, $duration each"
+            $q load sweep --via "$path" --set "link.loss=$loss%" --server "$server" --size 11000 \
+                --rates "$rates" --duration "$duration" --http "$versions" --timeout "$timeout" \
+                --out "$out/emu-loss$loss/$server"
+            # One request at a time, each on a new connection (the seed's Table 1, latency only).
+            for http in ${versions//,/ }; do
+                f="$out/emu-loss$loss/$server/single-h$http.jsonl"
+                $q load attack --via "$path" --set "link.loss=$loss%" --server "$server" --size 11000 \
+                    --http "$http" --rate 2/s --requests 11 --new-connection-per-request --output "$f"
+                ms=$($q load report --type json "$f" |
+                    python3 -c 'import json,sys; print("%.3f" % json.load(sys.stdin)["latency_ms"]["p50"])')
+                echo "| $server | $http | $loss% | $ms |" >>"$single"
+            done
+        done
+    done
+    echo "== single request through the emulator"
+    cat "$single"
+    # One compact table per loss rate: mean latency (success %) per rate and protocol/server.
+    python3 - "$out" $servers <<'PY' | tee "$out/emu-summary.md"
+import csv, os, sys
+out, servers = sys.argv[1], sys.argv[2:]
+for loss in ("0", "1"):
+    cols, cells, rates = [], {}, []
+    for server in servers:
+        path = os.path.join(out, f"emu-loss{loss}", server, "table.csv")
+        if not os.path.exists(path):
+            continue
+        for row in csv.DictReader(open(path)):
+            col = f"{server} HTTP/{row['http']}"
+            if col not in cols:
+                cols.append(col)
+            rate = float(row["rate_per_s"])
+            if rate not in rates:
+                rates.append(rate)
+            cells[(rate, col)] = "%.1f (%s%%)" % (float(row["mean_latency_ms"]), row["success_pct"])
+    if not cols:
+        continue
+    print(f"\n{loss}% loss: mean latency, ms (success %)\n")
+    print("| rate (req/s) | " + " | ".join(cols) + " |")
+    print("|---:|" + "---:|" * len(cols))
+    for r in sorted(rates):
+        print(f"| {r:g} | " + " | ".join(cells.get((r, c), "–") for c in cols) + " |")
+PY
+    exit 0
+fi
 tmp=$(mktemp -d)
 pids=()
 cleanup() {

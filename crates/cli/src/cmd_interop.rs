@@ -119,7 +119,7 @@ pub fn run(args: &InteropArgs) -> anyhow::Result<Exit> {
 
 /// `explicit`, else `./<name>` if it exists, else the repository's `<name>` (for `cargo run`
 /// and the tests, which run from the crate directory).
-fn locate(explicit: Option<&Path>, name: &str) -> anyhow::Result<PathBuf> {
+pub(crate) fn locate(explicit: Option<&Path>, name: &str) -> anyhow::Result<PathBuf> {
     let candidates: Vec<PathBuf> = match explicit {
         Some(p) => vec![p.to_owned()],
         None => vec![

@@ -3,7 +3,8 @@
 //! read it; `sweep` runs one attack per (rate, HTTP version) and tabulates them.
 //!
 //! All the work is in the `load` crate; this module parses arguments and wires files, the
-//! terminal and Ctrl-C to it.
+//! terminal and Ctrl-C to it. With `--via SCENARIO`, `attack` and `sweep` run through an
+//! emulated path against a server peer (see `load_via`).
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, IsTerminal, Write};
@@ -27,6 +28,7 @@ use load::units::{parse_duration, Rate};
 
 use crate::exit::{self, Exit};
 use crate::interrupt;
+use crate::load_via::{self, EmulatedPath, ViaArgs, ViaError};
 
 /// Options of `quiclab load`.
 #[derive(Debug, Clone, Args)]
@@ -138,6 +140,8 @@ struct AttackArgs {
     /// Attack label written into every record.
     #[arg(long, default_value = "attack")]
     name: String,
+    #[command(flatten)]
+    via: ViaArgs,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -212,6 +216,8 @@ struct SweepArgs {
     /// Pause between attacks (lets connections and server queues drain).
     #[arg(long, default_value = "1s", value_parser = parse_duration)]
     pause: Duration,
+    #[command(flatten)]
+    via: ViaArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -342,13 +348,14 @@ fn plan(
     }
 }
 
-/// A flag that turns true on Ctrl-C (the shared handler: first press stops scheduling).
+/// A flag that turns true on Ctrl-C (the shared handler: first press stops scheduling), or on
+/// SIGTERM once `--via` has installed the emulator's handler.
 fn stop_flag() -> anyhow::Result<Arc<AtomicBool>> {
     interrupt::install()?;
     let flag = Arc::new(AtomicBool::new(false));
     let watched = flag.clone();
     std::thread::spawn(move || {
-        while !interrupt::requested() {
+        while !interrupt::requested() && !emu::term_requested() {
             std::thread::sleep(Duration::from_millis(50));
         }
         watched.store(true, Ordering::SeqCst);
@@ -397,7 +404,14 @@ fn attack(args: &AttackArgs) -> anyhow::Result<Exit> {
             return Ok(exit::BAD_INPUT);
         }
     };
-    let targets = targets(&args.targets)?;
+    let path = match open_path(&args.via, &[args.http])? {
+        Ok(p) => p,
+        Err(code) => return Ok(code),
+    };
+    let targets = match &path {
+        Some(p) => vec![via_target(&args.targets, p)?],
+        None => targets(&args.targets)?,
+    };
     let to_stdout = args.output.is_none() && !std::io::stdout().is_terminal();
     let sink: Sink = match (&args.output, to_stdout) {
         (Some(path), _) => Some(RecordWriter::new(create(path)?, args.format.into())),
@@ -417,16 +431,62 @@ fn attack(args: &AttackArgs) -> anyhow::Result<Exit> {
     let config = client_config(&args.client, args.http);
     let live = Arc::new(LiveStats::new());
     let stop = stop_flag()?;
-    let summary = with_progress(&live, || {
-        load::client::run_blocking(plan, config, sink, live.clone(), stop.clone())
-    })?;
+    let run = || {
+        with_progress(&live, || {
+            load::client::run_blocking(plan, config, sink, live.clone(), stop.clone())
+        })
+    };
+    let summary = match path {
+        None => run()?,
+        Some(path) => {
+            let summary = path.run(run);
+            let counters = path.close()?;
+            eprintln!("{}", load_via::summary_line(&counters));
+            summary??
+        }
+    };
     if sink_was_terminal(args) {
         print!("{}", load::report::text(&summary));
     }
-    Ok(if interrupt::requested() {
+    Ok(stopped_code())
+}
+
+/// The exit code of a load command that ran to its end or was stopped.
+fn stopped_code() -> Exit {
+    if emu::term_requested() {
+        exit::TERMINATED
+    } else if interrupt::requested() {
         exit::INTERRUPTED
     } else {
         exit::SUCCESS
+    }
+}
+
+/// With `--via`, the emulated path and its server (`Ok(Err(code))`: bad input, reported).
+fn open_path(
+    via: &ViaArgs,
+    http: &[endpoints::client::HttpVersion],
+) -> anyhow::Result<Result<Option<EmulatedPath>, Exit>> {
+    if via.via.is_none() {
+        return Ok(Ok(None));
+    }
+    match EmulatedPath::open(via, http) {
+        Ok(p) => Ok(Ok(Some(p))),
+        Err(ViaError::BadInput(e)) => {
+            eprintln!("error: {e}");
+            Ok(Err(exit::BAD_INPUT))
+        }
+        Err(ViaError::Failed(e)) => Err(e),
+    }
+}
+
+/// The one target of a `--via` attack: GET the server peer's page, with `-H` headers.
+fn via_target(args: &TargetArgs, path: &EmulatedPath) -> anyhow::Result<Target> {
+    Ok(Target {
+        method: Method::GET,
+        url: parse_url(&path.url).map_err(anyhow::Error::msg)?,
+        headers: args.headers.clone(),
+        body: Vec::new().into(),
     })
 }
 
@@ -621,9 +681,9 @@ fn encode(args: &EncodeArgs) -> anyhow::Result<Exit> {
 }
 
 fn sweep(args: &SweepArgs) -> anyhow::Result<Exit> {
-    let targets = targets(&args.targets)?;
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("cannot create {}", args.out.display()))?;
+    if args.via.via.is_none() {
+        targets(&args.targets)?;
+    }
     // Every point's bounds are checked before the first attack starts.
     for rate in &args.rates {
         if let Err(e) = Schedule::new(Ramp::Constant(*rate), Some(args.duration), None) {
@@ -631,6 +691,35 @@ fn sweep(args: &SweepArgs) -> anyhow::Result<Exit> {
             return Ok(exit::BAD_INPUT);
         }
     }
+    let path = match open_path(&args.via, &args.http)? {
+        Ok(p) => p,
+        Err(code) => return Ok(code),
+    };
+    let outcome = sweep_points(args, path.as_ref());
+    let Some(path) = path else {
+        return outcome;
+    };
+    let counters = path.close();
+    if let Ok(c) = &counters {
+        eprintln!("{}", load_via::summary_line(c));
+    }
+    let code = outcome?;
+    counters?;
+    Ok(code)
+}
+
+/// The attacks of a sweep, directly or through `path`.
+fn sweep_points(args: &SweepArgs, path: Option<&EmulatedPath>) -> anyhow::Result<Exit> {
+    let targets = match path {
+        Some(p) => vec![via_target(&args.targets, p)?],
+        None => targets(&args.targets)?,
+    };
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("cannot create {}", args.out.display()))?;
+    let mut record = path.map(|p| EmulatorRecord {
+        path: p.description.clone(),
+        points: Vec::new(),
+    });
     let stop = stop_flag()?;
     let mut points = Vec::new();
     'grid: for rate in &args.rates {
@@ -651,15 +740,31 @@ fn sweep(args: &SweepArgs) -> anyhow::Result<Exit> {
             ));
             let live = Arc::new(LiveStats::new());
             eprintln!("{name}: {} for {:?}", rate, args.duration);
-            let summary = with_progress(&live, || {
-                load::client::run_blocking(
-                    plan,
-                    client_config(&args.client, http),
-                    sink,
-                    live.clone(),
-                    stop.clone(),
-                )
-            })
+            let run = || {
+                with_progress(&live, || {
+                    load::client::run_blocking(
+                        plan,
+                        client_config(&args.client, http),
+                        sink,
+                        live.clone(),
+                        stop.clone(),
+                    )
+                })
+            };
+            let summary = match path {
+                None => run(),
+                Some(p) => {
+                    let before = p.counters();
+                    let summary = p.run(run)?;
+                    if let Some(r) = &mut record {
+                        let mut link = load_via::link_delta(&before, &p.counters());
+                        link["rate_per_s"] = rate.hz().into();
+                        link["http"] = http.label().into();
+                        r.points.push(link);
+                    }
+                    summary
+                }
+            }
             .with_context(|| format!("attack {name}"))?;
             eprintln!(
                 "{name}: mean {:.3} ms, p99 {:.3} ms, {:.3} Mbit/s, success {:.2}%, achieved {:.2}/s",
@@ -677,14 +782,25 @@ fn sweep(args: &SweepArgs) -> anyhow::Result<Exit> {
             });
             // Rewritten after every point, so an interrupted sweep keeps its table.
             write_tables(&args.out, &points)?;
+            if let Some(r) = &record {
+                let path = args.out.join("emulator.json");
+                let text = serde_json::to_string_pretty(&serde_json::json!({
+                    "path": r.path,
+                    "points": r.points,
+                }))?;
+                std::fs::write(&path, text + "\n")
+                    .with_context(|| format!("cannot write {}", path.display()))?;
+            }
         }
     }
     print!("{}", load::sweep::markdown(&points));
-    Ok(if stop.load(Ordering::SeqCst) {
-        exit::INTERRUPTED
-    } else {
-        exit::SUCCESS
-    })
+    Ok(stopped_code())
+}
+
+/// `emulator.json` of a `--via` sweep: the path and each attack's bottleneck counters.
+struct EmulatorRecord {
+    path: serde_json::Value,
+    points: Vec<serde_json::Value>,
 }
 
 fn write_tables(dir: &Path, points: &[load::sweep::SweepPoint]) -> anyhow::Result<()> {

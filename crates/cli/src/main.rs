@@ -20,6 +20,7 @@ mod cmd_validate;
 mod exit;
 mod interrupt;
 mod keys;
+mod load_via;
 mod output;
 mod progress;
 mod sweep;
@@ -70,7 +71,7 @@ enum Command {
     /// Fetch a URL over HTTP/1.1, HTTP/2 or HTTP/3 and report timings and transport statistics.
     Get(cmd_get::GetArgs),
     /// Constant-rate (open model) HTTP/1.1, HTTP/2 and HTTP/3 load testing.
-    Load(cmd_load::LoadArgs),
+    Load(Box<cmd_load::LoadArgs>),
     /// The emulator's split-connection TCP proxy, run inside a PEP namespace.
     #[command(hide = true)]
     Pep(cmd_pep::PepArgs),

@@ -15,8 +15,10 @@
 //!   features the emulator cannot reproduce (and which it approximates).
 //! - **Benchmark** — [`bench::run`] with [`bench::BenchOptions`] measures fidelity and speed
 //!   (`quiclab bench emu`), returning [`bench::EmuBench`].
-//! - **Topologies for other drivers** — [`Topology::create`] from a [`TopologySpec`], its
-//!   namespaces and addresses, [`Topology::spawn`] returning a [`ChildHandle`], and the
+//! - **Topologies for other drivers** — [`Topology::create`] from a [`TopologySpec`] (for a
+//!   scenario's path: [`path::topology_spec`]), its namespaces and addresses,
+//!   [`Topology::spawn`] returning a [`ChildHandle`], [`Topology::run_in`] (a closure on a
+//!   thread inside one of its namespaces: the load tester's client side), and the
 //!   forwarder's counters ([`ForwarderReport`], with [`Lateness`]); the interop matrix runs
 //!   third-party peers this way.
 //! - **Hygiene** — [`cleanup_stale`] (a [`CleanupReport`]) removes what killed runs left
@@ -40,6 +42,7 @@ mod mapping;
 mod netns;
 mod offload;
 mod packet_socket;
+pub mod path;
 mod pep;
 mod probe;
 mod results;

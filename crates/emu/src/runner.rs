@@ -133,12 +133,7 @@ pub fn run(point: &SweepPoint, spec: &RunSpec, opts: &RunOptions) -> Result<EmuR
             dir
         }
         None => {
-            private = fsutil::PrivateDir::new(&format!(
-                "{}{}-",
-                crate::cleanup::LOG_DIR_PREFIX,
-                topo.run_id()
-            ))
-            .map_err(|e| EmuError::io("cannot create a private log directory", e))?;
+            private = topo.private_dir()?;
             private.path()
         }
     };

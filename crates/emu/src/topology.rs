@@ -472,6 +472,31 @@ impl Topology {
         Ok(h)
     }
 
+    /// A private directory of this run (mode 0700, `quiclab-emu-<run id>-<random>` in
+    /// `$TMPDIR`), removed when dropped; if the run is killed, [`crate::cleanup_stale`] removes
+    /// it once the run's lock shows it dead.
+    pub fn private_dir(&self) -> Result<fsutil::PrivateDir, EmuError> {
+        fsutil::PrivateDir::new(&format!(
+            "{}{}-",
+            crate::cleanup::LOG_DIR_PREFIX,
+            self.run_id
+        ))
+        .map_err(|e| EmuError::io("cannot create a private log directory", e))
+    }
+
+    /// Runs `f` on a fresh thread inside namespace `ns` (one of this topology's) and returns its
+    /// result. Sockets `f` creates, and every thread it starts (an async runtime's workers),
+    /// belong to that namespace: a thread inherits its creator's network namespace. This is how
+    /// an in-process driver (the load generator) becomes a client of the emulated path.
+    pub fn run_in<R: Send>(&self, ns: &str, f: impl FnOnce() -> R + Send) -> Result<R, EmuError> {
+        if !self.namespaces.iter().any(|n| n == ns) {
+            return Err(EmuError::Unsupported(format!(
+                "{ns} is not a namespace of this run"
+            )));
+        }
+        netns::in_netns(ns, || Ok(f()))
+    }
+
     /// Current counters of the bottleneck: (up, down).
     pub fn link_stats(&self) -> (LinkStats, LinkStats) {
         let r = self.forwarder_report();

@@ -23,7 +23,7 @@ pub use load::{load_dir, load_file, Peer, PeerError};
 pub use matrix::{run_matrix, Cell, CellStatus, Matrix, MatrixConfig};
 pub use outcome::{Download, TimeSource};
 pub use process::{Emulated, Loopback, Netspace};
-pub use runner::{run_pair, Certs, PairConfig, PairOutcome};
+pub use runner::{run_pair, serve, Certs, PairConfig, PairOutcome, Server};
 pub use spec::{PeerSpec, Protocol};
 pub use template::Vars;
 

@@ -98,11 +98,47 @@ pub fn run_pair(
     for d in [&server_dir, &client_dir] {
         std::fs::create_dir_all(d.join("qlog")).map_err(|e| format!("{}: {e}", d.display()))?;
     }
-    let server_vars = vars(space, server_spec, cfg, &server_dir);
     let client_vars = vars(space, server_spec, cfg, &client_dir);
 
-    let mut server_proc = start_server(space, server, server_spec, &server_vars, cfg, &server_dir)?;
-    let logs = [server_dir.join("stdout.log"), server_dir.join("stderr.log")];
+    let mut server_proc = serve(space, server, &server_dir, cfg)?;
+    let result = run_client(space, client_spec, &client_vars, cfg, &client_dir);
+    let server_died = server_proc.proc.try_wait().is_some();
+    server_proc.proc.stop(Duration::from_secs(2));
+    match result {
+        Err(e) if server_died => Err(with_log_tail(
+            format!("{e} (server had exited)"),
+            &server_dir.join("stderr.log"),
+        )),
+        other => other,
+    }
+}
+
+/// A peer's server, started and ready.
+#[derive(Debug)]
+pub struct Server {
+    /// The server process (its group is stopped when this is dropped).
+    pub proc: Proc,
+    /// The URL of its `cfg.size`-byte body (`https://{server_addr}:{port}{path}`).
+    pub url: String,
+}
+
+/// Starts `server`'s server role in `space` with its logs, rendered files and docroot in `dir`
+/// (created), and waits until it is ready (the peer's `ready` rule, at most
+/// `cfg.ready_timeout`). The load tester uses this to put a peer behind an emulated path; a
+/// download pair ([`run_pair`]) starts its server the same way.
+pub fn serve(
+    space: &dyn Netspace,
+    server: &Peer,
+    dir: &Path,
+    cfg: &PairConfig,
+) -> Result<Server, String> {
+    let Some(spec) = &server.spec.server else {
+        return Err(format!("{} has no server role", server.name()));
+    };
+    std::fs::create_dir_all(dir.join("qlog")).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let server_vars = vars(space, spec, cfg, dir);
+    let mut proc = start_server(space, server, spec, &server_vars, cfg, dir)?;
+    let logs = [dir.join("stdout.log"), dir.join("stderr.log")];
     let log_refs: Vec<&Path> = logs.iter().map(PathBuf::as_path).collect();
     let ctx = ReadyContext {
         port: cfg.port,
@@ -110,22 +146,15 @@ pub fn run_pair(
         logs: &log_refs,
         vars: &server_vars,
     };
-    if let Err(e) = wait_ready(
-        &mut server_proc,
-        &server_spec.ready,
-        &ctx,
-        cfg.ready_timeout,
-    ) {
-        server_proc.stop(Duration::from_secs(1));
+    if let Err(e) = wait_ready(&mut proc, &spec.ready, &ctx, cfg.ready_timeout) {
+        proc.stop(Duration::from_secs(1));
         return Err(with_log_tail(e, &logs[1]));
     }
-    let result = run_client(space, client_spec, &client_vars, cfg, &client_dir);
-    let server_died = server_proc.try_wait().is_some();
-    server_proc.stop(Duration::from_secs(2));
-    match result {
-        Err(e) if server_died => Err(with_log_tail(format!("{e} (server had exited)"), &logs[1])),
-        other => other,
-    }
+    let url = server_vars
+        .get("url")
+        .map(str::to_owned)
+        .ok_or("internal: no url placeholder")?;
+    Ok(Server { proc, url })
 }
 
 fn vars(space: &dyn Netspace, server: &ServerSpec, cfg: &PairConfig, dir: &Path) -> Vars {
