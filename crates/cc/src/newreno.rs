@@ -95,7 +95,7 @@ impl NewReno {
 
     fn slow_start(&mut self, bytes: u64) {
         self.cwnd = self.cwnd.saturating_add(bytes);
-        if let (RenoCounting::Exact, Some(ssthresh)) = (self.counting, self.ssthresh) {
+        if let (RenoCounting::Exact | RenoCounting::Inet, Some(ssthresh)) = (self.counting, self.ssthresh) {
             // Without the carry, the bytes of the crossing ACK above ssthresh would be counted
             // neither as slow-start growth nor towards the first congestion-avoidance increment.
             if self.cwnd > ssthresh {
@@ -108,7 +108,7 @@ impl NewReno {
     fn congestion_avoidance(&mut self, bytes: u64) {
         let mds = self.limits.mds();
         match self.counting {
-            RenoCounting::Exact => {
+            RenoCounting::Exact | RenoCounting::Inet => {
                 self.bytes_acked = self.bytes_acked.saturating_add(bytes);
                 if self.bytes_acked >= self.cwnd {
                     self.bytes_acked -= self.cwnd;
@@ -138,7 +138,15 @@ impl CongestionController for NewReno {
         _rtt: &RttSample,
     ) {
         // Recovery must see every ACK (it may end the period) before app-limiting stops growth.
-        if !self.recovery.on_ack(sent) || app_limited {
+        if !self.recovery.on_ack(sent) {
+            if self.counting == RenoCounting::Inet && self.ssthresh.is_some_and(|s| self.cwnd >= s)
+            {
+                // INET counts these bytes (no growth now; they carry into congestion avoidance).
+                self.bytes_acked = self.bytes_acked.saturating_add(bytes);
+            }
+            return;
+        }
+        if app_limited {
             return;
         }
         if self.counting == RenoCounting::Linux {
