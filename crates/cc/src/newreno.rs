@@ -386,7 +386,11 @@ mod tests {
             for _ in 0..5 {
                 cc.on_ack(140 * MS, 99 * MS, MDS, false, &rtt());
             }
-            assert_eq!(cc.window(), 5 * MDS, "{counting:?}: no growth while recovering");
+            assert_eq!(
+                cc.window(),
+                5 * MDS,
+                "{counting:?}: no growth while recovering"
+            );
             assert_eq!(cc.phase(), Phase::Recovery);
             cc.on_ack(160 * MS, 101 * MS, MDS, false, &rtt());
             assert_eq!(cc.phase(), Phase::CongestionAvoidance);

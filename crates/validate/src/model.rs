@@ -486,9 +486,28 @@ mod tests {
         assert!(!all.is_empty());
         let m = &mathis(Grid::Quick)[0].scenario;
         assert_eq!(m.flows[0].stack.name(), "quic-model");
+        // INET's counter: one dropped after 1000 delivered, i.e. every 1001st.
         assert!(matches!(
             m.bottleneck.up.loss,
-            netem::config::LossConfig::Periodic { p } if (p - 0.001).abs() < 1e-12
+            netem::config::LossConfig::Periodic { p } if (1.0 / p - 1001.0).abs() < 1e-6
+        ));
+        assert!(m.flows[0].quic_model.send_one_on_loss);
+        assert!(matches!(
+            m.flows[0].cc,
+            scenario::model::CcChoice::Ours(cc::config::CcConfig::NewReno {
+                counting: cc::config::RenoCounting::Inet,
+                ..
+            })
+        ));
+        // The RFC 9002 reference runs keep the model's default recovery and the link's 1/p.
+        let rfc = high_loss(Grid::Quick)
+            .into_iter()
+            .find(|r| r.label.starts_with("RFC 9002"))
+            .expect("an RFC 9002 point");
+        assert!(!rfc.scenario.flows[0].quic_model.send_one_on_loss);
+        assert!(matches!(
+            rfc.scenario.bottleneck.up.loss,
+            netem::config::LossConfig::Periodic { p } if (p - 0.005).abs() < 1e-12
         ));
         assert!(matches!(
             m.bottleneck.down.loss,

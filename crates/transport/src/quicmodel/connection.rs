@@ -856,9 +856,7 @@ impl Endpoint {
                 .on_congestion_event(now, newest, lost.persistent, lost.bytes);
             // The controller reduces once per recovery period: a changed window or ssthresh is
             // a new period, the moment RFC 9002 Appendix B.6 (and INET) sends one packet.
-            if self.p.knobs.send_one_on_loss
-                && before != (self.cc.window(), self.cc.ssthresh())
-            {
+            if self.p.knobs.send_one_on_loss && before != (self.cc.window(), self.cc.ssthresh()) {
                 self.send_one = true;
             }
         }
