@@ -1,5 +1,6 @@
-//! CUBIC as Linux runs it (`net/ipv4/tcp_cubic.c`, Linux 6.1), the `Linux` profile of the CUBIC
-//! controller.
+//! CUBIC as Linux runs it (`net/ipv4/tcp_cubic.c`: the curve as in Linux 6.1, HyStart's round
+//! keeping as in current 6.x kernels such as the emulator's 6.18), the `Linux` profile of the
+//! CUBIC controller.
 //!
 //! Linux keeps the window in whole segments and grows it with a counter: every `cnt`
 //! acknowledged segments add one (`tcp_cong_avoid_ai`). `cnt` comes from the cubic curve one
