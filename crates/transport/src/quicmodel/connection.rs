@@ -1090,6 +1090,10 @@ impl Endpoint {
             }
         }
         let Some(mut w) = w else {
+            // `send_one_on_loss` is an opportunity of the moment recovery starts (RFC 9002's
+            // MaybeSendOnePacket, INET's allowOnePacket is used up by the next send attempt):
+            // with nothing to send now it is not kept for later.
+            self.send_one = false;
             if self.data_sender {
                 let l = blocked_by.unwrap_or(if self.streams.flow_blocked() {
                     Limit::FlowControl
