@@ -16,6 +16,11 @@ pub enum RenoCounting {
     /// adds one datagram per window's worth and restarts at every reduction, and
     /// ssthresh = max(⌊cwnd · β⌋, minimum window) in whole datagrams (Linux: β = 1/2, floor 2).
     Linux,
+    /// INET's NewReno (`accurateIncreaseInNewRenoCongestionAvoidance = true`): exact counting,
+    /// and the bytes acknowledged during a recovery period (packets sent before it started,
+    /// whose ACKs RFC 9002 ignores for growth) still count towards the next increase once the
+    /// period ends, so the window keeps growing one datagram per round trip across recoveries.
+    Inet,
 }
 
 /// Which CUBIC the controller runs.

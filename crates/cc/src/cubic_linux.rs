@@ -1,5 +1,6 @@
-//! CUBIC as Linux runs it (`net/ipv4/tcp_cubic.c`, Linux 6.1), the `Linux` profile of the CUBIC
-//! controller.
+//! CUBIC as Linux runs it (`net/ipv4/tcp_cubic.c`: the curve as in Linux 6.1, HyStart's round
+//! keeping as in current 6.x kernels such as the emulator's 6.18), the `Linux` profile of the
+//! CUBIC controller.
 //!
 //! Linux keeps the window in whole segments and grows it with a counter: every `cnt`
 //! acknowledged segments add one (`tcp_cong_avoid_ai`). `cnt` comes from the cubic curve one
@@ -11,13 +12,16 @@
 //! the curve's constant C = 410/1024 and K come from the kernel's fixed-point forms (K through
 //! `f64::cbrt` instead of the kernel's table-and-Newton cube root, which is within 0.2 % of it).
 //!
-//! HyStart (`hystart_update`, both detectors on, as Linux's defaults): in slow start and from a
-//! window of 16 segments on, a round (one flight: until an ACK covers data sent after the round
-//! started) ends slow start (ssthresh = cwnd) when its ACKs, spaced at most 2 ms apart, have
-//! spanned more than half the minimum delay (ACK train), or when the minimum RTT of its first
-//! eight ACKs exceeds the connection's minimum by max(4 ms, min(16 ms, min/8)) (delay increase).
-//! Linux runs it once per ACK, before the ACK grows the window; so does this model, at the
-//! first [`on_ack`](CongestionController::on_ack) of each ACK frame.
+//! HyStart (`hystart_update` of current Linux, both detectors on, as Linux's defaults): every
+//! ACK in slow start keeps the rounds (a round — one flight — ends with the first ACK that
+//! covers data sent since it started; the first starts when the connection does), so a round
+//! begins with the first ACK of each ACK train. From a window of 16 segments on, a round ends
+//! slow start (ssthresh = cwnd) when its ACKs, spaced at most 2 ms apart, have spanned more
+//! than half of the minimum delay plus Linux's TSO/GRO cushion (ACK train; the sender does not
+//! pace), or when the minimum RTT of its first eight ACKs exceeds the connection's minimum by
+//! max(4 ms, min(16 ms, min/8)) (delay increase). Linux runs it once per ACK, before the ACK
+//! grows the window; so does this model, at the first
+//! [`on_ack`](CongestionController::on_ack) of each ACK frame.
 
 use std::time::Duration;
 
@@ -40,8 +44,12 @@ const JIFFY: Duration = Duration::from_millis(4);
 const HZ: u64 = 250;
 /// `cnt` is recomputed at most every HZ/32 ticks while the window does not change.
 const RECOMPUTE_TICKS: u64 = HZ / 32;
-/// HyStart: only from this window on (`hystart_low_window`).
+/// HyStart's detectors: only from this window on (`hystart_low_window`).
 const HYSTART_LOW_WINDOW: u64 = 16;
+/// Largest TSO/GRO cushion added to the ACK-train threshold (`hystart_ack_delay`: 1 ms).
+const HYSTART_ACK_DELAY_MAX: Duration = Duration::from_millis(1);
+/// `sk_gso_max_size` of the cushion: Linux's default GSO limit (`GSO_LEGACY_MAX_SIZE`), bytes.
+const GSO_MAX_SIZE: u64 = 65_536;
 /// HyStart ACK train: ACKs closer than this belong to one train (`hystart_ack_delta_us`).
 const HYSTART_ACK_DELTA: Duration = Duration::from_millis(2);
 /// HyStart delay detector: samples per round before it decides (`HYSTART_MIN_SAMPLES`).
@@ -152,9 +160,10 @@ impl LinuxCubic {
         self.hystart_reset(now);
     }
 
-    /// `cubictcp_acked`: the RTT sample of one ACK; `sent` is the send time of the acknowledged
-    /// data, which tells whether the ACK ends HyStart's round.
-    fn pkts_acked(&mut self, now: Duration, sent: Duration, delay: Duration) {
+    /// `cubictcp_acked`: the RTT sample of one ACK; `sent` is the send time of the newest data
+    /// it acknowledges, which tells whether the ACK ends HyStart's round; `srtt` gives Linux's
+    /// pacing rate for the ACK-train cushion.
+    fn pkts_acked(&mut self, now: Duration, sent: Duration, delay: Duration, srtt: Duration) {
         // Samples right after a reduction are discarded (within a second of the epoch start).
         if self
             .ca
@@ -167,24 +176,39 @@ impl LinuxCubic {
         if self.ca.delay_min.is_none_or(|m| m > delay) {
             self.ca.delay_min = Some(delay);
         }
-        if self.hystart && !self.ca.found && self.in_slow_start() && self.cwnd >= HYSTART_LOW_WINDOW
-        {
-            self.hystart_update(now, sent, delay);
+        if self.hystart && !self.ca.found && self.in_slow_start() {
+            self.hystart_update(now, sent, delay, srtt);
         }
     }
 
-    /// `hystart_update` with both detectors; the model does not pace, so the ACK-train
-    /// threshold is half the minimum delay.
-    fn hystart_update(&mut self, now: Duration, sent: Duration, delay: Duration) {
-        // Linux: snd_una after the round's end_seq (snd_nxt at its start) = this ACK covers
-        // data sent after the round started.
-        if sent > self.ca.round_start {
+    /// `hystart_ack_delay`: min(1 ms, 4 · GSO size / pacing rate), Linux's pacing rate in slow
+    /// start being 2 · cwnd / sRTT (`tcp_update_pacing_rate`, set even when nothing paces).
+    fn hystart_ack_delay(&self, srtt: Duration) -> Duration {
+        let rate = 2.0 * (self.cwnd * self.limits.mds()) as f64 / srtt.as_secs_f64();
+        if !(rate.is_finite() && rate > 0.0) {
+            return Duration::ZERO;
+        }
+        Duration::from_secs_f64(4.0 * GSO_MAX_SIZE as f64 / rate).min(HYSTART_ACK_DELAY_MAX)
+    }
+
+    /// `hystart_update` with both detectors; the model does not pace (Linux's
+    /// `SK_PACING_NONE`), so the ACK-train threshold is half the minimum delay plus cushion.
+    fn hystart_update(&mut self, now: Duration, sent: Duration, delay: Duration, srtt: Duration) {
+        // Linux: snd_una after the round's end_seq (snd_nxt when it started) = this ACK covers
+        // data sent since the round started, the data sent in reply to the ACK that started it
+        // included (`>=`). The rounds run below the low window too, so that they start with
+        // the first ACK of a train from the first flight on.
+        if sent >= self.ca.round_start {
             self.hystart_reset(now);
+        }
+        if self.cwnd < HYSTART_LOW_WINDOW {
+            return;
         }
         let delay_min = self.ca.delay_min.unwrap_or(delay);
         if now.saturating_sub(self.ca.last_ack) <= HYSTART_ACK_DELTA {
             self.ca.last_ack = now;
-            if now.saturating_sub(self.ca.round_start) > delay_min / 2 {
+            let threshold = (delay_min + self.hystart_ack_delay(srtt)) / 2;
+            if now.saturating_sub(self.ca.round_start) > threshold {
                 self.exit_slow_start();
             }
         }
@@ -340,7 +364,10 @@ impl CongestionController for LinuxCubic {
         rtt: &RttSample,
     ) {
         if std::mem::take(&mut self.frame_start) {
-            self.pkts_acked(now, sent, rtt.latest);
+            // The frame's newest data was sent one latest RTT ago (the transports sample the
+            // RTT from it); the calls come oldest first, so `sent` may be older.
+            let newest = sent.max(now.saturating_sub(rtt.latest));
+            self.pkts_acked(now, newest, rtt.latest, rtt.smoothed);
         }
         if !self.recovery.on_ack(sent) {
             return;
@@ -619,18 +646,27 @@ mod tests {
     }
 
     #[test]
-    fn hystart_waits_for_16_segments() {
+    fn hystart_detectors_wait_for_16_segments_but_its_rounds_do_not() {
         let mut cc = cubic(true, 10);
         ack_one(&mut cc, 100 * MS, Duration::ZERO, 100 * MS);
-        // Below 16 segments HyStart does not run, not even its round bookkeeping: the ACK at
-        // 205 ms (window 16) starts the round, so the 1 ms train exits at 256 ms, with the
-        // window before that ACK: 16 + 51 = 67.
-        for k in 0..56u64 {
+        // The ACK at 200 ms (window 11) covers data sent since the round began: a new round
+        // starts there although the window is below 16 (current Linux keeps the rounds on
+        // every slow-start ACK). The detectors skip ACKs below 16 segments, so the train's
+        // last ACK stays at 200 ms; at 205 ms (window 16) the gap is 5 ms > 2 ms and this
+        // round has no train: no exit however long its 1 ms-spaced ACKs go on.
+        for k in 0..=56u64 {
             ack_one(&mut cc, Duration::from_millis(200 + k), 150 * MS, 100 * MS);
         }
-        assert_eq!((cc.cwnd, cc.ssthresh), (67, None));
-        ack_one(&mut cc, 256 * MS, 150 * MS, 100 * MS);
-        assert_eq!(cc.ssthresh, Some(67));
+        assert_eq!((cc.cwnd, cc.ssthresh), (68, None));
+        assert_eq!(cc.ca.round_start, 200 * MS);
+        // The next round starts with its first ACK at 300 ms, from 16 segments on: its train
+        // exits once it spans more than 50 ms (at 351 ms), with the window before that ACK.
+        for k in 0..=50u64 {
+            ack_one(&mut cc, Duration::from_millis(300 + k), 250 * MS, 100 * MS);
+        }
+        assert_eq!((cc.cwnd, cc.ssthresh), (119, None));
+        ack_one(&mut cc, 351 * MS, 250 * MS, 100 * MS);
+        assert_eq!(cc.ssthresh, Some(119));
     }
 
     #[test]

@@ -95,6 +95,11 @@ impl NewReno {
 
     fn slow_start(&mut self, bytes: u64) {
         self.cwnd = self.cwnd.saturating_add(bytes);
+        if self.counting == RenoCounting::Inet {
+            // INET grows by the whole ACK (it may pass ssthresh) and restarts the counter.
+            self.bytes_acked = 0;
+            return;
+        }
         if let (RenoCounting::Exact, Some(ssthresh)) = (self.counting, self.ssthresh) {
             // Without the carry, the bytes of the crossing ACK above ssthresh would be counted
             // neither as slow-start growth nor towards the first congestion-avoidance increment.
@@ -108,6 +113,17 @@ impl NewReno {
     fn congestion_avoidance(&mut self, bytes: u64) {
         let mds = self.limits.mds();
         match self.counting {
+            RenoCounting::Inet => {
+                // INET's rule: one datagram once more than cwnd − 1 datagram is acknowledged,
+                // the counter keeping only what exceeds the grown window. The two differ from
+                // `Exact` when the window is not a whole number of datagrams (after halving an
+                // odd one): the k + ½ window grows after k ACKs, as it sends k packets a round.
+                self.bytes_acked = self.bytes_acked.saturating_add(bytes);
+                if self.bytes_acked > self.cwnd.saturating_sub(mds) {
+                    self.cwnd = self.cwnd.saturating_add(mds);
+                    self.bytes_acked = self.bytes_acked.saturating_sub(self.cwnd);
+                }
+            }
             RenoCounting::Exact => {
                 self.bytes_acked = self.bytes_acked.saturating_add(bytes);
                 if self.bytes_acked >= self.cwnd {
@@ -138,7 +154,15 @@ impl CongestionController for NewReno {
         _rtt: &RttSample,
     ) {
         // Recovery must see every ACK (it may end the period) before app-limiting stops growth.
-        if !self.recovery.on_ack(sent) || app_limited {
+        if !self.recovery.on_ack(sent) {
+            if self.counting == RenoCounting::Inet && self.ssthresh.is_some_and(|s| self.cwnd >= s)
+            {
+                // INET counts these bytes (no growth now; they carry into congestion avoidance).
+                self.bytes_acked = self.bytes_acked.saturating_add(bytes);
+            }
+            return;
+        }
+        if app_limited {
             return;
         }
         if self.counting == RenoCounting::Linux {
@@ -346,6 +370,51 @@ mod tests {
         assert_eq!(cc.window(), 2500);
         cc.on_congestion_event(300 * MS, 250 * MS, false, MDS);
         assert_eq!(cc.window(), 2 * MDS, "never below the minimum window");
+    }
+
+    #[test]
+    fn inet_counts_bytes_acknowledged_while_recovering() {
+        // RFC 9002 forgets the ACKs of packets sent before the recovery started; INET's
+        // NewReno counts them towards the next increase.
+        for (counting, grown) in [
+            (RenoCounting::Exact, 5 * MDS),
+            (RenoCounting::Inet, 6 * MDS),
+        ] {
+            let mut cc = reno(counting);
+            cc.on_congestion_event(100 * MS, 50 * MS, false, MDS);
+            assert_eq!(cc.window(), 5 * MDS);
+            for _ in 0..5 {
+                cc.on_ack(140 * MS, 99 * MS, MDS, false, &rtt());
+            }
+            assert_eq!(
+                cc.window(),
+                5 * MDS,
+                "{counting:?}: no growth while recovering"
+            );
+            assert_eq!(cc.phase(), Phase::Recovery);
+            cc.on_ack(160 * MS, 101 * MS, MDS, false, &rtt());
+            assert_eq!(cc.phase(), Phase::CongestionAvoidance);
+            assert_eq!(cc.window(), grown, "{counting:?}");
+        }
+    }
+
+    #[test]
+    fn inet_grows_a_half_datagram_window_after_whole_packets() {
+        // 15 datagrams halve to 7.5, of which a round sends 7: INET grows once more than
+        // cwnd − 1 datagram is acknowledged (after those 7), exact counting after 7.5 (the 8th).
+        for (counting, acks) in [(RenoCounting::Exact, 8), (RenoCounting::Inet, 7)] {
+            let mut cc = reno(counting);
+            cc.on_ack(10 * MS, MS, 5 * MDS, false, &rtt());
+            assert_eq!(cc.window(), 15 * MDS);
+            cc.on_congestion_event(100 * MS, 50 * MS, false, MDS);
+            assert_eq!(cc.window(), 7500);
+            let mut n = 0;
+            while cc.window() == 7500 {
+                cc.on_ack(200 * MS, 101 * MS, MDS, false, &rtt());
+                n += 1;
+            }
+            assert_eq!((n, cc.window()), (acks, 8500), "{counting:?}");
+        }
     }
 
     #[test]

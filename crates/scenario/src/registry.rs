@@ -318,7 +318,7 @@ const PEP_ON: &str = "flow.pep=\"server-side\"";
 pub const CUBIC_PROFILES: &[&str] = &["linux", "rfc9438"];
 
 /// Values of `flow.reno_profile`.
-pub const RENO_PROFILES: &[&str] = &["linux", "rfc9002"];
+pub const RENO_PROFILES: &[&str] = &["linux", "rfc9002", "inet"];
 
 /// Values of `flow.recovery`.
 pub const RECOVERY_MODES: &[&str] = &["prr", "rfc6675"];
@@ -392,7 +392,7 @@ static KEYS: &[KeyDoc] = &[
     one_of(key("flow.cc", Enum, Value("newreno"), "Congestion control: ours (`newreno` with exact byte counting, `newreno-approx` with RFC 9002's per-ACK increase, `cubic`, `none`) on every stack, or quinn's built-ins (`quinn-*`, `quic` only).", "\"cubic\""), CC_NAMES),
     with_context(key("flow.hystart", Bool, Value("true"), "cubic: leave slow start on rising delay: Linux's HyStart (ACK train + delay increase) with `cubic_profile = \"linux\"`, HyStart++ (RFC 9406) with `\"rfc9438\"`.", "false"), &["flow.cc=\"cubic\""]),
     with_context(one_of(key("flow.cubic_profile", Enum, Context("`linux` (tcp), `rfc9438` (quic)"), "cubic: `linux` = Linux's tcp_cubic.c (windows in whole segments, β = 717/1024, constant-rate TCP-friendliness estimate, Linux's HyStart); `rfc9438` = RFC 9438 in bytes (α = 1 once W_max is regained, HyStart++). QUIC defaults to `rfc9438` like quinn's CUBIC.", "\"linux\""), CUBIC_PROFILES), &["flow.cc=\"cubic\""]),
-    with_context(one_of(key("flow.reno_profile", Enum, Context("`linux` (tcp), `rfc9002` (quic)"), "newreno: `linux` = Linux's Reno (tcp_reno_cong_avoid: whole segments, one per window of acknowledged segments, ssthresh = cwnd/2); `rfc9002` = exact byte counting of RFC 9002 with `loss_reduction`.", "\"linux\""), RENO_PROFILES), &["flow.cc=\"newreno\""]),
+    with_context(one_of(key("flow.reno_profile", Enum, Context("`linux` (tcp), `rfc9002` (quic)"), "newreno: `linux` = Linux's Reno (tcp_reno_cong_avoid: whole segments, one per window of acknowledged segments, ssthresh = cwnd/2); `rfc9002` = exact byte counting of RFC 9002 with `loss_reduction`; `inet` = INET's NewReno: exact counting, and bytes acknowledged during a recovery period count towards the next increase.", "\"linux\""), RENO_PROFILES), &["flow.cc=\"newreno\""]),
     key("flow.initial_window", Packets, Value("10pkt"), "Initial congestion window (ours only; RFC 6928 and Linux's TCP_INIT_CWND: 10).", "\"4pkt\""),
     key("flow.loss_reduction", Float, Context("0.5 (newreno), 0.7 (cubic)"), "Multiplicative decrease on congestion (ours only).", "0.8"),
     key("flow.min_window", Packets, Value("2pkt"), "Minimum congestion window (ours only).", "\"4pkt\""),
@@ -415,6 +415,7 @@ static KEYS: &[KeyDoc] = &[
     model_only(key("flow.ibit", Bool, Value("false"), "The I-bit: the sender marks the last packet it can send before it becomes congestion- or flow-control-blocked, and the receiver acknowledges a marked packet at once.", "true")),
     model_only(one_of(key("flow.fc_update", Enum, Value("threshold"), "When the receiver grants flow-control credit: `threshold` = MAX_DATA / MAX_STREAM_DATA once `fc_threshold` of the window has been consumed since the last update (quinn, INET); `every-ack` = fresh credit with every ACK (ModQUIC).", "\"every-ack\""), FC_UPDATES)),
     model_only(fraction(key("flow.fc_threshold", Float, Value("0.125"), "threshold: fraction of the window the application must consume before an update, in (0, 1] (quinn 0.125, INET 0.5).", "0.5"), false, true)),
+    model_only(key("flow.send_one_on_loss", Bool, Value("false"), "On entering a recovery period, send one packet at once whatever the congestion window (RFC 9002 Appendix B.6's MaybeSendOnePacket, INET's NewReno); false: as quinn, wait until the bytes in flight fall below the reduced window.", "true")),
     model_only(key("flow.fc_immediate", Bool, Value("true"), "threshold: send the update in a packet of its own at once (quinn); false: piggy-back it on the next packet that goes out anyway (INET).", "false")),
     model_only(key("flow.window_autotuning", Bool, Value("false"), "Receive-window auto-tuning: double a window (up to 16× its initial value) when it is consumed in less than two RTTs.", "true")),
     model_only(one_of(key("flow.scheduler", Enum, Value("round-robin"), "The sender's stream scheduler: `round-robin` = one packet's worth per stream in turn (quinn, INET); `fifo` = the lowest open stream until it has nothing left.", "\"fifo\""), SCHEDULERS)),

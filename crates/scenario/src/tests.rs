@@ -899,7 +899,8 @@ fn quic_model_keys_parse_into_model_knobs() {
          zero_rtt = true\naddress_token = false\nreceiver_ack_ratio = 1\nack_delay = \"40ms\"\nack_on_reorder = false\n\
          bundle_acks = true\nibit = true\nfc_update = \"every-ack\"\nfc_threshold = 0.5\n\
          fc_immediate = false\nwindow_autotuning = true\nscheduler = \"fifo\"\n\
-         send_queue_limit = \"64KB\"\nsend_queue_low_water = 0.1\npacing = false\n"
+         send_queue_limit = \"64KB\"\nsend_queue_low_water = 0.1\npacing = false\n\
+         send_one_on_loss = true\n"
     ));
     let want = QuicModelKnobs {
         mtu: 9000,
@@ -923,6 +924,7 @@ fn quic_model_keys_parse_into_model_knobs() {
         scheduler: StreamScheduler::Fifo,
         send_queue_limit: Some(64_000),
         send_queue_low_water: 0.1,
+        send_one_on_loss: true,
         pacing: false,
     };
     assert_eq!(k, want);
@@ -953,6 +955,20 @@ fn quic_model_keys_parse_into_model_knobs() {
         f.cc,
         CcChoice::Ours(CcConfig::NewReno {
             counting: RenoCounting::Exact,
+            ..
+        })
+    ));
+    // INET's NewReno is one key away.
+    let f = &ok(&format!(
+        "{MODEL_HEAD}cc = \"newreno\"\nreno_profile = \"inet\"\n"
+    ))
+    .points[0]
+        .scenario
+        .flows[0];
+    assert!(matches!(
+        f.cc,
+        CcChoice::Ours(CcConfig::NewReno {
+            counting: RenoCounting::Inet,
             ..
         })
     ));

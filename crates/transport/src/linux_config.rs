@@ -70,7 +70,9 @@ pub fn cc_name(cc: &CcChoice) -> &'static str {
         CcChoice::Ours(CcConfig::None) => "none",
         CcChoice::Ours(CcConfig::NewReno { counting, .. }) => match counting {
             // `reno_profile` tells Linux's counting from RFC 9002's; both are `newreno`.
-            cc::config::RenoCounting::Exact | cc::config::RenoCounting::Linux => "newreno",
+            cc::config::RenoCounting::Exact
+            | cc::config::RenoCounting::Linux
+            | cc::config::RenoCounting::Inet => "newreno",
             cc::config::RenoCounting::Approximate => "newreno-approx",
         },
         CcChoice::Ours(CcConfig::Cubic { .. }) => "cubic",

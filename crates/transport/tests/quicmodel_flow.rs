@@ -344,10 +344,27 @@ fn pto_repairs_a_tail_loss() {
 /// Goodput of a bulk upload with every `1/p`-th data packet dropped, under INET's
 /// assumptions: exact NewReno, ACK every packet, no pacing; 100 ms RTT, no queueing.
 fn periodic_loss_goodput(p: f64) -> f64 {
-    let n = (1.0 / p).round() as u64;
+    periodic_loss_goodput_with(p, false)
+}
+
+/// As [`periodic_loss_goodput`]; `inet`: the model configured as INET's module (its NewReno
+/// counts the ACKs received while recovering, one packet at once on entering recovery) and
+/// INET's loss counter (one packet dropped after 1/p delivered).
+fn periodic_loss_goodput_with(p: f64, inet: bool) -> f64 {
+    let n = (1.0 / p).round() as u64 + u64::from(inet);
     let mut cfg = bulk(secs(200));
     cfg.knobs.receiver_ack_ratio = 1;
     cfg.knobs.pacing = false;
+    if inet {
+        cfg.knobs.send_one_on_loss = true;
+        if let transport::cc_adapter::CcChoice::Ours(cc::config::CcConfig::NewReno {
+            counting,
+            ..
+        }) = &mut cfg.plan.cc
+        {
+            *counting = cc::config::RenoCounting::Inet;
+        }
+    }
     let mut net = Net::new(1_000_000_000, ms(50))
         .dropping(move |s| s.dir == Dir::Up && s.data_index.is_some_and(|i| i % n == n - 1));
     let mut flow = QuicModelFlow::new(cfg).unwrap();
@@ -388,6 +405,64 @@ fn periodic_loss_at_higher_rates_stays_below_mathis_by_the_recovery_stall() {
             dev * 100.0
         );
     }
+}
+
+#[test]
+fn periodic_loss_up_to_two_percent_with_inets_recovery_gives_mathis_rate() {
+    // INET's NewReno loses no growth to the recovery period, so the sawtooth is Mathis' up to
+    // whole-packet rounding (seed 001's Mathis case, issue 12).
+    for p in [0.002f64, 0.01, 0.02] {
+        let (rate, m) = (periodic_loss_goodput_with(p, true), mathis(p));
+        assert!(
+            (rate - m).abs() / m < 0.1,
+            "p = {p}: {rate} bit/s vs Mathis {m} ({:+.1}%)",
+            (rate / m - 1.0) * 100.0
+        );
+    }
+}
+
+#[test]
+fn send_one_on_loss_sends_a_packet_when_recovery_starts() {
+    // A loss in slow start halves the window below the bytes in flight: RFC 9002 as quinn
+    // sends nothing until enough of the flight is acknowledged; with `send_one_on_loss` the
+    // retransmission leaves at once (RFC 9002 Appendix B.6, INET).
+    let resent_at = |one: bool| {
+        let mut cfg = bulk(secs(2));
+        cfg.knobs.pacing = false;
+        cfg.knobs.send_one_on_loss = one;
+        let mut net = Net::new(100_000_000, ms(15))
+            .traced()
+            .dropping(|s| s.dir == Dir::Up && s.data_index == Some(30));
+        let (_, r) = run(cfg, &mut net, secs(3));
+        assert_eq!(r.congestion_events, 1);
+        let up = net.seen(Dir::Up);
+        let lost = up.iter().find(|s| s.data_index == Some(30)).unwrap();
+        let offset = lost
+            .packets
+            .iter()
+            .find_map(|(_, f)| {
+                f.iter().find_map(|f| match f {
+                    Frame::Stream { offset, .. } => Some(*offset),
+                    _ => None,
+                })
+            })
+            .unwrap();
+        up.iter()
+            .filter(|s| s.at > lost.at)
+            .find(|s| {
+                s.packets.iter().any(|(_, f)| {
+                    f.iter()
+                        .any(|f| matches!(f, Frame::Stream { offset: o, .. } if *o == offset))
+                })
+            })
+            .map(|s| s.at)
+            .unwrap()
+    };
+    let (quinn, inet) = (resent_at(false), resent_at(true));
+    assert!(
+        inet + ms(1) < quinn,
+        "retransmitted at {inet:?} with send_one_on_loss, {quinn:?} without"
+    );
 }
 
 #[test]

@@ -432,3 +432,40 @@ fn random_loss_duplication_and_reordering_in_both_directions_are_survived() {
         assert!(r.packets_lost > 0, "seed {seed}: the path did lose data");
     }
 }
+
+#[test]
+fn hystart_on_a_geo_path_leaves_slow_start_at_the_bdp_as_linux() {
+    // 20 Mbit/s, 600 ms RTT: a BDP of ~1040 segments. Linux 6.18's HyStart ends slow start
+    // here by its ACK train (TCPHystartTrainCwnd = 1142 in the emulator, docs/studies/
+    // seed002.md): its rounds start with the first ACK of each train because it keeps them
+    // from the first flight on, so a round's train is the whole flight and reaches half the
+    // minimum RTT only once the flight is about half the BDP, in the round that doubles it to
+    // the BDP. Rounds kept only from 16 segments on start inside a train and drift later each
+    // round, until their first ACKs see the queue and the delay test ends slow start at
+    // ~636 segments.
+    let mut cfg = config(download(10_000_000));
+    cfg.plan.cc = transport::cc_adapter::CcChoice::Ours(cc::config::CcConfig::Cubic {
+        hystart: true,
+        profile: cc::config::CubicProfile::Linux,
+        common: cc::config::CommonCcConfig {
+            initial_window_packets: 10,
+            loss_reduction_factor: 0.7,
+            minimum_window_packets: 2,
+        },
+    });
+    cfg.knobs.receive_window_max = 16 << 20;
+    let mut net = Net::new(20_000_000, ms(300));
+    let mut flow = TcpFlow::new(cfg).expect("valid config");
+    net.run(&mut flow, ms(6_500));
+    let mss = 1448;
+    let cwnd = flow.sample().cwnd / mss;
+    let r = flow.report();
+    assert_eq!(
+        r.packets_lost, 0,
+        "slow start must end by HyStart, not by a loss"
+    );
+    assert!(
+        (1000..1400).contains(&cwnd),
+        "window {cwnd} segments at 6.5 s: HyStart should leave slow start at about the BDP"
+    );
+}

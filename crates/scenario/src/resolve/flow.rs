@@ -188,6 +188,7 @@ fn congestion_control(r: &Reader<'_>, stack: Stack) -> Result<CcChoice, Scenario
     };
     let reno = match r.choice("reno_profile")? {
         Some("linux") => RenoCounting::Linux,
+        Some("inet") => RenoCounting::Inet,
         Some(_) => RenoCounting::Exact,
         None if linux_default => RenoCounting::Linux,
         None => RenoCounting::Exact,

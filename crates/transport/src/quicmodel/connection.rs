@@ -214,6 +214,9 @@ pub(crate) struct Endpoint {
     last_elicit: [Option<Duration>; 3],
     elicit_out: [u32; 3],
     probes: [u8; 3],
+    /// `send_one_on_loss`: one ack-eliciting packet of the data space may ignore the window (set
+    /// when a congestion event starts a recovery period, cleared by the next one sent).
+    send_one: bool,
     pto_count: u32,
     last_send: Option<Duration>,
     rtt: Rtt,
@@ -378,6 +381,7 @@ impl Endpoint {
             last_elicit: [None; 3],
             elicit_out: [0; 3],
             probes: [0; 3],
+            send_one: false,
             pto_count: 0,
             last_send: None,
             rtt,
@@ -853,8 +857,14 @@ impl Endpoint {
         if let (Some(newest), true) = (lost.newest_sent, lost.bytes > 0) {
             self.stats.congestion_events += 1;
             self.stats.first_congestion.get_or_insert(now);
+            let before = (self.cc.window(), self.cc.ssthresh());
             self.cc
                 .on_congestion_event(now, newest, lost.persistent, lost.bytes);
+            // The controller reduces once per recovery period: a changed window or ssthresh is
+            // a new period, the moment RFC 9002 Appendix B.6 (and INET) sends one packet.
+            if self.p.knobs.send_one_on_loss && before != (self.cc.window(), self.cc.ssthresh()) {
+                self.send_one = true;
+            }
         }
         self.sent[s].trim();
     }
@@ -1086,6 +1096,10 @@ impl Endpoint {
             }
         }
         let Some(mut w) = w else {
+            // `send_one_on_loss` is an opportunity of the moment recovery starts (RFC 9002's
+            // MaybeSendOnePacket, INET's allowOnePacket is used up by the next send attempt):
+            // with nothing to send now it is not kept for later.
+            self.send_one = false;
             if self.data_sender {
                 let l = blocked_by.unwrap_or(if self.streams.flow_blocked() {
                     Limit::FlowControl
@@ -1138,6 +1152,9 @@ impl Endpoint {
                 self.elicit_out[i] += 1;
                 self.last_elicit[i] = Some(now);
                 self.probes[i] = self.probes[i].saturating_sub(1);
+                if b.space == SpaceId::Data {
+                    self.send_one = false;
+                }
             }
             if b.ibit {
                 self.stats.ibit_sent += 1;
@@ -1201,7 +1218,8 @@ impl Endpoint {
         if want && !closing {
             // Probes ignore the congestion window (RFC 9002 §7.5) but, as in quinn, not the
             // pacer.
-            if !probe && self.in_flight + u64::from(max) > self.cc.window() {
+            let one = data && self.send_one;
+            if !probe && !one && self.in_flight + u64::from(max) > self.cc.window() {
                 elicit_ok = false;
                 limit = Some(Limit::Cwnd);
             } else if data && self.p.knobs.pacing {

@@ -96,6 +96,10 @@ pub struct QuicModelKnobs {
     /// The application resumes writing when the queue drains below this fraction of the limit
     /// (INET's `sendQueueLowWaterRatio`: 0.4).
     pub send_queue_low_water: f64,
+    /// On entering a recovery period, send one packet at once whatever the congestion window
+    /// (RFC 9002 Appendix B.6's MaybeSendOnePacket; INET's NewReno); off: as quinn, nothing
+    /// until the bytes in flight fall below the reduced window.
+    pub send_one_on_loss: bool,
     /// Pace sending as quinn: 1.25·cwnd/sRTT with bursts of 2 ms at that rate (10 to 256
     /// packets); off: send whenever the window allows (INET).
     pub pacing: bool,
@@ -109,7 +113,7 @@ fn default_true() -> bool {
 impl Default for QuicModelKnobs {
     /// quinn's behaviour: 1500-byte MTU, 333 ms initial RTT, quinn's windows, ACK every second
     /// ack-eliciting packet or after 25 ms, credit every 1/8 window sent at once, round-robin
-    /// streams, pacing on, no I-bit, no send-queue limit.
+    /// streams, pacing on, no I-bit, no send-queue limit, no extra packet on entering recovery.
     fn default() -> Self {
         QuicModelKnobs {
             mtu: 1500,
@@ -133,6 +137,7 @@ impl Default for QuicModelKnobs {
             scheduler: StreamScheduler::RoundRobin,
             send_queue_limit: None,
             send_queue_low_water: 0.4,
+            send_one_on_loss: false,
             pacing: true,
         }
     }
