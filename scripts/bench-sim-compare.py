@@ -32,7 +32,10 @@ def main():
             out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
             for row in json.loads(out):
                 res.setdefault((row["scenario"], name), []).append(row["sim_per_wall"])
-                pps.setdefault((row["scenario"], name), []).append(row["packets_per_s"])
+                # Older builds print datagrams per second only.
+                rate = row.get("packets_per_s", row.get("datagrams_per_s"))
+                if rate is not None:
+                    pps.setdefault((row["scenario"], name), []).append(rate)
     print(f"medians of {runs} alternating runs, simulated seconds per wall second")
     print(f"{'scenario':<22}{'old':>9}{'new':>9}{'null':>9}{'new/old':>9}{'null/old':>9}")
     for s in sorted({s for s, _ in res}):
