@@ -186,7 +186,12 @@ pub struct Link<T> {
     queue: VecDeque<Waiting<T>>,
     queue_bytes: u64,
     in_service: Option<InService<T>>,
-    in_flight: BinaryHeap<InFlight<T>>,
+    /// Packets propagating in order. Their delivery times never decrease (each is at least
+    /// `last_in_order`) and their sequence numbers rise, so a FIFO is already sorted by
+    /// (delivery time, sequence): O(1) per packet instead of a heap's sift of whole packets.
+    in_order: VecDeque<InFlight<T>>,
+    /// Packets held back by reordering, whose delivery times may precede earlier packets'.
+    reordered: BinaryHeap<InFlight<T>>,
     /// Latest delivery time of a non-reordered packet: later packets may not arrive before it.
     last_in_order: Duration,
     seq: u64,
@@ -215,7 +220,8 @@ impl<T: Clone> Link<T> {
             queue: VecDeque::new(),
             queue_bytes: 0,
             in_service: None,
-            in_flight: BinaryHeap::new(),
+            in_order: VecDeque::new(),
+            reordered: BinaryHeap::new(),
             last_in_order: Duration::ZERO,
             seq: 0,
             now: Duration::ZERO,
@@ -254,7 +260,7 @@ impl<T: Clone> Link<T> {
     /// serialization, next delivery); `None` if nothing will ever happen without new packets.
     pub fn next_wakeup(&self) -> Option<Duration> {
         let serialized = self.in_service.as_ref().and_then(|s| s.end);
-        let delivered = self.in_flight.peek().map(|f| f.delivery.at);
+        let delivered = self.next_in_flight().map(|(f, _)| f.delivery.at);
         match (serialized, delivered) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -265,10 +271,15 @@ impl<T: Clone> Link<T> {
     /// (delivery time, sequence) order; call repeatedly until `None`.
     pub fn poll(&mut self, now: Duration) -> Option<Delivery<T>> {
         self.advance(now);
-        if self.in_flight.peek()?.delivery.at > self.now {
+        let (next, in_order) = self.next_in_flight()?;
+        if next.delivery.at > self.now {
             return None;
         }
-        let delivery = self.in_flight.pop()?.delivery;
+        let delivery = if in_order {
+            self.in_order.pop_front()?.delivery
+        } else {
+            self.reordered.pop()?.delivery
+        };
         self.stats.forwarded_packets += 1;
         self.stats.forwarded_bytes += u64::from(delivery.ip_bytes);
         Some(delivery)
@@ -380,19 +391,39 @@ impl<T: Clone> Link<T> {
                 duplicate: true,
                 ..delivery.clone()
             };
-            self.push_in_flight(delivery);
-            self.push_in_flight(copy);
+            self.push_in_flight(delivery, fate.reorder);
+            self.push_in_flight(copy, fate.reorder);
         } else {
-            self.push_in_flight(delivery);
+            self.push_in_flight(delivery, fate.reorder);
         }
     }
 
-    fn push_in_flight(&mut self, delivery: Delivery<T>) {
-        self.in_flight.push(InFlight {
+    fn push_in_flight(&mut self, delivery: Delivery<T>, reordered: bool) {
+        let f = InFlight {
             seq: self.seq,
             delivery,
-        });
+        };
         self.seq += 1;
+        if reordered {
+            self.reordered.push(f);
+        } else {
+            debug_assert!(self
+                .in_order
+                .back()
+                .is_none_or(|b| b.delivery.at <= f.delivery.at));
+            self.in_order.push_back(f);
+        }
+    }
+
+    /// The packet propagating that is delivered first, in (delivery time, sequence) order,
+    /// and whether it is the in-order FIFO's front (else the reordered heap's top).
+    fn next_in_flight(&self) -> Option<(&InFlight<T>, bool)> {
+        match (self.in_order.front(), self.reordered.peek()) {
+            // `key` is reversed for the max-heap: the larger key is delivered first.
+            (Some(a), Some(b)) if b.key() > a.key() => Some((b, false)),
+            (Some(a), _) => Some((a, true)),
+            (None, b) => b.map(|b| (b, false)),
+        }
     }
 }
 

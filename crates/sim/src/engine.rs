@@ -7,11 +7,11 @@
 //! Determinism: events are ordered by (time, insertion sequence); all state lives in vectors
 //! indexed by flow/link number; every random stream derives from the run seed.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::cmp::Ordering;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use dary_heap::QuaternaryHeap;
 use netem::{Link, LinkConfig};
 use scenario::limits::{samples_per_run, MAX_SAMPLES_PER_RUN, MAX_SERIES_ROWS_PER_RUN};
 use scenario::model::{FlowSpec, Scenario, Workload};
@@ -118,6 +118,32 @@ enum Ev {
     Mark,
 }
 
+/// A scheduled event. Ordered so that the max-heap yields the earliest (time, insertion
+/// sequence) first; sequences are unique, so the event itself never takes part in the order.
+#[derive(Debug, Clone, Copy)]
+struct Due {
+    t: u64,
+    seq: u64,
+    ev: Ev,
+}
+
+impl PartialEq for Due {
+    fn eq(&self, other: &Self) -> bool {
+        (self.t, self.seq) == (other.t, other.seq)
+    }
+}
+impl Eq for Due {}
+impl PartialOrd for Due {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Due {
+    fn cmp(&self, other: &Self) -> Ordering {
+        (other.t, other.seq).cmp(&(self.t, self.seq))
+    }
+}
+
 /// One flow's agent and the engine's own counters for it.
 pub(crate) struct FlowSlot {
     /// Flow name from the scenario.
@@ -149,7 +175,10 @@ pub(crate) struct FlowSlot {
 pub struct Sim {
     now: Duration,
     seq: u64,
-    events: BinaryHeap<Reverse<(u64, u64, Ev)>>,
+    /// Pending events. A 4-ary heap: most entries are far-future link wake-ups that a pop
+    /// sifts past, and half the levels of a binary heap make each pop cheaper (measured with
+    /// callgrind: the event queue was a quarter of the research model's time at 1 Gbit/s).
+    events: QuaternaryHeap<Due>,
     pub(crate) links: Vec<Link<Packet>>,
     link_wake: Vec<Option<u64>>,
     pub(crate) flows: Vec<FlowSlot>,
@@ -244,7 +273,7 @@ impl Sim {
         Ok(Sim {
             now: Duration::ZERO,
             seq: 0,
-            events: BinaryHeap::new(),
+            events: QuaternaryHeap::new(),
             links,
             link_wake: vec![None; n_links],
             flows,
@@ -268,7 +297,11 @@ impl Sim {
     fn push(&mut self, t: Duration, ev: Ev) -> u64 {
         let ns = t.max(self.now).as_nanos() as u64;
         self.seq += 1;
-        self.events.push(Reverse((ns, self.seq, ev)));
+        self.events.push(Due {
+            t: ns,
+            seq: self.seq,
+            ev,
+        });
         ns
     }
 
@@ -293,18 +326,14 @@ impl Sim {
             self.push(u, Ev::Mark);
         }
         let end_ns = self.end.as_nanos() as u64;
-        while let Some(Reverse((t, _, ev))) = self.events.pop() {
+        while let Some(Due { t, ev, .. }) = self.events.pop() {
             if t > end_ns {
                 break;
             }
             self.now = Duration::from_nanos(t);
             self.processed += 1;
             self.dispatch(ev, t);
-            if self
-                .events
-                .peek()
-                .is_none_or(|Reverse((next, _, _))| *next != t)
-            {
+            if self.events.peek().is_none_or(|next| next.t != t) {
                 self.flush_pending();
             }
             if self.unfinished == 0 && !self.flows.is_empty() {
@@ -441,12 +470,8 @@ impl Sim {
             }
             // Zero-delay deliveries land in the heap at `now`; handle them before moving on.
             let t = self.now.as_nanos() as u64;
-            while self
-                .events
-                .peek()
-                .is_some_and(|Reverse((next, _, _))| *next == t)
-            {
-                let Some(Reverse((_, _, ev))) = self.events.pop() else {
+            while self.events.peek().is_some_and(|next| next.t == t) {
+                let Some(Due { ev, .. }) = self.events.pop() else {
                     break;
                 };
                 self.processed += 1;

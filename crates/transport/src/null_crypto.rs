@@ -46,38 +46,47 @@ impl NullPacketKey {
 
 /// A keyless 128-bit checksum of (packet number, header, payload).
 ///
-/// Two lanes each fold every other 8-byte word with an xor and a multiply by an odd constant:
-/// each step is a bijection of the lane for a fixed word, so changing any one word (one or many
-/// bits of it) always changes the result; the lanes run independently so the CPU overlaps them.
+/// Four lanes each fold every fourth 8-byte word with an xor and a multiply by an odd
+/// constant: each step is a bijection of the lane for a fixed word, so changing any one word
+/// (one or many bits of it) always changes that lane and so the result; the lanes are
+/// independent so the CPU overlaps their multiplies (two lanes left the run waiting on their
+/// latency: the tag was 6% of a null-cipher run).
 fn tag(packet: u64, header: &[u8], payload: &[u8]) -> [u8; TAG_LEN] {
-    const K0: u64 = 0x9E37_79B9_7F4A_7C15;
-    const K1: u64 = 0xC2B2_AE3D_27D4_EB4F;
+    const K: [u64; 4] = [
+        0x9E37_79B9_7F4A_7C15,
+        0xC2B2_AE3D_27D4_EB4F,
+        0x1656_67B1_9E37_79F9,
+        0x85EB_CA77_C2B2_AE63,
+    ];
+    let word = |b: &[u8]| u64::from_le_bytes(b.try_into().unwrap_or_default());
     let mut lanes = [
-        packet ^ K1,
-        (header.len() as u64) << 32 ^ payload.len() as u64 ^ K0,
+        packet ^ K[1],
+        (header.len() as u64) << 32 ^ payload.len() as u64 ^ K[0],
+        K[2],
+        K[3],
     ];
     for part in [header, payload] {
-        let mut blocks = part.chunks_exact(16);
+        let mut blocks = part.chunks_exact(32);
         for b in &mut blocks {
-            let (w0, w1) = b.split_at(8);
-            lanes[0] =
-                (lanes[0] ^ u64::from_le_bytes(w0.try_into().unwrap_or_default())).wrapping_mul(K0);
-            lanes[1] =
-                (lanes[1] ^ u64::from_le_bytes(w1.try_into().unwrap_or_default())).wrapping_mul(K1);
+            for (i, lane) in lanes.iter_mut().enumerate() {
+                *lane = (*lane ^ word(&b[8 * i..8 * i + 8])).wrapping_mul(K[i]);
+            }
         }
-        // The tail (under 16 bytes) as one or two zero-padded words; the lengths folded in
-        // above tell a padded tail from real zeros.
-        let rest = blocks.remainder();
-        for (i, w) in rest.chunks(8).enumerate() {
-            let mut word = [0u8; 8];
-            word[..w.len()].copy_from_slice(w);
-            let lane = &mut lanes[i];
-            *lane = (*lane ^ u64::from_le_bytes(word)).wrapping_mul(if i == 0 { K0 } else { K1 });
+        // The tail (under 32 bytes): whole words, then the last partial word zero-padded
+        // (built without a copy); the lengths folded in above tell padding from real zeros.
+        for (i, w) in blocks.remainder().chunks(8).enumerate() {
+            let v = if w.len() == 8 {
+                word(w)
+            } else {
+                w.iter().rev().fold(0u64, |acc, &x| acc << 8 | u64::from(x))
+            };
+            lanes[i] = (lanes[i] ^ v).wrapping_mul(K[i]);
         }
     }
+    let [a, b, c, d] = lanes;
     let mut out = [0u8; TAG_LEN];
-    out[..8].copy_from_slice(&(lanes[0] ^ lanes[0] >> 29).to_le_bytes());
-    out[8..].copy_from_slice(&(lanes[1] ^ lanes[1] >> 31).to_le_bytes());
+    out[..8].copy_from_slice(&((a ^ a >> 29) ^ (c ^ c >> 31).rotate_left(17)).to_le_bytes());
+    out[8..].copy_from_slice(&((b ^ b >> 31) ^ (d ^ d >> 29).rotate_left(23)).to_le_bytes());
     out
 }
 

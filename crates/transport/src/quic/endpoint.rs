@@ -178,6 +178,15 @@ impl Host {
         for c in self.conns.iter_mut() {
             self.buf.clear();
             if let Some(t) = c.conn.poll_transmit(nowi, 1, &mut self.buf) {
+                // A datagram that fills most of the buffer leaves in it (no copy) and a new
+                // buffer takes its place; a small one (an ACK) is copied out, so packets in
+                // flight do not each hold a full-size buffer.
+                if 2 * t.size >= self.buf.capacity() {
+                    let cap = self.buf.capacity();
+                    let mut out = std::mem::replace(&mut self.buf, Vec::with_capacity(cap));
+                    out.truncate(t.size);
+                    return Some(out);
+                }
                 return Some(self.buf[..t.size].to_vec());
             }
         }
