@@ -460,14 +460,8 @@ impl<'a> OpenSweep<'a> {
         let state = self.state.into_inner().unwrap_or_else(|p| p.into_inner());
         let mut failures = state.failures;
         // Runs skipped on resume because of an earlier error record still failed: say so.
-        let rank: BTreeMap<&str, usize> = self
-            .runs
-            .iter()
-            .enumerate()
-            .map(|(k, r)| (r.id.as_str(), k))
-            .collect();
         for (id, message) in self.store.errors()? {
-            let Some(&k) = rank.get(id.as_str()) else {
+            let Some(&k) = self.rank.get(id.as_str()) else {
                 continue;
             };
             if self.shard.is_none_or(|s| s.holds(k)) {

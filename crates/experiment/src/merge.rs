@@ -6,6 +6,9 @@
 //! exactly its own runs, each once. The merged directory is then written through
 //! [`OpenSweep`] — the lines copied as stored, the series files alongside — and finalised like
 //! any sweep: `results.jsonl` in run order, `summary.csv`, the Parquet files.
+//!
+//! Bound: one shard's results.jsonl text at a time, plus one parsed line; the ids of every
+//! run (the sweep's run list).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -157,10 +160,10 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<Merged, ExperimentError> 
         .enumerate()
         .map(|(k, r)| (r.id.as_str(), k))
         .collect();
-    // Check every shard before writing anything.
-    let mut lines_of = Vec::new();
+    // Check every shard before writing anything; keep nothing but the verdict (a shard's
+    // lines as `Value`s are ten times its text), and read each file again to copy it.
     for d in &dirs {
-        lines_of.push(check_shard(d, &rank)?);
+        check_shard(d, &rank)?;
     }
     let series = dirs.iter().any(|d| d.dir.join("series").is_dir());
     let sweep = Sweep {
@@ -170,8 +173,16 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<Merged, ExperimentError> 
         series,
     };
     let open = OpenSweep::open(&sweep)?;
-    for (d, lines) in dirs.iter().zip(lines_of) {
-        for line in lines {
+    for d in &dirs {
+        let path = d.dir.join(report::store::RESULTS_FILE);
+        let text =
+            std::fs::read_to_string(&path).map_err(ExperimentError::io("cannot read", &path))?;
+        for raw in text.lines() {
+            let line: serde_json::Value =
+                serde_json::from_str(raw).map_err(|source| ExperimentError::Json {
+                    what: format!("cannot parse {}", path.display()),
+                    source,
+                })?;
             let id = line.get("id").and_then(serde_json::Value::as_str);
             let csv = match id {
                 Some(id) if series => {
@@ -191,12 +202,9 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<Merged, ExperimentError> 
     Ok(Merged { loaded, outcome })
 }
 
-/// The lines of one shard's results.jsonl, checked: whole, each a run of this shard, each run
-/// of the shard exactly once.
-fn check_shard(
-    d: &ShardDir,
-    rank: &BTreeMap<&str, usize>,
-) -> Result<Vec<serde_json::Value>, ExperimentError> {
+/// Checks one shard's results.jsonl: whole, each line a run of this shard, each run of the
+/// shard exactly once.
+fn check_shard(d: &ShardDir, rank: &BTreeMap<&str, usize>) -> Result<(), ExperimentError> {
     let shard = d.record.shard().unwrap_or(Shard { index: 0, count: 1 });
     let path = d.dir.join(report::store::RESULTS_FILE);
     let text = std::fs::read_to_string(&path).map_err(ExperimentError::io("cannot read", &path))?;
@@ -211,7 +219,6 @@ fn check_shard(
         )));
     }
     let mut seen = BTreeSet::new();
-    let mut lines = Vec::new();
     for (n, raw) in text.lines().enumerate() {
         let line: serde_json::Value = serde_json::from_str(raw).map_err(|e| {
             refuse(format!(
@@ -250,7 +257,6 @@ fn check_shard(
                 n + 1
             )));
         }
-        lines.push(line);
     }
     let lacking: Vec<&str> = rank
         .iter()
@@ -271,5 +277,5 @@ fn check_shard(
             }
         )));
     }
-    Ok(lines)
+    Ok(())
 }
