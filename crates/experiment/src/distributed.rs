@@ -269,7 +269,13 @@ impl<'a> OpenSweep<'a> {
                 "it belongs to another shard than {}",
                 self.shard.map_or_else(String::new, |s| s.to_string())
             )),
-            Some(_) => None,
+            Some(s) => match &outcome {
+                // A worker that mixed up its results must not put one run's line under another.
+                TaskOutcome::Done(run) if run.id != s.id => {
+                    Some(format!("the outcome is run {}'s result", run.id))
+                }
+                _ => None,
+            },
         };
         if let Some(why) = why {
             return Err(ExperimentError::UnknownTask {
