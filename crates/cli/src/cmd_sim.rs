@@ -38,6 +38,11 @@ pub struct SimArgs {
     /// Do not record time series (DIR/series/<id>.csv).
     #[arg(long)]
     pub no_series: bool,
+    /// Run only shard INDEX of COUNT (0-based; run k of the sweep belongs to shard k mod
+    /// COUNT) into --out, which records the shard in shard.json; `quiclab merge` joins the
+    /// shards' directories (Slurm arrays, Kubernetes indexed Jobs: see examples/cluster/).
+    #[arg(long, value_name = "INDEX/COUNT", requires = "out")]
+    pub shard: Option<experiment::Shard>,
 }
 
 /// The options that change what a scenario file resolves to; shared by `sim` and `emu`.
@@ -139,7 +144,7 @@ pub fn run(args: &SimArgs) -> anyhow::Result<Exit> {
         qlog: args.qlog.clone(),
     };
     let runs = loaded.runs();
-    if runs.len() == 1 && args.out.is_none() {
+    if runs.len() == 1 && args.out.is_none() && args.shard.is_none() {
         return single(args, &engine, &loaded, &runs[0]);
     }
     let out = args
@@ -153,7 +158,14 @@ pub fn run(args: &SimArgs) -> anyhow::Result<Exit> {
         series: !args.no_series,
     };
     let threads = experiment::Threads::new(args.jobs.map(usize::from));
-    sweep::run(&sweep, &engine, &threads, interrupt::requested, args.json)
+    sweep::run_shard(
+        &sweep,
+        args.shard,
+        &engine,
+        &threads,
+        interrupt::requested,
+        args.json,
+    )
 }
 
 /// One run without a results directory: the summary (or JSON) goes to stdout.

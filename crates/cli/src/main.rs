@@ -10,6 +10,7 @@ mod cmd_emu;
 mod cmd_get;
 mod cmd_interop;
 mod cmd_load;
+mod cmd_merge;
 mod cmd_pep;
 mod cmd_plot;
 mod cmd_report_html;
@@ -52,6 +53,8 @@ enum Command {
     Sim(cmd_sim::SimArgs),
     /// Measure the simulator's speed on two fixed downloads.
     Bench(bench::BenchArgs),
+    /// Join the results directories of a sweep's shards (`sim --shard i/n`) into one.
+    Merge(cmd_merge::MergeArgs),
     /// Run seed 001's analytic validation cases (exit 1 if any point is out of tolerance).
     Validate(cmd_validate::ValidateArgs),
     /// Print every scenario key with its type, default and documentation.
@@ -86,6 +89,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Sim(args) => cmd_sim::run(&args),
         Command::Bench(args) => bench::run(&args),
+        Command::Merge(args) => cmd_merge::run(&args),
         Command::Keys => keys::run(),
         Command::Validate(args) => cmd_validate::run(&args),
         Command::Reproduce(args) => cmd_reproduce::run(&args),

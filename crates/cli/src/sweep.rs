@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use experiment::{Engine, Executor, Sweep, SweepOutcome};
+use experiment::{Engine, Executor, Shard, Sweep, SweepOutcome};
 
 use crate::exit::{self, Exit};
 use crate::progress::Progress;
@@ -21,9 +21,33 @@ pub fn run(
     stop: fn() -> bool,
     json: bool,
 ) -> anyhow::Result<Exit> {
+    run_shard(sweep, None, engine, executor, stop, json)
+}
+
+/// [`run`] for one shard of the sweep (`None`: all of it).
+pub fn run_shard(
+    sweep: &Sweep<'_>,
+    shard: Option<Shard>,
+    engine: &dyn Engine,
+    executor: &dyn Executor,
+    stop: fn() -> bool,
+    json: bool,
+) -> anyhow::Result<Exit> {
     interrupt::install()?;
     let progress = Progress::default();
-    let outcome = experiment::run_sweep(sweep, engine, executor, &stop, &progress)?;
+    let outcome = experiment::run_sweep_shard(sweep, shard, engine, executor, &stop, &progress)?;
+    if let (Some(s), SweepOutcome::Finished { .. }) = (shard, &outcome) {
+        eprintln!(
+            "shard {s} of the sweep is in {}; when every shard is done: quiclab merge OUT SHARD_DIR...",
+            sweep.out.display()
+        );
+    }
+    report(sweep, outcome, json)
+}
+
+/// Prints how a sweep ended (the summary table or JSON rows, failures, how to resume) and
+/// returns the exit status.
+pub fn report(sweep: &Sweep<'_>, outcome: SweepOutcome, json: bool) -> anyhow::Result<Exit> {
     match outcome {
         SweepOutcome::Interrupted {
             total,

@@ -122,6 +122,8 @@ pub struct OpenSweep<'a> {
     shard: Option<Shard>,
     /// Every run of the sweep, in run order (all shards).
     runs: Vec<RunSpec>,
+    /// Position of each run id in `runs`.
+    rank: std::collections::HashMap<String, usize>,
     /// Runs already complete in the store at open (resumed), of this shard.
     resumed: usize,
     store: ResultsStore,
@@ -179,12 +181,18 @@ impl<'a> OpenSweep<'a> {
             .enumerate()
             .filter(|(k, r)| shard.is_none_or(|s| s.holds(*k)) && complete.contains(&r.id))
             .count();
+        let rank = runs
+            .iter()
+            .enumerate()
+            .map(|(k, r)| (r.id.clone(), k))
+            .collect();
         Ok(OpenSweep {
             loaded: Cow::Borrowed(sweep.loaded),
             out: sweep.out.to_path_buf(),
             series: sweep.series,
             shard,
             runs,
+            rank,
             resumed,
             store,
             state: Mutex::new(State {
@@ -203,6 +211,7 @@ impl<'a> OpenSweep<'a> {
             series: self.series,
             shard: self.shard,
             runs: self.runs,
+            rank: self.rank,
             resumed: self.resumed,
             store: self.store,
             state: self.state,
@@ -260,7 +269,13 @@ impl<'a> OpenSweep<'a> {
                 "it belongs to another shard than {}",
                 self.shard.map_or_else(String::new, |s| s.to_string())
             )),
-            Some(_) => None,
+            Some(s) => match &outcome {
+                // A worker that mixed up its results must not put one run's line under another.
+                TaskOutcome::Done(run) if run.id != s.id => {
+                    Some(format!("the outcome is run {}'s result", run.id))
+                }
+                _ => None,
+            },
         };
         if let Some(why) = why {
             return Err(ExperimentError::UnknownTask {
@@ -270,6 +285,41 @@ impl<'a> OpenSweep<'a> {
             });
         }
         self.record_at(outcome_of.index, outcome).1
+    }
+
+    /// Records a results line as another directory of the same sweep stored it (a shard's,
+    /// when merging), with the run's `series/<id>.csv` bytes if it has them: copied as they
+    /// are (error records included), so the merged store equals a local sweep's. Idempotent
+    /// per run id like [`OpenSweep::record`]; a line whose id is not a run of this sweep (or
+    /// shard) is refused.
+    pub fn record_stored(
+        &self,
+        line: &serde_json::Value,
+        series_csv: Option<&[u8]>,
+    ) -> Result<(), ExperimentError> {
+        let id = line
+            .get("id")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or_default();
+        let index = self.rank.get(id).copied();
+        let Some(index) = index.filter(|&k| self.shard.is_none_or(|s| s.holds(k))) else {
+            return Err(ExperimentError::UnknownTask {
+                index: index.unwrap_or(usize::MAX),
+                id: id.to_string(),
+                why: "no run of this sweep has that id".into(),
+            });
+        };
+        let mut state = self.lock_state();
+        if state.complete.contains(id) {
+            return Ok(());
+        }
+        if let (true, Some(csv)) = (self.series, series_csv) {
+            write_atomic(&self.out.join("series").join(format!("{id}.csv")), csv)?;
+        }
+        self.store.append(line)?;
+        state.complete.insert(id.to_string());
+        state.failures.remove(&index);
+        Ok(())
     }
 
     /// Finalises (every task of the sweep has an outcome) or leaves the store resumable (some
@@ -416,14 +466,8 @@ impl<'a> OpenSweep<'a> {
         let state = self.state.into_inner().unwrap_or_else(|p| p.into_inner());
         let mut failures = state.failures;
         // Runs skipped on resume because of an earlier error record still failed: say so.
-        let rank: BTreeMap<&str, usize> = self
-            .runs
-            .iter()
-            .enumerate()
-            .map(|(k, r)| (r.id.as_str(), k))
-            .collect();
         for (id, message) in self.store.errors()? {
-            let Some(&k) = rank.get(id.as_str()) else {
+            let Some(&k) = self.rank.get(id.as_str()) else {
                 continue;
             };
             if self.shard.is_none_or(|s| s.holds(k)) {

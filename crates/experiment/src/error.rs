@@ -63,6 +63,10 @@ pub enum ExperimentError {
         /// What does not match.
         why: String,
     },
+    /// Shard directories that cannot be merged (see [`crate::merge`]); the message says why
+    /// and what to do.
+    #[error("{0}")]
+    Merge(String),
     /// A file operation failed.
     #[error("{what} {}: {source}", .path.display())]
     Io {

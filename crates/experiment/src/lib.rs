@@ -27,6 +27,7 @@ pub mod files;
 pub mod interrupt;
 pub mod lock;
 pub mod manifest;
+pub mod merge;
 pub mod progress;
 pub mod runner;
 pub mod shard;

@@ -261,6 +261,11 @@ fn foreign_tasks_are_refused() {
     assert!(open
         .record(&wrong, TaskOutcome::Failed("x".into()))
         .is_err());
+    let (_, result) = remote(&mine[1]);
+    let e = open
+        .record(&mine[0], result)
+        .expect_err("another run's result");
+    assert!(e.to_string().contains("is run p1-r0's result"), "{e}");
     // Narrowing further: shard 1 of 3 of what shard 0/2 holds is run 4 only.
     let narrow: Vec<usize> = open.pending(Some((1, 3))).iter().map(|t| t.index).collect();
     assert_eq!(narrow, [4]);
