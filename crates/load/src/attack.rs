@@ -423,7 +423,11 @@ async fn run_request<R: Requester>(ctx: &Context, requester: &R, job: Job) -> Do
     let target = targets[(slot.seq % targets.len() as u64) as usize].clone();
     let sent = Instant::now();
     let timeout = ctx.plan.timeout;
-    let outcome = tokio::time::timeout(timeout, requester.send(target))
+    // Boxed once here: a client's request future can be tens of kilobytes (every protocol's
+    // exchange inline), and unboxed it would be copied on every move — into the timeout, into the
+    // lane's set — which profiled as a third of the generator's instructions.
+    let request = Box::pin(requester.send(target));
+    let outcome = tokio::time::timeout(timeout, request)
         .await
         .unwrap_or_else(|_| Outcome::failed(format!("timeout after {timeout:?}")));
     let done = Instant::now();
