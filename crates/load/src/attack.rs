@@ -645,7 +645,13 @@ mod tests {
         let first = schedule.slot(0).unwrap();
         let mut due = Vec::new();
         // Woken 10.5 ms in: requests 0..=10 (at 0, 1, …, 10 ms) are due, 11 (at 11 ms) is not.
-        let next = due_slots(&schedule, first, Duration::from_micros(10_500), 256, &mut due);
+        let next = due_slots(
+            &schedule,
+            first,
+            Duration::from_micros(10_500),
+            256,
+            &mut due,
+        );
         assert_eq!(
             due.iter().map(|s| s.seq).collect::<Vec<_>>(),
             (0..=10).collect::<Vec<_>>()
@@ -654,18 +660,33 @@ mod tests {
         assert!(due.iter().all(|s| s.at <= Duration::from_micros(10_500)));
         // Woken exactly at a deadline: that request is due (never one before its time).
         due.clear();
-        let next = due_slots(&schedule, next.unwrap(), Duration::from_millis(11), 256, &mut due);
+        let next = due_slots(
+            &schedule,
+            next.unwrap(),
+            Duration::from_millis(11),
+            256,
+            &mut due,
+        );
         assert_eq!(due.iter().map(|s| s.seq).collect::<Vec<_>>(), vec![11]);
         assert_eq!(next.map(|s| s.seq), Some(12));
         // Far behind: one batch is bounded; the rest follows in the next.
         due.clear();
-        let next = due_slots(&schedule, next.unwrap(), Duration::from_secs(5), 256, &mut due);
+        let next = due_slots(
+            &schedule,
+            next.unwrap(),
+            Duration::from_secs(5),
+            256,
+            &mut due,
+        );
         assert_eq!(due.len(), 256);
         assert_eq!(next.map(|s| s.seq), Some(12 + 256));
         // The schedule's end: nothing after the last slot.
         due.clear();
         let last = schedule.slot(9_999).unwrap();
-        assert_eq!(due_slots(&schedule, last, Duration::from_secs(20), 256, &mut due), None);
+        assert_eq!(
+            due_slots(&schedule, last, Duration::from_secs(20), 256, &mut due),
+            None
+        );
         assert_eq!(due.len(), 1);
     }
 }
