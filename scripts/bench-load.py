@@ -236,8 +236,9 @@ def version(name):
         if name == "oha":
             return run([os.path.join(PEERS_BIN, "oha"), "--version"]).strip()
         if name == "vegeta":
-            v = run([os.path.join(PEERS_BIN, "vegeta"), "-version"])
-            m = re.search(r"Version: (\S+)", v)
+            # Built from source, it reports an empty version: take the pinned one.
+            pins = open(os.path.join(REPO, "scripts", "install-peers.sh")).read()
+            m = re.search(r"^VEGETA_VERSION=(\S+)", pins, re.M)
             return f"vegeta {m.group(1)}" if m else "vegeta"
         if name == "h2load":
             return run(["h2load", "--version"]).strip().replace("h2load nghttp2/", "h2load ")

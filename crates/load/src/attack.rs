@@ -35,6 +35,11 @@ use crate::targets::Target;
 /// (visible as lateness) instead of growing memory without bound.
 const RECORD_BATCHES: usize = 256;
 
+/// How often an idle collector looks for finished requests: at most this much delay before a
+/// record reaches the results file and the live counters, and 1000 wake-ups a second at most
+/// while nothing arrives (a busy collector does not sleep).
+const COLLECT_INTERVAL: Duration = Duration::from_millis(1);
+
 /// Most requests released in one wake-up of the timing thread, and most records in one batch to
 /// the collector: bounds the memory of one message and keeps a long-late timer from starving
 /// the lanes.
@@ -256,9 +261,24 @@ fn spawn_collector(
             let mut first_error = None;
             let mut record = labels.template.clone();
             let mut phase = 0;
-            while let Some(batch) = rx.blocking_recv() {
-                // One lock of the live metrics per batch, not per record.
-                live.with_metrics(|m| {
+            let mut open = true;
+            while open {
+                // Polled, not woken: a sender only wakes a waiting receiver, and the collector
+                // never waits on the channel, so finishing a request costs the lanes no
+                // cross-thread wake-up (these were a futex call per record). It drains what
+                // arrived, then sleeps COLLECT_INTERVAL when there was nothing.
+                let mut drained = false;
+                // One lock of the live metrics per drain, not per record.
+                live.with_metrics(|m| loop {
+                    let batch = match rx.try_recv() {
+                        Ok(batch) => batch,
+                        Err(mpsc::error::TryRecvError::Empty) => break,
+                        Err(mpsc::error::TryRecvError::Disconnected) => {
+                            open = false;
+                            break;
+                        }
+                    };
+                    drained = true;
                     for done in batch {
                         labels.fill(&mut record, &mut phase, done);
                         m.add(&record);
@@ -268,6 +288,9 @@ fn spawn_collector(
                         }
                     }
                 });
+                if open && !drained {
+                    std::thread::sleep(COLLECT_INTERVAL);
+                }
             }
             if let (Some(writer), None) = (sink.as_mut(), first_error.as_ref()) {
                 first_error = writer.flush().err();
