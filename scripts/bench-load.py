@@ -10,7 +10,8 @@ and the script reports, per tool and protocol:
   * the ceiling: the highest rate sustained with >= 99.9% success and an achieved rate >= 99% of the
     requested one. The search starts at 10k req/s, doubles up to 80k (or halves down to 625) until
     the outcome changes, then bisects geometrically between the last pass and the first failure
-    until they are within 10% of each other; each step is one STEP-second attack (default 4 s).
+    until they are within 10% of each other; each step is one STEP-second attack (default 4 s), and
+    a step that fails is run once more (a failure counts only when it repeats).
     wrk cannot hold a rate (closed model): its row gives the throughput it reached with 64
     connections;
   * generator CPU seconds per 1,000 requests at a fixed 10k req/s (user + system time of the
@@ -50,6 +51,7 @@ START = 10000  # first step of the search, and the rate at which CPU per request
 TOP = 80000  # highest rate tried (quiclab refuses more than 100k)
 BOTTOM = 625  # lowest rate tried
 RESOLUTION = 1.10  # stop bisecting when the last failure is within 10% of the last pass
+CONFIRM = True  # a failed step is run once more before it counts (--no-confirm: once)
 REQUEST_TIMEOUT_S = 2  # per-request limit where the tool has one: overload ends attacks quickly
 
 
@@ -257,18 +259,27 @@ def ceiling(attack, log):
     """Finds the highest sustained rate; returns (rate or None, '≥'/'<'/'' qualifier, results by rate)."""
     seen = {}
 
-    def passes(rate):
+    def once(rate):
         try:
             r = attack(rate)
         except Exception as e:  # a tool that crashes at a rate has not sustained it
             log(f"{rate}/s: {e}")
-            seen[rate] = None
-            return False
-        seen[rate] = r
+            return None
         log(f"{rate}/s: achieved {r.achieved:.0f}, success {r.success:.4f}"
             + (f", CPU {r.cpu_s:.2f} s" if r.cpu_s is not None else "")
             + ("" if r.sustained() else "  <- not sustained"))
-        return r.sustained()
+        return r
+
+    def passes(rate):
+        r = once(rate)
+        if CONFIRM and (r is None or not r.sustained()):
+            # One noisy step (another process took the CPU for a moment) must not end the
+            # search: a failure counts when it repeats.
+            r = once(rate) or r
+        seen.setdefault(rate, r)
+        if r is not None and r.sustained():
+            seen[rate] = r
+        return r is not None and r.sustained()
 
     lo = hi = None
     rate = START
@@ -338,13 +349,15 @@ def fmt(x, d=2):
 
 
 def main():
-    global START, TOP
+    global START, TOP, CONFIRM
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="2 s steps, coarse search (a smoke test)")
     ap.add_argument("--step", type=float, default=4, help="seconds per search step (default 4)")
     ap.add_argument("--out", default=None, help="write the Markdown table here too")
     ap.add_argument("--tools", default="quiclab,oha,h2load,vegeta,wrk", help="comma-separated subset of tools")
     ap.add_argument("--http", default="1.1,2,3", help="comma-separated subset of HTTP versions")
+    ap.add_argument("--no-confirm", action="store_true",
+                    help="a failed step counts at once (default: it is run once more and counts if it fails again)")
     ap.add_argument("--baseline", default=None, metavar="BIN",
                     help="also run another quiclab binary as tool 'quiclab-base' (e.g. a build of main)")
     ap.add_argument("--memory-run", type=int, default=0, metavar="SECONDS",
@@ -374,6 +387,7 @@ def main():
         run(["cargo", "build", "--release", "--locked", "-q", "-p", "quiclab"], timeout=3600)
     if args.quick:
         START, TOP = 4000, 16000
+    CONFIRM = not args.no_confirm
     began = time.monotonic()
     tmp = tempfile.mkdtemp(prefix="bench-load-")
     ready = os.path.join(tmp, "ready")
