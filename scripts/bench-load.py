@@ -321,14 +321,21 @@ def memory_run(binary, url, proto, rate, seconds, tmp):
     p, out_path, err_path = spawn(quiclab_cmd(binary, url, proto, rate, seconds, summary), tmp)
     samples = []  # (seconds since start, RSS kB)
     t0 = time.monotonic()
-    while p.poll() is None:
+    while time.monotonic() < t0 + seconds + 60:
         try:
             with open(f"/proc/{p.pid}/status") as f:
-                rss = int(re.search(r"VmRSS:\s+(\d+) kB", f.read()).group(1))
-            samples.append((time.monotonic() - t0, rss))
-        except (OSError, AttributeError):
-            pass
-        time.sleep(5)
+                status = f.read()
+        except OSError:
+            break
+        m = re.search(r"VmRSS:\s+(\d+) kB", status)
+        if m is None:  # a zombie has no memory left: the run is over
+            break
+        samples.append((time.monotonic() - t0, int(m.group(1))))
+        # Sleep in short steps so the end of the run is noticed promptly (the child is reaped
+        # by wait4 below, which keeps its rusage: Popen.poll would reap it and lose that).
+        until = time.monotonic() + 5
+        while time.monotonic() < until and "State:\tZ" not in open(f"/proc/{p.pid}/status").read():
+            time.sleep(0.2)
     code, cpu, max_rss = reap(p, 60)
     if code != 0:
         raise RuntimeError(f"memory run h{proto} exited {code}: {open(err_path).read()[-400:]}")
