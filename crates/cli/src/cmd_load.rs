@@ -78,7 +78,8 @@ struct ClientArgs {
     /// one, silently drops Initials larger than 1452 bytes, so a 1500 start never connects to it.
     #[arg(long, value_name = "BYTES", default_value_t = 1228)]
     quic_mtu: u16,
-    /// Connections in the pool [default: 256 for HTTP/1.1, 1 for HTTP/2 and HTTP/3].
+    /// Connections in the pool [default: 256 for HTTP/1.1, 4 for HTTP/2 and HTTP/3; HTTP/2 and
+    /// HTTP/3 requests are dealt round-robin over all of them].
     #[arg(long, value_name = "N")]
     connections: Option<usize>,
     /// Concurrent streams per HTTP/2 or HTTP/3 connection.
@@ -142,6 +143,10 @@ struct AttackArgs {
     name: String,
     #[command(flatten)]
     via: ViaArgs,
+    /// Write the attack's summary (as `report --type json`) to FILE at the end; without
+    /// --output no results stream is written then (long or fast attacks keep only histograms).
+    #[arg(long, value_name = "FILE")]
+    summary: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -304,7 +309,7 @@ fn client_config(args: &ClientArgs, http: HttpVersion) -> ClientConfig {
     let policy = if args.new_connection_per_request {
         ConnPolicy::PerRequest
     } else {
-        let default_connections = if http == HttpVersion::H1 { 256 } else { 1 };
+        let default_connections = if http == HttpVersion::H1 { 256 } else { 4 };
         ConnPolicy::Pool {
             max_connections: args.connections.unwrap_or(default_connections),
             max_streams_per_connection: args.streams,
@@ -412,7 +417,8 @@ fn attack(args: &AttackArgs) -> anyhow::Result<Exit> {
         Some(p) => vec![via_target(&args.targets, p)?],
         None => targets(&args.targets)?,
     };
-    let to_stdout = args.output.is_none() && !std::io::stdout().is_terminal();
+    let to_stdout =
+        args.output.is_none() && args.summary.is_none() && !std::io::stdout().is_terminal();
     let sink: Sink = match (&args.output, to_stdout) {
         (Some(path), _) => Some(RecordWriter::new(create(path)?, args.format.into())),
         (None, true) => Some(RecordWriter::new(
@@ -445,6 +451,10 @@ fn attack(args: &AttackArgs) -> anyhow::Result<Exit> {
             summary??
         }
     };
+    if let Some(path) = &args.summary {
+        std::fs::write(path, load::report::json(&summary))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
     if sink_was_terminal(args) {
         print!("{}", load::report::text(&summary));
     }

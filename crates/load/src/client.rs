@@ -5,7 +5,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
 
-use endpoints::client::{Client, ClientConfig, ClientError, RequestSpec};
+use endpoints::client::{Client, ClientConfig, ClientError, ConnPolicy, HttpVersion, RequestSpec};
 
 use crate::attack::{attack, AttackError, AttackPlan, Sink};
 use crate::live::LiveStats;
@@ -67,14 +67,47 @@ impl Requester for EndpointsRequester {
     }
 }
 
-/// Worker threads for request tasks: the machine's cores, at least 2 (the timing and collector
+/// Worker threads for request lanes: the machine's cores, at least 2 (the timing and collector
 /// threads are separate OS threads).
 fn worker_threads() -> usize {
     std::thread::available_parallelism().map_or(2, |n| n.get().max(2))
 }
 
-/// Runs one attack with a fresh client built from `config` on a runtime of its own, blocking
-/// until every request has finished and been written. Closes the client's connections after.
+/// The clients that carry an attack, one per lane.
+///
+/// HTTP/2 and HTTP/3 with a pool of `n` connections become `n` clients of one connection each:
+/// the shared pool fills one connection up to its stream limit before opening the next, so at
+/// a low in-flight count a single connection (and for HTTP/3 a single QUIC endpoint, whose
+/// driver is one task) would carry everything and one core would do all the work. Separate
+/// clients spread requests evenly over all `n` connections, and HTTP/3 gets one endpoint (one
+/// UDP socket and driver task) per connection. HTTP/1.1 (a connection per in-flight request)
+/// and new-connection-per-request keep one client, shared by one lane per worker thread.
+pub fn lane_clients(config: &ClientConfig) -> Result<Vec<Client>, ClientError> {
+    match config.policy {
+        ConnPolicy::Pool {
+            max_connections,
+            max_streams_per_connection,
+        } if config.http != HttpVersion::H1 && max_connections > 1 => (0..max_connections)
+            .map(|_| {
+                Client::new(ClientConfig {
+                    policy: ConnPolicy::Pool {
+                        max_connections: 1,
+                        max_streams_per_connection,
+                    },
+                    ..config.clone()
+                })
+            })
+            .collect(),
+        _ => {
+            let client = Client::new(config.clone())?;
+            Ok(vec![client; worker_threads()])
+        }
+    }
+}
+
+/// Runs one attack with fresh clients built from `config` (see [`lane_clients`]) on a runtime
+/// of its own, blocking until every request has finished and been written. Closes the clients'
+/// connections after.
 pub fn run_blocking(
     plan: AttackPlan,
     config: ClientConfig,
@@ -88,10 +121,14 @@ pub fn run_blocking(
         .build()
         .map_err(RunError::Runtime)?;
     runtime.block_on(async move {
-        let client = Client::new(config)?;
-        let requester = Arc::new(EndpointsRequester::new(client.clone()));
-        let result = attack(plan, requester, sink, live, stop).await;
-        client.close().await;
+        let clients = lane_clients(&config)?;
+        let lanes = clients
+            .iter()
+            .map(|c| EndpointsRequester::new(c.clone()))
+            .collect();
+        let result = attack(plan, lanes, sink, live, stop).await;
+        // Concurrently: each QUIC endpoint waits briefly for its peer to see the close.
+        futures_util::future::join_all(clients.iter().map(Client::close)).await;
         Ok(result?)
     })
 }

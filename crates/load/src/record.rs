@@ -9,7 +9,7 @@ use std::io::{BufRead, Write};
 use serde::{Deserialize, Serialize};
 
 /// The result of one scheduled request.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ResultRecord {
     /// 0-based request number in the schedule.
     pub seq: u64,

@@ -41,7 +41,8 @@ impl Outcome {
     }
 }
 
-/// An HTTP client the attack can drive; `send` is called concurrently from many tasks.
+/// An HTTP client the attack can drive: one per lane; `send` is called for many requests in
+/// flight at once (their futures run concurrently inside the lane's task).
 pub trait Requester: Send + Sync + 'static {
     /// Sends one request and reports its outcome; never panics on network input.
     fn send(&self, target: Target) -> impl Future<Output = Outcome> + Send;

@@ -118,10 +118,14 @@ fn http1_timeouts_do_not_leak_connections_beyond_the_pool() {
     let accepted = counts.accepted.load(Ordering::SeqCst);
     // Every timeout replaces a connection, so many are opened over the run...
     assert!(accepted > pool, "only {accepted} connections: no timeouts?");
-    // ...but never more than the pool at once (one extra for the server noticing a close late).
+    // ...but never more than the pool at once, give or take closes the server has not noticed
+    // yet. A freed connection goes to the oldest waiting request (FIFO), which against a silent
+    // server times out soon after, so connections churn (~100/s here) and the one-thread server
+    // can see up to a pool's worth of just-closed sockets as still open. A leak keeps them all:
+    // the maximum then approaches the number accepted (~100-200).
     let max = counts.max.load(Ordering::SeqCst);
     assert!(
-        max <= pool + 1,
+        max <= 2 * pool,
         "{max} connections open at once with a pool of {pool} ({accepted} accepted)"
     );
 }

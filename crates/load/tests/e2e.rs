@@ -167,3 +167,21 @@ fn new_connection_per_request_times_every_handshake() {
         assert!(records.iter().all(|r| handshake(r).is_some()));
     }
 }
+
+#[test]
+fn a_pool_of_several_connections_uses_every_one() {
+    let server = Server::start();
+    for http in [HttpVersion::H2, HttpVersion::H3] {
+        let policy = ConnPolicy::Pool {
+            max_connections: 4,
+            max_streams_per_connection: 100,
+        };
+        let (summary, records) = attack(server.port(), http, policy);
+        check(http, &summary, &records);
+        // Requests are spread over the pool, not piled onto the first connection until its
+        // stream limit: at 200 req/s (a few in flight) every one of the 4 connections opens,
+        // each exactly once.
+        let fresh = records.iter().filter(|r| !r.reused).count();
+        assert_eq!(fresh, 4, "h{}: connections opened", http.label());
+    }
+}
