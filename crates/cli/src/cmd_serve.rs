@@ -47,6 +47,10 @@ pub struct QuicArgs {
     /// the client keeps none (default: on, as quinn and Chrome).
     #[arg(long)]
     pub no_address_token: bool,
+    /// Server: answer requests that arrive as 0-RTT data before the handshake completes
+    /// (0.5-RTT; off by default: quic-go's client stalls with it).
+    #[arg(long)]
+    pub early_response: bool,
 }
 
 impl QuicArgs {
@@ -67,6 +71,7 @@ impl QuicArgs {
             gso: !self.no_gso,
             qlog_dir: self.qlog_dir.clone(),
             address_token: !self.no_address_token,
+            early_response: self.early_response,
             ..QuicOptions::default()
         })
     }

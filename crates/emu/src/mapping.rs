@@ -352,6 +352,11 @@ pub fn serve_args(f: &FlowSpec, addr: Ipv4Addr) -> Result<Vec<String>, EmuError>
         "1024".into(),
     ];
     a.extend(knob_args(f)?);
+    // A 0-RTT request is answered before the handshake completes, as the simulator's quinn
+    // server does (off otherwise: see `QuicOptions::early_response`).
+    if f.stack == Stack::Quic && f.quic.zero_rtt {
+        a.push("--early-response".into());
+    }
     Ok(a)
 }
 
@@ -474,6 +479,17 @@ mod tests {
             sv.starts_with("serve --listen 10.99.2.1:4433 --http 3"),
             "{sv}"
         );
+    }
+
+    #[test]
+    fn zero_rtt_flows_get_a_server_that_answers_early() {
+        let mut f = download(Stack::Quic);
+        let addr = Ipv4Addr::new(10, 99, 2, 1);
+        let off = serve_args(&f, addr).unwrap();
+        assert!(!off.iter().any(|a| a == "--early-response"), "{off:?}");
+        f.quic.zero_rtt = true;
+        let on = serve_args(&f, addr).unwrap();
+        assert!(on.iter().any(|a| a == "--early-response"), "{on:?}");
     }
 
     #[test]

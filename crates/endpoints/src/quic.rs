@@ -142,6 +142,12 @@ pub struct QuicOptions {
     /// them across its connections and presents one in the next Initial. Off: none sent, stored
     /// or accepted.
     pub address_token: bool,
+    /// Server only: answer requests that arrive as 0-RTT data before the handshake completes
+    /// (0.5-RTT), as the simulator's quinn server does. Off by default: quic-go's client stalls
+    /// (seen: most 300 kB downloads time out) when the server's HTTP/3 set-up goes out before
+    /// the handshake is confirmed, so the interop matrix keeps the conservative server; the
+    /// emulator turns it on for flows with `zero_rtt = true`, where it is what 0-RTT saves.
+    pub early_response: bool,
 }
 
 impl Default for QuicOptions {
@@ -159,6 +165,7 @@ impl Default for QuicOptions {
             idle_timeout: Duration::from_secs(30),
             qlog_dir: None,
             address_token: true,
+            early_response: false,
         }
     }
 }

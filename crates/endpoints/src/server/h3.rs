@@ -97,11 +97,16 @@ pub(super) async fn accept_loop(
 
 async fn serve(connecting: quinn::Connecting, shared: Arc<Shared>) {
     let started = Instant::now();
-    // 0.5-RTT: a request that arrives as 0-RTT data is answered at once, before the client's
+    // 0.5-RTT (when `early_response` is on, see QuicOptions): a request that arrives as 0-RTT data is answered at once, before the client's
     // Finished, as browsers' servers (and the simulator's quinn server) do; waiting for the
     // handshake made 0-RTT save nothing. quinn still caps what goes to the unvalidated address
     // at 3× the bytes received (RFC 9000 §8.1) unless the client presented an address token.
-    let conn = match connecting.into_0rtt() {
+    let early = if shared.early_response {
+        connecting.into_0rtt()
+    } else {
+        Err(connecting)
+    };
+    let conn = match early {
         Ok((conn, established)) => {
             let watchdog = conn.clone();
             let limit = shared.handshake_timeout;
@@ -113,7 +118,7 @@ async fn serve(connecting: quinn::Connecting, shared: Arc<Shared>) {
             });
             conn
         }
-        // quinn always allows 0.5-RTT on incoming connections; kept for a future refusal.
+        // Off, or (quinn always allows 0.5-RTT on incoming connections) a future refusal.
         Err(connecting) => match tokio::time::timeout(shared.handshake_timeout, connecting).await {
             Ok(Ok(c)) => c,
             Ok(Err(e)) => {

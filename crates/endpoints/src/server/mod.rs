@@ -201,6 +201,8 @@ pub(crate) struct Shared {
     /// One permit per open connection ([`ServerConfig::max_connections`]).
     pub connections: Arc<tokio::sync::Semaphore>,
     pub max_response_size: Option<u64>,
+    /// Answer 0-RTT requests before the handshake completes ([`QuicOptions::early_response`]).
+    pub early_response: bool,
 }
 
 /// A server whose listeners are bound and whose accept loops run on the current tokio runtime.
@@ -243,6 +245,7 @@ impl RunningServer {
             idle_timeout: cfg.idle_timeout,
             connections: Arc::new(tokio::sync::Semaphore::new(cfg.max_connections)),
             max_response_size: cfg.max_response_size,
+            early_response: cfg.quic.early_response,
         });
 
         let mut tasks = Vec::new();
