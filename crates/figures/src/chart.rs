@@ -266,6 +266,25 @@ enum Key {
     Bar,
 }
 
+/// Height in px the legend entries take when drawn by [`legend`] (the same steps).
+fn legend_height(entries: &[(String, String, Key)]) -> u32 {
+    let mut y = 30;
+    for (label, note, _) in entries {
+        y += 16 * wrap(label).len() as u32;
+        if !note.is_empty() {
+            y += 14 * wrap_at(note, " · ").len() as u32 + 2;
+        }
+        y += 4;
+    }
+    y + 10
+}
+
+/// The SVG size for a plot of `size` beside `entries`: taller than asked when the legend needs
+/// it (a legend cut off at the bottom hides series), the plot itself keeps `size`'s height.
+fn fitted(size: (u32, u32), entries: &[(String, String, Key)]) -> (u32, u32) {
+    (size.0, size.1.max(legend_height(entries)))
+}
+
 /// Draws the legend entries (label + optional note) into `area`, top-down.
 fn legend(area: &Area<'_>, entries: &[(String, String, Key)]) -> Result<(), ChartError> {
     let label_style = TextStyle::from((FONT, 13).into_font()).color(&BLACK);
@@ -316,6 +335,14 @@ fn legend(area: &Area<'_>, entries: &[(String, String, Key)]) -> Result<(), Char
     Ok(())
 }
 
+/// The plot area (left, `size`'s height less the footnote's line) and the legend column (right,
+/// the whole height) of a chart drawn on `root`, which may be taller than `size` (see [`fitted`]).
+fn split<'a>(root: &Area<'a>, size: (u32, u32)) -> (Area<'a>, Area<'a>) {
+    let (left, side) = root.split_horizontally(size.0.saturating_sub(LEGEND_W));
+    let (plot, _) = left.split_vertically(size.1.saturating_sub(28));
+    (plot, side)
+}
+
 /// Draws `footnote` at the bottom of `root`.
 fn footnote(root: &Area<'_>, text: &str, height: u32) -> Result<(), ChartError> {
     if text.is_empty() {
@@ -328,12 +355,18 @@ fn footnote(root: &Area<'_>, text: &str, height: u32) -> Result<(), ChartError> 
 
 /// Renders a [`LineChart`] as an SVG document of `size` pixels.
 pub fn line_chart(c: &LineChart, size: (u32, u32)) -> Result<String, ChartError> {
+    let bars = matches!(c.x_axis, XAxis::Categories(_));
+    let key = if bars { Key::Bar } else { Key::Marker };
+    let entries: Vec<(String, String, Key)> = c
+        .lines
+        .iter()
+        .map(|l| (l.label.clone(), l.note.clone(), key))
+        .collect();
     let mut buf = String::new();
     {
-        let root = SVGBackend::with_string(&mut buf, size).into_drawing_area();
+        let root = SVGBackend::with_string(&mut buf, fitted(size, &entries)).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
-        let body = root.margin(0, 28, 0, 0);
-        let (plot, side) = body.split_horizontally(size.0.saturating_sub(LEGEND_W));
+        let (plot, side) = split(&root, size);
         let all = c.lines.iter().flat_map(|l| l.points.iter());
         let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
         for x in c.x_extent.iter().copied().filter(|x| x.is_finite()) {
@@ -362,7 +395,6 @@ pub fn line_chart(c: &LineChart, size: (u32, u32)) -> Result<String, ChartError>
         } else {
             padded(y0, y1)
         };
-        let bars = matches!(c.x_axis, XAxis::Categories(_));
         // Values spanning two decades or more (rates from 1 kbit/s to 100 Mbit/s) on a log
         // axis, so the small ones are not squashed against the origin.
         let log_x = c.log_x && !bars && c.x_extent.iter().all(|x| *x > 0.0);
@@ -457,12 +489,6 @@ pub fn line_chart(c: &LineChart, size: (u32, u32)) -> Result<String, ChartError>
             };
             draw_lines(&mut chart, c, bars, bar_w, y0, dodge)?;
         }
-        let key = if bars { Key::Bar } else { Key::Marker };
-        let entries: Vec<(String, String, Key)> = c
-            .lines
-            .iter()
-            .map(|l| (l.label.clone(), l.note.clone(), key))
-            .collect();
         legend(&side, &entries)?;
         footnote(&root, &c.footnote, size.1)?;
         root.present().map_err(err)?;
@@ -554,17 +580,16 @@ pub fn cdf_chart(c: &CdfChart, size: (u32, u32)) -> Result<String, ChartError> {
         .collect();
     let xs = curves.iter().flat_map(|(_, p)| p.iter().map(|(x, _)| *x));
     let (lo, hi) = xs.fold((f64::MAX, f64::MIN), |(a, b), x| (a.min(x), b.max(x)));
+    let entries: Vec<(String, String, Key)> = c
+        .curves
+        .iter()
+        .map(|l| (l.label.clone(), l.note.clone(), Key::Line))
+        .collect();
     let mut buf = String::new();
     {
-        let root = SVGBackend::with_string(&mut buf, size).into_drawing_area();
+        let root = SVGBackend::with_string(&mut buf, fitted(size, &entries)).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
-        let body = root.margin(0, 28, 0, 0);
-        let (plot, side) = body.split_horizontally(size.0.saturating_sub(LEGEND_W));
-        let entries: Vec<(String, String, Key)> = c
-            .curves
-            .iter()
-            .map(|l| (l.label.clone(), l.note.clone(), Key::Line))
-            .collect();
+        let (plot, side) = split(&root, size);
         if c.log_x {
             let (lo, hi) = if lo <= hi && lo > 0.0 {
                 (lo / 1.5, hi * 1.5)
@@ -662,21 +687,27 @@ pub fn panel_chart(c: &PanelChart, width: u32, panel_h: u32) -> Result<String, C
         .flat_map(|p| p.lines.iter().flat_map(|(_, pts)| pts.iter().map(|p| p.0)))
         .fold(0.0, f64::max)
         .max(1e-3);
+    let mut labels: Vec<String> = Vec::new();
+    for p in &c.panels {
+        for (l, _) in &p.lines {
+            if !labels.contains(l) {
+                labels.push(l.clone());
+            }
+        }
+    }
+    let entries: Vec<(String, String, Key)> = labels
+        .iter()
+        .map(|l| (l.clone(), String::new(), Key::Line))
+        .collect();
+    let (_, total) = fitted((width, height), &entries);
     let mut buf = String::new();
     {
-        let root = SVGBackend::with_string(&mut buf, (width, height)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut buf, (width, total)).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
         let root = root.titled(&c.title, (FONT, 17)).map_err(err)?;
         let (plots, side) = root.split_horizontally(width.saturating_sub(LEGEND_W));
+        let (plots, _) = plots.split_vertically(height.saturating_sub(40));
         let areas = plots.split_evenly((n, 1));
-        let mut labels: Vec<String> = Vec::new();
-        for p in &c.panels {
-            for (l, _) in &p.lines {
-                if !labels.contains(l) {
-                    labels.push(l.clone());
-                }
-            }
-        }
         for (k, (panel, area)) in c.panels.iter().zip(&areas).enumerate() {
             let y_max = panel
                 .lines
@@ -717,10 +748,6 @@ pub fn panel_chart(c: &PanelChart, width: u32, panel_h: u32) -> Result<String, C
                     .map_err(err)?;
             }
         }
-        let entries: Vec<(String, String, Key)> = labels
-            .into_iter()
-            .map(|l| (l, String::new(), Key::Line))
-            .collect();
         legend(&side, &entries)?;
         root.present().map_err(err)?;
     }
@@ -785,6 +812,63 @@ mod tests {
         assert!(wrap(&"y".repeat(90))
             .iter()
             .all(|l| l.chars().count() <= LEGEND_CHARS));
+    }
+
+    /// The `y` of the SVG `<text>` element holding `label`, and the document's height.
+    fn text_y(svg: &str, label: &str) -> (Option<f64>, f64) {
+        let attr = |tag: &str, name: &str| -> Option<f64> {
+            let i = tag.find(&format!(" {name}=\""))? + name.len() + 3;
+            tag[i..].split('"').next()?.parse().ok()
+        };
+        let height = attr(&svg[..svg.find('>').unwrap_or(0)], "height").unwrap_or(0.0);
+        let y = svg.split("<text").skip(1).find_map(|t| {
+            let end = t.find("</text>")?;
+            let content = &t[t.find('>')? + 1..end];
+            (content.trim() == label).then(|| attr(t, "y")).flatten()
+        });
+        (y, height)
+    }
+
+    #[test]
+    fn a_long_legend_makes_the_figure_taller_instead_of_losing_entries() {
+        let lines: Vec<Line> = (0..16)
+            .map(|i| Line {
+                label: format!("experiment=fig{i}, variant=model 1:{i} + I-bit"),
+                note: "n/N = 100/100".into(),
+                points: vec![CiPoint {
+                    x: 1.0,
+                    mean: 1.0,
+                    low: 0.9,
+                    high: 1.1,
+                }],
+            })
+            .collect();
+        let c = LineChart {
+            title: "t".into(),
+            x_label: "x".into(),
+            y_label: "y".into(),
+            x_axis: XAxis::Numeric,
+            lines,
+            log_x: false,
+            x_extent: vec![0.0, 2.0],
+            footnote: "f".into(),
+        };
+        let svg = line_chart(&c, (900, 500)).expect("drawn");
+        let (y, height) = text_y(&svg, "variant=model 1:15 + I-bit");
+        let y = y.expect("the last legend entry is drawn");
+        assert!(height > 500.0, "the figure grew for its legend: {height}");
+        assert!(
+            y < height,
+            "last entry at y = {y}, inside the {height} px figure"
+        );
+        let few = LineChart {
+            lines: c.lines[..2].to_vec(),
+            ..c
+        };
+        assert_eq!(
+            text_y(&line_chart(&few, (900, 500)).expect("drawn"), "t").1,
+            500.0
+        );
     }
 
     #[test]

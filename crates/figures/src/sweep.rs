@@ -160,6 +160,7 @@ pub fn axis_set(p: &crate::data::PointData) -> BTreeSet<&str> {
 pub fn plottable_axes(d: &ResultsDir) -> Vec<String> {
     varying_axes(d)
         .into_iter()
+        .filter(|a| a != EXPERIMENT_AXIS)
         .filter(|a| {
             let sets: BTreeSet<BTreeSet<&str>> = d
                 .points
@@ -172,8 +173,14 @@ pub fn plottable_axes(d: &ResultsDir) -> Vec<String> {
         .collect()
 }
 
+/// The axis `quiclab reproduce` gives each of a study's experiments. Experiments are separate
+/// set-ups: they are never an x axis, and experiments that share an axis get a figure each
+/// rather than one figure mixing their series.
+pub const EXPERIMENT_AXIS: &str = "experiment";
+
 /// One figure per (metric, axis) where the axis takes at least two values and the metric was
-/// measured somewhere; metrics and axes in the order given.
+/// measured somewhere — per experiment when several experiments share the axis; metrics and
+/// axes in the order given.
 pub fn figures(
     d: &ResultsDir,
     metrics: &[String],
@@ -183,12 +190,33 @@ pub fn figures(
     let mut out = Vec::new();
     for m in metrics {
         for a in axes {
-            if let Some(f) = figure(d, m, a, &flow_names)? {
-                out.push(f);
+            let facets = experiments_with(d, a);
+            if facets.len() < 2 {
+                out.extend(figure(d, m, a, &flow_names, None)?);
+                continue;
+            }
+            for e in &facets {
+                out.extend(figure(d, m, a, &flow_names, Some(e))?);
             }
         }
     }
     Ok(out)
+}
+
+/// The experiments (values of [`EXPERIMENT_AXIS`], in order of appearance) whose points have
+/// `axis`.
+fn experiments_with(d: &ResultsDir, axis: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for p in &d.points {
+        let has_axis = p.axes.iter().any(|(k, _)| k == axis);
+        let exp = p.axes.iter().find(|(k, _)| k == EXPERIMENT_AXIS);
+        if let (true, Some((_, e))) = (has_axis, exp) {
+            if !out.contains(e) {
+                out.push(e.clone());
+            }
+        }
+    }
+    out
 }
 
 /// One drawn cell: x, the statistics, n (runs with the value) and N (runs recorded).
@@ -205,6 +233,7 @@ fn figure(
     metric_path: &str,
     axis: &str,
     flow_names: &[String],
+    experiment: Option<&str>,
 ) -> Result<Option<Figure>, FigureError> {
     let value_of = |p: &crate::data::PointData, k: &str| {
         p.axes.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone())
@@ -213,6 +242,7 @@ fn figure(
         .points
         .iter()
         .filter(|p| value_of(p, axis).is_some())
+        .filter(|p| experiment.is_none_or(|e| value_of(p, EXPERIMENT_AXIS).as_deref() == Some(e)))
         .collect();
     let mut x_values: Vec<String> = Vec::new();
     for p in &subset {
@@ -321,7 +351,10 @@ fn figure(
     if missing > 0 {
         foot.push_str(&format!(" · ⚠ {missing} run(s) without a value"));
     }
-    let title = format!("{label} vs {axis}");
+    let title = match experiment {
+        Some(e) => format!("{label} vs {axis} ({e})"),
+        None => format!("{label} vs {axis}"),
+    };
     let c = LineChart {
         title: title.clone(),
         x_label,
@@ -334,11 +367,19 @@ fn figure(
     };
     let svg = chart::line_chart(&c, SIZE)?;
     Ok(Some(Figure {
-        id: format!(
-            "sweep-{}-vs-{}",
-            metric::slug(metric_path),
-            metric::slug(axis)
-        ),
+        id: match experiment {
+            Some(e) => format!(
+                "sweep-{}-{}-vs-{}",
+                metric::slug(e),
+                metric::slug(metric_path),
+                metric::slug(axis)
+            ),
+            None => format!(
+                "sweep-{}-vs-{}",
+                metric::slug(metric_path),
+                metric::slug(axis)
+            ),
+        },
         title,
         caption: format!(
             "{} against {axis}; one {} per {}. {foot}.",

@@ -167,3 +167,53 @@ fn a_study_is_plotted_against_each_experiments_parameter() {
         "{e}"
     );
 }
+
+#[test]
+fn experiments_sharing_an_axis_get_a_figure_each() {
+    // seed001's shape: every experiment sweeps link.delay and variants; one figure mixing all
+    // experiments' series would be unreadable (and its legend too long).
+    let mut points = Vec::new();
+    for exp in ["fig7", "p0.02"] {
+        for variant in ["1:1", "1:10"] {
+            for delay in ["1ms", "5ms"] {
+                points.push(vec![
+                    ("experiment", exp),
+                    ("variant", variant),
+                    ("link.delay", delay),
+                ]);
+            }
+        }
+    }
+    let d = dir(points, 2, |p, _| Some(1.0 + p as f64));
+    assert_eq!(
+        figures::sweep::plottable_axes(&d),
+        ["variant", "link.delay"],
+        "experiment is never an x axis"
+    );
+    let opts = PlotOptions {
+        metrics: vec!["flows.*.completion_s".into()],
+        ..PlotOptions::default()
+    };
+    let figs = figures::figures(&d, &opts).expect("figures");
+    let ids: Vec<&str> = figs
+        .iter()
+        .filter(|f| f.kind == FigureKind::Sweep)
+        .map(|f| f.id.as_str())
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "sweep-fig7-flows.0.completion_s-vs-variant",
+            "sweep-p0.02-flows.0.completion_s-vs-variant",
+            "sweep-fig7-flows.0.completion_s-vs-link.delay",
+            "sweep-p0.02-flows.0.completion_s-vs-link.delay",
+        ]
+    );
+    let fig7 = figs
+        .iter()
+        .find(|f| f.id == "sweep-fig7-flows.0.completion_s-vs-link.delay")
+        .unwrap();
+    assert!(fig7.title.ends_with("(fig7)"), "{}", fig7.title);
+    assert!(fig7.svg.contains("variant=1:10"), "its own series");
+    assert!(!fig7.svg.contains("p0.02"), "no other experiment's series");
+}
