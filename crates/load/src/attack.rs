@@ -125,10 +125,52 @@ impl Done {
     }
 }
 
+/// Starts the clock once every attack thread is ready (runtime built, timer open), so the
+/// first requests are not late by the threads' set-up time.
+#[derive(Default)]
+struct StartGate {
+    /// Threads ready, and the start once set.
+    state: Mutex<(usize, Option<Instant>)>,
+    changed: std::sync::Condvar,
+}
+
+impl StartGate {
+    /// Called by each attack thread: waits for the start.
+    fn ready(&self) -> Instant {
+        let mut st = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        st.0 += 1;
+        self.changed.notify_all();
+        loop {
+            if let Some(start) = st.1 {
+                return start;
+            }
+            st = self
+                .changed
+                .wait(st)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+
+    /// Called by the launching thread: waits until `threads` are ready, then starts the clock.
+    fn start(&self, threads: usize) -> Instant {
+        let mut st = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        while st.0 < threads {
+            st = self
+                .changed
+                .wait(st)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+        let start = Instant::now();
+        st.1 = Some(start);
+        self.changed.notify_all();
+        start
+    }
+}
+
 /// Shared, read-only context of the attack threads.
 struct Context {
     plan: AttackPlan,
-    start: Instant,
+    gate: StartGate,
     live: Arc<LiveStats>,
     /// Requests released and not yet finished, over all threads (the in-flight cap).
     inflight: AtomicUsize,
@@ -195,7 +237,7 @@ pub fn attack<R: Requester>(
     };
     let ctx = Context {
         plan,
-        start: Instant::now(),
+        gate: StartGate::default(),
         live: live.clone(),
         inflight: AtomicUsize::new(0),
         stop,
@@ -235,6 +277,8 @@ pub fn attack<R: Requester>(
         }
         // The writer ends once every thread's sender is gone.
         drop(records);
+        // Also after a failed spawn: the threads already running then stop at once.
+        ctx.gate.start(threads.len());
         let mut first_error = spawn_error;
         for t in threads {
             let result = t
@@ -406,9 +450,17 @@ fn run_thread<R: Requester>(
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+        .map_err(|e| format!("cannot start the async runtime: {e}"));
+    let timer = runtime.as_ref().map_err(Clone::clone).and_then(|rt| {
+        // The timer registers with this runtime's reactor.
+        let _entered = rt.enter();
+        Timer::new().map_err(|e| format!("cannot create a timer: {e}"))
+    });
+    // Every thread reports ready, also after a failure, so the others are not held up.
+    let start = ctx.gate.ready();
+    let (runtime, timer) = (runtime?, timer?);
     let result = runtime.block_on(async {
-        let result = run_share(ctx, k, &lanes, &metrics, records).await;
+        let result = run_share(ctx, start, k, timer, &lanes, &metrics, records).await;
         // Concurrently: each QUIC endpoint waits briefly for its peer to see the close.
         futures_util::future::join_all(lanes.iter().map(Requester::close)).await;
         result
@@ -432,12 +484,13 @@ enum Wake {
 /// first; release what is due; record what finished.
 async fn run_share<R: Requester>(
     ctx: &Context,
+    start: Instant,
     k: u64,
+    mut timer: Timer,
     lanes: &[R],
     metrics: &Mutex<Metrics>,
     records: Option<std_mpsc::SyncSender<Vec<Done>>>,
 ) -> Result<(), String> {
-    let mut timer = Timer::new().map_err(|e| format!("cannot create a timer: {e}"))?;
     let max_inflight = ctx.plan.max_inflight;
     let mut running = FuturesUnordered::new();
     let mut next = ctx.plan.schedule.slot(k);
@@ -463,7 +516,7 @@ async fn run_share<R: Requester>(
                 }
             }
             if let Some(slot) = next {
-                if timer.poll_until(ctx.start + slot.at, cx).is_ready() {
+                if timer.poll_until(start + slot.at, cx).is_ready() {
                     return Poll::Ready(Wake::Due);
                 }
             }
@@ -512,7 +565,7 @@ async fn run_share<R: Requester>(
                     &ctx.plan.schedule,
                     first,
                     ctx.threads,
-                    ctx.start.elapsed(),
+                    start.elapsed(),
                     MAX_BATCH,
                     &mut due,
                 );
@@ -522,7 +575,7 @@ async fn run_share<R: Requester>(
                     // Reserve first, so threads together never exceed the cap.
                     if ctx.inflight.fetch_add(1, Ordering::AcqRel) < max_inflight {
                         started += 1;
-                        running.push(run_request(ctx, &lanes[next_lane], slot));
+                        running.push(run_request(ctx, start, &lanes[next_lane], slot));
                         next_lane = (next_lane + 1) % lanes.len();
                     } else {
                         ctx.inflight.fetch_sub(1, Ordering::AcqRel);
@@ -574,7 +627,12 @@ fn record_batch(
     Ok(())
 }
 
-async fn run_request<R: Requester>(ctx: &Context, requester: &R, slot: Slot) -> Done {
+async fn run_request<R: Requester>(
+    ctx: &Context,
+    start: Instant,
+    requester: &R,
+    slot: Slot,
+) -> Done {
     let targets = &ctx.plan.targets;
     let target = &targets[(slot.seq % targets.len() as u64) as usize];
     let sent = Instant::now();
@@ -587,11 +645,11 @@ async fn run_request<R: Requester>(ctx: &Context, requester: &R, slot: Slot) -> 
         .await
         .unwrap_or_else(|_| Outcome::failed(format!("timeout after {timeout:?}")));
     let done = Instant::now();
-    let intended = ctx.start + slot.at;
+    let intended = start + slot.at;
     let lateness = sent.saturating_duration_since(intended);
     Done {
         slot,
-        sent_ns: Some(nanos(sent.saturating_duration_since(ctx.start))),
+        sent_ns: Some(nanos(sent.saturating_duration_since(start))),
         late: lateness > ctx.plan.late_threshold,
         latency_ns: nanos(done.saturating_duration_since(intended)),
         service_ns: Some(nanos(done.saturating_duration_since(sent))),
