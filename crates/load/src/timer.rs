@@ -144,26 +144,31 @@ mod tests {
 
     #[test]
     fn median_lateness_is_well_below_tokio_timer_granularity() {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        let late = rt.block_on(async {
-            let mut timer = Timer::new().unwrap();
-            let start = Instant::now();
-            let mut late: Vec<Duration> = Vec::new();
-            for i in 1..=100u64 {
-                // Deadlines off the millisecond grid.
-                let deadline = start + Duration::from_micros(1_130 * i);
-                std::future::poll_fn(|cx| timer.poll_until(deadline, cx)).await;
-                late.push(Instant::now() - deadline);
-            }
-            late.sort();
-            late[late.len() / 2]
-        });
+        // tokio's timer rounds deadlines up to its 1 ms wheel: deadlines off the millisecond
+        // grid would be ~0.5 ms late in the median. The best median of three attempts, so a
+        // burst of load from tests running alongside does not decide the verdict.
+        let median = || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async {
+                let mut timer = Timer::new().unwrap();
+                let start = Instant::now();
+                let mut late: Vec<Duration> = Vec::new();
+                for i in 1..=100u64 {
+                    let deadline = start + Duration::from_micros(1_130 * i);
+                    std::future::poll_fn(|cx| timer.poll_until(deadline, cx)).await;
+                    late.push(Instant::now() - deadline);
+                }
+                late.sort();
+                late[late.len() / 2]
+            })
+        };
+        let best = (0..3).map(|_| median()).min().unwrap();
         assert!(
-            late < Duration::from_micros(500),
-            "median lateness {late:?}"
+            best < Duration::from_micros(300),
+            "best median lateness of three attempts {best:?}"
         );
     }
 }
