@@ -48,7 +48,7 @@ pub struct QuicArgs {
     #[arg(long)]
     pub no_address_token: bool,
     /// Server: answer requests that arrive as 0-RTT data before the handshake completes
-    /// (0.5-RTT; off by default: quic-go's client stalls with it).
+    /// (0.5-RTT; off by default: only 0-RTT requests gain from it).
     #[arg(long)]
     pub early_response: bool,
 }

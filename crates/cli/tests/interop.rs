@@ -258,3 +258,54 @@ fn failing_pair_fails_the_command() {
     let pair = &j["pairs"][0];
     assert_eq!(pair["status"], "failed", "{pair}");
 }
+
+/// quic-go's client against `quiclab serve --early-response` (0.5-RTT), the pair that stalled:
+/// quic-go's ClientHello spans two Initials and the server opened its HTTP/3 streams before the
+/// second arrived (see crates/endpoints/tests/early_response.rs). 13 of 20 loopback downloads
+/// passed before the fix, so eight repetitions all pass by chance with probability ≈ 3%.
+#[test]
+fn loopback_quic_go_client_gets_early_responses_without_stalling() {
+    let out = TempDir::new("early");
+    let peers = TempDir::new("early-peers");
+    std::fs::copy(
+        repo().join("peers/quic-go.toml"),
+        peers.path().join("quic-go.toml"),
+    )
+    .unwrap();
+    let ours = std::fs::read_to_string(repo().join("peers/quiclab.toml")).unwrap();
+    let early = ours
+        .replace("name = \"quiclab\"", "name = \"quiclab-early\"")
+        .replace(
+            "\"--ready-file\", \"{out_dir}/ready\"]",
+            "\"--ready-file\", \"{out_dir}/ready\", \"--early-response\"]",
+        );
+    assert!(
+        early.contains("quiclab-early") && early.contains("--early-response"),
+        "peers/quiclab.toml changed shape; update this test:\n{ours}"
+    );
+    std::fs::write(peers.path().join("quiclab-early.toml"), early).unwrap();
+    let (j, o) = interop_json(
+        &[
+            "--loopback",
+            "--peers",
+            peers.path().to_str().unwrap(),
+            "--clients",
+            "quic-go",
+            "--servers",
+            "quiclab-early",
+            "--size",
+            "300kB",
+            "--repetitions",
+            "8",
+            "--timeout",
+            "10s",
+            "--base-port",
+            "24800",
+        ],
+        out.path(),
+    );
+    assert_passed(&j, "quic-go", "quiclab-early", out.path());
+    let runs = j["pairs"][0]["runs"].as_array().unwrap().len();
+    assert_eq!(runs, 8, "{j}");
+    assert!(o.status.success(), "{}", text(&o));
+}

@@ -353,7 +353,8 @@ pub fn serve_args(f: &FlowSpec, addr: Ipv4Addr) -> Result<Vec<String>, EmuError>
     ];
     a.extend(knob_args(f)?);
     // A 0-RTT request is answered before the handshake completes, as the simulator's quinn
-    // server does (off otherwise: see `QuicOptions::early_response`).
+    // server does (off otherwise: see `QuicOptions::early_response`; safe with every client
+    // since the server waits for the whole ClientHello, see tests/early_response.rs there).
     if f.stack == Stack::Quic && f.quic.zero_rtt {
         a.push("--early-response".into());
     }

@@ -143,10 +143,12 @@ pub struct QuicOptions {
     /// or accepted.
     pub address_token: bool,
     /// Server only: answer requests that arrive as 0-RTT data before the handshake completes
-    /// (0.5-RTT), as the simulator's quinn server does. Off by default: quic-go's client stalls
-    /// (seen: most 300 kB downloads time out) when the server's HTTP/3 set-up goes out before
-    /// the handshake is confirmed, so the interop matrix keeps the conservative server; the
-    /// emulator turns it on for flows with `zero_rtt = true`, where it is what 0-RTT saves.
+    /// (0.5-RTT), as the simulator's quinn server does; the server's HTTP/3 set-up goes out in
+    /// 0.5-RTT too, once the whole ClientHello is read (earlier, quinn never woke the stream
+    /// opening and clients with a two-packet ClientHello, quic-go and Chromium, stalled). Off by
+    /// default: a request that is not 0-RTT arrives with the client's Finished and gains
+    /// nothing, and the conservative server sends nothing before the handshake is confirmed;
+    /// the emulator turns it on for flows with `zero_rtt = true`, where it is what 0-RTT saves.
     pub early_response: bool,
 }
 

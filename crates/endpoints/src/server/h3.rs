@@ -95,14 +95,32 @@ pub(super) async fn accept_loop(
     }
 }
 
-async fn serve(connecting: quinn::Connecting, shared: Arc<Shared>) {
+async fn serve(mut connecting: quinn::Connecting, shared: Arc<Shared>) {
     let started = Instant::now();
-    // 0.5-RTT (when `early_response` is on, see QuicOptions): a request that arrives as 0-RTT data is answered at once, before the client's
-    // Finished, as browsers' servers (and the simulator's quinn server) do; waiting for the
-    // handshake made 0-RTT save nothing. quinn still caps what goes to the unvalidated address
-    // at 3× the bytes received (RFC 9000 §8.1) unless the client presented an address token.
+    // 0.5-RTT (when `early_response` is on, see QuicOptions): a request that arrives as 0-RTT
+    // data is answered at once, before the client's Finished, as browsers' servers (and the
+    // simulator's quinn server) do; waiting for the handshake made 0-RTT save nothing. quinn
+    // still caps what goes to the unvalidated address at 3× the bytes received (RFC 9000 §8.1)
+    // unless the client presented an address token.
     let early = if shared.early_response {
-        connecting.into_0rtt()
+        // Not before the whole ClientHello is read: quinn accepts a connection on its first
+        // Initial, but a ClientHello with a post-quantum key share (quic-go, Chromium) spans
+        // two, and the client's transport parameters — its stream limits — are in the second.
+        // Opened earlier, our HTTP/3 control stream meets a limit of zero and quinn-proto
+        // (0.11.19) raises the limit without waking the waiting `open_uni`: no SETTINGS, no
+        // answer, the client times out. The ClientHello is complete before the server's first
+        // flight goes out, so this costs no round trip.
+        match tokio::time::timeout(shared.handshake_timeout, connecting.handshake_data()).await {
+            Ok(Ok(_)) => connecting.into_0rtt(),
+            Ok(Err(e)) => {
+                tracing::debug!("QUIC handshake failed: {e}");
+                return;
+            }
+            Err(_) => {
+                tracing::debug!("QUIC handshake timed out");
+                return;
+            }
+        }
     } else {
         Err(connecting)
     };
