@@ -148,6 +148,13 @@ pub struct QuicOptions {
     /// the handshake is confirmed, so the interop matrix keeps the conservative server; the
     /// emulator turns it on for flows with `zero_rtt = true`, where it is what 0-RTT saves.
     pub early_response: bool,
+    /// Ask the peer to acknowledge less often (the ACK frequency extension,
+    /// draft-ietf-quic-ack-frequency, which quinn implements and every quinn endpoint accepts):
+    /// an ACK once more than this many ack-eliciting packets arrived, else after the peer's
+    /// maximum ACK delay. `None` (the default, and what the emulator's flows use): nothing asked,
+    /// the peer acknowledges every second packet (RFC 9000). A load test on loopback sets it so
+    /// the server does not acknowledge every other request it receives.
+    pub ack_eliciting_threshold: Option<u32>,
 }
 
 impl Default for QuicOptions {
@@ -166,6 +173,7 @@ impl Default for QuicOptions {
             qlog_dir: None,
             address_token: true,
             early_response: false,
+            ack_eliciting_threshold: None,
         }
     }
 }
@@ -243,6 +251,11 @@ impl QuicOptions {
             self.cc.0,
             Arc::new(CcProbe::default()),
         ));
+        if let Some(n) = self.ack_eliciting_threshold {
+            let mut a = quinn::AckFrequencyConfig::default();
+            a.ack_eliciting_threshold(VarInt::from_u32(n));
+            t.ack_frequency_config(Some(a));
+        }
         t.qlog_stream(qlog);
         t
     }
