@@ -78,11 +78,6 @@ struct ClientArgs {
     /// one, silently drops Initials larger than 1452 bytes, so a 1500 start never connects to it.
     #[arg(long, value_name = "BYTES", default_value_t = 1228)]
     quic_mtu: u16,
-    /// HTTP/3: ask the server to acknowledge only once more than N ack-eliciting packets arrived
-    /// (or after its maximum ACK delay), through QUIC's ACK frequency extension [default: not
-    /// asked, an ACK every second packet].
-    #[arg(long, value_name = "N")]
-    quic_ack_eliciting_threshold: Option<u32>,
     /// Connections in the pool [default: 256 for HTTP/1.1, 4 for HTTP/2 and HTTP/3; HTTP/2 and
     /// HTTP/3 requests are dealt round-robin over all of them].
     #[arg(long, value_name = "N")]
@@ -333,7 +328,6 @@ fn client_config(args: &ClientArgs, http: HttpVersion) -> ClientConfig {
         quic: QuicOptions {
             mtu: args.quic_mtu,
             mtu_discovery: true,
-            ack_eliciting_threshold: args.quic_ack_eliciting_threshold,
             ..QuicOptions::default()
         },
         ..ClientConfig::default()

@@ -152,8 +152,10 @@ pub struct QuicOptions {
     /// draft-ietf-quic-ack-frequency, which quinn implements and every quinn endpoint accepts):
     /// an ACK once more than this many ack-eliciting packets arrived, else after the peer's
     /// maximum ACK delay. `None` (the default, and what the emulator's flows use): nothing asked,
-    /// the peer acknowledges every second packet (RFC 9000). A load test on loopback sets it so
-    /// the server does not acknowledge every other request it receives.
+    /// the peer acknowledges every second packet (RFC 9000). `serve --ack-eliciting-threshold`
+    /// sets it on a load-test server: its clients (any quinn-based one) then send fewer ACK-only
+    /// datagrams for the 8 packets of each 11 kB response. On the client side it would only thin
+    /// the server's ACKs, which ride on response packets anyway.
     pub ack_eliciting_threshold: Option<u32>,
 }
 
@@ -324,6 +326,19 @@ pub fn bind_udp(addr: SocketAddr) -> Result<std::net::UdpSocket, QuicSetupError>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // quinn keeps the config private; its Debug form is the only view of what was set.
+    #[test]
+    fn the_ack_frequency_request_is_off_unless_asked() {
+        let off = format!("{:?}", QuicOptions::default().transport_config(None));
+        assert!(off.contains("ack_frequency_config: None"), "{off}");
+        let on = QuicOptions {
+            ack_eliciting_threshold: Some(15),
+            ..QuicOptions::default()
+        };
+        let on = format!("{:?}", on.transport_config(None));
+        assert!(on.contains("ack_eliciting_threshold: 15"), "{on}");
+    }
 
     // The writer itself is tested in `transport::qlog`; this checks the process-wide sink.
     #[test]
