@@ -351,6 +351,14 @@ def memory_run(binary, url, proto, rate, seconds, tmp):
             f"{last / 1024:.1f} | {max_rss / 1024:.1f} | {'flat' if flat else 'GROWS'} |")
 
 
+def load_average():
+    """The 1-minute load average: the figures depend on what else the machine runs."""
+    try:
+        return float(open("/proc/loadavg").read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return float("nan")
+
+
 def fmt(x, d=2):
     return "–" if x is None else f"{x:.{d}f}"
 
@@ -396,6 +404,7 @@ def main():
         START, TOP = 4000, 16000
     CONFIRM = not args.no_confirm
     began = time.monotonic()
+    load_before = load_average()
     tmp = tempfile.mkdtemp(prefix="bench-load-")
     ready = os.path.join(tmp, "ready")
     server = subprocess.Popen([QUICLAB, "serve", "--listen", "127.0.0.1:0", "--ready-file", ready, "--quiet"])
@@ -433,7 +442,9 @@ def main():
                  "achieved / requested at 1000/s | success % at 1000/s | p50 ms | p90 ms | p99 ms | mean ms |\n"
                  "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n" + "\n".join(rows) + "\n")
         took = time.monotonic() - began
-        print(f"\n{table}\n(search steps of {dur} s; {took / 60:.1f} min)")
+        loads = f"load average {load_before:.1f} at the start, {load_average():.1f} at the end"
+        print(f"\n{table}\n(search steps of {dur} s; {took / 60:.1f} min; {loads})")
+        table += f"\n{loads}\n"
         if args.memory_run:
             mem_rows = []
             for proto in ["1.1", "2", "3"]:

@@ -85,6 +85,10 @@ struct ClientArgs {
     /// Concurrent streams per HTTP/2 or HTTP/3 connection.
     #[arg(long, value_name = "N", default_value_t = 100)]
     streams: usize,
+    /// Attack threads, each with its own connections, timer and histograms [default: one per
+    /// core; HTTP/2 and HTTP/3 use at most one per connection].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
+    threads: Option<u16>,
     /// Open a fresh connection (full handshake) for every request.
     #[arg(long, conflicts_with_all = ["connections"])]
     new_connection_per_request: bool,
@@ -305,6 +309,12 @@ fn targets(args: &TargetArgs) -> anyhow::Result<Vec<Target>> {
     Ok(out)
 }
 
+/// Attack threads: `--threads`, or one per core.
+fn threads(args: &ClientArgs) -> usize {
+    args.threads
+        .map_or_else(load::client::default_threads, usize::from)
+}
+
 fn client_config(args: &ClientArgs, http: HttpVersion) -> ClientConfig {
     let policy = if args.new_connection_per_request {
         ConnPolicy::PerRequest
@@ -439,7 +449,14 @@ fn attack(args: &AttackArgs) -> anyhow::Result<Exit> {
     let stop = stop_flag()?;
     let run = || {
         with_progress(&live, || {
-            load::client::run_blocking(plan, config, sink, live.clone(), stop.clone())
+            load::client::run_blocking(
+                plan,
+                config,
+                threads(&args.client),
+                sink,
+                live.clone(),
+                stop.clone(),
+            )
         })
     };
     let summary = match path {
@@ -755,6 +772,7 @@ fn sweep_points(args: &SweepArgs, path: Option<&EmulatedPath>) -> anyhow::Result
                     load::client::run_blocking(
                         plan,
                         client_config(&args.client, http),
+                        threads(&args.client),
                         sink,
                         live.clone(),
                         stop.clone(),

@@ -1,49 +1,58 @@
-//! The attack: a dedicated timing thread releases requests at their intended times (open model),
-//! a few long-lived *lane* tasks carry them, and a collector thread streams records to the
-//! writer and histograms.
+//! The attack: one thread per core, each releasing its share of the requests at their intended
+//! times (open model) on its own connections, and a writer thread streaming records when a
+//! results stream is wanted.
 //!
 //! Request `i` leaves at `start + t_i` whether or not earlier ones finished. Its latency counts
 //! from `t_i`, so a slow server or a late scheduler shows up in the numbers instead of silently
 //! lowering the load (no coordinated omission). Requests that cannot start because `max_inflight`
 //! are already running are *skipped with a record* (never delayed, which would bunch them up).
 //!
-//! Why lanes and batches: at tens of thousands of requests per second, a spawned task per request
-//! (an allocation, a cross-thread wake-up of the runtime, a record sent on its own) cost more CPU
-//! than the HTTP exchange. Now each wake-up of the timing thread hands every request that is due
-//! at that instant to the lanes in one message per lane, each lane drives its requests as futures
-//! inside one task, and finished requests go to the collector in batches. Requests are still
-//! released at their own intended times and never early.
+//! Why threads that each do everything: the generator shares the machine with the server it
+//! tests, so its CPU per request is what limits both. Handing requests from a timing thread to
+//! a multi-threaded runtime cost a futex wake-up and a context switch per request, the lanes'
+//! connection tasks migrated between workers, and every finished request touched shared
+//! counters and histograms. Now attack thread `k` of `n` owns the requests `k, k+n, k+2n, …`,
+//! its own lanes (and so its own connections), a `timerfd` for the schedule in its own event
+//! loop (a current-thread tokio runtime), and its own histograms: releasing, carrying and
+//! recording a request never involves another thread. Within a thread, every request due when
+//! it wakes goes out in that wake-up, dealt round-robin to its lanes, and runs as a future of
+//! that thread's one attack task (no task per request). Requests are still released at their
+//! own intended times and never early.
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::mpsc as std_mpsc;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::Poll;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use futures_util::stream::{FuturesUnordered, StreamExt};
-use futures_util::FutureExt;
-use tokio::sync::{mpsc, oneshot};
 
 use crate::live::LiveStats;
-use crate::metrics::Summary;
+use crate::metrics::{Metrics, Summary};
 use crate::record::{RecordError, RecordWriter, ResultRecord};
 use crate::requester::{Outcome, Requester};
 use crate::schedule::{Ramp, Schedule, Slot};
 use crate::targets::Target;
+use crate::timer::Timer;
 
-/// Batches of finished requests waiting for the collector. With [`MAX_BATCH`] records per batch
-/// at most 65,536 records wait; a stuck output back-pressures the lanes and then the scheduler
-/// (visible as lateness) instead of growing memory without bound.
+/// Batches of finished requests waiting for the writer. With [`MAX_BATCH`] records per batch
+/// at most 65,536 records wait; a stuck output back-pressures the attack threads (visible as
+/// lateness) instead of growing memory without bound.
 const RECORD_BATCHES: usize = 256;
 
-/// How often an idle collector looks for finished requests: at most this much delay before a
-/// record reaches the results file and the live counters, and 1000 wake-ups a second at most
-/// while nothing arrives (a busy collector does not sleep).
+/// How often an idle writer looks for finished requests: at most this much delay before a
+/// record reaches the results file, and 1000 wake-ups a second at most while nothing arrives
+/// (a busy writer does not sleep).
 const COLLECT_INTERVAL: Duration = Duration::from_millis(1);
 
-/// Most requests released in one wake-up of the timing thread, and most records in one batch to
-/// the collector: bounds the memory of one message and keeps a long-late timer from starving
-/// the lanes.
+/// Most requests released in one wake-up of an attack thread, and most records in one batch to
+/// the writer: bounds the memory of one message and keeps a long-late timer from starving the
+/// requests in flight.
 pub const MAX_BATCH: usize = 256;
+
+/// Most attack threads (`--threads`): far more than cores only adds context switches.
+pub const MAX_THREADS: usize = 64;
 
 /// Everything that defines one attack.
 #[derive(Debug, Clone)]
@@ -73,6 +82,9 @@ pub enum AttackError {
     /// No lanes (requesters) to carry requests.
     #[error("the attack has no requesters")]
     NoLanes,
+    /// More attack threads than [`MAX_THREADS`].
+    #[error("--threads must be between 1 and {MAX_THREADS}")]
+    BadThreads,
     /// `max_inflight` is zero or too large.
     #[error("--max-inflight must be between 1 and 1000000")]
     BadInflight,
@@ -87,14 +99,8 @@ pub enum AttackError {
 /// Where records go: a results writer, or nowhere (only the summary is kept).
 pub type Sink = Option<RecordWriter<Box<dyn Write + Send>>>;
 
-/// One request released by the timing thread to a lane.
-#[derive(Debug, Clone, Copy)]
-struct Job {
-    slot: Slot,
-}
-
-/// What a lane learnt about one request; the collector turns it into a [`ResultRecord`]
-/// (filling the labels from one reused record, so finishing a request allocates no strings).
+/// What happened to one request; turned into a [`ResultRecord`] by filling one reused record
+/// (so finishing a request allocates no strings).
 #[derive(Debug)]
 struct Done {
     slot: Slot,
@@ -106,23 +112,85 @@ struct Done {
     outcome: Outcome,
 }
 
-/// Shared, read-only context of the lanes and the timing thread.
-struct Context {
-    plan: AttackPlan,
-    start: Instant,
-    records: mpsc::Sender<Vec<Done>>,
-    live: Arc<LiveStats>,
-    /// Requests released and not yet finished (only the timing thread adds).
-    inflight: AtomicUsize,
+impl Done {
+    fn skipped(slot: Slot) -> Self {
+        Self {
+            slot,
+            sent_ns: None,
+            late: false,
+            latency_ns: 0,
+            service_ns: None,
+            outcome: Outcome::default(),
+        }
+    }
 }
 
-/// Runs the attack on the current tokio runtime and returns the summary of all its records.
-/// Requests are dealt round-robin to `lanes` (one task each: typically one per pooled
-/// connection, or one per worker thread). `stop` ends scheduling early (requests in flight
-/// still finish and are recorded).
-pub async fn attack<R: Requester>(
+/// Starts the clock once every attack thread is ready (runtime built, timer open), so the
+/// first requests are not late by the threads' set-up time.
+#[derive(Default)]
+struct StartGate {
+    /// Threads ready, and the start once set.
+    state: Mutex<(usize, Option<Instant>)>,
+    changed: std::sync::Condvar,
+}
+
+impl StartGate {
+    /// Called by each attack thread: waits for the start.
+    fn ready(&self) -> Instant {
+        let mut st = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        st.0 += 1;
+        self.changed.notify_all();
+        loop {
+            if let Some(start) = st.1 {
+                return start;
+            }
+            st = self
+                .changed
+                .wait(st)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+
+    /// Called by the launching thread: waits until `threads` are ready, then starts the clock.
+    fn start(&self, threads: usize) -> Instant {
+        let mut st = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        while st.0 < threads {
+            st = self
+                .changed
+                .wait(st)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+        let start = Instant::now();
+        st.1 = Some(start);
+        self.changed.notify_all();
+        start
+    }
+}
+
+/// Shared, read-only context of the attack threads.
+struct Context {
     plan: AttackPlan,
-    lanes: Vec<R>,
+    gate: StartGate,
+    live: Arc<LiveStats>,
+    /// Requests released and not yet finished, over all threads (the in-flight cap).
+    inflight: AtomicUsize,
+    stop: Arc<AtomicBool>,
+    labels: Labels,
+    threads: u64,
+}
+
+/// Runs the attack and returns the summary of all its records, blocking until every request
+/// has finished and been written.
+///
+/// `shards` holds one set of lanes per attack thread (at most [`MAX_THREADS`]; sets without
+/// lanes are dropped): thread `k` of `n` carries requests `k, k+n, …`, dealt round-robin to its
+/// lanes (typically one per connection it owns), on a current-thread runtime of its own on
+/// which the lanes' connections also run. After the attack each lane's
+/// [`Requester::close`] runs on its thread. `stop` ends scheduling early (requests in flight
+/// still finish and are recorded).
+pub fn attack<R: Requester>(
+    plan: AttackPlan,
+    shards: Vec<Vec<R>>,
     sink: Sink,
     live: Arc<LiveStats>,
     stop: Arc<AtomicBool>,
@@ -130,13 +198,16 @@ pub async fn attack<R: Requester>(
     if plan.targets.is_empty() {
         return Err(AttackError::NoTargets);
     }
-    if lanes.is_empty() {
+    let shards: Vec<Vec<R>> = shards.into_iter().filter(|s| !s.is_empty()).collect();
+    if shards.is_empty() {
         return Err(AttackError::NoLanes);
+    }
+    if shards.len() > MAX_THREADS {
+        return Err(AttackError::BadThreads);
     }
     if plan.max_inflight == 0 || plan.max_inflight > 1_000_000 {
         return Err(AttackError::BadInflight);
     }
-    let (tx, rx) = mpsc::channel(RECORD_BATCHES);
     let phases = match plan.schedule.ramp() {
         Ramp::Steps { rates, .. } => rates.len(),
         _ => 1,
@@ -151,57 +222,88 @@ pub async fn attack<R: Requester>(
         http: plan.http.clone(),
         ..ResultRecord::default()
     };
-    let collector = spawn_collector(
-        rx,
-        sink,
-        live.clone(),
-        Labels {
-            template,
-            phase_labels,
-            start_unix_ns,
-            max_inflight: plan.max_inflight,
-        },
-    )?;
-    let ctx = Arc::new(Context {
+    let labels = Labels {
+        template,
+        phase_labels,
+        start_unix_ns,
+        max_inflight: plan.max_inflight,
+    };
+    let (records, writer) = match sink {
+        Some(sink) => {
+            let (tx, rx) = std_mpsc::sync_channel(RECORD_BATCHES);
+            (Some(tx), Some((rx, sink)))
+        }
+        None => (None, None),
+    };
+    let ctx = Context {
         plan,
-        start: Instant::now(),
-        records: tx,
-        live,
+        gate: StartGate::default(),
+        live: live.clone(),
         inflight: AtomicUsize::new(0),
-    });
-    let handle = tokio::runtime::Handle::current();
-    let mut senders = Vec::with_capacity(lanes.len());
-    let mut tasks = Vec::with_capacity(lanes.len());
-    for requester in lanes {
-        let (jobs_tx, jobs_rx) = mpsc::unbounded_channel();
-        senders.push(jobs_tx);
-        tasks.push(handle.spawn(run_lane(ctx.clone(), requester, jobs_rx)));
-    }
-    let (done_tx, done_rx) = oneshot::channel();
-    std::thread::Builder::new()
-        .name("quiclab-load-timer".into())
-        .spawn(move || {
-            run_timer(&ctx, senders, &stop);
-            // Dropping the context (and the lanes' copies as they end) closes the record
-            // channel once every request has finished.
-            drop(ctx);
-            let _ = done_tx.send(());
-        })
-        .map_err(|e| AttackError::Thread(e.to_string()))?;
-    done_rx
-        .await
-        .map_err(|_| AttackError::Thread("the timing thread died".into()))?;
-    for task in tasks {
-        task.await
-            .map_err(|e| AttackError::Thread(format!("a request lane died: {e}")))?;
-    }
-    tokio::task::spawn_blocking(move || collector.join())
-        .await
-        .map_err(|e| AttackError::Thread(e.to_string()))?
-        .map_err(|_| AttackError::Thread("the collector thread died".into()))?
+        stop,
+        labels,
+        threads: shards.len() as u64,
+    };
+    let ctx = &ctx;
+    std::thread::scope(|scope| {
+        let writer = match writer {
+            Some((rx, sink)) => Some(
+                std::thread::Builder::new()
+                    .name("quiclab-load-writer".into())
+                    .spawn_scoped(scope, move || write_records(rx, sink, &ctx.labels))
+                    .map_err(|e| AttackError::Thread(e.to_string()))?,
+            ),
+            None => None,
+        };
+        let mut threads = Vec::with_capacity(shards.len());
+        let mut spawn_error = None;
+        for (k, lanes) in shards.into_iter().enumerate() {
+            let records = records.clone();
+            let metrics = live.shard();
+            let spawned = std::thread::Builder::new()
+                .name(format!("quiclab-load-{k}"))
+                .spawn_scoped(scope, move || {
+                    run_thread(ctx, k as u64, lanes, metrics, records)
+                });
+            match spawned {
+                Ok(t) => threads.push(t),
+                Err(e) => {
+                    // Stop the threads already running; they finish what they started.
+                    ctx.stop.store(true, Ordering::Relaxed);
+                    spawn_error = Some(AttackError::Thread(e.to_string()));
+                    break;
+                }
+            }
+        }
+        // The writer ends once every thread's sender is gone.
+        drop(records);
+        // Also after a failed spawn: the threads already running then stop at once.
+        ctx.gate.start(threads.len());
+        let mut first_error = spawn_error;
+        for t in threads {
+            let result = t
+                .join()
+                .unwrap_or_else(|_| Err("an attack thread panicked".into()));
+            if let (Err(e), None) = (result, first_error.as_ref()) {
+                first_error = Some(AttackError::Thread(e));
+            }
+        }
+        if let Some(w) = writer {
+            let result = w
+                .join()
+                .unwrap_or_else(|_| Err(AttackError::Thread("the writer thread died".into())));
+            if let (Err(e), None) = (result, first_error.as_ref()) {
+                first_error = Some(e);
+            }
+        }
+        match first_error {
+            Some(e) => Err(e),
+            None => Ok(live.summary()),
+        }
+    })
 }
 
-/// What the collector needs to turn a [`Done`] into a record.
+/// What turns a [`Done`] into a record.
 struct Labels {
     /// A record carrying the attack, HTTP and current phase labels; every other field is
     /// overwritten per request.
@@ -213,7 +315,7 @@ struct Labels {
 
 impl Labels {
     /// Fills `rec` (the reused record) from `d`; the phase label is only copied when it changes.
-    fn fill(&self, rec: &mut ResultRecord, current_phase: &mut usize, d: Done) {
+    fn fill(&self, rec: &mut ResultRecord, current_phase: &mut usize, d: &Done) {
         if d.slot.phase != *current_phase {
             *current_phase = d.slot.phase;
             rec.phase.clear();
@@ -222,7 +324,7 @@ impl Labels {
             }
         }
         let intended_ns = nanos(d.slot.at);
-        let o = d.outcome;
+        let o = &d.outcome;
         rec.seq = d.slot.seq;
         rec.intended_ns = intended_ns;
         rec.intended_unix_ns = self.start_unix_ns.saturating_add(intended_ns);
@@ -238,69 +340,67 @@ impl Labels {
         rec.bytes_out = o.bytes_out;
         rec.status = o.status;
         rec.reused = o.reused_connection;
-        rec.error = match (d.sent_ns, o.error) {
-            (None, _) => Some(format!(
-                "not sent: max in-flight ({}) reached",
-                self.max_inflight
-            )),
-            (Some(_), e) => e,
-        };
+        match (d.sent_ns, &o.error) {
+            (None, _) => {
+                rec.error = Some(format!(
+                    "not sent: max in-flight ({}) reached",
+                    self.max_inflight
+                ))
+            }
+            // Reuses the record's string when the previous request failed too.
+            (Some(_), Some(e)) => match &mut rec.error {
+                Some(s) => {
+                    s.clear();
+                    s.push_str(e);
+                }
+                None => rec.error = Some(e.clone()),
+            },
+            (Some(_), None) => rec.error = None,
+        }
     }
 }
 
-/// The collector: the only owner of the output, so records are written in completion order.
-fn spawn_collector(
-    mut rx: mpsc::Receiver<Vec<Done>>,
-    mut sink: Sink,
-    live: Arc<LiveStats>,
-    labels: Labels,
-) -> Result<std::thread::JoinHandle<Result<Summary, AttackError>>, AttackError> {
-    std::thread::Builder::new()
-        .name("quiclab-load-collector".into())
-        .spawn(move || {
-            let mut first_error = None;
-            let mut record = labels.template.clone();
-            let mut phase = 0;
-            let mut open = true;
-            while open {
-                // Polled, not woken: a sender only wakes a waiting receiver, and the collector
-                // never waits on the channel, so finishing a request costs the lanes no
-                // cross-thread wake-up (these were a futex call per record). It drains what
-                // arrived, then sleeps COLLECT_INTERVAL when there was nothing.
-                let mut drained = false;
-                // One lock of the live metrics per drain, not per record.
-                live.with_metrics(|m| loop {
-                    let batch = match rx.try_recv() {
-                        Ok(batch) => batch,
-                        Err(mpsc::error::TryRecvError::Empty) => break,
-                        Err(mpsc::error::TryRecvError::Disconnected) => {
-                            open = false;
-                            break;
-                        }
-                    };
-                    drained = true;
-                    for done in batch {
-                        labels.fill(&mut record, &mut phase, done);
-                        m.add(&record);
-                        if let (Some(writer), None) = (sink.as_mut(), first_error.as_ref()) {
-                            // Keep draining after a write error so lanes never block on us.
-                            first_error = writer.write(&record).err();
-                        }
-                    }
-                });
-                if open && !drained {
-                    std::thread::sleep(COLLECT_INTERVAL);
-                }
+/// The writer: the only owner of the output, so records are written in the order batches
+/// arrive (completion order within each thread).
+fn write_records(
+    rx: std_mpsc::Receiver<Vec<Done>>,
+    mut sink: RecordWriter<Box<dyn Write + Send>>,
+    labels: &Labels,
+) -> Result<(), AttackError> {
+    let mut first_error = None;
+    let mut record = labels.template.clone();
+    let mut phase = 0;
+    loop {
+        // Polled, not woken: a blocking receive would make every sender wake this thread (a
+        // futex call per batch, i.e. per request at moderate rates). It drains what arrived,
+        // then sleeps COLLECT_INTERVAL when there was nothing.
+        let batch = match rx.try_recv() {
+            Ok(batch) => batch,
+            Err(std_mpsc::TryRecvError::Empty) => {
+                std::thread::sleep(COLLECT_INTERVAL);
+                continue;
             }
-            if let (Some(writer), None) = (sink.as_mut(), first_error.as_ref()) {
-                first_error = writer.flush().err();
+            Err(std_mpsc::TryRecvError::Disconnected) => break,
+        };
+        if first_error.is_some() {
+            // Keep draining after a write error so the attack threads never block on us.
+            continue;
+        }
+        for done in &batch {
+            labels.fill(&mut record, &mut phase, done);
+            if let Err(e) = sink.write(&record) {
+                first_error = Some(e);
+                break;
             }
-            match first_error {
-                Some(e) => Err(e.into()),
-                None => Ok(live.summary()),
-            }
-        })
-        .map_err(|e| AttackError::Thread(e.to_string()))
+        }
+    }
+    if first_error.is_none() {
+        first_error = sink.flush().err();
+    }
+    match first_error {
+        Some(e) => Err(e.into()),
+        None => Ok(()),
+    }
 }
 
 /// Makes sleeps end within microseconds of their deadline (the default slack is 50 µs).
@@ -312,11 +412,13 @@ fn tighten_timer_slack() {
     }
 }
 
-/// The slots from `next` on that are due at `elapsed` since the start (at most `max`), in order;
-/// returns them and the first slot not yet due (`None`: the schedule has ended).
+/// The slots of one attack thread (every `stride`-th, from `next` on) that are due at `elapsed`
+/// since the start (at most `max`), in order; returns them and the thread's first slot not yet
+/// due (`None`: its share of the schedule has ended).
 fn due_slots(
     schedule: &Schedule,
     next: Slot,
+    stride: u64,
     elapsed: Duration,
     max: usize,
     out: &mut Vec<Slot>,
@@ -327,138 +429,227 @@ fn due_slots(
             break;
         }
         out.push(s);
-        slot = schedule.slot(s.seq + 1);
+        slot = schedule.slot(s.seq + stride);
     }
     slot
-}
-
-/// The timing loop: sleep to the next absolute deadline, then release every request due by
-/// then (or skip it when `max_inflight` are running), one message per lane.
-fn run_timer(ctx: &Arc<Context>, lanes: Vec<mpsc::UnboundedSender<Vec<Job>>>, stop: &AtomicBool) {
-    tighten_timer_slack();
-    let max_inflight = ctx.plan.max_inflight;
-    let mut per_lane: Vec<Vec<Job>> = vec![Vec::new(); lanes.len()];
-    let mut due = Vec::with_capacity(MAX_BATCH);
-    let mut next_lane = 0;
-    let mut next = ctx.plan.schedule.slot(0);
-    while let Some(first) = next {
-        // Absolute deadlines: a late wake-up never shifts later requests.
-        let deadline = ctx.start + first.at;
-        let now = Instant::now();
-        if deadline > now {
-            std::thread::sleep(deadline - now);
-        }
-        if stop.load(Ordering::Relaxed) {
-            break;
-        }
-        due.clear();
-        next = due_slots(
-            &ctx.plan.schedule,
-            first,
-            ctx.start.elapsed(),
-            MAX_BATCH,
-            &mut due,
-        );
-        let mut skipped = Vec::new();
-        for &slot in &due {
-            ctx.live.scheduled_one();
-            // Only this thread adds, so the check cannot be overtaken.
-            if ctx.inflight.load(Ordering::Acquire) < max_inflight {
-                ctx.inflight.fetch_add(1, Ordering::AcqRel);
-                ctx.live.started_one();
-                per_lane[next_lane].push(Job { slot });
-                next_lane = (next_lane + 1) % lanes.len();
-            } else {
-                skipped.push(Done {
-                    slot,
-                    sent_ns: None,
-                    late: false,
-                    latency_ns: 0,
-                    service_ns: None,
-                    outcome: Outcome::default(),
-                });
-            }
-        }
-        for (lane, jobs) in lanes.iter().zip(per_lane.iter_mut()) {
-            if !jobs.is_empty() && lane.send(std::mem::take(jobs)).is_err() {
-                // A lane died (it panicked); its join reports the error.
-                return;
-            }
-        }
-        if !skipped.is_empty() && ctx.records.blocking_send(skipped).is_err() {
-            return;
-        }
-    }
-    // Dropping the senders tells each lane that no more requests come.
 }
 
 fn nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
-/// One lane: receives batches of due requests and drives them concurrently as futures inside
-/// this one task, sending finished ones to the collector in batches. Ends when the timing
-/// thread is done and every request it was given has finished.
-async fn run_lane<R: Requester>(
-    ctx: Arc<Context>,
-    requester: R,
-    mut jobs: mpsc::UnboundedReceiver<Vec<Job>>,
-) {
+/// One attack thread: builds its runtime, runs its share of the attack, closes its lanes.
+fn run_thread<R: Requester>(
+    ctx: &Context,
+    k: u64,
+    lanes: Vec<R>,
+    metrics: Arc<Mutex<Metrics>>,
+    records: Option<std_mpsc::SyncSender<Vec<Done>>>,
+) -> Result<(), String> {
+    tighten_timer_slack();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"));
+    let timer = runtime.as_ref().map_err(Clone::clone).and_then(|rt| {
+        // The timer registers with this runtime's reactor.
+        let _entered = rt.enter();
+        Timer::new().map_err(|e| format!("cannot create a timer: {e}"))
+    });
+    // Every thread reports ready, also after a failure, so the others are not held up.
+    let start = ctx.gate.ready();
+    let (runtime, timer) = (runtime?, timer?);
+    let result = runtime.block_on(async {
+        let result = run_share(ctx, start, k, timer, &lanes, &metrics, records).await;
+        // Concurrently: each QUIC endpoint waits briefly for its peer to see the close.
+        futures_util::future::join_all(lanes.iter().map(Requester::close)).await;
+        result
+    });
+    // The runtime ends with this thread; connection tasks still on it are dropped with it.
+    drop(runtime);
+    result
+}
+
+/// What woke an attack thread.
+enum Wake {
+    /// A request finished.
+    Finished(Done),
+    /// The next slot is due (or scheduling should stop).
+    Due,
+    /// Nothing is left to schedule or wait for.
+    End,
+}
+
+/// Thread `k`'s share of the attack: sleep to its next deadline or a response, whichever comes
+/// first; release what is due; record what finished.
+async fn run_share<R: Requester>(
+    ctx: &Context,
+    start: Instant,
+    k: u64,
+    mut timer: Timer,
+    lanes: &[R],
+    metrics: &Mutex<Metrics>,
+    records: Option<std_mpsc::SyncSender<Vec<Done>>>,
+) -> Result<(), String> {
+    let max_inflight = ctx.plan.max_inflight;
     let mut running = FuturesUnordered::new();
-    let mut open = true;
-    let mut finished = Vec::new();
+    let mut next = ctx.plan.schedule.slot(k);
+    let mut next_lane = 0;
+    let mut due = Vec::with_capacity(MAX_BATCH);
+    let mut finished: Vec<Done> = Vec::new();
+    let mut record = ctx.labels.template.clone();
+    let mut phase = 0;
+    let mut prefer_finished = false;
     loop {
-        tokio::select! {
-            // Finished requests first: they free in-flight places.
-            Some(done) = running.next(), if !running.is_empty() => {
+        // Finished requests and due ones take turns when both are ready, so neither starves
+        // the other when the thread falls behind.
+        prefer_finished = !prefer_finished;
+        let wake = std::future::poll_fn(|cx| {
+            let mut finished_one =
+                |cx: &mut std::task::Context<'_>| match running.poll_next_unpin(cx) {
+                    Poll::Ready(Some(done)) => Some(Wake::Finished(done)),
+                    _ => None,
+                };
+            if prefer_finished {
+                if let Some(w) = finished_one(cx) {
+                    return Poll::Ready(w);
+                }
+            }
+            if let Some(slot) = next {
+                if timer.poll_until(start + slot.at, cx).is_ready() {
+                    return Poll::Ready(Wake::Due);
+                }
+            }
+            if !prefer_finished {
+                if let Some(w) = finished_one(cx) {
+                    return Poll::Ready(w);
+                }
+            }
+            if next.is_none() && running.is_empty() {
+                return Poll::Ready(Wake::End);
+            }
+            Poll::Pending
+        })
+        .await;
+        match wake {
+            Wake::End => break,
+            Wake::Finished(done) => {
                 finished.push(done);
                 // Everything else already finished goes in the same batch.
                 while finished.len() < MAX_BATCH {
-                    match running.next().now_or_never() {
+                    match futures_util::FutureExt::now_or_never(running.next()) {
                         Some(Some(done)) => finished.push(done),
                         _ => break,
                     }
                 }
                 let n = finished.len();
-                // The collector only goes away when every sender is gone: cannot fail while we run.
-                let _ = ctx.records.send(std::mem::take(&mut finished)).await;
                 ctx.inflight.fetch_sub(n, Ordering::AcqRel);
-                for _ in 0..n {
-                    ctx.live.finished_one();
-                }
+                ctx.live.finished(n as u64);
+                record_batch(
+                    ctx,
+                    metrics,
+                    &records,
+                    &mut record,
+                    &mut phase,
+                    &mut finished,
+                )?;
             }
-            batch = jobs.recv(), if open => match batch {
-                Some(batch) => {
-                    for job in batch {
-                        running.push(run_request(&ctx, &requester, job));
+            Wake::Due => {
+                let Some(first) = next else { continue };
+                if ctx.stop.load(Ordering::Relaxed) {
+                    next = None;
+                    continue;
+                }
+                due.clear();
+                next = due_slots(
+                    &ctx.plan.schedule,
+                    first,
+                    ctx.threads,
+                    start.elapsed(),
+                    MAX_BATCH,
+                    &mut due,
+                );
+                ctx.live.scheduled(due.len() as u64);
+                let mut started = 0;
+                for &slot in &due {
+                    // Reserve first, so threads together never exceed the cap.
+                    if ctx.inflight.fetch_add(1, Ordering::AcqRel) < max_inflight {
+                        started += 1;
+                        running.push(run_request(ctx, start, &lanes[next_lane], slot));
+                        next_lane = (next_lane + 1) % lanes.len();
+                    } else {
+                        ctx.inflight.fetch_sub(1, Ordering::AcqRel);
+                        finished.push(Done::skipped(slot));
                     }
                 }
-                None => open = false,
-            },
-            else => break,
+                ctx.live.started(started);
+                if !finished.is_empty() {
+                    record_batch(
+                        ctx,
+                        metrics,
+                        &records,
+                        &mut record,
+                        &mut phase,
+                        &mut finished,
+                    )?;
+                }
+            }
         }
     }
+    Ok(())
 }
 
-async fn run_request<R: Requester>(ctx: &Context, requester: &R, job: Job) -> Done {
-    let slot = job.slot;
+/// Adds finished requests to this thread's histograms and hands them to the writer, if any.
+fn record_batch(
+    ctx: &Context,
+    metrics: &Mutex<Metrics>,
+    records: &Option<std_mpsc::SyncSender<Vec<Done>>>,
+    record: &mut ResultRecord,
+    phase: &mut usize,
+    finished: &mut Vec<Done>,
+) -> Result<(), String> {
+    {
+        // Only this thread adds to its metrics; the progress display reads them once a second.
+        let mut m = metrics.lock().unwrap_or_else(PoisonError::into_inner);
+        for done in finished.iter() {
+            ctx.labels.fill(record, phase, done);
+            m.add(record);
+        }
+    }
+    match records {
+        Some(tx) => {
+            // Blocks when the writer is RECORD_BATCHES behind: back-pressure, bounded memory.
+            tx.send(std::mem::take(finished))
+                .map_err(|_| "the writer thread died".to_string())?;
+        }
+        None => finished.clear(),
+    }
+    Ok(())
+}
+
+async fn run_request<R: Requester>(
+    ctx: &Context,
+    start: Instant,
+    requester: &R,
+    slot: Slot,
+) -> Done {
     let targets = &ctx.plan.targets;
-    let target = targets[(slot.seq % targets.len() as u64) as usize].clone();
+    let target = &targets[(slot.seq % targets.len() as u64) as usize];
     let sent = Instant::now();
     let timeout = ctx.plan.timeout;
     // Boxed once here: a client's request future can be tens of kilobytes (every protocol's
     // exchange inline), and unboxed it would be copied on every move — into the timeout, into the
-    // lane's set — which profiled as a third of the generator's instructions.
+    // thread's set — which profiled as a third of the generator's instructions.
     let request = Box::pin(requester.send(target));
     let outcome = tokio::time::timeout(timeout, request)
         .await
         .unwrap_or_else(|_| Outcome::failed(format!("timeout after {timeout:?}")));
     let done = Instant::now();
-    let intended = ctx.start + slot.at;
+    let intended = start + slot.at;
     let lateness = sent.saturating_duration_since(intended);
     Done {
         slot,
-        sent_ns: Some(nanos(sent.saturating_duration_since(ctx.start))),
+        sent_ns: Some(nanos(sent.saturating_duration_since(start))),
         late: lateness > ctx.plan.late_threshold,
         latency_ns: nanos(done.saturating_duration_since(intended)),
         service_ns: Some(nanos(done.saturating_duration_since(sent))),
@@ -479,7 +670,7 @@ mod tests {
     }
 
     impl Requester for Fake {
-        async fn send(&self, target: Target) -> Outcome {
+        async fn send(&self, target: &Target) -> Outcome {
             tokio::time::sleep(self.service).await;
             Outcome {
                 status: Some(if target.url.path() == "/fail" {
@@ -530,17 +721,16 @@ mod tests {
         }
     }
 
-    async fn run(plan: AttackPlan, service: Duration) -> (Summary, Vec<ResultRecord>) {
+    fn run(plan: AttackPlan, service: Duration) -> (Summary, Vec<ResultRecord>) {
         let out = Shared::default();
         let sink: Sink = Some(RecordWriter::new(Box::new(out.clone()), Encoding::Json));
         let summary = attack(
             plan,
-            vec![Fake { service }, Fake { service }],
+            vec![vec![Fake { service }], vec![Fake { service }]],
             sink,
             Arc::new(LiveStats::new()),
             Arc::new(AtomicBool::new(false)),
         )
-        .await
         .unwrap();
         let bytes = out.0.lock().unwrap().clone();
         let records = read_records(std::io::Cursor::new(bytes))
@@ -550,9 +740,9 @@ mod tests {
         (summary, records)
     }
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn open_model_holds_the_rate_and_records_every_request() {
-        let (s, records) = run(plan(500.0, 1.0, 1000), Duration::from_millis(20)).await;
+    #[test]
+    fn open_model_holds_the_rate_and_records_every_request() {
+        let (s, records) = run(plan(500.0, 1.0, 1000), Duration::from_millis(20));
         assert_eq!(records.len(), 500);
         assert_eq!(s.requests, 500);
         assert_eq!(s.successes, 500);
@@ -571,10 +761,10 @@ mod tests {
             .all(|r| r.latency_ns >= r.service_ns.unwrap()));
     }
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn the_inflight_cap_skips_with_a_record() {
+    #[test]
+    fn the_inflight_cap_skips_with_a_record() {
         // 100/s with 200 ms service needs ~20 in flight; a cap of 5 must skip most requests.
-        let (s, records) = run(plan(100.0, 0.5, 5), Duration::from_millis(200)).await;
+        let (s, records) = run(plan(100.0, 0.5, 5), Duration::from_millis(200));
         assert_eq!(records.len(), 50);
         let skipped = records.iter().filter(|r| r.sent_ns.is_none()).count() as u64;
         assert!(skipped >= 30, "skipped {skipped}");
@@ -586,11 +776,11 @@ mod tests {
             .all(|r| r.error.as_deref() == Some("not sent: max in-flight (5) reached")));
     }
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn the_timeout_bounds_every_request() {
+    #[test]
+    fn the_timeout_bounds_every_request() {
         let mut p = plan(20.0, 0.2, 100);
         p.timeout = Duration::from_millis(50);
-        let (s, records) = run(p, Duration::from_secs(10)).await;
+        let (s, records) = run(p, Duration::from_secs(10));
         assert_eq!(records.len(), 4);
         assert_eq!(s.successes, 0);
         assert!(records
@@ -598,19 +788,18 @@ mod tests {
             .all(|r| r.error.as_deref().is_some_and(|e| e.starts_with("timeout"))));
     }
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn stop_ends_scheduling() {
+    #[test]
+    fn stop_ends_scheduling() {
         let stop = Arc::new(AtomicBool::new(true));
         let s = attack(
             plan(100.0, 10.0, 10),
-            vec![Fake {
+            vec![vec![Fake {
                 service: Duration::ZERO,
-            }],
+            }]],
             None,
             Arc::new(LiveStats::new()),
             stop,
         )
-        .await
         .unwrap();
         assert_eq!(s.requests, 0);
     }
@@ -619,7 +808,7 @@ mod tests {
     struct Counting(Arc<std::sync::atomic::AtomicU64>);
 
     impl Requester for Counting {
-        async fn send(&self, _target: Target) -> Outcome {
+        async fn send(&self, _target: &Target) -> Outcome {
             self.0.fetch_add(1, Ordering::Relaxed);
             Outcome {
                 status: Some(200),
@@ -628,20 +817,23 @@ mod tests {
         }
     }
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn requests_are_dealt_evenly_to_every_lane() {
+    #[test]
+    fn requests_are_dealt_evenly_to_every_lane() {
         let counts: Vec<_> = (0..4)
             .map(|_| Arc::new(std::sync::atomic::AtomicU64::new(0)))
             .collect();
-        let lanes = counts.iter().map(|c| Counting(c.clone())).collect();
+        // Two threads of two lanes each.
+        let shards = counts
+            .chunks(2)
+            .map(|c| c.iter().map(|c| Counting(c.clone())).collect())
+            .collect();
         let s = attack(
             plan(2000.0, 0.2, 1000),
-            lanes,
+            shards,
             None,
             Arc::new(LiveStats::new()),
             Arc::new(AtomicBool::new(false)),
         )
-        .await
         .unwrap();
         assert_eq!(s.successes, 400);
         for c in &counts {
@@ -649,16 +841,15 @@ mod tests {
         }
     }
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn no_lanes_is_an_error() {
+    #[test]
+    fn no_lanes_is_an_error() {
         let r = attack::<Counting>(
             plan(10.0, 0.1, 10),
-            Vec::new(),
+            vec![Vec::new(), Vec::new()],
             None,
             Arc::new(LiveStats::new()),
             Arc::new(AtomicBool::new(false)),
-        )
-        .await;
+        );
         assert!(matches!(r, Err(AttackError::NoLanes)));
     }
 
@@ -671,6 +862,7 @@ mod tests {
         let next = due_slots(
             &schedule,
             first,
+            1,
             Duration::from_micros(10_500),
             256,
             &mut due,
@@ -686,6 +878,7 @@ mod tests {
         let next = due_slots(
             &schedule,
             next.unwrap(),
+            1,
             Duration::from_millis(11),
             256,
             &mut due,
@@ -697,6 +890,7 @@ mod tests {
         let next = due_slots(
             &schedule,
             next.unwrap(),
+            1,
             Duration::from_secs(5),
             256,
             &mut due,
@@ -707,7 +901,7 @@ mod tests {
         due.clear();
         let last = schedule.slot(9_999).unwrap();
         assert_eq!(
-            due_slots(&schedule, last, Duration::from_secs(20), 256, &mut due),
+            due_slots(&schedule, last, 1, Duration::from_secs(20), 256, &mut due),
             None
         );
         assert_eq!(due.len(), 1);

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use endpoints::client::{Client, ClientConfig, ClientError, ConnPolicy, HttpVersion, RequestSpec};
 
-use crate::attack::{attack, AttackError, AttackPlan, Sink};
+use crate::attack::{attack, AttackError, AttackPlan, Sink, MAX_THREADS};
 use crate::live::LiveStats;
 use crate::metrics::Summary;
 use crate::requester::{Outcome, Requester};
@@ -22,9 +22,6 @@ pub enum RunError {
     /// The attack failed.
     #[error(transparent)]
     Attack(#[from] AttackError),
-    /// The async runtime could not start.
-    #[error("cannot start the async runtime: {0}")]
-    Runtime(std::io::Error),
 }
 
 /// `endpoints::client::Client` as a [`Requester`].
@@ -41,13 +38,13 @@ impl EndpointsRequester {
 }
 
 impl Requester for EndpointsRequester {
-    async fn send(&self, target: Target) -> Outcome {
+    async fn send(&self, target: &Target) -> Outcome {
         let called = Instant::now();
         let spec = RequestSpec {
-            method: target.method,
-            url: target.url,
-            headers: target.headers,
-            body: target.body,
+            method: target.method.clone(),
+            url: target.url.clone(),
+            headers: target.headers.clone(),
+            body: target.body.clone(),
         };
         let out = self.client.send(spec).await;
         // The client times TTFB from when it got a pool slot; the record wants it from the send,
@@ -65,70 +62,90 @@ impl Requester for EndpointsRequester {
             reused_connection: out.reused_connection,
         }
     }
+
+    async fn close(&self) {
+        self.client.close().await;
+    }
 }
 
-/// Worker threads for request lanes: the machine's cores, at least 2 (the timing and collector
-/// threads are separate OS threads).
-fn worker_threads() -> usize {
-    std::thread::available_parallelism().map_or(2, |n| n.get().max(2))
+/// Attack threads by default (`--threads`): one per core the process may use, at most
+/// [`MAX_THREADS`].
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_THREADS))
 }
 
-/// The clients that carry an attack, one per lane.
+/// The clients that carry an attack: one set per attack thread, one client per lane. Every
+/// thread gets clients of its own, so its connections (and for HTTP/3 its QUIC endpoints, whose
+/// driver tasks run on the thread that opened them) live on its runtime alone.
 ///
-/// HTTP/2 and HTTP/3 with a pool of `n` connections become `n` clients of one connection each:
-/// the shared pool fills one connection up to its stream limit before opening the next, so at
-/// a low in-flight count a single connection (and for HTTP/3 a single QUIC endpoint, whose
-/// driver is one task) would carry everything and one core would do all the work. Separate
-/// clients spread requests evenly over all `n` connections, and HTTP/3 gets one endpoint (one
-/// UDP socket and driver task) per connection. HTTP/1.1 (a connection per in-flight request)
-/// and new-connection-per-request keep one client, shared by one lane per worker thread.
-pub fn lane_clients(config: &ClientConfig) -> Result<Vec<Client>, ClientError> {
+/// HTTP/2 and HTTP/3 with a pool of `n` connections become `n` clients of one connection each,
+/// dealt to the threads in turn (so at most `n` threads): the shared pool would fill one
+/// connection up to its stream limit before opening the next, so at a low in-flight count a
+/// single connection would carry everything; separate clients spread requests evenly over all
+/// `n` connections, and HTTP/3 gets one endpoint (one UDP socket) per connection. HTTP/1.1 (a
+/// connection per in-flight request) splits its pool of `n` connections between the threads,
+/// one client each; new-connection-per-request gives each thread one client.
+pub fn lane_clients(
+    config: &ClientConfig,
+    threads: usize,
+) -> Result<Vec<Vec<Client>>, ClientError> {
+    if threads == 0 {
+        return Err(ClientError::Invalid(
+            "at least one attack thread is needed".into(),
+        ));
+    }
     match config.policy {
         ConnPolicy::Pool {
             max_connections,
             max_streams_per_connection,
-        } if config.http != HttpVersion::H1 && max_connections > 1 => (0..max_connections)
-            .map(|_| {
-                Client::new(ClientConfig {
-                    policy: ConnPolicy::Pool {
-                        max_connections: 1,
-                        max_streams_per_connection,
-                    },
-                    ..config.clone()
-                })
-            })
-            .collect(),
-        _ => {
-            let client = Client::new(config.clone())?;
-            Ok(vec![client; worker_threads()])
+        } => {
+            let threads = threads.min(max_connections.max(1));
+            let mut shards: Vec<Vec<Client>> = (0..threads).map(|_| Vec::new()).collect();
+            if config.http == HttpVersion::H1 {
+                for (k, shard) in shards.iter_mut().enumerate() {
+                    let share =
+                        max_connections / threads + usize::from(k < max_connections % threads);
+                    shard.push(Client::new(ClientConfig {
+                        policy: ConnPolicy::Pool {
+                            max_connections: share,
+                            max_streams_per_connection,
+                        },
+                        ..config.clone()
+                    })?);
+                }
+            } else {
+                for i in 0..max_connections {
+                    shards[i % threads].push(Client::new(ClientConfig {
+                        policy: ConnPolicy::Pool {
+                            max_connections: 1,
+                            max_streams_per_connection,
+                        },
+                        ..config.clone()
+                    })?);
+                }
+            }
+            Ok(shards)
         }
+        ConnPolicy::PerRequest => (0..threads)
+            .map(|_| Client::new(config.clone()).map(|c| vec![c]))
+            .collect(),
     }
 }
 
-/// Runs one attack with fresh clients built from `config` (see [`lane_clients`]) on a runtime
-/// of its own, blocking until every request has finished and been written. Closes the clients'
-/// connections after.
+/// Runs one attack on `threads` attack threads with fresh clients built from `config` (see
+/// [`lane_clients`]), blocking until every request has finished and been written. Closes the
+/// clients' connections after.
 pub fn run_blocking(
     plan: AttackPlan,
     config: ClientConfig,
+    threads: usize,
     sink: Sink,
     live: Arc<LiveStats>,
     stop: Arc<AtomicBool>,
 ) -> Result<Summary, RunError> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(worker_threads())
-        .enable_all()
-        .build()
-        .map_err(RunError::Runtime)?;
-    runtime.block_on(async move {
-        let clients = lane_clients(&config)?;
-        let lanes = clients
-            .iter()
-            .map(|c| EndpointsRequester::new(c.clone()))
-            .collect();
-        let result = attack(plan, lanes, sink, live, stop).await;
-        // Concurrently: each QUIC endpoint waits briefly for its peer to see the close.
-        futures_util::future::join_all(clients.iter().map(Client::close)).await;
-        Ok(result?)
-    })
+    let shards = lane_clients(&config, threads)?
+        .into_iter()
+        .map(|clients| clients.into_iter().map(EndpointsRequester::new).collect())
+        .collect();
+    Ok(attack(plan, shards, sink, live, stop)?)
 }

@@ -13,4 +13,5 @@ pub mod requester;
 pub mod schedule;
 pub mod sweep;
 pub mod targets;
+mod timer;
 pub mod units;

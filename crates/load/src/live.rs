@@ -1,24 +1,33 @@
 //! Counters of a running attack, shared with a progress display.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 use crate::metrics::{Metrics, Summary};
 
 /// Live state of one attack: what the scheduler did and what has completed.
+///
+/// Each attack thread accumulates its completed requests in its own [`Metrics`] (registered
+/// with [`LiveStats::shard`]), locked once per batch by that thread alone, so finishing a request
+/// touches no lock or cache line another thread uses; [`LiveStats::summary`] merges them.
 #[derive(Debug)]
 pub struct LiveStats {
     started: Instant,
     scheduled: AtomicU64,
     inflight: AtomicU64,
-    metrics: Mutex<Metrics>,
+    shards: Mutex<Vec<Arc<Mutex<Metrics>>>>,
 }
 
 impl Default for LiveStats {
     fn default() -> Self {
         Self::new()
     }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A panic elsewhere cannot leave Metrics half-updated in a harmful way: keep going.
+    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl LiveStats {
@@ -28,32 +37,42 @@ impl LiveStats {
             started: Instant::now(),
             scheduled: AtomicU64::new(0),
             inflight: AtomicU64::new(0),
-            metrics: Mutex::new(Metrics::new()),
+            shards: Mutex::new(Vec::new()),
         }
     }
 
-    pub(crate) fn scheduled_one(&self) {
-        self.scheduled.fetch_add(1, Ordering::Relaxed);
+    /// A new accumulator for one attack thread, included in every later summary.
+    pub fn shard(&self) -> Arc<Mutex<Metrics>> {
+        let m = Arc::new(Mutex::new(Metrics::new()));
+        lock(&self.shards).push(m.clone());
+        m
     }
 
-    pub(crate) fn started_one(&self) {
-        self.inflight.fetch_add(1, Ordering::Relaxed);
+    pub(crate) fn scheduled(&self, n: u64) {
+        self.scheduled.fetch_add(n, Ordering::Relaxed);
     }
 
-    pub(crate) fn finished_one(&self) {
-        self.inflight.fetch_sub(1, Ordering::Relaxed);
+    pub(crate) fn started(&self, n: u64) {
+        self.inflight.fetch_add(n, Ordering::Relaxed);
     }
 
-    /// Runs `f` on the metrics of completed requests.
-    pub fn with_metrics<T>(&self, f: impl FnOnce(&mut Metrics) -> T) -> T {
-        // A panic elsewhere cannot leave Metrics half-updated in a harmful way: keep going.
-        let mut guard = self.metrics.lock().unwrap_or_else(PoisonError::into_inner);
-        f(&mut guard)
+    pub(crate) fn finished(&self, n: u64) {
+        self.inflight.fetch_sub(n, Ordering::Relaxed);
+    }
+
+    /// The merged metrics of every request completed so far.
+    pub fn metrics(&self) -> Metrics {
+        let shards = lock(&self.shards).clone();
+        let mut all = Metrics::new();
+        for shard in &shards {
+            all.merge(&lock(shard));
+        }
+        all
     }
 
     /// Summary of the requests completed so far.
     pub fn summary(&self) -> Summary {
-        self.with_metrics(|m| m.summary())
+        self.metrics().summary()
     }
 
     /// One progress line: elapsed, scheduled, achieved rate, in flight, success, p50/p99.

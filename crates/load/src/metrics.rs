@@ -132,6 +132,48 @@ impl Metrics {
         }
     }
 
+    /// Adds everything `other` accumulated, as if its records had been added here: each attack
+    /// thread keeps its own accumulator (no lock or shared cache line per request) and the
+    /// summary merges them.
+    pub fn merge(&mut self, other: &Metrics) {
+        self.requests += other.requests;
+        self.sent += other.sent;
+        self.successes += other.successes;
+        self.skipped += other.skipped;
+        self.late += other.late;
+        self.first_intended = self.first_intended.min(other.first_intended);
+        self.last_intended = self.last_intended.max(other.last_intended);
+        self.first_sent = self.first_sent.min(other.first_sent);
+        self.last_sent = self.last_sent.max(other.last_sent);
+        self.last_done = self.last_done.max(other.last_done);
+        self.bytes_in += other.bytes_in;
+        self.bytes_out += other.bytes_out;
+        let pairs = [
+            (&mut self.latency, &other.latency),
+            (&mut self.service, &other.service),
+            (&mut self.lateness, &other.lateness),
+            (&mut self.connect, &other.connect),
+            (&mut self.tls, &other.tls),
+            (&mut self.quic_handshake, &other.quic_handshake),
+            (&mut self.ttfb, &other.ttfb),
+        ];
+        for (mine, theirs) in pairs {
+            // Same bounds on both sides (one constructor), so adding cannot fail.
+            let _ = mine.add(theirs);
+        }
+        for (code, n) in &other.status {
+            *self.status.entry(*code).or_insert(0) += n;
+        }
+        for (error, n) in &other.errors {
+            let key = if self.errors.len() < MAX_ERROR_GROUPS || self.errors.contains_key(error) {
+                error.clone()
+            } else {
+                OTHER_ERRORS.to_string()
+            };
+            *self.errors.entry(key).or_insert(0) += n;
+        }
+    }
+
     /// Requests seen so far.
     pub fn requests(&self) -> u64 {
         self.requests
@@ -448,5 +490,42 @@ mod tests {
         assert_eq!(s.errors.len(), MAX_ERROR_GROUPS + 1);
         let other = s.errors.iter().find(|e| e.error == OTHER_ERRORS).unwrap();
         assert_eq!(other.count, 200 - MAX_ERROR_GROUPS as u64);
+    }
+
+    #[test]
+    fn per_thread_accumulators_merge_into_the_single_one() {
+        let records: Vec<ResultRecord> = (0..3000u64)
+            .map(|seq| {
+                let mut r = sample(seq);
+                r.intended_ns = seq * 100_000;
+                r.sent_ns = (seq % 97 != 0).then_some(r.intended_ns + seq % 13 * 1_000);
+                r.latency_ns = 50_000 + seq * seq % 7_919 * 1_000;
+                r.service_ns = r.sent_ns.map(|_| 40_000 + seq % 101 * 1_000);
+                r.connect_ns = (seq % 50 == 0).then_some(seq * 10);
+                r.tls_ns = (seq % 50 == 0).then_some(seq * 20);
+                r.ttfb_ns = Some(30_000 + seq % 11 * 1_000);
+                r.late = seq % 31 == 0;
+                r.status = r.sent_ns.map(|_| if seq % 17 == 0 { 503 } else { 200 });
+                r.error = (seq % 23 == 0).then(|| format!("error {}", seq % 5));
+                r.bytes_in = 11_000;
+                r.bytes_out = seq % 3;
+                r
+            })
+            .collect();
+        let mut single = Metrics::new();
+        let mut shards = [Metrics::new(), Metrics::new(), Metrics::new()];
+        for r in &records {
+            single.add(r);
+            shards[(r.seq * 7 % 3) as usize].add(r);
+        }
+        let mut merged = Metrics::new();
+        for shard in &shards {
+            merged.merge(shard);
+        }
+        assert_eq!(merged.summary(), single.summary());
+        assert_eq!(merged.latency_histogram(), single.latency_histogram());
+        // Merging nothing changes nothing.
+        merged.merge(&Metrics::new());
+        assert_eq!(merged.summary(), single.summary());
     }
 }

@@ -41,9 +41,15 @@ impl Outcome {
     }
 }
 
-/// An HTTP client the attack can drive: one per lane; `send` is called for many requests in
-/// flight at once (their futures run concurrently inside the lane's task).
+/// An HTTP client the attack can drive: one per lane, used only by the attack thread that owns
+/// the lane; `send` is called for many requests in flight at once (their futures run
+/// concurrently inside that thread's attack task).
 pub trait Requester: Send + Sync + 'static {
     /// Sends one request and reports its outcome; never panics on network input.
-    fn send(&self, target: Target) -> impl Future<Output = Outcome> + Send;
+    fn send(&self, target: &Target) -> impl Future<Output = Outcome> + Send;
+
+    /// Called once after the attack, on the lane's thread: close connections gracefully.
+    fn close(&self) -> impl Future<Output = ()> + Send {
+        std::future::ready(())
+    }
 }

@@ -108,6 +108,7 @@ fn http1_timeouts_do_not_leak_connections_beyond_the_pool() {
     let summary = load::client::run_blocking(
         plan(port, HttpVersion::H1, "100/s", 2, timeout),
         config,
+        load::client::default_threads(),
         None,
         Arc::new(LiveStats::new()),
         Arc::new(AtomicBool::new(false)),
@@ -152,6 +153,7 @@ fn http3_to_a_closed_port_fails_fast() {
     let summary = load::client::run_blocking(
         plan(port, HttpVersion::H3, "10/s", 1, timeout),
         config,
+        load::client::default_threads(),
         None,
         Arc::new(LiveStats::new()),
         Arc::new(AtomicBool::new(false)),

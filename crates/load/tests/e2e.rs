@@ -103,6 +103,7 @@ fn attack(
     let summary = load::client::run_blocking(
         plan,
         config,
+        load::client::default_threads(),
         sink,
         Arc::new(LiveStats::new()),
         Arc::new(AtomicBool::new(false)),

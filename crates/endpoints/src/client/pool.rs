@@ -72,7 +72,8 @@ impl Pool {
 
     fn try_checkout(self: &Arc<Self>) -> Option<Checkout> {
         let mut st = self.state.lock().ok()?;
-        st.slots.retain(|s| s.in_flight > 0 || !s.conn.is_closed());
+        // The cheap test first: most slots are busy under load, and a closed-check locks the
+        // connection's handle.
         if let Some(slot) = st
             .slots
             .iter_mut()
@@ -84,6 +85,9 @@ impl Pool {
                 conn: slot.conn.clone(),
             }));
         }
+        // Nothing free: forget idle closed connections (only now, so a busy pool is not
+        // re-scanned on every checkout) and see whether one more may be opened.
+        st.slots.retain(|s| s.in_flight > 0 || !s.conn.is_closed());
         if st.slots.len() + st.opening < self.max_connections {
             st.opening += 1;
             return Some(Checkout::Open(OpenPermit {
@@ -122,7 +126,11 @@ impl Pool {
                 }
             }
         }
-        self.changed.notify_waiters();
+        // One stream (or one connection place) became free: wake one waiter, not all of them.
+        // Waking every waiter made each of thousands of queued requests rescan the pool per
+        // release under overload (quadratic work, the HTTP/1.1 collapse); a woken waiter that
+        // is gone passes the wake-up on (tokio's `Notified` does on drop).
+        self.changed.notify_one();
     }
 
     /// Drops a connection that failed (its requests in flight keep their own references).
@@ -159,7 +167,7 @@ impl Drop for OpenPermit {
             if let Ok(mut st) = self.pool.state.lock() {
                 st.opening = st.opening.saturating_sub(1);
             }
-            self.pool.changed.notify_waiters();
+            self.pool.changed.notify_one();
         }
     }
 }
