@@ -51,12 +51,6 @@ pub struct QuicArgs {
     /// (0.5-RTT; off by default: quic-go's client stalls with it).
     #[arg(long)]
     pub early_response: bool,
-    /// Ask each peer to acknowledge only once more than N ack-eliciting packets arrived (or after
-    /// its maximum ACK delay), through the ACK frequency extension quinn clients accept; fewer
-    /// ACK-only datagrams for a load test on loopback [default: not asked, an ACK every second
-    /// packet].
-    #[arg(long, value_name = "N")]
-    pub ack_eliciting_threshold: Option<u32>,
 }
 
 impl QuicArgs {
@@ -78,7 +72,6 @@ impl QuicArgs {
             qlog_dir: self.qlog_dir.clone(),
             address_token: !self.no_address_token,
             early_response: self.early_response,
-            ack_eliciting_threshold: self.ack_eliciting_threshold,
             ..QuicOptions::default()
         })
     }

@@ -16,11 +16,6 @@ struct Server {
 
 impl Server {
     fn start(dir: &Path) -> Self {
-        Self::start_with(dir, &[])
-    }
-
-    /// A server with `extra` flags; `dir` holds its ready file (one server per directory).
-    fn start_with(dir: &Path, extra: &[&str]) -> Self {
         let ready = dir.join("ready");
         let child = Command::new(env!("CARGO_BIN_EXE_quiclab"))
             .args([
@@ -31,7 +26,6 @@ impl Server {
                 "--ready-file",
             ])
             .arg(&ready)
-            .args(extra)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -165,66 +159,6 @@ fn attack_then_report_encode_and_plot_for_every_http_version() {
     let svg = text(&o.stdout);
     assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
     assert_eq!(svg.matches(r#"class="series""#).count(), 2);
-}
-
-/// `serve --ack-eliciting-threshold 15` (QUIC's ACK frequency extension): the load client (quinn)
-/// then acknowledges the 8 packets of each 11 kB response with the next request instead of in a
-/// datagram of its own, so the server receives about one datagram per request instead of two.
-#[test]
-fn a_server_asking_for_fewer_acks_receives_fewer_datagrams() {
-    let s = Scratch::new("load-ack-frequency");
-    let mut per_request = Vec::new();
-    for (tag, extra) in [
-        ("default", &[][..]),
-        ("asked", &["--ack-eliciting-threshold", "15"][..]),
-    ] {
-        let dir = s.path(tag);
-        std::fs::create_dir(&dir).unwrap();
-        let stats = dir.join("stats.jsonl");
-        let stats_arg = stats.to_str().unwrap();
-        let server = Server::start_with(&dir, &[&["--stats-file", stats_arg][..], extra].concat());
-        let o = quiclab(
-            &[
-                "load",
-                "attack",
-                "--http",
-                "3",
-                "--connections",
-                "1",
-                "--rate",
-                "200/s",
-                "--duration",
-                "1s",
-                "--summary",
-                "summary.json",
-                &server.url("11000"),
-            ],
-            &dir,
-        );
-        assert_ok(&o);
-        // The server writes the connection's line when the client's close arrives.
-        let deadline = Instant::now() + Duration::from_secs(10);
-        let line = loop {
-            let text = std::fs::read_to_string(&stats).unwrap_or_default();
-            if let Some(l) = text.lines().find(|l| l.contains("\"http\":\"3\"")) {
-                break l.to_string();
-            }
-            assert!(
-                Instant::now() < deadline,
-                "{tag}: no stats line in {text:?}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        };
-        drop(server);
-        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
-        assert_eq!(v["requests"], 200, "{tag}: {line}");
-        let rx = v["transport"]["udp_rx_datagrams"].as_f64().unwrap();
-        per_request.push(rx / 200.0);
-    }
-    assert!(
-        per_request[0] > 1.5 && per_request[1] < 1.3,
-        "datagrams received per request (default, asked): {per_request:?}"
-    );
 }
 
 #[test]

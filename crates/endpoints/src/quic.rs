@@ -148,15 +148,6 @@ pub struct QuicOptions {
     /// the handshake is confirmed, so the interop matrix keeps the conservative server; the
     /// emulator turns it on for flows with `zero_rtt = true`, where it is what 0-RTT saves.
     pub early_response: bool,
-    /// Ask the peer to acknowledge less often (the ACK frequency extension,
-    /// draft-ietf-quic-ack-frequency, which quinn implements and every quinn endpoint accepts):
-    /// an ACK once more than this many ack-eliciting packets arrived, else after the peer's
-    /// maximum ACK delay. `None` (the default, and what the emulator's flows use): nothing asked,
-    /// the peer acknowledges every second packet (RFC 9000). `serve --ack-eliciting-threshold`
-    /// sets it on a load-test server: its clients (any quinn-based one) then send fewer ACK-only
-    /// datagrams for the 8 packets of each 11 kB response. On the client side it would only thin
-    /// the server's ACKs, which ride on response packets anyway.
-    pub ack_eliciting_threshold: Option<u32>,
 }
 
 impl Default for QuicOptions {
@@ -175,7 +166,6 @@ impl Default for QuicOptions {
             qlog_dir: None,
             address_token: true,
             early_response: false,
-            ack_eliciting_threshold: None,
         }
     }
 }
@@ -253,11 +243,6 @@ impl QuicOptions {
             self.cc.0,
             Arc::new(CcProbe::default()),
         ));
-        if let Some(n) = self.ack_eliciting_threshold {
-            let mut a = quinn::AckFrequencyConfig::default();
-            a.ack_eliciting_threshold(VarInt::from_u32(n));
-            t.ack_frequency_config(Some(a));
-        }
         t.qlog_stream(qlog);
         t
     }
@@ -326,19 +311,6 @@ pub fn bind_udp(addr: SocketAddr) -> Result<std::net::UdpSocket, QuicSetupError>
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    // quinn keeps the config private; its Debug form is the only view of what was set.
-    #[test]
-    fn the_ack_frequency_request_is_off_unless_asked() {
-        let off = format!("{:?}", QuicOptions::default().transport_config(None));
-        assert!(off.contains("ack_frequency_config: None"), "{off}");
-        let on = QuicOptions {
-            ack_eliciting_threshold: Some(15),
-            ..QuicOptions::default()
-        };
-        let on = format!("{:?}", on.transport_config(None));
-        assert!(on.contains("ack_eliciting_threshold: 15"), "{on}");
-    }
 
     // The writer itself is tested in `transport::qlog`; this checks the process-wide sink.
     #[test]
