@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::{Buf, Bytes};
+use futures_util::stream::{FuturesUnordered, StreamExt};
 use http::{header, Response, StatusCode};
 use quinn::crypto::rustls::QuicServerConfig;
 use tokio::task::JoinSet;
@@ -189,7 +190,12 @@ async fn serve_requests(conn: quinn::Connection, counters: Arc<ConnCounters>, sh
             }
         };
     let mut shutdown = shared.shutdown.clone();
-    let mut requests = JoinSet::new();
+    // A connection's requests run as futures inside this task, not as a spawned task each: a
+    // task per request cost an allocation, a scheduler round and often a cross-thread wake-up
+    // per request, and quinn serialises a connection's streams anyway (one connection state).
+    // Bounded by the connection's stream limit (`max_streams`), as the tasks were.
+    let mut requests = FuturesUnordered::new();
+    let cap = shared.max_response_size;
     loop {
         tokio::select! {
             _ = shutdown.changed() => {
@@ -198,12 +204,11 @@ async fn serve_requests(conn: quinn::Connection, counters: Arc<ConnCounters>, sh
             }
             accepted = h3_conn.accept() => match accepted {
                 Ok(Some(resolver)) => {
-                    let counters = counters.clone();
-                    let cap = shared.max_response_size;
-                    requests.spawn(async move {
+                    let counters = &counters;
+                    requests.push(async move {
                         match resolver.resolve_request().await {
                             Ok((req, stream)) => {
-                                if let Err(e) = respond(req, stream, &counters, cap).await {
+                                if let Err(e) = respond(req, stream, counters, cap).await {
                                     tracing::debug!("HTTP/3 request failed: {e}");
                                 }
                             }
@@ -214,11 +219,11 @@ async fn serve_requests(conn: quinn::Connection, counters: Arc<ConnCounters>, sh
                 // The client closed the connection (normally with H3_NO_ERROR).
                 Ok(None) | Err(_) => break,
             },
-            Some(_) = requests.join_next(), if !requests.is_empty() => {}
+            Some(()) = requests.next(), if !requests.is_empty() => {}
         }
     }
     // Let responses in flight finish before the connection is dropped.
-    let drain = async { while requests.join_next().await.is_some() {} };
+    let drain = async { while requests.next().await.is_some() {} };
     let _ = tokio::time::timeout(Duration::from_secs(2), drain).await;
 }
 
