@@ -615,3 +615,30 @@ impl Sim {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use scenario::builder::{dumbbell, flow, newreno_exact};
+
+    fn sim(duration: Duration) -> Sim {
+        let f = flow("b", Workload::Bulk { upload: false }, 1500, newreno_exact());
+        let s = dumbbell(10_000_000, Duration::from_millis(10), 20, vec![f], duration);
+        Sim::new(&s, 1, &RunOptions::default()).expect("sim")
+    }
+
+    /// Entries after the run's end would only deepen the heap (they are never popped), but
+    /// their deadline is still returned so callers can tell stale entries apart.
+    #[test]
+    fn events_after_the_end_are_not_queued() {
+        let mut s = sim(Duration::from_secs(1));
+        assert_eq!(
+            s.push(Duration::from_secs(2), Ev::Sample),
+            2_000_000_000,
+            "the deadline is returned"
+        );
+        assert_eq!(s.events.len(), 0, "an entry after the end was queued");
+        s.push(Duration::from_secs(1), Ev::Sample);
+        assert_eq!(s.events.len(), 1, "an entry at the end must be queued");
+    }
+}
