@@ -296,8 +296,26 @@ impl<T: Clone> Link<T> {
     }
 
     /// Replays every serialization that ended at or before `now`.
+    ///
+    /// Split in two because most calls (every `poll` of a delivery burst, `enqueue` on a busy
+    /// serializer) find nothing finished: the inlined check spares them the call into the
+    /// large replay loop (measured with callgrind: its prologue alone was ~1% of a research
+    /// model run).
+    #[inline]
     fn advance(&mut self, now: Duration) {
         self.now = self.now.max(now);
+        if self
+            .in_service
+            .as_ref()
+            .and_then(|s| s.end)
+            .is_some_and(|end| end <= self.now)
+        {
+            self.replay_serializations();
+        }
+    }
+
+    #[inline(never)]
+    fn replay_serializations(&mut self) {
         while let Some(end) = self.in_service.as_ref().and_then(|s| s.end) {
             if end > self.now {
                 break;

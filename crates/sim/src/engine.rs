@@ -185,6 +185,8 @@ pub struct Sim {
     pub(crate) cross: Vec<CrossSource>,
     clock: VirtualClock,
     end: Duration,
+    /// `end` in nanoseconds, the unit of the event queue.
+    end_ns: u64,
     sample_interval: Duration,
     pub(crate) measure_from: Duration,
     pub(crate) measure_until: Option<Duration>,
@@ -280,6 +282,7 @@ impl Sim {
             cross,
             clock,
             end: scenario.duration,
+            end_ns: scenario.duration.as_nanos() as u64,
             sample_interval: scenario.sample_interval,
             measure_from: scenario.measure_from,
             measure_until: scenario.measure_until,
@@ -297,11 +300,18 @@ impl Sim {
     fn push(&mut self, t: Duration, ev: Ev) -> u64 {
         let ns = t.max(self.now).as_nanos() as u64;
         self.seq += 1;
-        self.events.push(Due {
-            t: ns,
-            seq: self.seq,
-            ev,
-        });
+        // An entry after the run's end is never processed nor counted (`run` stops at the
+        // first one), so it need not be queued. Most such entries are idle-timer deadlines,
+        // re-armed on every packet: kept, they made the heap several levels deep for a few
+        // live events (the caller still records the deadline, so its stale-entry logic is
+        // unchanged).
+        if ns <= self.end_ns {
+            self.events.push(Due {
+                t: ns,
+                seq: self.seq,
+                ev,
+            });
+        }
         ns
     }
 
@@ -325,7 +335,7 @@ impl Sim {
         if let Some(u) = self.measure_until {
             self.push(u, Ev::Mark);
         }
-        let end_ns = self.end.as_nanos() as u64;
+        let end_ns = self.end_ns;
         while let Some(Due { t, ev, .. }) = self.events.pop() {
             if t > end_ns {
                 break;
@@ -603,5 +613,32 @@ impl Sim {
                 slot.mark_udp[i] = Some(slot.udp_rx[slot.receiver.index()]);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use scenario::builder::{dumbbell, flow, newreno_exact};
+
+    fn sim(duration: Duration) -> Sim {
+        let f = flow("b", Workload::Bulk { upload: false }, 1500, newreno_exact());
+        let s = dumbbell(10_000_000, Duration::from_millis(10), 20, vec![f], duration);
+        Sim::new(&s, 1, &RunOptions::default()).expect("sim")
+    }
+
+    /// Entries after the run's end would only deepen the heap (they are never popped), but
+    /// their deadline is still returned so callers can tell stale entries apart.
+    #[test]
+    fn events_after_the_end_are_not_queued() {
+        let mut s = sim(Duration::from_secs(1));
+        assert_eq!(
+            s.push(Duration::from_secs(2), Ev::Sample),
+            2_000_000_000,
+            "the deadline is returned"
+        );
+        assert_eq!(s.events.len(), 0, "an entry after the end was queued");
+        s.push(Duration::from_secs(1), Ev::Sample);
+        assert_eq!(s.events.len(), 1, "an entry at the end must be queued");
     }
 }
