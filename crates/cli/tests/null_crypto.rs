@@ -36,8 +36,43 @@ zero_rtt = true
 start = "0.5s"
 "#;
 
+/// The same flows on a path that loses, duplicates and reorders packets but never alters one:
+/// the null AEAD's tag is then fixed bytes instead of a checksum (`NullTag::Fixed`).
+const CLEAN: &str = r#"
+[run]
+duration = "4s"
+seed = 5
+
+[link]
+rate = "20Mbit"
+delay = "15ms"
+queue = "1bdp"
+loss = "1%"
+duplicate = "1%"
+reorder = "1%"
+
+[[flow]]
+name = "bulk"
+app = "bulk"
+direction = "down"
+cc = "cubic"
+stop = "3s"
+
+[[flow]]
+name = "get"
+app = "download"
+size = "500KB"
+connections = 2
+zero_rtt = true
+start = "0.5s"
+"#;
+
 fn results(s: &Scratch, out: &str, extra: &[&str]) -> Vec<u8> {
-    let mut args = vec!["sim", "lossy.toml", "--reps", "2", "--out", out];
+    results_of(s, "lossy.toml", out, extra)
+}
+
+fn results_of(s: &Scratch, file: &str, out: &str, extra: &[&str]) -> Vec<u8> {
+    let mut args = vec!["sim", file, "--reps", "2", "--out", out];
     args.extend(extra);
     let o = quiclab(&args, &s.0);
     assert!(
@@ -57,6 +92,25 @@ fn null_cipher_results_are_byte_identical_to_tls() {
     let tls = results(&s, "tls", &[]);
     let none = results(&s, "none", &["--set", "flow.crypto=none"]);
     // The run must exercise what could differ: losses and corrupted packets reaching quinn.
+    let t = text(&tls);
+    assert!(
+        t.contains("\"packets_lost\":") && !t.contains("\"packets_lost\":0,"),
+        "{t}"
+    );
+    assert!(t.contains("\"zero_rtt_accepted\":true"), "{t}");
+    assert!(
+        tls == none,
+        "results differ:\n--- tls\n{t}\n--- none\n{}",
+        text(&none)
+    );
+}
+
+#[test]
+fn null_cipher_with_a_fixed_tag_is_byte_identical_to_tls() {
+    let s = Scratch::new("null-crypto-clean");
+    s.file("clean.toml", CLEAN);
+    let tls = results_of(&s, "clean.toml", "tls", &[]);
+    let none = results_of(&s, "clean.toml", "none", &["--set", "flow.crypto=none"]);
     let t = text(&tls);
     assert!(
         t.contains("\"packets_lost\":") && !t.contains("\"packets_lost\":0,"),

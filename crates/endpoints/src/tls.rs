@@ -109,9 +109,13 @@ pub fn load_roots(path: Option<&Path>) -> Result<RootCertStore, TlsError> {
     Ok(roots)
 }
 
-/// The process-wide crypto provider (ring), so no global default has to be installed.
+/// The process-wide crypto provider (ring), so no global default has to be installed, with
+/// AES-128-GCM preferred as the simulator does ([`transport::tls::prefer_aes128`]), so both
+/// engines negotiate the same suite.
 pub fn provider() -> Arc<rustls::crypto::CryptoProvider> {
-    Arc::new(rustls::crypto::ring::default_provider())
+    let mut p = rustls::crypto::ring::default_provider();
+    p.cipher_suites = transport::tls::prefer_aes128(p.cipher_suites);
+    Arc::new(p)
 }
 
 /// A rustls `KeyLog` writing NSS key-log lines to a file of our choice (not `$SSLKEYLOGFILE`).

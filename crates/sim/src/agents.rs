@@ -1,7 +1,8 @@
 //! Building a flow's agent and routes from its `FlowSpec` (the "helper" side of the engine:
 //! the event loop never looks at scenario knobs).
 
-use scenario::model::{FlowSpec, PepPosition, Stack};
+use netem::LinkConfig;
+use scenario::model::{DuplexLink, FlowSpec, PepPosition, Stack};
 use transport::agent::{FlowAgent, Side};
 use transport::clock::VirtualClock;
 use transport::quic::{QuicFlow, QuicFlowConfig};
@@ -50,10 +51,19 @@ pub(crate) fn routes(
     r
 }
 
+/// Whether a link on the flow's path (its access links or the bottleneck) may flip bits.
+fn flips_bits(spec: &FlowSpec, bottleneck: &DuplexLink) -> bool {
+    let flips = |l: &LinkConfig| l.corrupt > 0.0 || l.bit_error_rate > 0.0;
+    [bottleneck, &spec.client_access, &spec.server_access]
+        .iter()
+        .any(|d| flips(&d.up) || flips(&d.down))
+}
+
 /// The transport agent of one flow: the flow's plan and its stack's knobs, plus the per-run
 /// bits (seed, addresses, qlog directory, key log, clock).
 pub(crate) fn build_agent(
     spec: &FlowSpec,
+    bottleneck: &DuplexLink,
     index: usize,
     seed: u64,
     clock: &VirtualClock,
@@ -75,6 +85,7 @@ pub(crate) fn build_agent(
                     server_addr: addr::server_addr(index),
                     qlog_dir: opts.qlog_dir.clone(),
                     keylog,
+                    bit_errors: flips_bits(spec, bottleneck),
                 },
                 clock.clone(),
             )

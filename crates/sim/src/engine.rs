@@ -237,6 +237,7 @@ impl Sim {
             let routes = routes(cu, cd, su, sd, spec.pep.as_ref().map(|p| p.position));
             let agent = build_agent(
                 spec,
+                &scenario.bottleneck,
                 i,
                 sub_seed(seed, SEED_FLOWS + i as u64),
                 &clock,

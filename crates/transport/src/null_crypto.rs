@@ -9,6 +9,11 @@
 //! "decryption" and be dropped, as with the real cipher. Results are therefore identical to the
 //! default mode; only the pcap's payloads are no longer encrypted (and the key log cannot
 //! decrypt them).
+//!
+//! When no link of the flow's path can flip a bit ([`NullTag::Fixed`]), no packet can arrive
+//! altered, so the checksum could never fail: the tag is then 16 fixed bytes, which costs
+//! nothing to write or check (the checksum was 6% of a null-cipher run). Either way the results
+//! are those of the real cipher.
 
 use std::any::Any;
 use std::sync::Arc;
@@ -27,20 +32,55 @@ pub const TAG_LEN: usize = 16;
 /// packets so that this much ciphertext follows the packet number.
 const SAMPLE_LEN: usize = 16;
 
-/// A packet key whose "encryption" leaves the payload in clear and writes a 16-byte checksum
-/// as the tag; decryption verifies the checksum like an AEAD verifies its tag.
+/// The tag the null AEAD appends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NullTag {
+    /// A keyless checksum of (packet number, header, payload): a flipped bit fails the packet
+    /// as it fails the real AEAD. Needed when a link on the path corrupts packets.
+    Checksum,
+    /// 16 fixed bytes: nothing on the path alters packets, so nothing could fail the check.
+    Fixed,
+}
+
+impl NullTag {
+    /// The tag a flow needs: a checksum if a link on its path may flip bits (`link.corrupt`,
+    /// `link.ber`), fixed bytes otherwise.
+    pub fn for_path(bit_errors: bool) -> NullTag {
+        if bit_errors {
+            NullTag::Checksum
+        } else {
+            NullTag::Fixed
+        }
+    }
+}
+
+/// The bytes of a [`NullTag::Fixed`] tag.
+const FIXED_TAG: [u8; TAG_LEN] = [0; TAG_LEN];
+
+/// A packet key whose "encryption" leaves the payload in clear and writes a 16-byte tag
+/// ([`NullTag`]); decryption verifies the tag like an AEAD verifies its own.
 pub struct NullPacketKey {
     /// The replaced key's limits, so key updates and integrity failures count as with it.
     confidentiality_limit: u64,
     integrity_limit: u64,
+    tag: NullTag,
 }
 
 impl NullPacketKey {
-    fn replacing(real: &dyn PacketKey) -> Box<dyn PacketKey> {
+    fn replacing(real: &dyn PacketKey, tag: NullTag) -> Box<dyn PacketKey> {
         Box::new(NullPacketKey {
             confidentiality_limit: real.confidentiality_limit(),
             integrity_limit: real.integrity_limit(),
+            tag,
         })
+    }
+
+    /// The tag of one packet.
+    fn tag(&self, packet: u64, header: &[u8], payload: &[u8]) -> [u8; TAG_LEN] {
+        match self.tag {
+            NullTag::Checksum => tag(packet, header, payload),
+            NullTag::Fixed => FIXED_TAG,
+        }
     }
 }
 
@@ -95,7 +135,7 @@ impl PacketKey for NullPacketKey {
         let sealed = buf.len() - TAG_LEN;
         let (header, rest) = buf.split_at_mut(header_len);
         let (payload, tag_out) = rest.split_at_mut(sealed - header_len);
-        tag_out.copy_from_slice(&tag(packet, header, payload));
+        tag_out.copy_from_slice(&self.tag(packet, header, payload));
     }
 
     fn decrypt(
@@ -107,7 +147,7 @@ impl PacketKey for NullPacketKey {
         let Some(plain) = payload.len().checked_sub(TAG_LEN) else {
             return Err(CryptoError);
         };
-        if tag(packet, header, &payload[..plain]) != payload[plain..] {
+        if self.tag(packet, header, &payload[..plain]) != payload[plain..] {
             return Err(CryptoError);
         }
         payload.truncate(plain);
@@ -140,30 +180,30 @@ impl HeaderKey for NullHeaderKey {
     }
 }
 
-fn null_pair(real: KeyPair<Box<dyn PacketKey>>) -> KeyPair<Box<dyn PacketKey>> {
+fn null_pair(real: KeyPair<Box<dyn PacketKey>>, tag: NullTag) -> KeyPair<Box<dyn PacketKey>> {
     KeyPair {
-        local: NullPacketKey::replacing(real.local.as_ref()),
-        remote: NullPacketKey::replacing(real.remote.as_ref()),
+        local: NullPacketKey::replacing(real.local.as_ref(), tag),
+        remote: NullPacketKey::replacing(real.remote.as_ref(), tag),
     }
 }
 
-fn null_keys(real: Keys) -> Keys {
+fn null_keys(real: Keys, tag: NullTag) -> Keys {
     Keys {
         header: KeyPair {
             local: Box::new(NullHeaderKey),
             remote: Box::new(NullHeaderKey),
         },
-        packet: null_pair(real.packet),
+        packet: null_pair(real.packet, tag),
     }
 }
 
 /// A TLS session whose packet and header keys are replaced by null ones; the handshake itself
 /// is the wrapped session's.
-struct NullSession(Box<dyn crypto::Session>);
+struct NullSession(Box<dyn crypto::Session>, NullTag);
 
 impl crypto::Session for NullSession {
     fn initial_keys(&self, dst_cid: &ConnectionId, side: Side) -> Keys {
-        null_keys(self.0.initial_keys(dst_cid, side))
+        null_keys(self.0.initial_keys(dst_cid, side), self.1)
     }
 
     fn handshake_data(&self) -> Option<Box<dyn Any>> {
@@ -178,7 +218,7 @@ impl crypto::Session for NullSession {
         let (_, packet) = self.0.early_crypto()?;
         Some((
             Box::new(NullHeaderKey),
-            NullPacketKey::replacing(packet.as_ref()),
+            NullPacketKey::replacing(packet.as_ref(), self.1),
         ))
     }
 
@@ -199,11 +239,11 @@ impl crypto::Session for NullSession {
     }
 
     fn write_handshake(&mut self, buf: &mut Vec<u8>) -> Option<Keys> {
-        self.0.write_handshake(buf).map(null_keys)
+        self.0.write_handshake(buf).map(|k| null_keys(k, self.1))
     }
 
     fn next_1rtt_keys(&mut self) -> Option<KeyPair<Box<dyn PacketKey>>> {
-        self.0.next_1rtt_keys().map(null_pair)
+        self.0.next_1rtt_keys().map(|k| null_pair(k, self.1))
     }
 
     fn is_valid_retry(&self, orig_dst_cid: &ConnectionId, header: &[u8], payload: &[u8]) -> bool {
@@ -221,7 +261,7 @@ impl crypto::Session for NullSession {
 }
 
 /// A client crypto config that runs the wrapped TLS handshake with null packet protection.
-pub struct NullClientConfig(pub Arc<dyn crypto::ClientConfig>);
+pub struct NullClientConfig(pub Arc<dyn crypto::ClientConfig>, pub NullTag);
 
 impl crypto::ClientConfig for NullClientConfig {
     fn start_session(
@@ -231,12 +271,12 @@ impl crypto::ClientConfig for NullClientConfig {
         params: &TransportParameters,
     ) -> Result<Box<dyn crypto::Session>, ConnectError> {
         let inner = self.0.clone().start_session(version, server_name, params)?;
-        Ok(Box::new(NullSession(inner)))
+        Ok(Box::new(NullSession(inner, self.1)))
     }
 }
 
 /// A server crypto config that runs the wrapped TLS handshake with null packet protection.
-pub struct NullServerConfig(pub Arc<dyn crypto::ServerConfig>);
+pub struct NullServerConfig(pub Arc<dyn crypto::ServerConfig>, pub NullTag);
 
 impl crypto::ServerConfig for NullServerConfig {
     fn initial_keys(
@@ -244,7 +284,9 @@ impl crypto::ServerConfig for NullServerConfig {
         version: u32,
         dst_cid: &ConnectionId,
     ) -> Result<Keys, UnsupportedVersion> {
-        self.0.initial_keys(version, dst_cid).map(null_keys)
+        self.0
+            .initial_keys(version, dst_cid)
+            .map(|k| null_keys(k, self.1))
     }
 
     fn retry_tag(&self, version: u32, orig_dst_cid: &ConnectionId, packet: &[u8]) -> [u8; 16] {
@@ -256,7 +298,10 @@ impl crypto::ServerConfig for NullServerConfig {
         version: u32,
         params: &TransportParameters,
     ) -> Box<dyn crypto::Session> {
-        Box::new(NullSession(self.0.clone().start_session(version, params)))
+        Box::new(NullSession(
+            self.0.clone().start_session(version, params),
+            self.1,
+        ))
     }
 }
 
@@ -264,21 +309,30 @@ impl crypto::ServerConfig for NullServerConfig {
 mod tests {
     use super::*;
 
-    fn sealed(pn: u64, header: &[u8], payload: &[u8]) -> Vec<u8> {
-        let mut buf = [header, payload, &[0u8; TAG_LEN]].concat();
-        let key = NullPacketKey {
+    fn key(tag: NullTag) -> NullPacketKey {
+        NullPacketKey {
             confidentiality_limit: 1,
             integrity_limit: 1,
-        };
-        key.encrypt(pn, &mut buf, header.len());
+            tag,
+        }
+    }
+
+    fn sealed(pn: u64, header: &[u8], payload: &[u8]) -> Vec<u8> {
+        sealed_with(NullTag::Checksum, pn, header, payload)
+    }
+
+    fn sealed_with(tag: NullTag, pn: u64, header: &[u8], payload: &[u8]) -> Vec<u8> {
+        let mut buf = [header, payload, &[0xffu8; TAG_LEN]].concat();
+        key(tag).encrypt(pn, &mut buf, header.len());
         buf
     }
 
     fn opens(pn: u64, header_len: usize, buf: &[u8]) -> Option<Vec<u8>> {
-        let key = NullPacketKey {
-            confidentiality_limit: 1,
-            integrity_limit: 1,
-        };
+        opens_with(NullTag::Checksum, pn, header_len, buf)
+    }
+
+    fn opens_with(tag: NullTag, pn: u64, header_len: usize, buf: &[u8]) -> Option<Vec<u8>> {
+        let key = key(tag);
         let mut payload = BytesMut::from(&buf[header_len..]);
         key.decrypt(pn, &buf[..header_len], &mut payload).ok()?;
         Some(payload.to_vec())
@@ -306,5 +360,30 @@ mod tests {
                 "bit {bit} flipped went unnoticed"
             );
         }
+    }
+
+    /// The fixed tag keeps the 16 bytes (so sizes match the real cipher), round-trips, and
+    /// refuses a datagram too short to hold it or a tag that is not its bytes.
+    #[test]
+    fn fixed_tag_keeps_the_size_and_round_trips() {
+        let payload: Vec<u8> = (0..1200u32).map(|i| (i * 7) as u8).collect();
+        let header = [0x40, 1, 2, 3, 4];
+        let buf = sealed_with(NullTag::Fixed, 9, &header, &payload);
+        assert_eq!(buf.len(), header.len() + payload.len() + TAG_LEN);
+        assert_eq!(buf[buf.len() - TAG_LEN..], FIXED_TAG);
+        assert_eq!(
+            opens_with(NullTag::Fixed, 9, header.len(), &buf),
+            Some(payload)
+        );
+        let mut bad = buf.clone();
+        *bad.last_mut().unwrap() ^= 1;
+        assert!(opens_with(NullTag::Fixed, 9, header.len(), &bad).is_none());
+        assert!(opens_with(NullTag::Fixed, 9, 0, &buf[..TAG_LEN - 1]).is_none());
+    }
+
+    #[test]
+    fn a_path_with_bit_errors_gets_the_checksum() {
+        assert_eq!(NullTag::for_path(true), NullTag::Checksum);
+        assert_eq!(NullTag::for_path(false), NullTag::Fixed);
     }
 }

@@ -113,12 +113,13 @@ impl ActiveKeyExchange for ActiveX25519 {
 }
 
 /// A rustls provider identical to ring's default except that all randomness (TLS randoms,
-/// tickets, ephemeral keys) comes from `rng`.
+/// tickets, ephemeral keys) comes from `rng` and AES-128-GCM is preferred.
 ///
-/// The suites keep ring's order, so AES-256-GCM (SHA-384) is negotiated. Preferring
-/// AES-128-GCM as browsers do was tried (issue 16) and moves every quinn result: its SHA-256
-/// Finished messages are 16 bytes shorter than SHA-384's, which changes the handshake packets'
-/// sizes and, through the bytes quinn's controller counts, every later window.
+/// Suite order: TLS_AES_128_GCM_SHA256 first, as browsers offer it (issue 16), then ring's
+/// AES-256-GCM and ChaCha20-Poly1305. The emulator's endpoints prefer the same suite
+/// (`endpoints::tls::provider`), so both engines negotiate AES-128-GCM. The suite sets the
+/// handshake's sizes (SHA-256 Finished messages are 16 bytes shorter than SHA-384's) and so,
+/// through the bytes quinn's controller counts, every later window of a quinn flow.
 ///
 /// rustls wants `&'static` references for these; one provider per simulated connection side is
 /// a few dozen bytes, so leaking them is the simple, safe way to satisfy that bound.
@@ -127,7 +128,7 @@ pub fn seeded_provider(rng: SharedRng) -> Arc<CryptoProvider> {
     let random: &'static SharedRng = Box::leak(Box::new(rng.clone()));
     let kx: &'static SeededX25519 = Box::leak(Box::new(SeededX25519 { rng }));
     Arc::new(CryptoProvider {
-        cipher_suites: base.cipher_suites,
+        cipher_suites: crate::tls::prefer_aes128(base.cipher_suites),
         kx_groups: vec![kx],
         signature_verification_algorithms: base.signature_verification_algorithms,
         secure_random: random,
@@ -199,6 +200,20 @@ mod tests {
         let sa = ka.complete(&pb).unwrap();
         let sb = kb.complete(&pa).unwrap();
         assert_eq!(sa.secret_bytes(), sb.secret_bytes());
+    }
+
+    #[test]
+    fn aes128_gcm_is_preferred() {
+        let p = seeded_provider(SharedRng::new(1));
+        assert_eq!(
+            p.cipher_suites[0].suite(),
+            rustls::CipherSuite::TLS13_AES_128_GCM_SHA256
+        );
+        // Nothing dropped.
+        assert_eq!(
+            p.cipher_suites.len(),
+            rustls::crypto::ring::default_provider().cipher_suites.len()
+        );
     }
 
     #[test]

@@ -64,7 +64,8 @@ struct RecvState {
     finished: bool,
 }
 
-/// What one pass of the application over an endpoint's connections did.
+/// What one pass of the application over an endpoint's connections did. The flow keeps one
+/// and [`pump`] clears it, so its vectors are allocated once, not per pass.
 #[derive(Default)]
 pub(crate) struct Pumped {
     /// Payload bytes read by the receiving application.
@@ -78,12 +79,25 @@ pub(crate) struct Pumped {
 }
 
 /// Opens requested streams, writes pending data, reads everything readable on `side`'s
-/// connections; `stop`: a bulk sender finishes its unbounded streams.
-pub(crate) fn pump(conns: &mut [Conn], side: Side, workload: Workload, stop: bool) -> Pumped {
-    let mut delivered = 0u64;
-    let mut delivered_by: Vec<(usize, u64)> = Vec::new();
-    let mut completed: Vec<usize> = Vec::new();
-    let mut errors: Vec<String> = Vec::new();
+/// connections; `stop`: a bulk sender finishes its unbounded streams. What it did goes to
+/// `out` (cleared first).
+pub(crate) fn pump(
+    conns: &mut [Conn],
+    side: Side,
+    workload: Workload,
+    stop: bool,
+    out: &mut Pumped,
+) {
+    out.delivered = 0;
+    out.delivered_by.clear();
+    out.completed.clear();
+    out.errors.clear();
+    let Pumped {
+        delivered,
+        delivered_by,
+        completed,
+        errors,
+    } = out;
     for (ci, c) in conns.iter_mut().enumerate() {
         if c.closing {
             continue;
@@ -129,7 +143,7 @@ pub(crate) fn pump(conns: &mut [Conn], side: Side, workload: Workload, stop: boo
             });
         }
         // Read.
-        let before = delivered;
+        let before = *delivered;
         let mut new_sends = Vec::new();
         for r in c.app.recvs.iter_mut().filter(|r| !r.finished) {
             let mut recv = c.conn.recv_stream(r.id);
@@ -144,7 +158,7 @@ pub(crate) fn pump(conns: &mut [Conn], side: Side, workload: Workload, stop: boo
                 match chunks.next(usize::MAX) {
                     Ok(Some(chunk)) => match &mut r.request {
                         Some(req) => req.extend_from_slice(&chunk.bytes),
-                        None => delivered += chunk.bytes.len() as u64,
+                        None => *delivered += chunk.bytes.len() as u64,
                     },
                     Ok(None) => {
                         r.finished = true;
@@ -170,8 +184,8 @@ pub(crate) fn pump(conns: &mut [Conn], side: Side, workload: Workload, stop: boo
                 }
             }
         }
-        if delivered > before {
-            delivered_by.push((ci, delivered - before));
+        if *delivered > before {
+            delivered_by.push((ci, *delivered - before));
         }
         c.app.sends.extend(new_sends);
         // Write.
@@ -222,12 +236,6 @@ pub(crate) fn pump(conns: &mut [Conn], side: Side, workload: Workload, stop: boo
             c.app.complete = true;
             completed.push(ci);
         }
-    }
-    Pumped {
-        delivered,
-        delivered_by,
-        completed,
-        errors,
     }
 }
 

@@ -18,7 +18,7 @@ use netem::wire::IPV4_UDP_OVERHEAD;
 
 use super::endpoint::Host;
 use crate::clock::{to_instant, VirtualClock};
-use crate::null_crypto::NullServerConfig;
+use crate::null_crypto::{NullServerConfig, NullTag};
 use crate::qlog::{QlogErrors, QlogFile, QlogFlusher};
 use crate::seeded::{SeededCidGenerator, SharedRng};
 use crate::tls;
@@ -67,7 +67,7 @@ pub struct QuicKnobs {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum QuicCrypto {
-    /// The negotiated TLS 1.3 suite (AES-256-GCM: see [`crate::seeded::seeded_provider`]).
+    /// The negotiated TLS 1.3 suite (AES-128-GCM: see [`crate::tls::prefer_aes128`]).
     #[default]
     Tls,
     /// The TLS handshake runs, but packets carry their payload in clear with a 16-byte checksum
@@ -162,20 +162,21 @@ impl Transport<'_> {
     }
 }
 
-/// The server's config (TLS, pinned token key, virtual time); transport parameters are set
-/// per connection.
+/// The server's config (TLS, pinned token key, virtual time; `null_tag` for `crypto = "none"`);
+/// transport parameters are set per connection.
 pub(crate) fn server_config(
     seed_rng: SharedRng,
     token_key: [u8; 32],
     clock: &VirtualClock,
     keylog: Option<tls::KeyLogBuffer>,
     knobs: &QuicKnobs,
+    null_tag: NullTag,
 ) -> Result<ServerConfig, QuicFlowError> {
     let crypto = knobs.crypto;
     let server_tls: Arc<dyn quinn_proto::crypto::ServerConfig> =
         match (tls::server_config(seed_rng, clock, keylog)?, crypto) {
             (t, QuicCrypto::Tls) => t,
-            (t, QuicCrypto::None) => Arc::new(NullServerConfig(t)),
+            (t, QuicCrypto::None) => Arc::new(NullServerConfig(t, null_tag)),
         };
     // Pinned token key: the default would draw from the OS RNG.
     let token_key = ring::hkdf::Salt::new(ring::hkdf::HKDF_SHA256, &[]).extract(&token_key);

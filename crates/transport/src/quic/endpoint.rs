@@ -124,12 +124,15 @@ impl Host {
         self.buf = buf;
     }
 
-    /// Passes endpoint events between the connections and the endpoint and returns the
-    /// connections' application events, with the index of their connection.
-    pub(crate) fn poll_events(&mut self) -> Vec<(usize, Event)> {
-        let mut events: Vec<(usize, Event)> = Vec::new();
+    /// Passes endpoint events between the connections and the endpoint and puts the
+    /// connections' application events, with the index of their connection, into `events`
+    /// (cleared first). True if there was any event of either kind.
+    pub(crate) fn poll_events(&mut self, events: &mut Vec<(usize, Event)>) -> bool {
+        events.clear();
+        let mut any = false;
         for (i, c) in self.conns.iter_mut().enumerate() {
             while let Some(ev) = c.conn.poll_endpoint_events() {
+                any = true;
                 let drained = ev.is_drained();
                 if let Some(cev) = self.endpoint.handle_event(c.handle, ev) {
                     c.conn.handle_event(cev);
@@ -142,7 +145,7 @@ impl Host {
                 events.push((i, ev));
             }
         }
-        events
+        any || !events.is_empty()
     }
 
     /// Drops drained connections, keeping their counters.

@@ -27,7 +27,7 @@ use crate::agent::{ConnectionReport, FlowAgent, FlowReport, SenderSample, Side, 
 use crate::cc_adapter::CcProbe;
 use crate::clock::{to_instant, VirtualClock};
 use crate::flow::FlowPlan;
-use crate::null_crypto::NullClientConfig;
+use crate::null_crypto::{NullClientConfig, NullTag};
 use crate::qlog::QlogErrors;
 use crate::seeded::{sub_seed, SharedRng};
 use crate::tls::{self, KeyLogBuffer, TlsError, SERVER_NAME};
@@ -54,6 +54,10 @@ pub struct QuicFlowConfig {
     pub qlog_dir: Option<PathBuf>,
     /// Where TLS secrets are logged (for decrypting a pcap).
     pub keylog: Option<KeyLogBuffer>,
+    /// A link on the flow's path may flip bits (`link.corrupt`, `link.ber`): with
+    /// `crypto = "none"` the null AEAD then checksums every packet so a flipped bit fails it as
+    /// with the real cipher; otherwise its tag is fixed bytes ([`NullTag`]).
+    pub bit_errors: bool,
 }
 
 /// Errors building a flow (invalid knobs or TLS set-up).
@@ -104,6 +108,10 @@ pub struct QuicFlow {
     needs_drive: [bool; 2],
     /// This flow's qlog problems (its own sink: flows run in parallel threads).
     qlog_errors: QlogErrors,
+    /// Scratch of [`Self::drive`]: the connections' events, kept to reuse its allocation.
+    events: Vec<(usize, Event)>,
+    /// Scratch of [`Self::pump_streams`]: what the application did, kept likewise.
+    pumped: app::Pumped,
 }
 
 impl QuicFlow {
@@ -127,7 +135,9 @@ impl QuicFlow {
             cfg.knobs.crypto,
         ) {
             (t, QuicCrypto::Tls) => t,
-            (t, QuicCrypto::None) => Arc::new(NullClientConfig(t)),
+            (t, QuicCrypto::None) => {
+                Arc::new(NullClientConfig(t, NullTag::for_path(cfg.bit_errors)))
+            }
         };
         let mut server = server_config(
             SharedRng::new(sub_seed(cfg.seed, 2)),
@@ -135,6 +145,7 @@ impl QuicFlow {
             &clock,
             cfg.keylog.clone(),
             &cfg.knobs,
+            NullTag::for_path(cfg.bit_errors),
         )?;
         server.transport_config(transport(&cfg).config(probes[1].clone(), None)?);
         let hosts = [
@@ -163,6 +174,8 @@ impl QuicFlow {
             error: None,
             needs_drive: [false, false],
             qlog_errors: QlogErrors::default(),
+            events: Vec::new(),
+            pumped: app::Pumped::default(),
         })
     }
 
@@ -224,10 +237,27 @@ impl QuicFlow {
 
     /// Runs application logic and endpoint bookkeeping for `side` after any input.
     fn drive(&mut self, side: Side, now: Duration) {
+        self.hosts[at(side)].poll_events(&mut self.events);
+        self.react(side, now);
+    }
+
+    /// After sending: sending changes no stream's readable data and no send credit (those
+    /// move only with received packets and timers), so the application has something to do
+    /// only if sending produced events (e.g. a close); [`Self::drive`] otherwise.
+    fn drive_after_send(&mut self, side: Side, now: Duration) {
+        if self.hosts[at(side)].poll_events(&mut self.events) {
+            self.react(side, now);
+        }
+    }
+
+    /// The application's part of [`Self::drive`], on the events in `self.events`.
+    fn react(&mut self, side: Side, now: Duration) {
         let stop_reached = self.stopped;
-        for (idx, ev) in self.hosts[at(side)].poll_events() {
+        let mut events = std::mem::take(&mut self.events);
+        for (idx, ev) in events.drain(..) {
             self.on_event(side, idx, ev, now);
         }
+        self.events = events;
         self.pump_streams(side, now, stop_reached);
         self.hosts[at(side)].retire_drained();
         self.maybe_next_connection(now);
@@ -266,8 +296,15 @@ impl QuicFlow {
     /// Runs the application on `side`'s connections and books what it delivered and completed.
     fn pump_streams(&mut self, side: Side, now: Duration, stop: bool) {
         let workload = self.cfg.plan.workload;
-        let done = app::pump(&mut self.hosts[at(side)].conns, side, workload, stop);
-        for e in done.errors {
+        let mut done = std::mem::take(&mut self.pumped);
+        app::pump(
+            &mut self.hosts[at(side)].conns,
+            side,
+            workload,
+            stop,
+            &mut done,
+        );
+        for e in done.errors.drain(..) {
             self.fail(e);
         }
         if side == workload.data_receiver() && done.delivered > 0 {
@@ -291,7 +328,7 @@ impl QuicFlow {
                 }
             }
         }
-        for ci in done.completed {
+        for &ci in &done.completed {
             let c = &mut self.hosts[0].conns[ci];
             let r = &mut self.connections[c.app.report_index];
             r.completion_s = Some(now.as_secs_f64() - r.started_s);
@@ -301,6 +338,7 @@ impl QuicFlow {
                 Bytes::from_static(b"done"),
             );
         }
+        self.pumped = done;
     }
 
     fn maybe_next_connection(&mut self, now: Duration) {
@@ -414,8 +452,8 @@ impl FlowAgent for QuicFlow {
         }
         let out = self.hosts[at(side)].poll_transmit(now);
         if out.is_none() {
-            // Sending may have produced endpoint events (e.g. a close); let the app react.
-            self.drive(side, now);
+            // Sending may have produced events (e.g. a close); let the app react to them.
+            self.drive_after_send(side, now);
         }
         out.map(|d| Transmit::udp(d, side.opposite()))
     }
