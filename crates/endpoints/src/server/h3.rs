@@ -111,16 +111,9 @@ async fn serve(mut connecting: quinn::Connecting, shared: Arc<Shared>) {
         // (0.11.19) raises the limit without waking the waiting `open_uni`: no SETTINGS, no
         // answer, the client times out. The ClientHello is complete before the server's first
         // flight goes out, so this costs no round trip.
-        match tokio::time::timeout(shared.handshake_timeout, connecting.handshake_data()).await {
-            Ok(Ok(_)) => connecting.into_0rtt(),
-            Ok(Err(e)) => {
-                tracing::debug!("QUIC handshake failed: {e}");
-                return;
-            }
-            Err(_) => {
-                tracing::debug!("QUIC handshake timed out");
-                return;
-            }
+        match within(shared.handshake_timeout, connecting.handshake_data()).await {
+            Some(_) => connecting.into_0rtt(),
+            None => return,
         }
     } else {
         Err(connecting)
@@ -138,16 +131,9 @@ async fn serve(mut connecting: quinn::Connecting, shared: Arc<Shared>) {
             conn
         }
         // Off, or (quinn always allows 0.5-RTT on incoming connections) a future refusal.
-        Err(connecting) => match tokio::time::timeout(shared.handshake_timeout, connecting).await {
-            Ok(Ok(c)) => c,
-            Ok(Err(e)) => {
-                tracing::debug!("QUIC handshake failed: {e}");
-                return;
-            }
-            Err(_) => {
-                tracing::debug!("QUIC handshake timed out");
-                return;
-            }
+        Err(connecting) => match within(shared.handshake_timeout, connecting).await {
+            Some(c) => c,
+            None => return,
         },
     };
     let peer = conn.remote_address();
@@ -155,6 +141,25 @@ async fn serve(mut connecting: quinn::Connecting, shared: Arc<Shared>) {
     serve_requests(conn.clone(), counters.clone(), &shared).await;
     if let Some(log) = &shared.stats {
         log.write(&record(&conn, peer, &counters, started));
+    }
+}
+
+/// One step of the QUIC handshake, bounded by `limit`: its value, or `None` (logged at debug
+/// level) when it failed or timed out — the connection is then dropped.
+async fn within<T>(
+    limit: std::time::Duration,
+    step: impl std::future::Future<Output = Result<T, quinn::ConnectionError>>,
+) -> Option<T> {
+    match tokio::time::timeout(limit, step).await {
+        Ok(Ok(v)) => Some(v),
+        Ok(Err(e)) => {
+            tracing::debug!("QUIC handshake failed: {e}");
+            None
+        }
+        Err(_) => {
+            tracing::debug!("QUIC handshake timed out");
+            None
+        }
     }
 }
 
