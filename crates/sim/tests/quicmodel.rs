@@ -262,3 +262,99 @@ fn the_models_mtu_extremes_carry_a_download() {
         );
     }
 }
+
+/// The model's handshake flights carry quinn's CRYPTO bytes: quinn flows (two connections, the
+/// second resumed with 0-RTT) over several seeds, decrypted from the pcap with the run's key
+/// log by tshark, against `transport::quicmodel::handshake_sizes`. quinn's GREASE transport
+/// parameter moves the ClientHello and the server's flight by a few bytes per connection; the
+/// model's constants are the medians, so each must lie within the spread seen plus a margin
+/// well below the 16 bytes a hash change (SHA-384 → SHA-256) moves a Finished by.
+#[test]
+fn the_models_handshake_sizes_are_quinns() {
+    use transport::quicmodel::handshake_sizes as model;
+    let tmp = temp_dir("handshake-sizes");
+    // Per flight: every size quinn sent, in the order (client hello, server hello, server
+    // handshake, client finished, tickets) × (full, resumed).
+    let mut seen: Vec<Vec<u32>> = vec![Vec::new(); 10];
+    for seed in 1..=5u64 {
+        let pcap = tmp.path().join(format!("quinn-{seed}.pcap"));
+        let mut f = flow(
+            "page",
+            Workload::Download {
+                size: 20_000,
+                streams: 1,
+                connections: 2,
+            },
+        );
+        f.quic.zero_rtt = true;
+        let s = dumbbell(10_000_000, ms(10), 1000, vec![f], ms(5_000));
+        sim::run(
+            &SweepPoint {
+                axes: vec![],
+                scenario: s,
+            },
+            &RunSpec {
+                id: "p0-r0".into(),
+                point: 0,
+                rep: 0,
+                seed,
+            },
+            &sim::RunOptions {
+                pcap: Some(pcap.clone()),
+                qlog_dir: None,
+                series: false,
+            },
+        )
+        .expect("run");
+        let mut keys = pcap.clone().into_os_string();
+        keys.push(".keys");
+        let out = std::process::Command::new("tshark")
+            .args(["-n", "-o"])
+            .arg(format!("tls.keylog_file:{}", keys.to_string_lossy()))
+            .arg("-r")
+            .arg(&pcap)
+            .args([
+                "-d",
+                "udp.port==443,quic",
+                "-Y",
+                "quic.crypto.length",
+                "-T",
+                "fields",
+                "-e",
+                "quic.crypto.length",
+            ])
+            .output()
+            .expect("tshark must be installed (scripts/setup.sh)");
+        assert!(out.status.success(), "tshark failed");
+        let lens: Vec<u32> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .flat_map(|l| l.split(',').map(|v| v.parse::<u32>().expect("a length")))
+            .collect();
+        // Full handshake then resumption: CH, SH + server flight, Finished, tickets, twice.
+        assert_eq!(lens.len(), 10, "seed {seed}: {lens:?}");
+        for (slot, len) in seen.iter_mut().zip(lens) {
+            slot.push(len);
+        }
+    }
+    let expected = [
+        ("ClientHello", model::CLIENT_HELLO[0], 0),
+        ("ServerHello", model::SERVER_HELLO[0], 1),
+        ("server's flight", model::SERVER_HANDSHAKE[0], 2),
+        ("client Finished", model::CLIENT_FINISHED, 3),
+        ("session tickets", model::SESSION_TICKETS, 4),
+        ("resumed ClientHello", model::CLIENT_HELLO[1], 5),
+        ("resumed ServerHello", model::SERVER_HELLO[1], 6),
+        ("resumed server's flight", model::SERVER_HANDSHAKE[1], 7),
+        ("resumed client Finished", model::CLIENT_FINISHED, 8),
+        ("resumed session tickets", model::SESSION_TICKETS, 9),
+    ];
+    for (what, model_len, slot) in expected {
+        let quinn = &seen[slot];
+        let (lo, hi) = (quinn.iter().min().unwrap(), quinn.iter().max().unwrap());
+        assert!(
+            model_len + 4 >= *lo && model_len <= hi + 4,
+            "{what}: model {model_len} bytes, quinn {quinn:?}"
+        );
+    }
+    tmp.remove().expect("remove");
+}

@@ -84,13 +84,13 @@ fn handshake_flights_have_quinns_sizes_and_take_one_rtt() {
         sizes(down[0]),
         vec![
             (PacketKind::Initial, 142),
-            (PacketKind::Handshake, 690),
-            (PacketKind::OneRtt, 640)
+            (PacketKind::Handshake, 672),
+            (PacketKind::OneRtt, 658)
         ]
     );
     let second = sizes(up[1]);
     assert_eq!(second[0].0, PacketKind::Initial);
-    assert_eq!(second[1], (PacketKind::Handshake, 102));
+    assert_eq!(second[1], (PacketKind::Handshake, 86));
     assert_eq!(up[1].wire_len, 1500, "a datagram with an Initial is padded");
     // The request is quinn's: "GET 100000\n".
     let request = up[1].packets[2]
@@ -553,7 +553,7 @@ fn a_lost_client_initial_is_repeated_after_the_pto() {
         up[1].packets[0].1[0],
         Frame::Crypto {
             offset: 0,
-            len: 279
+            len: 278
         }
     ));
     let hs = r.connections[0].handshake_s.unwrap();

@@ -4,12 +4,13 @@
 //! detection and the probe timeout, and the endpoint's counters.
 //!
 //! Handshake (sizes measured on quiclab's quinn with its Ed25519 certificate, TLS 1.3 with
-//! AES-256-GCM-SHA384, 1500-byte MTU): the client's Initial carries a 279-byte ClientHello (382
-//! when resuming) and is padded to the full datagram; the server answers with an Initial
-//! (ACK + 90-byte ServerHello, 96 resuming), a Handshake packet (644 bytes of
-//! EncryptedExtensions..Finished, 193 resuming) and a 1-RTT packet with four NEW_CONNECTION_ID
+//! TLS_AES_128_GCM_SHA256, 1500-byte MTU; medians over seeds, since quinn's GREASE transport
+//! parameter makes each flight vary by a few bytes): the client's Initial carries a 278-byte
+//! ClientHello (359 when resuming) and is padded to the full datagram; the server answers with an
+//! Initial (ACK + 90-byte ServerHello, 96 resuming), a Handshake packet (626 bytes of
+//! EncryptedExtensions..Finished, 165 resuming) and a 1-RTT packet with four NEW_CONNECTION_ID
 //! frames, padded to the full datagram. Once the client has the server's flight (one RTT) it
-//! sends its Initial ACK, a Handshake packet (ACK + 52-byte Finished) and its first 1-RTT
+//! sends its Initial ACK, a Handshake packet (ACK + 36-byte Finished) and its first 1-RTT
 //! packet (NEW_CONNECTION_IDs and the request), again padded. The server, on the Finished,
 //! confirms the handshake, drops its Handshake keys and sends HANDSHAKE_DONE with two session
 //! tickets (178 CRYPTO bytes) in 1-RTT. Before it has received a Handshake packet the server
@@ -37,16 +38,16 @@ use crate::agent::{Side, Transmit};
 use netem::wire::IPV4_UDP_OVERHEAD;
 
 /// ClientHello CRYPTO bytes (full handshake / resumption).
-pub(crate) const CLIENT_HELLO: [u32; 2] = [279, 382];
+pub const CLIENT_HELLO: [u32; 2] = [278, 359];
 /// ServerHello CRYPTO bytes.
-pub(crate) const SERVER_HELLO: [u32; 2] = [90, 96];
+pub const SERVER_HELLO: [u32; 2] = [90, 96];
 /// The server's Handshake flight (EncryptedExtensions, Certificate, CertificateVerify,
 /// Finished; no certificate when resuming).
-pub(crate) const SERVER_HANDSHAKE: [u32; 2] = [644, 193];
-/// The client's Finished (SHA-384: 4 + 48 bytes).
-pub(crate) const CLIENT_FINISHED: u32 = 52;
+pub const SERVER_HANDSHAKE: [u32; 2] = [626, 165];
+/// The client's Finished (SHA-256: 4 + 32 bytes).
+pub const CLIENT_FINISHED: u32 = 36;
 /// Two NewSessionTicket messages in the server's first 1-RTT CRYPTO frame.
-pub(crate) const SESSION_TICKETS: u32 = 178;
+pub const SESSION_TICKETS: u32 = 178;
 /// NEW_CONNECTION_ID frames each side sends once it has 1-RTT keys.
 const NEW_CIDS: u8 = 4;
 /// Smallest room worth starting a packet in.
@@ -1251,7 +1252,7 @@ impl Endpoint {
         };
         let pn = self.sent[s].begin();
         let pnl = pn_len(pn, self.largest_acked[s]);
-        let header_max = kind.header_len(pnl, room);
+        let header_max = kind.header_len(pnl);
         let Some(mut left) = room.checked_sub(header_max + AEAD_TAG) else {
             return Err(limit);
         };
@@ -1381,7 +1382,7 @@ impl Endpoint {
             self.credit_frames(writer, &mut pkt, &mut left, &mut put, false);
         }
         let payload = pkt.len + AEAD_TAG;
-        let size = kind.header_len(pnl, payload) + payload;
+        let size = kind.header_len(pnl) + payload;
         let Some(writer) = writer.as_mut() else {
             return Err(limit);
         };

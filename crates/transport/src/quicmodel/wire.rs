@@ -67,6 +67,9 @@ const VERSION: u8 = 1;
 /// Datagram header of the model's encoding.
 pub const DATAGRAM_HEADER: usize = 2 + 1 + 4 + 8 + 2 + 1;
 
+/// Bytes of a long header's Length field (quinn always writes a two-byte varint).
+const LONG_HEADER_LENGTH_FIELD: u32 = 2;
+
 /// QUIC variable-length integer size (RFC 9000 §16).
 #[inline]
 pub fn varint_len(v: u64) -> u32 {
@@ -144,10 +147,12 @@ impl PacketKind {
         }
     }
 
-    /// Header bytes before the payload, with a `pnl`-byte packet number and a payload (frames
-    /// plus tag) of `payload` bytes (long headers encode that length).
+    /// Header bytes before the payload, with a `pnl`-byte packet number. Long headers carry the
+    /// payload's length as a two-byte varint whatever its value, as quinn writes it (a
+    /// placeholder filled in once the packet is built), so a short Handshake packet is one
+    /// byte longer than a minimal encoding would make it.
     #[inline]
-    pub fn header_len(self, pnl: u32, payload: u32) -> u32 {
+    pub fn header_len(self, pnl: u32) -> u32 {
         match self {
             PacketKind::OneRtt => 1 + CID_LEN + pnl,
             _ => {
@@ -158,7 +163,7 @@ impl PacketKind {
                     + 1
                     + CID_LEN
                     + token
-                    + varint_len(u64::from(pnl + payload))
+                    + LONG_HEADER_LENGTH_FIELD
                     + pnl
             }
         }
