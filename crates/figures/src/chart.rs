@@ -210,6 +210,44 @@ fn wrap_at(label: &str, sep: &str) -> Vec<String> {
     lines
 }
 
+/// Height of one line of a wrapped category name, px.
+const CATEGORY_LINE_H: u32 = 14;
+/// Average width of a 12 px label character, px (DejaVu Sans / Liberation Sans measure 6–7).
+const LABEL_CHAR_W: f64 = 7.0;
+
+/// The category names broken at spaces into lines that fit their slot on a plot `plot_w`
+/// pixels wide, or `None` when every name fits on one line (then the axis draws them itself).
+fn category_lines(cats: &[String], plot_w: u32) -> Option<Vec<Vec<String>>> {
+    // The y label area (70 px) and the margins (2 × 12 px) are not the plot's.
+    let slot_px = f64::from(plot_w.saturating_sub(94)) / cats.len().max(1) as f64;
+    let max_chars = ((slot_px / LABEL_CHAR_W).floor() as usize).max(4);
+    if cats.iter().all(|c| c.chars().count() <= max_chars) {
+        return None;
+    }
+    Some(cats.iter().map(|c| wrap_words(c, max_chars)).collect())
+}
+
+/// `text` broken at spaces into lines of at most `max` characters; a word longer than that is
+/// cut with "…".
+fn wrap_words(text: &str, max: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        match lines.last_mut() {
+            Some(l) if l.chars().count() + 1 + word.chars().count() <= max => {
+                l.push(' ');
+                l.push_str(word);
+            }
+            _ if word.chars().count() > max => {
+                let mut cut: String = word.chars().take(max - 1).collect();
+                cut.push('…');
+                lines.push(cut);
+            }
+            _ => lines.push(word.to_string()),
+        }
+    }
+    lines
+}
+
 /// `label` shortened to [`LEGEND_CHARS`] characters.
 fn shorten(label: &str) -> String {
     if label.chars().count() <= LEGEND_CHARS {
@@ -431,15 +469,25 @@ pub fn line_chart(c: &LineChart, size: (u32, u32)) -> Result<String, ChartError>
                 |x: f64, i: usize| x * 10f64.powf((i as f64 - (k - 1.0) / 2.0) * decades * 0.006);
             draw_lines(&mut chart, c, false, 0.0, y0, dodge)?;
         } else {
+            // Category names wider than their slot are wrapped onto lines of their own below
+            // the axis instead of running into their neighbours.
+            let wrapped = match &c.x_axis {
+                XAxis::Categories(cats) => category_lines(cats, plot.dim_in_pixel().0),
+                XAxis::Numeric => None,
+            };
+            let extra_lines = wrapped
+                .as_ref()
+                .map_or(0, |w| w.iter().map(Vec::len).max().unwrap_or(1) - 1);
             let mut chart = ChartBuilder::on(&plot)
                 .caption(&c.title, (FONT, 17))
                 .margin(12)
-                .x_label_area_size(46)
+                .x_label_area_size(46 + CATEGORY_LINE_H * extra_lines as u32)
                 .y_label_area_size(70)
                 .build_cartesian_2d(x0..x1, y0..y1)
                 .map_err(err)?;
             let cats = match &c.x_axis {
-                XAxis::Categories(c) => Some(c.clone()),
+                XAxis::Categories(c) if wrapped.is_none() => Some(c.clone()),
+                XAxis::Categories(c) => Some(vec![String::new(); c.len()]),
                 XAxis::Numeric => None,
             };
             let x_fmt = move |v: &f64| match &cats {
@@ -472,6 +520,18 @@ pub fn line_chart(c: &LineChart, size: (u32, u32)) -> Result<String, ChartError>
                 .max_light_lines(2)
                 .draw()
                 .map_err(err)?;
+            if let Some(wrapped) = &wrapped {
+                let style = TextStyle::from((FONT, 12).into_font())
+                    .color(&BLACK)
+                    .pos(Pos::new(HPos::Center, VPos::Top));
+                for (i, lines) in wrapped.iter().enumerate() {
+                    let (px, py) = chart.backend_coord(&(i as f64, y0));
+                    for (k, line) in lines.iter().enumerate() {
+                        let y = py + 8 + (CATEGORY_LINE_H as i32) * k as i32;
+                        root.draw_text(line, &style, (px, y)).map_err(err)?;
+                    }
+                }
+            }
             let k = c.lines.len() as f64;
             let span = x1 - x0;
             // Categories get grouped bars (the seeds' bar charts with CIs), one bar per series
@@ -869,6 +929,65 @@ mod tests {
             text_y(&line_chart(&few, (900, 500)).expect("drawn"), "t").1,
             500.0
         );
+    }
+
+    #[test]
+    fn category_names_wider_than_their_slot_wrap_onto_lines() {
+        let cats: Vec<String> = [
+            "model 1:1",
+            "model 1:2",
+            "model 1:10",
+            "model 1:2 + I-bit",
+            "model 1:10 + I-bit",
+            "quinn 1:1",
+            "quinn 1:2",
+            "quinn 1:10",
+        ]
+        .map(String::from)
+        .to_vec();
+        let c = LineChart {
+            title: "t".into(),
+            x_label: "variant".into(),
+            y_label: "y".into(),
+            x_axis: XAxis::Categories(cats.clone()),
+            lines: vec![Line {
+                label: "a".into(),
+                note: String::new(),
+                points: (0..cats.len())
+                    .map(|i| CiPoint {
+                        x: i as f64,
+                        mean: 1.0,
+                        low: 0.9,
+                        high: 1.1,
+                    })
+                    .collect(),
+            }],
+            log_x: false,
+            x_extent: vec![],
+            footnote: String::new(),
+        };
+        let svg = line_chart(&c, (1000, 500)).expect("drawn");
+        // 8 slots on a ~600 px plot: the long names are split, their parts drawn one below
+        // the other, and no drawn category line is longer than a slot holds.
+        let first = text_y(&svg, "quinn 1:1")
+            .0
+            .expect("short names drawn whole");
+        let second = text_y(&svg, "+ I-bit")
+            .0
+            .expect("a long name's second line");
+        assert!(second > first, "{second} below {first}");
+        assert!(
+            text_y(&svg, "model 1:10 + I-bit").0.is_none(),
+            "not on one line"
+        );
+        assert_eq!(
+            text_y(&svg, "model 1:10").0,
+            Some(first),
+            "first lines level"
+        );
+        // Short names stay the axis' own labels.
+        assert_eq!(category_lines(&cats[..3], 600), None);
+        assert_eq!(wrap_words("abcdefghij klm", 6), ["abcde…", "klm"]);
     }
 
     #[test]

@@ -157,14 +157,7 @@ impl PacketKind {
             PacketKind::OneRtt => 1 + CID_LEN + pnl,
             _ => {
                 let token = u32::from(self == PacketKind::Initial);
-                1 + 4
-                    + 1
-                    + CID_LEN
-                    + 1
-                    + CID_LEN
-                    + token
-                    + LONG_HEADER_LENGTH_FIELD
-                    + pnl
+                1 + 4 + 1 + CID_LEN + 1 + CID_LEN + token + LONG_HEADER_LENGTH_FIELD + pnl
             }
         }
     }
