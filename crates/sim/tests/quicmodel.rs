@@ -4,7 +4,7 @@
 
 mod common;
 use common::*;
-use scenario::model::{FlowSpec, RunSpec, Stack, SweepPoint, Workload};
+use scenario::model::{FlowSpec, RunSpec, Scenario, Stack, SweepPoint, Workload};
 
 fn download(size: u64) -> Workload {
     Workload::Download {
@@ -141,6 +141,29 @@ fn temp_dir(tag: &str) -> fsutil::PrivateDir {
     fsutil::PrivateDir::new(&format!("quiclab-{tag}-")).expect("temp dir")
 }
 
+/// Runs `s` with `seed`, writing the bottleneck's packets to `pcap` (and the TLS secrets to
+/// `pcap` + ".keys").
+fn run_capturing(s: Scenario, seed: u64, pcap: &std::path::Path) -> results::Run {
+    sim::run(
+        &SweepPoint {
+            axes: vec![],
+            scenario: s,
+        },
+        &RunSpec {
+            id: "p0-r0".into(),
+            point: 0,
+            rep: 0,
+            seed,
+        },
+        &sim::RunOptions {
+            pcap: Some(pcap.to_path_buf()),
+            qlog_dir: None,
+            series: false,
+        },
+    )
+    .expect("run")
+}
+
 /// tshark's fields of the frames matching `filter`, reading UDP port 443 as plain data (the
 /// model's payload is its own encoding, not QUIC): the command docs/architecture.md gives.
 fn tshark(pcap: &std::path::Path, filter: &str, field: &str) -> Vec<String> {
@@ -181,24 +204,7 @@ fn model_packets_appear_in_the_pcap_as_udp() {
         vec![model("dl", download(200_000))],
         ms(5_000),
     );
-    let r = sim::run(
-        &SweepPoint {
-            axes: vec![],
-            scenario: s,
-        },
-        &RunSpec {
-            id: "p0-r0".into(),
-            point: 0,
-            rep: 0,
-            seed: 3,
-        },
-        &sim::RunOptions {
-            pcap: Some(pcap.clone()),
-            qlog_dir: None,
-            series: false,
-        },
-    )
-    .expect("run");
+    let r = run_capturing(s, 3, &pcap);
     let f = &r.flows[0];
     assert_eq!(f.bytes_delivered, 200_000);
     // Every datagram either endpoint sent crossed the bottleneck once (no loss here).
@@ -288,24 +294,7 @@ fn the_models_handshake_sizes_are_quinns() {
         );
         f.quic.zero_rtt = true;
         let s = dumbbell(10_000_000, ms(10), 1000, vec![f], ms(5_000));
-        sim::run(
-            &SweepPoint {
-                axes: vec![],
-                scenario: s,
-            },
-            &RunSpec {
-                id: "p0-r0".into(),
-                point: 0,
-                rep: 0,
-                seed,
-            },
-            &sim::RunOptions {
-                pcap: Some(pcap.clone()),
-                qlog_dir: None,
-                series: false,
-            },
-        )
-        .expect("run");
+        run_capturing(s, seed, &pcap);
         let mut keys = pcap.clone().into_os_string();
         keys.push(".keys");
         let out = std::process::Command::new("tshark")
