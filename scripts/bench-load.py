@@ -26,7 +26,7 @@ protocol with RSS sampled every 5 s, and the script reports whether it stayed fl
 Generator and server share this machine's cores, so the figures compare tools with each other, not
 with another machine: run it on an otherwise idle machine. Needs `bash scripts/install-peers.sh
 --load-tools` (vegeta, oha, h2load, wrk) and a release build (`cargo build --release -p quiclab`).
-Usage: python3 scripts/bench-load.py [--quick] [--tools quiclab,oha,h2load] [--out FILE]
+Usage: python3 scripts/bench-load.py [--quick] [--tools quiclab,oha,h2load] [--out FILE] [--rfc-acks]
                                     [--memory-run 600] [--baseline OTHER_QUICLAB_BINARY]
 """
 
@@ -53,6 +53,11 @@ BOTTOM = 625  # lowest rate tried
 RESOLUTION = 1.10  # stop bisecting when the last failure is within 10% of the last pass
 CONFIRM = True  # a failed step is run once more before it counts (--no-confirm: once)
 REQUEST_TIMEOUT_S = 2  # per-request limit where the tool has one: overload ends attacks quickly
+# The server asks HTTP/3 clients (ACK frequency extension, honoured by quinn-based clients: quiclab
+# and oha) to acknowledge after more than 10 packets or 1 ms, so a client's ACK of one response
+# rides on its next request instead of an ACK-only datagram (an 11 kB response is 8 packets).
+# The same server for every tool; --rfc-acks runs it with RFC 9000's ACK every second packet.
+SERVE_ACK_ARGS = ["--peer-ack-threshold", "10", "--peer-max-ack-delay", "1ms"]
 
 
 class Result:
@@ -377,6 +382,8 @@ def main():
                     help="also run another quiclab binary as tool 'quiclab-base' (e.g. a build of main)")
     ap.add_argument("--memory-run", type=int, default=0, metavar="SECONDS",
                     help="then run quiclab at its ceiling for SECONDS per protocol, sampling RSS (e.g. 600)")
+    ap.add_argument("--rfc-acks", action="store_true",
+                    help="serve without asking clients for fewer ACKs (RFC 9000's ACK every second packet)")
     ap.add_argument("--memory-rate", type=int, default=None,
                     help="rate of the memory run (default: the ceiling just found)")
     args = ap.parse_args()
@@ -407,7 +414,11 @@ def main():
     load_before = load_average()
     tmp = tempfile.mkdtemp(prefix="bench-load-")
     ready = os.path.join(tmp, "ready")
-    server = subprocess.Popen([QUICLAB, "serve", "--listen", "127.0.0.1:0", "--ready-file", ready, "--quiet"])
+    if not args.rfc_acks and "--peer-ack-threshold" not in run([QUICLAB, "serve", "--help"]):
+        args.rfc_acks = True  # a quiclab older than the option (QUICLAB_BIN): RFC 9000 ACKs
+    ack_args = [] if args.rfc_acks else SERVE_ACK_ARGS
+    server = subprocess.Popen([QUICLAB, "serve", "--listen", "127.0.0.1:0", "--ready-file", ready, "--quiet"]
+                              + ack_args)
     try:
         for _ in range(100):
             if os.path.exists(ready) and open(ready).read().strip():
@@ -442,7 +453,8 @@ def main():
                  "achieved / requested at 1000/s | success % at 1000/s | p50 ms | p90 ms | p99 ms | mean ms |\n"
                  "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n" + "\n".join(rows) + "\n")
         took = time.monotonic() - began
-        loads = f"load average {load_before:.1f} at the start, {load_average():.1f} at the end"
+        loads = (f"load average {load_before:.1f} at the start, {load_average():.1f} at the end; server "
+                 + ("with RFC 9000 ACKs" if args.rfc_acks else " ".join(["serve"] + SERVE_ACK_ARGS)))
         print(f"\n{table}\n(search steps of {dur} s; {took / 60:.1f} min; {loads})")
         table += f"\n{loads}\n"
         if args.memory_run:
