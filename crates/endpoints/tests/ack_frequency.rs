@@ -56,19 +56,23 @@ async fn acks_ride_on_the_next_request_when_the_server_asks() {
     // RFC 9000's behaviour: every response (8 datagrams, more than 1 ack-eliciting packet) is
     // acknowledged at once, so each request costs the client its request and an ACK.
     let rfc = client_datagrams_per_request(None).await;
+    eprintln!("RFC 9000 ACKs: {rfc:.2} client datagrams per request");
     assert!(
         rfc >= 1.8,
         "{rfc} datagrams per request without the extension"
     );
     // Asked to wait for more than 10 packets or 5 ms (longer than this loop takes to send the
-    // next request even on a loaded machine): the ACK goes out with the next request.
+    // next request): the ACK goes out with the next request. 1.05-1.3 measured on a loaded
+    // machine (a request whose HEADERS and FIN leave in two packets, an ACK timer that fired);
+    // 1.5 still tells the two behaviours apart.
     let asked = client_datagrams_per_request(Some(PeerAckFrequency {
         threshold: 10,
         max_delay: Duration::from_millis(5),
     }))
     .await;
+    eprintln!("threshold 10: {asked:.2} client datagrams per request");
     assert!(
-        asked <= 1.3,
+        asked <= 1.5,
         "{asked} datagrams per request with the extension"
     );
 }
