@@ -22,7 +22,7 @@ use load::attack::{AttackPlan, Sink};
 use load::live::LiveStats;
 use load::metrics::{Metrics, Summary};
 use load::record::{read_records, Encoding, RecordStream, RecordWriter};
-use load::schedule::{Ramp, Schedule};
+use load::schedule::{Ramp, Retention, Schedule};
 use load::targets::{parse_header, parse_method, parse_url, read_targets_file, Method, Target};
 use load::units::{parse_duration, Rate};
 
@@ -412,7 +412,16 @@ fn create(path: &Path) -> anyhow::Result<Box<dyn Write + Send>> {
 
 fn attack(args: &AttackArgs) -> anyhow::Result<Exit> {
     let ramp = args.ramp.clone().unwrap_or(Ramp::Constant(args.rate));
-    let schedule = match Schedule::new(ramp, args.duration, args.requests) {
+    let to_stdout =
+        args.output.is_none() && args.summary.is_none() && !std::io::stdout().is_terminal();
+    // An attack that writes no record per request keeps constant memory and disk, so it is
+    // bounded in time (an hour at the rate cap) rather than by the records file's size.
+    let retention = if args.output.is_some() || to_stdout {
+        Retention::Records
+    } else {
+        Retention::Summary
+    };
+    let schedule = match Schedule::keeping(ramp, args.duration, args.requests, retention) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: {e}");
@@ -427,8 +436,6 @@ fn attack(args: &AttackArgs) -> anyhow::Result<Exit> {
         Some(p) => vec![via_target(&args.targets, p)?],
         None => targets(&args.targets)?,
     };
-    let to_stdout =
-        args.output.is_none() && args.summary.is_none() && !std::io::stdout().is_terminal();
     let sink: Sink = match (&args.output, to_stdout) {
         (Some(path), _) => Some(RecordWriter::new(create(path)?, args.format.into())),
         (None, true) => Some(RecordWriter::new(
