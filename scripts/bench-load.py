@@ -28,6 +28,7 @@ with another machine: run it on an otherwise idle machine. Needs `bash scripts/i
 --load-tools` (vegeta, oha, h2load, wrk) and a release build (`cargo build --release -p quiclab`).
 Usage: python3 scripts/bench-load.py [--quick] [--tools quiclab,oha,h2load] [--out FILE] [--rfc-acks]
                                     [--memory-run 600] [--baseline OTHER_QUICLAB_BINARY]
+                                    [--variant='--release-window 1ms']
 """
 
 import argparse
@@ -131,9 +132,9 @@ def run(cmd, timeout=120, stdin=None):
     return p.stdout
 
 
-def quiclab_cmd(binary, url, proto, rate, dur, summary):
+def quiclab_cmd(binary, url, proto, rate, dur, summary, extra=()):
     return [binary, "load", "attack", "--rate", f"{rate}/s", "--duration", f"{dur}s", "--http", proto,
-            "--ca", CA, "--timeout", f"{REQUEST_TIMEOUT_S}s", "--summary", summary, url]
+            "--ca", CA, "--timeout", f"{REQUEST_TIMEOUT_S}s", "--summary", summary, *extra, url]
 
 
 def quiclab_result(summary_path, rate):
@@ -144,14 +145,14 @@ def quiclab_result(summary_path, rate):
                   lat.get("p90"), lat.get("p99"), lat.get("mean"), lat.get("max"))
 
 
-def make_quiclab(binary):
+def make_quiclab(binary, extra=()):
     # A binary older than `--summary` (a baseline build) writes its results file and is reported
     # by `load report` afterwards; the report's CPU is not counted.
     has_summary = "--summary" in run([binary, "load", "attack", "--help"])
 
     def quiclab(url, proto, rate, dur, tmp):
         summary = os.path.join(tmp, f"summary-{proto}-{rate}.json")
-        cmd = quiclab_cmd(binary, url, proto, rate, dur, summary)
+        cmd = quiclab_cmd(binary, url, proto, rate, dur, summary, extra)
         if not has_summary:
             records = os.path.join(tmp, "records.jsonl")
             cmd[cmd.index("--summary"):cmd.index("--summary") + 2] = ["--output", records]
@@ -380,6 +381,9 @@ def main():
                     help="a failed step counts at once (default: it is run once more and counts if it fails again)")
     ap.add_argument("--baseline", default=None, metavar="BIN",
                     help="also run another quiclab binary as tool 'quiclab-base' (e.g. a build of main)")
+    ap.add_argument("--variant", action="append", default=[], metavar="ARGS",
+                    help="also run quiclab with these extra attack options as its own row, e.g. "
+                         "--variant='--release-window 1ms' (repeatable)")
     ap.add_argument("--memory-run", type=int, default=0, metavar="SECONDS",
                     help="then run quiclab at its ceiling for SECONDS per protocol, sampling RSS (e.g. 600)")
     ap.add_argument("--rfc-acks", action="store_true",
@@ -396,6 +400,10 @@ def main():
     if args.baseline:
         tools["quiclab-base"] = (make_quiclab(args.baseline), ["1.1", "2", "3"])
         wanted.insert(wanted.index("quiclab") + 1 if "quiclab" in wanted else 0, "quiclab-base")
+    for extra in args.variant:
+        name = f"quiclab {extra}"
+        tools[name] = (make_quiclab(QUICLAB, extra.split()), ["1.1", "2", "3"])
+        wanted.insert(wanted.index("quiclab") + 1 if "quiclab" in wanted else 0, name)
     for tool in wanted:
         if tool not in tools:
             sys.exit(f"unknown tool {tool!r} (quiclab, oha, h2load, vegeta, wrk)")
