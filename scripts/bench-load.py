@@ -26,7 +26,7 @@ protocol with RSS sampled every 5 s, and the script reports whether it stayed fl
 Generator and server share this machine's cores, so the figures compare tools with each other, not
 with another machine: run it on an otherwise idle machine. Needs `bash scripts/install-peers.sh
 --load-tools` (vegeta, oha, h2load, wrk) and a release build (`cargo build --release -p quiclab`).
-Usage: python3 scripts/bench-load.py [--quick] [--tools quiclab,oha,h2load] [--out FILE] [--rfc-acks]
+Usage: python3 scripts/bench-load.py [--quick] [--tools quiclab,oha,h2load] [--out FILE] [--peer-ack-threshold N]
                                     [--memory-run 600] [--baseline OTHER_QUICLAB_BINARY]
                                     [--variant='--release-window 1ms']
 """
@@ -54,11 +54,6 @@ BOTTOM = 625  # lowest rate tried
 RESOLUTION = 1.10  # stop bisecting when the last failure is within 10% of the last pass
 CONFIRM = True  # a failed step is run once more before it counts (--no-confirm: once)
 REQUEST_TIMEOUT_S = 2  # per-request limit where the tool has one: overload ends attacks quickly
-# The server asks HTTP/3 clients (ACK frequency extension, honoured by quinn-based clients: quiclab
-# and oha) to acknowledge after more than 10 packets or 1 ms, so a client's ACK of one response
-# rides on its next request instead of an ACK-only datagram (an 11 kB response is 8 packets).
-# The same server for every tool; --rfc-acks runs it with RFC 9000's ACK every second packet.
-SERVE_ACK_ARGS = ["--peer-ack-threshold", "10", "--peer-max-ack-delay", "1ms"]
 
 
 class Result:
@@ -386,8 +381,10 @@ def main():
                          "--variant='--release-window 1ms' (repeatable)")
     ap.add_argument("--memory-run", type=int, default=0, metavar="SECONDS",
                     help="then run quiclab at its ceiling for SECONDS per protocol, sampling RSS (e.g. 600)")
-    ap.add_argument("--rfc-acks", action="store_true",
-                    help="serve without asking clients for fewer ACKs (RFC 9000's ACK every second packet)")
+    ap.add_argument("--peer-ack-threshold", type=int, default=None, metavar="N",
+                    help="run the server with `serve --peer-ack-threshold N` (HTTP/3 clients that honour the ACK "
+                         "frequency extension, quiclab and oha, ACK after more than N packets or 1 ms; default: "
+                         "RFC 9000's ACK every second packet). The same server for every tool")
     ap.add_argument("--memory-rate", type=int, default=None,
                     help="rate of the memory run (default: the ceiling just found)")
     args = ap.parse_args()
@@ -422,9 +419,7 @@ def main():
     load_before = load_average()
     tmp = tempfile.mkdtemp(prefix="bench-load-")
     ready = os.path.join(tmp, "ready")
-    if not args.rfc_acks and "--peer-ack-threshold" not in run([QUICLAB, "serve", "--help"]):
-        args.rfc_acks = True  # a quiclab older than the option (QUICLAB_BIN): RFC 9000 ACKs
-    ack_args = [] if args.rfc_acks else SERVE_ACK_ARGS
+    ack_args = [] if args.peer_ack_threshold is None else ["--peer-ack-threshold", str(args.peer_ack_threshold)]
     server = subprocess.Popen([QUICLAB, "serve", "--listen", "127.0.0.1:0", "--ready-file", ready, "--quiet"]
                               + ack_args)
     try:
@@ -462,7 +457,7 @@ def main():
                  "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n" + "\n".join(rows) + "\n")
         took = time.monotonic() - began
         loads = (f"load average {load_before:.1f} at the start, {load_average():.1f} at the end; server "
-                 + ("with RFC 9000 ACKs" if args.rfc_acks else " ".join(["serve"] + SERVE_ACK_ARGS)))
+                 + (" ".join(["serve"] + ack_args) if ack_args else "with RFC 9000 ACKs"))
         print(f"\n{table}\n(search steps of {dur} s; {took / 60:.1f} min; {loads})")
         table += f"\n{loads}\n"
         if args.memory_run:
