@@ -26,8 +26,9 @@ protocol with RSS sampled every 5 s, and the script reports whether it stayed fl
 Generator and server share this machine's cores, so the figures compare tools with each other, not
 with another machine: run it on an otherwise idle machine. Needs `bash scripts/install-peers.sh
 --load-tools` (vegeta, oha, h2load, wrk) and a release build (`cargo build --release -p quiclab`).
-Usage: python3 scripts/bench-load.py [--quick] [--tools quiclab,oha,h2load] [--out FILE]
+Usage: python3 scripts/bench-load.py [--quick] [--tools quiclab,oha,h2load] [--out FILE] [--peer-ack-threshold N]
                                     [--memory-run 600] [--baseline OTHER_QUICLAB_BINARY]
+                                    [--variant='--release-window 1ms']
 """
 
 import argparse
@@ -126,9 +127,9 @@ def run(cmd, timeout=120, stdin=None):
     return p.stdout
 
 
-def quiclab_cmd(binary, url, proto, rate, dur, summary):
+def quiclab_cmd(binary, url, proto, rate, dur, summary, extra=()):
     return [binary, "load", "attack", "--rate", f"{rate}/s", "--duration", f"{dur}s", "--http", proto,
-            "--ca", CA, "--timeout", f"{REQUEST_TIMEOUT_S}s", "--summary", summary, url]
+            "--ca", CA, "--timeout", f"{REQUEST_TIMEOUT_S}s", "--summary", summary, *extra, url]
 
 
 def quiclab_result(summary_path, rate):
@@ -139,14 +140,14 @@ def quiclab_result(summary_path, rate):
                   lat.get("p90"), lat.get("p99"), lat.get("mean"), lat.get("max"))
 
 
-def make_quiclab(binary):
+def make_quiclab(binary, extra=()):
     # A binary older than `--summary` (a baseline build) writes its results file and is reported
     # by `load report` afterwards; the report's CPU is not counted.
     has_summary = "--summary" in run([binary, "load", "attack", "--help"])
 
     def quiclab(url, proto, rate, dur, tmp):
         summary = os.path.join(tmp, f"summary-{proto}-{rate}.json")
-        cmd = quiclab_cmd(binary, url, proto, rate, dur, summary)
+        cmd = quiclab_cmd(binary, url, proto, rate, dur, summary, extra)
         if not has_summary:
             records = os.path.join(tmp, "records.jsonl")
             cmd[cmd.index("--summary"):cmd.index("--summary") + 2] = ["--output", records]
@@ -375,8 +376,15 @@ def main():
                     help="a failed step counts at once (default: it is run once more and counts if it fails again)")
     ap.add_argument("--baseline", default=None, metavar="BIN",
                     help="also run another quiclab binary as tool 'quiclab-base' (e.g. a build of main)")
+    ap.add_argument("--variant", action="append", default=[], metavar="ARGS",
+                    help="also run quiclab with these extra attack options as its own row, e.g. "
+                         "--variant='--release-window 1ms' (repeatable)")
     ap.add_argument("--memory-run", type=int, default=0, metavar="SECONDS",
                     help="then run quiclab at its ceiling for SECONDS per protocol, sampling RSS (e.g. 600)")
+    ap.add_argument("--peer-ack-threshold", type=int, default=None, metavar="N",
+                    help="run the server with `serve --peer-ack-threshold N` (HTTP/3 clients that honour the ACK "
+                         "frequency extension, quiclab and oha, ACK after more than N packets or 1 ms; default: "
+                         "RFC 9000's ACK every second packet). The same server for every tool")
     ap.add_argument("--memory-rate", type=int, default=None,
                     help="rate of the memory run (default: the ceiling just found)")
     args = ap.parse_args()
@@ -389,6 +397,10 @@ def main():
     if args.baseline:
         tools["quiclab-base"] = (make_quiclab(args.baseline), ["1.1", "2", "3"])
         wanted.insert(wanted.index("quiclab") + 1 if "quiclab" in wanted else 0, "quiclab-base")
+    for extra in args.variant:
+        name = f"quiclab {extra}"
+        tools[name] = (make_quiclab(QUICLAB, extra.split()), ["1.1", "2", "3"])
+        wanted.insert(wanted.index("quiclab") + 1 if "quiclab" in wanted else 0, name)
     for tool in wanted:
         if tool not in tools:
             sys.exit(f"unknown tool {tool!r} (quiclab, oha, h2load, vegeta, wrk)")
@@ -407,7 +419,9 @@ def main():
     load_before = load_average()
     tmp = tempfile.mkdtemp(prefix="bench-load-")
     ready = os.path.join(tmp, "ready")
-    server = subprocess.Popen([QUICLAB, "serve", "--listen", "127.0.0.1:0", "--ready-file", ready, "--quiet"])
+    ack_args = [] if args.peer_ack_threshold is None else ["--peer-ack-threshold", str(args.peer_ack_threshold)]
+    server = subprocess.Popen([QUICLAB, "serve", "--listen", "127.0.0.1:0", "--ready-file", ready, "--quiet"]
+                              + ack_args)
     try:
         for _ in range(100):
             if os.path.exists(ready) and open(ready).read().strip():
@@ -442,7 +456,8 @@ def main():
                  "achieved / requested at 1000/s | success % at 1000/s | p50 ms | p90 ms | p99 ms | mean ms |\n"
                  "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n" + "\n".join(rows) + "\n")
         took = time.monotonic() - began
-        loads = f"load average {load_before:.1f} at the start, {load_average():.1f} at the end"
+        loads = (f"load average {load_before:.1f} at the start, {load_average():.1f} at the end; server "
+                 + (" ".join(["serve"] + ack_args) if ack_args else "with RFC 9000 ACKs"))
         print(f"\n{table}\n(search steps of {dur} s; {took / 60:.1f} min; {loads})")
         table += f"\n{loads}\n"
         if args.memory_run:

@@ -286,6 +286,32 @@ fn rates_and_request_counts_beyond_the_bounds_are_refused() {
     let err = text(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("at most 10000000 per attack"), "{err}");
+    // A summary-only attack keeps constant memory: its bound is an hour at the rate cap (the
+    // schedule's tests check that 10 minutes at the cap, 60 M requests, is accepted), and a
+    // results file named next to it brings the records bound back.
+    for (extra, bound) in [
+        (&["--summary", "s.json"][..], "at most 360000000 per attack"),
+        (
+            &["--summary", "s.json", "--output", "r.jsonl"][..],
+            "at most 10000000 per attack",
+        ),
+    ] {
+        let duration = if extra.len() == 2 { "61min" } else { "2min" };
+        let mut args = vec![
+            "load",
+            "attack",
+            "--rate",
+            "100000/s",
+            "--duration",
+            duration,
+        ];
+        args.extend_from_slice(extra);
+        args.push("https://127.0.0.1:1/");
+        let o = quiclab(&args, &s.0);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {err}");
+        assert!(err.contains(bound), "{extra:?}: {err}");
+    }
     let o = quiclab(
         &[
             "load",

@@ -46,7 +46,9 @@ impl Requester for EndpointsRequester {
             headers: target.headers.clone(),
             body: target.body.clone(),
         };
-        let out = self.client.send(spec).await;
+        // The attack bounds every request by its own timeout (all of a thread's at once), so
+        // the client adds no timer of its own per request.
+        let out = self.client.send_untimed(spec).await;
         // The client times TTFB from when it got a pool slot; the record wants it from the send,
         // so add the pool wait back.
         let pool_wait = out.started.saturating_duration_since(called);

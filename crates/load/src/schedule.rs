@@ -46,23 +46,61 @@ pub enum ScheduleError {
     /// A rate of zero throughout would send nothing.
     #[error("the rate is zero: nothing would be sent")]
     ZeroRate,
-    /// The attack would send more requests than one attack may record.
+    /// The attack would send more requests than one attack may keep.
     #[error(
         "the attack would send {requests} requests (rate x duration, or --requests); at most \
-         {MAX_REQUESTS_PER_ATTACK} per attack: lower --rate, --duration or --requests"
+         {} per attack {}: lower --rate, --duration or --requests",
+        retention.max_requests(),
+        retention.why()
     )]
     TooManyRequests {
         /// Requests the schedule holds.
         requests: u64,
+        /// What the attack keeps, which sets the bound.
+        retention: Retention,
     },
 }
 
-/// The most requests one attack may schedule. Every request is a record (≈ 200 bytes of JSON
-/// when written, a histogram entry in any case): 10 million is 100 s at [`MAX_RATE_PER_S`] and
-/// about 2 GB of results.
+/// The most requests one attack may schedule when it writes a record per request (≈ 200 bytes
+/// of JSON each): 10 million is 100 s at [`MAX_RATE_PER_S`] and about 2 GB of results.
 ///
 /// [`MAX_RATE_PER_S`]: crate::units::MAX_RATE_PER_S
 pub const MAX_REQUESTS_PER_ATTACK: u64 = 10_000_000;
+
+/// The most requests one attack may schedule when it keeps only its summary (`--summary`
+/// without a results stream): memory and disk then stay flat whatever the count (histograms and
+/// counters), so the bound is on time instead — one hour at [`MAX_RATE_PER_S`] (360 million),
+/// which allows, e.g., a 10-minute memory run at any rate the tool accepts.
+///
+/// [`MAX_RATE_PER_S`]: crate::units::MAX_RATE_PER_S
+pub const MAX_SUMMARY_REQUESTS: u64 = 360_000_000;
+
+/// What an attack keeps of its requests, which decides how many it may schedule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Retention {
+    /// A record per request is written (results file or stdout): [`MAX_REQUESTS_PER_ATTACK`].
+    Records,
+    /// Only the summary's histograms and counters: [`MAX_SUMMARY_REQUESTS`].
+    Summary,
+}
+
+impl Retention {
+    /// The most requests one attack may schedule.
+    pub fn max_requests(self) -> u64 {
+        match self {
+            Self::Records => MAX_REQUESTS_PER_ATTACK,
+            Self::Summary => MAX_SUMMARY_REQUESTS,
+        }
+    }
+
+    /// Why the bound is what it is, for the error message.
+    fn why(self) -> &'static str {
+        match self {
+            Self::Records => "that writes a record per request (about 2 GB of results)",
+            Self::Summary => "that keeps only its summary (one hour at the 100000/s rate cap)",
+        }
+    }
+}
 
 impl Ramp {
     /// Parses `linear:FROM-TO` (rates as in `--rate`, e.g. `linear:50/s-500/s` or `linear:50-500`)
@@ -117,11 +155,23 @@ pub struct Schedule {
 
 impl Schedule {
     /// A schedule of `ramp` bounded by `duration` and/or `max_requests` (a steps ramp bounds
-    /// itself: its steps' total length is the default duration).
+    /// itself: its steps' total length is the default duration), for an attack that writes a
+    /// record per request (at most [`MAX_REQUESTS_PER_ATTACK`]).
     pub fn new(
         ramp: Ramp,
         duration: Option<Duration>,
         max_requests: Option<u64>,
+    ) -> Result<Self, ScheduleError> {
+        Self::keeping(ramp, duration, max_requests, Retention::Records)
+    }
+
+    /// Like [`Schedule::new`], bounded by what the attack keeps: `retention` sets the most
+    /// requests it may schedule ([`Retention::max_requests`]).
+    pub fn keeping(
+        ramp: Ramp,
+        duration: Option<Duration>,
+        max_requests: Option<u64>,
+        retention: Retention,
     ) -> Result<Self, ScheduleError> {
         let implicit = match &ramp {
             Ramp::Steps { rates, step } => Some(*step * rates.len() as u32),
@@ -157,13 +207,14 @@ impl Schedule {
             Some(m) => due.min(m as f64),
             None => due,
         };
-        if requests > MAX_REQUESTS_PER_ATTACK as f64 {
+        if requests > retention.max_requests() as f64 {
             return Err(ScheduleError::TooManyRequests {
                 requests: if requests.is_finite() {
                     requests as u64
                 } else {
                     u64::MAX
                 },
+                retention,
             });
         }
         Ok(schedule)
@@ -283,7 +334,8 @@ mod tests {
         assert_eq!(
             err,
             ScheduleError::TooManyRequests {
-                requests: 10_100_000
+                requests: 10_100_000,
+                retention: Retention::Records,
             }
         );
         assert!(err.to_string().contains("at most 10000000 per attack"));
@@ -295,6 +347,39 @@ mod tests {
             step: Duration::from_secs(40),
         };
         assert!(Schedule::new(steps, None, None).is_err());
+    }
+
+    #[test]
+    fn a_summary_only_attack_is_bounded_in_time_not_records() {
+        let d = |s| Some(Duration::from_secs(s));
+        let summary = |ramp, duration, requests| {
+            Schedule::keeping(ramp, duration, requests, Retention::Summary)
+        };
+        // 10 minutes at the 100000/s rate cap (60 M requests): refused with records, accepted
+        // when only the summary is kept (checked without running it).
+        let ten_minutes = Ramp::Constant(rate(100_000.0));
+        let err = Schedule::new(ten_minutes.clone(), d(600), None).unwrap_err();
+        assert!(matches!(
+            err,
+            ScheduleError::TooManyRequests {
+                requests: 60_000_000,
+                retention: Retention::Records
+            }
+        ));
+        let s = summary(ten_minutes.clone(), d(600), None).unwrap();
+        assert_eq!(s.slot(59_999_999).map(|s| s.seq), Some(59_999_999));
+        assert_eq!(s.slot(60_000_000), None);
+        // Just above 10 M with records is still refused; with the summary, an hour at the cap
+        // is the bound, and one second more is refused too.
+        assert!(Schedule::new(ten_minutes.clone(), d(101), None).is_err());
+        summary(ten_minutes.clone(), d(3600), None).unwrap();
+        let err = summary(ten_minutes, d(3601), None).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("at most 360000000 per attack that keeps only its summary"),
+            "{err}"
+        );
+        assert!(summary(Ramp::Constant(rate(1.0)), None, Some(360_000_001)).is_err());
     }
 
     fn all_slots(s: &Schedule) -> Vec<Slot> {

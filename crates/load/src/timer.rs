@@ -90,21 +90,13 @@ impl Timer {
                 Poll::Ready(Err(_)) => return Poll::Ready(()),
                 Poll::Pending => return Poll::Pending,
             };
-            let mut expirations = [0u8; 8];
-            // SAFETY: reading 8 bytes into an 8-byte buffer from our own descriptor.
-            let n = unsafe {
-                libc::read(
-                    self.fd.get_ref().as_raw_fd(),
-                    expirations.as_mut_ptr().cast(),
-                    expirations.len(),
-                )
-            };
-            if n < 0 {
-                // Spurious readiness (EAGAIN): wait for the next edge.
-                guard.clear_ready();
-                continue;
-            }
-            // Fired: the kernel timer is disarmed now (one-shot).
+            // Readiness means an expiry (possibly of an earlier arming). The expiration count is
+            // not read: the next `timerfd_settime` resets it and makes the descriptor unreadable
+            // again, and the reactor is edge-triggered, so every later expiry is a new event —
+            // reading it cost a system call per wake-up (and failed with EAGAIN whenever the
+            // timer had been re-armed since). Forget the readiness and look at the clock again:
+            // a stale expiry re-arms for the deadline, a real one finds it passed.
+            guard.clear_ready();
             self.armed = None;
         }
     }

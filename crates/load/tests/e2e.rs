@@ -91,6 +91,7 @@ fn attack(
         max_inflight: 1000,
         late_threshold: Duration::from_millis(10),
         timeout: Duration::from_secs(10),
+        release_window: Duration::ZERO,
     };
     let config = ClientConfig {
         http,

@@ -19,6 +19,11 @@ use crate::quic::{self, QuicOptions};
 use crate::sockopt;
 use crate::tls::{self, FileKeyLog, Trust};
 
+/// Bytes read from a client TCP socket per system call at most (the buffer under TLS): room
+/// for two full TLS records. One buffer per open connection, so a client's memory for them is
+/// bounded by its pool (the load tester's default of 256 HTTP/1.1 connections: 8 MB).
+const READ_BUFFER: usize = 32 * 1024;
+
 /// Where a request goes: the resolved address and the TLS name.
 #[derive(Debug, Clone)]
 pub struct Target {
@@ -185,6 +190,10 @@ impl Connector {
         let t1 = Instant::now();
         out.connect = Some(t1 - t0);
         let tcp_fd = stream.as_fd().try_clone_to_owned().ok();
+        // rustls reads the socket 4 kB at a time (three `recvfrom` calls and a reallocation of
+        // its buffer for an 11 kB response); a read buffer under it takes what the socket holds
+        // in one call, up to READ_BUFFER, and rustls then copies from memory.
+        let stream = tokio::io::BufReader::with_capacity(READ_BUFFER, stream);
         let tls_stream = tls
             .connect(name, stream)
             .await

@@ -9,7 +9,6 @@ use http::header::{HeaderName, HeaderValue, HOST};
 use http_body_util::BodyExt;
 
 use super::conn::{Conn, Handle};
-use super::connect::Target;
 use super::pool::Checkout;
 use super::{Client, RequestOutcome, RequestSpec};
 
@@ -51,14 +50,21 @@ impl Upload<'_> {
 
 /// Runs `req` on `client`, filling `out` as phases complete (so a timeout keeps what was measured).
 pub(super) async fn execute(client: &Client, req: &Upload<'_>, out: &mut RequestOutcome) {
-    let target = match client.inner.target(&req.spec.url).await {
-        Ok(t) => t,
+    let authority = match authority(&req.spec.url) {
+        Ok(a) => a,
         Err(e) => {
             out.error = Some(e);
             return;
         }
     };
     let Some(pool) = &client.pool else {
+        let target = match client.inner.target(&req.spec.url).await {
+            Ok(t) => t,
+            Err(e) => {
+                out.error = Some(e);
+                return;
+            }
+        };
         out.started = Instant::now();
         // Boxed: opening is rare next to requests on open connections, and its state (handshake,
         // HTTP/3 set-up) would otherwise size every request's future (see the test below).
@@ -71,7 +77,7 @@ pub(super) async fn execute(client: &Client, req: &Upload<'_>, out: &mut Request
         };
         out.connection_id = conn.id;
         req.remember(&conn);
-        let result = exchange(&conn, &target, req, true, out).await;
+        let result = exchange(&conn, authority, req, true, out).await;
         if client.collect_stats {
             out.transport = conn.snapshot();
         }
@@ -89,6 +95,15 @@ pub(super) async fn execute(client: &Client, req: &Upload<'_>, out: &mut Request
         }
         Checkout::Open(permit) => {
             out.started = Instant::now();
+            // Resolved only here: a request on a pooled connection needs no address, and
+            // resolving (a lock, a map look-up, four strings) cost every request.
+            let target = match client.inner.target(&req.spec.url).await {
+                Ok(t) => t,
+                Err(e) => {
+                    out.error = Some(e);
+                    return;
+                }
+            };
             // Boxed, as above: a pooled request opens a connection only now and then.
             match Box::pin(client.inner.open(&target, out)).await {
                 Ok(c) => pool.add(permit, c),
@@ -101,7 +116,7 @@ pub(super) async fn execute(client: &Client, req: &Upload<'_>, out: &mut Request
     };
     out.connection_id = lease.conn.id;
     req.remember(&lease.conn);
-    let result = exchange(&lease.conn, &target, req, false, out).await;
+    let result = exchange(&lease.conn, authority, req, false, out).await;
     if client.collect_stats {
         out.transport = lease.conn.snapshot();
     }
@@ -115,8 +130,19 @@ pub(super) async fn execute(client: &Client, req: &Upload<'_>, out: &mut Request
     }
 }
 
+/// The URL's `host[:port]` (the Host header / `:authority`), checking what
+/// [`Connector::target`](super::connect::Connector::target) checks without allocating.
+fn authority(url: &http::Uri) -> Result<&str, String> {
+    match url.scheme_str() {
+        Some("https") => {}
+        other => return Err(format!("only https URLs are supported (got {other:?})")),
+    }
+    let host = url.host().ok_or("URL has no host")?;
+    Ok(url.authority().map_or(host, |a| a.as_str()))
+}
+
 fn build_request<B>(
-    target: &Target,
+    authority: &str,
     upload: &Upload<'_>,
     origin_form: bool,
     body: B,
@@ -134,7 +160,7 @@ fn build_request<B>(
     };
     let mut r = http::Request::builder().method(req.method.clone()).uri(uri);
     if origin_form {
-        r = r.header(HOST, target.authority.as_str());
+        r = r.header(HOST, authority);
     }
     if upload.len() > 0 {
         r = r.header(http::header::CONTENT_LENGTH, upload.len());
@@ -153,7 +179,7 @@ fn build_request<B>(
 /// causes at high connection rates, on the server side).
 async fn exchange(
     conn: &Conn,
-    target: &Target,
+    authority: &str,
     req: &Upload<'_>,
     last: bool,
     out: &mut RequestOutcome,
@@ -169,7 +195,7 @@ async fn exchange(
                 .ready()
                 .await
                 .map_err(|e| format!("connection not ready: {e}"))?;
-            let mut request = build_request(target, req, true, req.body())?;
+            let mut request = build_request(authority, req, true, req.body())?;
             if last {
                 request
                     .headers_mut()
@@ -191,7 +217,7 @@ async fn exchange(
                 .ready()
                 .await
                 .map_err(|e| format!("connection not ready: {e}"))?;
-            let request = build_request(target, req, false, req.body())?;
+            let request = build_request(authority, req, false, req.body())?;
             let resp = sender
                 .send_request(request)
                 .await
@@ -200,7 +226,7 @@ async fn exchange(
         }
         Handle::H3 { sender, .. } => {
             let mut sender = sender.lock().map_err(|_| "sender lock poisoned")?.clone();
-            let request = build_request(target, req, false, ())?;
+            let request = build_request(authority, req, false, ())?;
             let mut stream = sender
                 .send_request(request)
                 .await
