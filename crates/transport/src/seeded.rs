@@ -3,8 +3,8 @@
 //! A simulated run must be a pure function of (scenario, seed), but rustls and quinn draw
 //! randomness in several places: TLS randoms and session tickets (`SecureRandom`), the ephemeral
 //! key exchange (ring's key generation draws from the OS RNG, so we supply our own group that
-//! hands ring seeded bytes), connection IDs, the stateless-reset key and the token key. This module replaces
-//! each of them with a ChaCha stream derived from the seed.
+//! hands ring seeded bytes), connection IDs, the stateless-reset key and the token key. This
+//! module replaces each of them with a ChaCha stream derived from the seed.
 
 use std::fmt;
 use std::sync::{Arc, Mutex};
@@ -68,8 +68,8 @@ impl SecureRandom for SharedRng {
 /// X25519 key exchange whose ephemeral secrets come from a seeded stream.
 ///
 /// Two implementations share the work, each where it is faster on this machine class (issue
-/// 16: the key exchange was a quarter of a 1,000-flow run's instructions; measured per
-/// operation, wall time, x86-64 with ADX/BMI2, see the report of session 8): the public key is
+/// 16: the key exchange was a quarter of a 1,000-flow run's instructions; wall time per
+/// operation on an AMD EPYC VM with ADX/BMI2, under load, so relative): the public key is
 /// x25519-dalek's fixed-base multiplication (precomputed tables: ~28 us vs ring's ~37 us), the
 /// shared secret ring's variable-base ladder (ADX/BMI2 assembly: ~60 us vs x25519-dalek's
 /// portable ~85 us). Both clamp the same 32 seeded bytes to the same scalar (RFC 7748 §5), so
