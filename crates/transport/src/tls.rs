@@ -1,10 +1,14 @@
 //! TLS 1.3 configurations for simulated QUIC endpoints: seeded, virtual-timed, key-logged.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
 
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::{VerifierBuilderError, WebPkiServerVerifier};
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName, UnixTime};
 use rustls::sign::{CertifiedKey, SingleCertAndKey};
+use rustls::{DigitallySignedStruct, DistinguishedName, SignatureScheme};
 
 use crate::clock::VirtualClock;
 use crate::seeded::{seeded_provider, SharedRng};
@@ -105,22 +109,207 @@ fn server_identity() -> Result<Arc<SingleCertAndKey>, TlsError> {
         .clone())
 }
 
-/// The simulated client's verifier (the server's self-signed certificate as the only root),
-/// built once per process and shared by every flow's client, like [`server_identity`]; it
-/// draws no randomness and takes the time from each config's (virtual) clock.
-fn server_verifier() -> Result<Arc<WebPkiServerVerifier>, TlsError> {
-    static VERIFIER: OnceLock<Arc<WebPkiServerVerifier>> = OnceLock::new();
+/// The simulated client's verifier, built once per process and shared by every flow's client,
+/// like [`server_identity`]; it draws no randomness and takes the time from each config's
+/// (virtual) clock.
+fn server_verifier() -> Result<Arc<SimServerVerifier>, TlsError> {
+    static VERIFIER: OnceLock<Arc<SimServerVerifier>> = OnceLock::new();
     if let Some(v) = VERIFIER.get() {
         return Ok(v.clone());
     }
     let mut roots = rustls::RootCertStore::empty();
     roots.add(CertificateDer::from(SERVER_CERT_DER))?;
-    let verifier = WebPkiServerVerifier::builder_with_provider(
+    let webpki = WebPkiServerVerifier::builder_with_provider(
         Arc::new(roots),
         Arc::new(rustls::crypto::ring::default_provider()),
     )
     .build()?;
-    Ok(VERIFIER.get_or_init(|| verifier).clone())
+    Ok(VERIFIER
+        .get_or_init(|| Arc::new(SimServerVerifier::new(webpki)))
+        .clone())
+}
+
+/// Most certificate chains [`SimServerVerifier`] remembers. The simulator's server presents one
+/// chain; the bound only keeps a process that saw other chains from growing without limit
+/// (beyond it, chains are verified in full every time, as without the cache).
+const VERIFIED_CHAINS_MAX: usize = 8;
+
+/// How far past a first verification the cache probes the chain's validity (one year of
+/// virtual time: far beyond any simulated run, well inside the test certificate's validity).
+const VALIDITY_PROBE: Duration = Duration::from_secs(365 * 24 * 3600);
+
+/// The simulated client's certificate verifier: webpki's, with two savings that change no
+/// byte on the wire and no result (issue 16: at 1,000 flows, Ed25519 verification was a sixth
+/// of the run's instructions, two per handshake).
+///
+/// * **The chain is verified once per process**, not per handshake: every flow's server
+///   presents the same compiled-in certificate. A verification depends on its time only
+///   through the certificates' validity periods (no revocation lists are configured), and the
+///   intersection of those periods is an interval, so a chain verified at two instants is
+///   valid at every instant between them. The cache keeps, per (chain, server name, OCSP
+///   response), the interval whose end points were both verified in full: a first miss
+///   verifies at `now` and at `now` + [`VALIDITY_PROBE`]; a time outside the interval is
+///   verified in full and widens it. A chain that fails is never cached.
+/// * **CertificateVerify's signature is not checked.** It proves that the peer holds the
+///   certificate's private key. In the simulator both ends are ours: the server signs with the
+///   compiled-in key that belongs to the compiled-in certificate (tested:
+///   `tests::server_signatures_verify`), and no adversary sits on the path. A handshake
+///   packet damaged by a link's bit errors fails the packet's AEAD (or the null cipher's
+///   checksum tag) and is dropped before TLS sees it, so the check could never fail and its
+///   outcome cannot change a run. The server still signs every handshake, so the signature
+///   on the wire (and in a decrypted pcap) is a valid one. The emulator's real clients
+///   (`endpoints`) verify in full.
+#[derive(Debug)]
+pub struct SimServerVerifier {
+    webpki: Arc<WebPkiServerVerifier>,
+    verified: Mutex<Vec<VerifiedChain>>,
+    /// Full chain verifications run (for tests and the bench's accounting).
+    full_verifications: AtomicU64,
+}
+
+/// A chain [`SimServerVerifier`] verified in full at both ends of `valid`.
+#[derive(Debug)]
+struct VerifiedChain {
+    /// The end-entity certificate, the intermediates, the server name and the OCSP response,
+    /// each length-prefixed.
+    key: Vec<u8>,
+    /// Unix seconds (inclusive) at both ends of which the chain verified.
+    valid: (u64, u64),
+}
+
+fn chain_key(
+    end_entity: &CertificateDer<'_>,
+    intermediates: &[CertificateDer<'_>],
+    server_name: &ServerName<'_>,
+    ocsp_response: &[u8],
+) -> Vec<u8> {
+    let name = server_name.to_str();
+    let parts = std::iter::once(end_entity.as_ref())
+        .chain(intermediates.iter().map(|c| c.as_ref()))
+        .chain([name.as_bytes(), ocsp_response]);
+    let mut key = Vec::new();
+    for part in parts {
+        key.extend_from_slice(&(part.len() as u64).to_le_bytes());
+        key.extend_from_slice(part);
+    }
+    // The number of intermediates, so that no two different inputs share a key.
+    key.extend_from_slice(&(intermediates.len() as u64).to_le_bytes());
+    key
+}
+
+impl SimServerVerifier {
+    fn new(webpki: Arc<WebPkiServerVerifier>) -> Self {
+        SimServerVerifier {
+            webpki,
+            verified: Mutex::new(Vec::new()),
+            full_verifications: AtomicU64::new(0),
+        }
+    }
+
+    /// Number of full chain verifications so far (the rest were answered from the cache).
+    pub fn full_verifications(&self) -> u64 {
+        self.full_verifications.load(Ordering::Relaxed)
+    }
+
+    fn verify_full(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        at: u64,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        self.full_verifications.fetch_add(1, Ordering::Relaxed);
+        self.webpki.verify_server_cert(
+            end_entity,
+            intermediates,
+            server_name,
+            ocsp_response,
+            UnixTime::since_unix_epoch(Duration::from_secs(at)),
+        )
+    }
+}
+
+impl ServerCertVerifier for SimServerVerifier {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        let at = now.as_secs();
+        let key = chain_key(end_entity, intermediates, server_name, ocsp_response);
+        let known = {
+            let verified = self.verified.lock().unwrap_or_else(|e| e.into_inner());
+            verified.iter().find(|c| c.key == key).map(|c| c.valid)
+        };
+        if let Some((from, until)) = known {
+            if (from..=until).contains(&at) {
+                return Ok(ServerCertVerified::assertion());
+            }
+        }
+        // A miss: verify in full (an error goes back to rustls as webpki's), then find how far
+        // the validity reaches.
+        let ok = self.verify_full(end_entity, intermediates, server_name, ocsp_response, at)?;
+        let probe = at.saturating_add(VALIDITY_PROBE.as_secs());
+        let reach = match known {
+            // Widen the known interval to `at`: both ends stay verified points.
+            Some((from, until)) => (from.min(at), until.max(at)),
+            None if self
+                .verify_full(end_entity, intermediates, server_name, ocsp_response, probe)
+                .is_ok() =>
+            {
+                (at, probe)
+            }
+            None => (at, at),
+        };
+        let mut verified = self.verified.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(c) = verified.iter_mut().find(|c| c.key == key) {
+            // Another thread may have verified meanwhile: the hull of verified points.
+            c.valid = (c.valid.0.min(reach.0), c.valid.1.max(reach.1));
+        } else if verified.len() < VERIFIED_CHAINS_MAX {
+            verified.push(VerifiedChain { key, valid: reach });
+        }
+        Ok(ok)
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        // The simulated client speaks TLS 1.3 only; kept in full for completeness.
+        self.webpki.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        _message: &[u8],
+        _cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        // Not checked: see the type's documentation. The scheme must still be one we offered.
+        if self.webpki.supported_verify_schemes().contains(&dss.scheme) {
+            Ok(HandshakeSignatureValid::assertion())
+        } else {
+            Err(rustls::PeerMisbehaved::SignedHandshakeWithUnadvertisedSigScheme.into())
+        }
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.webpki.supported_verify_schemes()
+    }
+
+    fn requires_raw_public_keys(&self) -> bool {
+        self.webpki.requires_raw_public_keys()
+    }
+
+    fn root_hint_subjects(&self) -> Option<&[DistinguishedName]> {
+        self.webpki.root_hint_subjects()
+    }
 }
 
 /// A QUIC client TLS config. Clients of one flow share it so the session cache enables 0-RTT on
@@ -134,7 +323,8 @@ pub fn client_config(
     let mut cfg =
         rustls::ClientConfig::builder_with_details(seeded_provider(rng), Arc::new(clock.clone()))
             .with_protocol_versions(&[&rustls::version::TLS13])?
-            .with_webpki_verifier(server_verifier()?)
+            .dangerous()
+            .with_custom_certificate_verifier(server_verifier()?)
             .with_no_client_auth();
     cfg.enable_early_data = early_data;
     if let Some(k) = keylog {
@@ -164,4 +354,100 @@ pub fn server_config(
     Ok(Arc::new(
         quinn_proto::crypto::rustls::QuicServerConfig::try_from(cfg)?,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::VIRTUAL_EPOCH_UNIX_SECS;
+
+    fn verifier() -> SimServerVerifier {
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add(CertificateDer::from(SERVER_CERT_DER)).unwrap();
+        SimServerVerifier::new(
+            WebPkiServerVerifier::builder_with_provider(
+                Arc::new(roots),
+                Arc::new(rustls::crypto::ring::default_provider()),
+            )
+            .build()
+            .unwrap(),
+        )
+    }
+
+    fn verify_at(v: &SimServerVerifier, name: &str, unix_secs: u64) -> bool {
+        v.verify_server_cert(
+            &CertificateDer::from(SERVER_CERT_DER),
+            &[],
+            &ServerName::try_from(name.to_string()).unwrap(),
+            &[],
+            UnixTime::since_unix_epoch(Duration::from_secs(unix_secs)),
+        )
+        .is_ok()
+    }
+
+    /// Many handshakes across a run's virtual times cost two full verifications (`now` and the
+    /// probe a year later); a time outside that interval is verified in full and widens it.
+    #[test]
+    fn chain_is_verified_once_per_process_and_time_range() {
+        let v = verifier();
+        for i in 0..100 {
+            assert!(verify_at(&v, SERVER_NAME, VIRTUAL_EPOCH_UNIX_SECS + i));
+        }
+        assert_eq!(v.full_verifications(), 2);
+        // Later than the probe: verified in full, once.
+        let later = VIRTUAL_EPOCH_UNIX_SECS + 2 * VALIDITY_PROBE.as_secs();
+        assert!(verify_at(&v, SERVER_NAME, later));
+        assert!(verify_at(&v, SERVER_NAME, later - 1));
+        assert_eq!(v.full_verifications(), 3);
+    }
+
+    /// The cache answers only what webpki would: a name not in the certificate and instants
+    /// outside its validity (2026-11-22 to 2126) fail, before and after a success was cached.
+    #[test]
+    fn cache_never_accepts_what_webpki_refuses() {
+        let v = verifier();
+        assert!(!verify_at(&v, "other.example", VIRTUAL_EPOCH_UNIX_SECS));
+        assert!(verify_at(&v, SERVER_NAME, VIRTUAL_EPOCH_UNIX_SECS));
+        assert!(!verify_at(&v, "other.example", VIRTUAL_EPOCH_UNIX_SECS));
+        // 2020-01-01 (before notBefore) and 2200-01-01 (after notAfter).
+        assert!(!verify_at(&v, SERVER_NAME, 1_577_836_800));
+        assert!(!verify_at(&v, SERVER_NAME, 7_258_118_400));
+        // A chain that failed is not cached: the same failure is verified again in full.
+        let n = v.full_verifications();
+        assert!(!verify_at(&v, SERVER_NAME, 7_258_118_400));
+        assert_eq!(v.full_verifications(), n + 1);
+    }
+
+    /// The premise of not checking CertificateVerify: the simulated server's signatures are
+    /// valid under the public key in the certificate the client verified (taken from the
+    /// certificate's SubjectPublicKeyInfo, not from the private key).
+    #[test]
+    fn server_signatures_verify() {
+        // DER SubjectPublicKeyInfo prefix of an Ed25519 key (RFC 8410 §4), then 32 key bytes.
+        const SPKI_ED25519: [u8; 12] = [
+            0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00,
+        ];
+        let at = SERVER_CERT_DER
+            .windows(SPKI_ED25519.len())
+            .position(|w| w == SPKI_ED25519)
+            .expect("an Ed25519 key in the certificate")
+            + SPKI_ED25519.len();
+        let public = &SERVER_CERT_DER[at..at + 32];
+        let identity = CertifiedKey::from_der(
+            vec![CertificateDer::from(SERVER_CERT_DER.to_vec())],
+            PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(SERVER_KEY_DER.to_vec())),
+            &rustls::crypto::ring::default_provider(),
+        )
+        .unwrap();
+        let signer = identity
+            .key
+            .choose_scheme(&[SignatureScheme::ED25519])
+            .expect("the server signs with Ed25519");
+        for message in [&b"transcript"[..], &[0u8; 130][..]] {
+            let sig = signer.sign(message).unwrap();
+            ring::signature::UnparsedPublicKey::new(&ring::signature::ED25519, public)
+                .verify(message, &sig)
+                .expect("the server's signature verifies under the certificate's key");
+        }
+    }
 }
