@@ -90,14 +90,14 @@ impl Timer {
                 Poll::Ready(Err(_)) => return Poll::Ready(()),
                 Poll::Pending => return Poll::Pending,
             };
-            // Readiness means an expiry (possibly of an earlier arming). The expiration count is
-            // not read: the next `timerfd_settime` resets it and makes the descriptor unreadable
-            // again, and the reactor is edge-triggered, so every later expiry is a new event —
-            // reading it cost a system call per wake-up (and failed with EAGAIN whenever the
-            // timer had been re-armed since). Forget the readiness and look at the clock again:
-            // a stale expiry re-arms for the deadline, a real one finds it passed.
+            // Readiness means an expiry, possibly of an earlier arming. The expiration count is
+            // not read: the next `timerfd_settime` resets it, and the reactor is edge-triggered,
+            // so every later expiry is a new event — reading it cost a system call per wake-up
+            // (and failed with EAGAIN whenever the timer had been re-armed since). Forget the
+            // readiness and look at the clock again: a real expiry finds the deadline passed; a
+            // stale one (the timer was re-armed after it) leaves the kernel timer armed for
+            // `armed`, so it is not re-armed (which would be one more system call).
             guard.clear_ready();
-            self.armed = None;
         }
     }
 }
