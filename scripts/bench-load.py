@@ -26,7 +26,7 @@ protocol with RSS sampled every 5 s, and the script reports whether it stayed fl
 Generator and server share this machine's cores, so the figures compare tools with each other, not
 with another machine: run it on an otherwise idle machine. Needs `bash scripts/install-peers.sh
 --load-tools` (vegeta, oha, h2load, wrk) and a release build (`cargo build --release -p quiclab`).
-Usage: python3 scripts/bench-load.py [--quick] [--tools quiclab,oha,h2load] [--out FILE] [--peer-ack-threshold N]
+Usage: python3 scripts/bench-load.py [--quick] [--tools quiclab,oha,h2load] [--out FILE]
                                     [--memory-run 600] [--baseline OTHER_QUICLAB_BINARY]
                                     [--variant='--release-window 1ms']
 """
@@ -381,10 +381,6 @@ def main():
                          "--variant='--release-window 1ms' (repeatable)")
     ap.add_argument("--memory-run", type=int, default=0, metavar="SECONDS",
                     help="then run quiclab at its ceiling for SECONDS per protocol, sampling RSS (e.g. 600)")
-    ap.add_argument("--peer-ack-threshold", type=int, default=None, metavar="N",
-                    help="run the server with `serve --peer-ack-threshold N` (HTTP/3 clients that honour the ACK "
-                         "frequency extension, quiclab and oha, ACK after more than N packets or 1 ms; default: "
-                         "RFC 9000's ACK every second packet). The same server for every tool")
     ap.add_argument("--memory-rate", type=int, default=None,
                     help="rate of the memory run (default: the ceiling just found)")
     args = ap.parse_args()
@@ -419,9 +415,7 @@ def main():
     load_before = load_average()
     tmp = tempfile.mkdtemp(prefix="bench-load-")
     ready = os.path.join(tmp, "ready")
-    ack_args = [] if args.peer_ack_threshold is None else ["--peer-ack-threshold", str(args.peer_ack_threshold)]
-    server = subprocess.Popen([QUICLAB, "serve", "--listen", "127.0.0.1:0", "--ready-file", ready, "--quiet"]
-                              + ack_args)
+    server = subprocess.Popen([QUICLAB, "serve", "--listen", "127.0.0.1:0", "--ready-file", ready, "--quiet"])
     try:
         for _ in range(100):
             if os.path.exists(ready) and open(ready).read().strip():
@@ -456,8 +450,7 @@ def main():
                  "achieved / requested at 1000/s | success % at 1000/s | p50 ms | p90 ms | p99 ms | mean ms |\n"
                  "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n" + "\n".join(rows) + "\n")
         took = time.monotonic() - began
-        loads = (f"load average {load_before:.1f} at the start, {load_average():.1f} at the end; server "
-                 + (" ".join(["serve"] + ack_args) if ack_args else "with RFC 9000 ACKs"))
+        loads = f"load average {load_before:.1f} at the start, {load_average():.1f} at the end"
         print(f"\n{table}\n(search steps of {dur} s; {took / 60:.1f} min; {loads})")
         table += f"\n{loads}\n"
         if args.memory_run:

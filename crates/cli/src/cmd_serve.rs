@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Args;
 use endpoints::server::{serve_until_signal, Protocols, ServerConfig};
-use endpoints::{PeerAckFrequency, QuicCc, QuicOptions};
+use endpoints::{QuicCc, QuicOptions};
 
 use crate::exit::{self, Exit};
 
@@ -51,17 +51,6 @@ pub struct QuicArgs {
     /// (0.5-RTT; off by default: only 0-RTT requests gain from it).
     #[arg(long)]
     pub early_response: bool,
-    /// Ask QUIC peers (ACK frequency extension; quinn's clients honour it, others ignore it) to
-    /// acknowledge only after more than N ack-eliciting packets or `--peer-max-ack-delay`, so a
-    /// request-response client's ACKs ride on its next request [default: off, an ACK every
-    /// second packet as RFC 9000]. Stalls a sender whose window is at most N packets for up to
-    /// the delay per round trip: for many small responses (the load benchmark), not bulk.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=1000))]
-    pub peer_ack_threshold: Option<u32>,
-    /// With --peer-ack-threshold: the longest a peer may hold back an ACK (quinn's peers accept
-    /// 1 ms to max(RTT, 25 ms)).
-    #[arg(long, default_value = "1ms", value_parser = parse_duration, requires = "peer_ack_threshold")]
-    pub peer_max_ack_delay: Duration,
 }
 
 impl QuicArgs {
@@ -83,10 +72,6 @@ impl QuicArgs {
             qlog_dir: self.qlog_dir.clone(),
             address_token: !self.no_address_token,
             early_response: self.early_response,
-            peer_ack_frequency: self.peer_ack_threshold.map(|threshold| PeerAckFrequency {
-                threshold,
-                max_delay: self.peer_max_ack_delay,
-            }),
             ..QuicOptions::default()
         })
     }

@@ -150,33 +150,6 @@ pub struct QuicOptions {
     /// nothing, and the conservative server sends nothing before the handshake is confirmed;
     /// the emulator turns it on for flows with `zero_rtt = true`, where it is what 0-RTT saves.
     pub early_response: bool,
-    /// Ask the peer, through the ACK frequency extension (draft-ietf-quic-ack-frequency, which
-    /// quinn's endpoints honour), to acknowledge less often: only after more than
-    /// [`PeerAckFrequency::threshold`] ack-eliciting packets or after
-    /// [`PeerAckFrequency::max_delay`], so its ACKs ride on the packets it sends anyway. Off
-    /// (`None`, RFC 9000's ACK every second packet) by default and in every emulator flow; the
-    /// load benchmark's server turns it on so a client's requests carry its ACKs (see
-    /// [`PeerAckFrequency`] for the cost).
-    pub peer_ack_frequency: Option<PeerAckFrequency>,
-}
-
-/// The acknowledgement behaviour a server asks of its clients ([`QuicOptions::peer_ack_frequency`]).
-///
-/// Why: a request-response client (the load generator) acknowledges every response it receives
-/// at once with an ACK-only packet — one more `sendmsg` for it, and on loopback one more receive
-/// and wake-up of the server — although its next request, a fraction of a millisecond later,
-/// could carry the same ACK. The cost: a peer that has nothing to send acknowledges a flight of
-/// at most `threshold` packets only after `max_delay`, so a sender whose congestion window is
-/// at most `threshold` packets (slow start's first flight, or after a loss) stalls for up to
-/// `max_delay` per round trip — keep `max_delay` short (1 ms, the least quinn's peers accept).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PeerAckFrequency {
-    /// The peer acknowledges at once when more than this many ack-eliciting packets arrived
-    /// since its last ACK (RFC 9000's behaviour is 1).
-    pub threshold: u32,
-    /// The longest the peer may hold back an ACK (quinn clamps it to at least the peer's
-    /// `min_ack_delay`, 1 ms, and at most max(RTT, 25 ms)).
-    pub max_delay: Duration,
 }
 
 impl Default for QuicOptions {
@@ -195,7 +168,6 @@ impl Default for QuicOptions {
             qlog_dir: None,
             address_token: true,
             early_response: false,
-            peer_ack_frequency: None,
         }
     }
 }
@@ -273,12 +245,6 @@ impl QuicOptions {
             self.cc.0,
             Arc::new(CcProbe::default()),
         ));
-        if let Some(f) = self.peer_ack_frequency {
-            let mut ack = quinn::AckFrequencyConfig::default();
-            ack.ack_eliciting_threshold(VarInt::from_u32(f.threshold))
-                .max_ack_delay(Some(f.max_delay));
-            t.ack_frequency_config(Some(ack));
-        }
         t.qlog_stream(qlog);
         t
     }
