@@ -112,17 +112,10 @@ impl ActiveKeyExchange for ActiveX25519 {
     }
 }
 
-/// The simulator's rustls provider: all randomness (TLS randoms, tickets, ephemeral keys) comes
-/// from `rng`, the cipher suites (and so every packet's AEAD and header protection) are
-/// aws-lc-rs's, and AES-128-GCM is preferred.
+/// A rustls provider identical to ring's default except that all randomness (TLS randoms,
+/// tickets, ephemeral keys) comes from `rng` and AES-128-GCM is preferred.
 ///
-/// Why two libraries: packet protection runs on every simulated packet, and aws-lc's AES-GCM
-/// (VAES with AVX-512 where the CPU has it) is faster than ring's on such CPUs (issue 16);
-/// everything else is the handshake's (server key loading and signature verification stay
-/// ring's, the key exchange is [`SeededX25519`]). Both libraries compute the same functions, so
-/// packet contents and sizes, and so results, do not depend on which one runs.
-///
-/// Suite order: TLS_AES_128_GCM_SHA256 first, as browsers offer it (issue 16), then
+/// Suite order: TLS_AES_128_GCM_SHA256 first, as browsers offer it (issue 16), then ring's
 /// AES-256-GCM and ChaCha20-Poly1305. The emulator's endpoints prefer the same suite
 /// (`endpoints::tls::provider`), so both engines negotiate AES-128-GCM. The suite sets the
 /// handshake's sizes (SHA-256 Finished messages are 16 bytes shorter than SHA-384's) and so,
@@ -132,25 +125,15 @@ impl ActiveKeyExchange for ActiveX25519 {
 /// a few dozen bytes, so leaking them is the simple, safe way to satisfy that bound.
 pub fn seeded_provider(rng: SharedRng) -> Arc<CryptoProvider> {
     let base = rustls::crypto::ring::default_provider();
-    let suites = if std::env::var_os("QUICLAB_SIM_AEAD").is_some_and(|v| v == "ring") {
-        base.cipher_suites
-    } else {
-        packet_protection_suites()
-    };
     let random: &'static SharedRng = Box::leak(Box::new(rng.clone()));
     let kx: &'static SeededX25519 = Box::leak(Box::new(SeededX25519 { rng }));
     Arc::new(CryptoProvider {
-        cipher_suites: crate::tls::prefer_aes128(suites),
+        cipher_suites: crate::tls::prefer_aes128(base.cipher_suites),
         kx_groups: vec![kx],
         signature_verification_algorithms: base.signature_verification_algorithms,
         secure_random: random,
         key_provider: base.key_provider,
     })
-}
-
-/// aws-lc-rs's TLS 1.3 suites (TLS 1.2 is never offered by simulated endpoints).
-fn packet_protection_suites() -> Vec<rustls::SupportedCipherSuite> {
-    rustls::crypto::aws_lc_rs::default_provider().cipher_suites
 }
 
 /// Connection IDs of fixed length drawn from a seeded stream.
@@ -227,58 +210,10 @@ mod tests {
             rustls::CipherSuite::TLS13_AES_128_GCM_SHA256
         );
         // Nothing dropped.
-        assert_eq!(p.cipher_suites.len(), packet_protection_suites().len());
-    }
-
-    /// Packet protection is aws-lc-rs's and computes what ring's does: the same key, nonce
-    /// and data give the same ciphertext and header mask, so results cannot depend on it.
-    #[test]
-    fn packet_protection_matches_ring_byte_for_byte() {
-        use rustls::quic::{Keys, Version};
-        use rustls::Side as TlsSide;
-        let suite = |p: &CryptoProvider| {
-            p.cipher_suites
-                .iter()
-                .find_map(|s| match s {
-                    rustls::SupportedCipherSuite::Tls13(t)
-                        if t.common.suite == rustls::CipherSuite::TLS13_AES_128_GCM_SHA256 =>
-                    {
-                        Some(*t)
-                    }
-                    _ => None,
-                })
-                .expect("AES-128-GCM")
-        };
-        let ours = seeded_provider(SharedRng::new(1));
-        let ring = rustls::crypto::ring::default_provider();
-        let aws = rustls::crypto::aws_lc_rs::default_provider();
-        assert!(
-            std::ptr::eq(suite(&ours), suite(&aws)) && !std::ptr::eq(suite(&ours), suite(&ring)),
-            "the simulator's suite is not aws-lc-rs's"
+        assert_eq!(
+            p.cipher_suites.len(),
+            rustls::crypto::ring::default_provider().cipher_suites.len()
         );
-        let cid = [7u8; 8];
-        let seal = |p: &CryptoProvider| {
-            let q = suite(p).quic_suite().expect("QUIC suite");
-            let keys = Keys::initial(Version::V1, q.suite, q.quic, &cid, TlsSide::Client);
-            let mut payload: Vec<u8> = (0..1200u32).map(|i| (i * 31) as u8).collect();
-            let header = [
-                0xc3u8, 0, 0, 0, 1, 8, 7, 7, 7, 7, 7, 7, 7, 7, 0, 0x44, 0xd0, 0, 0, 0, 3,
-            ];
-            let tag = keys
-                .local
-                .packet
-                .encrypt_in_place(3, &header, &mut payload)
-                .expect("seal");
-            payload.extend_from_slice(tag.as_ref());
-            let mut first = 0xc3u8;
-            let mut pn = [0u8, 0, 0, 3];
-            keys.local
-                .header
-                .encrypt_in_place(&payload[..16], &mut first, &mut pn)
-                .expect("mask");
-            (payload, first, pn)
-        };
-        assert_eq!(seal(&ours), seal(&ring));
     }
 
     #[test]
