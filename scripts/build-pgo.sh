@@ -4,10 +4,11 @@
 # stays `cargo build --release`; this script is for long simulation sweeps and the benchmark
 # figures that say they come from it.
 #
-# Measured (session 8, `scripts/bench-sim-compare.py` against 13f8cf1, load average 3-5): quinn
-# rows 1.24x / 1.27x -> 1.32x / 1.36x by default and 1.72x / 1.74x -> 2.04x / 2.03x with
-# `crypto = "none"` (10 Mbit/s / 1 Gbit/s rows); CPU time of the 1 Gbit/s quinn run -6.8% (null cipher -14.6%), of
-# calibration scenarios outside the training set -6.3 to -6.5%; every golden value identical.
+# Measured (session 8, `scripts/bench-sim-compare.py` against 13f8cf1, load average 3-5), 10
+# Mbit/s / 1 Gbit/s quinn rows: 1.24x / 1.27x -> 1.32x / 1.36x by default, 1.72x / 1.74x ->
+# 2.04x / 2.03x with `crypto = "none"`; CPU time of the 1 Gbit/s quinn run -6.8% (null cipher
+# -14.6%), of calibration scenarios outside the training set -6.3 to -6.5%; every golden value
+# identical.
 # Build time here: about 22 minutes under load (instrumented 14 min, training 1 min, optimised
 # 6 min); both release trees live in target/pgo (about 1.8 GB).
 #
