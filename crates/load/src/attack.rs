@@ -849,11 +849,16 @@ mod tests {
     }
 
     fn run(plan: AttackPlan, service: Duration) -> (Summary, Vec<ResultRecord>) {
+        run_on(plan, vec![vec![Fake { service }], vec![Fake { service }]])
+    }
+
+    /// An attack with one requester list per thread, its summary and every record.
+    fn run_on(plan: AttackPlan, requesters: Vec<Vec<Fake>>) -> (Summary, Vec<ResultRecord>) {
         let out = Shared::default();
         let sink: Sink = Some(RecordWriter::new(Box::new(out.clone()), Encoding::Json));
         let summary = attack(
             plan,
-            vec![vec![Fake { service }], vec![Fake { service }]],
+            requesters,
             sink,
             Arc::new(LiveStats::new()),
             Arc::new(AtomicBool::new(false)),
@@ -928,22 +933,12 @@ mod tests {
         // until 4 ms after its time and releases the ~8 due by then together.
         let mut p = plan(2000.0, 0.5, 1000);
         p.release_window = Duration::from_millis(4);
-        let out = Shared::default();
-        attack(
+        let (_, records) = run_on(
             p,
             vec![vec![Fake {
                 service: Duration::ZERO,
             }]],
-            Some(RecordWriter::new(Box::new(out.clone()), Encoding::Json)),
-            Arc::new(LiveStats::new()),
-            Arc::new(AtomicBool::new(false)),
-        )
-        .unwrap();
-        let bytes = out.0.lock().unwrap().clone();
-        let records = read_records(std::io::Cursor::new(bytes))
-            .unwrap()
-            .collect::<Result<Vec<_>, _>>()
-            .unwrap();
+        );
         assert_eq!(records.len(), 1000);
         let lateness: Vec<u64> = records
             .iter()
