@@ -18,6 +18,12 @@ and the script reports, per tool and protocol:
     generator process only, from wait4's rusage, not the server's), from the search's 10k step;
   * rate accuracy at 1000 req/s (achieved / requested) with the latency percentiles the tool reports.
 
+--cpu-only skips the search and measures CPU per request at 10k req/s a few times per tool, with
+voluntary context switches per request (what CPU per request tracks) and each tool's release
+granularity: oha sleeps per request on tokio's millisecond timer, h2load releases each client's
+requests from a rate timer of at least 10 ms, quiclab releases each request at its own time unless
+--release-window batches them (compare quiclab with a window against a peer with the same one).
+
 quiclab runs with `--summary` (histograms only, no per-request results file), as oha and h2load keep
 no per-request records either; vegeta writes its binary results stream (its normal pipeline).
 Optionally (--memory-run SECONDS, e.g. 600) quiclab then attacks at its ceiling for that long per
@@ -29,6 +35,7 @@ with another machine: run it on an otherwise idle machine. Needs `bash scripts/i
 Usage: python3 scripts/bench-load.py [--quick] [--tools quiclab,oha,h2load] [--out FILE]
                                     [--memory-run 600] [--baseline OTHER_QUICLAB_BINARY]
                                     [--variant='--release-window 1ms']
+       python3 scripts/bench-load.py --cpu-only [--repeat 3] [--variant='--release-window 5ms']
 """
 
 import argparse
@@ -65,6 +72,12 @@ class Result:
         self.p50, self.p90, self.p99, self.mean, self.max = p50, p90, p99, mean, mx
         self.cpu_s = None  # generator user + system seconds
         self.max_rss_kb = None
+        self.switches = None  # the generator's voluntary context switches (sleeps), from wait4
+
+    def measured(self, usage):
+        """Takes the generator's CPU, peak memory and context switches from `reap`."""
+        self.cpu_s, self.max_rss_kb, self.switches = usage
+        return self
 
     def sustained(self):
         return self.success >= 0.999 and self.achieved >= 0.99 * self.requested
@@ -73,6 +86,11 @@ class Result:
         if self.cpu_s is None or not self.requests:
             return None
         return self.cpu_s / (self.requests / 1000)
+
+    def switches_per_request(self):
+        if self.switches is None or not self.requests:
+            return None
+        return self.switches / self.requests
 
 
 def spawn(cmd, tmp, stdin_text=None):
@@ -90,14 +108,19 @@ def spawn(cmd, tmp, stdin_text=None):
     return p, out_path, err_path
 
 
+def usage_of(usage):
+    """(CPU s, max RSS kB, voluntary context switches) from wait4's rusage."""
+    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss, usage.ru_nvcsw
+
+
 def reap(p, timeout):
-    """Waits for p (killing it after timeout s); returns (exit status, CPU s, max RSS kB) from wait4."""
+    """Waits for p (killing it after timeout s); returns (exit status, usage_of(rusage)) from wait4."""
     deadline = time.monotonic() + timeout
     while True:
         pid, status, usage = os.wait4(p.pid, os.WNOHANG)
         if pid == p.pid:
             p.returncode = os.waitstatus_to_exitcode(status)
-            return p.returncode, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
+            return p.returncode, usage_of(usage)
         if time.monotonic() > deadline:
             p.kill()
             _, status, usage = os.wait4(p.pid, 0)
@@ -107,16 +130,16 @@ def reap(p, timeout):
 
 
 def run_measured(cmd, tmp, timeout, stdin_text=None):
-    """Runs cmd; returns (stdout text, CPU s, max RSS kB); raises with stderr on failure."""
+    """Runs cmd; returns (stdout text, usage_of(rusage)); raises with stderr on failure."""
     p, out_path, err_path = spawn(cmd, tmp, stdin_text)
-    code, cpu, rss = reap(p, timeout)
+    code, usage = reap(p, timeout)
     out = open(out_path, errors="replace").read()
     err = open(err_path, errors="replace").read()
     for path in (out_path, err_path):
         os.unlink(path)
     if code != 0:
         raise RuntimeError(f"{' '.join(cmd[:3])}… exited {code}: {err.strip()[-400:]}")
-    return out, cpu, rss
+    return out, usage
 
 
 def run(cmd, timeout=120, stdin=None):
@@ -151,14 +174,12 @@ def make_quiclab(binary, extra=()):
         if not has_summary:
             records = os.path.join(tmp, "records.jsonl")
             cmd[cmd.index("--summary"):cmd.index("--summary") + 2] = ["--output", records]
-        _, cpu, rss = run_measured(cmd, tmp, dur + 60)
+        _, usage = run_measured(cmd, tmp, dur + 60)
         if not has_summary:
             with open(summary, "w") as f:
                 f.write(run([binary, "load", "report", "--type", "json", records]))
             os.unlink(records)
-        r = quiclab_result(summary, rate)
-        r.cpu_s, r.max_rss_kb = cpu, rss
-        return r
+        return quiclab_result(summary, rate).measured(usage)
     return quiclab
 
 
@@ -167,21 +188,20 @@ def vegeta(url, proto, rate, dur, tmp):
     attack = [os.path.join(PEERS_BIN, "vegeta"), "attack", f"-rate={rate}/s", f"-duration={dur}s",
               f"-timeout={REQUEST_TIMEOUT_S}s", f"-root-certs={CA}", f"-output={results}",
               f"-http2={'true' if proto == '2' else 'false'}"]
-    _, cpu, rss = run_measured(attack, tmp, dur + 60, stdin_text=f"GET {url}\n")
+    _, usage = run_measured(attack, tmp, dur + 60, stdin_text=f"GET {url}\n")
     s = json.loads(run([os.path.join(PEERS_BIN, "vegeta"), "report", "-type=json", results], timeout=120))
     os.unlink(results)
     lat = {k: v / 1e6 for k, v in s["latencies"].items()}
     r = Result(rate, s["rate"], s["success"], s["requests"], lat["50th"], lat["90th"], lat["99th"], lat["mean"],
                lat["max"])
-    r.cpu_s, r.max_rss_kb = cpu, rss
-    return r
+    return r.measured(usage)
 
 
 def oha(url, proto, rate, dur, tmp):
     cmd = [os.path.join(PEERS_BIN, "oha"), "--no-tui", "--output-format", "json", "-q", str(rate),
            "-z", f"{dur}s", "-c", "100", "-t", f"{REQUEST_TIMEOUT_S}s", "--latency-correction", "--cacert", CA,
            "--http-version", {"1.1": "1.1", "2": "2", "3": "3"}[proto], url]
-    text, cpu, rss = run_measured(cmd, tmp, dur + 90)
+    text, usage = run_measured(cmd, tmp, dur + 90)
     s = json.loads(text)
     summ = s["summary"]
     # Requests still in flight when -z ends are reported as "aborted due to deadline": they were
@@ -195,35 +215,36 @@ def oha(url, proto, rate, dur, tmp):
     # the server's idle timeout; requests over the attack duration is the rate it actually sent.
     r = Result(rate, total / dur, ok / total if total else 0.0, total, ms(pct.get("p50")), ms(pct.get("p90")),
                ms(pct.get("p99")), ms(summ.get("average")), ms(summ.get("slowest")))
-    r.cpu_s, r.max_rss_kb = cpu, rss
-    return r
+    return r.measured(usage)
+
+
+def h2load_clients(proto):
+    return 50 if proto == "1.1" else 10
 
 
 def h2load(url, proto, rate, dur, tmp):
-    clients = 50 if proto == "1.1" else 10
+    clients = h2load_clients(proto)
     cmd = ["h2load", "-D", str(dur), "-c", str(clients), "-m", "1" if proto == "1.1" else "10",
            f"--rps={rate / clients:g}", url]
     if proto == "1.1":
         cmd.insert(1, "--h1")
-    text, cpu, rss = run_measured(cmd, tmp, dur + 60)
+    text, usage = run_measured(cmd, tmp, dur + 60)
     m = re.search(r"requests: (\d+) total, (\d+) started, (\d+) done, (\d+) succeeded", text)
     total, succeeded = int(m.group(1)), int(m.group(4))
     mean = re.search(r"time for request:\s+\S+\s+\S+\s+(\S+)", text)
     r = Result(rate, total / dur, succeeded / total if total else 0.0, total, mean=parse_time(mean.group(1)))
-    r.cpu_s, r.max_rss_kb = cpu, rss
-    return r
+    return r.measured(usage)
 
 
 def wrk(url, proto, rate, dur, tmp):
-    text, cpu, rss = run_measured(["wrk", "-t2", "-c64", f"-d{dur}s", "--latency", url], tmp, dur + 60)
+    text, usage = run_measured(["wrk", "-t2", "-c64", f"-d{dur}s", "--latency", url], tmp, dur + 60)
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
     total = int(re.search(r"(\d+) requests in", text).group(1))
     bad = sum(int(x) for x in re.findall(r"Non-2xx or 3xx responses: (\d+)", text))
     pct = {k: parse_time(v) for k, v in re.findall(r"^\s+(50|90|99)%\s+(\S+)", text, re.M)}
     r = Result(rps, rps, (total - bad) / total if total else 0.0, total, pct.get("50"), pct.get("90"),
                pct.get("99"))
-    r.cpu_s, r.max_rss_kb = cpu, rss
-    return r
+    return r.measured(usage)
 
 
 def parse_time(s):
@@ -254,6 +275,48 @@ def step_rate(x):
     """A search rate rounded to 2 significant digits (readable steps)."""
     digits = max(0, int(math.floor(math.log10(x))) - 1)
     return int(round(x / 10 ** digits) * 10 ** digits)
+
+
+def release_granularity(name, proto, rate):
+    """How finely a tool spaces its requests at `rate` (from each tool's source): releasing
+    requests in batches saves wake-ups, so CPU per request only compares at equal granularity."""
+    if name.startswith("quiclab"):
+        m = re.search(r"--release-window (\S+)", name)
+        return f"batches within {m.group(1)}" if m else "each request at its own time"
+    if name == "oha":
+        return "1 ms (a tokio sleep per request; tokio's timer wheel ticks in ms)"
+    if name == "h2load":
+        clients = h2load_clients(proto)
+        period = max(10.0, 1000 * clients / rate)  # h2load's per-client rate timer is never below 10 ms
+        return f"{period:g} ms batches per client ({clients} clients)"
+    if name == "vegeta":
+        return "each request at its own time (a Go timer per hit)"
+    return "closed loop"
+
+
+def cpu_table(tools, wanted, protos_wanted, url, dur, tmp, repeat):
+    """--cpu-only: each tool at START req/s, `repeat` times, medians of CPU and context switches."""
+    rows = []
+    for name in wanted:
+        fn, protos = tools[name]
+        if name == "wrk":
+            continue
+        for proto in protos:
+            if proto not in protos_wanted:
+                continue
+            runs = [fn(url, proto, START, dur, tmp) for _ in range(repeat)]
+            med = lambda xs: None if None in xs else sorted(xs)[len(xs) // 2]  # noqa: E731
+            cpu = med([r.cpu_per_1000() for r in runs])
+            sw = med([r.switches_per_request() for r in runs])
+            p50 = med([r.p50 for r in runs])
+            worst = min(runs, key=lambda r: (r.sustained(), r.success))
+            rows.append(f"| {version(name)} | {proto} | {release_granularity(name, proto, START)} | {fmt(cpu, 3)} | "
+                        f"{fmt(sw, 2)} | {fmt(p50)} | {worst.success * 100:.2f} | {worst.achieved / START:.4f} |")
+            print(rows[-1], flush=True)
+    return (f"| tool | HTTP | release granularity at {START // 1000}k/s | generator CPU s per 1000 requests | "
+            "voluntary context switches per request | p50 ms | lowest success % | lowest achieved / requested |\n"
+            "|---|---|---|---:|---:|---:|---:|---:|\n" + "\n".join(rows) + "\n"
+            f"\n(medians of {repeat} attacks of {dur} s each)\n")
 
 
 def ceiling(attack, log):
@@ -337,7 +400,7 @@ def memory_run(binary, url, proto, rate, seconds, tmp):
         until = time.monotonic() + 5
         while time.monotonic() < until and "State:\tZ" not in open(f"/proc/{p.pid}/status").read():
             time.sleep(0.2)
-    code, cpu, max_rss = reap(p, 60)
+    code, (_, max_rss, _) = reap(p, 60)
     if code != 0:
         raise RuntimeError(f"memory run h{proto} exited {code}: {open(err_path).read()[-400:]}")
     r = quiclab_result(summary, rate)
@@ -379,6 +442,10 @@ def main():
     ap.add_argument("--variant", action="append", default=[], metavar="ARGS",
                     help="also run quiclab with these extra attack options as its own row, e.g. "
                          "--variant='--release-window 1ms' (repeatable)")
+    ap.add_argument("--cpu-only", action="store_true",
+                    help=f"skip the ceiling search: attack at {START // 1000}k req/s --repeat times per tool and "
+                         "report CPU and context switches per request beside each tool's release granularity")
+    ap.add_argument("--repeat", type=int, default=3, help="attacks per tool and protocol with --cpu-only (default 3)")
     ap.add_argument("--memory-run", type=int, default=0, metavar="SECONDS",
                     help="then run quiclab at its ceiling for SECONDS per protocol, sampling RSS (e.g. 600)")
     ap.add_argument("--memory-rate", type=int, default=None,
@@ -423,6 +490,14 @@ def main():
             time.sleep(0.1)
         addr = open(ready).read().strip()
         url = f"https://localhost:{addr.rsplit(':', 1)[1]}/{SIZE}"
+        if args.cpu_only:
+            table = cpu_table(tools, wanted, protos_wanted, url, dur, tmp, args.repeat)
+            loads = f"load average {load_before:.1f} at the start, {load_average():.1f} at the end"
+            print(f"\n{table}\n({(time.monotonic() - began) / 60:.1f} min; {loads})")
+            if args.out:
+                with open(args.out, "w") as f:
+                    f.write(table + f"\n{loads}\n")
+            return
         rows, ceilings = [], {}
         for name in wanted:
             fn, protos = tools[name]
