@@ -181,29 +181,38 @@ impl Host {
         if let Some(d) = self.outbox.pop_front() {
             return Some(d);
         }
-        let nowi = to_instant(now);
-        let mut buf = take_scratch(self.buf_cap);
-        let mut out = None;
-        for c in self.conns.iter_mut() {
-            buf.clear();
-            if let Some(t) = c.conn.poll_transmit(nowi, 1, &mut buf) {
-                // A datagram that fills most of the buffer leaves in it (no copy) and a new
-                // buffer takes its place; a small one (an ACK) is copied out, so packets in
-                // flight do not each hold a full-size buffer.
-                out = Some(if 2 * t.size >= buf.capacity() {
-                    let cap = buf.capacity();
-                    let mut d = std::mem::replace(&mut buf, Vec::with_capacity(cap));
-                    d.truncate(t.size);
-                    d
-                } else {
-                    buf[..t.size].to_vec()
-                });
-                break;
-            }
+        if self.conns.is_empty() {
+            return None;
         }
-        self.buf_cap = buf.capacity();
-        put_scratch(buf);
-        out
+        let nowi = to_instant(now);
+        let (conns, cap) = (&mut self.conns, &mut self.buf_cap);
+        // Borrowed in place (quinn's poll_transmit never reaches this module again): the
+        // buffer is not moved in and out of the thread-local on every call.
+        SCRATCH.with_borrow_mut(|buf| {
+            if buf.capacity() != *cap {
+                *buf = Vec::with_capacity(*cap);
+            }
+            let mut out = None;
+            for c in conns.iter_mut() {
+                buf.clear();
+                if let Some(t) = c.conn.poll_transmit(nowi, 1, buf) {
+                    // A datagram that fills most of the buffer leaves in it (no copy) and a
+                    // new buffer takes its place; a small one (an ACK) is copied out, so
+                    // packets in flight do not each hold a full-size buffer.
+                    out = Some(if 2 * t.size >= buf.capacity() {
+                        let full = buf.capacity();
+                        let mut d = std::mem::replace(buf, Vec::with_capacity(full));
+                        d.truncate(t.size);
+                        d
+                    } else {
+                        buf[..t.size].to_vec()
+                    });
+                    break;
+                }
+            }
+            *cap = buf.capacity();
+            out
+        })
     }
 
     /// The earliest timer of any connection.
