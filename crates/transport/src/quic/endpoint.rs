@@ -1,6 +1,7 @@
 //! One quinn-proto endpoint driven in virtual time: its connections, datagrams in and out, and
 //! the bookkeeping quinn leaves to the I/O layer (endpoint events, drained connections).
 
+use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -35,7 +36,10 @@ pub(crate) struct Host {
     outbox: VecDeque<Vec<u8>>,
     /// The server's config, cloned per connection to give each its own transport config.
     pub server_config: Option<ServerConfig>,
-    buf: Vec<u8>,
+    /// Capacity of this endpoint's datagram buffer (quinn may grow it): the thread's
+    /// [`SCRATCH`] buffer takes it before each use, so quinn sees what a buffer of its own
+    /// would give it.
+    buf_cap: usize,
     /// qlog files opened so far (numbers the next one).
     pub qlog_count: u32,
     /// The qlog files opened, to flush those still open before the flow reports.
@@ -63,7 +67,7 @@ impl Host {
             retired: Vec::new(),
             outbox: VecDeque::new(),
             server_config,
-            buf: Vec::with_capacity(usize::from(knobs.max_udp_payload())),
+            buf_cap: usize::from(knobs.max_udp_payload()),
             qlog_count: 0,
             qlog_files: Vec::new(),
         }
@@ -86,8 +90,7 @@ impl Host {
         per_conn: impl FnOnce(&mut Host) -> Option<Arc<ServerConfig>>,
     ) {
         let nowi = to_instant(now);
-        let mut buf = std::mem::take(&mut self.buf);
-        buf.clear();
+        let mut buf = take_scratch(self.buf_cap);
         let event = self.endpoint.handle(
             nowi,
             remote,
@@ -121,7 +124,8 @@ impl Host {
             Some(DatagramEvent::Response(t)) => self.outbox.push_back(buf[..t.size].to_vec()),
             None => {}
         }
-        self.buf = buf;
+        self.buf_cap = buf.capacity();
+        put_scratch(buf);
     }
 
     /// Passes endpoint events between the connections and the endpoint and puts the
@@ -177,23 +181,38 @@ impl Host {
         if let Some(d) = self.outbox.pop_front() {
             return Some(d);
         }
-        let nowi = to_instant(now);
-        for c in self.conns.iter_mut() {
-            self.buf.clear();
-            if let Some(t) = c.conn.poll_transmit(nowi, 1, &mut self.buf) {
-                // A datagram that fills most of the buffer leaves in it (no copy) and a new
-                // buffer takes its place; a small one (an ACK) is copied out, so packets in
-                // flight do not each hold a full-size buffer.
-                if 2 * t.size >= self.buf.capacity() {
-                    let cap = self.buf.capacity();
-                    let mut out = std::mem::replace(&mut self.buf, Vec::with_capacity(cap));
-                    out.truncate(t.size);
-                    return Some(out);
-                }
-                return Some(self.buf[..t.size].to_vec());
-            }
+        if self.conns.is_empty() {
+            return None;
         }
-        None
+        let nowi = to_instant(now);
+        let (conns, cap) = (&mut self.conns, &mut self.buf_cap);
+        // Borrowed in place (quinn's poll_transmit never reaches this module again): the
+        // buffer is not moved in and out of the thread-local on every call.
+        SCRATCH.with_borrow_mut(|buf| {
+            if buf.capacity() != *cap {
+                *buf = Vec::with_capacity(*cap);
+            }
+            let mut out = None;
+            for c in conns.iter_mut() {
+                buf.clear();
+                if let Some(t) = c.conn.poll_transmit(nowi, 1, buf) {
+                    // A datagram that fills most of the buffer leaves in it (no copy) and a
+                    // new buffer takes its place; a small one (an ACK) is copied out, so
+                    // packets in flight do not each hold a full-size buffer.
+                    out = Some(if 2 * t.size >= buf.capacity() {
+                        let full = buf.capacity();
+                        let mut d = std::mem::replace(buf, Vec::with_capacity(full));
+                        d.truncate(t.size);
+                        d
+                    } else {
+                        buf[..t.size].to_vec()
+                    });
+                    break;
+                }
+            }
+            *cap = buf.capacity();
+            out
+        })
     }
 
     /// The earliest timer of any connection.
@@ -204,4 +223,28 @@ impl Host {
             .min()
             .map(from_instant)
     }
+}
+
+thread_local! {
+    /// The datagram buffer quinn writes into, one per thread for all endpoints (a run stays on
+    /// one thread): a buffer per endpoint was 2.9 kB per flow, and at 1,000 flows the one
+    /// being written was seldom still in cache (issue 16). It leaves with a full-size
+    /// datagram and is replaced then, so it never holds data between calls.
+    static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The thread's datagram buffer, empty, with capacity `cap` (an endpoint's own capacity, so
+/// quinn sees exactly what a buffer of the endpoint's own would give it).
+fn take_scratch(cap: usize) -> Vec<u8> {
+    let mut buf = SCRATCH.with(|s| s.take());
+    if buf.capacity() != cap {
+        buf = Vec::with_capacity(cap);
+    }
+    buf.clear();
+    buf
+}
+
+/// Returns the buffer [`take_scratch`] lent.
+fn put_scratch(buf: Vec<u8>) {
+    SCRATCH.with(|s| s.replace(buf));
 }
