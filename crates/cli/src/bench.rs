@@ -89,6 +89,13 @@ const SCALE: (&str, &str) = (
 /// Flow counts of the scale rows.
 const SCALE_FLOWS: [u32; 3] = [10, 100, 1000];
 
+/// Where a scale row's steady-state window starts. The row runs the scenario twice, to its
+/// end and to here; the difference is the cost of the packets in between alone. By 1 s the
+/// flows' handshakes, slow starts and first allocations are over: at 1,000 flows each flow
+/// sends only ~400 packets in 3 s, so its set-up is spread over 100× fewer packets than at 10
+/// flows, which the whole-run figure counts as a cost per packet (issue 16).
+const SCALE_WARM_UP: &str = "1s";
+
 /// Stacks of the scale rows.
 const SCALE_STACKS: [&str; 2] = ["quic", "tcp"];
 
@@ -103,6 +110,11 @@ pub struct ScaleFigures {
     pub figures: BenchFigures,
     /// Wall time per packet the flows' endpoints sent (ns).
     pub wall_ns_per_packet: f64,
+    /// Wall time per packet after [`SCALE_WARM_UP`] (ns): the whole run less the same run cut
+    /// there, per packet sent in between. `None` when the difference is not positive (a
+    /// disturbed measurement).
+    #[serde(default)]
+    pub steady_ns_per_packet: Option<f64>,
     /// Peak resident memory the run added, divided by the flow count (bytes); `None` where
     /// `/proc/self/status` cannot be read.
     pub memory_per_flow_bytes: Option<f64>,
@@ -234,19 +246,35 @@ fn scale_row_here(
     let memory_per_flow_bytes = baseline
         .zip(memory::peak_rss())
         .map(|(base, peak)| peak.saturating_sub(base) as f64 / f64::from(flows));
-    let packets = figures.packets_per_s * figures.wall_s;
+    // After the memory reading, so the shorter run cannot change the peak.
+    overrides.push(format!("run.duration={SCALE_WARM_UP}"));
+    let warm_up = bench_one(SCALE.0, SCALE.1, reps, &overrides)?;
     Ok(ScaleFigures {
         stack: stack.to_string(),
         flows,
-        wall_ns_per_packet: figures.wall_s * 1e9 / packets.max(1.0),
+        wall_ns_per_packet: figures.wall_s * 1e9 / packets_sent(&figures).max(1.0),
+        steady_ns_per_packet: steady_ns_per_packet(&figures, &warm_up),
         memory_per_flow_bytes,
         figures,
     })
 }
 
+/// Packets the flows' endpoints sent in a run.
+fn packets_sent(f: &BenchFigures) -> f64 {
+    f.packets_per_s * f.wall_s
+}
+
+/// Wall ns per packet of the part of `full` that `warm_up` (the same run, cut earlier) does
+/// not cover.
+fn steady_ns_per_packet(full: &BenchFigures, warm_up: &BenchFigures) -> Option<f64> {
+    let packets = packets_sent(full) - packets_sent(warm_up);
+    let wall = full.wall_s - warm_up.wall_s;
+    (packets > 0.0 && wall > 0.0).then(|| wall * 1e9 / packets)
+}
+
 fn print_scale(r: &ScaleFigures) {
     println!(
-        "scale {:<4} {:>5} flows  simulated {}  wall {}  {:.1} sim-s/wall-s  {}  {:.0} ns/packet  memory/flow {}",
+        "scale {:<4} {:>5} flows  simulated {}  wall {}  {:.1} sim-s/wall-s  {}  {:.0} ns/packet  after {SCALE_WARM_UP} {}  memory/flow {}",
         r.stack,
         r.flows,
         report::si(r.figures.simulated_s, "s"),
@@ -254,6 +282,8 @@ fn print_scale(r: &ScaleFigures) {
         r.figures.sim_per_wall,
         report::si(r.figures.packets_per_s, "packets/s"),
         r.wall_ns_per_packet,
+        r.steady_ns_per_packet
+            .map_or_else(|| "n/a".to_string(), |ns| format!("{ns:.0} ns/packet")),
         r.memory_per_flow_bytes
             .map_or_else(|| "n/a".to_string(), |b| report::si(b, "B")),
     );
@@ -262,16 +292,16 @@ fn print_scale(r: &ScaleFigures) {
 /// The growth of wall time per packet from the fewest to the most flows, per stack.
 fn print_growth(rows: &[ScaleFigures]) {
     for stack in SCALE_STACKS {
-        let of = |n: u32| {
-            rows.iter()
-                .find(|r| r.stack == stack && r.flows == n)
-                .map(|r| r.wall_ns_per_packet)
-        };
+        let row = |n: u32| rows.iter().find(|r| r.stack == stack && r.flows == n);
         let (lo, hi) = (SCALE_FLOWS[0], SCALE_FLOWS[SCALE_FLOWS.len() - 1]);
-        if let (Some(a), Some(b)) = (of(lo), of(hi)) {
+        if let (Some(a), Some(b)) = (row(lo), row(hi)) {
+            let steady = a
+                .steady_ns_per_packet
+                .zip(b.steady_ns_per_packet)
+                .map_or_else(|| "n/a".to_string(), |(a, b)| format!("{:.2}×", b / a));
             println!(
-                "scale {stack:<4} wall time per packet, {hi} vs {lo} flows: {:.2}×",
-                b / a
+                "scale {stack:<4} wall time per packet, {hi} vs {lo} flows: {:.2}× (whole run), {steady} (after {SCALE_WARM_UP})",
+                b.wall_ns_per_packet / a.wall_ns_per_packet
             );
         }
     }
@@ -611,9 +641,44 @@ mod tests {
             assert!(flows.iter().all(|f| f.stack.name() == stack));
             let f = bench_one(SCALE.0, &short, 1, &overrides).expect("runs");
             assert!(f.packets_per_s > 0.0 && f.simulated_s > 0.2, "{f:?}");
+            // The steady-state figure subtracts the same run cut earlier.
+            let cut = [&overrides[..], &["run.duration=100ms".to_string()]].concat();
+            let warm_up = bench_one(SCALE.0, &short, 1, &cut).expect("runs");
+            assert!(warm_up.simulated_s < 0.11, "{warm_up:?}");
+            assert!(
+                packets_sent(&warm_up) < packets_sent(&f),
+                "{warm_up:?} {f:?}"
+            );
         }
         assert!(memory::current_rss().is_some_and(|b| b > 0));
         assert!(memory::peak_rss() >= memory::current_rss());
+    }
+
+    /// The steady-state figure is the later part's wall time over its packets, and absent when
+    /// a disturbed measurement makes the difference meaningless.
+    #[test]
+    fn steady_state_is_the_difference_per_packet() {
+        let fig = |wall_s: f64, packets: f64| BenchFigures {
+            scenario: "s".into(),
+            simulated_s: 1.0,
+            wall_s,
+            repetitions: 1,
+            sim_per_wall: 1.0 / wall_s,
+            datagrams_per_s: packets / wall_s,
+            packets_per_s: packets / wall_s,
+            events_per_s: packets / wall_s,
+            complete: true,
+        };
+        let got = steady_ns_per_packet(&fig(3.0, 3000.0), &fig(1.0, 500.0)).unwrap();
+        assert!((got - 2e9 / 2500.0).abs() < 1e-3, "{got}");
+        assert_eq!(
+            steady_ns_per_packet(&fig(1.0, 3000.0), &fig(1.5, 500.0)),
+            None
+        );
+        assert_eq!(
+            steady_ns_per_packet(&fig(3.0, 500.0), &fig(1.0, 500.0)),
+            None
+        );
     }
 
     /// The model's rows time the same two downloads as quinn's: only the stack differs.
