@@ -199,6 +199,10 @@ pub struct Sim {
     pub(crate) processed: u64,
     /// Flow sides that received datagrams at the current instant and still have to run.
     pending: Vec<(usize, Side)>,
+    /// The batch [`Self::flush_pending`] is running, kept between instants so that neither
+    /// vector is reallocated per datagram (taking `pending` left it without capacity, and the
+    /// next delivery allocated it again: 0.7% of a 1 Gbit/s quinn run's instructions).
+    batch: Vec<(usize, Side)>,
 }
 
 fn is_ideal(l: &LinkConfig) -> bool {
@@ -295,6 +299,7 @@ impl Sim {
             corrupt_header_drops: [0, 0],
             processed: 0,
             pending: Vec::new(),
+            batch: Vec::new(),
         })
     }
 
@@ -475,10 +480,13 @@ impl Sim {
     /// transmissions may cause further same-instant deliveries (ideal links), hence the loop.
     fn flush_pending(&mut self) {
         while !self.pending.is_empty() {
-            let batch = std::mem::take(&mut self.pending);
-            for (f, side) in batch {
+            let mut batch = std::mem::take(&mut self.batch);
+            std::mem::swap(&mut batch, &mut self.pending);
+            for &(f, side) in &batch {
                 self.after_agent(f, side);
             }
+            batch.clear();
+            self.batch = batch;
             // Zero-delay deliveries land in the heap at `now`; handle them before moving on.
             let t = self.now.as_nanos() as u64;
             while self.events.peek().is_some_and(|next| next.t == t) {
