@@ -3,6 +3,7 @@
 //! Each subcommand lives in its own module and returns the process exit code, so adding one
 //! (e.g. `validate`) is one enum variant plus one match arm.
 
+mod alloc;
 mod bench;
 mod cmd_calibrate;
 mod cmd_compare;
@@ -30,9 +31,10 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-/// Simulations allocate a buffer per datagram; mimalloc makes that markedly cheaper than glibc.
+/// Simulations allocate a buffer per datagram; mimalloc makes that markedly cheaper than glibc
+/// (entered through its plain functions where alignment allows: see [`alloc`]).
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: alloc::Mimalloc = alloc::Mimalloc;
 
 /// Top-level command line.
 #[derive(Debug, Parser)]
