@@ -35,7 +35,7 @@ with another machine: run it on an otherwise idle machine. Needs `bash scripts/i
 Usage: python3 scripts/bench-load.py [--quick] [--tools quiclab,oha,h2load] [--out FILE]
                                     [--memory-run 600] [--baseline OTHER_QUICLAB_BINARY]
                                     [--variant='--release-window 1ms']
-       python3 scripts/bench-load.py --cpu-only [--repeat 3] [--variant='--release-window 5ms']
+       python3 scripts/bench-load.py --cpu-only [--repeat 3] [--variant='--release-window 10ms']
 """
 
 import argparse

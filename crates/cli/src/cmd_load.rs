@@ -110,11 +110,12 @@ struct ClientArgs {
     /// Most requests in flight; a due request beyond it is not sent and recorded as such.
     #[arg(long, value_name = "N", default_value_t = 10_000)]
     max_inflight: usize,
-    /// A request sent more than this after its intended time counts as "not sent on time".
+    /// A request sent more than this after its release time (intended time plus
+    /// --release-window) counts as "not sent on time".
     #[arg(long, default_value = "10ms", value_parser = parse_duration)]
     late_threshold: Duration,
     /// Hold a due request back up to this long to release it with the ones due after it
-    /// (0 to 5ms): fewer wake-ups and less CPU per request, up to this much more latency.
+    /// (0 to 10ms): fewer wake-ups and less CPU per request, up to this much more latency.
     #[arg(long, value_name = "D", default_value = "0s", value_parser = release_window)]
     release_window: Duration,
 }

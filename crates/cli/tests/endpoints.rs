@@ -127,11 +127,20 @@ fn get_json_reports_every_version_against_serve() {
     assert_eq!(code, Some(0), "{v}");
     assert_eq!(v["bytes"], 40_000);
     assert_eq!(v["connections"][1]["tls_resumed"], true, "{v}");
-    // Upload.
+    // Upload, on every version; over HTTP/2 also more than the server's 16 MB stream window,
+    // so the client must wait for window updates (flow control on the h2 send side).
     let url = format!("https://{}/upload", server.addr);
-    let (v, code) = get_json(&s, &["--http", "3", "--upload", "200k", &url]);
-    assert_eq!(code, Some(0), "{v}");
-    assert_eq!(v["bytes_sent"], 200_000);
+    for (http, size, bytes) in [
+        ("1.1", "200k", 200_000),
+        ("2", "200k", 200_000),
+        ("2", "20M", 20_000_000),
+        ("3", "200k", 200_000),
+    ] {
+        let (v, code) = get_json(&s, &["--http", http, "--upload", size, &url]);
+        assert_eq!(code, Some(0), "{http} {size}: {v}");
+        assert_eq!(v["bytes_sent"], bytes, "{http} {size}: {v}");
+        assert_eq!(v["status"], 200, "{http} {size}: {v}");
+    }
     // A missing resource fails with exit code 1 and a JSON error.
     let url = format!("https://{}/nothing-here", server.addr);
     let (v, code) = get_json(&s, &["--http", "2", &url]);

@@ -25,7 +25,8 @@ pub struct ResultRecord {
     pub intended_unix_ns: u64,
     /// Actual send time since the attack start; `None` when the request was not sent.
     pub sent_ns: Option<u64>,
-    /// Sent later than the late threshold after its intended time.
+    /// Sent later than the late threshold after its release time (the intended time plus the
+    /// attack's release window; `lateness_ns` is from the intended time).
     pub late: bool,
     /// TCP (or UDP socket) connect time, for requests that opened a connection.
     pub connect_ns: Option<u64>,

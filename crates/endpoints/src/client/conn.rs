@@ -1,14 +1,15 @@
 //! One open client connection of any HTTP version, shareable between request tasks.
 
 use std::os::fd::OwnedFd;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 
 use crate::sockopt;
 use crate::stats::{QuicStatsSnapshot, TransportSnapshot};
 
-/// Request body type for hyper.
+/// Request body type for hyper (HTTP/1.1).
 pub(crate) type ReqBody = crate::body::UploadBody;
 
 /// The h3 request sender over quinn.
@@ -19,8 +20,14 @@ pub(crate) enum Handle {
     /// HTTP/1.1: one request at a time; the sender is taken out while a request runs (and
     /// never put back if the exchange failed, which marks the connection closed).
     H1(Mutex<Option<hyper::client::conn::http1::SendRequest<ReqBody>>>),
-    /// HTTP/2: the sender is cloned per request.
-    H2(Mutex<hyper::client::conn::http2::SendRequest<ReqBody>>),
+    /// HTTP/2, on the `h2` crate directly: hyper's HTTP/2 client hands every request through a
+    /// channel to its connection task and spawns a task per request to await the response,
+    /// which a load generator pays for on every request. The sender is cloned per request;
+    /// `closed` is set when the connection task ends.
+    H2 {
+        sender: Mutex<h2::client::SendRequest<Bytes>>,
+        closed: Arc<AtomicBool>,
+    },
     /// HTTP/3: the sender is cloned per request; the quinn connection gives stats and close.
     H3 {
         sender: Mutex<H3Sender>,
@@ -56,7 +63,7 @@ impl Conn {
                 .lock()
                 .map(|g| g.as_ref().is_none_or(|s| s.is_closed()))
                 .unwrap_or(true),
-            Handle::H2(s) => s.lock().map(|g| g.is_closed()).unwrap_or(true),
+            Handle::H2 { closed, .. } => closed.load(Ordering::Acquire),
             Handle::H3 { quic, .. } => quic.close_reason().is_some(),
         }
     }
@@ -79,7 +86,8 @@ impl Conn {
             Handle::H3 { quic, .. } => quic.close(0x100u32.into(), b""),
             _ => {
                 if let Some(fd) = &self.tcp_fd {
-                    // The hyper task owns the stream; shutting the socket down ends it promptly.
+                    // The connection task owns the stream; shutting the socket down ends it
+                    // promptly.
                     let _ = socket2::SockRef::from(fd).shutdown(std::net::Shutdown::Both);
                 }
             }

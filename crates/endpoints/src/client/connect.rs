@@ -3,11 +3,12 @@
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::os::fd::AsFd;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use bytes::Bytes;
+use hyper_util::rt::TokioIo;
 use quinn::crypto::rustls::QuicClientConfig;
 use rustls::pki_types::ServerName;
 use tokio::net::TcpSocket;
@@ -207,22 +208,36 @@ impl Connector {
         out.tls = Some(t1.elapsed());
         out.tls_resumed =
             tls_stream.get_ref().1.handshake_kind() == Some(rustls::HandshakeKind::Resumed);
-        let io = TokioIo::new(tls_stream);
         let handle = if self.http == HttpVersion::H2 {
-            let (sender, conn) = hyper::client::conn::http2::Builder::new(TokioExecutor::new())
-                .initial_stream_window_size(self.h2_stream_window)
+            // hyper's client settings (hyper 1.x `proto::h2::client`): no server push, 100
+            // streams before the server's SETTINGS arrive, 16 kB header lists and frames, a 1 MB
+            // send buffer per stream; windows and reset-stream bound as before.
+            let (sender, conn) = h2::client::Builder::new()
+                .enable_push(false)
+                .initial_max_send_streams(100)
+                .max_header_list_size(16 * 1024)
+                .max_frame_size(16 * 1024)
+                .max_send_buffer_size(1024 * 1024)
+                .initial_window_size(self.h2_stream_window)
                 .initial_connection_window_size(self.h2_conn_window)
                 .max_concurrent_reset_streams(1024)
-                .handshake::<_, ReqBody>(io)
+                .max_local_error_reset_streams(Some(1024))
+                .handshake::<_, Bytes>(tls_stream)
                 .await
                 .map_err(|e| format!("HTTP/2 handshake: {e}"))?;
+            let closed = Arc::new(AtomicBool::new(false));
+            let ended = closed.clone();
             tokio::spawn(async move {
                 let _ = conn.await;
+                ended.store(true, Ordering::Release);
             });
-            Handle::H2(std::sync::Mutex::new(sender))
+            Handle::H2 {
+                sender: std::sync::Mutex::new(sender),
+                closed,
+            }
         } else {
             let (sender, conn) = hyper::client::conn::http1::Builder::new()
-                .handshake::<_, ReqBody>(io)
+                .handshake::<_, ReqBody>(TokioIo::new(tls_stream))
                 .await
                 .map_err(|e| format!("HTTP/1.1 handshake: {e}"))?;
             tokio::spawn(async move {

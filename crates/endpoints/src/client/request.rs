@@ -4,7 +4,7 @@ use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use bytes::Buf;
+use bytes::{Buf, Bytes};
 use http::header::{HeaderName, HeaderValue, HOST};
 use http_body_util::BodyExt;
 
@@ -211,18 +211,31 @@ async fn exchange(
             }
             Ok(())
         }
-        Handle::H2(sender) => {
-            let mut sender = sender.lock().map_err(|_| "sender lock poisoned")?.clone();
-            sender
+        Handle::H2 { sender, .. } => {
+            let sender = sender.lock().map_err(|_| "sender lock poisoned")?.clone();
+            let mut sender = sender
                 .ready()
                 .await
                 .map_err(|e| format!("connection not ready: {e}"))?;
-            let request = build_request(authority, req, false, req.body())?;
-            let resp = sender
-                .send_request(request)
+            let request = build_request(authority, req, false, ())?;
+            let no_body = req.len() == 0;
+            let (response, mut stream) = sender
+                .send_request(request, no_body)
+                .map_err(|e| format!("request failed: {e}"))?;
+            if !no_body {
+                // As for HTTP/3, a server may answer before reading the whole request.
+                if let Err(e) = send_h2_body(&mut stream, req.body()).await {
+                    drop(stream);
+                    let resp = response
+                        .await
+                        .map_err(|r| format!("{e}; no response: {r}"))?;
+                    return read_h2_response(resp, out).await;
+                }
+            }
+            let resp = response
                 .await
                 .map_err(|e| format!("request failed: {e}"))?;
-            read_hyper_response(resp, out).await
+            read_h2_response(resp, out).await
         }
         Handle::H3 { sender, .. } => {
             let mut sender = sender.lock().map_err(|_| "sender lock poisoned")?.clone();
@@ -265,6 +278,49 @@ async fn exchange(
             Ok(())
         }
     }
+}
+
+/// Sends an HTTP/2 request body within the stream's flow-control window, then ends the stream.
+async fn send_h2_body(
+    stream: &mut h2::SendStream<Bytes>,
+    body: crate::body::UploadBody,
+) -> Result<(), String> {
+    for mut part in body {
+        while !part.is_empty() {
+            stream.reserve_capacity(part.len());
+            let granted = match std::future::poll_fn(|cx| stream.poll_capacity(cx)).await {
+                Some(Ok(n)) => n,
+                Some(Err(e)) => return Err(format!("sending body: {e}")),
+                None => return Err("sending body: stream closed".into()),
+            };
+            if granted == 0 {
+                continue;
+            }
+            let chunk = part.split_to(granted.min(part.len()));
+            stream
+                .send_data(chunk, false)
+                .map_err(|e| format!("sending body: {e}"))?;
+        }
+    }
+    stream
+        .send_data(Bytes::new(), true)
+        .map_err(|e| format!("finishing request: {e}"))
+}
+
+/// Reads an HTTP/2 response body, giving its flow-control credit back as it arrives.
+async fn read_h2_response(
+    resp: http::Response<h2::RecvStream>,
+    out: &mut RequestOutcome,
+) -> Result<(), String> {
+    out.ttfb = Some(out.started.elapsed());
+    out.status = Some(resp.status().as_u16());
+    let mut body = resp.into_body();
+    while let Some(data) = body.data().await {
+        let data = data.map_err(|e| format!("receiving body: {e}"))?;
+        out.bytes_in += data.len() as u64;
+        let _ = body.flow_control().release_capacity(data.len());
+    }
+    Ok(())
 }
 
 async fn read_hyper_response(
