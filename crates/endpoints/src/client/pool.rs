@@ -23,8 +23,6 @@ struct State {
 pub(crate) struct Pool {
     max_connections: usize,
     max_streams: usize,
-    /// Most connections being opened at once ([`max_opening`]).
-    max_opening: usize,
     state: Mutex<State>,
     changed: Notify,
 }
@@ -55,7 +53,6 @@ impl Pool {
         Self {
             max_connections,
             max_streams,
-            max_opening: max_opening(max_connections),
             state: Mutex::new(State::default()),
             changed: Notify::new(),
         }
@@ -91,7 +88,7 @@ impl Pool {
         // Nothing free: forget idle closed connections (only now, so a busy pool is not
         // re-scanned on every checkout) and see whether one more may be opened.
         st.slots.retain(|s| s.in_flight > 0 || !s.conn.is_closed());
-        if st.slots.len() + st.opening < self.max_connections && st.opening < self.max_opening {
+        if st.slots.len() + st.opening < self.max_connections {
             st.opening += 1;
             return Some(Checkout::Open(OpenPermit {
                 pool: self.clone(),
@@ -158,17 +155,6 @@ impl Pool {
     }
 }
 
-/// How many connections a pool of `max_connections` opens at once: an eighth of them, at least
-/// four. A request that finds every connection busy opens a new one only while fewer are being
-/// opened, and otherwise waits for whichever comes first, a connection set free or one opened.
-/// Without the bound, every request due during the first handshake opened a connection of its
-/// own, and each of those handshakes slowed the next requests into opening more: a 10k req/s
-/// HTTP/1.1 attack on loopback opened all 256 connections where a dozen carry it, and spent
-/// a fifth of its CPU on handshakes (the server as much again).
-fn max_opening(max_connections: usize) -> usize {
-    (max_connections / 8).max(4)
-}
-
 impl Drop for Lease {
     fn drop(&mut self) {
         self.pool.release(&self.conn);
@@ -183,32 +169,5 @@ impl Drop for OpenPermit {
             }
             self.pool.changed.notify_one();
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_busy_pool_opens_a_bounded_number_of_connections_at_once() {
-        // 50 requests at once on an empty pool of 256: an eighth of the pool opens, the rest
-        // wait for a connection instead of opening one each.
-        let pool = Arc::new(Pool::new(256, 1));
-        let got: Vec<Option<Checkout>> = (0..50).map(|_| pool.try_checkout()).collect();
-        let opening = got
-            .iter()
-            .filter(|c| matches!(c, Some(Checkout::Open(_))))
-            .count();
-        assert_eq!(opening, 32);
-        assert!(got[32..].iter().all(Option::is_none));
-        // An opening that gives up makes room for the next.
-        let mut got = got;
-        got.truncate(31);
-        assert!(matches!(pool.try_checkout(), Some(Checkout::Open(_))));
-        // A small pool may still open all of its connections together.
-        let small = Arc::new(Pool::new(4, 1));
-        let got: Vec<Option<Checkout>> = (0..5).map(|_| small.try_checkout()).collect();
-        assert_eq!(got.iter().filter(|c| c.is_some()).count(), 4);
     }
 }
