@@ -991,7 +991,10 @@ mod tests {
             .iter()
             .filter(|r| r.lateness_ns().unwrap() > (MAX_RELEASE_WINDOW / 2).as_nanos() as u64)
             .count();
-        assert!(held_past_threshold > 200, "{held_past_threshold} held past the threshold");
+        assert!(
+            held_past_threshold > 200,
+            "{held_past_threshold} held past the threshold"
+        );
         // Late only when the thread itself fell more than 5 ms behind its release time: not
         // the case on an idle thread releasing 2000/s (a loaded machine may delay a few).
         let late = records.iter().filter(|r| r.late).count();

@@ -232,9 +232,7 @@ async fn exchange(
                     return read_h2_response(resp, out).await;
                 }
             }
-            let resp = response
-                .await
-                .map_err(|e| format!("request failed: {e}"))?;
+            let resp = response.await.map_err(|e| format!("request failed: {e}"))?;
             read_h2_response(resp, out).await
         }
         Handle::H3 { sender, .. } => {
