@@ -21,7 +21,7 @@
 # protection modes (quinn, TCP model, research model rows) and one repetition of every example
 # scenario, (3) llvm-profdata merges the raw profiles, (4) the release build again with them.
 # Needs rustup's llvm-tools component (added here, idempotently: its llvm-profdata must match
-# rustc's LLVM). The raw profiles live in a private temporary directory removed on exit. The
+# rustc's LLVM). The raw profiles live in target/pgo-gen/raw-profiles, removed once merged. The
 # build uses an explicit --target so that build scripts and proc macros are neither
 # instrumented nor optimised with the profile (cargo applies RUSTFLAGS only to target code then).
 set -euo pipefail
@@ -61,9 +61,14 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 gen_dir=target/pgo-gen
 gen_bin="$gen_dir/$host/release/quiclab"
+# The raw profiles go to a fixed directory of this checkout's own target tree (not a shared
+# one), emptied first: the instrumented build's flags name it, so a fixed path keeps cargo's
+# fingerprints, and with them every unchanged crate, from one run to the next.
+raw="$PWD/$gen_dir/raw-profiles"
+rm -rf "$raw"
 
 echo "build-pgo: instrumented build"
-RUSTFLAGS="-Cprofile-generate=$work/raw" cargo build --release --locked -p quiclab --target "$host" --target-dir "$gen_dir"
+RUSTFLAGS="-Cprofile-generate=$raw" cargo build --release --locked -p quiclab --target "$host" --target-dir "$gen_dir"
 
 echo "build-pgo: training"
 "$gen_bin" bench --quick >/dev/null
@@ -77,7 +82,8 @@ done
 # The merged profile has a fixed path, so the optimised build's flags (and with them cargo's
 # fingerprints of the dependencies) stay the same from one run to the next.
 mkdir -p "$dir"
-"$profdata" merge -o "$dir/merged.profdata" "$work/raw"
+"$profdata" merge -o "$dir/merged.profdata" "$raw"
+rm -rf "$raw"
 
 echo "build-pgo: optimised build"
 RUSTFLAGS="-Cprofile-use=$PWD/$dir/merged.profdata" cargo build --release --locked -p quiclab --target "$host" --target-dir "$dir"
