@@ -16,7 +16,7 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use clap::{Args, Subcommand, ValueEnum};
 
-use endpoints::client::{ClientConfig, ConnPolicy, HttpVersion, TlsOptions};
+use endpoints::client::{ClientConfig, ConnPolicy, HttpVersion, PoolGrowth, TlsOptions};
 use endpoints::quic::QuicOptions;
 use load::attack::{AttackPlan, Sink};
 use load::live::LiveStats;
@@ -82,6 +82,14 @@ struct ClientArgs {
     /// HTTP/3 requests are dealt round-robin over all of them].
     #[arg(long, value_name = "N")]
     connections: Option<usize>,
+    /// When the pool opens another connection while all are busy: `patient` only for a request
+    /// that has waited as long as opening one takes lately (the pool grows to what the rate
+    /// needs); `eager` for every request that finds none free, as browsers do (at start-up
+    /// that opens one per request due during the first handshakes, up to --connections).
+    /// Matters for HTTP/1.1, whose pool is shared; HTTP/2 and HTTP/3 clients have one
+    /// connection each.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = Growth::Patient)]
+    pool_growth: Growth,
     /// Concurrent streams per HTTP/2 or HTTP/3 connection.
     #[arg(long, value_name = "N", default_value_t = 100)]
     streams: usize,
@@ -247,6 +255,21 @@ struct SweepArgs {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Growth {
+    Patient,
+    Eager,
+}
+
+impl From<Growth> for PoolGrowth {
+    fn from(g: Growth) -> Self {
+        match g {
+            Growth::Patient => PoolGrowth::Patient,
+            Growth::Eager => PoolGrowth::Eager,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Format {
     Json,
     Csv,
@@ -351,6 +374,7 @@ fn client_config(args: &ClientArgs, http: HttpVersion) -> ClientConfig {
             server_name: args.server_name.clone(),
         },
         policy,
+        pool_growth: args.pool_growth.into(),
         timeout: args.timeout,
         quic: QuicOptions {
             mtu: args.quic_mtu,

@@ -40,8 +40,8 @@ pub mod stats;
 pub mod tls;
 
 pub use client::{
-    Client, ClientConfig, ClientError, ConnPolicy, HttpVersion, RequestOutcome, RequestSpec,
-    TlsOptions,
+    Client, ClientConfig, ClientError, ConnPolicy, HttpVersion, PoolGrowth, RequestOutcome,
+    RequestSpec, TlsOptions,
 };
 pub use quic::{QuicCc, QuicOptions};
 pub use server::{Protocols, RunningServer, ServerConfig, ServerError};

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use common::{client, get, pool, server, url, VERSIONS};
 use endpoints::bytes::Bytes;
-use endpoints::client::{ConnPolicy, RequestSpec};
+use endpoints::client::{Client, ClientConfig, ConnPolicy, HttpVersion, PoolGrowth, RequestSpec};
 use endpoints::server::ServerConfig;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -130,6 +130,68 @@ async fn concurrent_requests_multiplex_up_to_the_pool_limit() {
         c.close().await;
     }
     srv.shutdown().await;
+}
+
+/// Connections an HTTP/1.1 pool of 64 opens for `n` requests of `path` sent at once.
+async fn connections_opened_for_a_burst(growth: PoolGrowth, n: usize, path: &str) -> usize {
+    let srv = server(ServerConfig::default()).await;
+    let c = Client::new(ClientConfig {
+        http: HttpVersion::H1,
+        policy: ConnPolicy::Pool {
+            max_connections: 64,
+            max_streams_per_connection: 1,
+        },
+        pool_growth: growth,
+        timeout: Duration::from_secs(20),
+        ..ClientConfig::default()
+    })
+    .expect("client builds");
+    let sends: Vec<_> = (0..n)
+        .map(|_| {
+            let c = c.clone();
+            let req = get(srv.local_addr(), path);
+            tokio::spawn(async move { c.send(req).await })
+        })
+        .collect();
+    let mut ids = std::collections::BTreeSet::new();
+    for h in sends {
+        let o = h.await.expect("task");
+        assert_eq!(o.error, None, "{growth:?}");
+        assert_eq!(o.bytes_in.to_string(), path[1..]);
+        ids.insert(o.connection_id);
+    }
+    c.close().await;
+    srv.shutdown().await;
+    ids.len()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_patient_pool_serves_a_burst_on_few_connections_an_eager_one_opens_one_each() {
+    // Eager: every request that finds no free connection opens one (all 48 arrive before the
+    // first handshake ends). Patient: they wait for the first connection, and the pool grows
+    // only while its queue would take longer to drain than a handshake (requests of 100 bytes
+    // on loopback take a fraction of one).
+    let eager = connections_opened_for_a_burst(PoolGrowth::Eager, 48, "/100").await;
+    let patient = connections_opened_for_a_burst(PoolGrowth::Patient, 48, "/100").await;
+    assert!(
+        eager >= 40,
+        "eager pool opened {eager} connections for 48 requests"
+    );
+    assert!(
+        patient <= 12,
+        "patient pool opened {patient} connections for 48 requests (eager: {eager})"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_patient_pool_grows_when_requests_take_longer_than_opening() {
+    // 16 downloads of 8 MB, each far longer than a loopback handshake: waiting for a busy
+    // connection would be slower than opening one, so the pool grows (doubling per opening).
+    let patient = connections_opened_for_a_burst(PoolGrowth::Patient, 16, "/8000000").await;
+    assert!(
+        patient >= 8,
+        "patient pool opened only {patient} connections for 16 slow requests"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -81,6 +81,18 @@ pub enum ConnPolicy {
     },
 }
 
+/// When a pool that has connections, all busy, opens another one (up to its limit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PoolGrowth {
+    /// At once, as browsers do: every request that finds no free connection opens one.
+    #[default]
+    Eager,
+    /// Only for a request that has waited for a free connection as long as opening one takes
+    /// lately (a moving average of this pool's openings): the pool grows to what the load
+    /// needs instead of opening a connection per request due during the first handshakes.
+    Patient,
+}
+
 /// Everything a [`Client`] is built from.
 #[derive(Debug, Clone)]
 pub struct ClientConfig {
@@ -90,6 +102,8 @@ pub struct ClientConfig {
     pub tls: TlsOptions,
     /// Connection policy.
     pub policy: ConnPolicy,
+    /// When a pool opens another connection.
+    pub pool_growth: PoolGrowth,
     /// Limit for one `send` from call to last byte (pool wait included).
     pub timeout: Duration,
     /// `TCP_CONGESTION` of client sockets (HTTP/1.1, HTTP/2).
@@ -118,6 +132,7 @@ impl Default for ClientConfig {
                 max_connections: 1,
                 max_streams_per_connection: 100,
             },
+            pool_growth: PoolGrowth::Eager,
             timeout: Duration::from_secs(30),
             tcp_cc: None,
             quic: QuicOptions::default(),
@@ -296,7 +311,11 @@ impl Client {
                 } else {
                     max_streams_per_connection
                 };
-                Some(Arc::new(pool::Pool::new(max_connections, streams)))
+                Some(Arc::new(pool::Pool::new(
+                    max_connections,
+                    streams,
+                    cfg.pool_growth,
+                )))
             }
         };
         Ok(Self {

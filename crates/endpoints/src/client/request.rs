@@ -105,8 +105,9 @@ pub(super) async fn execute(client: &Client, req: &Upload<'_>, out: &mut Request
                 }
             };
             // Boxed, as above: a pooled request opens a connection only now and then.
+            let opening = Instant::now();
             match Box::pin(client.inner.open(&target, out)).await {
-                Ok(c) => pool.add(permit, c),
+                Ok(c) => pool.add(permit, c, opening.elapsed()),
                 Err(e) => {
                     out.error = Some(e);
                     return;
