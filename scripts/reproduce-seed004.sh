@@ -7,8 +7,9 @@
 #
 # Usage: bash scripts/reproduce-seed004.sh [--emu] [OUT_DIR] [DURATION]   (defaults: out/seed004, 10s)
 # SINGLE_ONLY=1 skips the sweeps and redoes only the single-request table.
-# Needs: scripts/install-peers.sh (quic-go, tshark); writes OUT_DIR/{quiclab,quic-go}/table.md and
-# OUT_DIR/single.md.
+# Pools open connections eagerly (`--pool-growth eager`: one per request that finds none free, as
+# browsers do), as when docs/studies/seed004.md's tables were measured; the load tester's default
+# (patient) opens fewer and queues briefly instead.
 #
 # --emu (root): the same sweeps through the emulator instead of loopback, on seed 004's path
 # (scenarios/studies/seed004/path.toml: 100 Mbit/s, 20 ms round trip) at 0% and 1% random loss:
@@ -50,7 +51,7 @@ if [ -n "$emu" ]; then
             echo "== through the emulator, $loss% loss: $server, HTTP $versions at $rates req/s, $duration each"
             $q load sweep --via "$path" --set "link.loss=$loss%" --server "$server" --size 11000 \
                 --rates "$rates" --duration "$duration" --http "$versions" --timeout "$timeout" \
-                --out "$out/emu-loss$loss/$server"
+                --pool-growth eager --out "$out/emu-loss$loss/$server"
             # One request at a time, each on a new connection (the seed's Table 1, latency only).
             for http in ${versions//,/ }; do
                 f="$out/emu-loss$loss/$server/single-h$http.jsonl"
@@ -116,10 +117,10 @@ sleep 1
 
 if [ -z "${SINGLE_ONLY:-}" ]; then
 echo "== quiclab serve: HTTP/1.1, HTTP/2, HTTP/3 at $rates req/s, $duration each"
-$q load sweep --rates "$rates" --duration "$duration" --http 1.1,2,3 --out "$out/quiclab" \
+$q load sweep --rates "$rates" --duration "$duration" --http 1.1,2,3 --pool-growth eager --out "$out/quiclab" \
     "https://localhost:$port/11000"
 echo "== quic-go server: HTTP/3"
-$q load sweep --rates "$rates" --duration "$duration" --http 3 --out "$out/quic-go" \
+$q load sweep --rates "$rates" --duration "$duration" --http 3 --pool-growth eager --out "$out/quic-go" \
     "https://localhost:$gport/11000"
 fi
 

@@ -22,7 +22,7 @@ use crate::tls::{self, FileKeyLog, Trust};
 
 /// Bytes read from a client TCP socket per system call at most (the buffer under TLS): room
 /// for two full TLS records. One buffer per open connection, so a client's memory for them is
-/// bounded by its pool (the load tester's default of 256 HTTP/1.1 connections: 8 MB).
+/// bounded by its pool (the load tester's default of 64 HTTP/1.1 connections: 2 MB).
 const READ_BUFFER: usize = 32 * 1024;
 
 /// Where a request goes: the resolved address and the TLS name.

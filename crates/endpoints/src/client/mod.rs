@@ -87,9 +87,10 @@ pub enum PoolGrowth {
     /// At once, as browsers do: every request that finds no free connection opens one.
     #[default]
     Eager,
-    /// Only for a request that has waited for a free connection as long as opening one takes
-    /// lately (a moving average of this pool's openings): the pool grows to what the load
-    /// needs instead of opening a connection per request due during the first handshakes.
+    /// Only when the requests waiting would likely wait longer for the busy connections than
+    /// an opening takes (see `pool.rs`), at most doubling the pool per opening: the pool grows
+    /// to what the load needs instead of opening a connection per request due during the
+    /// first handshakes.
     Patient,
 }
 
