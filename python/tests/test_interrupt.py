@@ -12,13 +12,18 @@ import quiclab
 
 from conftest import SMALL
 
-#: Enough runs that the sweep is still going when the signal arrives, whatever the load: 400
-#: took ~0.5 s on an idle machine, and once (session 10 CI) the sweep ended before the signal was
-#: seen. Interrupted, the test stops after a few of them; only a failure runs them all.
+#: Enough runs that the sweep is still going when the signal arrives, whatever the load (400
+#: took ~0.5 s on an idle machine). Interrupted, the test stops after a few of them; only a
+#: failure runs them all.
 RUNS = 5000
 
+#: The child installs Python's Ctrl-C handler itself: a process started in the background by a
+#: non-interactive shell (as CI may start the suite) inherits SIGINT *ignored*, and Python then
+#: keeps ignoring it, so the signal never arrived and the sweep ran to its end (exit 0; seen in
+#: session 10's and 11's fresh-clone runs, reproduced with `trap "" INT`).
 SCRIPT = f"""
-import sys, quiclab
+import signal, sys, quiclab
+signal.signal(signal.SIGINT, signal.default_int_handler)
 sc = quiclab.loads({SMALL!r}, name="small.toml", reps={RUNS})
 print("started", flush=True)
 try:
