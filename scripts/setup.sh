@@ -38,6 +38,18 @@ if ! command -v nft >/dev/null 2>&1; then
     $SUDO apt-get install -y -qq nftables >/dev/null
 fi
 
+# The test command checks formatting and lints (rustfmt, clippy): add them where rustup manages
+# the toolchain and they are missing.
+if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
+    if command -v rustup >/dev/null 2>&1; then
+        echo "setup: installing rustfmt and clippy"
+        rustup component add rustfmt clippy
+    else
+        echo "error: cargo fmt and cargo clippy are needed (rustup component add rustfmt clippy)" >&2
+        exit 1
+    fi
+fi
+
 # Fetch crates once so later builds work offline and CI's build step is pure compilation.
 cargo fetch --locked -q
 
