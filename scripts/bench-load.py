@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""quiclab load against the real load tools: ceilings, CPU per request, rate accuracy (issue 16).
+"""quiclab load against the real load tools: ceilings, CPU per request, rate accuracy.
 
 One `quiclab serve` on loopback serves an 11,000-byte body (seed 004's page). Every tool attacks it
 in turn over every protocol it supports:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Simulator speed of two quiclab builds, side by side (issue 16).
+"""Simulator speed of two quiclab builds, side by side.
 
 Usage: scripts/bench-sim-compare.py OLD_QUICLAB NEW_QUICLAB [RUNS]
 
@@ -7,7 +7,7 @@ Runs `quiclab bench --json` (best of 3 repetitions per scenario) alternately wit
 binary, the new one, and the new one with `--crypto none`, RUNS times (default 9), so that
 machine load affects all three alike, and prints the median simulated-seconds-per-wall-second
 of each scenario and the ratios of the medians, then the median packets per wall second (the
-research model's target in issue 12 is stated in packets per wall second on one core).
+research model's speed is stated in packets per wall second on one core).
 """
 import json
 import statistics

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# The profile-guided build of quiclab that the main job (scripts/main.sh) runs (issue 16): the
+# The profile-guided build of quiclab that the main job (scripts/main.sh) runs: the
 # release profile (fat LTO, one codegen unit) plus LLVM PGO trained on the simulator's benchmark
 # rows. `cargo build --release` stays the build for development and the test suite; this one is
 # for simulations: the same results (every golden value identical), ~12% more simulated seconds
-# per wall second by default and ~20% with `crypto = "none"` (README, "Benchmarks").
+# per wall second by default and ~20% with `crypto = "none"` (docs/performance.md).
 #
-# Measured (session 8, `scripts/bench-sim-compare.py` against 13f8cf1, load average 3-5), 10
+# Measured (`scripts/bench-sim-compare.py` against the plain release build 13f8cf1, load average 3-5), 10
 # Mbit/s / 1 Gbit/s quinn rows: 1.24x / 1.27x -> 1.32x / 1.36x by default, 1.72x / 1.74x ->
 # 2.04x / 2.03x with `crypto = "none"`; CPU time of the 1 Gbit/s quinn run -6.8% (null cipher
 # -14.6%), of calibration scenarios outside the training set -6.3 to -6.5%; every golden value
