@@ -81,11 +81,7 @@ pub fn run(point: &SweepPoint, spec: &RunSpec, opts: &RunOptions) -> Result<EmuR
     let mtu = s
         .flows
         .iter()
-        .map(|f| match f.stack {
-            scenario::model::Stack::Quic => f.quic.mtu,
-            scenario::model::Stack::Tcp => f.tcp.mtu,
-            scenario::model::Stack::QuicModel => f.quic_model.mtu,
-        })
+        .map(FlowSpec::mtu)
         .max()
         .unwrap_or(1500);
     let mut topo = Topology::create(&TopologySpec {
