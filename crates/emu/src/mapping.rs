@@ -86,7 +86,8 @@ fn check_flow(f: &FlowSpec, warnings: &mut Vec<String>) -> Result<(), EmuError> 
         FlowTransport::QuicModel(_) => return Err(model_refused()),
     }
     // The kernel's CUBIC keeps HyStart on unless the host-wide module parameter says otherwise.
-    if let (Stack::Tcp, CcChoice::Ours(CcConfig::Cubic { hystart: false, .. })) = (f.stack(), f.cc) {
+    if let (Stack::Tcp, CcChoice::Ours(CcConfig::Cubic { hystart: false, .. })) = (f.stack(), f.cc)
+    {
         warnings.push(format!(
             "flow {}: flow.hystart=false {NOT_APPLIED}: the kernel's CUBIC keeps HyStart (a host-wide module parameter, not a per-flow setting)",
             f.name

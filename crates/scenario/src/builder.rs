@@ -89,7 +89,12 @@ pub fn bulk_flow(name: &str, mtu: u16, cc: CcChoice) -> FlowSpec {
         send_window: 64_000_000,
         ..QuicKnobs::default()
     };
-    with_transport(name, Workload::Bulk { upload: true }, cc, FlowTransport::Quic(knobs))
+    with_transport(
+        name,
+        Workload::Bulk { upload: true },
+        cc,
+        FlowTransport::Quic(knobs),
+    )
 }
 
 /// A flow of `transport` starting at zero with ideal access links.

@@ -70,7 +70,10 @@ fn empty_file_gives_the_documented_defaults() {
     assert_eq!(common.loss_reduction_factor, 0.5);
     assert_eq!(f.quic().expect("a quic flow").mtu, 1500);
     assert_eq!(f.quic().expect("a quic flow").stream_window, 16_000_000);
-    assert_eq!(f.quic().expect("a quic flow").initial_rtt, Duration::from_millis(333));
+    assert_eq!(
+        f.quic().expect("a quic flow").initial_rtt,
+        Duration::from_millis(333)
+    );
     assert_eq!(f.client_access.up.rate, RateProfile::Unlimited);
     assert_eq!(
         f.client_access.up.queue,
@@ -640,9 +643,16 @@ fn tcp_keys_parse_into_tcp_knobs() {
     assert!(err("[[flow]]\nmtu = 576\n").message.contains("1228"));
     // `--set flow.tls=1.2` reads 1.2 as a TOML float; it must still mean TLS 1.2.
     let l = parse_with("[[flow]]\nstack = \"tcp\"\n", &["flow.tls=1.2"], &[]).expect("valid");
-    assert_eq!(l.points[0].scenario.flows[0].tcp().expect("a tcp flow").tls, TlsMode::Tls12);
+    assert_eq!(
+        l.points[0].scenario.flows[0].tcp().expect("a tcp flow").tls,
+        TlsMode::Tls12
+    );
     let l = parse_with("", &[], &["flow.stack=quic,tcp"]).expect("stack is sweepable");
-    let stacks: Vec<Stack> = l.points.iter().map(|p| p.scenario.flows[0].stack()).collect();
+    let stacks: Vec<Stack> = l
+        .points
+        .iter()
+        .map(|p| p.scenario.flows[0].stack())
+        .collect();
     assert_eq!(stacks, [Stack::Quic, Stack::Tcp]);
 }
 
@@ -740,7 +750,11 @@ fn flow_knob_registry_defaults_equal_the_types_defaults() {
         let f = ok(text).points[0].scenario.flows[0].clone();
         assert_eq!(f.quic(), Some(&quic), "{text}");
         // A flow carries its own stack's knobs only.
-        assert_eq!((f.tcp(), f.quic_model(), f.pep()), (None, None, None), "{text}");
+        assert_eq!(
+            (f.tcp(), f.quic_model(), f.pep()),
+            (None, None, None),
+            "{text}"
+        );
     }
     let model_text = with_documented_defaults(MODEL_HEAD, &fields(&model));
     for text in [MODEL_HEAD, model_text.as_str()] {
@@ -971,7 +985,11 @@ fn quic_model_keys_parse_into_model_knobs() {
     ));
     // `flow.stack` sweeps over all three stacks.
     let l = parse_with("", &[], &["flow.stack=quic,tcp,quic-model"]).expect("sweepable");
-    let stacks: Vec<Stack> = l.points.iter().map(|p| p.scenario.flows[0].stack()).collect();
+    let stacks: Vec<Stack> = l
+        .points
+        .iter()
+        .map(|p| p.scenario.flows[0].stack())
+        .collect();
     assert_eq!(stacks, [Stack::Quic, Stack::Tcp, Stack::QuicModel]);
 }
 

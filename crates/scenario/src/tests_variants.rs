@@ -88,7 +88,11 @@ fn variants_are_a_sweep_axis_crossed_with_the_others() {
             ("link.rtt".into(), "80ms".into())
         ]
     );
-    let stacks: Vec<Stack> = l.points.iter().map(|p| p.scenario.flows[0].stack()).collect();
+    let stacks: Vec<Stack> = l
+        .points
+        .iter()
+        .map(|p| p.scenario.flows[0].stack())
+        .collect();
     assert_eq!(
         stacks,
         [
@@ -100,8 +104,18 @@ fn variants_are_a_sweep_axis_crossed_with_the_others() {
             Stack::Tcp
         ]
     );
-    assert!(l.points[2].scenario.flows[0].quic().expect("a quic flow").zero_rtt);
-    assert!(!l.points[0].scenario.flows[0].quic().expect("a quic flow").zero_rtt);
+    assert!(
+        l.points[2].scenario.flows[0]
+            .quic()
+            .expect("a quic flow")
+            .zero_rtt
+    );
+    assert!(
+        !l.points[0].scenario.flows[0]
+            .quic()
+            .expect("a quic flow")
+            .zero_rtt
+    );
     assert!(matches!(
         l.points[2].scenario.flows[0].workload,
         Workload::Download { connections: 2, .. }

@@ -122,7 +122,7 @@ fn small_zero_rtt_downloads_close_cleanly_on_every_connection() {
     // closes at once; the server saw that close as an error, which stopped the flow before
     // its third connection (issue 10, defect 7).
     for connections in [3, 5] {
-        let f = flow(
+        let mut f = flow(
             "z",
             Workload::Download {
                 size: 1,

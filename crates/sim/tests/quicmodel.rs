@@ -41,7 +41,7 @@ fn a_model_download_completes_with_the_model_fields_and_the_others_without() {
         ms(10_000),
     );
     let r = run(&s, 1);
-    let stacks: Vec<&str> = r.flows.iter().map(|f| f.stack().as_str()).collect();
+    let stacks: Vec<&str> = r.flows.iter().map(|f| f.stack.as_str()).collect();
     assert_eq!(stacks, ["quic-model", "quic", "tcp"]);
     for f in &r.flows {
         assert_eq!(f.error, None, "{}", f.name);
@@ -108,7 +108,9 @@ fn a_model_download_completes_with_the_model_fields_and_the_others_without() {
 fn the_scenario_knobs_reach_the_model() {
     let ratio = |receiver_ack_ratio: u32| {
         let mut f = model("m", download(500_000));
-        f.quic_model_mut().expect("a quic_model flow").receiver_ack_ratio = receiver_ack_ratio;
+        f.quic_model_mut()
+            .expect("a quic_model flow")
+            .receiver_ack_ratio = receiver_ack_ratio;
         let r = run(&dumbbell(20_000_000, ms(10), 100, vec![f], ms(10_000)), 1);
         assert_eq!(r.flows[0].bytes_delivered, 500_000);
         let m = r.flows[0].model.clone().expect("model figures");

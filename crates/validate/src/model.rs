@@ -491,7 +491,12 @@ mod tests {
             m.bottleneck.up.loss,
             netem::config::LossConfig::Periodic { p } if (1.0 / p - 1001.0).abs() < 1e-6
         ));
-        assert!(m.flows[0].quic_model().expect("a quic_model flow").send_one_on_loss);
+        assert!(
+            m.flows[0]
+                .quic_model()
+                .expect("a quic_model flow")
+                .send_one_on_loss
+        );
         assert!(matches!(
             m.flows[0].cc,
             scenario::model::CcChoice::Ours(cc::config::CcConfig::NewReno {
@@ -504,7 +509,12 @@ mod tests {
             .into_iter()
             .find(|r| r.label.starts_with("RFC 9002"))
             .expect("an RFC 9002 point");
-        assert!(!rfc.scenario.flows[0].quic_model().expect("a quic_model flow").send_one_on_loss);
+        assert!(
+            !rfc.scenario.flows[0]
+                .quic_model()
+                .expect("a quic_model flow")
+                .send_one_on_loss
+        );
         assert!(matches!(
             rfc.scenario.bottleneck.up.loss,
             netem::config::LossConfig::Periodic { p } if (p - 0.005).abs() < 1e-12

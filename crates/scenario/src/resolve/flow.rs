@@ -117,7 +117,7 @@ pub(crate) fn flow(
             stop,
             cc,
             transport,
-        client_access: ideal.clone(),
+            client_access: ideal.clone(),
             server_access: ideal,
         },
         count,
