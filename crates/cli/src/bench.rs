@@ -316,7 +316,7 @@ fn crypto_override(file: &str, text: &str, mode: &str) -> anyhow::Result<Vec<Str
         .points
         .iter()
         .flat_map(|p| &p.scenario.flows)
-        .all(|f| f.stack == scenario::model::Stack::Quic);
+        .all(|f| f.stack() == scenario::model::Stack::Quic);
     Ok(if quinn {
         vec![format!("flow.crypto={mode}")]
     } else {
@@ -638,7 +638,7 @@ mod tests {
                 .expect("parses");
             let flows = &loaded.points[0].scenario.flows;
             assert_eq!(flows.len(), 3);
-            assert!(flows.iter().all(|f| f.stack.name() == stack));
+            assert!(flows.iter().all(|f| f.stack().name() == stack));
             let f = bench_one(SCALE.0, &short, 1, &overrides).expect("runs");
             assert!(f.packets_per_s > 0.0 && f.simulated_s > 0.2, "{f:?}");
             // The steady-state figure subtracts the same run cut earlier.
@@ -691,21 +691,17 @@ mod tests {
         };
         for (quinn, model) in [(0, 4), (1, 5)] {
             let (q, m) = (load(quinn), load(model));
-            assert_eq!(m.flows[0].stack, scenario::model::Stack::QuicModel);
+            assert_eq!(m.flows[0].stack(), scenario::model::Stack::QuicModel);
             assert_eq!((&q.bottleneck, q.duration), (&m.bottleneck, m.duration));
             let (qf, mf) = (&q.flows[0], &m.flows[0]);
             assert_eq!((qf.workload, qf.cc), (mf.workload, mf.cc));
+            let (qk, mk) = (
+                qf.quic().expect("a quic flow"),
+                mf.quic_model().expect("a model flow"),
+            );
             assert_eq!(
-                (
-                    qf.quic.stream_window,
-                    qf.quic.conn_window,
-                    qf.quic.send_window
-                ),
-                (
-                    mf.quic_model.stream_window,
-                    mf.quic_model.conn_window,
-                    mf.quic_model.send_window
-                )
+                (qk.stream_window, qk.conn_window, qk.send_window),
+                (mk.stream_window, mk.conn_window, mk.send_window)
             );
         }
     }

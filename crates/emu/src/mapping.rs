@@ -15,7 +15,9 @@ use std::time::Duration;
 
 use cc::config::{CcConfig, CubicProfile, RenoCounting};
 use netem::config::RateProfile;
-use scenario::model::{CcChoice, FlowSpec, Scenario, Stack, TlsMode, Workload};
+use scenario::model::{
+    CcChoice, FlowSpec, FlowTransport, Scenario, Stack, TcpKnobs, TlsMode, Workload,
+};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -64,27 +66,28 @@ fn model_refused() -> EmuError {
 }
 
 fn check_flow(f: &FlowSpec, warnings: &mut Vec<String>) -> Result<(), EmuError> {
-    if f.stack == Stack::QuicModel {
+    if f.stack() == Stack::QuicModel {
         return Err(model_refused());
     }
     // Access links (`flow.client_access.*`, `flow.server_access.*`) are the forwarder's: every
     // `netem` link knob works there as on the bottleneck.
     crate::pep::check(f, warnings)?;
     cc_name(f)?;
-    match f.stack {
-        Stack::Quic => {
-            if let Some(key) = first_unapplied(&f.quic, QUIC_APPLIED) {
+    match &f.transport {
+        FlowTransport::Quic(q) => {
+            if let Some(key) = first_unapplied(q, QUIC_APPLIED) {
                 return Err(unsupported(
                     &key,
                     "quiclab serve/get do not pass this knob on to quinn (its ACK-frequency extension is not wired)",
                 ));
             }
         }
-        Stack::Tcp => check_tcp(f, warnings)?,
-        Stack::QuicModel => return Err(model_refused()),
+        FlowTransport::Tcp { knobs, .. } => check_tcp(f, knobs, warnings)?,
+        FlowTransport::QuicModel(_) => return Err(model_refused()),
     }
     // The kernel's CUBIC keeps HyStart on unless the host-wide module parameter says otherwise.
-    if let (Stack::Tcp, CcChoice::Ours(CcConfig::Cubic { hystart: false, .. })) = (f.stack, f.cc) {
+    if let (Stack::Tcp, CcChoice::Ours(CcConfig::Cubic { hystart: false, .. })) = (f.stack(), f.cc)
+    {
         warnings.push(format!(
             "flow {}: flow.hystart=false {NOT_APPLIED}: the kernel's CUBIC keeps HyStart (a host-wide module parameter, not a per-flow setting)",
             f.name
@@ -138,8 +141,7 @@ fn first_unapplied<T: Serialize + Default>(knobs: &T, applied: &[&str]) -> Optio
         .map(|(field, _)| format!("flow.{field}"))
 }
 
-fn check_tcp(f: &FlowSpec, warnings: &mut Vec<String>) -> Result<(), EmuError> {
-    let t = &f.tcp;
+fn check_tcp(f: &FlowSpec, t: &TcpKnobs, warnings: &mut Vec<String>) -> Result<(), EmuError> {
     if t.tls == TlsMode::None {
         return Err(unsupported(
             "flow.tls",
@@ -171,7 +173,7 @@ pub fn cc_name(f: &FlowSpec) -> Result<&'static str, EmuError> {
     };
     // QUIC runs our controllers with every knob; the kernel takes only the initial window
     // (route `initcwnd`).
-    if let (Stack::Tcp, Some(c)) = (f.stack, common) {
+    if let (Stack::Tcp, Some(c)) = (f.stack(), common) {
         if c.minimum_window_packets != 2 {
             return Err(unsupported(
                 "flow.min_window",
@@ -189,7 +191,7 @@ pub fn cc_name(f: &FlowSpec) -> Result<&'static str, EmuError> {
             ));
         }
     }
-    let name = match (f.stack, f.cc) {
+    let name = match (f.stack(), f.cc) {
         (_, CcChoice::Ours(CcConfig::None)) => {
             return Err(unsupported(
                 "flow.cc",
@@ -251,10 +253,7 @@ pub struct KernelTcp {
 /// (the initial receive window in segments), `initcwnd` (from the controller's initial window),
 /// `rto_min`, `quickack 1` when delayed ACKs are off.
 pub fn kernel_tcp(f: &FlowSpec) -> Option<KernelTcp> {
-    if f.stack != Stack::Tcp {
-        return None;
-    }
-    let t = &f.tcp;
+    let t = f.tcp()?;
     let triple = |v: [u64; 3]| format!("{} {} {}", v[0], v[1], v[2]);
     let sysctls = vec![
         (
@@ -294,11 +293,11 @@ pub fn kernel_tcp(f: &FlowSpec) -> Option<KernelTcp> {
 
 /// The HTTP version a flow uses: `3` for QUIC, `2` or `1.1` for TCP.
 pub fn http_version(f: &FlowSpec) -> &'static str {
-    match f.stack {
+    match &f.transport {
         // The model is refused by `check_supported`; it would speak HTTP/3 like quinn.
-        Stack::Quic | Stack::QuicModel => "3",
-        Stack::Tcp if f.tcp.http1_parallel().is_some() => "1.1",
-        Stack::Tcp => "2",
+        FlowTransport::Quic(_) | FlowTransport::QuicModel(_) => "3",
+        FlowTransport::Tcp { knobs, .. } if knobs.http1_parallel().is_some() => "1.1",
+        FlowTransport::Tcp { .. } => "2",
     }
 }
 
@@ -310,9 +309,8 @@ fn ms(d: Duration) -> String {
 fn knob_args(f: &FlowSpec) -> Result<Vec<String>, EmuError> {
     let cc = cc_name(f)?;
     let mut a = Vec::new();
-    match f.stack {
-        Stack::Quic => {
-            let q = &f.quic;
+    match &f.transport {
+        FlowTransport::Quic(q) => {
             // The whole choice with its knobs: the endpoint builds it with the simulator's factory.
             a.extend(["--quic-cc".into(), endpoints::QuicCc(f.cc).to_arg()]);
             a.extend(["--mtu".into(), q.mtu.to_string()]);
@@ -327,10 +325,10 @@ fn knob_args(f: &FlowSpec) -> Result<Vec<String>, EmuError> {
                 a.push("--no-address-token".into());
             }
         }
-        Stack::Tcp => {
+        FlowTransport::Tcp { .. } => {
             a.extend(["--tcp-cc".into(), cc.into()]);
         }
-        Stack::QuicModel => return Err(model_refused()),
+        FlowTransport::QuicModel(_) => return Err(model_refused()),
     }
     Ok(a)
 }
@@ -355,7 +353,7 @@ pub fn serve_args(f: &FlowSpec, addr: Ipv4Addr) -> Result<Vec<String>, EmuError>
     // A 0-RTT request is answered before the handshake completes, as the simulator's quinn
     // server does (off otherwise: see `QuicOptions::early_response`; safe with every client
     // since the server waits for the whole ClientHello, see tests/early_response.rs there).
-    if f.stack == Stack::Quic && f.quic.zero_rtt {
+    if f.quic().is_some_and(|q| q.zero_rtt) {
         a.push("--early-response".into());
     }
     Ok(a)
@@ -413,11 +411,11 @@ pub fn get_args(
     a.push(format!("https://{addr}:{SERVER_PORT}/{path}"));
     a.extend(["--http".into(), http_version(f).into(), "--json".into()]);
     a.extend(extra);
-    if f.stack == Stack::Quic && f.quic.zero_rtt {
+    if f.quic().is_some_and(|q| q.zero_rtt) {
         a.push("--zero-rtt".into());
     }
     // The client picks the version; the server accepts both.
-    if f.stack == Stack::Tcp && f.tcp.tls == TlsMode::Tls12 {
+    if f.tcp().is_some_and(|t| t.tls == TlsMode::Tls12) {
         a.push("--tls12".into());
     }
     a.extend(knob_args(f)?);
@@ -446,9 +444,11 @@ mod tests {
             Stack::Quic | Stack::QuicModel => builder::cubic_hystart(),
             Stack::Tcp => builder::linux_cubic(),
         };
-        let mut f = builder::flow("f", w, 1500, cc);
-        f.stack = stack;
-        f
+        match stack {
+            Stack::Quic => builder::flow("f", w, 1500, cc),
+            Stack::Tcp => builder::tcp_flow("f", w, 1500, cc),
+            Stack::QuicModel => builder::quic_model("f", w, 1500, cc),
+        }
     }
 
     #[test]
@@ -488,7 +488,7 @@ mod tests {
         let addr = Ipv4Addr::new(10, 99, 2, 1);
         let off = serve_args(&f, addr).unwrap();
         assert!(!off.iter().any(|a| a == "--early-response"), "{off:?}");
-        f.quic.zero_rtt = true;
+        f.quic_mut().expect("a quic flow").zero_rtt = true;
         let on = serve_args(&f, addr).unwrap();
         assert!(on.iter().any(|a| a == "--early-response"), "{on:?}");
     }
@@ -508,7 +508,7 @@ mod tests {
         // On by default: nothing to pass (the endpoints' default is on too).
         let on = get_args(&f, &s(&f), addr, 10.0).expect("supported");
         assert!(!on.iter().any(|a| a == "--no-address-token"), "{on:?}");
-        f.quic.address_token = false;
+        f.quic_mut().expect("a quic flow").address_token = false;
         assert!(check_supported(&s(&f)).is_ok());
         for args in [
             get_args(&f, &s(&f), addr, 10.0).expect("supported"),
@@ -521,14 +521,14 @@ mod tests {
     #[test]
     fn tcp_knobs_become_sysctls_and_route_attributes() {
         let mut f = download(Stack::Tcp);
-        f.tcp.sack = false;
-        f.tcp.timestamps = false;
-        f.tcp.delayed_ack = false;
-        f.tcp.min_rto = Duration::from_millis(50);
-        f.tcp.rack = false;
+        f.tcp_mut().expect("a tcp flow").sack = false;
+        f.tcp_mut().expect("a tcp flow").timestamps = false;
+        f.tcp_mut().expect("a tcp flow").delayed_ack = false;
+        f.tcp_mut().expect("a tcp flow").min_rto = Duration::from_millis(50);
+        f.tcp_mut().expect("a tcp flow").rack = false;
         // A 6 MiB window needs 12 MiB of buffer: Linux advertises half of it.
-        f.tcp.receive_window_max = 6_291_456;
-        f.tcp.send_buffer = 1 << 20;
+        f.tcp_mut().expect("a tcp flow").receive_window_max = 6_291_456;
+        f.tcp_mut().expect("a tcp flow").send_buffer = 1 << 20;
         let s = builder::scenario(
             "s",
             LinkConfig::ideal(),
@@ -601,14 +601,14 @@ mod tests {
     #[test]
     fn unsupported_features_name_their_key() {
         let mut f = download(Stack::Tcp);
-        f.tcp.delayed_ack_timeout = Duration::from_millis(100);
+        f.tcp_mut().expect("a tcp flow").delayed_ack_timeout = Duration::from_millis(100);
         let s = builder::scenario("s", LinkConfig::ideal(), vec![f], Duration::from_secs(1));
         let e = check_supported(&s)
             .expect_err("Linux has no per-flow delayed-ACK timer")
             .to_string();
         assert!(e.contains("flow.delayed_ack_timeout"), "{e}");
         let mut f = download(Stack::Tcp);
-        f.tcp.initial_rto = Duration::from_secs(3);
+        f.tcp_mut().expect("a tcp flow").initial_rto = Duration::from_secs(3);
         let s = builder::scenario("s", LinkConfig::ideal(), vec![f], Duration::from_secs(1));
         let e = check_supported(&s).expect_err("a model knob").to_string();
         assert!(e.contains("flow.initial_rto"), "{e}");
@@ -632,7 +632,7 @@ mod tests {
             assert!(e.contains(key), "{e}");
         }
         let mut f = download(Stack::Quic);
-        f.quic.ack_ratio = Some(4);
+        f.quic_mut().expect("a quic flow").ack_ratio = Some(4);
         let s = builder::scenario("s", LinkConfig::ideal(), vec![f], Duration::from_secs(1));
         let e = check_supported(&s).expect_err("not wired").to_string();
         assert!(e.contains("flow.ack_ratio"), "{e}");

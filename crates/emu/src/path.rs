@@ -8,7 +8,7 @@
 //! sources are started by the run driver, [`crate::runner::run`]) and a PEP (it splits one
 //! flow's TCP connection inside the run driver's flow set-up).
 
-use scenario::model::{Scenario, Stack};
+use scenario::model::Scenario;
 
 use crate::error::EmuError;
 use crate::forwarder::WaitMode;
@@ -34,7 +34,7 @@ pub fn topology_spec(s: &Scenario, seed: u64, wait: WaitMode) -> Result<Topology
             why: "the scenario has no flow to take the access links and MTU from".into(),
         });
     };
-    if let Some(f) = s.flows.iter().find(|f| f.pep.is_some()) {
+    if let Some(f) = s.flows.iter().find(|f| f.pep().is_some()) {
         return Err(EmuError::UnsupportedScenario {
             key: "flow.pep".into(),
             why: format!(
@@ -44,11 +44,7 @@ pub fn topology_spec(s: &Scenario, seed: u64, wait: WaitMode) -> Result<Topology
             ),
         });
     }
-    let mtu = match first.stack {
-        Stack::Quic => first.quic.mtu,
-        Stack::Tcp => first.tcp.mtu,
-        Stack::QuicModel => first.quic_model.mtu,
-    };
+    let mtu = first.mtu();
     let mut spec = TopologySpec::new(s.bottleneck.up.clone(), s.bottleneck.down.clone());
     spec.seed = seed;
     spec.mtu = mtu;

@@ -102,7 +102,7 @@ pub fn kernel_cc(pep: &PepSpec) -> Result<&'static str, EmuError> {
 /// Checks a flow's PEP (nothing without one); the PEP's side access link sits on the far side
 /// of the emulated PEP (between it and the bottleneck) and is reported as an approximation.
 pub fn check(f: &FlowSpec, warnings: &mut Vec<String>) -> Result<(), EmuError> {
-    let Some(pep) = &f.pep else { return Ok(()) };
+    let Some(pep) = f.pep() else { return Ok(()) };
     kernel_cc(pep)?;
     let ideal = netem::config::LinkConfig::ideal();
     let (key, access) = match pep.position {
@@ -124,9 +124,11 @@ pub fn check(f: &FlowSpec, warnings: &mut Vec<String>) -> Result<(), EmuError> {
 pub fn as_pep_flow(f: &FlowSpec, pep: &PepSpec) -> FlowSpec {
     let mut g = f.clone();
     g.cc = CcChoice::Ours(pep.cc);
-    g.tcp.receive_window_max = pep.receive_window_max;
-    g.tcp.send_buffer = pep.send_buffer;
-    g.tcp.initial_receive_window = g.tcp.initial_receive_window.min(pep.receive_window_max);
+    if let Some(t) = g.tcp_mut() {
+        t.receive_window_max = pep.receive_window_max;
+        t.send_buffer = pep.send_buffer;
+        t.initial_receive_window = t.initial_receive_window.min(pep.receive_window_max);
+    }
     g
 }
 
@@ -151,7 +153,7 @@ pub struct PepSite {
 pub fn insert_all(topo: &mut Topology, s: &Scenario) -> Result<Vec<PepSite>, EmuError> {
     let mut sites = Vec::new();
     for (i, f) in s.flows.iter().enumerate() {
-        if let Some(pep) = &f.pep {
+        if let Some(pep) = f.pep() {
             sites.push(insert(topo, i, f, pep)?);
         }
     }
@@ -660,7 +662,7 @@ cc = "cubic"
             let warnings = check_supported(&s).expect("the emulator runs a PEP");
             assert!(warnings.is_empty(), "{warnings:?}");
             let f = &s.flows[0];
-            let pep = f.pep.as_ref().expect("a PEP");
+            let pep = f.pep().expect("a PEP");
             assert_eq!(kernel_cc(pep).expect("reno"), "reno");
             // The PEP's knobs in Linux's terms, by the endpoints' one translation.
             let k = kernel_tcp(&as_pep_flow(f, pep)).expect("TCP");

@@ -11,7 +11,7 @@ use ::results::{Connection, Flow, FlowConfig};
 use endpoints::fetch::FetchReport;
 use endpoints::server::stats_log::ConnectionRecord;
 use endpoints::stats::{QuicStatsSnapshot, TcpInfoSnapshot, TransportSnapshot};
-use scenario::model::{FlowSpec, Scenario, Stack, Workload};
+use scenario::model::{FlowSpec, FlowTransport, Scenario, Workload};
 
 /// What one client produced.
 #[derive(Debug, Clone, Default)]
@@ -124,11 +124,11 @@ pub fn flow_result(
     } else {
         (&server_snaps, &client_snaps)
     };
-    let config = match f.stack {
+    let config = match &f.transport {
         // The endpoints build exactly the controller `--quic-cc` names (the simulator's factory).
         // Tokens as read back: whether the client received any NEW_TOKEN frame (absent
         // without a QUIC snapshot).
-        Stack::Quic => Some(FlowConfig {
+        FlowTransport::Quic(q) => Some(FlowConfig {
             address_token: client_snaps
                 .iter()
                 .filter_map(|s| match s {
@@ -136,9 +136,9 @@ pub fn flow_result(
                     TransportSnapshot::Tcp(_) => None,
                 })
                 .reduce(|a, b| a || b),
-            ..transport::linux_config::quic_record(&f.cc, f.quic.address_token)
+            ..transport::linux_config::quic_record(&f.cc, q.address_token)
         }),
-        Stack::Tcp => kernel.map(|mut k| {
+        FlowTransport::Tcp { .. } => kernel.map(|mut k| {
             k.cc = sender.iter().find_map(|s| match s {
                 TransportSnapshot::Tcp(t) if !t.congestion.is_empty() => Some(t.congestion.clone()),
                 _ => None,
@@ -146,14 +146,14 @@ pub fn flow_result(
             k
         }),
         // Refused by `mapping::check_supported`: there is no real stack to record.
-        Stack::QuicModel => None,
+        FlowTransport::QuicModel(_) => None,
     };
     let flow_start_s = report
         .filter(|r| r.start_unix_s > 0.0)
         .map_or(0.0, |r| (r.start_unix_s - t0_unix_s).max(0.0));
     Flow {
         name: f.name.clone(),
-        stack: f.stack.name().to_string(),
+        stack: f.stack().name().to_string(),
         workload: f.workload.name().to_string(),
         bytes_delivered: bytes,
         goodput_bps: report.map(|r| r.goodput_bps).filter(|g| *g > 0.0),
@@ -419,8 +419,8 @@ mod tests {
 
     #[test]
     fn kernel_tcp_leaves_what_tcp_info_lacks_absent() {
-        let mut f = flow();
-        f.stack = scenario::model::Stack::Tcp;
+        let f = flow();
+        let f = builder::tcp_flow(&f.name, f.workload, f.mtu(), f.cc);
         let tcp = |segs_out, data_segs_out, total_retrans| {
             Some(TransportSnapshot::Tcp(TcpInfoSnapshot {
                 segs_out,

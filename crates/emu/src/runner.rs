@@ -78,16 +78,7 @@ pub fn run(point: &SweepPoint, spec: &RunSpec, opts: &RunOptions) -> Result<EmuR
     let n = s.flows.len();
     // Cross traffic gets a client and a server of its own, after the flows' pairs.
     let hosts = n + usize::from(!s.cross.is_empty());
-    let mtu = s
-        .flows
-        .iter()
-        .map(|f| match f.stack {
-            scenario::model::Stack::Quic => f.quic.mtu,
-            scenario::model::Stack::Tcp => f.tcp.mtu,
-            scenario::model::Stack::QuicModel => f.quic_model.mtu,
-        })
-        .max()
-        .unwrap_or(1500);
+    let mtu = s.flows.iter().map(FlowSpec::mtu).max().unwrap_or(1500);
     let mut topo = Topology::create(&TopologySpec {
         clients: hosts,
         servers: hosts,

@@ -116,7 +116,8 @@ impl Secs {
 #[derive(Deserialize)]
 struct ManifestFlow {
     name: String,
-    stack: Value,
+    /// The stack's variant with its knobs (`{"Quic": {..}}`).
+    transport: Value,
     workload: Value,
 }
 
@@ -183,7 +184,7 @@ impl ResultsDir {
                             .iter()
                             .map(|f| FlowInfo {
                                 name: f.name.clone(),
-                                stack: variant_name(&f.stack),
+                                stack: variant_name(&f.transport),
                                 workload: variant_name(&f.workload),
                             })
                             .collect(),

@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use crate::model::{
-    CcChoice, DuplexLink, FcUpdate, FlowSpec, QuicKnobs, QuicModelKnobs, Scenario, Stack, TcpKnobs,
-    Workload,
+    CcChoice, DuplexLink, FcUpdate, FlowSpec, FlowTransport, QuicKnobs, QuicModelKnobs, Scenario,
+    Stack, TcpKnobs, Workload,
 };
 use cc::config::{CcConfig, CommonCcConfig, RenoCounting};
 use netem::config::{LinkConfig, LossConfig, QueueLimit, RateProfile};
@@ -80,31 +80,37 @@ pub fn linux_reno() -> CcChoice {
 
 /// A saturated QUIC sender on the client (seed 001's traffic generator → discard server).
 pub fn bulk_flow(name: &str, mtu: u16, cc: CcChoice) -> FlowSpec {
+    // The default MTU discovery is off: the models assume a fixed packet size. Windows are
+    // larger than the defaults so they never limit a model's sender.
+    let knobs = QuicKnobs {
+        mtu,
+        stream_window: 64_000_000,
+        conn_window: 128_000_000,
+        send_window: 64_000_000,
+        ..QuicKnobs::default()
+    };
+    with_transport(
+        name,
+        Workload::Bulk { upload: true },
+        cc,
+        FlowTransport::Quic(knobs),
+    )
+}
+
+/// A flow of `transport` starting at zero with ideal access links.
+pub fn with_transport(
+    name: &str,
+    workload: Workload,
+    cc: CcChoice,
+    transport: FlowTransport,
+) -> FlowSpec {
     FlowSpec {
         name: name.into(),
-        stack: Stack::Quic,
-        workload: Workload::Bulk { upload: true },
+        workload,
         start: Duration::ZERO,
         stop: None,
         cc,
-        // The default MTU discovery is off: the models assume a fixed packet size. Windows are
-        // larger than the defaults so they never limit a model's sender.
-        quic: QuicKnobs {
-            mtu,
-            stream_window: 64_000_000,
-            conn_window: 128_000_000,
-            send_window: 64_000_000,
-            ..QuicKnobs::default()
-        },
-        tcp: TcpKnobs::with_mtu(mtu),
-        quic_model: QuicModelKnobs {
-            mtu,
-            stream_window: 64_000_000,
-            conn_window: 128_000_000,
-            send_window: 64_000_000,
-            ..QuicModelKnobs::default()
-        },
-        pep: None,
+        transport,
         client_access: DuplexLink {
             up: LinkConfig::ideal(),
             down: LinkConfig::ideal(),
@@ -118,21 +124,45 @@ pub fn bulk_flow(name: &str, mtu: u16, cc: CcChoice) -> FlowSpec {
 
 /// A TCP flow with Linux-like defaults.
 pub fn tcp_flow(name: &str, workload: Workload, mtu: u16, cc: CcChoice) -> FlowSpec {
-    FlowSpec {
-        stack: Stack::Tcp,
-        workload,
-        ..bulk_flow(name, mtu, cc)
+    let transport = FlowTransport::Tcp {
+        knobs: TcpKnobs::with_mtu(mtu),
+        pep: None,
+    };
+    with_transport(name, workload, cc, transport)
+}
+
+/// `f` carried by `stack`: unchanged if it already is, else with the knobs this module gives
+/// that stack ([`bulk_flow`], [`tcp_flow`], [`quic_model`]) at the flow's MTU.
+pub fn on_stack(f: FlowSpec, stack: Stack) -> FlowSpec {
+    if f.stack() == stack {
+        return f;
+    }
+    let mtu = f.mtu();
+    let transport = match stack {
+        Stack::Quic => bulk_flow("", mtu, f.cc).transport,
+        Stack::Tcp => tcp_flow("", f.workload, mtu, f.cc).transport,
+        Stack::QuicModel => FlowTransport::QuicModel(model_knobs(mtu)),
+    };
+    FlowSpec { transport, ..f }
+}
+
+/// The research model's knobs of [`quic_model`]: quinn's behaviour, windows that never limit
+/// (those of [`bulk_flow`]).
+pub fn model_knobs(mtu: u16) -> QuicModelKnobs {
+    QuicModelKnobs {
+        mtu,
+        stream_window: 64_000_000,
+        conn_window: 128_000_000,
+        send_window: 64_000_000,
+        ..QuicModelKnobs::default()
     }
 }
 
 /// A flow of the QUIC research model (`stack = "quic-model"`) with the given workload and
 /// otherwise the knobs of [`bulk_flow`] (quinn's behaviour, windows that never limit).
 pub fn quic_model(name: &str, workload: Workload, mtu: u16, cc: CcChoice) -> FlowSpec {
-    FlowSpec {
-        stack: Stack::QuicModel,
-        workload,
-        ..bulk_flow(name, mtu, cc)
-    }
+    let transport = FlowTransport::QuicModel(model_knobs(mtu));
+    with_transport(name, workload, cc, transport)
 }
 
 /// The research model configured with INET's assumptions (seed 001): ACK every ack-eliciting
@@ -145,7 +175,7 @@ pub fn inet_model_knobs(mtu: u16) -> QuicModelKnobs {
         fc_update: FcUpdate::Threshold,
         fc_threshold: 0.5,
         fc_immediate: false,
-        ..bulk_flow("", mtu, CcChoice::default()).quic_model
+        ..model_knobs(mtu)
     }
 }
 

@@ -74,8 +74,6 @@ impl Stack {
 pub struct FlowSpec {
     /// Unique name (used in results and file names).
     pub name: String,
-    /// Transport implementation.
-    pub stack: Stack,
     /// What the application does.
     pub workload: Workload,
     /// When the client starts its first connection.
@@ -84,20 +82,49 @@ pub struct FlowSpec {
     pub stop: Option<Duration>,
     /// Congestion controller of this flow's senders.
     pub cc: CcChoice,
-    /// QUIC transport knobs (used when `stack` is `Quic`).
-    pub quic: QuicKnobs,
-    /// TCP model knobs (used when `stack` is `Tcp`).
-    pub tcp: TcpKnobs,
-    /// QUIC research-model knobs (used when `stack` is `QuicModel`). Absent in a `sweep.json`
-    /// written before the model existed: the defaults.
-    #[serde(default)]
-    pub quic_model: QuicModelKnobs,
-    /// A split-connection PEP on this (TCP) flow's path, if any.
-    pub pep: Option<PepSpec>,
+    /// The transport implementation with the knobs only it has.
+    pub transport: FlowTransport,
     /// Client-side access link (client ↔ bottleneck).
     pub client_access: DuplexLink,
     /// Server-side access link (bottleneck ↔ server).
     pub server_access: DuplexLink,
+}
+
+/// A flow's transport implementation and its knobs: one variant per stack, so a TCP flow cannot
+/// carry QUIC knobs (nor a QUIC flow a PEP).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum FlowTransport {
+    /// quinn-proto with its knobs.
+    Quic(QuicKnobs),
+    /// The TCP model with its knobs and an optional split-connection PEP on the path.
+    Tcp {
+        /// TCP model knobs.
+        knobs: TcpKnobs,
+        /// A split-connection PEP on this flow's path, if any.
+        pep: Option<PepSpec>,
+    },
+    /// The QUIC research model with its knobs.
+    QuicModel(QuicModelKnobs),
+}
+
+impl FlowTransport {
+    /// The stack this transport belongs to.
+    pub fn stack(&self) -> Stack {
+        match self {
+            FlowTransport::Quic(_) => Stack::Quic,
+            FlowTransport::Tcp { .. } => Stack::Tcp,
+            FlowTransport::QuicModel(_) => Stack::QuicModel,
+        }
+    }
+
+    /// IP MTU of the flow's path (every stack has one).
+    pub fn mtu(&self) -> u16 {
+        match self {
+            FlowTransport::Quic(k) => k.mtu,
+            FlowTransport::Tcp { knobs, .. } => knobs.mtu,
+            FlowTransport::QuicModel(k) => k.mtu,
+        }
+    }
 }
 
 impl FlowSpec {
@@ -109,6 +136,72 @@ impl FlowSpec {
             start: self.start,
             stop: self.stop,
             cc: self.cc,
+        }
+    }
+
+    /// The flow's stack.
+    pub fn stack(&self) -> Stack {
+        self.transport.stack()
+    }
+
+    /// IP MTU of the flow's path.
+    pub fn mtu(&self) -> u16 {
+        self.transport.mtu()
+    }
+
+    /// quinn's knobs, on a `quic` flow.
+    pub fn quic(&self) -> Option<&QuicKnobs> {
+        match &self.transport {
+            FlowTransport::Quic(k) => Some(k),
+            _ => None,
+        }
+    }
+
+    /// quinn's knobs to change, on a `quic` flow.
+    pub fn quic_mut(&mut self) -> Option<&mut QuicKnobs> {
+        match &mut self.transport {
+            FlowTransport::Quic(k) => Some(k),
+            _ => None,
+        }
+    }
+
+    /// The TCP model's knobs, on a `tcp` flow.
+    pub fn tcp(&self) -> Option<&TcpKnobs> {
+        match &self.transport {
+            FlowTransport::Tcp { knobs, .. } => Some(knobs),
+            _ => None,
+        }
+    }
+
+    /// The TCP model's knobs to change, on a `tcp` flow.
+    pub fn tcp_mut(&mut self) -> Option<&mut TcpKnobs> {
+        match &mut self.transport {
+            FlowTransport::Tcp { knobs, .. } => Some(knobs),
+            _ => None,
+        }
+    }
+
+    /// The research model's knobs, on a `quic-model` flow.
+    pub fn quic_model(&self) -> Option<&QuicModelKnobs> {
+        match &self.transport {
+            FlowTransport::QuicModel(k) => Some(k),
+            _ => None,
+        }
+    }
+
+    /// The research model's knobs to change, on a `quic-model` flow.
+    pub fn quic_model_mut(&mut self) -> Option<&mut QuicModelKnobs> {
+        match &mut self.transport {
+            FlowTransport::QuicModel(k) => Some(k),
+            _ => None,
+        }
+    }
+
+    /// The PEP on this flow's path (only a `tcp` flow can have one).
+    pub fn pep(&self) -> Option<&PepSpec> {
+        match &self.transport {
+            FlowTransport::Tcp { pep, .. } => pep.as_ref(),
+            _ => None,
         }
     }
 }

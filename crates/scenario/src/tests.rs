@@ -68,9 +68,12 @@ fn empty_file_gives_the_documented_defaults() {
         (10, 2)
     );
     assert_eq!(common.loss_reduction_factor, 0.5);
-    assert_eq!(f.quic.mtu, 1500);
-    assert_eq!(f.quic.stream_window, 16_000_000);
-    assert_eq!(f.quic.initial_rtt, Duration::from_millis(333));
+    assert_eq!(f.quic().expect("a quic flow").mtu, 1500);
+    assert_eq!(f.quic().expect("a quic flow").stream_window, 16_000_000);
+    assert_eq!(
+        f.quic().expect("a quic flow").initial_rtt,
+        Duration::from_millis(333)
+    );
     assert_eq!(f.client_access.up.rate, RateProfile::Unlimited);
     assert_eq!(
         f.client_access.up.queue,
@@ -560,7 +563,7 @@ fn examples_mean_what_their_comments_say() {
     assert_eq!(s.bottleneck.down.rate, RateProfile::Fixed(10_000_000));
     assert_eq!(s.bottleneck.up.delay, Duration::from_millis(15));
     assert_eq!(s.bottleneck.up.queue.bytes, Some(37_500));
-    let stacks: Vec<Stack> = s.flows.iter().map(|f| f.stack).collect();
+    let stacks: Vec<Stack> = s.flows.iter().map(|f| f.stack()).collect();
     assert_eq!(stacks, [Stack::Quic, Stack::Tcp]);
     for f in &s.flows {
         assert_eq!(f.workload, Workload::Bulk { upload: true });
@@ -570,7 +573,7 @@ fn examples_mean_what_their_comments_say() {
             f.cc
         );
     }
-    assert_eq!(s.flows[1].tcp, TcpKnobs::default());
+    assert_eq!(s.flows[1].tcp(), Some(&TcpKnobs::default()));
 }
 
 #[test]
@@ -578,9 +581,10 @@ fn the_model_example_is_inets_configuration() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/examples");
     let l = load(&dir.join("quic-model.toml"), &[], &[]).unwrap_or_else(|e| panic!("{e}"));
     let f = &l.points[0].scenario.flows[0];
-    assert_eq!(f.stack, Stack::QuicModel);
+    assert_eq!(f.stack(), Stack::QuicModel);
+    let knobs = *f.quic_model().expect("a model flow");
     assert_eq!(
-        f.quic_model,
+        knobs,
         QuicModelKnobs {
             mtu: 1280,
             receiver_ack_ratio: 1,
@@ -591,7 +595,7 @@ fn the_model_example_is_inets_configuration() {
         }
     );
     assert_eq!(
-        f.quic_model,
+        knobs,
         QuicModelKnobs {
             stream_window: QuicModelKnobs::default().stream_window,
             conn_window: QuicModelKnobs::default().conn_window,
@@ -605,8 +609,7 @@ fn the_model_example_is_inets_configuration() {
 fn tcp_of(text: &str) -> TcpKnobs {
     let l = ok(text);
     let f = &l.points[0].scenario.flows[0];
-    assert_eq!(f.stack, Stack::Tcp);
-    f.tcp
+    *f.tcp().expect("a tcp flow")
 }
 
 #[test]
@@ -640,9 +643,16 @@ fn tcp_keys_parse_into_tcp_knobs() {
     assert!(err("[[flow]]\nmtu = 576\n").message.contains("1228"));
     // `--set flow.tls=1.2` reads 1.2 as a TOML float; it must still mean TLS 1.2.
     let l = parse_with("[[flow]]\nstack = \"tcp\"\n", &["flow.tls=1.2"], &[]).expect("valid");
-    assert_eq!(l.points[0].scenario.flows[0].tcp.tls, TlsMode::Tls12);
+    assert_eq!(
+        l.points[0].scenario.flows[0].tcp().expect("a tcp flow").tls,
+        TlsMode::Tls12
+    );
     let l = parse_with("", &[], &["flow.stack=quic,tcp"]).expect("stack is sweepable");
-    let stacks: Vec<Stack> = l.points.iter().map(|p| p.scenario.flows[0].stack).collect();
+    let stacks: Vec<Stack> = l
+        .points
+        .iter()
+        .map(|p| p.scenario.flows[0].stack())
+        .collect();
     assert_eq!(stacks, [Stack::Quic, Stack::Tcp]);
 }
 
@@ -738,21 +748,20 @@ fn flow_knob_registry_defaults_equal_the_types_defaults() {
     }
     for text in ["[[flow]]\n", quic_text.as_str()] {
         let f = ok(text).points[0].scenario.flows[0].clone();
-        assert_eq!(f.quic, quic, "{text}");
-        // A QUIC flow carries the TCP defaults too, so engines never see garbage.
-        assert_eq!(f.tcp, tcp, "{text}");
+        assert_eq!(f.quic(), Some(&quic), "{text}");
+        // A flow carries its own stack's knobs only.
+        assert_eq!(
+            (f.tcp(), f.quic_model(), f.pep()),
+            (None, None, None),
+            "{text}"
+        );
     }
     let model_text = with_documented_defaults(MODEL_HEAD, &fields(&model));
     for text in [MODEL_HEAD, model_text.as_str()] {
         let f = ok(text).points[0].scenario.flows[0].clone();
-        assert_eq!(f.quic_model, model, "{text}");
-        assert_eq!((f.quic, f.tcp), (quic, tcp), "{text}");
+        assert_eq!(f.quic_model(), Some(&model), "{text}");
+        assert_eq!((f.quic(), f.tcp()), (None, None), "{text}");
     }
-    // Every flow carries the model's defaults, so engines never see garbage.
-    assert_eq!(
-        ok("[[flow]]\n").points[0].scenario.flows[0].quic_model,
-        model
-    );
     assert_eq!(
         tcp_of("[[flow]]\nstack = \"tcp\"\nmtu = 1400\n"),
         TcpKnobs::with_mtu(1400)
@@ -766,7 +775,8 @@ fn flow_knob_registry_defaults_equal_the_types_defaults() {
     let pep = ok("[[flow]]\nstack = \"tcp\"\npep = \"server-side\"\n").points[0]
         .scenario
         .flows[0]
-        .pep;
+        .pep()
+        .copied();
     assert_eq!(pep, Some(crate::model::PepSpec::default()));
 }
 
@@ -797,7 +807,7 @@ fn http_version_selects_parallel_keep_alive_connections() {
 #[test]
 fn pep_keys_resolve_to_a_pep_spec() {
     use crate::model::{PepPosition, PepSpec};
-    let flow = |text: &str| ok(text).points[0].scenario.flows[0].pep;
+    let flow = |text: &str| ok(text).points[0].scenario.flows[0].pep().copied();
     assert_eq!(flow("[[flow]]\nstack = \"tcp\"\n"), None);
     assert_eq!(flow("[[flow]]\nstack = \"tcp\"\npep = \"none\"\n"), None);
     let p: Option<PepSpec> = flow("[[flow]]\nstack = \"tcp\"\npep = \"server-side\"\n");
@@ -886,8 +896,7 @@ const MODEL_HEAD: &str = "[[flow]]\nstack = \"quic-model\"\n";
 fn model_of(text: &str) -> QuicModelKnobs {
     let l = ok(text);
     let f = &l.points[0].scenario.flows[0];
-    assert_eq!(f.stack, Stack::QuicModel);
-    f.quic_model
+    *f.quic_model().expect("a model flow")
 }
 
 #[test]
@@ -930,7 +939,9 @@ fn quic_model_keys_parse_into_model_knobs() {
     assert_eq!(k, want);
     // A shared key means the same on both QUIC stacks.
     let both = "stream_window = \"65KB\"\nack_ratio = 4\nzero_rtt = true\naddress_token = false\n";
-    let quinn = ok(&format!("[[flow]]\n{both}")).points[0].scenario.flows[0].quic;
+    let quinn = *ok(&format!("[[flow]]\n{both}")).points[0].scenario.flows[0]
+        .quic()
+        .expect("a quic flow");
     let model = model_of(&format!("{MODEL_HEAD}{both}"));
     assert_eq!(
         (
@@ -974,7 +985,11 @@ fn quic_model_keys_parse_into_model_knobs() {
     ));
     // `flow.stack` sweeps over all three stacks.
     let l = parse_with("", &[], &["flow.stack=quic,tcp,quic-model"]).expect("sweepable");
-    let stacks: Vec<Stack> = l.points.iter().map(|p| p.scenario.flows[0].stack).collect();
+    let stacks: Vec<Stack> = l
+        .points
+        .iter()
+        .map(|p| p.scenario.flows[0].stack())
+        .collect();
     assert_eq!(stacks, [Stack::Quic, Stack::Tcp, Stack::QuicModel]);
 }
 

@@ -88,7 +88,11 @@ fn variants_are_a_sweep_axis_crossed_with_the_others() {
             ("link.rtt".into(), "80ms".into())
         ]
     );
-    let stacks: Vec<Stack> = l.points.iter().map(|p| p.scenario.flows[0].stack).collect();
+    let stacks: Vec<Stack> = l
+        .points
+        .iter()
+        .map(|p| p.scenario.flows[0].stack())
+        .collect();
     assert_eq!(
         stacks,
         [
@@ -100,8 +104,18 @@ fn variants_are_a_sweep_axis_crossed_with_the_others() {
             Stack::Tcp
         ]
     );
-    assert!(l.points[2].scenario.flows[0].quic.zero_rtt);
-    assert!(!l.points[0].scenario.flows[0].quic.zero_rtt);
+    assert!(
+        l.points[2].scenario.flows[0]
+            .quic()
+            .expect("a quic flow")
+            .zero_rtt
+    );
+    assert!(
+        !l.points[0].scenario.flows[0]
+            .quic()
+            .expect("a quic flow")
+            .zero_rtt
+    );
     assert!(matches!(
         l.points[2].scenario.flows[0].workload,
         Workload::Download { connections: 2, .. }
@@ -134,7 +148,7 @@ fn a_key_of_another_stack_at_its_default_follows_the_effective_stack() {
     // The failing example of issue 14: --set flow.stack=tcp on a file with zero_rtt = false.
     let text = "[[flow]]\nzero_rtt = false\ninitial_rtt = \"333ms\"\n";
     let l = run(text, &["flow.stack=tcp"], &[], &[]).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(l.points[0].scenario.flows[0].stack, Stack::Tcp);
+    assert_eq!(l.points[0].scenario.flows[0].stack(), Stack::Tcp);
     // A TCP key at its default on a QUIC flow, likewise (sack defaults to true).
     ok("[[flow]]\nsack = true\n");
     // A non-default value is still an error: it names the key, the variant and the position.

@@ -2,7 +2,7 @@
 //! the event loop never looks at scenario knobs).
 
 use netem::LinkConfig;
-use scenario::model::{DuplexLink, FlowSpec, PepPosition, Stack};
+use scenario::model::{DuplexLink, FlowSpec, FlowTransport, PepPosition};
 use transport::agent::{FlowAgent, Side};
 use transport::clock::VirtualClock;
 use transport::quic::{QuicFlow, QuicFlowConfig};
@@ -74,12 +74,12 @@ pub(crate) fn build_agent(
         flow: spec.name.clone(),
         message: e.to_string(),
     };
-    Ok(match spec.stack {
-        Stack::Quic => Box::new(
+    Ok(match &spec.transport {
+        FlowTransport::Quic(knobs) => Box::new(
             QuicFlow::new(
                 QuicFlowConfig {
                     plan: spec.plan(),
-                    knobs: spec.quic,
+                    knobs: *knobs,
                     seed,
                     client_addr: addr::client_addr(index),
                     server_addr: addr::server_addr(index),
@@ -91,20 +91,20 @@ pub(crate) fn build_agent(
             )
             .map_err(|e| failed(&e))?,
         ),
-        Stack::Tcp => Box::new(
+        FlowTransport::Tcp { knobs, pep } => Box::new(
             TcpFlow::new(TcpFlowConfig {
                 plan: spec.plan(),
-                knobs: spec.tcp,
-                pep: spec.pep,
+                knobs: *knobs,
+                pep: *pep,
             })
             .map_err(|e| failed(&e))?,
         ),
         // Sans-IO and pure: the run's seed, addresses and trace outputs are not its concern
         // (its pcap view is written by `capture`).
-        Stack::QuicModel => Box::new(
+        FlowTransport::QuicModel(knobs) => Box::new(
             QuicModelFlow::new(QuicModelFlowConfig {
                 plan: spec.plan(),
-                knobs: spec.quic_model,
+                knobs: *knobs,
             })
             .map_err(|e| failed(&e))?,
         ),

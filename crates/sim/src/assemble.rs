@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use results::{Cross, Flow, ModelFlow, Run};
-use scenario::model::Stack;
+use scenario::model::FlowTransport;
 use transport::agent::ModelMetrics;
 
 use crate::engine::{FlowSlot, Sim, SimError, BOTTLENECK_DOWN, BOTTLENECK_UP};
@@ -34,7 +34,7 @@ fn flow(slot: &FlowSlot, window: f64) -> (Flow, Vec<String>) {
     let first_conn = report.connections.first();
     let flow = Flow {
         name: slot.name.clone(),
-        stack: slot.spec.stack.name().into(),
+        stack: slot.spec.stack().name().into(),
         workload: slot.spec.workload.name().to_string(),
         bytes_delivered: report.bytes_delivered,
         goodput_bps: goodput,
@@ -69,16 +69,17 @@ fn flow(slot: &FlowSlot, window: f64) -> (Flow, Vec<String>) {
             })
             .collect(),
         error: report.error,
-        config: Some(match slot.spec.stack {
-            Stack::Quic => {
-                transport::linux_config::quic_record(&slot.spec.cc, slot.spec.quic.address_token)
+        config: Some(match &slot.spec.transport {
+            FlowTransport::Quic(k) => {
+                transport::linux_config::quic_record(&slot.spec.cc, k.address_token)
             }
-            Stack::Tcp => transport::linux_config::tcp_record(&slot.spec.cc, &slot.spec.tcp),
+            FlowTransport::Tcp { knobs, .. } => {
+                transport::linux_config::tcp_record(&slot.spec.cc, knobs)
+            }
             // The model runs the `cc` crate's controllers as quinn's stack runs them.
-            Stack::QuicModel => transport::linux_config::quic_record(
-                &slot.spec.cc,
-                slot.spec.quic_model.address_token,
-            ),
+            FlowTransport::QuicModel(k) => {
+                transport::linux_config::quic_record(&slot.spec.cc, k.address_token)
+            }
         }),
         model: report
             .model

@@ -45,7 +45,7 @@ impl Capture {
         self.ip_ident = self.ip_ident.wrapping_add(1);
         let mut bytes = Vec::with_capacity(pkt.wire_len as usize);
         match pkt.owner {
-            Owner::Flow(f) if flow.is_some_and(|s| s.stack == Stack::Tcp) => {
+            Owner::Flow(f) if flow.is_some_and(|s| s.stack() == Stack::Tcp) => {
                 // A segment that does not decode was never going to be accepted; skip it.
                 let Ok(seg) = Segment::decode(&pkt.payload) else {
                     return;
@@ -59,14 +59,13 @@ impl Capture {
                     (server, client)
                 };
                 let mss = flow.map_or(0, |s| {
-                    s.tcp
-                        .mtu
+                    s.mtu()
                         .saturating_sub((IPV4_HEADER_LEN + TCP_HEADER_LEN) as u16)
                 });
                 addr::ipv4_tcp_header(src, dst, &tcp_fields(&seg, mss), self.ip_ident, &mut bytes);
                 bytes.resize(bytes.len() + seg.len as usize, 0);
             }
-            Owner::Flow(f) if flow.is_some_and(|s| s.stack == Stack::QuicModel) => {
+            Owner::Flow(f) if flow.is_some_and(|s| s.stack() == Stack::QuicModel) => {
                 // The research model moves its packet's header bytes (no AEAD, no frame
                 // payload): the datagram gets its real size on the wire, the header first and
                 // zeros for the rest, so lengths and timing read as they would for quinn.

@@ -238,7 +238,7 @@ impl Sim {
             let cd = add(&spec.client_access.down, &mut links, 1);
             let su = add(&spec.server_access.up, &mut links, 2);
             let sd = add(&spec.server_access.down, &mut links, 3);
-            let routes = routes(cu, cd, su, sd, spec.pep.as_ref().map(|p| p.position));
+            let routes = routes(cu, cd, su, sd, spec.pep().map(|p| p.position));
             let agent = build_agent(
                 spec,
                 &scenario.bottleneck,

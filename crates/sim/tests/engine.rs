@@ -2,7 +2,7 @@
 
 mod common;
 use common::*;
-use scenario::model::Workload;
+use scenario::model::{FlowTransport, Workload};
 
 #[test]
 fn download_completes_and_reports_timings() {
@@ -54,7 +54,7 @@ fn zero_rtt_second_connection_saves_a_round_trip() {
             connections: 2,
         },
     );
-    f.quic.zero_rtt = true;
+    f.quic_mut().expect("a quic flow").zero_rtt = true;
     let s = dumbbell(10_000_000, ms(50), 100, vec![f], ms(10_000));
     let r = run(&s, 5);
     let c = &r.flows[0].connections;
@@ -86,8 +86,8 @@ fn zero_rtt_page(address_token: bool) -> results::Connection {
             connections: 2,
         },
     );
-    f.quic.zero_rtt = true;
-    f.quic.address_token = address_token;
+    f.quic_mut().expect("a quic flow").zero_rtt = true;
+    f.quic_mut().expect("a quic flow").address_token = address_token;
     let s = dumbbell(10_000_000, ms(50), 100, vec![f], ms(10_000));
     let r = run(&s, 5);
     let f = &r.flows[0];
@@ -130,7 +130,7 @@ fn small_zero_rtt_downloads_close_cleanly_on_every_connection() {
                 connections,
             },
         );
-        f.quic.zero_rtt = true;
+        f.quic_mut().expect("a quic flow").zero_rtt = true;
         let s = dumbbell(10_000_000, ms(10), 100, vec![f], ms(5_000));
         let r = run(&s, 5);
         let f = &r.flows[0];
@@ -208,7 +208,7 @@ fn cross_traffic_and_corruption_are_counted() {
 fn a_quic_error_is_recorded_not_a_crash() {
     // Invalid knob: QUIC cannot run with an IP MTU below 1228.
     let mut f = flow("bad", Workload::Bulk { upload: true });
-    f.quic.mtu = 1000;
+    f.quic_mut().expect("a quic flow").mtu = 1000;
     let s = dumbbell(10_000_000, ms(10), 25, vec![f], ms(1_000));
     let point = scenario::model::SweepPoint {
         axes: vec![],
@@ -270,7 +270,7 @@ fn sampling_beyond_the_limits_is_refused_before_the_run() {
 }
 
 fn tcp_download(size: u64, streams: u32) -> scenario::model::FlowSpec {
-    let mut f = flow(
+    let f = flow(
         "t",
         Workload::Download {
             size,
@@ -278,15 +278,14 @@ fn tcp_download(size: u64, streams: u32) -> scenario::model::FlowSpec {
             connections: 1,
         },
     );
-    f.stack = scenario::model::Stack::Tcp;
-    f
+    scenario::builder::on_stack(f, scenario::model::Stack::Tcp)
 }
 
 #[test]
 fn tcp_http1_parallel_connections_deliver_the_page() {
     let mut f = tcp_download(400_000, 8);
-    f.tcp.http = scenario::model::HttpVersion::Http11;
-    f.tcp.http1_connections = 4;
+    f.tcp_mut().expect("a tcp flow").http = scenario::model::HttpVersion::Http11;
+    f.tcp_mut().expect("a tcp flow").http1_connections = 4;
     let r = run(&dumbbell(10_000_000, ms(50), 100, vec![f], ms(30_000)), 4);
     assert_eq!(r.flows[0].error, None);
     assert_eq!(r.flows[0].bytes_delivered, 400_000);
@@ -304,7 +303,10 @@ fn a_gateway_pep_splits_the_connection_across_the_engine() {
     if let cc::config::CcConfig::Cubic { common, .. } = &mut cc {
         common.initial_window_packets = 100;
     }
-    with_pep.pep = Some(scenario::model::PepSpec {
+    let FlowTransport::Tcp { pep, .. } = &mut with_pep.transport else {
+        panic!("a TCP flow")
+    };
+    *pep = Some(scenario::model::PepSpec {
         position: scenario::model::PepPosition::ServerSide,
         buffer: 4 << 20,
         cc,
@@ -344,7 +346,7 @@ fn flow_level_timings_of_a_multi_connection_download_describe_the_whole_flow() {
     // flow-level time is now measured from the flow's first packet: handshake and first byte
     // of the first connection, completion = last byte of the last connection.
     for stack in [scenario::model::Stack::Quic, scenario::model::Stack::Tcp] {
-        let mut f = flow(
+        let f = flow(
             "z",
             Workload::Download {
                 size: 200_000,
@@ -352,7 +354,7 @@ fn flow_level_timings_of_a_multi_connection_download_describe_the_whole_flow() {
                 connections: 2,
             },
         );
-        f.stack = stack;
+        let f = scenario::builder::on_stack(f, stack);
         let s = dumbbell(10_000_000, ms(20), 100, vec![f], ms(10_000));
         let r = run(&s, 3);
         let f = &r.flows[0];

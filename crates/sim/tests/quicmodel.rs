@@ -16,18 +16,19 @@ fn download(size: u64) -> Workload {
 
 /// A model flow with the same knobs as [`flow`] (quinn's windows, RFC NewReno).
 fn model(name: &str, workload: Workload) -> FlowSpec {
-    let mut f = flow(name, workload);
-    f.stack = Stack::QuicModel;
-    f.quic_model.stream_window = f.quic.stream_window;
-    f.quic_model.conn_window = f.quic.conn_window;
-    f.quic_model.send_window = f.quic.send_window;
+    let f = flow(name, workload);
+    let quinn = *f.quic().expect("a quic flow");
+    let mut f = scenario::builder::on_stack(f, Stack::QuicModel);
+    let m = f.quic_model_mut().expect("a model flow");
+    m.stream_window = quinn.stream_window;
+    m.conn_window = quinn.conn_window;
+    m.send_window = quinn.send_window;
     f
 }
 
 #[test]
 fn a_model_download_completes_with_the_model_fields_and_the_others_without() {
-    let mut tcp = flow("tcp", download(300_000));
-    tcp.stack = Stack::Tcp;
+    let tcp = scenario::builder::on_stack(flow("tcp", download(300_000)), Stack::Tcp);
     let s = dumbbell(
         20_000_000,
         ms(15),
@@ -107,7 +108,9 @@ fn a_model_download_completes_with_the_model_fields_and_the_others_without() {
 fn the_scenario_knobs_reach_the_model() {
     let ratio = |receiver_ack_ratio: u32| {
         let mut f = model("m", download(500_000));
-        f.quic_model.receiver_ack_ratio = receiver_ack_ratio;
+        f.quic_model_mut()
+            .expect("a quic_model flow")
+            .receiver_ack_ratio = receiver_ack_ratio;
         let r = run(&dumbbell(20_000_000, ms(10), 100, vec![f], ms(10_000)), 1);
         assert_eq!(r.flows[0].bytes_delivered, 500_000);
         let m = r.flows[0].model.clone().expect("model figures");
@@ -251,7 +254,7 @@ fn model_packets_appear_in_the_pcap_as_udp() {
 fn the_models_mtu_extremes_carry_a_download() {
     for mtu in [1228u16, 9000, 65535] {
         let mut f = model("m", download(1_000_000));
-        f.quic_model.mtu = mtu;
+        f.quic_model_mut().expect("a quic_model flow").mtu = mtu;
         let r = run(&dumbbell(100_000_000, ms(5), 1000, vec![f], ms(10_000)), 1);
         let f = &r.flows[0];
         assert_eq!(
@@ -292,7 +295,7 @@ fn the_models_handshake_sizes_are_quinns() {
                 connections: 2,
             },
         );
-        f.quic.zero_rtt = true;
+        f.quic_mut().expect("a quic flow").zero_rtt = true;
         let s = dumbbell(10_000_000, ms(10), 1000, vec![f], ms(5_000));
         run_capturing(s, seed, &pcap);
         let mut keys = pcap.clone().into_os_string();

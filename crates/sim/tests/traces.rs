@@ -100,7 +100,7 @@ fn pcap_and_qlog_are_written_and_tshark_decrypts_quic() {
 fn tcp_segments_appear_in_the_pcap_as_real_tcp() {
     let tmp = temp_dir("tcp-pcap");
     let dir = tmp.path().to_path_buf();
-    let mut f = flow(
+    let f = flow(
         "dl",
         Workload::Download {
             size: 200_000,
@@ -108,7 +108,7 @@ fn tcp_segments_appear_in_the_pcap_as_real_tcp() {
             connections: 1,
         },
     );
-    f.stack = scenario::model::Stack::Tcp;
+    let f = scenario::builder::on_stack(f, scenario::model::Stack::Tcp);
     // A queue deep enough that slow start loses nothing: every byte is sent once.
     let s = dumbbell(10_000_000, ms(10), 1000, vec![f], ms(5_000));
     let pcap = dir.join("tcp.pcap");

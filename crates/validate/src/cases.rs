@@ -101,10 +101,23 @@ fn sender(stack: Stack, name: &str, mtu: u16, cc: CcChoice) -> FlowSpec {
         Stack::Tcp => {
             let mut f = tcp_flow(name, Workload::Bulk { upload: true }, mtu, cc);
             // The models assume the receiver never limits the sender.
-            f.tcp.receive_window_max = 64_000_000;
-            f.tcp.send_buffer = 64_000_000;
+            if let Some(t) = f.tcp_mut() {
+                t.receive_window_max = 64_000_000;
+                t.send_buffer = 64_000_000;
+            }
             f
         }
+    }
+}
+
+/// Mathis' assumption: the receiver acknowledges every packet (quinn asked by an ACK_FREQUENCY
+/// frame, TCP without delayed ACKs; the research model keeps its own receiver knobs).
+fn ack_every_packet(f: &mut FlowSpec) {
+    if let Some(q) = f.quic_mut() {
+        q.ack_ratio = Some(1);
+    }
+    if let Some(t) = f.tcp_mut() {
+        t.delayed_ack = false;
     }
 }
 
@@ -180,8 +193,7 @@ pub fn mathis(grid: Grid, stack: Stack) -> Vec<CaseRun> {
         for &rtt in &rtts {
             let (mtu, seg) = mss(stack);
             let mut f = sender(stack, "sender", mtu, newreno_exact());
-            f.quic.ack_ratio = Some(1);
-            f.tcp.delayed_ack = false;
+            ack_every_packet(&mut f);
             // A loss cycle lasts sqrt(2/(3p)) RTTs; 40 cycles, the first quarter skipped as transient.
             let cycle = rtt / 1e3 * (2.0 / (3.0 * p)).sqrt();
             let duration = Duration::from_secs_f64((40.0 * cycle).max(3.0));
@@ -315,8 +327,7 @@ pub fn high_loss(grid: Grid, stack: Stack) -> Vec<CaseRun> {
         for &p in ps {
             for &rtt in rtts {
                 let mut f = sender(stack, "sender", mtu, newreno_exact());
-                f.quic.ack_ratio = Some(1);
-                f.tcp.delayed_ack = false;
+                ack_every_packet(&mut f);
                 // 400 loss cycles of sqrt(2/(3p)) round trips: enough drops for a stable mean
                 // under random loss; the first quarter after slow start is skipped as transient.
                 let cycle = rtt / 1e3 * (2.0 / (3.0 * p)).sqrt();
@@ -379,7 +390,9 @@ pub fn flow_control(grid: Grid) -> Vec<CaseRun> {
     for &w in windows {
         for &rtt in &rtts {
             let mut f = bulk_flow("sender", 1500, CcChoice::Ours(CcConfig::None));
-            f.quic.stream_window = w;
+            if let Some(q) = f.quic_mut() {
+                q.stream_window = w;
+            }
             let mut l = link(1, ms(rtt / 2.0), None);
             l.rate = RateProfile::Unlimited;
             let mut s = scenario("flow-control", l, vec![f], Duration::from_secs(4));

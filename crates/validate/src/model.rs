@@ -485,13 +485,18 @@ mod tests {
         .concat();
         assert!(!all.is_empty());
         let m = &mathis(Grid::Quick)[0].scenario;
-        assert_eq!(m.flows[0].stack.name(), "quic-model");
+        assert_eq!(m.flows[0].stack().name(), "quic-model");
         // INET's counter: one dropped after 1000 delivered, i.e. every 1001st.
         assert!(matches!(
             m.bottleneck.up.loss,
             netem::config::LossConfig::Periodic { p } if (1.0 / p - 1001.0).abs() < 1e-6
         ));
-        assert!(m.flows[0].quic_model.send_one_on_loss);
+        assert!(
+            m.flows[0]
+                .quic_model()
+                .expect("a quic_model flow")
+                .send_one_on_loss
+        );
         assert!(matches!(
             m.flows[0].cc,
             scenario::model::CcChoice::Ours(cc::config::CcConfig::NewReno {
@@ -504,7 +509,12 @@ mod tests {
             .into_iter()
             .find(|r| r.label.starts_with("RFC 9002"))
             .expect("an RFC 9002 point");
-        assert!(!rfc.scenario.flows[0].quic_model.send_one_on_loss);
+        assert!(
+            !rfc.scenario.flows[0]
+                .quic_model()
+                .expect("a quic_model flow")
+                .send_one_on_loss
+        );
         assert!(matches!(
             rfc.scenario.bottleneck.up.loss,
             netem::config::LossConfig::Periodic { p } if (p - 0.005).abs() < 1e-12
@@ -515,8 +525,8 @@ mod tests {
         ));
         // The cross-check's two texts differ in the stack only.
         let x = model_vs_quic(Grid::Quick);
-        assert_eq!(x[0].scenario.flows[0].stack.name(), "quic");
-        assert_eq!(x[1].scenario.flows[0].stack.name(), "quic-model");
+        assert_eq!(x[0].scenario.flows[0].stack().name(), "quic");
+        assert_eq!(x[1].scenario.flows[0].stack().name(), "quic-model");
         assert_eq!(x[0].scenario.flows[0].cc, x[1].scenario.flows[0].cc);
         assert_eq!(x[0].scenario.bottleneck, x[1].scenario.bottleneck);
     }

@@ -130,7 +130,7 @@ mod tests {
         assert_eq!(c.info[5].parameter, "link.down.loss");
         assert_eq!(c.info[5].readings[0].connection, 1);
         // The TCP variants really are TCP.
-        assert_eq!(c.loaded.points[10].scenario.flows[0].stack.name(), "tcp");
+        assert_eq!(c.loaded.points[10].scenario.flows[0].stack().name(), "tcp");
     }
 
     #[test]

@@ -1,9 +1,10 @@
-//! `[[flow]]` entries: workload, congestion control, QUIC and TCP knobs and access links.
+//! `[[flow]]` entries: workload, congestion control, the knobs of the flow's stack and access
+//! links.
 
 use cc::config::{CcConfig, CommonCcConfig, CubicProfile, RenoCounting};
 
 use crate::error::{At, Errors, ScenarioError};
-use crate::model::{CcChoice, DuplexLink, FlowSpec, QuicKnobs, Stack, Workload};
+use crate::model::{CcChoice, DuplexLink, FlowSpec, FlowTransport, QuicKnobs, Stack, Workload};
 use crate::names::check_key_name;
 use crate::read::{expected, Reader};
 use crate::resolve::knobs::overlay;
@@ -92,24 +93,30 @@ pub(crate) fn flow(
         up: LinkConfig::ideal(),
         down: LinkConfig::ideal(),
     };
+    let workload = workload(&r)?;
+    let cc = congestion_control(&r, stack)?;
+    let transport = match stack {
+        Stack::Quic => FlowTransport::Quic(overlay(
+            &r,
+            QuicKnobs {
+                mtu,
+                ..QuicKnobs::default()
+            },
+        )?),
+        Stack::Tcp => FlowTransport::Tcp {
+            knobs: tcp(&r, mtu)?,
+            pep: pep(&r)?,
+        },
+        Stack::QuicModel => FlowTransport::QuicModel(quic_model(&r, mtu)?),
+    };
     Ok(FlowDraft {
         spec: FlowSpec {
             name,
-            stack,
-            workload: workload(&r)?,
+            workload,
             start,
             stop,
-            cc: congestion_control(&r, stack)?,
-            quic: overlay(
-                &r,
-                QuicKnobs {
-                    mtu,
-                    ..QuicKnobs::default()
-                },
-            )?,
-            tcp: tcp(&r, mtu)?,
-            quic_model: quic_model(&r, mtu, stack)?,
-            pep: if stack == Stack::Tcp { pep(&r)? } else { None },
+            cc,
+            transport,
             client_access: ideal.clone(),
             server_access: ideal,
         },

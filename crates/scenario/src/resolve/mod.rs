@@ -56,7 +56,7 @@ pub(crate) fn resolve(
     let base_rtt = up.config.delay
         + down.config.delay
         + 2 * (first.client.config.delay + first.server.config.delay);
-    let bottleneck_mtu = u64::from(first.spec.quic.mtu);
+    let bottleneck_mtu = u64::from(first.spec.mtu());
     let bottleneck = DuplexLink {
         up: up.finish(base_rtt, bottleneck_mtu),
         down: down.finish(base_rtt, bottleneck_mtu),
@@ -73,7 +73,7 @@ pub(crate) fn resolve(
                 ),
             ));
         }
-        let mtu = u64::from(d.spec.quic.mtu);
+        let mtu = u64::from(d.spec.mtu());
         let duplex = |l: &link::LinkDraft| DuplexLink {
             up: l.clone().finish(base_rtt, mtu),
             down: l.clone().finish(base_rtt, mtu),

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use crate::error::ScenarioError;
-use crate::model::{QuicModelKnobs, Stack};
+use crate::model::QuicModelKnobs;
 use crate::read::Reader;
 use crate::registry::MAX_MODEL_ACK_DELAY;
 use crate::resolve::knobs::overlay;
@@ -12,13 +12,9 @@ use crate::resolve::knobs::overlay;
 /// Largest flow-control credit a QUIC frame can carry: a varint below 2^62 (RFC 9000 §16).
 pub const MAX_MODEL_WINDOW: u64 = (1 << 62) - 1;
 
-/// The model's knobs: quinn-like defaults with the keys the user set replaced. Keys shared
-/// with quinn are only checked against the model's limits on a model flow (quinn has its own).
-pub(crate) fn quic_model(
-    r: &Reader<'_>,
-    mtu: u16,
-    stack: Stack,
-) -> Result<QuicModelKnobs, ScenarioError> {
+/// The model's knobs: quinn-like defaults with the keys the user set replaced, checked against
+/// the model's limits (quinn has its own).
+pub(crate) fn quic_model(r: &Reader<'_>, mtu: u16) -> Result<QuicModelKnobs, ScenarioError> {
     let k = overlay(
         r,
         QuicModelKnobs {
@@ -26,9 +22,6 @@ pub(crate) fn quic_model(
             ..QuicModelKnobs::default()
         },
     )?;
-    if stack != Stack::QuicModel {
-        return Ok(k);
-    }
     let fail = |key: &str, message: String| {
         let at = r
             .entry(key)
