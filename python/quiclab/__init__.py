@@ -16,6 +16,8 @@ into a directory writes what ``quiclab sim --out`` writes). Errors are exception
 - :func:`read_results`: an existing results directory.
 - :mod:`quiclab.stats`: means and 95% confidence intervals as `summary.csv` computes them.
 - :mod:`quiclab.dask`: a sweep on a Dask cluster, into the same results store.
+- :func:`compare` / :func:`validate`: ``quiclab compare`` and ``quiclab validate`` as calls
+  (:mod:`quiclab.studies`).
 """
 
 from quiclab._native import (
@@ -28,8 +30,10 @@ from quiclab._native import (
 from quiclab import stats
 from quiclab.results import Results, RunResult, read_results
 from quiclab.scenario import RunSpec, Scenario, load, loads
+from quiclab.studies import Comparison, Validation, compare, validate, validation_cases
 
 __all__ = [
+    "Comparison",
     "ExperimentError",
     "QuiclabError",
     "Results",
@@ -38,9 +42,13 @@ __all__ = [
     "RunSpec",
     "Scenario",
     "ScenarioError",
+    "Validation",
     "__version__",
+    "compare",
     "load",
     "loads",
     "read_results",
     "stats",
+    "validate",
+    "validation_cases",
 ]

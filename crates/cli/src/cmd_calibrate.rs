@@ -1,4 +1,4 @@
-//! `quiclab calibrate`: the calibration matrix (`validate::calibrate`) — every path of
+//! `quiclab calibrate`: the calibration matrix (`studies::calibrate`) — every path of
 //! `scenarios/calibration/` with QUIC (cubic), TCP (cubic) and TCP (reno) in the simulator and
 //! the emulator, stored per cell (resumable), then one table of medians, 95% intervals and
 //! emu/sim ratios, optionally rendered as Markdown (`docs/calibration.md`).
@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use clap::Args;
-use validate::calibrate::{self, EngineKind, Plan};
+use studies::calibrate::{self, EngineKind, Plan};
 
 use crate::exit::{self, Exit};
 use crate::interrupt;
@@ -91,31 +91,16 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<Exit> {
         quick: args.quick,
         only: args.paths.clone(),
     };
-    let known: Vec<&str> = calibrate::PATHS.iter().map(|(p, _)| *p).collect();
-    if let Some(bad) = args.paths.iter().find(|p| !known.contains(&p.as_str())) {
-        eprintln!("error: unknown path {bad:?}; allowed: {}", known.join(", "));
+    let emu_check = |s: &scenario::model::Scenario| {
+        emu::check_supported(s)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    };
+    let emulator = matches!(args.engine, EngineArg::Emu | EngineArg::Both)
+        .then_some(&emu_check as calibrate::EmulatorCheck<'_>);
+    if let Err(e) = plan.check(emulator) {
+        eprintln!("error: {e}");
         return Ok(exit::BAD_INPUT);
-    }
-    // Every cell must load (and the emulator must support it) before anything runs.
-    for (path, _) in plan.paths() {
-        for v in calibrate::Variant::ALL {
-            match plan.load(path, v) {
-                Ok(loaded) => {
-                    if matches!(args.engine, EngineArg::Emu | EngineArg::Both) {
-                        for p in &loaded.points {
-                            if let Err(e) = emu::check_supported(&p.scenario) {
-                                eprintln!("error: {}: {e}", plan.file(path).display());
-                                return Ok(exit::BAD_INPUT);
-                            }
-                        }
-                    }
-                }
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    return Ok(exit::BAD_INPUT);
-                }
-            }
-        }
     }
     let command = std::iter::once("quiclab".to_string())
         .chain(std::env::args().skip(1))
@@ -140,7 +125,7 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<Exit> {
             &plan,
             &args.out,
             EngineKind::Sim,
-            &experiment::SimEngine::default(),
+            &sim::SimEngine::default(),
             &experiment::Threads::new(args.jobs),
             &stop_requested,
             &Counter::new("calibrate sim"),
@@ -151,7 +136,7 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<Exit> {
     }
     if matches!(args.engine, EngineArg::Emu | EngineArg::Both) {
         anyhow::ensure!(
-            is_root(),
+            crate::root::is_root(),
             "the emulator half needs root (network namespaces); run the simulator half with --engine sim"
         );
         let cleaned = emu::cleanup_stale().context("cannot clean up after earlier runs")?;
@@ -163,7 +148,7 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<Exit> {
         }
         interrupt::install()?;
         emu::install_term_handler();
-        let engine = experiment::EmuEngine {
+        let engine = emu::EmuEngine {
             quiclab: std::env::current_exe().context("cannot locate the quiclab binary")?,
             pcap: None,
             qlog: None,
@@ -204,17 +189,4 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<Exit> {
     } else {
         exit::FAILURE
     })
-}
-
-/// Whether the process runs as root (the emulator needs namespaces): the effective uid of
-/// `/proc/self/status`.
-fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("Uid:"))
-                .and_then(|ids| ids.split_whitespace().nth(1).map(|e| e == "0"))
-        })
-        .unwrap_or(false)
 }

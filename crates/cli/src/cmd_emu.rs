@@ -129,8 +129,8 @@ pub fn run(args: &EmuArgs) -> anyhow::Result<Exit> {
 }
 
 /// The emulator engine these options describe.
-fn engine(args: &EmuArgs) -> anyhow::Result<experiment::EmuEngine> {
-    Ok(experiment::EmuEngine {
+fn engine(args: &EmuArgs) -> anyhow::Result<emu::EmuEngine> {
+    Ok(emu::EmuEngine {
         quiclab: std::env::current_exe().context("cannot locate the quiclab binary")?,
         pcap: args.pcap.clone(),
         qlog: args.qlog.clone(),

@@ -2,9 +2,10 @@
 //! vegeta's pipeline shape — `attack` writes a results stream; `report`, `plot` and `encode`
 //! read it; `sweep` runs one attack per (rate, HTTP version) and tabulates them.
 //!
-//! All the work is in the `load` crate; this module parses arguments and wires files, the
-//! terminal and Ctrl-C to it. With `--via SCENARIO`, `attack` and `sweep` run through an
-//! emulated path against a server peer (see `load_via`).
+//! All the work is in the `load` crate (a sweep is `load::sweep::run`); this module parses
+//! arguments and wires files, the terminal and Ctrl-C to it. With `--via SCENARIO`, `attack` and
+//! `sweep` run through an emulated path against a server peer (`interop::via`, flags in
+//! `via_args`).
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, IsTerminal, Write};
@@ -28,7 +29,8 @@ use load::units::{parse_duration, Rate};
 
 use crate::exit::{self, Exit};
 use crate::interrupt;
-use crate::load_via::{self, EmulatedPath, ViaArgs, ViaError};
+use crate::via_args::{self, ViaArgs};
+use interop::via::EmulatedPath;
 
 /// Options of `quiclab load`.
 #[derive(Debug, Clone, Args)]
@@ -518,7 +520,7 @@ fn attack(args: &AttackArgs) -> anyhow::Result<Exit> {
         Some(path) => {
             let summary = path.run(run);
             let counters = path.close()?;
-            eprintln!("{}", load_via::summary_line(&counters));
+            eprintln!("{}", interop::via::summary_line(&counters));
             summary??
         }
     };
@@ -548,16 +550,12 @@ fn open_path(
     via: &ViaArgs,
     http: &[endpoints::client::HttpVersion],
 ) -> anyhow::Result<Result<Option<EmulatedPath>, Exit>> {
-    if via.via.is_none() {
-        return Ok(Ok(None));
-    }
-    match EmulatedPath::open(via, http) {
-        Ok(p) => Ok(Ok(Some(p))),
-        Err(ViaError::BadInput(e)) => {
+    match via_args::open(via, http)? {
+        Ok(p) => Ok(Ok(p)),
+        Err(e) => {
             eprintln!("error: {e}");
             Ok(Err(exit::BAD_INPUT))
         }
-        Err(ViaError::Failed(e)) => Err(e),
     }
 }
 
@@ -678,12 +676,46 @@ fn plot_time(args: &PlotArgs, html: bool) -> anyhow::Result<String> {
         }
         series.push(one);
     }
-    let title = args.title.as_deref().unwrap_or("Latency over time");
-    Ok(if html {
-        load::plot::html(&series, title)
-    } else {
-        load::plot::svg(&series, title)
-    })
+    let title = args
+        .title
+        .as_deref()
+        .unwrap_or("Latency over time")
+        .to_string();
+    let mut footnote =
+        "× failed requests; many requests are drawn per time bin: min–max bar and median line"
+            .to_string();
+    if let Some(w) = args.warmup {
+        footnote.push_str(&format!(
+            "; requests scheduled in the first {} s left out",
+            w.as_secs_f64()
+        ));
+    }
+    let chart = figures::chart::ScatterChart {
+        title: title.clone(),
+        x_label: "intended send time [s]".into(),
+        y_label: "latency [ms]".into(),
+        series: load::plot::drawable(&series)
+            .into_iter()
+            .map(|d| figures::chart::Scatter {
+                note: format!("{} requests", d.requests),
+                label: d.name,
+                points: d.points,
+                bins: d.bins,
+                failures: d.failures,
+            })
+            .collect(),
+        footnote,
+    };
+    let svg = figures::chart::scatter_chart(&chart, (960, 540))?;
+    Ok(if html { html_page(&title, &svg) } else { svg })
+}
+
+/// A minimal HTML page around an SVG figure.
+fn html_page(title: &str, svg: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{}</title></head>\n<body>\n{svg}</body></html>\n",
+        figures::html::escape(title)
+    )
 }
 
 /// Latency CDFs (one curve per input) drawn by the `figures` crate, log latency axis.
@@ -703,7 +735,7 @@ fn plot_cdf(args: &PlotArgs, html: bool) -> anyhow::Result<String> {
         }
         let mut sorted = values.clone();
         sorted.sort_by(f64::total_cmp);
-        let p = |q: f64| figures::chart::tick(figures::chart::percentile(&sorted, q));
+        let p = |q: f64| figures::chart::tick(quantile::quantile(&sorted, q));
         let note = if sorted.is_empty() {
             format!("no successful request of {sent}")
         } else {
@@ -740,14 +772,7 @@ fn plot_cdf(args: &PlotArgs, html: bool) -> anyhow::Result<String> {
         footnote,
     };
     let svg = figures::chart::cdf_chart(&chart, (960, 500))?;
-    Ok(if html {
-        format!(
-            "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{}</title></head>\n<body>\n{svg}</body></html>\n",
-            figures::html::escape(&title)
-        )
-    } else {
-        svg
-    })
+    Ok(if html { html_page(&title, &svg) } else { svg })
 }
 
 fn encode(args: &EncodeArgs) -> anyhow::Result<Exit> {
@@ -765,7 +790,8 @@ fn sweep(args: &SweepArgs) -> anyhow::Result<Exit> {
     if args.via.via.is_none() {
         targets(&args.targets)?;
     }
-    // Every point's bounds are checked before the first attack starts.
+    // Every point's bounds are checked before the first attack starts (and before a path is
+    // built).
     for rate in &args.rates {
         if let Err(e) = Schedule::new(Ramp::Constant(*rate), Some(args.duration), None) {
             eprintln!("error: --rates {rate}: {e}");
@@ -782,116 +808,70 @@ fn sweep(args: &SweepArgs) -> anyhow::Result<Exit> {
     };
     let counters = path.close();
     if let Ok(c) = &counters {
-        eprintln!("{}", load_via::summary_line(c));
+        eprintln!("{}", interop::via::summary_line(c));
     }
     let code = outcome?;
     counters?;
     Ok(code)
 }
 
-/// The attacks of a sweep, directly or through `path`.
+/// The terminal's view of a sweep: a line per attack, the live line while it runs.
+struct SweepProgress;
+
+impl load::sweep::Progress for SweepProgress {
+    fn started(&self, name: &str, rate: Rate, duration: Duration) {
+        eprintln!("{name}: {rate} for {duration:?}");
+    }
+
+    fn attack(
+        &self,
+        live: &Arc<LiveStats>,
+        attack: &mut dyn FnMut() -> Result<Summary, load::client::RunError>,
+    ) -> Result<Summary, load::client::RunError> {
+        with_progress(live, attack)
+    }
+
+    fn finished(&self, name: &str, summary: &Summary) {
+        eprintln!(
+            "{name}: mean {:.3} ms, p99 {:.3} ms, {:.3} Mbit/s, success {:.2}%, achieved {:.2}/s",
+            summary.latency_ms.mean,
+            summary.latency_ms.p99,
+            summary.throughput.mbit_in_per_s,
+            summary.success_ratio * 100.0,
+            summary.rate.achieved
+        );
+    }
+}
+
+/// The attacks of a sweep (`load::sweep::run`), directly or through `path`.
 fn sweep_points(args: &SweepArgs, path: Option<&EmulatedPath>) -> anyhow::Result<Exit> {
     let targets = match path {
         Some(p) => vec![via_target(&args.targets, p)?],
         None => targets(&args.targets)?,
     };
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("cannot create {}", args.out.display()))?;
-    let mut record = path.map(|p| EmulatorRecord {
-        path: p.description.clone(),
-        points: Vec::new(),
-    });
+    let plan = |name: String, http: HttpVersion, schedule: Schedule, targets: Vec<Target>| {
+        plan(name, http, schedule, targets, &args.client)
+    };
+    let client = |http: HttpVersion| client_config(&args.client, http);
+    let sweep = load::sweep::Sweep {
+        rates: &args.rates,
+        http: &args.http,
+        duration: args.duration,
+        pause: args.pause,
+        out: &args.out,
+        targets,
+        threads: threads(&args.client),
+        plan: &plan,
+        client: &client,
+    };
+    let through = path.map(via_args::Through);
     let stop = stop_flag()?;
-    let mut points = Vec::new();
-    'grid: for rate in &args.rates {
-        for &http in &args.http {
-            if stop.load(Ordering::SeqCst) {
-                break 'grid;
-            }
-            if !points.is_empty() {
-                std::thread::sleep(args.pause);
-            }
-            let file = load::sweep::file_name(http.label(), rate.hz());
-            let schedule = Schedule::new(Ramp::Constant(*rate), Some(args.duration), None)?;
-            let name = load::sweep::attack_name(http.label(), rate.hz());
-            let plan = plan(name.clone(), http, schedule, targets.clone(), &args.client);
-            let sink = Some(RecordWriter::new(
-                create(&args.out.join(&file))?,
-                Encoding::Json,
-            ));
-            let live = Arc::new(LiveStats::new());
-            eprintln!("{name}: {} for {:?}", rate, args.duration);
-            let run = || {
-                with_progress(&live, || {
-                    load::client::run_blocking(
-                        plan,
-                        client_config(&args.client, http),
-                        threads(&args.client),
-                        sink,
-                        live.clone(),
-                        stop.clone(),
-                    )
-                })
-            };
-            let summary = match path {
-                None => run(),
-                Some(p) => {
-                    let before = p.counters();
-                    let summary = p.run(run)?;
-                    if let Some(r) = &mut record {
-                        let mut link = load_via::link_delta(&before, &p.counters());
-                        link["rate_per_s"] = rate.hz().into();
-                        link["http"] = http.label().into();
-                        r.points.push(link);
-                    }
-                    summary
-                }
-            }
-            .with_context(|| format!("attack {name}"))?;
-            eprintln!(
-                "{name}: mean {:.3} ms, p99 {:.3} ms, {:.3} Mbit/s, success {:.2}%, achieved {:.2}/s",
-                summary.latency_ms.mean,
-                summary.latency_ms.p99,
-                summary.throughput.mbit_in_per_s,
-                summary.success_ratio * 100.0,
-                summary.rate.achieved
-            );
-            points.push(load::sweep::SweepPoint {
-                rate: rate.hz(),
-                http: http.label().to_string(),
-                file,
-                summary,
-            });
-            // Rewritten after every point, so an interrupted sweep keeps its table.
-            write_tables(&args.out, &points)?;
-            if let Some(r) = &record {
-                let path = args.out.join("emulator.json");
-                let text = serde_json::to_string_pretty(&serde_json::json!({
-                    "path": r.path,
-                    "points": r.points,
-                }))?;
-                std::fs::write(&path, text + "\n")
-                    .with_context(|| format!("cannot write {}", path.display()))?;
-            }
-        }
-    }
+    let points = load::sweep::run(
+        &sweep,
+        through.as_ref().map(|t| t as &dyn load::sweep::Through),
+        &stop,
+        &SweepProgress,
+    )?;
     print!("{}", load::sweep::markdown(&points));
     Ok(stopped_code())
-}
-
-/// `emulator.json` of a `--via` sweep: the path and each attack's bottleneck counters.
-struct EmulatorRecord {
-    path: serde_json::Value,
-    points: Vec<serde_json::Value>,
-}
-
-fn write_tables(dir: &Path, points: &[load::sweep::SweepPoint]) -> anyhow::Result<()> {
-    for (name, text) in [
-        ("table.csv", load::sweep::csv(points)),
-        ("table.md", load::sweep::markdown(points)),
-    ] {
-        let path = dir.join(name);
-        std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
-    }
-    Ok(())
 }

@@ -139,7 +139,7 @@ pub fn run(args: &SimArgs) -> anyhow::Result<Exit> {
             return Ok(exit::BAD_INPUT);
         }
     };
-    let engine = experiment::SimEngine {
+    let engine = sim::SimEngine {
         pcap: args.pcap.clone(),
         qlog: args.qlog.clone(),
     };
@@ -171,7 +171,7 @@ pub fn run(args: &SimArgs) -> anyhow::Result<Exit> {
 /// One run without a results directory: the summary (or JSON) goes to stdout.
 fn single(
     args: &SimArgs,
-    engine: &experiment::SimEngine,
+    engine: &sim::SimEngine,
     loaded: &scenario::LoadedScenario,
     spec: &scenario::model::RunSpec,
 ) -> anyhow::Result<Exit> {

@@ -16,7 +16,7 @@ pub struct ValidateArgs {
     quick: bool,
     /// Only these cases (quinn: link-bandwidth, mathis, …; TCP model: tcp-…; QUIC research model:
     /// model-…, model-vs-quic); repeatable.
-    #[arg(long = "case", value_parser = clap::builder::PossibleValuesParser::new(validate::CASES))]
+    #[arg(long = "case", value_parser = clap::builder::PossibleValuesParser::new(studies::validate::CASES))]
     cases: Vec<String>,
     /// Worker threads (default: all cores).
     #[arg(long)]
@@ -35,12 +35,12 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<Exit> {
         anyhow::ensure!(j >= 1, "--jobs must be at least 1");
     }
     let grid = if args.quick {
-        validate::Grid::Quick
+        studies::validate::Grid::Quick
     } else {
-        validate::Grid::Full
+        studies::validate::Grid::Full
     };
     let progress = Counter::new("validate");
-    let report = validate::run(
+    let report = studies::validate::run(
         grid,
         &args.cases,
         &experiment::Threads::new(args.jobs),

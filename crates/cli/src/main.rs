@@ -4,7 +4,7 @@
 //! (e.g. `validate`) is one enum variant plus one match arm.
 
 mod alloc;
-mod bench;
+mod cmd_bench;
 mod cmd_calibrate;
 mod cmd_compare;
 mod cmd_emu;
@@ -19,13 +19,16 @@ mod cmd_reproduce;
 mod cmd_serve;
 mod cmd_sim;
 mod cmd_validate;
+#[cfg(test)]
+mod emu_walk;
 mod exit;
 mod interrupt;
 mod keys;
-mod load_via;
 mod output;
 mod progress;
+mod root;
 mod sweep;
+mod via_args;
 
 use std::process::ExitCode;
 
@@ -54,7 +57,7 @@ enum Command {
     /// Run a scenario (or a sweep of it) in the deterministic simulator.
     Sim(cmd_sim::SimArgs),
     /// Measure the simulator's speed on two fixed downloads.
-    Bench(bench::BenchArgs),
+    Bench(cmd_bench::BenchArgs),
     /// Join the results directories of a sweep's shards (`sim --shard i/n`) into one.
     Merge(cmd_merge::MergeArgs),
     /// Run seed 001's analytic validation cases (exit 1 if any point is out of tolerance).
@@ -90,7 +93,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Sim(args) => cmd_sim::run(&args),
-        Command::Bench(args) => bench::run(&args),
+        Command::Bench(args) => cmd_bench::run(&args),
         Command::Merge(args) => cmd_merge::run(&args),
         Command::Keys => keys::run(),
         Command::Validate(args) => cmd_validate::run(&args),

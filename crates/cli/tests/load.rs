@@ -158,7 +158,8 @@ fn attack_then_report_encode_and_plot_for_every_http_version() {
     assert_ok(&o);
     let svg = text(&o.stdout);
     assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
-    assert_eq!(svg.matches(r#"class="series""#).count(), 2);
+    // One legend entry per input file, with its request count.
+    assert_eq!(svg.matches(" requests<").count(), 2, "{svg}");
 }
 
 #[test]

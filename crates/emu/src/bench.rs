@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use netem::config::{LossConfig, QueueLimit, RateProfile};
 use netem::LinkConfig;
+use quantile::quantile;
 use serde::Serialize;
 
 use netem::wire::IPV4_UDP_OVERHEAD;
@@ -200,14 +201,6 @@ pub fn rate_figure(rate_bps: u64, opts: BenchOptions) -> Result<RateFigure, EmuE
         within_2_percent: (ratio - 1.0).abs() <= 0.02,
         packets: steady.len(),
     })
-}
-
-fn quantile(sorted: &[f64], q: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let i = ((sorted.len() - 1) as f64 * q).round() as usize;
-    sorted[i.min(sorted.len() - 1)]
 }
 
 /// Delay error at 100 Mbit/s with `delay_ms` (one measurement of [`run`]).

@@ -48,25 +48,19 @@ impl Lateness {
         self.total
     }
 
-    /// Upper edge (µs) of the bucket holding quantile `q`; `None` without samples.
+    /// Upper edge (µs) of the bucket holding quantile `q` (`quantile`'s nearest rank); `None`
+    /// without samples.
     pub fn quantile_us(&self, q: f64) -> Option<f64> {
         if self.total == 0 {
             return None;
         }
-        let rank = ((self.total as f64) * q.clamp(0.0, 1.0)).ceil().max(1.0) as u64;
-        let mut seen = 0;
-        for (i, c) in self.counts.iter().enumerate() {
-            seen += c;
-            if seen >= rank {
-                let edge = if i < FINE {
-                    (i as u64 + 1) * FINE_US
-                } else {
-                    FINE as u64 * FINE_US + (i - FINE + 1) as u64 * COARSE_US
-                };
-                return Some(edge as f64);
-            }
-        }
-        None
+        let i = quantile::bucket_at_rank(&self.counts, self.total, q)?;
+        let edge = if i < FINE {
+            (i as u64 + 1) * FINE_US
+        } else {
+            FINE as u64 * FINE_US + (i - FINE + 1) as u64 * COARSE_US
+        };
+        Some(edge as f64)
     }
 }
 

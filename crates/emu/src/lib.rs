@@ -28,12 +28,14 @@
 //! - **PEP** — a flow with `flow.pep` runs through a split-TCP proxy in a namespace of its
 //!   own (`ql<run>-p<flow>`, see the `pep` module); [`runner::EmuRun::peps`] holds each PEP's
 //!   effective settings and relayed connections ([`PepOutcome`]).
+//! - **Engine** — [`EmuEngine`], the emulator behind the runner's `engine::Engine` trait.
 //! - [`WaitMode`] (how the forwarder waits) and [`EmuError`].
 
 pub mod bench;
 mod cleanup;
 mod clock;
 mod cross;
+mod emu_engine;
 mod error;
 mod forwarder;
 mod frame;
@@ -54,6 +56,7 @@ mod topology;
 mod namespace_tests;
 
 pub use cleanup::{cleanup_stale, stale_log_dirs, stale_namespaces, CleanupReport};
+pub use emu_engine::EmuEngine;
 pub use error::EmuError;
 pub use forwarder::{AccessStats, ForwarderReport, WaitMode};
 pub use lateness::Lateness;

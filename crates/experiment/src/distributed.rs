@@ -23,13 +23,13 @@ use scenario::model::{RunSpec, SweepPoint};
 use scenario::LoadedScenario;
 use serde::{Deserialize, Serialize};
 
-use crate::engine::{run_catching, Engine, EngineError, RunOutputs};
 use crate::error::{chain, ExperimentError};
 use crate::files::{create_dir, write_atomic};
 use crate::lock::DirLock;
 use crate::runner::{Failure, Sweep, SweepOutcome};
 use crate::shard::{Shard, ShardManifest};
 use crate::{manifest, shard, summary};
+use engine::{run_catching, Engine, EngineError, RunOutputs};
 
 /// One job, self-contained and serialisable (serde JSON): what a remote worker needs to run it.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]

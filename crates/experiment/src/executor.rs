@@ -10,8 +10,8 @@
 use rayon::prelude::*;
 use scenario::model::{RunSpec, SweepPoint};
 
-use crate::engine::{run_catching, Engine, EngineError, RunOutputs};
 use crate::error::ExperimentError;
+use engine::{run_catching, Engine, EngineError, RunOutputs};
 
 /// One unit of work: a run spec, its sweep point and its output choices.
 #[derive(Debug, Clone)]

@@ -14,13 +14,14 @@
 //! - [`OpenSweep`]: the same directory handling for executors outside this process (Dask, a
 //!   cluster's shards): pending runs out as serialisable [`Task`]s, [`TaskOutcome`]s in.
 //!
-//! Nothing here parses command lines or prints: the caller maps its flags onto [`Sweep`],
-//! [`SimEngine`] / [`EmuEngine`] and an executor, and renders the returned [`SweepOutcome`].
+//! Nothing here parses command lines or prints: the caller maps its flags onto [`Sweep`], an
+//! [`Engine`] (`sim::SimEngine`, `emu::EmuEngine`, or its own) and an executor, and renders the
+//! returned [`SweepOutcome`]. The runner knows engines only through the trait (crate `engine`),
+//! so it links neither engine.
 
 #![warn(missing_docs)]
 
 pub mod distributed;
-pub mod engine;
 pub mod error;
 pub mod executor;
 pub mod files;
@@ -32,10 +33,9 @@ pub mod progress;
 pub mod runner;
 pub mod shard;
 pub mod summary;
-pub mod traces;
 
 pub use distributed::{execute_task, OpenSweep, Task, TaskOutcome};
-pub use engine::{EmuEngine, Engine, EngineError, RunOutputs, SimEngine};
+pub use engine::{run_catching, traces, Engine, EngineError, RunOutputs};
 pub use error::ExperimentError;
 pub use executor::{Executor, Job, Sequential, Threads};
 pub use interrupt::StopFlag;

@@ -14,11 +14,11 @@ use scenario::model::{RunSpec, SweepPoint};
 use scenario::LoadedScenario;
 
 use crate::distributed::{OpenSweep, TaskOutcome};
-use crate::engine::{run_catching, Engine, EngineError, RunOutputs};
 use crate::error::{chain, ExperimentError};
 use crate::executor::{Executor, Job, Stop};
 use crate::progress::Progress;
 use crate::shard::Shard;
+use engine::{run_catching, Engine, EngineError, RunOutputs};
 
 /// Runs one spec of one point with `engine`: one run spec in, one result out (a panic in the
 /// engine comes back as [`EngineError::Panicked`]). With the

@@ -9,7 +9,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use experiment::{run_sweep, SimEngine, Sweep, Threads};
+use experiment::{run_sweep, Sweep, Threads};
+use sim::SimEngine;
 
 const REFERENCE: &str = r#"
 [run]

@@ -1,8 +1,9 @@
 //! Chart drawing with plotters' SVG backend: plain numbers in, one SVG document out.
 //!
-//! Three kinds, the ones a transport study needs: a metric against a swept parameter (one line
-//! per series, 95% CI error bars), an empirical CDF (linear or log x axis), and stacked time
-//! series panels of one run. Nothing here knows about results directories; [`crate::sweep`],
+//! Four kinds, the ones a transport study needs: a metric against a swept parameter (one line
+//! per series, 95% CI error bars), an empirical CDF (linear or log x axis), stacked time series
+//! panels of one run, and a scatter of events over time (the load tester's latency against
+//! send time, raw or binned). Nothing here knows about results directories; [`crate::sweep`],
 //! [`crate::cdf`] and [`crate::series`] turn a directory into these inputs.
 //!
 //! Legends are drawn beside the plot, not over it, so they never hide data, and long labels are
@@ -129,6 +130,38 @@ pub struct CdfChart {
     pub footnote: String,
 }
 
+/// One series of a [`ScatterChart`]: raw points, or per bin of x a min–max bar and the median;
+/// failures apart.
+#[derive(Debug, Clone, Default)]
+pub struct Scatter {
+    /// Legend label.
+    pub label: String,
+    /// Legend note (e.g. the number of requests).
+    pub note: String,
+    /// Raw points (x, y), drawn as dots.
+    pub points: Vec<(f64, f64)>,
+    /// Binned points: (bin centre, min, median, max); the medians are joined by a line.
+    pub bins: Vec<(f64, f64, f64, f64)>,
+    /// Failures (x, y), drawn as crosses in the failure colour.
+    pub failures: Vec<(f64, f64)>,
+}
+
+/// A scatter of events over time: dots (or min–max bars with a median line) per series, red
+/// crosses for failures.
+#[derive(Debug, Clone)]
+pub struct ScatterChart {
+    /// Title above the plot.
+    pub title: String,
+    /// x axis description.
+    pub x_label: String,
+    /// y axis description.
+    pub y_label: String,
+    /// The series.
+    pub series: Vec<Scatter>,
+    /// Text under the plot.
+    pub footnote: String,
+}
+
 /// One panel of a [`PanelChart`]: lines of (t, y).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Panel {
@@ -160,16 +193,6 @@ pub fn ecdf(values: &[f64]) -> Vec<(f64, f64)> {
         .enumerate()
         .map(|(i, &x)| (x, (i + 1) as f64 / n))
         .collect()
-}
-
-/// The `q` quantile (0–1) of ascending `sorted` values by the nearest-rank method (the
-/// smallest value with at least a fraction `q` of the values at or below it); NaN when empty.
-pub fn percentile(sorted: &[f64], q: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let rank = (q.clamp(0.0, 1.0) * sorted.len() as f64).ceil() as usize;
-    sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
 /// `[lo, hi]` widened by 5% on each side (or by ±1 / ±|lo|·10% when it is a single value).
@@ -737,6 +760,96 @@ fn steps(pts: &[(f64, f64)]) -> Vec<(f64, f64)> {
     out
 }
 
+/// Colour of failures in a [`ScatterChart`].
+pub const FAILURE_COLOUR: RGBColor = RGBColor(214, 39, 40);
+
+/// Renders a [`ScatterChart`] as an SVG document of `size` pixels; both axes start at 0.
+pub fn scatter_chart(c: &ScatterChart, size: (u32, u32)) -> Result<String, ChartError> {
+    let xs = c.series.iter().flat_map(|s| {
+        s.points
+            .iter()
+            .map(|p| p.0)
+            .chain(s.bins.iter().map(|b| b.0))
+            .chain(s.failures.iter().map(|p| p.0))
+    });
+    let ys = c.series.iter().flat_map(|s| {
+        s.points
+            .iter()
+            .map(|p| p.1)
+            .chain(s.bins.iter().map(|b| b.3))
+            .chain(s.failures.iter().map(|p| p.1))
+    });
+    let x_max = xs.filter(|v| v.is_finite()).fold(0.0, f64::max).max(1e-3);
+    let y_max = ys.filter(|v| v.is_finite()).fold(0.0, f64::max).max(1e-3) * 1.05;
+    let entries: Vec<(String, String, Key)> = c
+        .series
+        .iter()
+        .map(|s| (s.label.clone(), s.note.clone(), Key::Marker))
+        .collect();
+    let mut buf = String::new();
+    {
+        let root = SVGBackend::with_string(&mut buf, fitted(size, &entries)).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let (plot, side) = split(&root, size);
+        let mut chart = ChartBuilder::on(&plot)
+            .caption(&c.title, (FONT, 17))
+            .margin(12)
+            .x_label_area_size(46)
+            .y_label_area_size(70)
+            .build_cartesian_2d(0.0..x_max, 0.0..y_max)
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_desc(&c.x_label)
+            .y_desc(&c.y_label)
+            .x_labels(10)
+            .y_labels(8)
+            .x_label_formatter(&|v| tick(*v))
+            .y_label_formatter(&|v| tick(*v))
+            .axis_desc_style((FONT, 14))
+            .label_style((FONT, 12))
+            .light_line_style(RGBColor(242, 242, 242))
+            .bold_line_style(RGBColor(215, 215, 215))
+            .max_light_lines(2)
+            .draw()
+            .map_err(err)?;
+        for (i, s) in c.series.iter().enumerate() {
+            let col = colour(i);
+            chart
+                .draw_series(
+                    s.points
+                        .iter()
+                        .map(|&(x, y)| Circle::new((x, y), 2, col.mix(0.6).filled())),
+                )
+                .map_err(err)?;
+            chart
+                .draw_series(s.bins.iter().map(|&(x, lo, _, hi)| {
+                    PathElement::new(vec![(x, lo), (x, hi)], col.mix(0.35).stroke_width(1))
+                }))
+                .map_err(err)?;
+            if !s.bins.is_empty() {
+                chart
+                    .draw_series(LineSeries::new(
+                        s.bins.iter().map(|&(x, _, mid, _)| (x, mid)),
+                        ShapeStyle::from(&col).stroke_width(2),
+                    ))
+                    .map_err(err)?;
+            }
+            chart
+                .draw_series(
+                    s.failures
+                        .iter()
+                        .map(|&(x, y)| Cross::new((x, y), 4, FAILURE_COLOUR.stroke_width(1))),
+                )
+                .map_err(err)?;
+        }
+        legend(&side, &entries)?;
+        footnote(&root, &c.footnote, size.1)?;
+        root.present().map_err(err)?;
+    }
+    Ok(buf)
+}
+
 /// Renders a [`PanelChart`]: `width` px wide, `panel_h` px per panel.
 pub fn panel_chart(c: &PanelChart, width: u32, panel_h: u32) -> Result<String, ChartError> {
     let n = c.panels.len().max(1);
@@ -825,16 +938,6 @@ mod tests {
         assert!(pts.windows(2).all(|w| w[0].0 <= w[1].0 && w[0].1 < w[1].1));
         assert_eq!(pts.last().map(|p| p.1), Some(1.0));
         assert_eq!(pts[0], (1.0, 0.25));
-    }
-
-    #[test]
-    fn nearest_rank_percentiles() {
-        let v: Vec<f64> = (1..=100).map(f64::from).collect();
-        assert_eq!(percentile(&v, 0.5), 50.0);
-        assert_eq!(percentile(&v, 0.99), 99.0);
-        assert_eq!(percentile(&v, 0.999), 100.0);
-        assert_eq!(percentile(&v, 0.0), 1.0);
-        assert!(percentile(&[], 0.5).is_nan());
     }
 
     #[test]

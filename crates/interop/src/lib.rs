@@ -6,7 +6,8 @@
 //! Peers are data: their descriptions (`peers/*.toml`, see `peers/README.md`) say how to
 //! install-check, start and read each role through command templates; nothing here knows any
 //! particular peer. [`run_matrix`] runs every applicable pair and returns a [`Matrix`] of
-//! [`Cell`]s that `quiclab interop` prints as a table or JSON.
+//! [`Cell`]s that `quiclab interop` prints as a table or JSON. [`via`] puts a server peer behind
+//! a scenario's emulated path for the load tester (`quiclab load --via`).
 
 pub mod install;
 pub mod load;
@@ -17,6 +18,7 @@ pub mod ready;
 pub mod runner;
 pub mod spec;
 pub mod template;
+pub mod via;
 
 pub use install::{check_installed, peers_home, version};
 pub use load::{load_dir, load_file, Peer, PeerError};

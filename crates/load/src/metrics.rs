@@ -406,10 +406,9 @@ mod tests {
     use super::*;
     use crate::record::tests::sample;
 
-    /// Exact percentile by the nearest-rank definition HDR histograms use.
+    /// Exact percentile by the nearest-rank definition (`quantile`), the one HDR histograms use.
     fn exact(sorted: &[u64], q: f64) -> u64 {
-        let rank = ((q * sorted.len() as f64).ceil() as usize).max(1);
-        sorted[rank - 1]
+        sorted[quantile::nearest_rank(sorted.len() as u64, q) as usize - 1]
     }
 
     #[test]

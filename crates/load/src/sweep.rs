@@ -1,9 +1,233 @@
-//! Sweep tables: one row per (rate, HTTP version) attack, as Markdown and CSV (seed 004's table:
-//! rate, protocol, mean latency, throughput, success).
+//! Sweeps (`quiclab load sweep`): one attack per (rate, HTTP version), each into its own results
+//! file, and the sweep's table as Markdown and CSV (seed 004's table: rate, protocol, mean
+//! latency, throughput, success), rewritten after every attack so an interrupted sweep keeps
+//! its table. [`run`] runs a sweep directly or through a [`Through`] (an emulated path).
 
-use std::fmt::Write as _;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
 
+use endpoints::client::{ClientConfig, HttpVersion};
+
+use crate::attack::{AttackPlan, Sink};
+use crate::client::RunError;
+use crate::live::LiveStats;
 use crate::metrics::Summary;
+use crate::record::{Encoding, RecordWriter};
+use crate::schedule::{Ramp, Schedule, ScheduleError};
+use crate::targets::Target;
+use crate::units::Rate;
+
+/// File of a sweep through a [`Through`]: the path and each attack's record of it.
+pub const PATH_RECORD: &str = "emulator.json";
+
+/// Why a sweep stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum SweepError {
+    /// A rate or duration the schedule refuses (checked for every point before the first
+    /// attack).
+    #[error("--rates {rate}: {source}")]
+    Schedule {
+        /// The rate.
+        rate: Rate,
+        /// Why.
+        source: ScheduleError,
+    },
+    /// A file of the sweep could not be written.
+    #[error("cannot write {}: {source}", .path.display())]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// An attack failed.
+    #[error("attack {name}: {source}")]
+    Attack {
+        /// The attack's label.
+        name: String,
+        /// Why.
+        source: RunError,
+    },
+    /// The path the attacks run through failed.
+    #[error("{0}")]
+    Through(String),
+}
+
+/// Where a sweep's attacks run other than directly on this host (the emulator's path through
+/// namespaces and the link model, `interop::via::EmulatedPath`).
+pub trait Through {
+    /// Runs one attack there (calling `attack` exactly once), returning its outcome and the
+    /// path's record of it (JSON, e.g. the bottleneck's counters during the attack).
+    fn attack(
+        &self,
+        attack: &mut (dyn FnMut() -> Result<Summary, RunError> + Send),
+    ) -> Result<(Result<Summary, RunError>, serde_json::Value), SweepError>;
+    /// What the path is (JSON), written with the records.
+    fn description(&self) -> serde_json::Value;
+}
+
+/// What a front end shows while a sweep runs; every method has a silent default.
+pub trait Progress: Sync {
+    /// An attack starts.
+    fn started(&self, _name: &str, _rate: Rate, _duration: Duration) {}
+    /// Runs `attack` (a front end may draw `live` meanwhile).
+    fn attack(
+        &self,
+        _live: &Arc<LiveStats>,
+        attack: &mut dyn FnMut() -> Result<Summary, RunError>,
+    ) -> Result<Summary, RunError> {
+        attack()
+    }
+    /// An attack finished.
+    fn finished(&self, _name: &str, _summary: &Summary) {}
+}
+
+impl Progress for () {}
+
+/// A sweep: every rate × HTTP version, one attack each.
+pub struct Sweep<'a> {
+    /// The rates, in order.
+    pub rates: &'a [Rate],
+    /// The HTTP versions, in order (per rate).
+    pub http: &'a [HttpVersion],
+    /// Duration of each attack.
+    pub duration: Duration,
+    /// Pause between attacks (lets connections and server queues drain).
+    pub pause: Duration,
+    /// Directory of the results files and tables (created if missing).
+    pub out: &'a Path,
+    /// The requests, used round-robin.
+    pub targets: Vec<Target>,
+    /// Attack threads.
+    pub threads: usize,
+    /// The attack plan of one point: the caller's limits and timeouts around its name, HTTP
+    /// version, schedule and targets.
+    pub plan: &'a (dyn Fn(String, HttpVersion, Schedule, Vec<Target>) -> AttackPlan + Sync),
+    /// The client configuration of one HTTP version.
+    pub client: &'a (dyn Fn(HttpVersion) -> ClientConfig + Sync),
+}
+
+impl Sweep<'_> {
+    /// Checks every point's schedule, so bad input is refused before the first attack.
+    pub fn check(&self) -> Result<(), SweepError> {
+        for rate in self.rates {
+            self.schedule(*rate)?;
+        }
+        Ok(())
+    }
+
+    fn schedule(&self, rate: Rate) -> Result<Schedule, SweepError> {
+        Schedule::new(Ramp::Constant(rate), Some(self.duration), None)
+            .map_err(|source| SweepError::Schedule { rate, source })
+    }
+}
+
+/// Runs the sweep's attacks in order, directly or `through` a path, until all ran or `stop`
+/// turns true; returns the finished points. After every attack the tables (`table.csv`,
+/// `table.md`) and, through a path, [`PATH_RECORD`] are rewritten.
+pub fn run(
+    sweep: &Sweep<'_>,
+    through: Option<&dyn Through>,
+    stop: &Arc<AtomicBool>,
+    progress: &dyn Progress,
+) -> Result<Vec<SweepPoint>, SweepError> {
+    sweep.check()?;
+    std::fs::create_dir_all(sweep.out).map_err(|source| SweepError::Io {
+        path: sweep.out.to_path_buf(),
+        source,
+    })?;
+    let mut records: Vec<serde_json::Value> = Vec::new();
+    let mut points = Vec::new();
+    'grid: for &rate in sweep.rates {
+        for &http in sweep.http {
+            if stop.load(Ordering::SeqCst) {
+                break 'grid;
+            }
+            if !points.is_empty() {
+                std::thread::sleep(sweep.pause);
+            }
+            let file = file_name(http.label(), rate.hz());
+            let name = attack_name(http.label(), rate.hz());
+            let plan = (sweep.plan)(
+                name.clone(),
+                http,
+                sweep.schedule(rate)?,
+                sweep.targets.clone(),
+            );
+            let results = sweep.out.join(&file);
+            let sink = std::fs::File::create(&results).map_err(|source| SweepError::Io {
+                path: results.clone(),
+                source,
+            })?;
+            let sink: Sink = Some(RecordWriter::new(
+                Box::new(BufWriter::new(sink)),
+                Encoding::Json,
+            ));
+            let live = Arc::new(LiveStats::new());
+            progress.started(&name, rate, sweep.duration);
+            let mut pending = Some((plan, sink));
+            let mut once = || {
+                let (plan, sink) = pending.take().expect("a sweep point's attack runs once");
+                crate::client::run_blocking(
+                    plan,
+                    (sweep.client)(http),
+                    sweep.threads,
+                    sink,
+                    live.clone(),
+                    stop.clone(),
+                )
+            };
+            let mut attack = || progress.attack(&live, &mut once);
+            let outcome = match through {
+                None => attack(),
+                Some(t) => {
+                    let (outcome, mut record) = t.attack(&mut attack)?;
+                    record["rate_per_s"] = rate.hz().into();
+                    record["http"] = http.label().into();
+                    records.push(record);
+                    outcome
+                }
+            };
+            let summary = outcome.map_err(|source| SweepError::Attack {
+                name: name.clone(),
+                source,
+            })?;
+            progress.finished(&name, &summary);
+            points.push(SweepPoint {
+                rate: rate.hz(),
+                http: http.label().to_string(),
+                file,
+                summary,
+            });
+            write_tables(sweep.out, &points)?;
+            if let Some(t) = through {
+                let text = serde_json::to_string_pretty(&serde_json::json!({
+                    "path": t.description(),
+                    "points": records,
+                }))
+                .unwrap_or_default();
+                write(&sweep.out.join(PATH_RECORD), text + "\n")?;
+            }
+        }
+    }
+    Ok(points)
+}
+
+/// Writes `table.csv` and `table.md` of `points` into `dir`.
+pub fn write_tables(dir: &Path, points: &[SweepPoint]) -> Result<(), SweepError> {
+    write(&dir.join("table.csv"), csv(points))?;
+    write(&dir.join("table.md"), markdown(points))
+}
+
+fn write(path: &Path, text: String) -> Result<(), SweepError> {
+    std::fs::write(path, text).map_err(|source| SweepError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
+}
 
 /// One finished attack of a sweep.
 #[derive(Debug, Clone)]
@@ -61,12 +285,7 @@ fn cells(p: &SweepPoint) -> [String; 11] {
 
 /// The table as CSV (header row first).
 pub fn csv(points: &[SweepPoint]) -> String {
-    let mut o = HEADER.join(",") + "\n";
-    for p in points {
-        o += &cells(p).join(",");
-        o.push('\n');
-    }
-    o
+    tables::csv(HEADER, points.iter().map(cells))
 }
 
 /// The table as GitHub Markdown.
@@ -84,15 +303,11 @@ pub fn markdown(points: &[SweepPoint]) -> String {
         "success %",
         "not on time",
     ];
-    let mut o = format!("| {} |\n|", titles.join(" | "));
-    for _ in titles {
-        o += "---:|";
-    }
-    o.push('\n');
+    let mut t = tables::Markdown::with_columns(titles.map(|h| (h, tables::Align::Right)));
     for p in points {
-        let _ = writeln!(o, "| {} |", cells(p).join(" | "));
+        t.row(cells(p));
     }
-    o
+    t.render()
 }
 
 #[cfg(test)]

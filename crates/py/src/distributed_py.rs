@@ -27,7 +27,7 @@ fn parse_task(task: &str) -> PyResult<Task> {
 #[pyfunction]
 pub fn execute_task(py: Python<'_>, task: &str) -> PyResult<(&'static str, String)> {
     let task = parse_task(task)?;
-    let engine = experiment::SimEngine::default();
+    let engine = sim::SimEngine::default();
     let outcome = py.detach(|| experiment::execute_task(&engine, &task));
     let kind = match &outcome {
         TaskOutcome::Done(_) => "done",

@@ -2,7 +2,8 @@
 //!
 //! A thin layer over the libraries the CLI uses — `scenario` to load a scenario with overrides
 //! and sweep axes, `experiment` to run one run, a sweep in memory or a sweep into a results
-//! directory — so Python gets the same results as `quiclab sim` (there is no second runner).
+//! directory, `report::compare` and `studies` for `compare` and `validate` — so Python gets the
+//! same results as the `quiclab` command line (there is no second runner).
 //! The pythonic API (DataFrames, `Results`, Dask) lives in `python/quiclab/`; this module
 //! passes results across as the JSON text `results.jsonl` holds, which keeps one
 //! serialisation of a run.
@@ -18,6 +19,7 @@ pub mod distributed_py;
 pub mod errors;
 pub mod running;
 pub mod scenario_py;
+pub mod studies_py;
 pub mod table_py;
 
 use pyo3::prelude::*;
@@ -39,6 +41,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(table_py::flatten, m)?)?;
     m.add_function(wrap_pyfunction!(table_py::series_table, m)?)?;
     m.add_function(wrap_pyfunction!(table_py::summarize, m)?)?;
+    m.add_function(wrap_pyfunction!(studies_py::compare, m)?)?;
+    m.add_function(wrap_pyfunction!(studies_py::validate, m)?)?;
+    m.add_function(wrap_pyfunction!(studies_py::validation_cases, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

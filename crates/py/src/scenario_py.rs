@@ -164,7 +164,7 @@ impl NativeScenario {
             series,
             results_dir: None,
         };
-        let engine = experiment::SimEngine::default();
+        let engine = sim::SimEngine::default();
         let result = interruptible(py, |_| {
             experiment::execute_one(&engine, point, &spec, &outputs)
         })?;
@@ -209,7 +209,7 @@ impl NativeScenario {
                 })
             })
             .collect::<PyResult<Vec<_>>>()?;
-        let engine = experiment::SimEngine::default();
+        let engine = sim::SimEngine::default();
         let executor = experiment::Threads::new(jobs);
         // The executor itself (rather than `run_in_memory`, which never stops) so an interrupt
         // starts no new run; the runs in progress finish and the interrupt is raised.
@@ -271,7 +271,7 @@ impl NativeScenario {
             resume,
             series,
         };
-        let engine = experiment::SimEngine::default();
+        let engine = sim::SimEngine::default();
         let executor = experiment::Threads::new(jobs);
         let outcome = interruptible(py, |stop| {
             experiment::run_sweep(

@@ -7,6 +7,7 @@
 
 #![warn(missing_docs)]
 
+pub mod compare;
 pub mod error;
 pub mod parquet;
 pub mod stats;

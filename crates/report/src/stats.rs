@@ -39,7 +39,7 @@ pub struct Summary {
     pub min: f64,
     /// Largest value.
     pub max: f64,
-    /// Median (mean of the two middle values when n is even).
+    /// Median (`quantile::median`: the mean of the two middle values when n is even).
     pub median: f64,
 }
 
@@ -65,11 +65,7 @@ pub fn summarize(values: &[f64]) -> Result<Summary, StatsError> {
     let mean = values.iter().sum::<f64>() / n as f64;
     let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);
-    let median = if n % 2 == 1 {
-        sorted[n / 2]
-    } else {
-        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
-    };
+    let median = quantile::median(&sorted).unwrap_or(f64::NAN);
     let (sd, half) = if n == 1 {
         (0.0, 0.0)
     } else {

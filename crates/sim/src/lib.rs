@@ -8,14 +8,16 @@ mod agents;
 mod assemble;
 mod capture;
 pub mod engine;
+mod sim_engine;
 
-pub use engine::{RunOptions, SimError};
+pub use self::engine::{RunOptions, SimError};
 use results::{Identity, Run};
 use scenario::model::{RunSpec, SweepPoint};
+pub use sim_engine::SimEngine;
 
 /// Runs one repetition of one sweep point: the engine measures, this attaches the run's identity.
 pub fn run(point: &SweepPoint, spec: &RunSpec, opts: &RunOptions) -> Result<Run, SimError> {
-    let measured = engine::Sim::new(&point.scenario, spec.seed, opts)?.run()?;
+    let measured = self::engine::Sim::new(&point.scenario, spec.seed, opts)?.run()?;
     Ok(measured.identify(Identity {
         id: spec.id.clone(),
         point: spec.point,

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use super::*;
 use crate::executor::Threads;
 use crate::runner::run_sweep;
-use crate::SimEngine;
+use sim::SimEngine;
 
 /// Two flows (so the series have rows of both) over 10 Mbit/s: well under a second simulated.
 const TINY: &str = r#"

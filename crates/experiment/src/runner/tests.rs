@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use super::*;
 use crate::executor::{Done, Sequential, Threads};
 use crate::interrupt::StopFlag;
-use crate::SimEngine;
+use sim::SimEngine;
 
 /// A 200 kB download over 10 Mbit/s: well under a second of simulated time.
 const TINY: &str = r#"

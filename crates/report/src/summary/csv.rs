@@ -19,7 +19,6 @@ pub fn write_summary_csv(path: &Path, rows: &[SummaryRow]) -> Result<()> {
 /// Floats use Rust's shortest round-trip formatting, so the text is exact and deterministic.
 pub fn summary_csv(rows: &[SummaryRow]) -> String {
     let axes = axis_names(rows);
-    let mut out = String::new();
     let mut header = vec!["point"];
     header.extend(axes.iter().map(String::as_str));
     header.extend([
@@ -33,7 +32,7 @@ pub fn summary_csv(rows: &[SummaryRow]) -> String {
         "median",
         "max",
     ]);
-    push_record(&mut out, header.iter().map(|s| s.to_string()));
+    let mut records = Vec::with_capacity(rows.len());
     for row in rows {
         let s = &row.summary;
         let mut fields = vec![row.point.to_string()];
@@ -58,9 +57,9 @@ pub fn summary_csv(rows: &[SummaryRow]) -> String {
         ] {
             fields.push(x.to_string());
         }
-        push_record(&mut out, fields.into_iter());
+        records.push(fields);
     }
-    out
+    tables::csv(header, records)
 }
 
 /// Union of axis names over all rows, in the order they are first seen.
@@ -72,21 +71,6 @@ pub(crate) fn axis_names<'a>(rows: impl IntoIterator<Item = &'a SummaryRow>) -> 
         }
     }
     names
-}
-
-fn push_record(out: &mut String, fields: impl Iterator<Item = String>) {
-    let quoted: Vec<String> = fields.map(|f| quote(&f)).collect();
-    out.push_str(&quoted.join(","));
-    out.push('\n');
-}
-
-/// RFC 4180 quoting, only where the field needs it.
-fn quote(field: &str) -> String {
-    if field.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", field.replace('"', "\"\""))
-    } else {
-        field.to_owned()
-    }
 }
 
 #[cfg(test)]
@@ -143,8 +127,11 @@ mod tests {
 
     #[test]
     fn quotes_embedded_quotes() {
-        assert_eq!(quote("a\"b"), "\"a\"\"b\"");
-        assert_eq!(quote("plain"), "plain");
+        let text = summary_csv(&[row(0, &[("label", "a\"b")], "x", &[1.0])]);
+        assert!(
+            text.lines().nth(1).unwrap().starts_with("0,\"a\"\"b\",x,"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -56,16 +56,13 @@ impl DelayHist {
         self.max_ns = self.max_ns.max(ns);
     }
 
+    /// The `q` quantile (`quantile`'s nearest rank) at the middle of its bucket, at most the
+    /// maximum.
     fn percentile(&self, q: f64) -> f64 {
-        let rank = ((q * self.count as f64).ceil() as u64).clamp(1, self.count);
-        let mut seen = 0;
-        for (i, &c) in self.counts.iter().enumerate() {
-            seen += c;
-            if seen >= rank {
-                return value(i).min(self.max_ns as f64);
-            }
+        match quantile::bucket_at_rank(&self.counts, self.count, q) {
+            Some(i) => value(i).min(self.max_ns as f64),
+            None => self.max_ns as f64,
         }
-        self.max_ns as f64
     }
 
     /// Summary, or `None` without samples.

@@ -18,6 +18,7 @@ use report::stats::median_ci95;
 use scenario::{LoadedScenario, ScenarioError};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use tables::Markdown;
 
 /// The paths of the table, in order: (scenario file stem, short label).
 pub const PATHS: &[(&str, &str)] = &[
@@ -144,7 +145,36 @@ impl Plan {
             &[],
         )?)
     }
+
+    /// Checks before anything runs that every path is known, every cell loads and, with
+    /// `emulator` (the emulator's pre-run check, `emu::check_supported`), that the emulator
+    /// runs every point: the message of the first problem.
+    pub fn check(&self, emulator: Option<EmulatorCheck<'_>>) -> Result<(), String> {
+        let known: Vec<&str> = PATHS.iter().map(|(p, _)| *p).collect();
+        if let Some(bad) = self.only.iter().find(|p| !known.contains(&p.as_str())) {
+            return Err(format!(
+                "unknown path {bad:?}; allowed: {}",
+                known.join(", ")
+            ));
+        }
+        for (path, _) in self.paths() {
+            for v in Variant::ALL {
+                let loaded = self.load(path, v).map_err(|e| e.to_string())?;
+                if let Some(check) = emulator {
+                    for p in &loaded.points {
+                        check(&p.scenario)
+                            .map_err(|e| format!("{}: {e}", self.file(path).display()))?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
 }
+
+/// The emulator's pre-run check of one scenario (`emu::check_supported`), as [`Plan::check`]
+/// takes it: the calibration does not link the emulator.
+pub type EmulatorCheck<'a> = &'a dyn Fn(&scenario::model::Scenario) -> Result<(), String>;
 
 /// Errors of the calibration.
 #[derive(Debug, thiserror::Error)]
@@ -407,11 +437,7 @@ impl Stat {
         values.retain(|v| v.is_finite());
         values.sort_by(f64::total_cmp);
         let n = values.len();
-        let median = match n {
-            0 => None,
-            _ if n % 2 == 1 => Some(values[n / 2]),
-            _ => Some((values[n / 2 - 1] + values[n / 2]) / 2.0),
-        };
+        let median = quantile::median(&values);
         Stat {
             n,
             median,
@@ -695,19 +721,27 @@ pub fn render_markdown(plan: &Plan, rows: &[Row], out: &Path, notes: Option<&str
          goodput its size over that time. The download size of each path (column *size*) is chosen so that the emulator half \
          takes at most 35 minutes at 10 repetitions; a size is part of the path's scenario file.\n"
     );
-    let _ = writeln!(
-        d,
-        "| path | variant | size | sim completion s | emu completion s | ratio | sim goodput Mbit/s | emu goodput Mbit/s | ratio | |"
-    );
-    let _ = writeln!(d, "|---|---|---|---|---|---|---|---|---|---|");
+    let mut t = Markdown::new([
+        "path",
+        "variant",
+        "size",
+        "sim completion s",
+        "emu completion s",
+        "ratio",
+        "sim goodput Mbit/s",
+        "emu goodput Mbit/s",
+        "ratio",
+        "",
+    ]);
     for r in rows {
         let flag = match r.outside() {
             Some(true) => "**outside ±10%**",
             Some(false) => "ok",
             None => "–",
         };
-        let _ = writeln!(d, "| {} | {flag} |", cells(r).join(" | "));
+        t.row(cells(r).into_iter().chain([flag.to_string()]));
     }
+    d.push_str(&t.render());
     let outside: Vec<String> = rows
         .iter()
         .filter(|r| r.outside() == Some(true))
@@ -731,48 +765,48 @@ pub fn render_markdown(plan: &Plan, rows: &[Row], out: &Path, notes: Option<&str
         "CPU busy is the fraction of all CPUs' time not idle over the cell (`/proc/stat`), load the 1-minute load average at the cell's start and end; \
          lateness is the largest 99th percentile, over the cell's runs, of how late the forwarder released packets against their schedule.\n"
     );
-    let _ = writeln!(
-        d,
-        "| path | variant | runs | wall s | CPU busy | load avg | release lateness p99 µs |"
-    );
-    let _ = writeln!(d, "|---|---|---|---|---|---|---|");
+    let mut t = Markdown::new([
+        "path",
+        "variant",
+        "runs",
+        "wall s",
+        "CPU busy",
+        "load avg",
+        "release lateness p99 µs",
+    ]);
     for r in rows {
         let Some(e) = &r.emu else { continue };
         let l = e.load.clone().unwrap_or_default();
         let f = |v: Option<f64>| v.map_or("–".into(), |v| format!("{v:.2}"));
-        let _ = writeln!(
-            d,
-            "| {} | {} | {} | {:.0} | {} | {} → {} | {} |",
-            r.label,
-            r.variant.name(),
-            e.runs,
-            l.wall_s,
+        t.row([
+            r.label.clone(),
+            r.variant.name().to_string(),
+            e.runs.to_string(),
+            format!("{:.0}", l.wall_s),
             l.cpu_busy
                 .map_or("–".into(), |b| format!("{:.0}%", b * 100.0)),
-            f(l.loadavg_1m[0]),
-            f(l.loadavg_1m[1]),
+            format!("{} → {}", f(l.loadavg_1m[0]), f(l.loadavg_1m[1])),
             e.late_p99_us.map_or("–".into(), |v| v.to_string()),
-        );
+        ]);
     }
+    d.push_str(&t.render());
     let _ = writeln!(d, "\n## Effective configuration\n");
     let _ = writeln!(
         d,
         "What each engine recorded in `flows[0].config` of its first run: the simulator from its knobs, the emulator as read back \
          from the kernel (sysctls, routes, `TCP_INFO`).\n"
     );
-    let _ = writeln!(d, "| variant | sim | emu |");
-    let _ = writeln!(d, "|---|---|---|");
+    let mut t = Markdown::new(["variant", "sim", "emu"]);
     if let Some((first, _)) = plan.paths().first() {
         for r in rows.iter().filter(|r| r.path == *first) {
-            let _ = writeln!(
-                d,
-                "| {} | {} | {} |",
-                r.variant.name(),
+            t.row([
+                r.variant.name().to_string(),
                 config_text(r.sim.as_ref().and_then(|s| s.config.as_ref())),
                 config_text(r.emu.as_ref().and_then(|s| s.config.as_ref())),
-            );
+            ]);
         }
     }
+    d.push_str(&t.render());
     let _ = writeln!(
         d,
         "\n## Re-running one half\n\n\

@@ -4,7 +4,7 @@
 
 use scenario::LoadedScenario;
 
-use super::studies::{Experiment, Reading, Study};
+use super::registry::{Experiment, Reading, Study};
 
 /// Axis name under which a point records its experiment.
 pub const EXPERIMENT_AXIS: &str = "experiment";
@@ -108,7 +108,7 @@ fn unquote(v: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cmd_reproduce::studies;
+    use crate::reproduce::registry as studies;
 
     #[test]
     fn points_carry_experiment_variant_and_x() {

@@ -1,25 +1,21 @@
-//! `quiclab load attack|sweep --via SCENARIO`: load through the emulator. The scenario's path
+//! Load through the emulator (`quiclab load attack|sweep --via SCENARIO`). The scenario's path
 //! (`emu::path`: its bottleneck, its first flow's access links and MTU) joins a client and a
 //! server namespace through the forwarder; a server peer (`peers/*.toml`: `quiclab serve`,
 //! quic-go, nginx, …) runs in the server namespace, started as the interop matrix starts it
-//! (`interop::serve`), and the load generator runs in-process on a thread inside the client
-//! namespace (`emu::Topology::run_in`), so its sockets and its runtime's threads are the client
-//! namespace's. Nothing reaches the host's network: the target is the server namespace's address.
+//! ([`crate::serve`]), and the caller's load generator runs in-process on a thread inside the
+//! client namespace ([`EmulatedPath::run`], through `emu::Topology::run_in`), so its sockets and
+//! its runtime's threads are the client namespace's. Nothing reaches the host's network: the
+//! target is the server namespace's address.
 //!
-//! Teardown: the server and the namespaces go when the attack ends, fails, or is stopped by
-//! Ctrl-C or SIGTERM (the attack stops scheduling and drains first); a second Ctrl-C exits at
-//! once and leaves the namespaces to the next `--via` run's (or `quiclab emu --cleanup`'s)
-//! clean-up, which removes only what a dead run's lock record proves quiclab's.
+//! Teardown: the server and the namespaces go when the path is closed or dropped (after the
+//! attack ends, fails, or is stopped by Ctrl-C or SIGTERM); a process killed outside that
+//! leaves the namespaces to the next run's (or `quiclab emu --cleanup`'s) clean-up, which
+//! removes only what a dead run's lock record proves quiclab's.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::Context;
-use clap::Args;
-use endpoints::client::HttpVersion;
-use interop::{Certs, Emulated, PairConfig, Peer, Protocol};
-
-use crate::cmd_interop::locate;
+use crate::{Certs, Emulated, PairConfig, Peer, Protocol};
 
 /// Port of the server peer inside its namespace (the namespace is the run's own, so any port
 /// is free).
@@ -27,65 +23,54 @@ const SERVER_PORT: u16 = 4433;
 /// How long a server peer may take to become ready.
 const READY_TIMEOUT: Duration = Duration::from_secs(15);
 
-/// The `--via` options of `quiclab load attack` and `quiclab load sweep`.
-#[derive(Debug, Clone, Default, Args)]
-pub struct ViaArgs {
-    /// Load through the emulator (root): a client and a server namespace joined through the
-    /// forwarder with this scenario's path (`link.*`, the first flow's access links and MTU;
-    /// flows are not run), the `--server` peer in the server namespace, the load generator in
-    /// the client namespace. Targets are generated: GET the server's `--size`-byte page.
-    #[arg(long, value_name = "SCENARIO", conflicts_with_all = ["urls", "targets"])]
-    pub via: Option<PathBuf>,
-    /// With --via: override a scenario key, e.g. `--set link.loss=1%` (repeatable).
-    #[arg(long = "set", value_name = "KEY=VALUE", requires = "via")]
+/// What to build: the path of a scenario and a server peer behind it.
+#[derive(Debug, Clone, Default)]
+pub struct ViaOptions {
+    /// The scenario whose path (`link.*`, the first flow's access links and MTU) is emulated;
+    /// its flows are not run.
+    pub scenario: PathBuf,
+    /// `KEY=VALUE` overrides of the scenario.
     pub set: Vec<String>,
-    /// With --via: the server peer (a `peers/*.toml` with a server role: quiclab, quic-go,
-    /// nginx, …).
-    #[arg(long, value_name = "PEER", default_value = "quiclab")]
+    /// The server peer (a `peers/*.toml` with a server role).
     pub server: String,
-    /// With --via: size of the page every request fetches (e.g. 11000, 11kB).
-    #[arg(long, value_name = "BYTES", value_parser = units::parse_size, requires = "via")]
+    /// Size of the page every request fetches, bytes.
     pub size: Option<u64>,
-    /// With --via: seed of the link models [default: the scenario's `run.seed`].
-    #[arg(long, requires = "via")]
+    /// Seed of the link models (default: the scenario's `run.seed`).
     pub seed: Option<u64>,
-    /// With --via: kernel TCP's congestion controller on the path (reno, cubic, bbr, …; a route attribute in both namespaces)
-    /// [default: the host's default, recorded in emulator.json]. QUIC servers keep their own.
-    #[arg(long, value_name = "NAME", requires = "via")]
+    /// Kernel TCP's congestion controller on the path (default: the host's).
     pub tcp_cc: Option<String>,
-    /// With --via: keep the server's logs (command, stdout, stderr, key log) in DIR [default: a
-    /// private temporary directory, removed at the end].
-    #[arg(long, value_name = "DIR", requires = "via")]
+    /// Keep the server's logs here (default: a private temporary directory, removed at the
+    /// end).
     pub server_logs: Option<PathBuf>,
-    /// With --via: directory of peer descriptions [default: ./peers, else the repository's].
-    #[arg(long, value_name = "DIR", requires = "via")]
-    pub peers: Option<PathBuf>,
-    /// With --via: directory of the test PKI the servers use [default: ./certs, else the
-    /// repository's].
-    #[arg(long, value_name = "DIR", requires = "via")]
-    pub certs: Option<PathBuf>,
+    /// Directory of peer descriptions.
+    pub peers: PathBuf,
+    /// Directory of the test PKI the servers use.
+    pub certs: PathBuf,
+    /// The `quiclab` binary (the `quiclab` server peer runs it).
+    pub quiclab: PathBuf,
 }
 
-/// Why `--via` could not set up: the user's input (exit 2) or the machine.
-#[derive(Debug)]
+/// Why the path could not be set up or run: the user's input or the machine.
+#[derive(Debug, thiserror::Error)]
 pub enum ViaError {
     /// Bad input: the scenario, the peer, the protocols, the size.
+    #[error("{0}")]
     BadInput(String),
     /// Anything else (not root, namespaces, the server failing to start).
-    Failed(anyhow::Error),
+    #[error("{0}")]
+    Failed(String),
 }
 
-impl From<anyhow::Error> for ViaError {
-    fn from(e: anyhow::Error) -> Self {
-        ViaError::Failed(e)
-    }
+/// `context: error` as a [`ViaError::Failed`].
+fn failed(context: &str) -> impl FnOnce(&dyn std::fmt::Display) -> ViaError + '_ {
+    move |e| ViaError::Failed(format!("{context}: {e}"))
 }
 
 /// A live emulated path with a server peer behind it. Dropping it stops the server and removes
 /// the namespaces; [`EmulatedPath::close`] does the same and returns the forwarder's counters.
 pub struct EmulatedPath {
     /// Declared before the topology: fields drop in order, so the server stops first.
-    server: Option<interop::Server>,
+    server: Option<crate::Server>,
     topology: Option<emu::Topology>,
     /// The server's logs when not kept (`--server-logs`): removed after the topology.
     _private: Option<fsutil::PrivateDir>,
@@ -93,24 +78,21 @@ pub struct EmulatedPath {
     pub url: String,
     /// What the path is, for the record: scenario, overrides, seed, server, links.
     pub description: serde_json::Value,
-}
-
-/// The peer server protocol of an HTTP version.
-fn protocol(http: HttpVersion) -> Protocol {
-    match http {
-        HttpVersion::H1 => Protocol::Http11,
-        HttpVersion::H2 => Protocol::H2,
-        HttpVersion::H3 => Protocol::H3,
-    }
+    /// What setting up said on the way (scenario warnings, leftovers removed, the path built),
+    /// one line each, for the caller to show.
+    pub notes: Vec<String>,
 }
 
 impl EmulatedPath {
-    /// Builds the path of `args.via`, starts the server peer for `http` (every version must be
-    /// one it serves) and waits until it is ready.
-    pub fn open(args: &ViaArgs, http: &[HttpVersion]) -> Result<EmulatedPath, ViaError> {
-        let Some(file) = &args.via else {
-            return Err(ViaError::Failed(anyhow::anyhow!("internal: no --via")));
+    /// Builds the path of `args.scenario`, starts the server peer for `protocols` (every one
+    /// must be one it serves; the first is the one it is started for) and waits until it is
+    /// ready.
+    pub fn open(args: &ViaOptions, protocols: &[Protocol]) -> Result<EmulatedPath, ViaError> {
+        let file = &args.scenario;
+        let Some(&first) = protocols.first() else {
+            return Err(ViaError::BadInput("no HTTP version to serve".into()));
         };
+        let mut notes = Vec::new();
         let Some(size) = args.size else {
             return Err(ViaError::BadInput(
                 "--via needs --size BYTES (the page every request fetches, e.g. --size 11000)"
@@ -126,9 +108,7 @@ impl EmulatedPath {
         }
         let loaded =
             scenario::load(file, &overrides, &[]).map_err(|e| ViaError::BadInput(e.to_string()))?;
-        for w in &loaded.warnings {
-            eprintln!("warning: {w}");
-        }
+        notes.extend(loaded.warnings.iter().map(|w| format!("warning: {w}")));
         if loaded.points.len() != 1 {
             return Err(ViaError::BadInput(format!(
                 "{}: the scenario sweeps {} points; --via takes one path (fix its axes with --set)",
@@ -141,33 +121,32 @@ impl EmulatedPath {
         let spec = emu::path::topology_spec(&point.scenario, seed, emu::WaitMode::Sleep)
             .map_err(|e| ViaError::BadInput(format!("{}: {e}", file.display())))?;
 
-        let peers_dir = locate(args.peers.as_deref(), "peers")?;
-        let all = interop::load_dir(&peers_dir).map_err(|e| ViaError::BadInput(e.to_string()))?;
-        let peer = interop::select(&all, std::slice::from_ref(&args.server), |p| {
+        let peers_dir = args.peers.clone();
+        let all = crate::load_dir(&peers_dir).map_err(|e| ViaError::BadInput(e.to_string()))?;
+        let peer = crate::select(&all, std::slice::from_ref(&args.server), |p| {
             p.spec.server.is_some()
         })
         .map_err(|e| ViaError::BadInput(format!("--server: {e}")))?[0]
             .clone();
-        check_protocols(&peer, http)?;
-        let certs_dir = locate(args.certs.as_deref(), "certs")?;
+        check_protocols(&peer, protocols)?;
         let cfg = PairConfig {
             size,
-            protocol: protocol(http[0]),
+            protocol: first,
             port: SERVER_PORT,
             // A download's limit; serving has none (the server runs until the path closes).
             timeout: Duration::from_secs(60),
             ready_timeout: READY_TIMEOUT,
             out_dir: PathBuf::new(),
-            certs: Certs::from_dir(&certs_dir).context("reading the test PKI")?,
+            certs: Certs::from_dir(&args.certs).map_err(|e| failed("reading the test PKI")(&e))?,
             peers_dir: peers_dir.clone(),
-            peers_home: interop::peers_home(),
-            quiclab: std::env::current_exe().context("locating the quiclab binary")?,
+            peers_home: crate::peers_home(),
+            quiclab: args.quiclab.clone(),
         };
-        let mut vars = interop::Vars::default();
+        let mut vars = crate::Vars::default();
         vars.set("peers_home", cfg.peers_home.to_string_lossy())
             .set("peers_dir", cfg.peers_dir.to_string_lossy())
             .set("quiclab", cfg.quiclab.to_string_lossy());
-        interop::check_installed(&peer, &vars).map_err(|why| {
+        crate::check_installed(&peer, &vars).map_err(|why| {
             ViaError::BadInput(format!(
                 "server peer {} is not installed: {why} (scripts/install-peers.sh installs it)",
                 peer.name()
@@ -175,28 +154,32 @@ impl EmulatedPath {
         })?;
 
         // What a killed run left behind (only what a dead run's lock proves quiclab's).
-        let cleaned = emu::cleanup_stale().context("cannot clean up after earlier runs")?;
+        let cleaned =
+            emu::cleanup_stale().map_err(|e| failed("cannot clean up after earlier runs")(&e))?;
         if !cleaned.namespaces.is_empty() {
-            eprintln!(
+            notes.push(format!(
                 "removed leftovers of killed runs: {} namespaces ({})",
                 cleaned.namespaces.len(),
                 cleaned.namespaces.join(", ")
-            );
+            ));
         }
         emu::install_term_handler();
-        let topology = emu::Topology::create(&spec)
-            .context("creating the emulated path (needs root: network namespaces)")?;
+        let topology = emu::Topology::create(&spec).map_err(|e| {
+            failed("creating the emulated path (needs root: network namespaces)")(&e)
+        })?;
         let tcp_cc = emu::path::tcp_congestion_control(&topology, args.tcp_cc.as_deref())
             .map_err(|e| ViaError::BadInput(format!("--tcp-cc: {e}")))?;
         let (private, dir) = match &args.server_logs {
             Some(d) => {
-                let d = absolute(d)?;
+                let d = absolute(d).map_err(|e| failed("current directory")(&e))?;
                 std::fs::create_dir_all(&d)
-                    .with_context(|| format!("cannot create {}", d.display()))?;
+                    .map_err(|e| failed(&format!("cannot create {}", d.display()))(&e))?;
                 (None, d)
             }
             None => {
-                let p = topology.private_dir().map_err(anyhow::Error::from)?;
+                let p = topology
+                    .private_dir()
+                    .map_err(|e| ViaError::Failed(e.to_string()))?;
                 let d = p.path().to_path_buf();
                 (Some(p), d)
             }
@@ -206,14 +189,11 @@ impl EmulatedPath {
             client: 0,
             server: 0,
         };
-        let server = interop::serve(&space, &peer, &dir, &cfg).map_err(|e| {
-            ViaError::Failed(anyhow::anyhow!(
-                "server peer {} did not start: {e}",
-                peer.name()
-            ))
+        let server = crate::serve(&space, &peer, &dir, &cfg).map_err(|e| {
+            ViaError::Failed(format!("server peer {} did not start: {e}", peer.name()))
         })?;
         let url = server.url.clone();
-        eprintln!(
+        notes.push(format!(
             "via {}: emulated path {} (client {}, server {} at {}), server {}, kernel TCP {}",
             file.display(),
             topology.run_id(),
@@ -222,7 +202,7 @@ impl EmulatedPath {
             topology.server_addr(0),
             peer.name(),
             tcp_cc
-        );
+        ));
         let description = serde_json::json!({
             "scenario": file,
             "set": args.set,
@@ -245,16 +225,19 @@ impl EmulatedPath {
             _private: private,
             url,
             description,
+            notes,
         })
     }
 
     /// Runs `f` (the load generator) on a thread inside the client namespace.
-    pub fn run<R: Send>(&self, f: impl FnOnce() -> R + Send) -> anyhow::Result<R> {
+    pub fn run<R: Send>(&self, f: impl FnOnce() -> R + Send) -> Result<R, ViaError> {
         let topology = self
             .topology
             .as_ref()
-            .context("internal: the path is closed")?;
-        Ok(topology.run_in(topology.client_ns(0), f)?)
+            .ok_or_else(|| ViaError::Failed("the emulated path is closed".into()))?;
+        topology
+            .run_in(topology.client_ns(0), f)
+            .map_err(|e| ViaError::Failed(e.to_string()))
     }
 
     /// The forwarder's counters so far.
@@ -266,31 +249,34 @@ impl EmulatedPath {
     }
 
     /// Stops the server, removes the namespaces and returns the forwarder's final counters.
-    pub fn close(mut self) -> anyhow::Result<emu::ForwarderReport> {
+    pub fn close(mut self) -> Result<emu::ForwarderReport, ViaError> {
         if let Some(mut s) = self.server.take() {
             s.proc.stop(Duration::from_secs(2));
         }
-        let topology = self.topology.take().context("internal: closed twice")?;
+        let topology = self
+            .topology
+            .take()
+            .ok_or_else(|| ViaError::Failed("the emulated path is closed".into()))?;
         topology
             .shutdown()
-            .context("tearing down the emulated path")
+            .map_err(|e| failed("tearing down the emulated path")(&e))
     }
 }
 
-/// Every requested HTTP version must be one the server peer serves.
-fn check_protocols(peer: &Peer, http: &[HttpVersion]) -> Result<(), ViaError> {
+/// Every requested protocol must be one the server peer serves.
+fn check_protocols(peer: &Peer, protocols: &[Protocol]) -> Result<(), ViaError> {
     let served = peer
         .spec
         .server
         .as_ref()
         .map(|s| s.protocols.clone())
         .unwrap_or_default();
-    for &h in http {
-        if !served.contains(&protocol(h)) {
+    for &p in protocols {
+        if !served.contains(&p) {
             let names: Vec<&str> = served.iter().map(|p| p.version()).collect();
             return Err(ViaError::BadInput(format!(
                 "--http {}: server peer {} serves HTTP {} only",
-                h.label(),
+                p.version(),
                 peer.name(),
                 names.join(", ")
             )));
@@ -299,7 +285,7 @@ fn check_protocols(peer: &Peer, http: &[HttpVersion]) -> Result<(), ViaError> {
     Ok(())
 }
 
-fn absolute(p: &Path) -> anyhow::Result<PathBuf> {
+fn absolute(p: &Path) -> std::io::Result<PathBuf> {
     Ok(if p.is_absolute() {
         p.to_path_buf()
     } else {

@@ -1,6 +1,6 @@
 //! The validation suite on its reduced grid: every case must pass its tolerance.
 
-use validate::{run, Grid};
+use studies::validate::{run, Grid};
 
 /// All cores, no progress output.
 const EXECUTOR: experiment::Threads = experiment::Threads { threads: None };

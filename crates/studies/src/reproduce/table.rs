@@ -4,10 +4,12 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+use tables::{Align, Markdown};
+
 use report::{Summary, SummaryRow};
 
 use super::combine::PointInfo;
-use super::studies::{Column, Comparison, Experiment};
+use super::registry::{Column, Comparison, Experiment};
 
 /// One line of the table.
 #[derive(Debug, Clone, PartialEq)]
@@ -71,26 +73,31 @@ pub fn rows(info: &[PointInfo], summary: &[SummaryRow]) -> Vec<Row> {
 /// The table as GitHub Markdown: times in seconds (download) and milliseconds (handshake);
 /// `n/N` = runs whose download completed / runs attempted (`attempted` per point).
 pub fn markdown(rows: &[Row], attempted: u32) -> String {
-    let mut s = String::from(
-        "| experiment | parameter | x | protocol | n/N | download time (s) | ± 95% CI (s) | handshake (ms) | first byte (ms) |\n\
-         |---|---|---|---|---:|---:|---:|---:|---:|\n",
-    );
+    let mut t = Markdown::with_columns([
+        ("experiment", Align::Left),
+        ("parameter", Align::Left),
+        ("x", Align::Left),
+        ("protocol", Align::Left),
+        ("n/N", Align::Right),
+        ("download time (s)", Align::Right),
+        ("± 95% CI (s)", Align::Right),
+        ("handshake (ms)", Align::Right),
+        ("first byte (ms)", Align::Right),
+    ]);
     for r in rows {
-        let _ = writeln!(
-            s,
-            "| {} | {} | {} | {} | {}/{attempted} | {} | {} | {} | {} |",
-            r.experiment,
-            r.parameter,
-            r.x,
-            r.protocol,
-            r.download.map_or(0, |d| d.n),
+        t.row([
+            r.experiment.clone(),
+            r.parameter.clone(),
+            r.x.clone(),
+            r.protocol.clone(),
+            format!("{}/{attempted}", r.download.map_or(0, |d| d.n)),
             fixed(r.download.map(|d| d.mean), 1.0, 3),
             fixed(r.download.map(|d| d.ci95_half_width()), 1.0, 3),
             fixed(r.handshake_mean_s, 1e3, 2),
             fixed(r.ttfb_mean_s, 1e3, 2),
-        );
+        ]);
     }
-    s
+    t.render()
 }
 
 /// One line per row where fewer than `attempted` runs completed: how many completed, how many
@@ -117,42 +124,42 @@ pub fn incomplete(rows: &[Row], attempted: u32) -> Vec<String> {
 
 /// The table as CSV, seconds throughout, full precision.
 pub fn csv(rows: &[Row]) -> String {
-    let mut s = String::from(
-        "experiment,parameter,x,protocol,runs,n,download_mean_s,download_ci95_s,download_sd_s,handshake_mean_s,ttfb_mean_s\n",
-    );
-    for r in rows {
-        let _ = writeln!(
-            s,
-            "{},{},{},{},{},{},{},{},{},{},{}",
-            field(&r.experiment),
-            field(&r.parameter),
-            field(&r.x),
-            field(&r.protocol),
-            r.runs,
-            r.download.map_or(0, |d| d.n),
-            fixed(r.download.map(|d| d.mean), 1.0, 6),
-            fixed(r.download.map(|d| d.ci95_half_width()), 1.0, 6),
-            fixed(r.download.map(|d| d.sd), 1.0, 6),
-            fixed(r.handshake_mean_s, 1.0, 6),
-            fixed(r.ttfb_mean_s, 1.0, 6),
-        );
-    }
-    s
+    tables::csv(
+        [
+            "experiment",
+            "parameter",
+            "x",
+            "protocol",
+            "runs",
+            "n",
+            "download_mean_s",
+            "download_ci95_s",
+            "download_sd_s",
+            "handshake_mean_s",
+            "ttfb_mean_s",
+        ],
+        rows.iter().map(|r| {
+            [
+                r.experiment.clone(),
+                r.parameter.clone(),
+                r.x.clone(),
+                r.protocol.clone(),
+                r.runs.to_string(),
+                r.download.map_or(0, |d| d.n).to_string(),
+                fixed(r.download.map(|d| d.mean), 1.0, 6),
+                fixed(r.download.map(|d| d.ci95_half_width()), 1.0, 6),
+                fixed(r.download.map(|d| d.sd), 1.0, 6),
+                fixed(r.handshake_mean_s, 1.0, 6),
+                fixed(r.ttfb_mean_s, 1.0, 6),
+            ]
+        }),
+    )
 }
 
 /// `v × scale` with `decimals` places; `-` in Markdown terms for a missing value is left to the
 /// reader, so an absent value is an empty cell.
 fn fixed(v: Option<f64>, scale: f64, decimals: usize) -> String {
     v.map_or_else(String::new, |x| format!("{:.*}", decimals, x * scale))
-}
-
-/// A CSV field, quoted when it holds a comma or a quote (protocol labels may).
-fn field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
 }
 
 /// One cell of a metrics table.
@@ -341,31 +348,28 @@ pub fn metric_markdown(experiments: &[&Experiment], rows: &[MetricRow], attempte
             "### {} (`{}`, x = `{}`)\n",
             e.name, e.file, first.parameter
         );
-        let mut head = String::from("| x | protocol | n/N |");
-        let mut rule = String::from("|---|---|---:|");
+        let mut t = Markdown::with_columns([
+            ("x", Align::Left),
+            ("protocol", Align::Left),
+            ("n/N", Align::Right),
+        ]);
         for c in e.columns {
-            let _ = write!(head, " {} | ± 95% CI |", c.header);
-            rule.push_str("---:|---:|");
+            t.column(c.header, Align::Right)
+                .column("± 95% CI", Align::Right);
         }
-        let _ = writeln!(s, "{head}\n{rule}");
         for r in &mine {
-            let _ = write!(
-                s,
-                "| {} | {} | {}/{attempted} |",
-                r.x,
-                r.protocol,
-                complete_runs(r)
-            );
+            let mut cells = vec![
+                r.x.clone(),
+                r.protocol.clone(),
+                format!("{}/{attempted}", complete_runs(r)),
+            ];
             for (c, cell) in e.columns.iter().zip(&r.cells) {
-                let _ = write!(
-                    s,
-                    " {} | {} |",
-                    fixed(cell.map(|v| v.mean), 1.0, c.decimals),
-                    fixed(cell.and_then(|v| v.ci95), 1.0, c.decimals)
-                );
+                cells.push(fixed(cell.map(|v| v.mean), 1.0, c.decimals));
+                cells.push(fixed(cell.and_then(|v| v.ci95), 1.0, c.decimals));
             }
-            s.push('\n');
+            t.row(cells);
         }
+        s.push_str(&t.render());
         s.push('\n');
         s.push_str(&comparisons_markdown(e, rows));
     }
@@ -392,13 +396,10 @@ fn comparisons_markdown(e: &Experiment, rows: &[MetricRow]) -> String {
             "Relative difference in {} (variant / baseline − 1):\n",
             col.header
         );
-        let mut head = String::from("| x |");
-        let mut rule = String::from("|---|");
+        let mut t = Markdown::new(["x"]);
         for (b, v) in &relative {
-            let _ = write!(head, " {v} vs {b} |");
-            rule.push_str("---:|");
+            t.column(format!("{v} vs {b}"), Align::Right);
         }
-        let _ = writeln!(s, "{head}\n{rule}");
         let xs: Vec<String> = {
             let mut xs: Vec<String> = Vec::new();
             for r in rows.iter().filter(|r| r.experiment == e.name) {
@@ -410,30 +411,32 @@ fn comparisons_markdown(e: &Experiment, rows: &[MetricRow]) -> String {
         };
         let mut sums = vec![(0.0, 0usize); relative.len()];
         for x in &xs {
-            let _ = write!(s, "| {x} |");
+            let mut cells = vec![x.clone()];
             for (i, (b, v)) in relative.iter().enumerate() {
                 let pairs = paired(&series(rows, e.name, v, 0), &series(rows, e.name, b, 0));
-                match pairs.iter().find(|(px, _, _)| px == x) {
+                cells.push(match pairs.iter().find(|(px, _, _)| px == x) {
                     Some((_, vv, bv)) if *bv != 0.0 => {
                         let d = vv / bv - 1.0;
                         sums[i].0 += d;
                         sums[i].1 += 1;
-                        let _ = write!(s, " {:+.2}% |", d * 100.0);
+                        format!("{:+.2}%", d * 100.0)
                     }
-                    _ => s.push_str("  |"),
-                }
+                    _ => String::new(),
+                });
             }
-            s.push('\n');
+            t.row(cells);
         }
-        s.push_str("| mean over x |");
+        let mut mean = vec!["mean over x".to_string()];
         for (sum, n) in &sums {
-            if *n > 0 {
-                let _ = write!(s, " {:+.2}% |", sum / *n as f64 * 100.0);
+            mean.push(if *n > 0 {
+                format!("{:+.2}%", sum / *n as f64 * 100.0)
             } else {
-                s.push_str("  |");
-            }
+                String::new()
+            });
         }
-        s.push_str("\n\n");
+        t.row(mean);
+        s.push_str(&t.render());
+        s.push('\n');
     }
     let fits: Vec<(&str, &str)> = e
         .comparisons
@@ -444,32 +447,27 @@ fn comparisons_markdown(e: &Experiment, rows: &[MetricRow]) -> String {
         })
         .collect();
     if !fits.is_empty() {
-        s.push_str("R² of a linear fit across the x values (per column):\n\n| column |");
+        s.push_str("R² of a linear fit across the x values (per column):\n\n");
+        let mut t = Markdown::new(["column"]);
         for (a, b) in &fits {
-            let _ = write!(s, " {a} vs {b} |");
+            t.column(format!("{a} vs {b}"), Align::Right);
         }
-        s.push_str("\n|---|");
-        for _ in &fits {
-            s.push_str("---:|");
-        }
-        s.push('\n');
         for (i, c) in e.columns.iter().enumerate() {
-            let _ = write!(s, "| {} |", c.header);
+            let mut cells = vec![c.header.to_string()];
             for (a, b) in &fits {
                 let pts: Vec<(f64, f64)> =
                     paired(&series(rows, e.name, a, i), &series(rows, e.name, b, i))
                         .into_iter()
                         .map(|(_, x, y)| (x, y))
                         .collect();
-                match r_squared(&pts) {
-                    Some(r2) => {
-                        let _ = write!(s, " {:.0}% |", r2 * 100.0);
-                    }
-                    None => s.push_str(" n/a |"),
-                }
+                cells.push(match r_squared(&pts) {
+                    Some(r2) => format!("{:.0}%", r2 * 100.0),
+                    None => "n/a".to_string(),
+                });
             }
-            s.push('\n');
+            t.row(cells);
         }
+        s.push_str(&t.render());
         s.push('\n');
     }
     s
@@ -477,34 +475,45 @@ fn comparisons_markdown(e: &Experiment, rows: &[MetricRow]) -> String {
 
 /// The metrics rows as CSV, one line per (row, column), full precision in the column's unit.
 pub fn metric_csv(experiments: &[&Experiment], rows: &[MetricRow]) -> String {
-    let mut s = String::from("experiment,parameter,x,protocol,runs,metric,n,mean,ci95\n");
+    let mut records = Vec::new();
     for r in rows {
         let Some(e) = experiments.iter().find(|e| e.name == r.experiment) else {
             continue;
         };
         for (c, cell) in e.columns.iter().zip(&r.cells) {
-            let _ = writeln!(
-                s,
-                "{},{},{},{},{},{},{},{},{}",
-                field(&r.experiment),
-                field(&r.parameter),
-                field(&r.x),
-                field(&r.protocol),
-                r.runs,
-                field(c.header),
-                cell.map_or(0, |v| v.n),
+            records.push([
+                r.experiment.clone(),
+                r.parameter.clone(),
+                r.x.clone(),
+                r.protocol.clone(),
+                r.runs.to_string(),
+                c.header.to_string(),
+                cell.map_or(0, |v| v.n).to_string(),
                 fixed(cell.map(|v| v.mean), 1.0, 6),
                 fixed(cell.and_then(|v| v.ci95), 1.0, 6),
-            );
+            ]);
         }
     }
-    s
+    tables::csv(
+        [
+            "experiment",
+            "parameter",
+            "x",
+            "protocol",
+            "runs",
+            "metric",
+            "n",
+            "mean",
+            "ci95",
+        ],
+        records,
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cmd_reproduce::studies::Reading;
+    use crate::reproduce::registry::Reading;
 
     const READ: &[Reading] = &[Reading {
         protocol: "quic-0rtt",
@@ -681,7 +690,17 @@ mod tests {
 
     #[test]
     fn csv_fields_with_commas_are_quoted() {
-        assert_eq!(field("a,b"), "\"a,b\"");
-        assert_eq!(field("plain"), "plain");
+        let row = Row {
+            experiment: "e".into(),
+            parameter: "k".into(),
+            x: "1".into(),
+            protocol: "tcp,tls".into(),
+            runs: 1,
+            download: None,
+            handshake_mean_s: None,
+            ttfb_mean_s: None,
+        };
+        let text = csv(&[row]);
+        assert_eq!(text.lines().nth(1), Some("e,k,1,\"tcp,tls\",1,0,,,,,"));
     }
 }

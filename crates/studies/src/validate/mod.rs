@@ -1,16 +1,16 @@
-//! quiclab's validation suite: the analytic cases of seed 001 (REFERENCES.md) run through the
-//! real simulator, compared with theory, with a pass/fail verdict per point.
+//! The validation suite: the analytic cases of seed 001 (REFERENCES.md) run through the real
+//! simulator, compared with theory, with a pass/fail verdict per point.
 //!
 //! `quiclab validate` runs the full grids; the test suite runs [`Grid::Quick`].
 
-pub mod calibrate;
 pub mod cases;
 pub mod model;
 
-use experiment::{EngineError, Executor, ExperimentError, Job, Progress, RunOutputs, SimEngine};
+use experiment::{EngineError, Executor, ExperimentError, Job, Progress, RunOutputs};
 use report::stats::jain_index;
 use scenario::model::{RunSpec, Stack, SweepPoint};
 use serde::Serialize;
+use sim::SimEngine;
 
 pub use cases::Grid;
 use cases::{CaseRun, Measure, FAIR_SHARE_SENDERS};

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use scenario::model::Scenario;
 
-use crate::cases::{
+use super::cases::{
     loss_models, mathis_bps, CaseRun, Grid, LossKind, LossPoint, Measure, FAIR_SHARE_SENDERS,
 };
 

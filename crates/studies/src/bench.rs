@@ -1,4 +1,5 @@
-//! `quiclab bench`: how fast the simulator runs, as ratios that compare across machines.
+//! The simulator benchmark (`quiclab bench`): how fast the simulator runs, as ratios that
+//! compare across machines.
 //!
 //! The scenarios (the same two downloads for quinn, the TCP model and the QUIC research model)
 //! are compiled in (from `scenarios/bench/`) so the benchmark measures the
@@ -8,51 +9,30 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use anyhow::{anyhow, Context};
-use clap::Args;
 use results::Run;
 use serde::Serialize;
 
-use crate::exit::{self, Exit};
-
-/// What `quiclab bench` measures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum BenchTarget {
-    /// The simulator's speed (the default).
-    Sim,
-    /// The real-time emulator's fidelity (rate, delay, loss) and forwarding speed (needs root).
-    Emu,
-}
-
-/// Options of `quiclab bench`.
-#[derive(Debug, Clone, Args)]
-pub struct BenchArgs {
-    /// What to benchmark.
-    #[arg(value_enum)]
-    pub target: Option<BenchTarget>,
-    /// One repetition per scenario instead of three.
-    #[arg(long)]
-    pub quick: bool,
-    /// Print the figures as one JSON line.
-    #[arg(long)]
-    pub json: bool,
-    /// Also run the scale rows: 10, 100 and 1,000 flows sharing one bottleneck (QUIC and TCP).
-    #[arg(long)]
-    pub scale: bool,
-    /// Only the rows whose scenario name contains this text (e.g. `1gbit`, `scale`).
-    #[arg(long, value_name = "TEXT")]
-    pub only: Option<String>,
-    /// `flow.crypto` of the quinn rows: `tls` (the default) or `none` (the null AEAD).
-    #[arg(long, value_name = "MODE", default_value = "tls")]
-    pub crypto: String,
-    /// Internal: run one scale row (stack, flow count) in this fresh process and print its
-    /// figures as JSON, so its peak memory is its own.
-    #[arg(long, hide = true, num_args = 2, value_names = ["STACK", "FLOWS"])]
-    pub scale_row: Option<Vec<String>>,
+/// Why a benchmark row could not be measured.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    /// A benchmark scenario (or an override) does not resolve.
+    #[error("{0}")]
+    Scenario(String),
+    /// The runner failed.
+    #[error(transparent)]
+    Experiment(#[from] experiment::ExperimentError),
+    /// The run itself failed.
+    #[error("{file}: run failed: {message}")]
+    Run {
+        /// The scenario.
+        file: String,
+        /// The engine's error.
+        message: String,
+    },
 }
 
 /// The fixed benchmark scenarios: (file name for messages, text).
-const SCENARIOS: [(&str, &str); 6] = [
+pub const SCENARIOS: [(&str, &str); 6] = [
     (
         "scenarios/bench/download-10mbit.toml",
         include_str!("../../../scenarios/bench/download-10mbit.toml"),
@@ -81,23 +61,23 @@ const SCENARIOS: [(&str, &str); 6] = [
 
 /// The scale rows' scenario: N bulk flows on one bottleneck (`flow.count`, `flow.stack` set
 /// per row).
-const SCALE: (&str, &str) = (
+pub const SCALE: (&str, &str) = (
     "scenarios/bench/scale.toml",
     include_str!("../../../scenarios/bench/scale.toml"),
 );
 
 /// Flow counts of the scale rows.
-const SCALE_FLOWS: [u32; 3] = [10, 100, 1000];
+pub const SCALE_FLOWS: [u32; 3] = [10, 100, 1000];
 
 /// Where a scale row's steady-state window starts. The row runs the scenario twice, to its
 /// end and to here; the difference is the cost of the packets in between alone. By 1 s the
 /// flows' handshakes, slow starts and first allocations are over: at 1,000 flows each flow
 /// sends only ~400 packets in 3 s, so its set-up is spread over 100× fewer packets than at 10
 /// flows, which the whole-run figure counts as a cost per packet (issue 16).
-const SCALE_WARM_UP: &str = "1s";
+pub const SCALE_WARM_UP: &str = "1s";
 
 /// Stacks of the scale rows.
-const SCALE_STACKS: [&str; 2] = ["quic", "tcp"];
+pub const SCALE_STACKS: [&str; 2] = ["quic", "tcp"];
 
 /// Figures of one scale row: N flows of one stack sharing the bottleneck.
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]
@@ -145,110 +125,30 @@ pub struct BenchFigures {
     pub complete: bool,
 }
 
-/// Runs `quiclab bench`.
-pub fn run(args: &BenchArgs) -> anyhow::Result<Exit> {
-    if args.target == Some(BenchTarget::Emu) {
-        return bench_emu::run(args.quick, args.json);
-    }
-    let reps = if args.quick { 1 } else { 3 };
-    if let Some([stack, flows]) = args.scale_row.as_deref() {
-        let flows: u32 = flows.parse().context("--scale-row: flow count")?;
-        let row = scale_row_here(stack, flows, reps, &args.crypto)?;
-        println!("{}", serde_json::to_string(&row)?);
-        return Ok(exit::SUCCESS);
-    }
-    let wanted = |name: &str| args.only.as_deref().is_none_or(|o| name.contains(o));
-    let mut all = Vec::new();
-    for (file, text) in SCENARIOS {
-        if !wanted(file) {
-            continue;
-        }
-        let figures = bench_one(
-            file,
-            text,
-            reps,
-            &crypto_override(file, text, &args.crypto)?,
-        )?;
-        if !args.json {
-            print_figures(&figures);
-        }
-        all.push(figures);
-    }
-    let mut scale = Vec::new();
-    if args.scale || args.only.as_deref().is_some_and(|o| SCALE.0.contains(o)) {
-        for stack in SCALE_STACKS {
-            for flows in SCALE_FLOWS {
-                let row = bench_scale(stack, flows, args.quick, &args.crypto)?;
-                if !args.json {
-                    print_scale(&row);
-                }
-                scale.push(row);
-            }
-        }
-        if !args.json {
-            print_growth(&scale);
-        }
-    }
-    if args.json {
-        if args.scale {
-            println!(
-                "{}",
-                serde_json::to_string(&serde_json::json!({ "scenarios": all, "scale": scale }))?
-            );
-        } else {
-            println!("{}", serde_json::to_string(&all)?);
-        }
-    }
-    Ok(exit::SUCCESS)
-}
-
-/// One scale row, run by a child `quiclab bench --scale-row` so that the peak memory it
-/// reports is that row's alone (an allocator keeps freed memory, so within one process a
-/// later row would reuse an earlier row's pages).
-fn bench_scale(stack: &str, flows: u32, quick: bool, crypto: &str) -> anyhow::Result<ScaleFigures> {
-    let exe = std::env::current_exe().context("cannot find the quiclab binary")?;
-    let mut cmd = std::process::Command::new(exe);
-    cmd.args([
-        "bench",
-        "--scale-row",
-        stack,
-        &flows.to_string(),
-        "--crypto",
-        crypto,
-    ]);
-    if quick {
-        cmd.arg("--quick");
-    }
-    let out = cmd.output().context("cannot run a scale row")?;
-    if !out.status.success() {
-        anyhow::bail!(
-            "scale row {stack} × {flows} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    serde_json::from_slice(&out.stdout).context("scale row output")
-}
-
 /// One scale row in this process: the scale scenario with `flows` flows of `stack`.
-fn scale_row_here(
+/// Run it in a fresh process (as `quiclab bench` does, one child per row), so that the peak
+/// memory it reports is that row's alone: an allocator keeps freed memory, so within one
+/// process a later row would reuse an earlier row's pages.
+pub fn scale_row(
     stack: &str,
     flows: u32,
     reps: u32,
     crypto: &str,
-) -> anyhow::Result<ScaleFigures> {
+    warnings: &mut Vec<String>,
+) -> Result<ScaleFigures, BenchError> {
     let mut overrides = vec![format!("flow.stack={stack}"), format!("flow.count={flows}")];
     if stack == "quic" {
         overrides.push(format!("flow.crypto={crypto}"));
     }
     // Memory before the run: the process as started (this is a fresh child process).
     let baseline = memory::current_rss();
-    let figures = bench_one(SCALE.0, SCALE.1, reps, &overrides)?;
+    let figures = bench_one(SCALE.0, SCALE.1, reps, &overrides, warnings)?;
     let memory_per_flow_bytes = baseline
         .zip(memory::peak_rss())
         .map(|(base, peak)| peak.saturating_sub(base) as f64 / f64::from(flows));
     // After the memory reading, so the shorter run cannot change the peak.
     overrides.push(format!("run.duration={SCALE_WARM_UP}"));
-    let warm_up = bench_one(SCALE.0, SCALE.1, reps, &overrides)?;
+    let warm_up = bench_one(SCALE.0, SCALE.1, reps, &overrides, warnings)?;
     Ok(ScaleFigures {
         stack: stack.to_string(),
         flows,
@@ -272,8 +172,9 @@ fn steady_ns_per_packet(full: &BenchFigures, warm_up: &BenchFigures) -> Option<f
     (packets > 0.0 && wall > 0.0).then(|| wall * 1e9 / packets)
 }
 
-fn print_scale(r: &ScaleFigures) {
-    println!(
+/// One line of text for a scale row.
+pub fn render_scale(r: &ScaleFigures) -> String {
+    format!(
         "scale {:<4} {:>5} flows  simulated {}  wall {}  {:.1} sim-s/wall-s  {}  {:.0} ns/packet  after {SCALE_WARM_UP} {}  memory/flow {}",
         r.stack,
         r.flows,
@@ -286,11 +187,12 @@ fn print_scale(r: &ScaleFigures) {
             .map_or_else(|| "n/a".to_string(), |ns| format!("{ns:.0} ns/packet")),
         r.memory_per_flow_bytes
             .map_or_else(|| "n/a".to_string(), |b| report::si(b, "B")),
-    );
+    )
 }
 
-/// The growth of wall time per packet from the fewest to the most flows, per stack.
-fn print_growth(rows: &[ScaleFigures]) {
+/// The growth of wall time per packet from the fewest to the most flows, one line per stack.
+pub fn render_growth(rows: &[ScaleFigures]) -> Vec<String> {
+    let mut lines = Vec::new();
     for stack in SCALE_STACKS {
         let row = |n: u32| rows.iter().find(|r| r.stack == stack && r.flows == n);
         let (lo, hi) = (SCALE_FLOWS[0], SCALE_FLOWS[SCALE_FLOWS.len() - 1]);
@@ -299,19 +201,20 @@ fn print_growth(rows: &[ScaleFigures]) {
                 .steady_ns_per_packet
                 .zip(b.steady_ns_per_packet)
                 .map_or_else(|| "n/a".to_string(), |(a, b)| format!("{:.2}×", b / a));
-            println!(
+            lines.push(format!(
                 "scale {stack:<4} wall time per packet, {hi} vs {lo} flows: {:.2}× (whole run), {steady} (after {SCALE_WARM_UP})",
                 b.wall_ns_per_packet / a.wall_ns_per_packet
-            );
+            ));
         }
     }
+    lines
 }
 
 /// `flow.crypto=<mode>` for a scenario whose flows are quinn's; nothing for the other stacks
 /// (the key is quinn's only, so setting it on them would be an error).
-fn crypto_override(file: &str, text: &str, mode: &str) -> anyhow::Result<Vec<String>> {
-    let loaded =
-        scenario::parse_str(text, file, Path::new("."), &[], &[]).map_err(|e| anyhow!("{e}"))?;
+pub fn crypto_override(file: &str, text: &str, mode: &str) -> Result<Vec<String>, BenchError> {
+    let loaded = scenario::parse_str(text, file, Path::new("."), &[], &[])
+        .map_err(|e| BenchError::Scenario(e.to_string()))?;
     let quinn = loaded
         .points
         .iter()
@@ -325,7 +228,7 @@ fn crypto_override(file: &str, text: &str, mode: &str) -> anyhow::Result<Vec<Str
 }
 
 /// The process's resident memory, from `/proc/self/status` (Linux).
-mod memory {
+pub mod memory {
     /// A `kB` field of /proc/self/status, in bytes.
     fn status_bytes(field: &str) -> Option<u64> {
         let status = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -350,24 +253,20 @@ mod memory {
     }
 }
 
-/// Runs one scenario `reps` times on this thread and keeps the best wall time.
-fn bench_one(
+/// Runs one scenario `reps` times on this thread and keeps the best wall time. A flow that
+/// failed or did not finish is named in `warnings` (the figures then time a truncated run).
+pub fn bench_one(
     file: &str,
     text: &str,
     reps: u32,
     overrides: &[String],
-) -> anyhow::Result<BenchFigures> {
+    warnings: &mut Vec<String>,
+) -> Result<BenchFigures, BenchError> {
     let loaded = scenario::parse_str(text, file, Path::new("."), overrides, &[])
-        .map_err(|e| anyhow!("{e}"))?;
-    let spec = loaded
-        .runs()
-        .into_iter()
-        .next()
-        .context("benchmark scenario has no run")?;
-    let point = loaded
-        .points
-        .get(spec.point)
-        .context("benchmark scenario has no point")?;
+        .map_err(|e| BenchError::Scenario(e.to_string()))?;
+    let no_run = || BenchError::Scenario(format!("{file}: benchmark scenario has no run"));
+    let spec = loaded.runs().into_iter().next().ok_or_else(no_run)?;
+    let point = loaded.points.get(spec.point).ok_or_else(no_run)?;
     // Series on, as `quiclab sim` records them by default: measure what users get.
     let job = experiment::Job {
         point,
@@ -377,7 +276,7 @@ fn bench_one(
             ..Default::default()
         },
     };
-    let engine = experiment::SimEngine::default();
+    let engine = sim::SimEngine::default();
     let mut best = Duration::MAX;
     let mut last = None;
     for _ in 0..reps {
@@ -390,12 +289,15 @@ fn bench_one(
             &(),
         )?
         .pop()
-        .context("no result")?
-        .map_err(|e| anyhow!("{file}: run failed: {}", experiment::error::chain(&e)))?;
+        .ok_or_else(no_run)?
+        .map_err(|e| BenchError::Run {
+            file: file.to_string(),
+            message: experiment::error::chain(&e),
+        })?;
         best = best.min(start.elapsed());
         last = Some(result);
     }
-    let result = last.context("no repetition ran")?;
+    let result = last.ok_or_else(no_run)?;
     for f in result
         .flows
         .iter()
@@ -405,10 +307,10 @@ fn bench_one(
             .error
             .as_deref()
             .unwrap_or("did not complete before run.duration");
-        eprintln!(
-            "warning: {}: flow {}: {why}; the figures time a truncated run",
+        warnings.push(format!(
+            "{}: flow {}: {why}; the figures time a truncated run",
             loaded.name, f.name
-        );
+        ));
     }
     Ok(figures(&loaded.name, &result, best, reps))
 }
@@ -459,8 +361,9 @@ fn packets(r: &Run) -> u64 {
         .sum()
 }
 
-fn print_figures(f: &BenchFigures) {
-    println!(
+/// One line of text for a scenario's figures.
+pub fn render_figures(f: &BenchFigures) -> String {
+    format!(
         "{:<18} simulated {}  wall {} (best of {})  {:.1} sim-s/wall-s  {}  {}  {}",
         f.scenario,
         report::si(f.simulated_s, "s"),
@@ -470,126 +373,7 @@ fn print_figures(f: &BenchFigures) {
         report::si(f.packets_per_s, "packets/s"),
         report::si(f.datagrams_per_s, "datagrams/s"),
         report::si(f.events_per_s, "events/s"),
-    );
-}
-
-/// `quiclab bench emu`: the emulator's fidelity and speed figures as one table.
-mod bench_emu {
-    use std::fmt::Write;
-
-    use emu::bench::{BenchOptions, EmuBench};
-    use emu::WaitMode;
-
-    use crate::exit::{self, Exit};
-
-    /// Runs the measurements and prints them (table or one JSON line).
-    pub fn run(quick: bool, json: bool) -> anyhow::Result<Exit> {
-        if let Err(e) = emu::cleanup_stale() {
-            anyhow::bail!("cannot prepare the emulator: {e}");
-        }
-        let started = std::time::Instant::now();
-        let figures = emu::bench::run(BenchOptions {
-            quick,
-            wait: WaitMode::Sleep,
-        })?;
-        if json {
-            println!("{}", serde_json::to_string(&figures)?);
-        } else {
-            print!("{}", table(&figures));
-            println!("(measured in {:.1} s)", started.elapsed().as_secs_f64());
-        }
-        Ok(exit::SUCCESS)
-    }
-
-    fn mark(ok: bool) -> &'static str {
-        if ok {
-            "ok"
-        } else {
-            "MISSED"
-        }
-    }
-
-    /// One table: measurement, configured, measured, target, verdict.
-    pub fn table(b: &EmuBench) -> String {
-        let mut s = String::new();
-        let _ = writeln!(
-            s,
-            "{:<52} {:>14} {:>32} {:>14} {:>7}",
-            "measurement", "configured", "measured", "target", "verdict"
-        );
-        for r in &b.rate {
-            let _ = writeln!(
-                s,
-                "{:<52} {:>14} {:>32} {:>14} {:>7}",
-                "UDP rate (1500 B packets)",
-                report::si(r.configured_bps, "bit/s"),
-                format!(
-                    "{} ({:.2}%)",
-                    report::si(r.achieved_bps, "bit/s"),
-                    100.0 * r.ratio
-                ),
-                "within 2%",
-                mark(r.within_2_percent)
-            );
-        }
-        for d in &b.delay {
-            let _ = writeln!(
-                s,
-                "{:<52} {:>14} {:>32} {:>14} {:>7}",
-                format!("one-way delay error, {} ({:?})", d.label, d.wait).to_lowercase(),
-                format!("{} ms", d.configured_ms),
-                format!(
-                    "p50 {:.0} p99 {:.0} p99.9 {:.0} µs",
-                    d.p50_us, d.p99_us, d.p999_us
-                ),
-                "p99 ≤ 200 µs",
-                if d.configured_ms == 0.0 {
-                    "-"
-                } else {
-                    mark(d.p99_within_200us)
-                }
-            );
-            let _ = writeln!(
-                s,
-                "{:<52} {:>14} {:>32}",
-                "  of which forwarder release lateness",
-                "",
-                format!(
-                    "p50 {:.0} p99 {:.0} p99.9 {:.0} µs",
-                    d.forwarder_lateness_us[0],
-                    d.forwarder_lateness_us[1],
-                    d.forwarder_lateness_us[2]
-                ),
-            );
-        }
-        for l in &b.loss {
-            let _ = writeln!(
-                s,
-                "{:<52} {:>14} {:>32} {:>14} {:>7}",
-                format!("loss, {}", l.model),
-                format!("{:.3}%", 100.0 * l.configured),
-                format!(
-                    "{:.3}% (CI {:.2}–{:.2}%)",
-                    100.0 * l.measured,
-                    100.0 * l.interval.0,
-                    100.0 * l.interval.1
-                ),
-                "inside 95% CI",
-                mark(l.inside)
-            );
-        }
-        let t = &b.throughput;
-        let _ = writeln!(
-            s,
-            "{:<52} {:>14} {:>32} {:>14} {:>7}",
-            "max forwarding rate (1 ms delay, model on)",
-            "unlimited",
-            format!("{} ({:.2} Gbit/s)", report::si(t.pps, "pkt/s"), t.gbps),
-            "≥ 1 Gbit/s",
-            mark(t.reaches_1_gbps)
-        );
-        s
-    }
+    )
 }
 
 #[cfg(test)]
@@ -608,7 +392,7 @@ mod tests {
     #[test]
     fn bench_downloads_complete() {
         for (file, text) in SCENARIOS {
-            let f = bench_one(file, text, 1, &[]).expect("bench runs");
+            let f = bench_one(file, text, 1, &[], &mut Vec::new()).expect("bench runs");
             assert!(f.complete, "{file} did not complete");
             assert!(
                 f.simulated_s > 1.0
@@ -639,11 +423,11 @@ mod tests {
             let flows = &loaded.points[0].scenario.flows;
             assert_eq!(flows.len(), 3);
             assert!(flows.iter().all(|f| f.stack().name() == stack));
-            let f = bench_one(SCALE.0, &short, 1, &overrides).expect("runs");
+            let f = bench_one(SCALE.0, &short, 1, &overrides, &mut Vec::new()).expect("runs");
             assert!(f.packets_per_s > 0.0 && f.simulated_s > 0.2, "{f:?}");
             // The steady-state figure subtracts the same run cut earlier.
             let cut = [&overrides[..], &["run.duration=100ms".to_string()]].concat();
-            let warm_up = bench_one(SCALE.0, &short, 1, &cut).expect("runs");
+            let warm_up = bench_one(SCALE.0, &short, 1, &cut, &mut Vec::new()).expect("runs");
             assert!(warm_up.simulated_s < 0.11, "{warm_up:?}");
             assert!(
                 packets_sent(&warm_up) < packets_sent(&f),

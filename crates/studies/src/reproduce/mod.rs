@@ -1,0 +1,365 @@
+//! Reproduction of the seed studies: a study's grid of scenarios as one combined sweep, tabulated
+//! next to the paper's figures (`quiclab reproduce`, and any other front end).
+//!
+//! A study is prepared ([`prepare`]: its experiments combined into one sweep, screened for the
+//! emulator if asked), run by the experiment library into a results directory like any sweep
+//! (the caller picks engine, executor, progress and stop), then tabulated ([`Prepared::tables`])
+//! and written ([`write`]: `table.md`, `table.csv`, figures and `report.html`). [`run`] does all
+//! of it in one call for a front end with no progress display of its own.
+
+pub mod combine;
+pub mod registry;
+pub mod screen;
+pub mod table;
+
+use std::path::{Path, PathBuf};
+
+use experiment::{Engine, Executor, Progress, Sweep, SweepOutcome};
+use report::ResultsStore;
+
+pub use combine::Combined;
+pub use registry::{find, names, Experiment, Study, STUDIES};
+pub use screen::{Check, Screened};
+
+/// File names of the study's table inside its results directory.
+pub const TABLE_MD: &str = "table.md";
+/// See [`TABLE_MD`].
+pub const TABLE_CSV: &str = "table.csv";
+
+/// Why a study could not be prepared, run or tabulated.
+#[derive(Debug, thiserror::Error)]
+pub enum ReproduceError {
+    /// `only` named an experiment the study does not have.
+    #[error("unknown experiment of {study}; allowed: {}", .allowed.join(", "))]
+    UnknownExperiment {
+        /// The study.
+        study: &'static str,
+        /// Its experiments.
+        allowed: Vec<&'static str>,
+    },
+    /// A study file or an override does not resolve.
+    #[error("{0}")]
+    Scenario(String),
+    /// The sweep or its results directory failed.
+    #[error(transparent)]
+    Experiment(#[from] experiment::ExperimentError),
+    /// The stored results could not be read.
+    #[error(transparent)]
+    Store(#[from] report::Error),
+    /// The figures or the report could not be drawn.
+    #[error(transparent)]
+    Figures(#[from] figures::FigureError),
+}
+
+/// How to run a study.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Publication-grade repetitions (the study's full count) instead of the quick default;
+    /// also the full validation grid.
+    pub full: bool,
+    /// Repetitions per point, overriding the quick and full counts.
+    pub reps: Option<u32>,
+    /// Only these experiments (all when empty).
+    pub only: Vec<String>,
+    /// `KEY=VALUE` overrides applied to every scenario of the study.
+    pub set: Vec<String>,
+}
+
+/// The emulator's view of a study, for [`prepare`]: its pre-run check and the marker of a knob
+/// it would not apply (`emu::check_supported`, `emu::NOT_APPLIED`).
+#[derive(Clone, Copy)]
+pub struct Emulator<'a> {
+    /// The check.
+    pub check: Check<'a>,
+    /// The marker.
+    pub not_applied: &'a str,
+}
+
+/// A study ready to run: its combined sweep and what the emulator screening left out.
+#[derive(Debug)]
+pub struct Prepared {
+    /// The study.
+    pub study: &'static Study,
+    /// The experiments that run, in study order.
+    pub experiments: Vec<&'static Experiment>,
+    /// The combined sweep and what each point is.
+    pub combined: Combined,
+    /// Points left out or approximated in the emulator (empty for the simulator).
+    pub screened: Screened,
+    /// Name of the study's results: the study's name, `-emu` appended in the emulator.
+    pub label: String,
+    /// Whether the grid was screened for the emulator.
+    pub emulated: bool,
+}
+
+/// A study's tables.
+#[derive(Debug, Clone)]
+pub struct Tables {
+    /// The Markdown page: heading, tables, comparisons, warnings.
+    pub markdown: String,
+    /// The table as CSV.
+    pub csv: String,
+    /// One line per row that did not complete every run.
+    pub incomplete: Vec<String>,
+}
+
+/// Combines the study's experiments (or `options.only`) into one sweep; with `emulator`, keeps
+/// the points the emulator runs as specified.
+pub fn prepare(
+    study: &'static Study,
+    options: &Options,
+    emulator: Option<Emulator<'_>>,
+) -> Result<Prepared, ReproduceError> {
+    let experiments =
+        select(study, &options.only).ok_or_else(|| ReproduceError::UnknownExperiment {
+            study: study.name,
+            allowed: study.experiments.iter().map(|e| e.name).collect(),
+        })?;
+    let reps = options
+        .reps
+        .or_else(|| options.full.then_some(study.full_reps));
+    let mut combined = combine::combine(study, &experiments, &options.set, reps)
+        .map_err(|e| ReproduceError::Scenario(e.to_string()))?;
+    let screened = match emulator {
+        Some(e) => screen::keep_runnable(&mut combined, e.check, e.not_applied),
+        None => Screened::default(),
+    };
+    let label = if emulator.is_some() {
+        format!("{}-emu", study.name)
+    } else {
+        study.name.to_string()
+    };
+    Ok(Prepared {
+        study,
+        experiments,
+        combined,
+        screened,
+        label,
+        emulated: emulator.is_some(),
+    })
+}
+
+impl Prepared {
+    /// The study's default results directory: `results/reproduce/<label>/`.
+    pub fn default_out(&self) -> PathBuf {
+        Path::new("results").join("reproduce").join(&self.label)
+    }
+
+    /// The sweep into `out`: always resumed (a re-run skips finished runs; `full` after the quick
+    /// default adds repetitions), without time series (the tables do not use them).
+    pub fn sweep<'a>(&'a self, out: &'a Path) -> Sweep<'a> {
+        Sweep {
+            loaded: &self.combined.loaded,
+            out,
+            resume: true,
+            series: false,
+        }
+    }
+
+    /// The tables of the runs stored in `out`. A run that failed is absent from the store; the
+    /// table shows the others, with their count in the `runs` column, and names the rows that
+    /// did not complete.
+    pub fn tables(&self, out: &Path) -> Result<Tables, ReproduceError> {
+        let loaded = &self.combined.loaded;
+        let runs = loaded.runs();
+        let stored = ResultsStore::open(out)?.load()?;
+        let summary = experiment::summary::rows(loaded, &runs, &stored);
+        let reps = loaded.reps;
+        let (markdown, csv, incomplete) = if self.experiments.iter().any(|e| !e.columns.is_empty())
+        {
+            let rows = table::metric_rows(&self.combined.info, &summary, &self.experiments);
+            let md = format!(
+                    "## {} — {}\n\n{} repetitions per point; mean and 95% Student-t CI half-width over \
+                     the runs (a ratio column is the ratio of the means, without a CI); n/N = runs that \
+                     measured every column / runs attempted.\n\n{}",
+                    self.label,
+                    self.study.title,
+                    reps,
+                    table::metric_markdown(&self.experiments, &rows, reps)
+                );
+            let incomplete = table::metric_incomplete(&rows, reps);
+            (md, table::metric_csv(&self.experiments, &rows), incomplete)
+        } else {
+            let rows = table::rows(&self.combined.info, &summary);
+            let md = format!(
+                    "## {} — {}\n\n{} repetitions per point; download time of the measured connection \
+                     (0-RTT: the second, resumed one), mean and 95% Student-t CI half-width over the n \
+                     runs that completed; n/N = runs that completed / runs attempted.\n\n{}",
+                    self.label,
+                    self.study.title,
+                    reps,
+                    table::markdown(&rows, reps)
+                );
+            let incomplete = table::incomplete(&rows, reps);
+            (md, table::csv(&rows), incomplete)
+        };
+        // Runs that did not complete are named, not silently left out of the means; what the
+        // emulator left out or only approximated goes under the table.
+        let notes: String = incomplete
+            .iter()
+            .map(|l| format!("\nWarning: {l}\n"))
+            .chain(
+                self.screened
+                    .skipped
+                    .iter()
+                    .map(|l| format!("\nNot run in the emulator: {l}\n")),
+            )
+            .chain(
+                self.screened
+                    .approximated
+                    .iter()
+                    .map(|l| format!("\nApproximated in the emulator: {l}\n")),
+            )
+            .collect();
+        Ok(Tables {
+            markdown: markdown + &notes,
+            csv,
+            incomplete,
+        })
+    }
+}
+
+/// The study's validation cases (the paper's validation figures), run on the quick grid or with
+/// `full` the full one, as a Markdown section and whether every point passed; `None` when the
+/// study has none or `only` picked experiments.
+pub fn validation(
+    study: &Study,
+    options: &Options,
+    executor: &dyn Executor,
+    progress: &dyn Progress,
+) -> Result<Option<(String, bool)>, ReproduceError> {
+    if study.validation.is_empty() || !options.only.is_empty() {
+        return Ok(None);
+    }
+    let grid = if options.full {
+        crate::validate::Grid::Full
+    } else {
+        crate::validate::Grid::Quick
+    };
+    let cases: Vec<String> = study.validation.iter().map(|c| (*c).to_string()).collect();
+    let report = crate::validate::run(grid, &cases, executor, progress)?;
+    let text = format!(
+        "### Validation figures (`quiclab validate{} --case {}`)\n\n```\n{}```\n",
+        if options.full { "" } else { " --quick" },
+        cases.join(" --case "),
+        report.render()
+    );
+    Ok(Some((text, report.passed())))
+}
+
+/// What [`write`] wrote beside the results.
+#[derive(Debug, Clone)]
+pub struct Written {
+    /// `table.md`.
+    pub markdown: PathBuf,
+    /// `table.csv`.
+    pub csv: PathBuf,
+    /// The figures' directory and how many figures it holds.
+    pub figures: (PathBuf, usize),
+    /// `report.html`.
+    pub report: PathBuf,
+}
+
+/// Writes the study's table (`markdown`, `csv`), its figures (`figures/*.svg`) and
+/// `report.html` into its results directory `out`.
+pub fn write(out: &Path, markdown: &str, csv: &str) -> Result<Written, ReproduceError> {
+    let md_path = out.join(TABLE_MD);
+    let csv_path = out.join(TABLE_CSV);
+    experiment::files::write_atomic(&md_path, markdown.as_bytes())?;
+    experiment::files::write_atomic(&csv_path, csv.as_bytes())?;
+    let d = figures::ResultsDir::open(out)?;
+    let figs = figures::figures(&d, &figures::PlotOptions::default())?;
+    let dir = out.join(figures::FIGURES_DIR);
+    figures::write_figures(&dir, &figs)?;
+    let report = figures::write_report(out)?;
+    Ok(Written {
+        markdown: md_path,
+        csv: csv_path,
+        figures: (dir, figs.len()),
+        report,
+    })
+}
+
+/// How [`run`] ended.
+#[derive(Debug)]
+pub enum Outcome {
+    /// A stop was requested; the finished runs are stored and a re-run resumes.
+    Interrupted,
+    /// Every run was attempted; the tables (with the validation section) are written.
+    Finished {
+        /// The Markdown page as written to `table.md`.
+        markdown: String,
+        /// The CSV table as written to `table.csv`.
+        csv: String,
+        /// Runs that failed (absent from the tables' counts).
+        failed_runs: usize,
+        /// Whether the study's validation cases (if any) all passed.
+        validation_passed: bool,
+        /// The files written.
+        written: Written,
+    },
+}
+
+/// Runs a prepared study into `out` with `engine` on `executor`, then tabulates, validates
+/// and writes it: the whole of `quiclab reproduce` for one study, without a terminal.
+pub fn run(
+    prepared: &Prepared,
+    options: &Options,
+    out: &Path,
+    engine: &dyn Engine,
+    executor: &dyn Executor,
+    stop: &(dyn Fn() -> bool + Sync),
+    progress: &dyn Progress,
+) -> Result<Outcome, ReproduceError> {
+    let sweep = prepared.sweep(out);
+    let failed_runs = match experiment::run_sweep(&sweep, engine, executor, stop, progress)? {
+        SweepOutcome::Interrupted { .. } => return Ok(Outcome::Interrupted),
+        SweepOutcome::Finished { failures, .. } => failures.len(),
+    };
+    let tables = prepared.tables(out)?;
+    let (markdown, validation_passed) =
+        match validation(prepared.study, options, executor, progress)? {
+            Some((text, passed)) => (format!("{}\n{text}", tables.markdown), passed),
+            None => (tables.markdown, true),
+        };
+    let written = write(out, &markdown, &tables.csv)?;
+    Ok(Outcome::Finished {
+        markdown,
+        csv: tables.csv,
+        failed_runs,
+        validation_passed,
+        written,
+    })
+}
+
+/// The experiments named by `only` (all when empty), in study order; `None` if a name is unknown.
+pub fn select(study: &'static Study, only: &[String]) -> Option<Vec<&'static Experiment>> {
+    if only
+        .iter()
+        .any(|o| !study.experiments.iter().any(|e| e.name == o))
+    {
+        return None;
+    }
+    Some(
+        study
+            .experiments
+            .iter()
+            .filter(|e| only.is_empty() || only.iter().any(|o| o == e.name))
+            .collect(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn select_keeps_study_order_and_rejects_unknown_names() {
+        let s = find("seed003").expect("registered");
+        let got = select(s, &["shared".into(), "bernoulli".into()]).expect("known names");
+        let names: Vec<&str> = got.iter().map(|e| e.name).collect();
+        assert_eq!(names, ["bernoulli", "shared"]);
+        assert_eq!(select(s, &[]).map(|v| v.len()), Some(s.experiments.len()));
+        assert!(select(s, &["nope".into()]).is_none());
+    }
+}
