@@ -37,6 +37,7 @@ mod cross;
 mod error;
 mod forwarder;
 mod frame;
+mod kernel_tcp;
 mod lateness;
 mod mapping;
 mod netns;
