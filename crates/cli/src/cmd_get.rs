@@ -9,14 +9,20 @@ use clap::Args;
 use endpoints::client::{ClientConfig, HttpVersion, TlsOptions};
 use endpoints::fetch::{fetch_blocking, FetchOptions, FetchReport};
 
-use crate::cmd_serve::{parse_bytes, parse_duration, QuicArgs};
+use crate::cmd_serve::{parse_bytes, parse_duration, read_config, QuicArgs, QUIC_FLAGS};
 use crate::exit::{self, Exit};
 
 /// Options of `quiclab get`.
 #[derive(Debug, Clone, Args)]
 pub struct GetArgs {
     /// `https://host:port/<size>`, e.g. https://10.99.2.1:4433/10M.
-    url: String,
+    #[arg(required_unless_present = "config")]
+    url: Option<String>,
+    /// Take the whole configuration from this JSON file (serialized `FetchOptions`, URL
+    /// included, as the emulator writes it; `-` reads standard input) instead of the flags
+    /// below, except `--json`.
+    #[arg(long, conflicts_with_all = GET_FLAGS)]
+    config: Option<PathBuf>,
     /// HTTP version: 1.1, 2 or 3.
     #[arg(long, default_value = "2", value_parser = HttpVersion::parse)]
     http: HttpVersion,
@@ -61,31 +67,76 @@ pub struct GetArgs {
     json: bool,
 }
 
+/// The flags `--config` replaces (every one but `--json`).
+const GET_FLAGS: [&str; 24] = [
+    "url",
+    "http",
+    "ca",
+    "insecure",
+    "server_name",
+    "tcp_cc",
+    "tls12",
+    "streams",
+    "connections",
+    "zero_rtt",
+    "upload",
+    "keylog",
+    "timeout",
+    QUIC_FLAGS[0],
+    QUIC_FLAGS[1],
+    QUIC_FLAGS[2],
+    QUIC_FLAGS[3],
+    QUIC_FLAGS[4],
+    QUIC_FLAGS[5],
+    QUIC_FLAGS[6],
+    QUIC_FLAGS[7],
+    QUIC_FLAGS[8],
+    QUIC_FLAGS[9],
+    QUIC_FLAGS[10],
+];
+
+impl GetArgs {
+    /// What to fetch: the `--config` file, or the flags.
+    fn options(&self) -> anyhow::Result<FetchOptions> {
+        if let Some(path) = &self.config {
+            let opts: FetchOptions = read_config(path)?;
+            // The bounds the flags go through (the client checks them again).
+            opts.client.quic.validate()?;
+            return Ok(opts);
+        }
+        let quic = self.quic.config()?;
+        if let Some(dir) = &quic.qlog_dir {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("creating qlog directory {}", dir.display()))?;
+        }
+        let client = ClientConfig {
+            http: self.http,
+            tls: TlsOptions {
+                ca: self.ca.clone(),
+                insecure: self.insecure,
+                keylog: self.keylog.clone(),
+                server_name: self.server_name.clone(),
+            },
+            timeout: self.timeout,
+            tcp_cc: self.tcp_cc.clone(),
+            tls12_only: self.tls12,
+            quic,
+            zero_rtt: self.zero_rtt,
+            ..ClientConfig::default()
+        };
+        Ok(FetchOptions {
+            url: self.url.clone().unwrap_or_default(),
+            client,
+            streams: self.streams,
+            connections: self.connections,
+            upload: self.upload,
+        })
+    }
+}
+
 /// Runs `quiclab get`.
 pub fn run(args: &GetArgs) -> anyhow::Result<Exit> {
-    let client = ClientConfig {
-        http: args.http,
-        tls: TlsOptions {
-            ca: args.ca.clone(),
-            insecure: args.insecure,
-            keylog: args.keylog.clone(),
-            server_name: args.server_name.clone(),
-        },
-        timeout: args.timeout,
-        tcp_cc: args.tcp_cc.clone(),
-        tls12_only: args.tls12,
-        quic: args.quic.options()?,
-        zero_rtt: args.zero_rtt,
-        ..ClientConfig::default()
-    };
-    let report = fetch_blocking(FetchOptions {
-        url: args.url.clone(),
-        client,
-        streams: args.streams,
-        connections: args.connections,
-        upload: args.upload,
-    })
-    .context("quiclab get")?;
+    let report = fetch_blocking(args.options()?).context("quiclab get")?;
     if args.json {
         println!("{}", serde_json::to_string(&report)?);
     } else {

@@ -18,7 +18,7 @@ use anyhow::{bail, Context};
 use clap::{Args, Subcommand, ValueEnum};
 
 use endpoints::client::{ClientConfig, ConnPolicy, HttpVersion, PoolGrowth, TlsOptions};
-use endpoints::quic::QuicOptions;
+use endpoints::quic::{QuicConfig, QuicKnobs};
 use load::attack::{AttackPlan, Sink};
 use load::live::LiveStats;
 use load::metrics::{Metrics, Summary};
@@ -382,10 +382,13 @@ fn client_config(args: &ClientArgs, http: HttpVersion) -> ClientConfig {
         policy,
         pool_growth: args.pool_growth.into(),
         timeout: args.timeout,
-        quic: QuicOptions {
-            mtu: args.quic_mtu,
-            mtu_discovery: true,
-            ..QuicOptions::default()
+        quic: QuicConfig {
+            knobs: QuicKnobs {
+                mtu: args.quic_mtu,
+                mtu_discovery: true,
+                ..QuicKnobs::default()
+            },
+            ..QuicConfig::default()
         },
         ..ClientConfig::default()
     }

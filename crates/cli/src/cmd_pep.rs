@@ -9,12 +9,17 @@ use anyhow::Context;
 use clap::Args;
 use endpoints::pep::{PepConfig, DEFAULT_MAX_CONNECTIONS};
 
-use crate::cmd_serve::parse_bytes;
+use crate::cmd_serve::{parse_bytes, read_config};
 use crate::exit::{self, Exit};
 
 /// Options of `quiclab pep`.
 #[derive(Debug, Clone, Args)]
 pub struct PepArgs {
+    /// Take the relay's configuration from this JSON file (a serialized `PepConfig`, as the
+    /// emulator writes it; `-` reads standard input) instead of the flags below, except
+    /// `--stats-file` and `--ready-file`.
+    #[arg(long, conflicts_with_all = ["listen", "upstream", "tcp_cc", "buffer", "max_connections"])]
+    config: Option<PathBuf>,
     /// Listener address: the TPROXY target port (bound with IP_TRANSPARENT), or with
     /// `--upstream` the address clients connect to.
     #[arg(long, default_value = "0.0.0.0:4480")]
@@ -48,12 +53,15 @@ pub fn run(args: &PepArgs) -> anyhow::Result<Exit> {
         }
         None => None,
     };
-    let cfg = PepConfig {
-        listen: args.listen,
-        upstream: args.upstream,
-        cc: args.tcp_cc.clone(),
-        buffer: args.buffer,
-        max_connections: args.max_connections,
+    let cfg = match &args.config {
+        Some(path) => read_config(path)?,
+        None => PepConfig {
+            listen: args.listen,
+            upstream: args.upstream,
+            cc: args.tcp_cc.clone(),
+            buffer: args.buffer,
+            max_connections: args.max_connections,
+        },
     };
     let ready_file = args.ready_file.clone();
     let summary = endpoints::pep::run_until_signal(cfg, log, move |addr| {

@@ -39,6 +39,7 @@ mod emu_engine;
 mod error;
 mod forwarder;
 mod frame;
+mod kernel_tcp;
 mod lateness;
 mod mapping;
 mod netns;

@@ -1,32 +1,37 @@
-//! From a scenario flow to `quiclab serve` / `quiclab get` arguments, and the check that the
-//! emulator can reproduce every feature the scenario uses.
+//! From a scenario flow to the typed configurations of `quiclab serve`, `quiclab get` (and,
+//! in [`crate::pep`], `quiclab pep`), and the check that the emulator can reproduce every
+//! feature the scenario uses.
 //!
 //! Features the emulator cannot reproduce fail with the scenario key that asks for them;
 //! features it can only approximate (the kernel's own controller details) are accepted with a
 //! warning, so nothing is silently ignored.
 //!
-//! QUIC endpoints run quiclab's controllers through the simulator's controller factory (the
-//! whole `flow.cc` choice, knobs included, is passed to `--quic-cc`). Kernel TCP gets the flow's
-//! TCP knobs as namespace sysctls and route attributes ([`KernelTcp`]), so both engines run the
-//! same configuration instead of the host's.
+//! A QUIC flow's knobs reach the endpoints whole: their configuration carries the flow's
+//! `QuicKnobs` and controller, which the endpoints build into quinn's config with the
+//! simulator's builder and check against the scenario's bounds. Kernel TCP is configured in
+//! [`crate::kernel_tcp`].
 
 use std::net::Ipv4Addr;
 use std::time::Duration;
 
-use cc::config::{CcConfig, CubicProfile, RenoCounting};
+use endpoints::client::{ClientConfig, HttpVersion};
+use endpoints::fetch::FetchOptions;
+use endpoints::server::{Protocols, ServerConfig};
+use endpoints::QuicConfig;
 use netem::config::RateProfile;
-use scenario::model::{
-    CcChoice, FlowSpec, FlowTransport, Scenario, Stack, TcpKnobs, TlsMode, Workload,
-};
+use scenario::model::{CcChoice, FlowSpec, Scenario, Stack, TlsMode, Workload};
 use serde::Serialize;
 use serde_json::Value;
 
+use cc::config::CcConfig;
+
 use crate::error::EmuError;
+use crate::kernel_tcp;
 
 /// Port every server listens on (TCP and UDP).
 pub const SERVER_PORT: u16 = 4433;
 
-fn unsupported(key: &str, why: impl Into<String>) -> EmuError {
+pub(crate) fn unsupported(key: &str, why: impl Into<String>) -> EmuError {
     EmuError::UnsupportedScenario {
         key: key.to_string(),
         why: why.into(),
@@ -66,70 +71,37 @@ fn model_refused() -> EmuError {
 }
 
 fn check_flow(f: &FlowSpec, warnings: &mut Vec<String>) -> Result<(), EmuError> {
-    if f.stack() == Stack::QuicModel {
-        return Err(model_refused());
-    }
     // Access links (`flow.client_access.*`, `flow.server_access.*`) are the forwarder's: every
     // `netem` link knob works there as on the bottleneck.
     crate::pep::check(f, warnings)?;
-    cc_name(f)?;
-    match &f.transport {
-        FlowTransport::Quic(q) => {
-            if let Some(key) = first_unapplied(q, QUIC_APPLIED) {
+    match f.stack {
+        Stack::Quic => {
+            if f.cc == CcChoice::Ours(CcConfig::None) {
                 return Err(unsupported(
-                    &key,
-                    "quiclab serve/get do not pass this knob on to quinn (its ACK-frequency extension is not wired)",
+                    "flow.cc",
+                    "`none` exists only in the simulator",
                 ));
             }
+            // The endpoints' own check, with the scenario's key: every knob reaches quinn.
+            quic_config(f).validate().map_err(|e| match e {
+                endpoints::quic::QuicSetupError::Knob(k) => {
+                    unsupported(&format!("flow.{}", k.field), k.message)
+                }
+                other => unsupported("flow", other.to_string()),
+            })
         }
-        FlowTransport::Tcp { knobs, .. } => check_tcp(f, knobs, warnings)?,
-        FlowTransport::QuicModel(_) => return Err(model_refused()),
+        Stack::Tcp => kernel_tcp::check(f, warnings),
+        Stack::QuicModel => Err(model_refused()),
     }
-    // The kernel's CUBIC keeps HyStart on unless the host-wide module parameter says otherwise.
-    if let (Stack::Tcp, CcChoice::Ours(CcConfig::Cubic { hystart: false, .. })) = (f.stack(), f.cc)
-    {
-        warnings.push(format!(
-            "flow {}: flow.hystart=false {NOT_APPLIED}: the kernel's CUBIC keeps HyStart (a host-wide module parameter, not a per-flow setting)",
-            f.name
-        ));
-    }
-    Ok(())
 }
-
-/// QUIC knob fields `quiclab serve` / `get` pass on to quinn; the others must keep their default.
-const QUIC_APPLIED: &[&str] = &[
-    "mtu",
-    "mtu_discovery",
-    "initial_rtt",
-    "stream_window",
-    "conn_window",
-    "send_window",
-    "zero_rtt",
-    "address_token",
-];
-
-/// TCP knob fields the emulator honours: the MTU is the path's, TLS and HTTP are the
-/// endpoints', the rest become sysctls and route attributes of the flow's namespaces
-/// ([`kernel_tcp`]); the others are TCP-model knobs the kernel does not take per flow.
-const TCP_APPLIED: &[&str] = &[
-    "mtu",
-    "tls",
-    "http",
-    "http1_connections",
-    "sack",
-    "timestamps",
-    "delayed_ack",
-    "receive_window_max",
-    "initial_receive_window",
-    "send_buffer",
-    "min_rto",
-    "rack",
-];
 
 /// The scenario key of the first knob of `knobs`, outside `applied`, that differs from the
 /// type's default. Knob field names are scenario keys, so a new knob is checked without a
 /// line here.
-fn first_unapplied<T: Serialize + Default>(knobs: &T, applied: &[&str]) -> Option<String> {
+pub(crate) fn first_unapplied<T: Serialize + Default>(
+    knobs: &T,
+    applied: &[&str],
+) -> Option<String> {
     let (Ok(Value::Object(set)), Ok(Value::Object(default))) = (
         serde_json::to_value(knobs),
         serde_json::to_value(T::default()),
@@ -141,222 +113,58 @@ fn first_unapplied<T: Serialize + Default>(knobs: &T, applied: &[&str]) -> Optio
         .map(|(field, _)| format!("flow.{field}"))
 }
 
-fn check_tcp(f: &FlowSpec, t: &TcpKnobs, warnings: &mut Vec<String>) -> Result<(), EmuError> {
-    if t.tls == TlsMode::None {
-        return Err(unsupported(
-            "flow.tls",
-            "quiclab serve/get always speak TLS (1.3, or 1.2 with flow.tls = \"1.2\")",
-        ));
-    }
-    if let Some(key) = first_unapplied(t, TCP_APPLIED) {
-        return Err(unsupported(
-            &key,
-            "kernel TCP cannot take this TCP-model knob per flow (Linux has no sysctl or route attribute for it); keep its default",
-        ));
-    }
-    if let Some(n) = t.http1_parallel() {
-        warnings.push(format!(
-            "flow {}: flow.http1_connections={n}: quiclab get spreads the streams over its own HTTP/1.1 connections",
-            f.name
-        ));
-    }
-    Ok(())
-}
-
-/// The controller name for `--tcp-cc` (kernel TCP) or the scenario name of a QUIC flow's
-/// controller; refuses what the chosen engine cannot run.
-pub fn cc_name(f: &FlowSpec) -> Result<&'static str, EmuError> {
-    let common = match f.cc {
-        CcChoice::Ours(CcConfig::NewReno { common, .. })
-        | CcChoice::Ours(CcConfig::Cubic { common, .. }) => Some(common),
-        _ => None,
-    };
-    // QUIC runs our controllers with every knob; the kernel takes only the initial window
-    // (route `initcwnd`).
-    if let (Stack::Tcp, Some(c)) = (f.stack(), common) {
-        if c.minimum_window_packets != 2 {
-            return Err(unsupported(
-                "flow.min_window",
-                "kernel TCP keeps its own minimum window",
-            ));
-        }
-        let default_beta = match f.cc {
-            CcChoice::Ours(CcConfig::Cubic { .. }) => 0.7,
-            _ => 0.5,
-        };
-        if (c.loss_reduction_factor - default_beta).abs() > 1e-9 {
-            return Err(unsupported(
-                "flow.loss_reduction",
-                "kernel TCP keeps its own decrease factor",
-            ));
-        }
-    }
-    let name = match (f.stack(), f.cc) {
-        (_, CcChoice::Ours(CcConfig::None)) => {
-            return Err(unsupported(
-                "flow.cc",
-                "`none` exists only in the simulator",
-            ))
-        }
-        // The kernel runs Linux's variants only: the RFC profiles exist in the simulator.
-        (
-            Stack::Tcp,
-            CcChoice::Ours(CcConfig::NewReno {
-                counting: RenoCounting::Linux,
-                ..
-            }),
-        ) => "reno",
-        (Stack::Tcp, CcChoice::Ours(CcConfig::NewReno { .. })) => {
-            return Err(unsupported(
-                "flow.reno_profile",
-                "kernel TCP runs Linux's Reno (reno_profile = \"linux\") only",
-            ))
-        }
-        (
-            Stack::Tcp,
-            CcChoice::Ours(CcConfig::Cubic {
-                profile: CubicProfile::Linux,
-                ..
-            }),
-        ) => "cubic",
-        (Stack::Tcp, CcChoice::Ours(CcConfig::Cubic { .. })) => {
-            return Err(unsupported(
-                "flow.cubic_profile",
-                "kernel TCP runs Linux's CUBIC (cubic_profile = \"linux\") only",
-            ))
-        }
-        (Stack::Tcp, _) => {
-            return Err(unsupported(
-                "flow.cc",
-                "quinn's controllers exist only for QUIC",
-            ))
-        }
-        (Stack::Quic, cc) => transport::linux_config::cc_name(&cc),
-        (Stack::QuicModel, _) => return Err(model_refused()),
-    };
-    Ok(name)
-}
-
-/// How a TCP flow's knobs are set in the kernel: per-namespace sysctls and attributes of the
-/// route to the peer, in both of the flow's namespaces (client and server).
-#[derive(Debug, Clone, PartialEq)]
-pub struct KernelTcp {
-    /// `(key, value)` of `net.ipv4.*` sysctls (per network namespace since Linux 4.15).
-    pub sysctls: Vec<(&'static str, String)>,
-    /// `ip route` attributes of the host route to the peer (`initcwnd 10`, `rto_min 200ms`, …).
-    pub route: Vec<String>,
-}
-
-/// The kernel settings for a TCP flow's knobs (`None` for a QUIC flow): `tcp_rmem`/`tcp_wmem`
-/// from the window and buffer knobs (see [`transport::linux_config`]), `tcp_sack`,
-/// `tcp_timestamps`, `tcp_recovery` + `tcp_early_retrans` (`rack`), and route `initrwnd`
-/// (the initial receive window in segments), `initcwnd` (from the controller's initial window),
-/// `rto_min`, `quickack 1` when delayed ACKs are off.
-pub fn kernel_tcp(f: &FlowSpec) -> Option<KernelTcp> {
-    let t = f.tcp()?;
-    let triple = |v: [u64; 3]| format!("{} {} {}", v[0], v[1], v[2]);
-    let sysctls = vec![
-        (
-            "net.ipv4.tcp_rmem",
-            triple(transport::linux_config::tcp_rmem(t)),
-        ),
-        (
-            "net.ipv4.tcp_wmem",
-            triple(transport::linux_config::tcp_wmem(t)),
-        ),
-        ("net.ipv4.tcp_sack", u8::from(t.sack).to_string()),
-        (
-            "net.ipv4.tcp_timestamps",
-            u8::from(t.timestamps).to_string(),
-        ),
-    ];
-    let mut sysctls = sysctls;
-    sysctls.extend(transport::linux_config::rack_sysctls(t).map(|(k, v)| (k, v.to_string())));
-    let mut route = Vec::new();
-    if let Some(iw) = transport::linux_config::initial_window(&f.cc) {
-        route.extend(["initcwnd".to_string(), iw.to_string()]);
-    }
-    route.extend([
-        "initrwnd".to_string(),
-        transport::linux_config::initrwnd(t).to_string(),
-    ]);
-    // `ip` takes whole milliseconds; the registry's min_rto is at least 1 ms.
-    route.extend([
-        "rto_min".to_string(),
-        format!("{}ms", t.min_rto.as_millis().max(1)),
-    ]);
-    if !t.delayed_ack {
-        route.extend(["quickack".to_string(), "1".to_string()]);
-    }
-    Some(KernelTcp { sysctls, route })
-}
-
-/// The HTTP version a flow uses: `3` for QUIC, `2` or `1.1` for TCP.
-pub fn http_version(f: &FlowSpec) -> &'static str {
-    match &f.transport {
+/// The HTTP version a flow uses: HTTP/3 for QUIC, HTTP/2 or HTTP/1.1 for TCP.
+pub fn http_version(f: &FlowSpec) -> HttpVersion {
+    match f.stack {
         // The model is refused by `check_supported`; it would speak HTTP/3 like quinn.
-        FlowTransport::Quic(_) | FlowTransport::QuicModel(_) => "3",
-        FlowTransport::Tcp { knobs, .. } if knobs.http1_parallel().is_some() => "1.1",
-        FlowTransport::Tcp { .. } => "2",
+        Stack::Quic | Stack::QuicModel => HttpVersion::H3,
+        Stack::Tcp if f.tcp.http1_parallel().is_some() => HttpVersion::H1,
+        Stack::Tcp => HttpVersion::H2,
     }
 }
 
-fn ms(d: Duration) -> String {
-    format!("{}ms", d.as_secs_f64() * 1e3)
-}
-
-/// Transport knobs common to serve and get.
-fn knob_args(f: &FlowSpec) -> Result<Vec<String>, EmuError> {
-    let cc = cc_name(f)?;
-    let mut a = Vec::new();
-    match &f.transport {
-        FlowTransport::Quic(q) => {
-            // The whole choice with its knobs: the endpoint builds it with the simulator's factory.
-            a.extend(["--quic-cc".into(), endpoints::QuicCc(f.cc).to_arg()]);
-            a.extend(["--mtu".into(), q.mtu.to_string()]);
-            a.extend(["--stream-window".into(), q.stream_window.to_string()]);
-            a.extend(["--conn-window".into(), q.conn_window.to_string()]);
-            a.extend(["--send-window".into(), q.send_window.to_string()]);
-            a.extend(["--initial-rtt".into(), ms(q.initial_rtt)]);
-            if q.mtu_discovery {
-                a.push("--mtu-discovery".into());
-            }
-            if !q.address_token {
-                a.push("--no-address-token".into());
-            }
-        }
-        FlowTransport::Tcp { .. } => {
-            a.extend(["--tcp-cc".into(), cc.into()]);
-        }
-        FlowTransport::QuicModel(_) => return Err(model_refused()),
+/// A QUIC flow's endpoint configuration: its knobs and controller as the scenario set them.
+/// A 0-RTT request is answered before the handshake completes, as the simulator's quinn
+/// server does (off otherwise: see [`QuicConfig::early_response`]; safe with every client
+/// since the server waits for the whole ClientHello).
+pub fn quic_config(f: &FlowSpec) -> QuicConfig {
+    QuicConfig {
+        knobs: f.quic,
+        cc: f.cc,
+        early_response: f.quic.zero_rtt,
+        ..QuicConfig::default()
     }
-    Ok(a)
 }
 
-/// Arguments of `quiclab serve` for a flow's server at `addr`.
-pub fn serve_args(f: &FlowSpec, addr: Ipv4Addr) -> Result<Vec<String>, EmuError> {
-    let mut a = vec![
-        "serve".to_string(),
-        "--listen".into(),
-        format!("{addr}:{SERVER_PORT}"),
-        "--http".into(),
-        http_version(f).into(),
+/// The kernel controller of a TCP flow's sockets (`None` for QUIC).
+fn tcp_cc(f: &FlowSpec) -> Result<Option<String>, EmuError> {
+    match f.stack {
+        Stack::Tcp => Ok(Some(kernel_tcp::controller(f)?.to_string())),
+        Stack::Quic => Ok(None),
+        Stack::QuicModel => Err(model_refused()),
+    }
+}
+
+/// The configuration of `quiclab serve` for a flow's server at `addr` (the emulator adds the
+/// run's files: statistics, key log, qlog directory).
+pub fn server_config(f: &FlowSpec, addr: Ipv4Addr) -> Result<ServerConfig, EmuError> {
+    let version = http_version(f);
+    Ok(ServerConfig {
+        listen: (addr, SERVER_PORT).into(),
+        protocols: Protocols {
+            h1: version == HttpVersion::H1,
+            h2: version == HttpVersion::H2,
+            h3: version == HttpVersion::H3,
+        },
+        tcp_cc: tcp_cc(f)?,
+        quic: quic_config(f),
         // The scenario bounds the transfer (a bulk flow asks for more than the link carries),
         // and the server answers only its own client in a private namespace: serve's safety
-        // caps for shared hosts would cut flows short, so lift them; 1024 streams as before.
-        "--max-response-size".into(),
-        "unlimited".into(),
-        "--max-streams".into(),
-        "1024".into(),
-    ];
-    a.extend(knob_args(f)?);
-    // A 0-RTT request is answered before the handshake completes, as the simulator's quinn
-    // server does (off otherwise: see `QuicOptions::early_response`; safe with every client
-    // since the server waits for the whole ClientHello, see tests/early_response.rs there).
-    if f.quic().is_some_and(|q| q.zero_rtt) {
-        a.push("--early-response".into());
-    }
-    Ok(a)
+        // caps for shared hosts would cut flows short, so lift them.
+        max_response_size: None,
+        max_streams: 1024,
+        ..ServerConfig::default()
+    })
 }
 
 /// Bytes a bulk flow requests: more than the link can carry in the flow's time, so the
@@ -375,55 +183,44 @@ fn bulk_bytes(f: &FlowSpec, s: &Scenario, seconds: f64) -> u64 {
     ((peak as f64 / 8.0 * seconds * 2.0) as u64).max(1_000_000)
 }
 
-/// Arguments of `quiclab get` for a flow against server `addr`, with `seconds` to finish.
-pub fn get_args(
+/// The configuration of `quiclab get` for a flow against server `addr`, with `seconds` to
+/// finish (the emulator adds the run's files).
+pub fn fetch_options(
     f: &FlowSpec,
     s: &Scenario,
     addr: Ipv4Addr,
     seconds: f64,
-) -> Result<Vec<String>, EmuError> {
-    let mut a = vec!["get".to_string()];
-    let (path_bytes, extra): (u64, Vec<String>) = match f.workload {
+) -> Result<FetchOptions, EmuError> {
+    let (path, streams, connections, upload) = match f.workload {
         Workload::Download {
             size,
             streams,
             connections,
         } => (
-            size,
-            vec![
-                "--streams".into(),
-                streams.to_string(),
-                "--connections".into(),
-                connections.to_string(),
-            ],
+            size.to_string(),
+            streams as usize,
+            connections as usize,
+            None,
         ),
-        Workload::Bulk { upload: false } => (bulk_bytes(f, s, seconds), Vec::new()),
-        Workload::Bulk { upload: true } => (
-            0,
-            vec!["--upload".into(), bulk_bytes(f, s, seconds).to_string()],
-        ),
+        Workload::Bulk { upload: false } => (bulk_bytes(f, s, seconds).to_string(), 1, 1, None),
+        Workload::Bulk { upload: true } => ("upload".into(), 1, 1, Some(bulk_bytes(f, s, seconds))),
     };
-    let path = if matches!(f.workload, Workload::Bulk { upload: true }) {
-        "upload".to_string()
-    } else {
-        path_bytes.to_string()
-    };
-    a.push(format!("https://{addr}:{SERVER_PORT}/{path}"));
-    a.extend(["--http".into(), http_version(f).into(), "--json".into()]);
-    a.extend(extra);
-    if f.quic().is_some_and(|q| q.zero_rtt) {
-        a.push("--zero-rtt".into());
-    }
-    // The client picks the version; the server accepts both.
-    if f.tcp().is_some_and(|t| t.tls == TlsMode::Tls12) {
-        a.push("--tls12".into());
-    }
-    a.extend(knob_args(f)?);
-    a.extend([
-        "--timeout".into(),
-        format!("{}ms", (seconds * 1e3).max(1.0).round()),
-    ]);
-    Ok(a)
+    Ok(FetchOptions {
+        url: format!("https://{addr}:{SERVER_PORT}/{path}"),
+        client: ClientConfig {
+            http: http_version(f),
+            timeout: Duration::from_millis((seconds * 1e3).max(1.0).round() as u64),
+            tcp_cc: tcp_cc(f)?,
+            // The client picks the version; the server accepts both.
+            tls12_only: f.stack == Stack::Tcp && f.tcp.tls == TlsMode::Tls12,
+            quic: quic_config(f),
+            zero_rtt: f.stack == Stack::Quic && f.quic.zero_rtt,
+            ..ClientConfig::default()
+        },
+        streams,
+        connections,
+        upload,
+    })
 }
 
 #[cfg(test)]
@@ -444,123 +241,75 @@ mod tests {
             Stack::Quic | Stack::QuicModel => builder::cubic_hystart(),
             Stack::Tcp => builder::linux_cubic(),
         };
-        match stack {
-            Stack::Quic => builder::flow("f", w, 1500, cc),
-            Stack::Tcp => builder::tcp_flow("f", w, 1500, cc),
-            Stack::QuicModel => builder::quic_model("f", w, 1500, cc),
-        }
+        let mut f = builder::flow("f", w, 1500, cc);
+        f.stack = stack;
+        f
     }
 
-    #[test]
-    fn quic_download_maps_to_http3_with_cubic() {
-        let f = download(Stack::Quic);
-        let s = builder::scenario(
+    fn scenario_of(f: &FlowSpec) -> Scenario {
+        builder::scenario(
             "s",
             builder::link(10_000_000, Duration::from_millis(5), Some(25)),
             vec![f.clone()],
             Duration::from_secs(10),
+        )
+    }
+
+    /// What `quiclab serve` / `get` read back from the file the emulator writes.
+    fn round_trip<T: Serialize + serde::de::DeserializeOwned>(v: &T) -> T {
+        let text = serde_json::to_string(v).expect("serializes");
+        serde_json::from_str(&text).expect("the endpoint reads it back")
+    }
+
+    #[test]
+    fn a_quic_download_hands_the_endpoints_its_knobs_and_controller() {
+        let mut f = download(Stack::Quic);
+        f.quic.stream_window = 65_000;
+        f.quic.ack_ratio = Some(4);
+        f.quic.initial_rtt = Duration::from_millis(100);
+        let s = scenario_of(&f);
+        assert!(check_supported(&s).expect("supported").is_empty());
+        let addr = Ipv4Addr::new(10, 99, 2, 1);
+        let get = round_trip(&fetch_options(&f, &s, addr, 10.0).expect("supported"));
+        assert_eq!(get.url, "https://10.99.2.1:4433/1000000");
+        assert_eq!((get.streams, get.connections), (2, 1));
+        assert_eq!(get.client.http, HttpVersion::H3);
+        assert_eq!(
+            get.client.quic.knobs, f.quic,
+            "every knob, as the scenario set it"
         );
-        let a = get_args(&f, &s, Ipv4Addr::new(10, 99, 2, 1), 10.0).expect("supported");
-        let line = a.join(" ");
-        assert!(
-            line.contains("https://10.99.2.1:4433/1000000 --http 3 --json --streams 2"),
-            "{line}"
-        );
-        let cc = a
-            .iter()
-            .position(|x| x == "--quic-cc")
-            .and_then(|i| a.get(i + 1))
-            .expect("--quic-cc");
-        let parsed: endpoints::QuicCc = cc.parse().expect("the endpoint reads it back");
-        assert_eq!(parsed.0, f.cc, "{cc}");
-        let sv = serve_args(&f, Ipv4Addr::new(10, 99, 2, 1))
-            .expect("supported")
-            .join(" ");
-        assert!(
-            sv.starts_with("serve --listen 10.99.2.1:4433 --http 3"),
-            "{sv}"
-        );
+        assert_eq!(get.client.quic.cc, f.cc, "the controller with its knobs");
+        assert_eq!(get.client.timeout, Duration::from_secs(10));
+        let serve = round_trip(&server_config(&f, addr).expect("supported"));
+        assert_eq!(serve.listen, "10.99.2.1:4433".parse().unwrap());
+        assert!(serve.protocols.h3 && !serve.protocols.h2 && !serve.protocols.h1);
+        assert_eq!(serve.quic.knobs, f.quic);
+        assert_eq!(serve.max_response_size, None);
     }
 
     #[test]
     fn zero_rtt_flows_get_a_server_that_answers_early() {
         let mut f = download(Stack::Quic);
         let addr = Ipv4Addr::new(10, 99, 2, 1);
-        let off = serve_args(&f, addr).unwrap();
-        assert!(!off.iter().any(|a| a == "--early-response"), "{off:?}");
-        f.quic_mut().expect("a quic flow").zero_rtt = true;
-        let on = serve_args(&f, addr).unwrap();
-        assert!(on.iter().any(|a| a == "--early-response"), "{on:?}");
+        assert!(!server_config(&f, addr).unwrap().quic.early_response);
+        f.quic.zero_rtt = true;
+        assert!(server_config(&f, addr).unwrap().quic.early_response);
+        let get = fetch_options(&f, &scenario_of(&f), addr, 10.0).unwrap();
+        assert!(get.client.zero_rtt);
     }
 
     #[test]
-    fn address_tokens_off_reach_both_endpoints() {
-        let s = |f: &FlowSpec| {
-            builder::scenario(
-                "s",
-                builder::link(10_000_000, Duration::from_millis(5), Some(25)),
-                vec![f.clone()],
-                Duration::from_secs(10),
-            )
-        };
-        let addr = Ipv4Addr::new(10, 99, 2, 1);
-        let mut f = download(Stack::Quic);
-        // On by default: nothing to pass (the endpoints' default is on too).
-        let on = get_args(&f, &s(&f), addr, 10.0).expect("supported");
-        assert!(!on.iter().any(|a| a == "--no-address-token"), "{on:?}");
-        f.quic_mut().expect("a quic flow").address_token = false;
-        assert!(check_supported(&s(&f)).is_ok());
-        for args in [
-            get_args(&f, &s(&f), addr, 10.0).expect("supported"),
-            serve_args(&f, addr).expect("supported"),
-        ] {
-            assert!(args.iter().any(|a| a == "--no-address-token"), "{args:?}");
-        }
-    }
-
-    #[test]
-    fn tcp_knobs_become_sysctls_and_route_attributes() {
+    fn tcp_flows_name_the_kernel_controller_and_tls_version() {
         let mut f = download(Stack::Tcp);
-        f.tcp_mut().expect("a tcp flow").sack = false;
-        f.tcp_mut().expect("a tcp flow").timestamps = false;
-        f.tcp_mut().expect("a tcp flow").delayed_ack = false;
-        f.tcp_mut().expect("a tcp flow").min_rto = Duration::from_millis(50);
-        f.tcp_mut().expect("a tcp flow").rack = false;
-        // A 6 MiB window needs 12 MiB of buffer: Linux advertises half of it.
-        f.tcp_mut().expect("a tcp flow").receive_window_max = 6_291_456;
-        f.tcp_mut().expect("a tcp flow").send_buffer = 1 << 20;
-        let s = builder::scenario(
-            "s",
-            LinkConfig::ideal(),
-            vec![f.clone()],
-            Duration::from_secs(1),
-        );
-        check_supported(&s).expect("the kernel takes these");
-        let k = kernel_tcp(&f).expect("a TCP flow");
-        let get = |key: &str| {
-            k.sysctls
-                .iter()
-                .find(|(k, _)| *k == key)
-                .map(|(_, v)| v.clone())
-        };
-        assert_eq!(
-            get("net.ipv4.tcp_rmem").as_deref(),
-            Some("4096 131072 12582912")
-        );
-        assert_eq!(
-            get("net.ipv4.tcp_wmem").as_deref(),
-            Some("4096 16384 1048576")
-        );
-        assert_eq!(get("net.ipv4.tcp_sack").as_deref(), Some("0"));
-        assert_eq!(get("net.ipv4.tcp_timestamps").as_deref(), Some("0"));
-        assert_eq!(get("net.ipv4.tcp_recovery").as_deref(), Some("0"));
-        assert_eq!(get("net.ipv4.tcp_early_retrans").as_deref(), Some("0"));
-        // 65 535 bytes in 1460-byte segments (no timestamps): 45.
-        assert_eq!(
-            k.route.join(" "),
-            "initcwnd 10 initrwnd 45 rto_min 50ms quickack 1"
-        );
-        assert!(kernel_tcp(&download(Stack::Quic)).is_none());
+        f.tcp.tls = TlsMode::Tls12;
+        let addr = Ipv4Addr::new(10, 99, 2, 1);
+        let get = fetch_options(&f, &scenario_of(&f), addr, 10.0).unwrap();
+        assert_eq!(get.client.tcp_cc.as_deref(), Some("cubic"));
+        assert_eq!(get.client.http, HttpVersion::H2);
+        assert!(get.client.tls12_only);
+        let serve = server_config(&f, addr).unwrap();
+        assert_eq!(serve.tcp_cc.as_deref(), Some("cubic"));
+        assert!(serve.protocols.h2 && !serve.protocols.h3);
     }
 
     #[test]
@@ -581,34 +330,21 @@ mod tests {
         );
         let warnings = check_supported(&s).expect("our controller takes every knob");
         assert!(warnings.is_empty(), "{warnings:?}");
-        let a = serve_args(&f, Ipv4Addr::new(10, 99, 2, 1)).expect("supported");
-        let i = a.iter().position(|x| x == "--quic-cc").expect("--quic-cc");
-        let parsed: endpoints::QuicCc = a[i + 1].parse().expect("parses");
-        assert_eq!(parsed.0, f.cc);
-        f.cc = CcChoice::QuinnCubic;
-        let a = serve_args(&f, Ipv4Addr::new(10, 99, 2, 1)).expect("supported");
-        assert!(a.join(" ").contains("--quic-cc quinn-cubic"), "{a:?}");
-    }
-
-    #[test]
-    fn tcp_newreno_is_reno_over_http2() {
-        let mut f = download(Stack::Tcp);
-        f.cc = builder::linux_reno();
-        assert_eq!(cc_name(&f).expect("supported"), "reno");
-        assert_eq!(http_version(&f), "2");
+        let serve = round_trip(&server_config(&f, Ipv4Addr::new(10, 99, 2, 1)).unwrap());
+        assert_eq!(serve.quic.cc, f.cc);
     }
 
     #[test]
     fn unsupported_features_name_their_key() {
         let mut f = download(Stack::Tcp);
-        f.tcp_mut().expect("a tcp flow").delayed_ack_timeout = Duration::from_millis(100);
+        f.tcp.delayed_ack_timeout = Duration::from_millis(100);
         let s = builder::scenario("s", LinkConfig::ideal(), vec![f], Duration::from_secs(1));
         let e = check_supported(&s)
             .expect_err("Linux has no per-flow delayed-ACK timer")
             .to_string();
         assert!(e.contains("flow.delayed_ack_timeout"), "{e}");
         let mut f = download(Stack::Tcp);
-        f.tcp_mut().expect("a tcp flow").initial_rto = Duration::from_secs(3);
+        f.tcp.initial_rto = Duration::from_secs(3);
         let s = builder::scenario("s", LinkConfig::ideal(), vec![f], Duration::from_secs(1));
         let e = check_supported(&s).expect_err("a model knob").to_string();
         assert!(e.contains("flow.initial_rto"), "{e}");
@@ -632,10 +368,10 @@ mod tests {
             assert!(e.contains(key), "{e}");
         }
         let mut f = download(Stack::Quic);
-        f.quic_mut().expect("a quic flow").ack_ratio = Some(4);
+        f.quic.crypto = endpoints::quic::QuicCrypto::None;
         let s = builder::scenario("s", LinkConfig::ideal(), vec![f], Duration::from_secs(1));
-        let e = check_supported(&s).expect_err("not wired").to_string();
-        assert!(e.contains("flow.ack_ratio"), "{e}");
+        let e = check_supported(&s).expect_err("null AEAD").to_string();
+        assert!(e.contains("flow.crypto"), "{e}");
         let mut f = download(Stack::Quic);
         f.cc = CcChoice::Ours(CcConfig::None);
         let s = builder::scenario("s", LinkConfig::ideal(), vec![f], Duration::from_secs(1));
@@ -670,6 +406,6 @@ mod tests {
                 && e.contains("only in the simulator"),
             "{e}"
         );
-        assert!(serve_args(&f, Ipv4Addr::LOCALHOST).is_err());
+        assert!(server_config(&f, Ipv4Addr::LOCALHOST).is_err());
     }
 }

@@ -20,12 +20,13 @@
 //! 4-tuple, as in the simulator's captures.
 //!
 //! The PEP's knobs become kernel settings of its namespace with the one translation endpoints
-//! use ([`crate::mapping::kernel_tcp`]): `pep_receive_window_max` and `pep_send_buffer` give
+//! use ([`crate::kernel_tcp::settings`]): `pep_receive_window_max` and `pep_send_buffer` give
 //! `tcp_rmem` / `tcp_wmem`, `pep_initial_window` the `initcwnd` of its routes (both legs),
 //! `pep_cc` the relay's `TCP_CONGESTION`; `pep_buffer` bounds the relay per direction.
 
 use std::fs::File;
 use std::io::BufWriter;
+use std::net::SocketAddr;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -33,12 +34,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ::results::FlowConfig;
-use endpoints::pep::PepConnectionRecord;
+use endpoints::pep::{PepConfig, PepConnectionRecord};
 use netem::pcap::{LinkType, PcapWriter};
 use scenario::model::{CcChoice, FlowSpec, PepPosition, PepSpec, Scenario};
 
 use crate::error::EmuError;
 use crate::forwarder::Side;
+use crate::kernel_tcp;
 use crate::netns;
 use crate::offload::{self, Offload};
 use crate::packet_socket::PacketSocket;
@@ -69,41 +71,11 @@ fn unsupported(key: &str, why: impl Into<String>) -> EmuError {
     }
 }
 
-/// The kernel controller for `flow.pep_cc`; refuses what the kernel does not run, by name.
-pub fn kernel_cc(pep: &PepSpec) -> Result<&'static str, EmuError> {
-    use cc::config::{CcConfig, CubicProfile, RenoCounting};
-    match pep.cc {
-        CcConfig::Cubic {
-            profile: CubicProfile::Linux,
-            hystart: true,
-            ..
-        } => Ok("cubic"),
-        CcConfig::NewReno {
-            counting: RenoCounting::Linux,
-            ..
-        } => Ok("reno"),
-        CcConfig::NewReno { .. } => Err(unsupported(
-            "flow.pep_cc",
-            "kernel TCP runs Linux's Reno (`newreno`); `newreno-approx` counts as RFC 9002 does, which exists only in the simulator",
-        )),
-        CcConfig::None => Err(unsupported(
-            "flow.pep_cc",
-            "`none` exists only in the simulator",
-        )),
-        // The resolver gives the PEP Linux's CUBIC with HyStart only; anything else is a
-        // hand-built spec.
-        CcConfig::Cubic { .. } => Err(unsupported(
-            "flow.pep_cc",
-            "kernel TCP runs Linux's CUBIC with HyStart only",
-        )),
-    }
-}
-
 /// Checks a flow's PEP (nothing without one); the PEP's side access link sits on the far side
 /// of the emulated PEP (between it and the bottleneck) and is reported as an approximation.
 pub fn check(f: &FlowSpec, warnings: &mut Vec<String>) -> Result<(), EmuError> {
     let Some(pep) = f.pep() else { return Ok(()) };
-    kernel_cc(pep)?;
+    kernel_tcp::pep_controller(pep)?;
     let ideal = netem::config::LinkConfig::ideal();
     let (key, access) = match pep.position {
         PepPosition::ClientSide => ("flow.client_access", &f.client_access),
@@ -160,19 +132,9 @@ pub fn insert_all(topo: &mut Topology, s: &Scenario) -> Result<Vec<PepSite>, Emu
     Ok(sites)
 }
 
-/// Runs `f` in namespace `ns` and applies `sysctls` there.
-fn sysctls_in(ns: &str, sysctls: Vec<(&'static str, String)>) -> Result<(), EmuError> {
-    netns::in_netns(ns, move || {
-        for (key, value) in &sysctls {
-            netns::write_sysctl(key, value)?;
-        }
-        Ok(())
-    })
-}
-
 /// Inserts flow `i`'s PEP between its host and the router (see the module doc).
 fn insert(topo: &mut Topology, i: usize, f: &FlowSpec, pep: &PepSpec) -> Result<PepSite, EmuError> {
-    let cc = kernel_cc(pep)?;
+    let cc = kernel_tcp::pep_controller(pep)?;
     let side = match pep.position {
         PepPosition::ClientSide => Side::Client,
         PepPosition::ServerSide => Side::Server,
@@ -185,7 +147,7 @@ fn insert(topo: &mut Topology, i: usize, f: &FlowSpec, pep: &PepSpec) -> Result<
     let host_addr = topo.addr_of(side, i);
     let ns = format!("ql{}-p{i}", topo.run_id());
     topo.add_namespace(&ns)?;
-    let kernel = crate::mapping::kernel_tcp(&as_pep_flow(f, pep))
+    let kernel = kernel_tcp::settings(&as_pep_flow(f, pep))
         .ok_or_else(|| unsupported("flow.pep", "a PEP needs a TCP flow"))?;
     let mut sysctls = vec![
         ("net.ipv6.conf.all.disable_ipv6", "1".to_string()),
@@ -196,7 +158,7 @@ fn insert(topo: &mut Topology, i: usize, f: &FlowSpec, pep: &PepSpec) -> Result<
         ("net.ipv4.conf.default.rp_filter", "0".to_string()),
     ];
     sysctls.extend(kernel.sysctls.iter().cloned());
-    sysctls_in(&ns, sysctls)?;
+    kernel_tcp::write_sysctls(&ns, sysctls)?;
     // Take the host's router-facing interface (its MAC is what the forwarder routes by) ...
     netns::ip(&["-n", &host, "link", "set", "eth0", "netns", &ns])?;
     netns::ip(&["-n", &ns, "link", "set", "eth0", "name", TO_ROUTER])?;
@@ -312,7 +274,7 @@ fn insert(topo: &mut Topology, i: usize, f: &FlowSpec, pep: &PepSpec) -> Result<
         Side::Server => TO_ROUTER,
     };
     nft(&ns, &ruleset(from_client))?;
-    let mut config = read_back(&ns, &host_route)?;
+    let mut config = kernel_tcp::read_back(&ns, &host_route)?;
     config.cc = Some(cc.to_string());
     config.hystart = transport::linux_config::hystart(&CcChoice::Ours(pep.cc));
     Ok(PepSite {
@@ -405,15 +367,6 @@ fn nft(ns: &str, rules: &str) -> Result<(), EmuError> {
     })
 }
 
-/// What the kernel holds in the PEP namespace: the sysctls and the metrics of the route to
-/// the host.
-fn read_back(ns: &str, route: &str) -> Result<FlowConfig, EmuError> {
-    let mut config = netns::in_netns(ns, crate::runner::read_tcp_sysctls)?;
-    let shown = netns::ip(&["-n", ns, "-j", "route", "show", route])?;
-    crate::runner::read_route_metrics(&shown, &mut config);
-    Ok(config)
-}
-
 /// A flow's PEP as it ran: the kernel settings of its namespace and the relay's connections.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct PepOutcome {
@@ -459,25 +412,28 @@ pub fn start(
     let _ = std::fs::remove_file(&ready);
     let stats = stats_path(work, site.flow);
     let _ = std::fs::remove_file(&stats);
+    let config = crate::runner::config_file(
+        work,
+        &format!("pep-{}.config.json", site.flow),
+        &PepConfig {
+            listen: SocketAddr::from(([0, 0, 0, 0], RELAY_PORT)),
+            upstream: None,
+            cc: Some(site.cc.into()),
+            buffer: site.buffer,
+            max_connections: MAX_CONNECTIONS,
+        },
+    )?;
     let mut cmd = Command::new(quiclab);
-    cmd.args([
-        "pep".to_string(),
-        "--listen".into(),
-        format!("0.0.0.0:{RELAY_PORT}"),
-        "--tcp-cc".into(),
-        site.cc.into(),
-        "--buffer".into(),
-        site.buffer.to_string(),
-        "--max-connections".into(),
-        MAX_CONNECTIONS.to_string(),
-    ])
-    .arg("--stats-file")
-    .arg(&stats)
-    .arg("--ready-file")
-    .arg(&ready)
-    .stdin(Stdio::null())
-    .stdout(Stdio::null())
-    .stderr(log);
+    cmd.arg("pep")
+        .arg("--config")
+        .arg(config)
+        .arg("--stats-file")
+        .arg(&stats)
+        .arg("--ready-file")
+        .arg(&ready)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(log);
     let child = topo.spawn(&site.ns, &mut cmd)?;
     let deadline = Instant::now() + READY_TIMEOUT;
     while !ready.exists() {
@@ -620,7 +576,8 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::mapping::{check_supported, kernel_tcp};
+    use crate::kernel_tcp::{pep_controller, settings};
+    use crate::mapping::check_supported;
     use crate::probe;
     use crate::TopologySpec;
 
@@ -663,9 +620,9 @@ cc = "cubic"
             assert!(warnings.is_empty(), "{warnings:?}");
             let f = &s.flows[0];
             let pep = f.pep().expect("a PEP");
-            assert_eq!(kernel_cc(pep).expect("reno"), "reno");
+            assert_eq!(pep_controller(pep).expect("reno"), "reno");
             // The PEP's knobs in Linux's terms, by the endpoints' one translation.
-            let k = kernel_tcp(&as_pep_flow(f, pep)).expect("TCP");
+            let k = settings(&as_pep_flow(f, pep)).expect("TCP");
             let get = |key: &str| {
                 k.sysctls
                     .iter()

@@ -125,7 +125,7 @@ pub fn flow_result(
         (&server_snaps, &client_snaps)
     };
     let config = match &f.transport {
-        // The endpoints build exactly the controller `--quic-cc` names (the simulator's factory).
+        // The endpoints build exactly the flow's controller (the simulator's factory).
         // Tokens as read back: whether the client received any NEW_TOKEN frame (absent
         // without a QUIC snapshot).
         FlowTransport::Quic(q) => Some(FlowConfig {

@@ -11,13 +11,13 @@ use std::time::{Duration, Instant};
 use ::results::{Cross, FlowConfig, Run};
 use endpoints::fetch::FetchReport;
 use endpoints::server::stats_log::{self, unix_now};
-use scenario::model::{FlowSpec, RunSpec, Scenario, SweepPoint, Workload};
+use scenario::model::{RunSpec, Scenario, SweepPoint};
 
 use crate::cross::CrossTraffic;
 use crate::error::EmuError;
 use crate::forwarder::{ForwarderReport, WaitMode};
+use crate::kernel_tcp;
 use crate::mapping;
-use crate::netns;
 use crate::pep::{self, PepOutcome, PepSite};
 use crate::results::{self, ClientOutcome};
 use crate::topology::{ChildHandle, Topology, TopologySpec};
@@ -105,7 +105,7 @@ pub fn run(point: &SweepPoint, spec: &RunSpec, opts: &RunOptions) -> Result<EmuR
         .flows
         .iter()
         .enumerate()
-        .map(|(i, f)| configure_tcp(&topo, i, f))
+        .map(|(i, f)| kernel_tcp::configure(&topo, i, f))
         .collect::<Result<Vec<_>, EmuError>>()
     {
         Ok(k) => k,
@@ -227,103 +227,6 @@ pub fn run(point: &SweepPoint, spec: &RunSpec, opts: &RunOptions) -> Result<EmuR
     })
 }
 
-/// Sets a TCP flow's knobs ([`mapping::kernel_tcp`]) in its client and server namespaces:
-/// the sysctls, and a host route to the peer carrying the route attributes. Returns what the
-/// kernel holds afterwards, read back: `tcp_rmem` and delayed ACKs from the data receiver's
-/// namespace, the rest from the data sender's (`None` for a QUIC flow).
-fn configure_tcp(topo: &Topology, i: usize, f: &FlowSpec) -> Result<Option<FlowConfig>, EmuError> {
-    let Some(k) = mapping::kernel_tcp(f) else {
-        return Ok(None);
-    };
-    let upload = matches!(f.workload, Workload::Bulk { upload: true });
-    let sides = [
-        (topo.client_ns(i).to_string(), topo.server_addr(i)),
-        (topo.server_ns(i).to_string(), topo.client_addr(i)),
-    ];
-    let mut read = Vec::new();
-    for (ns, peer) in &sides {
-        let sysctls = k.sysctls.clone();
-        let mut config = netns::in_netns(ns, move || {
-            for (key, value) in &sysctls {
-                netns::write_sysctl(key, value)?;
-            }
-            read_tcp_sysctls()
-        })?;
-        let dst = format!("{peer}/32");
-        let mut args: Vec<&str> = vec!["-n", ns, "route", "add", &dst, "dev", "eth0"];
-        args.extend(k.route.iter().map(String::as_str));
-        netns::ip(&args)?;
-        let shown = netns::ip(&["-n", ns, "-j", "route", "show", &dst])?;
-        read_route_metrics(&shown, &mut config);
-        read.push(config);
-    }
-    let (receiver, sender) = if upload {
-        (read.pop(), read.pop())
-    } else {
-        let sender = read.pop();
-        (read.pop(), sender)
-    };
-    let (Some(receiver), Some(mut sender)) = (receiver, sender) else {
-        return Ok(None);
-    };
-    sender.tcp_rmem = receiver.tcp_rmem;
-    sender.delayed_ack = receiver.delayed_ack;
-    sender.initrwnd_packets = receiver.initrwnd_packets;
-    Ok(Some(sender))
-}
-
-/// Reads `net.ipv4.tcp_{rmem,wmem,sack,timestamps,recovery,early_retrans}` of the current
-/// thread's namespace (RACK-TLP counts as on when RACK loss detection and tail loss probes are).
-pub(crate) fn read_tcp_sysctls() -> Result<FlowConfig, EmuError> {
-    let read = |key: &str| -> Result<Vec<u64>, EmuError> {
-        let path = std::path::Path::new("/proc/sys").join(key.replace('.', "/"));
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| EmuError::io(format!("cannot read {key}"), e))?;
-        Ok(text
-            .split_whitespace()
-            .filter_map(|w| w.parse().ok())
-            .collect())
-    };
-    let triple = |v: Vec<u64>| <[u64; 3]>::try_from(v).ok();
-    let flag = |v: Vec<u64>| v.first().map(|&x| x != 0);
-    Ok(FlowConfig {
-        tcp_rmem: triple(read("net.ipv4.tcp_rmem")?),
-        tcp_wmem: triple(read("net.ipv4.tcp_wmem")?),
-        sack: flag(read("net.ipv4.tcp_sack")?),
-        timestamps: flag(read("net.ipv4.tcp_timestamps")?),
-        rack: Some(rack_on(
-            read("net.ipv4.tcp_recovery")?.first().copied(),
-            read("net.ipv4.tcp_early_retrans")?.first().copied(),
-        )),
-        ..FlowConfig::default()
-    })
-}
-
-/// RACK-TLP as the model means it: RACK loss detection (`tcp_recovery` bit 0) and tail loss
-/// probes (`tcp_early_retrans` 3 or 4).
-fn rack_on(recovery: Option<u64>, early_retrans: Option<u64>) -> bool {
-    recovery.is_some_and(|r| r & 1 == 1) && early_retrans.is_some_and(|e| e >= 3)
-}
-
-/// Takes `initrwnd`, `initcwnd`, `rto_min` and `quickack` from `ip -j route show` output (the
-/// kernel's defaults where a metric is absent: no initial receive window bound beyond the
-/// buffer, initial window 10, minimum RTO 200 ms, delayed ACKs on).
-pub(crate) fn read_route_metrics(json: &str, config: &mut FlowConfig) {
-    let routes: serde_json::Value = serde_json::from_str(json).unwrap_or_default();
-    let metric = |name: &str| -> Option<f64> {
-        routes
-            .get(0)?
-            .get("metrics")?
-            .as_array()?
-            .iter()
-            .find_map(|m| m.get(name)?.as_f64())
-    };
-    config.initrwnd_packets = metric("initrwnd").map(|v| v as u64);
-    config.initcwnd_packets = Some(metric("initcwnd").map_or(10, |v| v as u64));
-    config.rto_min_ms = Some(metric("rto_min").unwrap_or(200.0));
-    config.delayed_ack = Some(metric("quickack").unwrap_or(0.0) == 0.0);
-}
-
 /// Starts every flow's relay in its PEP namespace (they stop with the topology), and with
 /// `capture_dir` a capture of both legs in each PEP namespace (stopped when the returned
 /// handles drop).
@@ -344,22 +247,43 @@ fn start_peps(
     Ok(captures)
 }
 
-fn common_files(
-    cmd: &mut Command,
-    opts: &RunOptions,
-    role: &str,
-    i: usize,
-) -> Result<(), EmuError> {
-    if let Some(k) = &opts.keylog {
-        cmd.arg("--keylog").arg(k);
-    }
-    if let Some(q) = &opts.qlog_dir {
-        let dir = q.join(format!("{role}-{i}"));
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| EmuError::io(format!("cannot create {}", dir.display()), e))?;
-        cmd.arg("--qlog-dir").arg(dir);
-    }
-    Ok(())
+/// The run's per-endpoint files: the TLS key log and a qlog directory of the endpoint's own.
+struct RunFiles {
+    keylog: Option<PathBuf>,
+    qlog_dir: Option<PathBuf>,
+}
+
+fn run_files(opts: &RunOptions, role: &str, i: usize) -> Result<RunFiles, EmuError> {
+    let qlog_dir = match &opts.qlog_dir {
+        Some(q) => {
+            let dir = q.join(format!("{role}-{i}"));
+            std::fs::create_dir_all(&dir)
+                .map_err(|e| EmuError::io(format!("cannot create {}", dir.display()), e))?;
+            Some(dir)
+        }
+        None => None,
+    };
+    Ok(RunFiles {
+        keylog: opts.keylog.clone(),
+        qlog_dir,
+    })
+}
+
+/// Writes an endpoint's configuration as JSON into the work directory (a fresh file, see
+/// [`log_file`]), for the endpoint's `--config`.
+pub(crate) fn config_file(
+    work: &Path,
+    name: &str,
+    config: &impl serde::Serialize,
+) -> Result<PathBuf, EmuError> {
+    use std::io::Write as _;
+    let text = serde_json::to_vec_pretty(config)
+        .map_err(|e| EmuError::Endpoint(format!("cannot serialize {name}: {e}")))?;
+    let path = work.join(name);
+    log_file(work, name)?
+        .write_all(&text)
+        .map_err(|e| EmuError::io(format!("cannot write {}", path.display()), e))?;
+    Ok(path)
 }
 
 /// A fresh log file in the work directory: an old one (a resumed run's) is unlinked first, and
@@ -405,16 +329,21 @@ fn drive(
     for (j, f) in s.flows.iter().enumerate() {
         let ready = work.join(format!("server-{j}.ready"));
         let _ = std::fs::remove_file(&ready);
+        let files = run_files(opts, "server", j)?;
+        let mut config = mapping::server_config(f, topo.server_addr(j))?;
+        config.stats_file = Some(work.join(format!("server-{j}.stats.jsonl")));
+        config.keylog = files.keylog;
+        config.quic.qlog_dir = files.qlog_dir;
+        let config = config_file(work, &format!("server-{j}.config.json"), &config)?;
         let mut cmd = Command::new(&opts.quiclab);
-        cmd.args(mapping::serve_args(f, topo.server_addr(j))?)
+        cmd.arg("serve")
+            .arg("--config")
+            .arg(config)
             .arg("--ready-file")
             .arg(&ready)
-            .arg("--stats-file")
-            .arg(work.join(format!("server-{j}.stats.jsonl")))
             .stdin(Stdio::null())
             .stdout(log_file(work, &format!("server-{j}.log"))?)
             .stderr(log_file(work, &format!("server-{j}.err"))?);
-        common_files(&mut cmd, opts, "server", j)?;
         let child = topo.spawn(topo.server_ns(j), &mut cmd)?;
         ready_files.push((ready, child));
     }
@@ -469,12 +398,19 @@ fn drive(
             scenario::model::Workload::Download { .. } => s.duration,
         };
         let seconds = end.saturating_sub(f.start).as_secs_f64();
+        let files = run_files(opts, "client", i)?;
+        let mut config = mapping::fetch_options(f, s, topo.server_addr(i), seconds)?;
+        config.client.tls.keylog = files.keylog;
+        config.client.quic.qlog_dir = files.qlog_dir;
+        let config = config_file(work, &format!("client-{i}.config.json"), &config)?;
         let mut cmd = Command::new(&opts.quiclab);
-        cmd.args(mapping::get_args(f, s, topo.server_addr(i), seconds)?)
+        cmd.arg("get")
+            .arg("--config")
+            .arg(config)
+            .arg("--json")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(log_file(work, &format!("client-{i}.err"))?);
-        common_files(&mut cmd, opts, "client", i)?;
         let child = topo.spawn(topo.client_ns(i), &mut cmd)?;
         let mut stdout = child
             .take_stdout()
@@ -549,28 +485,6 @@ fn tail(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn route_metrics_are_read_back_with_kernel_defaults() {
-        let mut c = FlowConfig::default();
-        read_route_metrics(
-            r#"[{"dst":"10.99.2.1","dev":"eth0","metrics":[{"initcwnd":10,"initrwnd":46,"rto_min":50,"quickack":1}]}]"#,
-            &mut c,
-        );
-        assert_eq!(c.initrwnd_packets, Some(46));
-        assert_eq!(c.initcwnd_packets, Some(10));
-        assert_eq!(c.rto_min_ms, Some(50.0));
-        assert_eq!(c.delayed_ack, Some(false));
-        let mut c = FlowConfig::default();
-        read_route_metrics(r#"[{"dst":"10.99.2.1","dev":"eth0"}]"#, &mut c);
-        assert_eq!(c.initcwnd_packets, Some(10));
-        assert_eq!(c.rto_min_ms, Some(200.0));
-        assert_eq!(c.delayed_ack, Some(true));
-        assert_eq!(c.initrwnd_packets, None);
-        assert!(rack_on(Some(1), Some(3)));
-        assert!(!rack_on(Some(0), Some(3)), "RACK loss detection off");
-        assert!(!rack_on(Some(1), Some(0)), "no tail loss probe");
-    }
 
     #[test]
     fn a_late_check_starts_the_flow_at_once() {

@@ -12,8 +12,9 @@ use crate::client::{
 };
 use crate::stats::{unix_now, QuicStatsSnapshot, TcpInfoSnapshot, TransportSnapshot};
 
-/// What to fetch and how.
-#[derive(Debug, Clone)]
+/// What to fetch and how; serialized, what the emulator hands `quiclab get --config`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct FetchOptions {
     /// `https://host:port/<size>` (or any path when `streams` is 1).
     pub url: String,
@@ -26,6 +27,19 @@ pub struct FetchOptions {
     pub connections: usize,
     /// POST this many bytes (split over the streams) instead of a GET.
     pub upload: Option<u64>,
+}
+
+impl Default for FetchOptions {
+    /// One stream, one connection, no URL yet.
+    fn default() -> Self {
+        Self {
+            url: String::new(),
+            client: ClientConfig::default(),
+            streams: 1,
+            connections: 1,
+            upload: None,
+        }
+    }
 }
 
 /// Errors that stop a fetch before any request.

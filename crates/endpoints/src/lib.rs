@@ -43,7 +43,7 @@ pub use client::{
     Client, ClientConfig, ClientError, ConnPolicy, HttpVersion, PoolGrowth, RequestOutcome,
     RequestSpec, TlsOptions,
 };
-pub use quic::{QuicCc, QuicOptions};
+pub use quic::{QuicCc, QuicConfig};
 pub use server::{Protocols, RunningServer, ServerConfig, ServerError};
 pub use stats::{QuicStatsSnapshot, TcpInfoSnapshot, TransportSnapshot};
 

@@ -52,8 +52,9 @@ const FULL_RETRY: Duration = Duration::from_millis(1);
 /// 7 s, 15 s, 31 s after the first) fit in it.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(63);
 
-/// What the relay runs with.
-#[derive(Debug, Clone)]
+/// What the relay runs with; serialized, what the emulator hands `quiclab pep --config`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct PepConfig {
     /// Where the listener binds: TPROXY's target (e.g. `0.0.0.0:4480`) or, with `upstream`, any
     /// address the clients connect to.

@@ -1,5 +1,6 @@
-//! QUIC knobs shared by server and client (mirroring the simulator's `QuicKnobs` where quinn
-//! allows), and the quinn transport configuration and UDP sockets built from them.
+//! The QUIC configuration of server and client: the simulator's knobs (`QuicKnobs`) and its
+//! builder of quinn's transport config, plus the settings only a real endpoint has, and the
+//! UDP sockets.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -9,9 +10,13 @@ use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 
 use cc::config::{CcConfig, CommonCcConfig, CubicProfile, RenoCounting};
-use quinn::{MtuDiscoveryConfig, TransportConfig, VarInt};
+use quinn::{TransportConfig, VarInt};
+use serde::{Deserialize, Serialize};
 use transport::cc_adapter::{CcChoice, CcProbe, Factory};
 use transport::qlog::{QlogErrors, QlogFile};
+use transport::quic::config::EngineParts;
+pub use transport::quic::config::KnobError;
+pub use transport::quic::{QuicCrypto, QuicKnobs};
 
 use crate::sockopt;
 
@@ -68,8 +73,7 @@ impl FromStr for QuicCc {
     type Err = String;
 
     /// A scenario `flow.cc` name (`cubic` is quiclab's CUBIC, `quinn-cubic` quinn's), or a
-    /// controller with every knob as JSON (what the emulator passes, so a scenario's knobs reach
-    /// the endpoint unchanged).
+    /// controller with every knob as JSON (as in a serialized [`QuicConfig`]).
     fn from_str(s: &str) -> Result<Self, String> {
         if s.trim_start().starts_with('{') || s.trim_start().starts_with('"') {
             return serde_json::from_str::<CcChoice>(s)
@@ -102,33 +106,19 @@ impl QuicCc {
     pub fn name(self) -> &'static str {
         transport::linux_config::cc_name(&self.0)
     }
-
-    /// The argument of `--quic-cc` that selects exactly this controller and its knobs.
-    pub fn to_arg(self) -> String {
-        match self.0 {
-            CcChoice::Ours(_) => serde_json::to_string(&self.0).unwrap_or_else(|_| "cubic".into()),
-            _ => self.name().into(),
-        }
-    }
 }
 
-/// QUIC transport knobs for quinn (defaults match the simulator's scenario defaults).
-#[derive(Debug, Clone, PartialEq)]
-pub struct QuicOptions {
-    /// Congestion controller.
-    pub cc: QuicCc,
-    /// IP MTU of the path; quinn's initial max UDP payload is `mtu - 28` like in the simulator.
-    pub mtu: u16,
-    /// Let quinn probe for a larger MTU (off by default so the MTU is what you set).
-    pub mtu_discovery: bool,
-    /// Per-stream receive window (bytes).
-    pub stream_window: u64,
-    /// Connection receive window (bytes).
-    pub conn_window: u64,
-    /// Send buffer limit (bytes).
-    pub send_window: u64,
-    /// RTT estimate before the first sample.
-    pub initial_rtt: Duration,
+/// The QUIC configuration of a real endpoint: the scenario's knobs ([`QuicKnobs`], with the
+/// scenario's defaults and bounds, built into quinn's config by the simulator's builder) plus
+/// what only a real endpoint has. Serialized, it is what the emulator hands `quiclab serve`
+/// and `quiclab get` (`--config`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct QuicConfig {
+    /// The transport knobs, as a scenario's `flow.*` keys set them.
+    pub knobs: QuicKnobs,
+    /// Congestion controller with its knobs (the scenario's `flow.cc`).
+    pub cc: CcChoice,
     /// Let quinn hand batches to the kernel as one GSO super-datagram.
     pub gso: bool,
     /// Maximum concurrent bidirectional streams the peer may open.
@@ -137,36 +127,27 @@ pub struct QuicOptions {
     pub idle_timeout: Duration,
     /// Directory for one qlog file per connection.
     pub qlog_dir: Option<PathBuf>,
-    /// Address-validation tokens (the scenario's `flow.address_token`): the server sends
-    /// NEW_TOKEN frames and accepts them back once (quinn's default token log); the client keeps
-    /// them across its connections and presents one in the next Initial. Off: none sent, stored
-    /// or accepted.
-    pub address_token: bool,
     /// Server only: answer requests that arrive as 0-RTT data before the handshake completes
     /// (0.5-RTT), as the simulator's quinn server does; the server's HTTP/3 set-up goes out in
-    /// 0.5-RTT too, once the whole ClientHello is read (earlier, quinn never woke the stream
-    /// opening and clients with a two-packet ClientHello, quic-go and Chromium, stalled). Off by
-    /// default: a request that is not 0-RTT arrives with the client's Finished and gains
-    /// nothing, and the conservative server sends nothing before the handshake is confirmed;
-    /// the emulator turns it on for flows with `zero_rtt = true`, where it is what 0-RTT saves.
+    /// 0.5-RTT too, once the whole ClientHello is read (quinn does not wake the stream opening
+    /// earlier, and clients with a two-packet ClientHello, quic-go and Chromium, would stall).
+    /// Off by default: a request that is not 0-RTT arrives with the client's Finished and
+    /// gains nothing, and the conservative server sends nothing before the handshake is
+    /// confirmed; the emulator turns it on for flows with `zero_rtt = true`, where it is what
+    /// 0-RTT saves.
     pub early_response: bool,
 }
 
-impl Default for QuicOptions {
+impl Default for QuicConfig {
+    /// The scenario's default knobs with quiclab's CUBIC, GSO, 1024 streams, a 30 s idle timeout.
     fn default() -> Self {
         Self {
-            cc: QuicCc::default(),
-            mtu: 1500,
-            mtu_discovery: false,
-            stream_window: 16_000_000,
-            conn_window: 24_000_000,
-            send_window: 32_000_000,
-            initial_rtt: Duration::from_millis(333),
+            knobs: QuicKnobs::default(),
+            cc: QuicCc::default().0,
             gso: true,
             max_streams: 1024,
             idle_timeout: Duration::from_secs(30),
             qlog_dir: None,
-            address_token: true,
             early_response: false,
         }
     }
@@ -175,9 +156,9 @@ impl Default for QuicOptions {
 /// Errors from invalid QUIC knobs or socket set-up.
 #[derive(Debug, thiserror::Error)]
 pub enum QuicSetupError {
-    /// A knob is out of range.
-    #[error("invalid QUIC option: {0}")]
-    Invalid(String),
+    /// A knob is out of the bounds both engines share.
+    #[error("invalid QUIC configuration: {0}")]
+    Knob(#[from] KnobError),
     /// Binding or configuring the UDP socket failed.
     #[error("UDP socket {addr}: {cause}")]
     Socket {
@@ -188,85 +169,45 @@ pub enum QuicSetupError {
     },
 }
 
-impl QuicOptions {
-    /// Checks the knobs once, so building per-connection configs later cannot fail.
+impl QuicConfig {
+    /// Checks the knobs once (the bounds the scenario resolver checks, [`QuicKnobs::validate`]),
+    /// so building per-connection configs later cannot fail.
     pub fn validate(&self) -> Result<(), QuicSetupError> {
-        if !(1228..=65_535).contains(&self.mtu) {
-            return Err(QuicSetupError::Invalid(format!(
-                "mtu {} outside 1228..=65535 (QUIC needs 1200-byte UDP payloads)",
-                self.mtu
-            )));
-        }
-        for (v, what) in [
-            (self.stream_window, "stream window"),
-            (self.conn_window, "connection window"),
-        ] {
-            if VarInt::from_u64(v).is_err() {
-                return Err(QuicSetupError::Invalid(format!("{what} too large: {v}")));
+        self.knobs.validate()?;
+        if self.knobs.crypto != QuicCrypto::Tls {
+            return Err(KnobError {
+                field: "crypto",
+                message:
+                    "\"none\" (a null AEAD) exists only in the simulator: real endpoints speak TLS"
+                        .into(),
             }
+            .into());
         }
         Ok(())
     }
 
-    /// Max UDP payload implied by the IP MTU (IPv4 + UDP headers).
-    pub fn max_udp_payload(&self) -> u16 {
-        self.mtu
-            .saturating_sub(netem::wire::IPV4_UDP_OVERHEAD as u16)
-            .max(1200)
-    }
-
-    /// A quinn transport config for one connection (`qlog` is per connection).
+    /// A quinn transport config for one connection (`qlog` is per connection): the knobs
+    /// through the simulator's builder, with quiclab's controller in real time.
     pub fn transport_config(&self, qlog: Option<quinn_proto::QlogStream>) -> TransportConfig {
-        let mut t = TransportConfig::default();
-        // validate() guarantees these fit; clamp rather than panic if a caller skipped it.
-        let varint = |v: u64| VarInt::from_u64(v).unwrap_or(VarInt::MAX);
-        t.stream_receive_window(varint(self.stream_window))
-            .receive_window(varint(self.conn_window))
-            .send_window(self.send_window)
-            .initial_rtt(self.initial_rtt)
-            .initial_mtu(self.max_udp_payload())
-            .max_concurrent_bidi_streams(VarInt::from_u32(self.max_streams))
-            .enable_segmentation_offload(self.gso)
-            .max_idle_timeout(
-                VarInt::try_from(self.idle_timeout.as_millis() as u64)
-                    .ok()
-                    .map(Into::into),
-            );
-        if self.mtu_discovery {
-            let mut m = MtuDiscoveryConfig::default();
-            m.upper_bound(self.max_udp_payload().max(1452));
-            t.mtu_discovery_config(Some(m)).min_mtu(1200);
-        } else {
-            // With discovery off quinn would still fall back to 1200 on suspected black holes.
-            t.mtu_discovery_config(None).min_mtu(self.max_udp_payload());
-        }
-        // The simulator's factory: our controllers (clock adapted to real instants) or quinn's.
-        t.congestion_controller_factory(Factory::real_time(
-            self.cc.0,
-            Arc::new(CcProbe::default()),
-        ));
-        t.qlog_stream(qlog);
+        let mut t = self.knobs.transport_config(EngineParts {
+            controller: Factory::real_time(self.cc, Arc::new(CcProbe::default())),
+            max_bidi_streams: Some(self.max_streams),
+            qlog,
+        });
+        t.enable_segmentation_offload(self.gso).max_idle_timeout(
+            VarInt::try_from(self.idle_timeout.as_millis() as u64)
+                .ok()
+                .map(Into::into),
+        );
         t
     }
 
-    /// The server's NEW_TOKEN policy: quinn's default (two tokens per validated client, a
-    /// Bloom-filter log refusing a token's second use) or none sent and every token ignored.
-    pub fn validation_tokens(&self) -> quinn::ValidationTokenConfig {
-        let mut v = quinn::ValidationTokenConfig::default();
-        if !self.address_token {
-            v.sent(0).log(Arc::new(quinn_proto::NoneTokenLog));
-        }
-        v
-    }
-
-    /// The client's token store: quinn's in-memory cache (kept by the client config, so shared
-    /// by every connection the client makes) or none.
-    pub fn token_store(&self) -> Arc<dyn quinn_proto::TokenStore> {
-        if self.address_token {
-            Arc::new(quinn_proto::TokenMemoryCache::default())
-        } else {
-            Arc::new(quinn_proto::NoneTokenStore)
-        }
+    /// The endpoint config: quinn's, accepting the UDP payloads the MTU allows.
+    pub fn endpoint_config(&self) -> quinn::EndpointConfig {
+        let mut ep = quinn::EndpointConfig::default();
+        // The knobs passed validation: the payload is within quinn's bounds.
+        let _ = ep.max_udp_payload_size(self.knobs.endpoint_max_udp_payload());
+        ep
     }
 
     /// Opens a qlog stream for the next connection of `role`, when a qlog directory is set.

@@ -1,4 +1,4 @@
-//! 0.5-RTT (`QuicOptions::early_response`) against a client whose ClientHello spans two Initial
+//! 0.5-RTT (`QuicConfig::early_response`) against a client whose ClientHello spans two Initial
 //! packets, as quic-go's and Chromium's do with their post-quantum key share (X25519MLKEM768,
 //! ~1.2 kB alone).
 //!
@@ -18,7 +18,7 @@ use std::time::Duration;
 use bytes::Buf;
 use endpoints::server::{RunningServer, ServerConfig};
 use endpoints::tls::{client_config, load_roots, Trust};
-use endpoints::QuicOptions;
+use endpoints::QuicConfig;
 use quinn::crypto::rustls::QuicClientConfig;
 use tokio::net::UdpSocket;
 
@@ -131,9 +131,9 @@ async fn get(ep: &quinn::Endpoint, via: SocketAddr, size: u64) -> Result<(u16, u
 async fn server(early_response: bool) -> RunningServer {
     RunningServer::start(ServerConfig {
         listen: SocketAddr::from(([127, 0, 0, 1], 0)),
-        quic: QuicOptions {
+        quic: QuicConfig {
             early_response,
-            ..QuicOptions::default()
+            ..QuicConfig::default()
         },
         ..ServerConfig::default()
     })

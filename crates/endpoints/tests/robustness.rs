@@ -208,7 +208,7 @@ async fn qlog_and_keylog_files_are_written() {
     std::fs::create_dir_all(&client_qlog).expect("dir");
     let keylog = scratch.0.join("keys.log");
     let srv = server(ServerConfig {
-        quic: endpoints::QuicOptions {
+        quic: endpoints::QuicConfig {
             qlog_dir: Some(server_qlog.clone()),
             ..Default::default()
         },
@@ -217,7 +217,7 @@ async fn qlog_and_keylog_files_are_written() {
     .await;
     let c = Client::new(ClientConfig {
         http: HttpVersion::H3,
-        quic: endpoints::QuicOptions {
+        quic: endpoints::QuicConfig {
             qlog_dir: Some(client_qlog.clone()),
             ..Default::default()
         },

@@ -16,7 +16,7 @@ use tokio_rustls::TlsConnector;
 
 use super::conn::{Conn, Handle, ReqBody};
 use super::{ClientConfig, ClientError, HttpVersion, RequestOutcome};
-use crate::quic::{self, QuicOptions};
+use crate::quic::{self, QuicConfig};
 use crate::sockopt;
 use crate::tls::{self, FileKeyLog, Trust};
 
@@ -46,7 +46,7 @@ pub(crate) struct Connector {
     http: HttpVersion,
     tcp_tls: Option<TlsConnector>,
     quic_client: Option<quinn::ClientConfig>,
-    quic_options: QuicOptions,
+    quic_config: QuicConfig,
     zero_rtt: bool,
     tcp_cc: Option<String>,
     h2_stream_window: u32,
@@ -91,7 +91,7 @@ impl Connector {
                     .map_err(|e| ClientError::Invalid(format!("QUIC TLS config: {e}")))?;
                 let mut qc = quinn::ClientConfig::new(Arc::new(crypto));
                 qc.transport_config(Arc::new(cfg.quic.transport_config(None)));
-                qc.token_store(cfg.quic.token_store());
+                qc.token_store(cfg.quic.knobs.token_store());
                 (None, Some(qc))
             }
         };
@@ -99,7 +99,7 @@ impl Connector {
             http: cfg.http,
             tcp_tls,
             quic_client,
-            quic_options: cfg.quic.clone(),
+            quic_config: cfg.quic.clone(),
             zero_rtt: cfg.zero_rtt,
             tcp_cc: cfg.tcp_cc.clone(),
             h2_stream_window: cfg.h2_stream_window,
@@ -285,7 +285,7 @@ impl Connector {
         };
         let udp = quic::bind_udp(bind).map_err(|e| e.to_string())?;
         let runtime = quinn::default_runtime().ok_or("no async runtime")?;
-        let ep = quinn::Endpoint::new(quinn::EndpointConfig::default(), None, udp, runtime)
+        let ep = quinn::Endpoint::new(self.quic_config.endpoint_config(), None, udp, runtime)
             .map_err(|e| format!("QUIC endpoint: {e}"))?;
         eps[family] = Some(ep.clone());
         Ok(ep)
@@ -294,10 +294,10 @@ impl Connector {
     async fn open_quic(&self, target: &Target, out: &mut RequestOutcome) -> Result<Conn, String> {
         let base = self.quic_client.as_ref().ok_or("no QUIC configuration")?;
         let endpoint = self.endpoint(target.addr)?;
-        let cfg = match self.quic_options.qlog_stream("client") {
+        let cfg = match self.quic_config.qlog_stream("client") {
             Some(qlog) => {
                 let mut c = base.clone();
-                c.transport_config(Arc::new(self.quic_options.transport_config(Some(qlog))));
+                c.transport_config(Arc::new(self.quic_config.transport_config(Some(qlog))));
                 c
             }
             None => base.clone(),

@@ -15,15 +15,16 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use serde::{Deserialize, Serialize};
 
-use crate::quic::{QuicOptions, QuicSetupError};
+use crate::quic::{QuicConfig, QuicSetupError};
 use crate::stats::TransportSnapshot;
 use crate::tls::TlsError;
 
 pub use connect::Target;
 
 /// The HTTP version a client speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum HttpVersion {
     /// HTTP/1.1 over TCP + TLS.
     H1,
@@ -55,7 +56,8 @@ impl HttpVersion {
 }
 
 /// How the client verifies the server.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct TlsOptions {
     /// CA certificate file (PEM); `None`: the embedded test CA (`certs/ca.pem`).
     pub ca: Option<PathBuf>,
@@ -68,7 +70,7 @@ pub struct TlsOptions {
 }
 
 /// When the client opens connections.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ConnPolicy {
     /// A fresh connection (and handshake) for every request, closed afterwards.
     PerRequest,
@@ -82,7 +84,7 @@ pub enum ConnPolicy {
 }
 
 /// When a pool that has connections, all busy, opens another one (up to its limit).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub enum PoolGrowth {
     /// At once, as browsers do: every request that finds no free connection opens one.
     #[default]
@@ -95,7 +97,8 @@ pub enum PoolGrowth {
 }
 
 /// Everything a [`Client`] is built from.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct ClientConfig {
     /// HTTP version.
     pub http: HttpVersion,
@@ -110,7 +113,7 @@ pub struct ClientConfig {
     /// `TCP_CONGESTION` of client sockets (HTTP/1.1, HTTP/2).
     pub tcp_cc: Option<String>,
     /// QUIC knobs (HTTP/3).
-    pub quic: QuicOptions,
+    pub quic: QuicConfig,
     /// Try 0-RTT on QUIC connections when a session ticket is cached.
     pub zero_rtt: bool,
     /// HTTP/2 per-stream receive window (downloads).
@@ -136,7 +139,7 @@ impl Default for ClientConfig {
             pool_growth: PoolGrowth::Eager,
             timeout: Duration::from_secs(30),
             tcp_cc: None,
-            quic: QuicOptions::default(),
+            quic: QuicConfig::default(),
             zero_rtt: false,
             h2_stream_window: 16_000_000,
             h2_conn_window: 24_000_000,

@@ -15,7 +15,7 @@ use super::routes::{self, Route};
 use super::stats_log::{unix_now, ConnectionRecord};
 use super::{ConnCounters, ServerError, Shared};
 use crate::body::ChunkSlices;
-use crate::quic::QuicOptions;
+use crate::quic::QuicConfig;
 use crate::stats::{QuicStatsSnapshot, TransportSnapshot};
 
 type H3Stream = h3::server::RequestStream<h3_quinn::BidiStream<Bytes>, Bytes>;
@@ -24,22 +24,17 @@ type H3Stream = h3::server::RequestStream<h3_quinn::BidiStream<Bytes>, Bytes>;
 pub(super) fn endpoint(
     udp: std::net::UdpSocket,
     tls: rustls::ServerConfig,
-    quic: &QuicOptions,
+    quic: &QuicConfig,
 ) -> Result<(quinn::Endpoint, quinn::ServerConfig), ServerError> {
     let crypto =
         QuicServerConfig::try_from(tls).map_err(|e| ServerError::Endpoint(e.to_string()))?;
     let mut sc = quinn::ServerConfig::with_crypto(Arc::new(crypto));
     sc.transport_config(Arc::new(quic.transport_config(None)));
-    sc.validation_token_config(quic.validation_tokens());
+    sc.validation_token_config(quic.knobs.validation_tokens());
     let runtime = quinn::default_runtime()
         .ok_or_else(|| ServerError::Endpoint("no async runtime found".into()))?;
-    let ep = quinn::Endpoint::new(
-        quinn::EndpointConfig::default(),
-        Some(sc.clone()),
-        udp,
-        runtime,
-    )
-    .map_err(|e| ServerError::Endpoint(e.to_string()))?;
+    let ep = quinn::Endpoint::new(quic.endpoint_config(), Some(sc.clone()), udp, runtime)
+        .map_err(|e| ServerError::Endpoint(e.to_string()))?;
     Ok((ep, sc))
 }
 
@@ -48,7 +43,7 @@ pub(super) fn endpoint(
 pub(super) async fn accept_loop(
     endpoint: quinn::Endpoint,
     base: quinn::ServerConfig,
-    quic: QuicOptions,
+    quic: QuicConfig,
     shared: Arc<Shared>,
 ) {
     let mut shutdown = shared.shutdown.clone();
@@ -98,7 +93,7 @@ pub(super) async fn accept_loop(
 
 async fn serve(mut connecting: quinn::Connecting, shared: Arc<Shared>) {
     let started = Instant::now();
-    // 0.5-RTT (when `early_response` is on, see QuicOptions): a request that arrives as 0-RTT
+    // 0.5-RTT (when `early_response` is on, see QuicConfig): a request that arrives as 0-RTT
     // data is answered at once, before the client's Finished, as browsers' servers (and the
     // simulator's quinn server) do; waiting for the handshake made 0-RTT save nothing. quinn
     // still caps what goes to the unvalidated address at 3× the bytes received (RFC 9000 §8.1)

@@ -11,15 +11,17 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use crate::quic::{QuicOptions, QuicSetupError};
+use crate::quic::{QuicConfig, QuicSetupError};
 use crate::tls::{self, FileKeyLog, TlsError};
 use stats_log::StatsLog;
 
 /// Which HTTP versions the server offers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Protocols {
     /// HTTP/1.1 over TCP + TLS.
     pub h1: bool,
@@ -66,8 +68,10 @@ impl Protocols {
     }
 }
 
-/// Everything `quiclab serve` can set.
-#[derive(Debug, Clone)]
+/// Everything `quiclab serve` can set; serialized, what the emulator hands `quiclab serve
+/// --config`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct ServerConfig {
     /// Address for both the TCP and the UDP listener (port 0: an ephemeral port shared by both).
     pub listen: SocketAddr,
@@ -80,7 +84,7 @@ pub struct ServerConfig {
     /// `TCP_CONGESTION` of the listener (inherited by accepted sockets).
     pub tcp_cc: Option<String>,
     /// QUIC transport knobs (qlog directory included).
-    pub quic: QuicOptions,
+    pub quic: QuicConfig,
     /// HTTP/2 per-stream receive window (uploads).
     pub h2_stream_window: u32,
     /// HTTP/2 connection receive window (uploads).
@@ -125,7 +129,7 @@ impl Default for ServerConfig {
             cert: None,
             key: None,
             tcp_cc: None,
-            quic: QuicOptions::default(),
+            quic: QuicConfig::default(),
             h2_stream_window: 16_000_000,
             h2_conn_window: 24_000_000,
             keylog: None,
@@ -201,7 +205,7 @@ pub(crate) struct Shared {
     /// One permit per open connection ([`ServerConfig::max_connections`]).
     pub connections: Arc<tokio::sync::Semaphore>,
     pub max_response_size: Option<u64>,
-    /// Answer 0-RTT requests before the handshake completes ([`QuicOptions::early_response`]).
+    /// Answer 0-RTT requests before the handshake completes ([`QuicConfig::early_response`]).
     pub early_response: bool,
 }
 

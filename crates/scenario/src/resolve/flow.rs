@@ -13,15 +13,8 @@ use crate::resolve::quicmodel::quic_model;
 use crate::resolve::tcp::{check_stack_keys, pep, tcp};
 use crate::tree::{Table, Val};
 use netem::config::LinkConfig;
+use transport::quic::config::{check_mtu, KnobError};
 
-/// Smallest QUIC MTU: quinn needs 1200 B of UDP payload (RFC 9000 §14) plus 28 B of IPv4 and
-/// UDP headers.
-pub const MIN_QUIC_MTU: u64 = 1228;
-/// Largest QUIC MTU: quinn reserves two bytes for the Length field of a long-header packet
-/// (Initial, Handshake, 0-RTT), a varint below 2^14, and asserts the packet fits (a larger MTU
-/// panics inside quinn). With at most 16383 B of UDP payload no packet of the datagram can
-/// exceed that, whatever the connection-ID lengths: 16383 + 28 = 16411.
-pub const MAX_QUIC_MTU: u64 = 16_383 + 28;
 /// Smallest MTU of the research model: RFC 9000 §14 (a client pads its Initial datagrams to
 /// 1200 B of UDP payload) plus 28 B of IPv4 and UDP headers, as for quinn.
 pub const MIN_QUIC_MODEL_MTU: u64 = 1228;
@@ -82,13 +75,19 @@ pub(crate) fn flow(
             format!("stop ({stop:?}) must be after start ({start:?})"),
         ));
     }
+    // quinn's bounds are the transport's own (`QuicKnobs::validate`), which the real
+    // endpoints check too; the models' are the resolver's.
     let (min_mtu, max_mtu) = match stack {
-        Stack::Quic => (MIN_QUIC_MTU, MAX_QUIC_MTU),
+        Stack::Quic => (0, u64::MAX),
         Stack::Tcp => (MIN_TCP_MTU, MAX_TCP_MTU),
         Stack::QuicModel => (MIN_QUIC_MODEL_MTU, MAX_QUIC_MODEL_MTU),
     };
     let mtu = r.uint_in("mtu", min_mtu, max_mtu)?.unwrap_or(1500);
-    let mtu = u16::try_from(mtu).unwrap_or(u16::MAX);
+    let mtu = if stack == Stack::Quic {
+        check_mtu(mtu).map_err(|e| knob_error(&r, e))?
+    } else {
+        u16::try_from(mtu).unwrap_or(u16::MAX)
+    };
     let ideal = DuplexLink {
         up: LinkConfig::ideal(),
         down: LinkConfig::ideal(),
@@ -96,13 +95,17 @@ pub(crate) fn flow(
     let workload = workload(&r)?;
     let cc = congestion_control(&r, stack)?;
     let transport = match stack {
-        Stack::Quic => FlowTransport::Quic(overlay(
-            &r,
-            QuicKnobs {
-                mtu,
-                ..QuicKnobs::default()
-            },
-        )?),
+        Stack::Quic => {
+            let quic = overlay(
+                &r,
+                QuicKnobs {
+                    mtu,
+                    ..QuicKnobs::default()
+                },
+            )?;
+            quic.validate().map_err(|e| knob_error(&r, e))?;
+            FlowTransport::Quic(quic)
+        }
         Stack::Tcp => FlowTransport::Tcp {
             knobs: tcp(&r, mtu)?,
             pep: pep(&r)?,
@@ -125,6 +128,14 @@ pub(crate) fn flow(
         server: access_link(table, at, &user_path, "server_access", errors)?,
         at: at.clone(),
     })
+}
+
+/// A knob quinn refuses, reported at the knob's value (or the flow, for a default).
+fn knob_error(r: &Reader<'_>, e: KnobError) -> ScenarioError {
+    let at = r
+        .entry(e.field)
+        .map_or_else(|| r.at().clone(), |en| en.node.at.clone());
+    r.errors.at(&at, e.to_string())
 }
 
 fn workload(r: &Reader<'_>) -> Result<Workload, ScenarioError> {

@@ -5,6 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use quinn_proto::congestion::ControllerFactory;
 use quinn_proto::{
     AckFrequencyConfig, EndpointConfig, MtuDiscoveryConfig, NoneTokenLog, ServerConfig,
     TransportConfig, ValidationTokenConfig, VarInt,
@@ -101,11 +102,136 @@ fn default_true() -> bool {
     true
 }
 
+/// Smallest IP MTU quinn runs with: 1200 B of UDP payload (RFC 9000 §14) plus 28 B of IPv4 and
+/// UDP headers.
+pub const MIN_MTU: u16 = 1228;
+/// Largest IP MTU quinn runs with: quinn reserves two bytes for the Length field of a
+/// long-header packet (Initial, Handshake, 0-RTT), a varint below 2^14, and asserts the packet
+/// fits (a larger MTU panics inside quinn). With at most 16383 B of UDP payload no packet of the
+/// datagram can exceed that, whatever the connection-ID lengths: 16383 + 28 = 16411.
+pub const MAX_MTU: u16 = 16_383 + 28;
+
+/// A knob value quinn cannot run with. The message names the knob by its scenario key
+/// (`flow.<field>`), so the scenario file, `quiclab serve` and `quiclab get` refuse a value
+/// with the same words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("flow.{field}: {message}")]
+pub struct KnobError {
+    /// The knob's field (its scenario key without `flow.`).
+    pub field: &'static str,
+    /// Why the value is refused.
+    pub message: String,
+}
+
+/// Checks an IP MTU against quinn's limits ([`MIN_MTU`], [`MAX_MTU`]); takes any integer so a
+/// reader can check a value before it narrows it.
+pub fn check_mtu(mtu: u64) -> Result<u16, KnobError> {
+    u16::try_from(mtu)
+        .ok()
+        .filter(|m| (MIN_MTU..=MAX_MTU).contains(m))
+        .ok_or_else(|| KnobError {
+            field: "mtu",
+            message: format!(
+                "{mtu} is not within {MIN_MTU} and {MAX_MTU} (QUIC needs 1200-byte UDP payloads; quinn's long-header Length field caps a datagram at 16383 B)"
+            ),
+        })
+}
+
 impl QuicKnobs {
     /// Largest UDP payload: the IP MTU less the IPv4 and UDP headers.
     pub fn max_udp_payload(&self) -> u16 {
         self.mtu.saturating_sub(IPV4_UDP_OVERHEAD as u16)
     }
+
+    /// The bounds of every knob, for both engines: the scenario resolver refuses a quinn flow
+    /// with this, and the real endpoints refuse their configuration with it, so a value is
+    /// valid in both or in neither. Checked once, building a transport config cannot fail.
+    pub fn validate(&self) -> Result<(), KnobError> {
+        check_mtu(u64::from(self.mtu))?;
+        for (field, v) in [
+            ("stream_window", self.stream_window),
+            ("conn_window", self.conn_window),
+        ] {
+            if VarInt::from_u64(v).is_err() {
+                return Err(KnobError {
+                    field,
+                    message: format!(
+                        "{v} B is above {} B (2^62 − 1, the largest QUIC varint)",
+                        VarInt::MAX
+                    ),
+                });
+            }
+        }
+        if self.initial_rtt.is_zero() {
+            return Err(KnobError {
+                field: "initial_rtt",
+                message: "must be greater than zero".into(),
+            });
+        }
+        if self.ack_ratio == Some(0) {
+            return Err(KnobError {
+                field: "ack_ratio",
+                message: "0 is not within 1 and 4294967295".into(),
+            });
+        }
+        Ok(())
+    }
+
+    /// quinn's transport config for one connection: the knobs, plus what the engine adds
+    /// (`parts`). The one translation of knobs into quinn's terms, for the simulator's
+    /// virtual-time endpoints and the emulator's real ones alike. Knobs should have passed
+    /// [`QuicKnobs::validate`]; a window beyond a varint is clamped rather than a panic.
+    pub fn transport_config(&self, parts: EngineParts) -> TransportConfig {
+        let payload = self.max_udp_payload();
+        let varint = |v: u64| VarInt::from_u64(v).unwrap_or(VarInt::MAX);
+        let mut t = TransportConfig::default();
+        t.stream_receive_window(varint(self.stream_window))
+            .receive_window(varint(self.conn_window))
+            .send_window(self.send_window)
+            .initial_rtt(self.initial_rtt)
+            .initial_mtu(payload)
+            .congestion_controller_factory(parts.controller);
+        if self.mtu_discovery {
+            let mut m = MtuDiscoveryConfig::default();
+            m.upper_bound(payload.max(1452));
+            t.mtu_discovery_config(Some(m)).min_mtu(1200);
+        } else {
+            // Pinned: with discovery off quinn would still fall back to 1200 on suspected black holes.
+            t.mtu_discovery_config(None).min_mtu(payload);
+        }
+        if self.ack_ratio.is_some() || self.max_ack_delay.is_some() {
+            let mut a = AckFrequencyConfig::default();
+            if let Some(n) = self.ack_ratio {
+                // Threshold n − 1 means "acknowledge every n-th ack-eliciting packet".
+                a.ack_eliciting_threshold(VarInt::from_u32(n.saturating_sub(1)));
+            }
+            if let Some(d) = self.max_ack_delay {
+                a.max_ack_delay(Some(d));
+            }
+            t.ack_frequency_config(Some(a));
+        }
+        if let Some(n) = parts.max_bidi_streams {
+            t.max_concurrent_bidi_streams(VarInt::from_u32(n));
+        }
+        t.qlog_stream(parts.qlog);
+        t
+    }
+
+    /// The largest UDP payload an endpoint accepts: quinn's default caps it at 1472 bytes,
+    /// which jumbo-frame paths exceed.
+    pub fn endpoint_max_udp_payload(&self) -> u16 {
+        self.max_udp_payload().max(1472)
+    }
+}
+
+/// What an engine adds to the knobs in one connection's transport config.
+pub struct EngineParts {
+    /// The congestion controller (in virtual or in real time: see [`Factory`]).
+    pub controller: Arc<dyn ControllerFactory + Send + Sync>,
+    /// Concurrent bidirectional streams the peer may open (`None`: quinn's default, 100).
+    pub max_bidi_streams: Option<u32>,
+    /// The connection's qlog stream (streams are per connection).
+    pub qlog: Option<quinn_proto::QlogStream>,
 }
 
 /// The flow-wide inputs of every connection's transport config.
@@ -122,43 +248,18 @@ impl Transport<'_> {
         probe: Arc<CcProbe>,
         qlog: Option<quinn_proto::QlogStream>,
     ) -> Result<Arc<TransportConfig>, QuicFlowError> {
-        let k = self.knobs;
-        let payload = k.max_udp_payload();
-        let varint = |v: u64, what: &str| {
-            VarInt::from_u64(v)
-                .map_err(|_| QuicFlowError::Invalid(format!("{what} too large: {v}")))
+        self.knobs
+            .validate()
+            .map_err(|e| QuicFlowError::Invalid(e.to_string()))?;
+        let max_bidi_streams = match self.workload {
+            Workload::Download { streams, .. } => Some(streams.max(100)),
+            _ => None,
         };
-        let mut t = TransportConfig::default();
-        t.stream_receive_window(varint(k.stream_window, "stream window")?)
-            .receive_window(varint(k.conn_window, "connection window")?)
-            .send_window(k.send_window)
-            .initial_rtt(k.initial_rtt)
-            .initial_mtu(payload)
-            .congestion_controller_factory(Factory::new(self.cc, probe));
-        if k.mtu_discovery {
-            let mut m = MtuDiscoveryConfig::default();
-            m.upper_bound(payload.max(1452));
-            t.mtu_discovery_config(Some(m)).min_mtu(1200);
-        } else {
-            // Pinned: with discovery off quinn would still fall back to 1200 on suspected black holes.
-            t.mtu_discovery_config(None).min_mtu(payload);
-        }
-        if k.ack_ratio.is_some() || k.max_ack_delay.is_some() {
-            let mut a = AckFrequencyConfig::default();
-            if let Some(n) = k.ack_ratio {
-                // Threshold n − 1 means "acknowledge every n-th ack-eliciting packet".
-                a.ack_eliciting_threshold(VarInt::from_u32(n.saturating_sub(1)));
-            }
-            if let Some(d) = k.max_ack_delay {
-                a.max_ack_delay(Some(d));
-            }
-            t.ack_frequency_config(Some(a));
-        }
-        if let Workload::Download { streams, .. } = self.workload {
-            t.max_concurrent_bidi_streams(VarInt::from_u32(streams.max(100)));
-        }
-        t.qlog_stream(qlog);
-        Ok(Arc::new(t))
+        Ok(Arc::new(self.knobs.transport_config(EngineParts {
+            controller: Factory::new(self.cc, probe),
+            max_bidi_streams,
+            qlog,
+        })))
     }
 }
 
@@ -182,27 +283,38 @@ pub(crate) fn server_config(
     let token_key = ring::hkdf::Salt::new(ring::hkdf::HKDF_SHA256, &[]).extract(&token_key);
     let mut server_config = ServerConfig::new(server_tls, Arc::new(token_key));
     server_config.time_source(Arc::new(clock.clone()));
-    server_config.validation_token_config(validation_tokens(knobs.address_token));
+    server_config.validation_token_config(knobs.validation_tokens());
     Ok(server_config)
 }
 
-/// The server's NEW_TOKEN policy: quinn's default (two tokens once the client's address is
-/// validated, replay refused by a Bloom-filter token log keyed by the tokens' seeded nonces, so
-/// deterministic) or none sent and every token ignored.
-pub(crate) fn validation_tokens(on: bool) -> ValidationTokenConfig {
-    let mut v = ValidationTokenConfig::default();
-    if !on {
-        v.sent(0).log(Arc::new(NoneTokenLog));
+impl QuicKnobs {
+    /// The server's NEW_TOKEN policy (`address_token`): quinn's default (two tokens once the
+    /// client's address is validated, replay refused by a Bloom-filter token log; keyed by the
+    /// tokens' nonces, seeded in the simulator) or none sent and every token ignored.
+    pub fn validation_tokens(&self) -> ValidationTokenConfig {
+        let mut v = ValidationTokenConfig::default();
+        if !self.address_token {
+            v.sent(0).log(Arc::new(NoneTokenLog));
+        }
+        v
     }
-    v
+
+    /// The client's token store (`address_token`): quinn's in-memory cache, shared by every
+    /// connection of the client (config), or none.
+    pub fn token_store(&self) -> Arc<dyn quinn_proto::TokenStore> {
+        if self.address_token {
+            Arc::new(quinn_proto::TokenMemoryCache::default())
+        } else {
+            Arc::new(quinn_proto::NoneTokenStore)
+        }
+    }
 }
 
 /// An endpoint config with a pinned reset key and seeded connection IDs.
 pub(crate) fn endpoint_config(knobs: &QuicKnobs, root: &SharedRng) -> EndpointConfig {
     let reset_key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, &root.bytes32());
     let mut ep = EndpointConfig::new(Arc::new(reset_key));
-    // quinn's default caps UDP payloads at 1472 bytes; jumbo-frame scenarios need more.
-    let _ = ep.max_udp_payload_size(knobs.max_udp_payload().max(1472));
+    let _ = ep.max_udp_payload_size(knobs.endpoint_max_udp_payload());
     let rng = root.clone();
     ep.cid_generator(move || Box::new(SeededCidGenerator::new(rng.bytes32(), CID_LEN)));
     ep

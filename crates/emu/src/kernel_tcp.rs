@@ -1,0 +1,418 @@
+//! Kernel TCP, configured from a flow's knobs: the one place where the emulator decides the
+//! sysctls of a flow's namespaces, the attributes of its routes and the congestion controller
+//! its sockets set (`TCP_CONGESTION`, set by the endpoints and the PEP relay on their sockets),
+//! applies them, and reads back what the kernel holds.
+//!
+//! The values come from the same translation the simulator records ([`transport::linux_config`]),
+//! so both engines run, and report, the same configuration. Knobs the kernel cannot take per
+//! flow are refused by name; those it only approximates are accepted with a warning.
+
+use ::results::FlowConfig;
+use cc::config::{CcConfig, CubicProfile, RenoCounting};
+use scenario::model::{CcChoice, FlowSpec, PepSpec, Stack, TlsMode, Workload};
+
+use crate::error::EmuError;
+use crate::mapping::{first_unapplied, unsupported, NOT_APPLIED};
+use crate::netns;
+use crate::topology::Topology;
+
+/// TCP knob fields the emulator honours: the MTU is the path's, TLS and HTTP are the
+/// endpoints', the rest become sysctls and route attributes of the flow's namespaces
+/// ([`settings`]); the others are TCP-model knobs the kernel does not take per flow.
+const TCP_APPLIED: &[&str] = &[
+    "mtu",
+    "tls",
+    "http",
+    "http1_connections",
+    "sack",
+    "timestamps",
+    "delayed_ack",
+    "receive_window_max",
+    "initial_receive_window",
+    "send_buffer",
+    "min_rto",
+    "rack",
+];
+
+/// Checks a TCP flow's knobs and controller; returns warnings about approximations.
+pub(crate) fn check(f: &FlowSpec, warnings: &mut Vec<String>) -> Result<(), EmuError> {
+    let t = &f.tcp;
+    if t.tls == TlsMode::None {
+        return Err(unsupported(
+            "flow.tls",
+            "quiclab serve/get always speak TLS (1.3, or 1.2 with flow.tls = \"1.2\")",
+        ));
+    }
+    if let Some(key) = first_unapplied(t, TCP_APPLIED) {
+        return Err(unsupported(
+            &key,
+            "kernel TCP cannot take this TCP-model knob per flow (Linux has no sysctl or route attribute for it); keep its default",
+        ));
+    }
+    controller(f)?;
+    if let Some(n) = t.http1_parallel() {
+        warnings.push(format!(
+            "flow {}: flow.http1_connections={n}: quiclab get spreads the streams over its own HTTP/1.1 connections",
+            f.name
+        ));
+    }
+    // The kernel's CUBIC keeps HyStart on unless the host-wide module parameter says otherwise.
+    if let CcChoice::Ours(CcConfig::Cubic { hystart: false, .. }) = f.cc {
+        warnings.push(format!(
+            "flow {}: flow.hystart=false {NOT_APPLIED}: the kernel's CUBIC keeps HyStart (a host-wide module parameter, not a per-flow setting)",
+            f.name
+        ));
+    }
+    Ok(())
+}
+
+/// The kernel controller of a TCP flow's sockets (`TCP_CONGESTION`); refuses, by key, what
+/// the kernel does not run: it takes only the initial window of our knobs (route `initcwnd`),
+/// and Linux's variants only (the RFC profiles exist in the simulator).
+pub(crate) fn controller(f: &FlowSpec) -> Result<&'static str, EmuError> {
+    if let CcChoice::Ours(CcConfig::NewReno { common, .. } | CcConfig::Cubic { common, .. }) = f.cc
+    {
+        if common.minimum_window_packets != 2 {
+            return Err(unsupported(
+                "flow.min_window",
+                "kernel TCP keeps its own minimum window",
+            ));
+        }
+        let default_beta = match f.cc {
+            CcChoice::Ours(CcConfig::Cubic { .. }) => 0.7,
+            _ => 0.5,
+        };
+        if (common.loss_reduction_factor - default_beta).abs() > 1e-9 {
+            return Err(unsupported(
+                "flow.loss_reduction",
+                "kernel TCP keeps its own decrease factor",
+            ));
+        }
+    }
+    match f.cc {
+        CcChoice::Ours(CcConfig::None) => Err(unsupported(
+            "flow.cc",
+            "`none` exists only in the simulator",
+        )),
+        CcChoice::Ours(CcConfig::NewReno {
+            counting: RenoCounting::Linux,
+            ..
+        }) => Ok("reno"),
+        CcChoice::Ours(CcConfig::NewReno { .. }) => Err(unsupported(
+            "flow.reno_profile",
+            "kernel TCP runs Linux's Reno (reno_profile = \"linux\") only",
+        )),
+        CcChoice::Ours(CcConfig::Cubic {
+            profile: CubicProfile::Linux,
+            ..
+        }) => Ok("cubic"),
+        CcChoice::Ours(CcConfig::Cubic { .. }) => Err(unsupported(
+            "flow.cubic_profile",
+            "kernel TCP runs Linux's CUBIC (cubic_profile = \"linux\") only",
+        )),
+        _ => Err(unsupported(
+            "flow.cc",
+            "quinn's controllers exist only for QUIC",
+        )),
+    }
+}
+
+/// The kernel controller of a PEP's sockets for `flow.pep_cc`; refuses what the kernel does
+/// not run, by name.
+pub(crate) fn pep_controller(pep: &PepSpec) -> Result<&'static str, EmuError> {
+    match pep.cc {
+        CcConfig::Cubic {
+            profile: CubicProfile::Linux,
+            hystart: true,
+            ..
+        } => Ok("cubic"),
+        CcConfig::NewReno {
+            counting: RenoCounting::Linux,
+            ..
+        } => Ok("reno"),
+        CcConfig::NewReno { .. } => Err(unsupported(
+            "flow.pep_cc",
+            "kernel TCP runs Linux's Reno (`newreno`); `newreno-approx` counts as RFC 9002 does, which exists only in the simulator",
+        )),
+        CcConfig::None => Err(unsupported(
+            "flow.pep_cc",
+            "`none` exists only in the simulator",
+        )),
+        // The resolver gives the PEP Linux's CUBIC with HyStart only; anything else is a
+        // hand-built spec.
+        CcConfig::Cubic { .. } => Err(unsupported(
+            "flow.pep_cc",
+            "kernel TCP runs Linux's CUBIC with HyStart only",
+        )),
+    }
+}
+
+/// How a TCP flow's knobs are set in the kernel: per-namespace sysctls and attributes of the
+/// route to the peer, in both of the flow's namespaces (client and server).
+#[derive(Debug, Clone, PartialEq)]
+pub struct KernelTcp {
+    /// `(key, value)` of `net.ipv4.*` sysctls (per network namespace since Linux 4.15).
+    pub sysctls: Vec<(&'static str, String)>,
+    /// `ip route` attributes of the host route to the peer (`initcwnd 10`, `rto_min 200ms`, …).
+    pub route: Vec<String>,
+}
+
+/// The kernel settings for a TCP flow's knobs (`None` for a QUIC flow): `tcp_rmem`/`tcp_wmem`
+/// from the window and buffer knobs (see [`transport::linux_config`]), `tcp_sack`,
+/// `tcp_timestamps`, `tcp_recovery` + `tcp_early_retrans` (`rack`), and route `initrwnd`
+/// (the initial receive window in segments), `initcwnd` (from the controller's initial window),
+/// `rto_min`, `quickack 1` when delayed ACKs are off.
+pub fn settings(f: &FlowSpec) -> Option<KernelTcp> {
+    if f.stack != Stack::Tcp {
+        return None;
+    }
+    let t = &f.tcp;
+    let triple = |v: [u64; 3]| format!("{} {} {}", v[0], v[1], v[2]);
+    let mut sysctls = vec![
+        (
+            "net.ipv4.tcp_rmem",
+            triple(transport::linux_config::tcp_rmem(t)),
+        ),
+        (
+            "net.ipv4.tcp_wmem",
+            triple(transport::linux_config::tcp_wmem(t)),
+        ),
+        ("net.ipv4.tcp_sack", u8::from(t.sack).to_string()),
+        (
+            "net.ipv4.tcp_timestamps",
+            u8::from(t.timestamps).to_string(),
+        ),
+    ];
+    sysctls.extend(transport::linux_config::rack_sysctls(t).map(|(k, v)| (k, v.to_string())));
+    let mut route = Vec::new();
+    if let Some(iw) = transport::linux_config::initial_window(&f.cc) {
+        route.extend(["initcwnd".to_string(), iw.to_string()]);
+    }
+    route.extend([
+        "initrwnd".to_string(),
+        transport::linux_config::initrwnd(t).to_string(),
+    ]);
+    // `ip` takes whole milliseconds; the registry's min_rto is at least 1 ms.
+    route.extend([
+        "rto_min".to_string(),
+        format!("{}ms", t.min_rto.as_millis().max(1)),
+    ]);
+    if !t.delayed_ack {
+        route.extend(["quickack".to_string(), "1".to_string()]);
+    }
+    Some(KernelTcp { sysctls, route })
+}
+
+/// Writes `sysctls` in namespace `ns`.
+pub(crate) fn write_sysctls(
+    ns: &str,
+    sysctls: Vec<(&'static str, String)>,
+) -> Result<(), EmuError> {
+    netns::in_netns(ns, move || {
+        for (key, value) in &sysctls {
+            netns::write_sysctl(key, value)?;
+        }
+        Ok(())
+    })
+}
+
+/// Sets a TCP flow's knobs ([`settings`]) in its client and server namespaces: the sysctls,
+/// and a host route to the peer carrying the route attributes. Returns what the kernel holds
+/// afterwards, read back: `tcp_rmem` and delayed ACKs from the data receiver's namespace, the
+/// rest from the data sender's (`None` for a QUIC flow).
+pub(crate) fn configure(
+    topo: &Topology,
+    i: usize,
+    f: &FlowSpec,
+) -> Result<Option<FlowConfig>, EmuError> {
+    let Some(k) = settings(f) else {
+        return Ok(None);
+    };
+    let upload = matches!(f.workload, Workload::Bulk { upload: true });
+    let sides = [
+        (topo.client_ns(i).to_string(), topo.server_addr(i)),
+        (topo.server_ns(i).to_string(), topo.client_addr(i)),
+    ];
+    let mut read = Vec::new();
+    for (ns, peer) in &sides {
+        write_sysctls(ns, k.sysctls.clone())?;
+        let dst = format!("{peer}/32");
+        let mut args: Vec<&str> = vec!["-n", ns, "route", "add", &dst, "dev", "eth0"];
+        args.extend(k.route.iter().map(String::as_str));
+        netns::ip(&args)?;
+        read.push(read_back(ns, &dst)?);
+    }
+    let (receiver, sender) = if upload {
+        (read.pop(), read.pop())
+    } else {
+        let sender = read.pop();
+        (read.pop(), sender)
+    };
+    let (Some(receiver), Some(mut sender)) = (receiver, sender) else {
+        return Ok(None);
+    };
+    sender.tcp_rmem = receiver.tcp_rmem;
+    sender.delayed_ack = receiver.delayed_ack;
+    sender.initrwnd_packets = receiver.initrwnd_packets;
+    Ok(Some(sender))
+}
+
+/// What the kernel holds in namespace `ns`: the TCP sysctls and the metrics of the route to
+/// `route`.
+pub(crate) fn read_back(ns: &str, route: &str) -> Result<FlowConfig, EmuError> {
+    let mut config = netns::in_netns(ns, read_sysctls)?;
+    let shown = netns::ip(&["-n", ns, "-j", "route", "show", route])?;
+    read_route_metrics(&shown, &mut config);
+    Ok(config)
+}
+
+/// Reads `net.ipv4.tcp_{rmem,wmem,sack,timestamps,recovery,early_retrans}` of the current
+/// thread's namespace (RACK-TLP counts as on when RACK loss detection and tail loss probes are).
+fn read_sysctls() -> Result<FlowConfig, EmuError> {
+    let read = |key: &str| -> Result<Vec<u64>, EmuError> {
+        let path = std::path::Path::new("/proc/sys").join(key.replace('.', "/"));
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| EmuError::io(format!("cannot read {key}"), e))?;
+        Ok(text
+            .split_whitespace()
+            .filter_map(|w| w.parse().ok())
+            .collect())
+    };
+    let triple = |v: Vec<u64>| <[u64; 3]>::try_from(v).ok();
+    let flag = |v: Vec<u64>| v.first().map(|&x| x != 0);
+    Ok(FlowConfig {
+        tcp_rmem: triple(read("net.ipv4.tcp_rmem")?),
+        tcp_wmem: triple(read("net.ipv4.tcp_wmem")?),
+        sack: flag(read("net.ipv4.tcp_sack")?),
+        timestamps: flag(read("net.ipv4.tcp_timestamps")?),
+        rack: Some(rack_on(
+            read("net.ipv4.tcp_recovery")?.first().copied(),
+            read("net.ipv4.tcp_early_retrans")?.first().copied(),
+        )),
+        ..FlowConfig::default()
+    })
+}
+
+/// RACK-TLP as the model means it: RACK loss detection (`tcp_recovery` bit 0) and tail loss
+/// probes (`tcp_early_retrans` 3 or 4).
+fn rack_on(recovery: Option<u64>, early_retrans: Option<u64>) -> bool {
+    recovery.is_some_and(|r| r & 1 == 1) && early_retrans.is_some_and(|e| e >= 3)
+}
+
+/// Takes `initrwnd`, `initcwnd`, `rto_min` and `quickack` from `ip -j route show` output (the
+/// kernel's defaults where a metric is absent: no initial receive window bound beyond the
+/// buffer, initial window 10, minimum RTO 200 ms, delayed ACKs on).
+fn read_route_metrics(json: &str, config: &mut FlowConfig) {
+    let routes: serde_json::Value = serde_json::from_str(json).unwrap_or_default();
+    let metric = |name: &str| -> Option<f64> {
+        routes
+            .get(0)?
+            .get("metrics")?
+            .as_array()?
+            .iter()
+            .find_map(|m| m.get(name)?.as_f64())
+    };
+    config.initrwnd_packets = metric("initrwnd").map(|v| v as u64);
+    config.initcwnd_packets = Some(metric("initcwnd").map_or(10, |v| v as u64));
+    config.rto_min_ms = Some(metric("rto_min").unwrap_or(200.0));
+    config.delayed_ack = Some(metric("quickack").unwrap_or(0.0) == 0.0);
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::mapping::check_supported;
+    use netem::config::LinkConfig;
+    use scenario::builder;
+
+    fn download() -> FlowSpec {
+        let w = Workload::Download {
+            size: 1_000_000,
+            streams: 2,
+            connections: 1,
+        };
+        // Linux's CUBIC: the kernel's.
+        let mut f = builder::flow("f", w, 1500, builder::linux_cubic());
+        f.stack = Stack::Tcp;
+        f
+    }
+
+    #[test]
+    fn tcp_knobs_become_sysctls_and_route_attributes() {
+        let mut f = download();
+        f.tcp.sack = false;
+        f.tcp.timestamps = false;
+        f.tcp.delayed_ack = false;
+        f.tcp.min_rto = Duration::from_millis(50);
+        f.tcp.rack = false;
+        // A 6 MiB window needs 12 MiB of buffer: Linux advertises half of it.
+        f.tcp.receive_window_max = 6_291_456;
+        f.tcp.send_buffer = 1 << 20;
+        let s = builder::scenario(
+            "s",
+            LinkConfig::ideal(),
+            vec![f.clone()],
+            Duration::from_secs(1),
+        );
+        check_supported(&s).expect("the kernel takes these");
+        let k = settings(&f).expect("a TCP flow");
+        let get = |key: &str| {
+            k.sysctls
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, v)| v.clone())
+        };
+        assert_eq!(
+            get("net.ipv4.tcp_rmem").as_deref(),
+            Some("4096 131072 12582912")
+        );
+        assert_eq!(
+            get("net.ipv4.tcp_wmem").as_deref(),
+            Some("4096 16384 1048576")
+        );
+        assert_eq!(get("net.ipv4.tcp_sack").as_deref(), Some("0"));
+        assert_eq!(get("net.ipv4.tcp_timestamps").as_deref(), Some("0"));
+        assert_eq!(get("net.ipv4.tcp_recovery").as_deref(), Some("0"));
+        assert_eq!(get("net.ipv4.tcp_early_retrans").as_deref(), Some("0"));
+        // 65 535 bytes in 1460-byte segments (no timestamps): 45.
+        assert_eq!(
+            k.route.join(" "),
+            "initcwnd 10 initrwnd 45 rto_min 50ms quickack 1"
+        );
+        let mut quic = download();
+        quic.stack = Stack::Quic;
+        assert!(settings(&quic).is_none());
+    }
+
+    #[test]
+    fn tcp_newreno_is_linux_reno() {
+        let mut f = download();
+        f.cc = builder::linux_reno();
+        assert_eq!(controller(&f).expect("supported"), "reno");
+        assert_eq!(controller(&download()).expect("supported"), "cubic");
+    }
+
+    #[test]
+    fn route_metrics_are_read_back_with_kernel_defaults() {
+        let mut c = FlowConfig::default();
+        read_route_metrics(
+            r#"[{"dst":"10.99.2.1","dev":"eth0","metrics":[{"initcwnd":10,"initrwnd":46,"rto_min":50,"quickack":1}]}]"#,
+            &mut c,
+        );
+        assert_eq!(c.initrwnd_packets, Some(46));
+        assert_eq!(c.initcwnd_packets, Some(10));
+        assert_eq!(c.rto_min_ms, Some(50.0));
+        assert_eq!(c.delayed_ack, Some(false));
+        let mut c = FlowConfig::default();
+        read_route_metrics(r#"[{"dst":"10.99.2.1","dev":"eth0"}]"#, &mut c);
+        assert_eq!(c.initcwnd_packets, Some(10));
+        assert_eq!(c.rto_min_ms, Some(200.0));
+        assert_eq!(c.delayed_ack, Some(true));
+        assert_eq!(c.initrwnd_packets, None);
+        assert!(rack_on(Some(1), Some(3)));
+        assert!(!rack_on(Some(0), Some(3)), "RACK loss detection off");
+        assert!(!rack_on(Some(1), Some(0)), "no tail loss probe");
+    }
+}
