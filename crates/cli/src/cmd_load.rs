@@ -6,7 +6,6 @@
 //! terminal and Ctrl-C to it. With `--via SCENARIO`, `attack` and `sweep` run through an
 //! emulated path against a server peer (see `load_via`).
 
-use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -327,9 +326,8 @@ fn targets(args: &TargetArgs) -> anyhow::Result<Vec<Target>> {
         None => Vec::new(),
     };
     let body: Vec<u8> = match &args.body {
-        Some(path) => {
-            std::fs::read(path).with_context(|| format!("cannot read body {}", path.display()))?
-        }
+        Some(path) => fsutil::read_input_bounded(path, load::targets::MAX_BODY_BYTES)
+            .with_context(|| format!("cannot read body {}", path.display()))?,
         None => Vec::new(),
     };
     for url in &args.urls {
@@ -453,7 +451,8 @@ fn with_progress<T>(live: &Arc<LiveStats>, f: impl FnOnce() -> T) -> T {
 }
 
 fn create(path: &Path) -> anyhow::Result<Box<dyn Write + Send>> {
-    let file = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    let file = fsutil::create_replacing(path, fsutil::OUTPUT_MODE)
+        .with_context(|| format!("cannot create {}", path.display()))?;
     Ok(Box::new(BufWriter::new(file)))
 }
 
@@ -523,7 +522,7 @@ fn attack(args: &AttackArgs) -> anyhow::Result<Exit> {
         }
     };
     if let Some(path) = &args.summary {
-        std::fs::write(path, load::report::json(&summary))
+        fsutil::write_atomic(path, load::report::json(&summary).as_bytes())
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     if sink_was_terminal(args) {
@@ -590,8 +589,8 @@ fn records(inputs: &[PathBuf]) -> anyhow::Result<Vec<(String, RecordStream)>> {
             let reader: Box<dyn BufRead> = if path == Path::new("-") {
                 Box::new(std::io::stdin().lock())
             } else {
-                let file =
-                    File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+                let file = fsutil::open_input(path)
+                    .with_context(|| format!("cannot open {}", path.display()))?;
                 Box::new(BufReader::new(file))
             };
             let name = path.display().to_string();
@@ -795,7 +794,7 @@ fn sweep_points(args: &SweepArgs, path: Option<&EmulatedPath>) -> anyhow::Result
         Some(p) => vec![via_target(&args.targets, p)?],
         None => targets(&args.targets)?,
     };
-    std::fs::create_dir_all(&args.out)
+    fsutil::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;
     let mut record = path.map(|p| EmulatorRecord {
         path: p.description.clone(),
@@ -870,7 +869,7 @@ fn sweep_points(args: &SweepArgs, path: Option<&EmulatedPath>) -> anyhow::Result
                     "path": r.path,
                     "points": r.points,
                 }))?;
-                std::fs::write(&path, text + "\n")
+                fsutil::write_atomic(&path, (text + "\n").as_bytes())
                     .with_context(|| format!("cannot write {}", path.display()))?;
             }
         }
@@ -891,7 +890,8 @@ fn write_tables(dir: &Path, points: &[load::sweep::SweepPoint]) -> anyhow::Resul
         ("table.md", load::sweep::markdown(points)),
     ] {
         let path = dir.join(name);
-        std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+        fsutil::write_atomic(&path, text.as_bytes())
+            .with_context(|| format!("cannot write {}", path.display()))?;
     }
     Ok(())
 }

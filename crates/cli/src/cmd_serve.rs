@@ -57,7 +57,7 @@ impl QuicArgs {
     /// The library's QUIC options.
     pub fn options(&self) -> anyhow::Result<QuicOptions> {
         if let Some(dir) = &self.qlog_dir {
-            std::fs::create_dir_all(dir)
+            fsutil::create_dir_all(dir)
                 .with_context(|| format!("creating qlog directory {}", dir.display()))?;
         }
         Ok(QuicOptions {

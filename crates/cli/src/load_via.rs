@@ -191,7 +191,7 @@ impl EmulatedPath {
         let (private, dir) = match &args.server_logs {
             Some(d) => {
                 let d = absolute(d)?;
-                std::fs::create_dir_all(&d)
+                fsutil::create_dir_all(&d)
                     .with_context(|| format!("cannot create {}", d.display()))?;
                 (None, d)
             }

@@ -128,7 +128,7 @@ pub fn run(point: &SweepPoint, spec: &RunSpec, opts: &RunOptions) -> Result<EmuR
     let private;
     let work: &Path = match &opts.work_dir {
         Some(dir) => {
-            std::fs::create_dir_all(dir)
+            fsutil::create_dir_all(dir)
                 .map_err(|e| EmuError::io(format!("cannot create {}", dir.display()), e))?;
             dir
         }
@@ -364,7 +364,7 @@ fn common_files(
     }
     if let Some(q) = &opts.qlog_dir {
         let dir = q.join(format!("{role}-{i}"));
-        std::fs::create_dir_all(&dir)
+        fsutil::create_dir_all(&dir)
             .map_err(|e| EmuError::io(format!("cannot create {}", dir.display()), e))?;
         cmd.arg("--qlog-dir").arg(dir);
     }

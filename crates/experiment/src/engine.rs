@@ -74,7 +74,7 @@ impl From<emu::EmuError> for EngineError {
 }
 
 fn create_dir(dir: &Path) -> Result<(), EngineError> {
-    std::fs::create_dir_all(dir).map_err(|source| EngineError::Io {
+    fsutil::create_dir_all(dir).map_err(|source| EngineError::Io {
         path: dir.to_path_buf(),
         source,
     })
