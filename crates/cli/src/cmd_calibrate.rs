@@ -57,6 +57,9 @@ enum EngineArg {
     None,
 }
 
+/// Largest `--notes` file read (it is pasted into the Markdown report).
+const MAX_NOTES_BYTES: u64 = 16 << 20;
+
 fn stop_requested() -> bool {
     interrupt::requested() || emu::term_requested()
 }
@@ -174,12 +177,14 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<Exit> {
     if let Some(path) = &args.markdown {
         let notes = match &args.notes {
             Some(f) => Some(
-                std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?,
+                fsutil::read_input_to_string_bounded(f, MAX_NOTES_BYTES)
+                    .with_context(|| format!("reading {}", f.display()))?,
             ),
             None => None,
         };
         let md = calibrate::render_markdown(&plan, &rows, &args.out, notes.as_deref());
-        std::fs::write(path, md).with_context(|| format!("writing {}", path.display()))?;
+        fsutil::write_atomic(path, md.as_bytes())
+            .with_context(|| format!("writing {}", path.display()))?;
     }
     for f in &failures {
         eprintln!("failed: {f}");

@@ -106,7 +106,7 @@ impl GetArgs {
         }
         let quic = self.quic.config()?;
         if let Some(dir) = &quic.qlog_dir {
-            std::fs::create_dir_all(dir)
+            fsutil::create_dir_all(dir)
                 .with_context(|| format!("creating qlog directory {}", dir.display()))?;
         }
         let client = ClientConfig {

@@ -172,7 +172,7 @@ fn out_dir(args: &InteropArgs) -> anyhow::Result<PathBuf> {
             } else {
                 std::env::current_dir()?.join(d)
             };
-            std::fs::create_dir_all(&d).with_context(|| format!("creating {}", d.display()))?;
+            fsutil::create_dir_all(&d).with_context(|| format!("creating {}", d.display()))?;
             Ok(d)
         }
         None => {

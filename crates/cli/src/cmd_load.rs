@@ -7,7 +7,6 @@
 //! `sweep` run through an emulated path against a server peer (`interop::via`, flags in
 //! `via_args`).
 
-use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -329,9 +328,8 @@ fn targets(args: &TargetArgs) -> anyhow::Result<Vec<Target>> {
         None => Vec::new(),
     };
     let body: Vec<u8> = match &args.body {
-        Some(path) => {
-            std::fs::read(path).with_context(|| format!("cannot read body {}", path.display()))?
-        }
+        Some(path) => fsutil::read_input_bounded(path, load::targets::MAX_BODY_BYTES)
+            .with_context(|| format!("cannot read body {}", path.display()))?,
         None => Vec::new(),
     };
     for url in &args.urls {
@@ -458,7 +456,8 @@ fn with_progress<T>(live: &Arc<LiveStats>, f: impl FnOnce() -> T) -> T {
 }
 
 fn create(path: &Path) -> anyhow::Result<Box<dyn Write + Send>> {
-    let file = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    let file = fsutil::create_replacing(path, fsutil::OUTPUT_MODE)
+        .with_context(|| format!("cannot create {}", path.display()))?;
     Ok(Box::new(BufWriter::new(file)))
 }
 
@@ -528,7 +527,7 @@ fn attack(args: &AttackArgs) -> anyhow::Result<Exit> {
         }
     };
     if let Some(path) = &args.summary {
-        std::fs::write(path, load::report::json(&summary))
+        fsutil::write_atomic(path, load::report::json(&summary).as_bytes())
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     if sink_was_terminal(args) {
@@ -591,8 +590,8 @@ fn records(inputs: &[PathBuf]) -> anyhow::Result<Vec<(String, RecordStream)>> {
             let reader: Box<dyn BufRead> = if path == Path::new("-") {
                 Box::new(std::io::stdin().lock())
             } else {
-                let file =
-                    File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+                let file = fsutil::open_input(path)
+                    .with_context(|| format!("cannot open {}", path.display()))?;
                 Box::new(BufReader::new(file))
             };
             let name = path.display().to_string();

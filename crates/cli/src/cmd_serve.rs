@@ -264,7 +264,7 @@ impl ServeArgs {
 pub fn run(args: &ServeArgs) -> anyhow::Result<Exit> {
     let cfg = args.config()?;
     if let Some(dir) = &cfg.quic.qlog_dir {
-        std::fs::create_dir_all(dir)
+        fsutil::create_dir_all(dir)
             .with_context(|| format!("creating qlog directory {}", dir.display()))?;
     }
     let ready_file = args.ready_file.clone();

@@ -53,7 +53,8 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<Exit> {
     }
     if let Some(path) = &args.markdown {
         let body = format!("```\n{}```\n", report.render());
-        std::fs::write(path, body).with_context(|| format!("writing {}", path.display()))?;
+        fsutil::write_atomic(path, body.as_bytes())
+            .with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(if report.passed() {
         exit::SUCCESS

@@ -257,13 +257,13 @@ struct Captures {
 
 impl Captures {
     fn open(dir: &std::path::Path) -> Result<(Captures, Vec<PathBuf>), EmuError> {
-        std::fs::create_dir_all(dir)
+        fsutil::create_dir_all(dir)
             .map_err(|e| EmuError::io(format!("cannot create {}", dir.display()), e))?;
         let open = |name: &str| -> Result<(PcapWriter<BufWriter<File>>, PathBuf), EmuError> {
             let path = dir.join(name);
             // An existing file (or a link planted in the user's directory) is unlinked, never
             // followed; the new file is created exclusively with O_NOFOLLOW.
-            let file = fsutil::create_replacing(&path)
+            let file = fsutil::create_replacing(&path, 0o600)
                 .map_err(|e| EmuError::io(format!("cannot create {}", path.display()), e))?;
             let w = PcapWriter::with_link_type(
                 BufWriter::with_capacity(1 << 20, file),

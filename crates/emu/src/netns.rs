@@ -78,7 +78,8 @@ pub fn in_netns<R: Send>(
 /// Writes a sysctl of the calling thread's namespace (`net.ipv6.conf.all.disable_ipv6`).
 pub fn write_sysctl(key: &str, value: &str) -> Result<(), EmuError> {
     let path = Path::new("/proc/sys").join(key.replace('.', "/"));
-    std::fs::write(&path, value).map_err(|e| EmuError::io(format!("cannot set {key}={value}"), e))
+    fsutil::write_existing(&path, value.as_bytes())
+        .map_err(|e| EmuError::io(format!("cannot set {key}={value}"), e))
 }
 
 /// Names of every namespace `ip netns` knows.

@@ -473,7 +473,7 @@ const SNAPLEN: usize = 65_536 + 64;
 impl PepCapture {
     /// Starts capturing in `site`'s namespace into `dir`.
     pub fn start(site: &PepSite, dir: &Path) -> Result<PepCapture, EmuError> {
-        std::fs::create_dir_all(dir)
+        fsutil::create_dir_all(dir)
             .map_err(|e| EmuError::io(format!("cannot create {}", dir.display()), e))?;
         let (client_dev, server_dev) = match site.position {
             PepPosition::ClientSide => (TO_HOST, TO_ROUTER),
@@ -483,7 +483,7 @@ impl PepCapture {
         for (dev, leg) in [(client_dev, "client-leg"), (server_dev, "server-leg")] {
             let path = dir.join(format!("pep-{}-{leg}.pcap", site.flow));
             // Unlinked if present (never followed), then created exclusively.
-            let file = fsutil::create_replacing(&path)
+            let file = fsutil::create_replacing(&path, 0o600)
                 .map_err(|e| EmuError::io(format!("cannot create {}", path.display()), e))?;
             let w = PcapWriter::with_link_type(
                 BufWriter::with_capacity(1 << 20, file),
@@ -562,11 +562,14 @@ pub fn stats_path(work: &Path, i: usize) -> std::path::PathBuf {
 
 /// The relay's connection records of flow `i` (none if it logged none).
 pub fn records(work: &Path, i: usize) -> Vec<PepConnectionRecord> {
-    std::fs::read_to_string(stats_path(work, i))
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect()
+    fsutil::read_to_string_bounded(
+        &stats_path(work, i),
+        endpoints::server::stats_log::MAX_STATS_BYTES,
+    )
+    .unwrap_or_default()
+    .lines()
+    .filter_map(|l| serde_json::from_str(l).ok())
+    .collect()
 }
 
 #[cfg(test)]

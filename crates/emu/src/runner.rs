@@ -119,7 +119,7 @@ pub fn run(point: &SweepPoint, spec: &RunSpec, opts: &RunOptions) -> Result<EmuR
     let private;
     let work: &Path = match &opts.work_dir {
         Some(dir) => {
-            std::fs::create_dir_all(dir)
+            fsutil::create_dir_all(dir)
                 .map_err(|e| EmuError::io(format!("cannot create {}", dir.display()), e))?;
             dir
         }
@@ -257,7 +257,7 @@ fn run_files(opts: &RunOptions, role: &str, i: usize) -> Result<RunFiles, EmuErr
     let qlog_dir = match &opts.qlog_dir {
         Some(q) => {
             let dir = q.join(format!("{role}-{i}"));
-            std::fs::create_dir_all(&dir)
+            fsutil::create_dir_all(&dir)
                 .map_err(|e| EmuError::io(format!("cannot create {}", dir.display()), e))?;
             Some(dir)
         }

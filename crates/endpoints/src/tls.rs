@@ -1,6 +1,6 @@
 //! TLS material: the repository's test PKI (embedded) or files, and rustls configs for both sides.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -125,16 +125,13 @@ pub struct FileKeyLog {
 }
 
 impl FileKeyLog {
-    /// Opens (appends to) the key log file.
+    /// Opens (appends to) the key log file, readable by its owner only (it holds secrets); a
+    /// link or a special file there is refused.
     pub fn open(path: &Path) -> Result<Arc<Self>, TlsError> {
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .map_err(|cause| TlsError::KeyLog {
-                path: path.to_path_buf(),
-                cause,
-            })?;
+        let file = fsutil::open_append(path, 0o600).map_err(|cause| TlsError::KeyLog {
+            path: path.to_path_buf(),
+            cause,
+        })?;
         Ok(Arc::new(Self {
             file: Mutex::new(file),
         }))

@@ -68,7 +68,7 @@ pub enum EngineError {
 
 /// Creates `dir` and its parents (a trace directory of one run).
 pub fn create_dir(dir: &Path) -> Result<(), EngineError> {
-    std::fs::create_dir_all(dir).map_err(|source| EngineError::Io {
+    fsutil::create_dir_all(dir).map_err(|source| EngineError::Io {
         path: dir.to_path_buf(),
         source,
     })

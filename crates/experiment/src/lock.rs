@@ -16,7 +16,6 @@
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use crate::error::ExperimentError;
@@ -37,14 +36,7 @@ impl DirLock {
     /// another sweep holds it. Records this process's id in the lock file for that message.
     pub fn acquire(dir: &Path) -> Result<DirLock, ExperimentError> {
         let path = dir.join(LOCK_FILE);
-        let mut file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o644)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(&path)
+        let mut file = fsutil::open_regular(&path, true)
             .map_err(ExperimentError::io("cannot open the lock file", &path))?;
         // SAFETY: flock on a descriptor this function owns; no memory is passed.
         let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };

@@ -10,7 +10,6 @@
 //! (then parsing the stored one) took about 6 GB of memory. The stored file is compared byte
 //! for byte with the serialisation of the current sweep, in the same format as it is written.
 
-use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::Path;
 
@@ -65,7 +64,7 @@ pub fn check_and_write(
     let path = dir.join(MANIFEST_FILE);
     let current = manifest(loaded);
     if resume && path.exists() {
-        let file = File::open(&path).map_err(ExperimentError::io("cannot read", &path))?;
+        let file = fsutil::open_read(&path).map_err(ExperimentError::io("cannot read", &path))?;
         let mut same = SameAs::new(BufReader::new(file));
         // A mismatch stops the comparison early as a write error; only I/O errors matter here.
         let _ = write_to(&current, &mut same);
@@ -82,15 +81,12 @@ pub fn check_and_write(
         return Ok(());
     }
     create_dir(dir)?;
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = std::path::PathBuf::from(tmp);
-    let file = crate::files::create_fresh(&tmp)?;
-    let mut out = BufWriter::new(file);
+    let mut out = BufWriter::new(crate::files::atomic_file(&path)?);
     write_to(&current, &mut out)?;
     out.into_inner()
-        .map_err(|e| ExperimentError::io("cannot write", &tmp)(e.into_error()))?;
-    std::fs::rename(&tmp, &path).map_err(ExperimentError::io("cannot rename into", &path))
+        .map_err(|e| ExperimentError::io("cannot write", &path)(e.into_error()))?
+        .commit()
+        .map_err(ExperimentError::io("cannot write", &path))
 }
 
 /// A writer that compares what is written with a reader's bytes, holding one chunk at a time.

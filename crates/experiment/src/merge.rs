@@ -7,8 +7,10 @@
 //! [`OpenSweep`] — the lines copied as stored, the series files alongside — and finalised like
 //! any sweep: `results.jsonl` in run order, `summary.csv`, the Parquet files.
 //!
-//! Bound: one shard's results.jsonl text at a time, plus one parsed line; the ids of every
-//! run (the sweep's run list).
+//! Bound: one shard's results.jsonl text at a time (at most
+//! [`report::store::MAX_RESULTS_BYTES`]), plus one parsed line; the ids of every run (the
+//! sweep's run list). Every file is read without following links and only if it is a regular
+//! file, so a link to another file, a FIFO or `/dev/zero` in a shard's directory is an error.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -57,7 +59,7 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<Merged, ExperimentError> 
     };
     let manifest_of = |dir: &Path| {
         let path = dir.join(MANIFEST_FILE);
-        std::fs::read(&path).map_err(|e| {
+        fsutil::read_bounded(&path, crate::files::MAX_RECORD_BYTES).map_err(|e| {
             refuse(format!(
                 "cannot read {}: {e}; is {} a results directory of `quiclab sim --shard`?",
                 path.display(),
@@ -175,8 +177,7 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<Merged, ExperimentError> 
     let open = OpenSweep::open(&sweep)?;
     for d in &dirs {
         let path = d.dir.join(report::store::RESULTS_FILE);
-        let text =
-            std::fs::read_to_string(&path).map_err(ExperimentError::io("cannot read", &path))?;
+        let text = crate::files::read_results(&path)?;
         for raw in text.lines() {
             let line: serde_json::Value =
                 serde_json::from_str(raw).map_err(|source| ExperimentError::Json {
@@ -187,7 +188,7 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<Merged, ExperimentError> 
             let csv = match id {
                 Some(id) if series => {
                     let file = d.dir.join("series").join(format!("{id}.csv"));
-                    match std::fs::read(&file) {
+                    match fsutil::read_bounded(&file, crate::files::MAX_SERIES_FILE_BYTES) {
                         Ok(bytes) => Some(bytes),
                         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
                         Err(e) => return Err(ExperimentError::io("cannot read", &file)(e)),
@@ -207,7 +208,7 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<Merged, ExperimentError> 
 fn check_shard(d: &ShardDir, rank: &BTreeMap<&str, usize>) -> Result<(), ExperimentError> {
     let shard = d.record.shard().unwrap_or(Shard { index: 0, count: 1 });
     let path = d.dir.join(report::store::RESULTS_FILE);
-    let text = std::fs::read_to_string(&path).map_err(ExperimentError::io("cannot read", &path))?;
+    let text = crate::files::read_results(&path)?;
     let resume = format!(
         "finish it with its `quiclab sim ... --shard {shard} --out {}` command plus --resume",
         d.dir.display()

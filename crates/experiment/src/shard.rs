@@ -105,13 +105,11 @@ impl ShardManifest {
 /// Reads `dir/shard.json`; `None` when the directory is not a shard's.
 pub fn read(dir: &Path) -> Result<Option<ShardManifest>, ExperimentError> {
     let path = dir.join(SHARD_FILE);
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(ExperimentError::io("cannot read", &path)(e)),
+    let Some(text) = crate::files::read_record(&path)? else {
+        return Ok(None);
     };
     let record: ShardManifest =
-        serde_json::from_str(&text).map_err(|source| ExperimentError::Json {
+        serde_json::from_slice(&text).map_err(|source| ExperimentError::Json {
             what: format!("cannot parse {}", path.display()),
             source,
         })?;

@@ -3,7 +3,6 @@
 //! `sweep.json`, and the time series files under `series/`.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
@@ -138,7 +137,7 @@ impl ResultsDir {
         if !results.is_file() {
             return Err(FigureError::NotResults(dir.to_path_buf()));
         }
-        let file = File::open(&results).map_err(FigureError::io(&results))?;
+        let file = fsutil::open_read(&results).map_err(FigureError::io(&results))?;
         let mut runs = Vec::new();
         for (i, line) in BufReader::new(file).lines().enumerate() {
             let line = line.map_err(FigureError::io(&results))?;
@@ -154,7 +153,7 @@ impl ResultsDir {
         }
         let manifest_path = dir.join(MANIFEST_FILE);
         let manifest: Option<Manifest> = if manifest_path.is_file() {
-            let f = File::open(&manifest_path).map_err(FigureError::io(&manifest_path))?;
+            let f = fsutil::open_read(&manifest_path).map_err(FigureError::io(&manifest_path))?;
             Some(
                 serde_json::from_reader(BufReader::new(f)).map_err(|e| FigureError::Json {
                     path: manifest_path.clone(),

@@ -25,7 +25,6 @@ pub mod series;
 pub mod sweep;
 
 use std::collections::BTreeSet;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub use data::ResultsDir;
@@ -232,21 +231,10 @@ pub fn figures(d: &ResultsDir, opts: &PlotOptions) -> Result<Vec<Figure>, Figure
 }
 
 /// Writes `bytes` to `path` through a temporary file and a rename, never through a link
-/// (a leftover name is unlinked first, the new file is created exclusively without following
-/// links), mode 0644 so a report written as root can be opened by its reader.
+/// ([`fsutil::write_atomic`]), mode 0644 so a report written as root can be opened by its
+/// reader.
 pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), FigureError> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    let mut f = fsutil::create_replacing(&tmp).map_err(FigureError::io(&tmp))?;
-    f.write_all(bytes).map_err(FigureError::io(&tmp))?;
-    {
-        use std::os::unix::fs::PermissionsExt;
-        f.set_permissions(std::fs::Permissions::from_mode(0o644))
-            .map_err(FigureError::io(&tmp))?;
-    }
-    drop(f);
-    std::fs::rename(&tmp, path).map_err(FigureError::io(path))
+    fsutil::write_atomic(path, bytes).map_err(FigureError::io(path))
 }
 
 /// Creates directory `dir` if absent; an existing symlink or non-directory there is an error
@@ -337,15 +325,7 @@ fn read_written_list(out: &Path) -> Vec<(String, u64, u64)> {
 
 /// Reads a regular file (never through a link) of at most [`MAX_STALE_CHECK_BYTES`].
 fn read_ours(path: &Path) -> Option<Vec<u8>> {
-    use std::io::Read;
-    let f = fsutil::open_regular(path, false).ok()?;
-    let len = f.metadata().ok()?.len();
-    if len > MAX_STALE_CHECK_BYTES {
-        return None;
-    }
-    let mut bytes = Vec::with_capacity(len as usize);
-    f.take(MAX_STALE_CHECK_BYTES).read_to_end(&mut bytes).ok()?;
-    Some(bytes)
+    fsutil::read_bounded(path, MAX_STALE_CHECK_BYTES).ok()
 }
 
 /// Whether `path` is still the figure we wrote: a regular file with the recorded length and hash.

@@ -16,6 +16,31 @@
 //! Leftovers of killed processes are found with [`owned_dirs`], which lists only real
 //! directories owned by the caller with a private mode, so a caller removing them by name pattern
 //! never touches another user's files.
+//!
+//! This crate is the one place quiclab opens files for writing (a test in `tests/lint.rs`
+//! keeps `File::create`, `fs::write`, `fs::copy` and `OpenOptions` out of every other crate's
+//! non-test code):
+//!
+//! - whole outputs (results, tables, figures, captures) are replaced atomically with
+//!   [`write_atomic`] / [`AtomicFile`]: a temporary file created exclusively under a random
+//!   name beside the destination, renamed over it (a link there is replaced, not followed);
+//! - logs and the results store are appended with [`open_append`] (no links, regular files);
+//! - copies go through [`copy_regular`], which refuses a linked or special source;
+//! - output directories are made with [`create_dir_all`], which refuses a link as the last
+//!   component;
+//! - reads are bounded ([`read_bounded`], [`read_to_string_bounded`]) and never block: a FIFO,
+//!   `/dev/zero` or another special file is refused before a byte is read.
+
+mod dir;
+mod read;
+mod write;
+
+pub use dir::{create_dir_all, ensure_real_dir};
+pub use read::{
+    open_input, open_read, read_bounded, read_input_bounded, read_input_to_string_bounded,
+    read_to_string_bounded,
+};
+pub use write::{copy_regular, open_append, write_atomic, write_existing, AtomicFile, OUTPUT_MODE};
 
 use std::fs::{File, OpenOptions};
 use std::io;
@@ -86,25 +111,34 @@ impl PrivateDir {
 /// Creates a new file for writing, mode 0600: fails if anything — a file, a directory, a
 /// symlink (even a dangling one) — already has that name, so it never writes through a link.
 pub fn create_new(path: &Path) -> io::Result<File> {
+    create_new_with_mode(path, 0o600)
+}
+
+/// [`create_new`] with the given mode (before the umask).
+pub fn create_new_with_mode(path: &Path, mode: u32) -> io::Result<File> {
     OpenOptions::new()
         .write(true)
         .create_new(true)
-        .mode(0o600)
+        .mode(mode)
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(path)
 }
 
-/// Replaces the file at `path` with a new, empty one (mode 0600): an existing name is unlinked
-/// first (`unlink` removes a link itself, never its target), then [`create_new`] creates the
-/// file, so a link planted between the two steps is an error rather than a target. A directory
-/// at `path` is an error.
-pub fn create_replacing(path: &Path) -> io::Result<File> {
-    match std::fs::remove_file(path) {
-        Ok(()) => {}
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-        Err(e) => return Err(e),
+/// Replaces the file at `path` with a new, empty one of `mode`, for files written as they go
+/// (traces, logs, records) rather than whole ([`write_atomic`]). An existing regular file is
+/// unlinked first (other hard links to it keep their content), then [`create_new_with_mode`]
+/// creates the file, so a name planted between the two steps is an error rather than a target.
+/// A symbolic link, a directory or a special file at `path` is an error: nothing quiclab
+/// writes is anything but a regular file, and a link there was put by someone else.
+pub fn create_replacing(path: &Path, mode: u32) -> io::Result<File> {
+    if write::existing_regular(path)? {
+        match std::fs::remove_file(path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
+        }
     }
-    create_new(path)
+    create_new_with_mode(path, mode).map_err(explain_link)
 }
 
 /// Opens a regular file for reading and writing without following a link in its last
@@ -120,7 +154,7 @@ pub fn open_regular(path: &Path, create: bool) -> io::Result<File> {
         // O_NONBLOCK: opening a FIFO must not block before the type check below.
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
         .open(path)
-        .map_err(|e| explain_link(path, e))?;
+        .map_err(explain_link)?;
     let meta = file.metadata()?;
     if !meta.file_type().is_file() {
         return Err(io::Error::new(
@@ -131,15 +165,13 @@ pub fn open_regular(path: &Path, create: bool) -> io::Result<File> {
     Ok(file)
 }
 
-/// ELOOP from O_NOFOLLOW means "the last component is a symlink": say so.
-fn explain_link(path: &Path, e: io::Error) -> io::Error {
+/// ELOOP from O_NOFOLLOW means "the last component is a symlink": say so. Like std's errors,
+/// the messages of this crate do not repeat the path; callers name it.
+pub(crate) fn explain_link(e: io::Error) -> io::Error {
     if e.raw_os_error() == Some(libc::ELOOP) {
         io::Error::new(
             io::ErrorKind::InvalidInput,
-            format!(
-                "{} is a symbolic link; refusing to follow it",
-                path.display()
-            ),
+            "a symbolic link; refusing to follow it",
         )
     } else {
         e
@@ -296,16 +328,14 @@ mod tests {
         assert!(create_new(&dangling).is_err());
         assert!(!dir.path().join("nowhere").exists());
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "precious");
-        let mut f = create_replacing(&link).expect("replace the link");
-        f.write_all(b"new").expect("write");
-        assert_eq!(std::fs::read_to_string(&link).unwrap(), "new");
-        assert!(!std::fs::symlink_metadata(&link)
-            .unwrap()
-            .file_type()
-            .is_symlink());
+        let err = create_replacing(&link, 0o600).expect_err("a link is refused");
+        assert!(err.to_string().contains("symbolic link"), "{err}");
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "precious");
-        create_replacing(&dir.path().join("fresh")).expect("create");
-        assert!(create_replacing(dir.path()).is_err());
+        let mut f = create_replacing(&target, 0o600).expect("replace a file");
+        f.write_all(b"new").expect("write");
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "new");
+        create_replacing(&dir.path().join("fresh"), 0o644).expect("create");
+        assert!(create_replacing(dir.path(), 0o600).is_err());
         assert!(dir.create_file("../escape").is_err());
         assert!(dir.create_file("/abs").is_err());
     }

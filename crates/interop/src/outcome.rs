@@ -87,7 +87,8 @@ pub fn read_download(
     }
     if let Some(proof) = &spec.proof {
         let file = vars.render(&proof.file).map_err(|e| e.to_string())?;
-        let text = std::fs::read(&file).unwrap_or_default();
+        // Regular files only, bounded: the file is the peer's log (a netlog is tens of MB).
+        let text = fsutil::read_bounded(std::path::Path::new(&file), 1 << 30).unwrap_or_default();
         if !contains(&text, proof.contains.as_bytes()) {
             return Err(proof.missing.clone());
         }

@@ -96,7 +96,7 @@ pub fn run_pair(
     let server_dir = cfg.out_dir.join("server");
     let client_dir = cfg.out_dir.join("client");
     for d in [&server_dir, &client_dir] {
-        std::fs::create_dir_all(d.join("qlog")).map_err(|e| format!("{}: {e}", d.display()))?;
+        fsutil::create_dir_all(d.join("qlog")).map_err(|e| format!("{}: {e}", d.display()))?;
     }
     let client_vars = vars(space, server_spec, cfg, &client_dir);
 
@@ -135,7 +135,7 @@ pub fn serve(
     let Some(spec) = &server.spec.server else {
         return Err(format!("{} has no server role", server.name()));
     };
-    std::fs::create_dir_all(dir.join("qlog")).map_err(|e| format!("{}: {e}", dir.display()))?;
+    fsutil::create_dir_all(dir.join("qlog")).map_err(|e| format!("{}: {e}", dir.display()))?;
     let server_vars = vars(space, spec, cfg, dir);
     let mut proc = start_server(space, server, spec, &server_vars, cfg, dir)?;
     let logs = [dir.join("stdout.log"), dir.join("stderr.log")];
@@ -217,8 +217,9 @@ fn command(
     for (k, v) in env {
         cmd.env(k, vars.render(v).map_err(|e| e.to_string())?);
     }
-    let log =
-        |name: &str| fsutil::create_replacing(&dir.join(name)).map_err(|e| format!("{name}: {e}"));
+    let log = |name: &str| {
+        fsutil::create_replacing(&dir.join(name), 0o600).map_err(|e| format!("{name}: {e}"))
+    };
     cmd.stdout(log("stdout.log")?).stderr(log("stderr.log")?);
     // Keep the exact command for diagnosis.
     let line = argv
@@ -270,13 +271,16 @@ fn start_server(
 /// Writes `contents` to a new file at `path`, replacing an existing file without following a
 /// link (see [`fsutil::create_replacing`]).
 fn write_file(path: &Path, contents: &[u8]) -> std::io::Result<()> {
-    fsutil::create_replacing(path)?.write_all(contents)
+    fsutil::create_replacing(path, 0o600)?.write_all(contents)
 }
 
 /// Writes `docroot/<size>`, exactly `size` bytes.
 fn write_body(docroot: &Path, size: u64) -> std::io::Result<()> {
-    std::fs::create_dir_all(docroot)?;
-    let mut f = std::io::BufWriter::new(fsutil::create_replacing(&docroot.join(size.to_string()))?);
+    fsutil::create_dir_all(docroot)?;
+    let mut f = std::io::BufWriter::new(fsutil::create_replacing(
+        &docroot.join(size.to_string()),
+        0o600,
+    )?);
     let chunk: Vec<u8> = (0..65536u32).map(|i| b'a' + (i % 26) as u8).collect();
     let mut left = size;
     while left > 0 {
@@ -296,7 +300,7 @@ fn run_client(
 ) -> PairOutcome {
     for d in &spec.mkdirs {
         let d = vars.render(d).map_err(|e| e.to_string())?;
-        std::fs::create_dir_all(&d).map_err(|e| format!("{d}: {e}"))?;
+        fsutil::create_dir_all(&d).map_err(|e| format!("{d}: {e}"))?;
     }
     let mut cmd = command(&spec.command, &spec.env, vars, dir)?;
     let start = Instant::now();

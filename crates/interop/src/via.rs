@@ -172,7 +172,7 @@ impl EmulatedPath {
         let (private, dir) = match &args.server_logs {
             Some(d) => {
                 let d = absolute(d).map_err(|e| failed("current directory")(&e))?;
-                std::fs::create_dir_all(&d)
+                fsutil::create_dir_all(&d)
                     .map_err(|e| failed(&format!("cannot create {}", d.display()))(&e))?;
                 (None, d)
             }

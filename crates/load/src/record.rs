@@ -147,8 +147,18 @@ impl<W: Write> RecordWriter<W> {
 /// A stream of records read from a file or stdin.
 pub type RecordStream = Box<dyn Iterator<Item = Result<ResultRecord, RecordError>>>;
 
-/// Reads records one at a time, detecting JSON lines or CSV from the first byte.
-pub fn read_records<R: BufRead + 'static>(mut input: R) -> Result<RecordStream, RecordError> {
+/// Longest line of a records file read back: a record is one request's outcome, well under a
+/// kilobyte; a line without end (`/dev/zero` on stdin, a corrupt file) is an error, not a
+/// buffer growing until memory runs out.
+pub const MAX_RECORD_LINE_BYTES: usize = 1 << 20;
+
+/// Reads records one at a time, detecting JSON lines or CSV from the first byte; a line longer
+/// than [`MAX_RECORD_LINE_BYTES`] is an error.
+pub fn read_records<R: BufRead + 'static>(input: R) -> Result<RecordStream, RecordError> {
+    let mut input = LineLimit {
+        inner: input,
+        line: 0,
+    };
     let first = input.fill_buf()?.iter().find(|b| !b.is_ascii_whitespace());
     match first {
         None => Ok(Box::new(std::iter::empty())),
@@ -161,6 +171,49 @@ pub fn read_records<R: BufRead + 'static>(mut input: R) -> Result<RecordStream, 
                     .map(|r| r.map_err(RecordError::from)),
             ))
         }
+    }
+}
+
+/// A reader that fails when a line grows past [`MAX_RECORD_LINE_BYTES`].
+struct LineLimit<R> {
+    inner: R,
+    /// Bytes consumed since the last newline.
+    line: usize,
+}
+
+impl<R: BufRead> std::io::Read for LineLimit<R> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        let buf = self.fill_buf()?;
+        let n = buf.len().min(out.len());
+        out[..n].copy_from_slice(&buf[..n]);
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl<R: BufRead> BufRead for LineLimit<R> {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        let line = self.line;
+        let buf = self.inner.fill_buf()?;
+        let upto_newline = buf.iter().position(|&b| b == b'\n').unwrap_or(buf.len());
+        if line + upto_newline > MAX_RECORD_LINE_BYTES {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("a line longer than {MAX_RECORD_LINE_BYTES} bytes is not a record"),
+            ));
+        }
+        Ok(buf)
+    }
+
+    fn consume(&mut self, amt: usize) {
+        if let Ok(buf) = self.inner.fill_buf() {
+            let taken = &buf[..amt.min(buf.len())];
+            self.line = match taken.iter().rposition(|&b| b == b'\n') {
+                Some(i) => taken.len() - i - 1,
+                None => self.line + taken.len(),
+            };
+        }
+        self.inner.consume(amt);
     }
 }
 
@@ -181,6 +234,27 @@ fn json_records<R: BufRead>(input: R) -> impl Iterator<Item = Result<ResultRecor
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    #[test]
+    fn a_line_without_end_is_an_error_not_a_growing_buffer() {
+        for byte in [b'x', b'{', 0] {
+            let endless = std::io::BufReader::new(std::io::repeat(byte));
+            let first: Result<(), RecordError> =
+                read_records(endless).and_then(|mut records| match records.next() {
+                    Some(Err(e)) => Err(e),
+                    other => panic!("{other:?}"),
+                });
+            let err = first.expect_err("endless line");
+            assert!(err.to_string().contains("line longer than"), "{err}");
+        }
+        let ok = "{\"x\":1}\n".repeat(3);
+        assert_eq!(
+            read_records(std::io::Cursor::new(ok.into_bytes()))
+                .expect("records")
+                .count(),
+            3
+        );
+    }
 
     #[test]
     fn warmup_covers_requests_scheduled_before_it() {

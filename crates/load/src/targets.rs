@@ -91,13 +91,19 @@ pub fn parse_method(text: &str) -> Result<Method, String> {
 
 /// Reads and parses a targets file.
 pub fn read_targets_file(path: &Path) -> Result<Vec<Target>, TargetsError> {
-    let text = std::fs::read_to_string(path).map_err(|source| TargetsError::Read {
-        path: path.to_path_buf(),
-        source,
+    let text = fsutil::read_input_to_string_bounded(path, MAX_TARGETS_BYTES).map_err(|source| {
+        TargetsError::Read {
+            path: path.to_path_buf(),
+            source,
+        }
     })?;
     let base = path.parent().unwrap_or(Path::new("."));
     parse_targets(&text, &path.display().to_string(), base)
 }
+
+/// Largest targets file read: a target is a few lines, so 16 MiB is hundreds of thousands of
+/// targets; a FIFO, a device or `/dev/zero` is refused before reading (see `fsutil`).
+pub const MAX_TARGETS_BYTES: u64 = 16 << 20;
 
 /// Largest request body a targets file may name: it is held in memory and sent with every
 /// request of its target.
@@ -106,25 +112,7 @@ pub const MAX_BODY_BYTES: u64 = 64 << 20;
 /// Reads a body file: a regular file of at most [`MAX_BODY_BYTES`] (a FIFO would block for
 /// ever, `/dev/zero` would fill the memory).
 fn read_body(path: &Path) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    // O_NONBLOCK so that opening a FIFO does not wait for a writer (regular files ignore it).
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)?;
-    let meta = file.metadata()?;
-    if !meta.is_file() {
-        return Err(std::io::Error::other("not a regular file"));
-    }
-    let mut body = Vec::new();
-    file.take(MAX_BODY_BYTES + 1).read_to_end(&mut body)?;
-    if body.len() as u64 > MAX_BODY_BYTES {
-        return Err(std::io::Error::other(format!(
-            "larger than {MAX_BODY_BYTES} bytes"
-        )));
-    }
-    Ok(body)
+    fsutil::read_input_bounded(path, MAX_BODY_BYTES)
 }
 
 /// Parses targets-file text; `file` names it in errors, `base` resolves relative `@body` paths.

@@ -10,8 +10,7 @@
 //! again (each cell is at most one JSON scalar of a results line); a sweep's results file is
 //! itself bounded by the scenario's run limit.
 
-use std::fs::File;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use ::parquet::basic::{Compression, IntType, LogicalType, Repetition, Type as Physical};
@@ -44,7 +43,7 @@ pub fn write_dir(dir: &Path, store: &crate::ResultsStore) -> Result<()> {
             return;
         };
         let file = series_dir.join(format!("{id}.csv"));
-        match std::fs::read_to_string(&file) {
+        match fsutil::read_to_string_bounded(&file, MAX_SERIES_FILE_BYTES) {
             Ok(text) => {
                 any_series = true;
                 series.add_series(&line, &text);
@@ -65,37 +64,26 @@ pub fn write_dir(dir: &Path, store: &crate::ResultsStore) -> Result<()> {
     Ok(())
 }
 
+/// Largest `series/<id>.csv` read into `series.parquet`: a run has at most a million series
+/// rows (`scenario::limits::MAX_SERIES_ROWS_PER_RUN`) of well under 1 kB each.
+pub const MAX_SERIES_FILE_BYTES: u64 = 1 << 30;
+
 /// Writes `table` to `path` through a temporary file and a rename (readers see the old file or
-/// the whole new one). An existing file or link at the temporary name is removed first, never
-/// followed.
+/// the whole new one; a link at `path` is replaced, not followed).
 pub fn write(path: &Path, table: &Table) -> Result<()> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    match std::fs::remove_file(&tmp) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(Error::io(&tmp)(e)),
-    }
-    let file = {
-        use std::os::unix::fs::OpenOptionsExt;
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o644)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(&tmp)
-            .map_err(Error::io(&tmp))?
-    };
-    write_to(file, table).map_err(|source| Error::Parquet {
+    let file = fsutil::AtomicFile::new(path).map_err(Error::io(path))?;
+    let file = write_to(file, table).map_err(|source| Error::Parquet {
         path: path.to_path_buf(),
         source,
     })?;
-    std::fs::rename(&tmp, path).map_err(Error::io(path))
+    file.commit().map_err(Error::io(path))
 }
 
-/// Writes `table` as one row group and syncs the file.
-fn write_to(file: File, table: &Table) -> parquet::errors::Result<()> {
+/// Writes `table` as one row group; the caller commits the file.
+fn write_to(
+    file: fsutil::AtomicFile,
+    table: &Table,
+) -> parquet::errors::Result<fsutil::AtomicFile> {
     let fields = table
         .columns
         .iter()
@@ -167,9 +155,7 @@ fn write_to(file: File, table: &Table) -> parquet::errors::Result<()> {
         out.close()?;
     }
     group.close()?;
-    let file = writer.into_inner()?;
-    file.sync_all()?;
-    Ok(())
+    writer.into_inner()
 }
 
 /// The present values and the definition levels (1 present, 0 null) of a nullable column.
@@ -187,6 +173,7 @@ mod tests {
     use ::parquet::file::reader::{FileReader, SerializedFileReader};
     use ::parquet::record::Field;
     use serde_json::{json, Value};
+    use std::fs::File;
 
     /// Every row of the file as (column name, JSON value) pairs, with parquet's own reader.
     pub(crate) fn read_rows(path: &Path) -> Vec<Vec<(String, Value)>> {

@@ -13,7 +13,7 @@
 //! round-tripping representation, which is deterministic.
 
 use std::collections::BTreeSet;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
@@ -25,6 +25,11 @@ use crate::error::{Error, Result};
 
 /// File name of the results store inside its directory.
 pub const RESULTS_FILE: &str = "results.jsonl";
+
+/// Largest `results.jsonl` read back (to resume, finalise or merge a sweep): it is held in
+/// memory whole. A sweep has at most `scenario::MAX_RUNS` runs; 4 GiB is 20 kB per run at
+/// that cap, far above a run's line, and keeps a planted or runaway file from exhausting memory.
+pub const MAX_RESULTS_BYTES: u64 = 4 << 30;
 
 /// Field that marks an error record: a line with an id and this message instead of
 /// measurements. It counts as done for resuming and is skipped by [`ResultsStore::load`].
@@ -68,7 +73,7 @@ struct ErrorOnly {
 impl ResultsStore {
     /// Opens (creating if needed) the store in `dir` and repairs a partial last line.
     pub fn open(dir: &Path) -> Result<Self> {
-        std::fs::create_dir_all(dir).map_err(Error::io(dir))?;
+        fsutil::create_dir_all(dir).map_err(Error::io(dir))?;
         let path = dir.join(RESULTS_FILE);
         let file = open_append(&path)?;
         repair_tail(&path, &file)?;
@@ -175,9 +180,7 @@ impl ResultsStore {
             out.extend_from_slice(&r.raw);
             out.push(b'\n');
         }
-        let tmp = self.path.with_extension("jsonl.tmp");
-        write_synced(&tmp, &out)?;
-        std::fs::rename(&tmp, &self.path).map_err(Error::io(&self.path))?;
+        fsutil::write_atomic(&self.path, &out).map_err(Error::io(&self.path))?;
         sync_dir(&self.path)?;
         // The old handle points at the replaced inode; later appends must go to the new file.
         *file = open_append(&self.path)?;
@@ -191,10 +194,8 @@ impl ResultsStore {
 
     /// Complete, valid lines; the caller holds the lock.
     fn read_records(&self) -> Result<Vec<Record>> {
-        let mut bytes = Vec::new();
-        File::open(&self.path)
-            .and_then(|mut f| f.read_to_end(&mut bytes))
-            .map_err(Error::io(&self.path))?;
+        let bytes =
+            fsutil::read_bounded(&self.path, MAX_RESULTS_BYTES).map_err(Error::io(&self.path))?;
         let complete = match bytes.iter().rposition(|&b| b == b'\n') {
             Some(i) => &bytes[..=i],
             None => &[][..],
@@ -218,20 +219,24 @@ fn parse_record(line: &[u8]) -> Option<Record> {
     })
 }
 
+/// Opens the store for appending: a link or a special file (a FIFO, `/dev/zero`) planted as
+/// `results.jsonl` is refused.
 fn open_append(path: &Path) -> Result<File> {
-    OpenOptions::new()
-        .read(true)
-        .append(true)
-        .create(true)
-        .open(path)
-        .map_err(Error::io(path))
+    fsutil::open_append(path, fsutil::OUTPUT_MODE).map_err(Error::io(path))
 }
 
 /// Makes the file end with a newline: a partial last line is cut off, or completed if it is
 /// in fact a whole valid record (e.g. hand-edited without a final newline), so nothing is lost.
 fn repair_tail(path: &Path, file: &File) -> Result<()> {
     let mut bytes = Vec::new();
-    (&*file).read_to_end(&mut bytes).map_err(Error::io(path))?;
+    file.take(MAX_RESULTS_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(Error::io(path))?;
+    if bytes.len() as u64 > MAX_RESULTS_BYTES {
+        return Err(Error::io(path)(std::io::Error::other(format!(
+            "larger than the limit of {MAX_RESULTS_BYTES} bytes"
+        ))));
+    }
     let keep = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
     if keep == bytes.len() {
         return Ok(());
@@ -242,12 +247,6 @@ fn repair_tail(path: &Path, file: &File) -> Result<()> {
         file.set_len(keep as u64).map_err(Error::io(path))?;
     }
     file.sync_all().map_err(Error::io(path))
-}
-
-fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
-    let mut f = File::create(path).map_err(Error::io(path))?;
-    f.write_all(bytes).map_err(Error::io(path))?;
-    f.sync_all().map_err(Error::io(path))
 }
 
 /// Syncs the directory holding `path` so a rename survives a power cut.
@@ -337,7 +336,10 @@ mod tests {
         let store = ResultsStore::open(dir.path()).unwrap();
         store.append(&run("a", 1.0)).unwrap();
         // A crash mid-write after open: readers must not count the fragment.
-        let mut f = OpenOptions::new().append(true).open(store.path()).unwrap();
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(store.path())
+            .unwrap();
         f.write_all(b"{\"id\":\"b\"}").unwrap();
         assert_eq!(store.completed_ids().unwrap().len(), 1);
     }

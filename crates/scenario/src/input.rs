@@ -10,7 +10,6 @@
 
 use std::fs::File;
 use std::io::{BufReader, Read};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 /// Why an input file was refused; the message is complete without the path.
@@ -23,20 +22,11 @@ pub(crate) fn open_regular(
     path: &Path,
     max_bytes: u64,
 ) -> Result<std::io::Take<BufReader<File>>, InputError> {
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-        .map_err(|e| InputError(format!("cannot open: {e}")))?;
+    // fsutil opens without blocking and refuses anything but a regular file.
+    let file = fsutil::open_input(path).map_err(|e| InputError(format!("cannot open: {e}")))?;
     let meta = file
         .metadata()
         .map_err(|e| InputError(format!("cannot inspect: {e}")))?;
-    if !meta.is_file() {
-        return Err(InputError(format!(
-            "not a regular file ({}); only regular files are read",
-            kind_of(&meta.file_type())
-        )));
-    }
     if meta.len() > max_bytes {
         return Err(InputError(format!(
             "{} bytes is more than the limit of {max_bytes} bytes",
@@ -53,23 +43,6 @@ pub(crate) fn read_regular(path: &Path, max_bytes: u64) -> Result<String, InputE
         .read_to_string(&mut text)
         .map_err(|e| InputError(format!("cannot read: {e}")))?;
     Ok(text)
-}
-
-fn kind_of(t: &std::fs::FileType) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
-    if t.is_dir() {
-        "a directory"
-    } else if t.is_fifo() {
-        "a FIFO"
-    } else if t.is_char_device() {
-        "a character device"
-    } else if t.is_block_device() {
-        "a block device"
-    } else if t.is_socket() {
-        "a socket"
-    } else {
-        "not a file"
-    }
 }
 
 #[cfg(test)]

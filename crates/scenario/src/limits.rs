@@ -15,6 +15,12 @@ pub const MAX_TRACE_BYTES: u64 = 64 * 1024 * 1024;
 /// point (24 bytes each), so a million steps already cost 24 MB per point.
 pub const MAX_RATE_STEPS: usize = 1_000_000;
 
+/// Most flows in one scenario, all `[[flow]]` tables' `count`s added up (each table alone
+/// allows 10,000 copies). Every flow is simulated and sampled, and each holds its state, links
+/// and queues in memory: 100 tables of 10,000 copies ran for minutes and took gigabytes before
+/// the first run began.
+pub const MAX_FLOWS: u64 = 10_000;
+
 /// Most time-series samples in one run (`run.duration / run.sample_interval`): each sample is an
 /// event of the simulator and, with series recorded, one row per flow held in memory (about
 /// 130 B) and written to `series/<id>.csv`. 100,000 samples is an hour at 36 ms.

@@ -106,8 +106,7 @@ fn rate_traces_must_be_regular_files_within_the_limits() {
     let e = parse_str(&text("/dev/zero"), "t.toml", &dir, &[], &[]).expect_err("device");
     assert_eq!((e.line, e.column), (Some(2), Some(14)), "{e}");
     assert!(
-        e.message
-            .contains("not a regular file (a character device)"),
+        e.message.contains("a character device, not a regular file"),
         "{e}"
     );
     // A FIFO without a writer would block a plain open forever.
@@ -180,4 +179,21 @@ fn sweeps_are_bounded_in_points_and_runs() {
     assert!(e.message.contains("at most 200000 runs"), "{e}");
     // The error points at the repetitions that multiplied the points (found by the fuzz test).
     assert_eq!((e.line, e.column), (Some(2), Some(8)), "{e}");
+}
+
+#[test]
+fn the_total_number_of_flows_is_capped() {
+    use crate::limits::MAX_FLOWS;
+    // Each table alone is within its count limit; together they pass the scenario's cap, and
+    // the error points at the table where the sum crosses it.
+    let table = "[[flow]]\ncount = 5000\n";
+    assert!(parse(&table.repeat(2)).is_ok());
+    let started = std::time::Instant::now();
+    let e = err(&table.repeat(100));
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    assert_eq!((e.line, e.column), (Some(5), Some(1)), "{e}");
+    assert!(
+        e.message.contains(&format!("more than {MAX_FLOWS} flows")),
+        "{e}"
+    );
 }

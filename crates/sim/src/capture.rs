@@ -1,9 +1,8 @@
 //! Synthesising the bottleneck's packets for pcap: the engine moves payloads only, so IPv4/UDP
 //! and TCP headers are written here with the addresses of `addr`.
 
-use std::fs::File;
 use std::io::BufWriter;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use scenario::model::{FlowSpec, Stack};
@@ -19,22 +18,23 @@ use netem::wire::{IPV4_HEADER_LEN, TCP_HEADER_LEN};
 /// The capture of one run: the pcap file and the TLS key log written next to it.
 pub(crate) struct Capture {
     path: PathBuf,
-    writer: PcapWriter<BufWriter<File>>,
+    writer: PcapWriter<BufWriter<fsutil::AtomicFile>>,
     ip_ident: u16,
 }
 
 impl Capture {
-    /// Creates the pcap file at `path`.
-    pub(crate) fn create(path: &PathBuf) -> Result<Capture, SimError> {
+    /// Starts the pcap file at `path`: written beside it under a random name and renamed into
+    /// place by [`Capture::finish`]; a link planted at `path` is refused, never followed.
+    pub(crate) fn create(path: &Path) -> Result<Capture, SimError> {
         let io = |source| SimError::Io {
-            path: path.clone(),
+            path: path.to_path_buf(),
             source,
         };
-        let f = File::create(path).map_err(io)?;
+        let f = fsutil::AtomicFile::new(path).map_err(io)?;
         let writer =
             PcapWriter::new(BufWriter::new(f), VIRTUAL_EPOCH_UNIX_SECS, 65535).map_err(io)?;
         Ok(Capture {
-            path: path.clone(),
+            path: path.to_path_buf(),
             writer,
             ip_ident: 0,
         })
@@ -103,17 +103,25 @@ impl Capture {
     /// Flushes the pcap file and writes the key log to `<path>.keys`.
     pub(crate) fn finish(self, keylog: Option<&KeyLogBuffer>) -> Result<(), SimError> {
         let path = self.path;
-        self.writer.finish().map_err(|source| SimError::Io {
+        let io = |source| SimError::Io {
             path: path.clone(),
             source,
-        })?;
+        };
+        self.writer
+            .finish()
+            .and_then(|w| w.into_inner().map_err(|e| e.into_error()))
+            .map_err(io)?
+            .commit()
+            .map_err(io)?;
         if let Some(k) = keylog {
             let mut keys = path.into_os_string();
             keys.push(".keys");
             let keys = PathBuf::from(keys);
-            std::fs::write(&keys, k.contents()).map_err(|source| SimError::Io {
-                path: keys.clone(),
-                source,
+            fsutil::write_atomic(&keys, k.contents().as_bytes()).map_err(|source| {
+                SimError::Io {
+                    path: keys.clone(),
+                    source,
+                }
             })?;
         }
         Ok(())

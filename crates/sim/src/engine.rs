@@ -274,7 +274,7 @@ impl Sim {
             .enumerate()
             .map(|(i, c)| CrossSource::new(c.clone(), sub_seed(seed, SEED_CROSS + i as u64)))
             .collect();
-        let pcap = opts.pcap.as_ref().map(Capture::create).transpose()?;
+        let pcap = opts.pcap.as_deref().map(Capture::create).transpose()?;
         let n_links = links.len();
         let unfinished = flows.len();
         Ok(Sim {

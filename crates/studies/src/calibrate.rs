@@ -368,7 +368,7 @@ pub fn run_half(
         for variant in Variant::ALL {
             let loaded = plan.load(path, variant)?;
             let dir = cell_dir(out, kind, path, variant);
-            std::fs::create_dir_all(&dir).map_err(io(&dir))?;
+            fsutil::create_dir_all(&dir).map_err(io(&dir))?;
             let meter = LoadMeter::start();
             let sweep = Sweep {
                 loaded: &loaded,
@@ -399,7 +399,7 @@ pub fn run_half(
                 let load = meter.finish();
                 let file = dir.join("load.json");
                 let text = serde_json::to_string_pretty(&load).unwrap_or_default();
-                std::fs::write(&file, text).map_err(io(&file))?;
+                fsutil::write_atomic(&file, text.as_bytes()).map_err(io(&file))?;
             }
         }
     }
@@ -417,7 +417,7 @@ pub fn run_half(
     history.push(meta);
     let file = out.join(kind.name()).join("meta.json");
     let text = serde_json::to_string_pretty(&history).unwrap_or_default();
-    std::fs::write(&file, text).map_err(io(&file))?;
+    fsutil::write_atomic(&file, text.as_bytes()).map_err(io(&file))?;
     Ok(outcome)
 }
 
@@ -497,7 +497,7 @@ impl Row {
 
 fn read_side(dir: &Path) -> Result<Option<Side>, CalibrateError> {
     let file = dir.join(report::store::RESULTS_FILE);
-    let text = match std::fs::read_to_string(&file) {
+    let text = match fsutil::read_to_string_bounded(&file, report::store::MAX_RESULTS_BYTES) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(io(&file)(e)),
@@ -513,7 +513,7 @@ fn read_side(dir: &Path) -> Result<Option<Side>, CalibrateError> {
         r.pointer(&format!("/flows/0/{key}"))
             .and_then(Value::as_f64)
     };
-    let load = std::fs::read_to_string(dir.join("load.json"))
+    let load = fsutil::read_to_string_bounded(&dir.join("load.json"), MAX_RECORD_BYTES)
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok());
     Ok(Some(Side {
@@ -650,9 +650,14 @@ pub fn render_text(rows: &[Row]) -> String {
     t
 }
 
+/// Largest `load.json` or `meta.json` read back (a few hundred bytes per invocation).
+const MAX_RECORD_BYTES: u64 = 16 << 20;
+
 /// The invocations recorded for a half (a single object is one invocation).
 fn read_meta(out: &Path, kind: EngineKind) -> Vec<Meta> {
-    let Ok(text) = std::fs::read_to_string(out.join(kind.name()).join("meta.json")) else {
+    let Ok(text) =
+        fsutil::read_to_string_bounded(&out.join(kind.name()).join("meta.json"), MAX_RECORD_BYTES)
+    else {
         return Vec::new();
     };
     serde_json::from_str::<Vec<Meta>>(&text)

@@ -6,7 +6,6 @@
 //! reports: the simulator keeps one sink per flow (many flows run in parallel threads), the
 //! endpoints one per process.
 
-use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
@@ -89,9 +88,10 @@ impl QlogFile {
         })))
     }
 
-    /// Creates the file at `path`, or records why it cannot be created in `errors`.
+    /// Creates the file at `path` (replacing a file or link there, never following a link), or
+    /// records why it cannot be created in `errors`.
     pub fn create(path: PathBuf, errors: &QlogErrors) -> Option<Self> {
-        match File::create(&path) {
+        match fsutil::create_replacing(&path, fsutil::OUTPUT_MODE) {
             Ok(f) => Some(QlogFile::new(f, path, errors.clone())),
             Err(e) => {
                 errors.record(format!("cannot create qlog {}: {e}", path.display()));

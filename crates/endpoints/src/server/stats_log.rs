@@ -1,7 +1,7 @@
 //! `--stats-file`: one JSON line per finished connection, written by the server (the sender of
 //! downloads, whose congestion state is the interesting one).
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::Write;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -60,10 +60,15 @@ pub enum ReadError {
     },
 }
 
+/// Largest stats file read back: one line of a few hundred bytes per connection, and a flow
+/// has at most a million connections.
+pub const MAX_STATS_BYTES: u64 = 1 << 30;
+
 /// Reads a stats file back: every record, in order. A missing file is no record; a last line
-/// without its newline (the server stopped mid-write) is ignored.
+/// without its newline (the server stopped mid-write) is ignored. A link or a special file is
+/// refused, and so is a file above [`MAX_STATS_BYTES`].
 pub fn read_records(path: &Path) -> Result<Vec<ConnectionRecord>, ReadError> {
-    let text = match std::fs::read_to_string(path) {
+    let text = match fsutil::read_to_string_bounded(path, MAX_STATS_BYTES) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(source) => {
@@ -95,9 +100,9 @@ pub struct StatsLog {
 }
 
 impl StatsLog {
-    /// Opens (appends to) the stats file.
+    /// Opens (appends to) the stats file; a link or a special file there is refused.
     pub fn open(path: &Path) -> std::io::Result<Self> {
-        let file = OpenOptions::new().create(true).append(true).open(path)?;
+        let file = fsutil::open_append(path, fsutil::OUTPUT_MODE)?;
         Ok(Self {
             file: Mutex::new(file),
         })
@@ -168,5 +173,28 @@ mod tests {
             err.to_string().contains(":1: not a connection record"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn planted_links_and_fifos_are_refused_for_stats_and_key_logs() {
+        let scratch = fsutil::PrivateDir::new("quiclab-stats-").expect("scratch");
+        let victim = scratch.path().join("victim");
+        std::fs::write(&victim, "precious").expect("write");
+        let stats = scratch.path().join("server-0.stats.jsonl");
+        std::os::unix::fs::symlink(&victim, &stats).expect("link");
+        let err = StatsLog::open(&stats).expect_err("link");
+        assert!(err.to_string().contains("symbolic link"), "{err}");
+        assert!(read_records(&stats).is_err(), "a linked stats file is read");
+        let keys = scratch.path().join("keys.log");
+        std::os::unix::fs::symlink(&victim, &keys).expect("link");
+        let err = crate::tls::FileKeyLog::open(&keys).expect_err("link");
+        assert!(err.to_string().contains("symbolic link"), "{err}");
+        assert_eq!(std::fs::read_to_string(&victim).expect("read"), "precious");
+        let fifo = scratch.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().expect("utf-8")).expect("c string");
+        // SAFETY: mkfifo with a valid C string.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert!(StatsLog::open(&fifo).is_err(), "a FIFO is opened");
+        assert!(read_records(&fifo).is_err(), "a FIFO is read");
     }
 }

@@ -8,9 +8,7 @@ use crate::error::{Error, Result};
 /// Writes [`summary_csv`] of `rows` to `path` atomically (temporary file, then rename), so an
 /// interrupted report never leaves a half-written summary behind.
 pub fn write_summary_csv(path: &Path, rows: &[SummaryRow]) -> Result<()> {
-    let tmp = path.with_extension("csv.tmp");
-    std::fs::write(&tmp, summary_csv(rows)).map_err(Error::io(&tmp))?;
-    std::fs::rename(&tmp, path).map_err(Error::io(path))
+    fsutil::write_atomic(path, summary_csv(rows).as_bytes()).map_err(Error::io(path))
 }
 
 /// The CSV text: `point`, one column per axis name (union in first-seen order; empty where a row

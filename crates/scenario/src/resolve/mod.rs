@@ -13,6 +13,7 @@ mod tcp;
 use std::path::Path;
 
 use crate::error::{At, Errors, ScenarioError};
+use crate::limits::MAX_FLOWS;
 use crate::model::{DuplexLink, FlowSpec, Scenario};
 use crate::read::{check_keys, expected};
 use crate::tree::{Table, Val};
@@ -62,7 +63,20 @@ pub(crate) fn resolve(
         down: down.finish(base_rtt, bottleneck_mtu),
     };
 
+    let mut total: u64 = 0;
+    for d in &drafts {
+        total = total.saturating_add(d.count);
+        if total > MAX_FLOWS {
+            return Err(errors.at(
+                &d.at,
+                format!(
+                    "the scenario has more than {MAX_FLOWS} flows in all (the counts of its [[flow]] tables add up past the limit here); every flow is simulated, so split the study into several scenarios"
+                ),
+            ));
+        }
+    }
     let mut flows: Vec<FlowSpec> = Vec::new();
+    let mut names = std::collections::BTreeSet::new();
     for d in drafts {
         if d.spec.start >= run.duration {
             return Err(errors.at(
@@ -89,7 +103,7 @@ pub(crate) fn resolve(
             } else {
                 format!("{}.{copy}", spec.name)
             };
-            if flows.iter().any(|f| f.name == name) {
+            if !names.insert(name.clone()) {
                 return Err(errors.at(&d.at, format!("two flows are named {name:?}")));
             }
             flows.push(FlowSpec {
