@@ -209,7 +209,11 @@ fn anchors(text: &str) -> BTreeSet<String> {
 /// per broken link, naming file, line and target.
 fn broken_links(file: &Path, text: &str, root: &Path) -> Vec<String> {
     let dir = file.parent().expect("a file has a directory");
-    let shown = file.strip_prefix(root).unwrap_or(file).display().to_string();
+    let shown = file
+        .strip_prefix(root)
+        .unwrap_or(file)
+        .display()
+        .to_string();
     let mut broken = Vec::new();
     for link in links(text) {
         if is_external(&link.target) {
@@ -279,7 +283,11 @@ fn history_wording(text: &str) -> Vec<(usize, String)> {
                 && after[spaces..].starts_with(|c: char| c.is_ascii_digit())
             {
                 let line = lower[..start].matches('\n').count() + 1;
-                let end = (start + word.len() + spaces + 4).min(lower.len());
+                let digits = after[spaces..]
+                    .chars()
+                    .take_while(char::is_ascii_digit)
+                    .count();
+                let end = start + word.len() + spaces + digits;
                 let snippet = text.get(start..end).unwrap_or(word).replace('\n', " ");
                 hits.push((line, snippet));
             }
@@ -301,8 +309,7 @@ fn every_relative_link_in_the_markdown_resolves() {
     );
     let mut broken = Vec::new();
     for file in &files {
-        let text =
-            fs::read_to_string(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        let text = fs::read_to_string(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
         broken.extend(broken_links(file, &text, &root));
     }
     assert!(
@@ -320,9 +327,12 @@ fn readme_and_docs_carry_no_development_history() {
     files.extend(markdown_files(&root.join("docs")));
     let mut found = Vec::new();
     for file in &files {
-        let text =
-            fs::read_to_string(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
-        let shown = file.strip_prefix(&root).unwrap_or(file).display().to_string();
+        let text = fs::read_to_string(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        let shown = file
+            .strip_prefix(&root)
+            .unwrap_or(file)
+            .display()
+            .to_string();
         for (line, snippet) in history_wording(&text) {
             found.push(format!("{shown}:{line}: \"{snippet}\""));
         }
@@ -354,11 +364,26 @@ fn a_missing_file_and_a_missing_heading_are_reported() {
                 ```\n[in a fence](nowhere.md)\n```\n";
     let broken = broken_links(&page, text, &root);
     assert_eq!(broken.len(), 5, "{broken:#?}");
-    assert!(broken[0].contains(":4: `architecure.md` does not exist"), "{broken:#?}");
-    assert!(broken[1].contains(":4: `../README.md#no-such-heading`: no heading"), "{broken:#?}");
-    assert!(broken[2].contains(":5: `figures/missing.svg` does not exist"), "{broken:#?}");
-    assert!(broken[3].contains(":5: `#nowhere`: no heading"), "{broken:#?}");
-    assert!(broken[4].contains(":6: `./gone/` does not exist"), "{broken:#?}");
+    assert!(
+        broken[0].contains(":4: `architecure.md` does not exist"),
+        "{broken:#?}"
+    );
+    assert!(
+        broken[1].contains(":4: `../README.md#no-such-heading`: no heading"),
+        "{broken:#?}"
+    );
+    assert!(
+        broken[2].contains(":5: `figures/missing.svg` does not exist"),
+        "{broken:#?}"
+    );
+    assert!(
+        broken[3].contains(":5: `#nowhere`: no heading"),
+        "{broken:#?}"
+    );
+    assert!(
+        broken[4].contains(":6: `./gone/` does not exist"),
+        "{broken:#?}"
+    );
 }
 
 #[test]
