@@ -697,14 +697,14 @@ mod tests {
             assert_eq!((qf.workload, qf.cc), (mf.workload, mf.cc));
             assert_eq!(
                 (
-                    qf.quic.stream_window,
-                    qf.quic.conn_window,
-                    qf.quic.send_window
+                    qf.quic.common.stream_window,
+                    qf.quic.common.conn_window,
+                    qf.quic.common.send_window
                 ),
                 (
-                    mf.quic_model.stream_window,
-                    mf.quic_model.conn_window,
-                    mf.quic_model.send_window
+                    mf.quic_model.common.stream_window,
+                    mf.quic_model.common.conn_window,
+                    mf.quic_model.common.send_window
                 )
             );
         }

@@ -316,14 +316,14 @@ fn knob_args(f: &FlowSpec) -> Result<Vec<String>, EmuError> {
             // The whole choice with its knobs: the endpoint builds it with the simulator's factory.
             a.extend(["--quic-cc".into(), endpoints::QuicCc(f.cc).to_arg()]);
             a.extend(["--mtu".into(), q.mtu.to_string()]);
-            a.extend(["--stream-window".into(), q.stream_window.to_string()]);
-            a.extend(["--conn-window".into(), q.conn_window.to_string()]);
-            a.extend(["--send-window".into(), q.send_window.to_string()]);
-            a.extend(["--initial-rtt".into(), ms(q.initial_rtt)]);
+            a.extend(["--stream-window".into(), q.common.stream_window.to_string()]);
+            a.extend(["--conn-window".into(), q.common.conn_window.to_string()]);
+            a.extend(["--send-window".into(), q.common.send_window.to_string()]);
+            a.extend(["--initial-rtt".into(), ms(q.common.initial_rtt)]);
             if q.mtu_discovery {
                 a.push("--mtu-discovery".into());
             }
-            if !q.address_token {
+            if !q.common.address_token {
                 a.push("--no-address-token".into());
             }
         }
@@ -355,7 +355,7 @@ pub fn serve_args(f: &FlowSpec, addr: Ipv4Addr) -> Result<Vec<String>, EmuError>
     // A 0-RTT request is answered before the handshake completes, as the simulator's quinn
     // server does (off otherwise: see `QuicOptions::early_response`; safe with every client
     // since the server waits for the whole ClientHello, see tests/early_response.rs there).
-    if f.stack == Stack::Quic && f.quic.zero_rtt {
+    if f.stack == Stack::Quic && f.quic.common.zero_rtt {
         a.push("--early-response".into());
     }
     Ok(a)
@@ -413,7 +413,7 @@ pub fn get_args(
     a.push(format!("https://{addr}:{SERVER_PORT}/{path}"));
     a.extend(["--http".into(), http_version(f).into(), "--json".into()]);
     a.extend(extra);
-    if f.stack == Stack::Quic && f.quic.zero_rtt {
+    if f.stack == Stack::Quic && f.quic.common.zero_rtt {
         a.push("--zero-rtt".into());
     }
     // The client picks the version; the server accepts both.
@@ -488,7 +488,7 @@ mod tests {
         let addr = Ipv4Addr::new(10, 99, 2, 1);
         let off = serve_args(&f, addr).unwrap();
         assert!(!off.iter().any(|a| a == "--early-response"), "{off:?}");
-        f.quic.zero_rtt = true;
+        f.quic.common.zero_rtt = true;
         let on = serve_args(&f, addr).unwrap();
         assert!(on.iter().any(|a| a == "--early-response"), "{on:?}");
     }
@@ -508,7 +508,7 @@ mod tests {
         // On by default: nothing to pass (the endpoints' default is on too).
         let on = get_args(&f, &s(&f), addr, 10.0).expect("supported");
         assert!(!on.iter().any(|a| a == "--no-address-token"), "{on:?}");
-        f.quic.address_token = false;
+        f.quic.common.address_token = false;
         assert!(check_supported(&s(&f)).is_ok());
         for args in [
             get_args(&f, &s(&f), addr, 10.0).expect("supported"),
@@ -632,7 +632,7 @@ mod tests {
             assert!(e.contains(key), "{e}");
         }
         let mut f = download(Stack::Quic);
-        f.quic.ack_ratio = Some(4);
+        f.quic.common.ack_ratio = Some(4);
         let s = builder::scenario("s", LinkConfig::ideal(), vec![f], Duration::from_secs(1));
         let e = check_supported(&s).expect_err("not wired").to_string();
         assert!(e.contains("flow.ack_ratio"), "{e}");

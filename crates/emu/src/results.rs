@@ -136,7 +136,7 @@ pub fn flow_result(
                     TransportSnapshot::Tcp(_) => None,
                 })
                 .reduce(|a, b| a || b),
-            ..transport::linux_config::quic_record(&f.cc, f.quic.address_token)
+            ..transport::linux_config::quic_record(&f.cc, f.quic.common.address_token)
         }),
         Stack::Tcp => kernel.map(|mut k| {
             k.cc = sender.iter().find_map(|s| match s {

@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use crate::model::{
-    CcChoice, DuplexLink, FcUpdate, FlowSpec, QuicKnobs, QuicModelKnobs, Scenario, Stack, TcpKnobs,
-    Workload,
+    CcChoice, DuplexLink, FcUpdate, FlowSpec, QuicCommonKnobs, QuicKnobs, QuicModelKnobs, Scenario,
+    Stack, TcpKnobs, Workload,
 };
 use cc::config::{CcConfig, CommonCcConfig, RenoCounting};
 use netem::config::{LinkConfig, LossConfig, QueueLimit, RateProfile};
@@ -91,17 +91,13 @@ pub fn bulk_flow(name: &str, mtu: u16, cc: CcChoice) -> FlowSpec {
         // larger than the defaults so they never limit a model's sender.
         quic: QuicKnobs {
             mtu,
-            stream_window: 64_000_000,
-            conn_window: 128_000_000,
-            send_window: 64_000_000,
+            common: roomy_windows(),
             ..QuicKnobs::default()
         },
         tcp: TcpKnobs::with_mtu(mtu),
         quic_model: QuicModelKnobs {
             mtu,
-            stream_window: 64_000_000,
-            conn_window: 128_000_000,
-            send_window: 64_000_000,
+            common: roomy_windows(),
             ..QuicModelKnobs::default()
         },
         pep: None,
@@ -113,6 +109,16 @@ pub fn bulk_flow(name: &str, mtu: u16, cc: CcChoice) -> FlowSpec {
             up: LinkConfig::ideal(),
             down: LinkConfig::ideal(),
         },
+    }
+}
+
+/// The QUIC stacks' common defaults with windows that never limit a model's sender.
+fn roomy_windows() -> QuicCommonKnobs {
+    QuicCommonKnobs {
+        stream_window: 64_000_000,
+        conn_window: 128_000_000,
+        send_window: 64_000_000,
+        ..QuicCommonKnobs::default()
     }
 }
 

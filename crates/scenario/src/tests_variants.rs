@@ -100,8 +100,8 @@ fn variants_are_a_sweep_axis_crossed_with_the_others() {
             Stack::Tcp
         ]
     );
-    assert!(l.points[2].scenario.flows[0].quic.zero_rtt);
-    assert!(!l.points[0].scenario.flows[0].quic.zero_rtt);
+    assert!(l.points[2].scenario.flows[0].quic.common.zero_rtt);
+    assert!(!l.points[0].scenario.flows[0].quic.common.zero_rtt);
     assert!(matches!(
         l.points[2].scenario.flows[0].workload,
         Workload::Download { connections: 2, .. }

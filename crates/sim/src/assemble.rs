@@ -70,14 +70,15 @@ fn flow(slot: &FlowSlot, window: f64) -> (Flow, Vec<String>) {
             .collect(),
         error: report.error,
         config: Some(match slot.spec.stack {
-            Stack::Quic => {
-                transport::linux_config::quic_record(&slot.spec.cc, slot.spec.quic.address_token)
-            }
+            Stack::Quic => transport::linux_config::quic_record(
+                &slot.spec.cc,
+                slot.spec.quic.common.address_token,
+            ),
             Stack::Tcp => transport::linux_config::tcp_record(&slot.spec.cc, &slot.spec.tcp),
             // The model runs the `cc` crate's controllers as quinn's stack runs them.
             Stack::QuicModel => transport::linux_config::quic_record(
                 &slot.spec.cc,
-                slot.spec.quic_model.address_token,
+                slot.spec.quic_model.common.address_token,
             ),
         }),
         model: report

@@ -18,9 +18,9 @@ fn download(size: u64) -> Workload {
 fn model(name: &str, workload: Workload) -> FlowSpec {
     let mut f = flow(name, workload);
     f.stack = Stack::QuicModel;
-    f.quic_model.stream_window = f.quic.stream_window;
-    f.quic_model.conn_window = f.quic.conn_window;
-    f.quic_model.send_window = f.quic.send_window;
+    f.quic_model.common.stream_window = f.quic.common.stream_window;
+    f.quic_model.common.conn_window = f.quic.common.conn_window;
+    f.quic_model.common.send_window = f.quic.common.send_window;
     f
 }
 
@@ -292,7 +292,7 @@ fn the_models_handshake_sizes_are_quinns() {
                 connections: 2,
             },
         );
-        f.quic.zero_rtt = true;
+        f.quic.common.zero_rtt = true;
         let s = dumbbell(10_000_000, ms(10), 1000, vec![f], ms(5_000));
         run_capturing(s, seed, &pcap);
         let mut keys = pcap.clone().into_os_string();

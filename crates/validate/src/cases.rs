@@ -180,7 +180,7 @@ pub fn mathis(grid: Grid, stack: Stack) -> Vec<CaseRun> {
         for &rtt in &rtts {
             let (mtu, seg) = mss(stack);
             let mut f = sender(stack, "sender", mtu, newreno_exact());
-            f.quic.ack_ratio = Some(1);
+            f.quic.common.ack_ratio = Some(1);
             f.tcp.delayed_ack = false;
             // A loss cycle lasts sqrt(2/(3p)) RTTs; 40 cycles, the first quarter skipped as transient.
             let cycle = rtt / 1e3 * (2.0 / (3.0 * p)).sqrt();
@@ -315,7 +315,7 @@ pub fn high_loss(grid: Grid, stack: Stack) -> Vec<CaseRun> {
         for &p in ps {
             for &rtt in rtts {
                 let mut f = sender(stack, "sender", mtu, newreno_exact());
-                f.quic.ack_ratio = Some(1);
+                f.quic.common.ack_ratio = Some(1);
                 f.tcp.delayed_ack = false;
                 // 400 loss cycles of sqrt(2/(3p)) round trips: enough drops for a stable mean
                 // under random loss; the first quarter after slow start is skipped as transient.
@@ -379,7 +379,7 @@ pub fn flow_control(grid: Grid) -> Vec<CaseRun> {
     for &w in windows {
         for &rtt in &rtts {
             let mut f = bulk_flow("sender", 1500, CcChoice::Ours(CcConfig::None));
-            f.quic.stream_window = w;
+            f.quic.common.stream_window = w;
             let mut l = link(1, ms(rtt / 2.0), None);
             l.rate = RateProfile::Unlimited;
             let mut s = scenario("flow-control", l, vec![f], Duration::from_secs(4));

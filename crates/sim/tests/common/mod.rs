@@ -13,9 +13,9 @@ pub fn ms(v: u64) -> Duration {
 
 pub fn flow(name: &str, workload: Workload) -> FlowSpec {
     let mut f = scenario::builder::flow(name, workload, 1500, newreno_exact());
-    f.quic.stream_window = 16_000_000;
-    f.quic.conn_window = 24_000_000;
-    f.quic.send_window = 32_000_000;
+    f.quic.common.stream_window = 16_000_000;
+    f.quic.common.conn_window = 24_000_000;
+    f.quic.common.send_window = 32_000_000;
     f
 }
 

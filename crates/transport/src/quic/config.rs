@@ -20,6 +20,7 @@ use super::endpoint::Host;
 use crate::clock::{to_instant, VirtualClock};
 use crate::null_crypto::{NullServerConfig, NullTag};
 use crate::qlog::{QlogErrors, QlogFile, QlogFlusher};
+use crate::quic_common::QuicCommonKnobs;
 use crate::seeded::{SeededCidGenerator, SharedRng};
 use crate::tls;
 use crate::workload::Workload;
@@ -35,30 +36,10 @@ pub struct QuicKnobs {
     pub mtu: u16,
     /// Let quinn probe for a larger MTU (DPLPMTUD). Off by default so the MTU is what you set.
     pub mtu_discovery: bool,
-    /// Initial RTT estimate before the first sample.
-    pub initial_rtt: Duration,
-    /// Per-stream receive window (bytes), i.e. initial MAX_STREAM_DATA.
-    pub stream_window: u64,
-    /// Connection receive window (bytes), i.e. initial MAX_DATA.
-    pub conn_window: u64,
-    /// Data-sender's send buffer limit (bytes).
-    pub send_window: u64,
-    /// ACK ratio 1:n requested from the peer via the ACK-frequency extension (`None` = quinn's
-    /// default, which acknowledges every second ack-eliciting packet).
-    pub ack_ratio: Option<u32>,
-    /// Max ACK delay requested via the ACK-frequency extension (`None` = quinn default, 25 ms).
-    pub max_ack_delay: Option<Duration>,
-    /// Use 0-RTT on the second and later connections of a download flow.
-    pub zero_rtt: bool,
-    /// Address-validation tokens (RFC 9000 §8.1.3): the server sends NEW_TOKEN frames once it
-    /// has validated the client's address, and the client presents one in the Initial of its
-    /// next connection, so the server may send more than three times the bytes it received
-    /// before the handshake completes. On by default, as quinn with its default features
-    /// (two tokens per connection, a token log against replay, a client token cache) and
-    /// Chrome's QUIC stack (google/quiche's server issues address tokens in NEW_TOKEN, its
-    /// client presents them).
-    #[serde(default = "default_true")]
-    pub address_token: bool,
+    /// The knobs quinn shares with the research model (`flow.initial_rtt`, the windows, ACK
+    /// frequency, 0-RTT, address tokens).
+    #[serde(flatten)]
+    pub common: QuicCommonKnobs,
     /// Packet protection: the real TLS ciphers, or a null AEAD with identical sizes (faster).
     pub crypto: QuicCrypto,
 }
@@ -77,28 +58,15 @@ pub enum QuicCrypto {
 }
 
 impl Default for QuicKnobs {
-    /// A 1500-byte MTU, quinn's 333 ms initial RTT, and windows generous enough (16 MB per
-    /// stream, 24 MB per connection, 32 MB send buffer) to limit only when set.
+    /// A 1500-byte MTU, no MTU discovery, the real ciphers and the common defaults.
     fn default() -> Self {
         QuicKnobs {
             mtu: 1500,
             mtu_discovery: false,
-            initial_rtt: Duration::from_millis(333),
-            stream_window: 16_000_000,
-            conn_window: 24_000_000,
-            send_window: 32_000_000,
-            ack_ratio: None,
-            max_ack_delay: None,
-            zero_rtt: false,
-            address_token: true,
+            common: QuicCommonKnobs::default(),
             crypto: QuicCrypto::Tls,
         }
     }
-}
-
-/// serde's default of knobs that are on unless set (knob structs written before they existed).
-fn default_true() -> bool {
-    true
 }
 
 impl QuicKnobs {
@@ -129,10 +97,10 @@ impl Transport<'_> {
                 .map_err(|_| QuicFlowError::Invalid(format!("{what} too large: {v}")))
         };
         let mut t = TransportConfig::default();
-        t.stream_receive_window(varint(k.stream_window, "stream window")?)
-            .receive_window(varint(k.conn_window, "connection window")?)
-            .send_window(k.send_window)
-            .initial_rtt(k.initial_rtt)
+        t.stream_receive_window(varint(k.common.stream_window, "stream window")?)
+            .receive_window(varint(k.common.conn_window, "connection window")?)
+            .send_window(k.common.send_window)
+            .initial_rtt(k.common.initial_rtt)
             .initial_mtu(payload)
             .congestion_controller_factory(Factory::new(self.cc, probe));
         if k.mtu_discovery {
@@ -143,13 +111,13 @@ impl Transport<'_> {
             // Pinned: with discovery off quinn would still fall back to 1200 on suspected black holes.
             t.mtu_discovery_config(None).min_mtu(payload);
         }
-        if k.ack_ratio.is_some() || k.max_ack_delay.is_some() {
+        if k.common.ack_ratio.is_some() || k.common.max_ack_delay.is_some() {
             let mut a = AckFrequencyConfig::default();
-            if let Some(n) = k.ack_ratio {
+            if let Some(n) = k.common.ack_ratio {
                 // Threshold n − 1 means "acknowledge every n-th ack-eliciting packet".
                 a.ack_eliciting_threshold(VarInt::from_u32(n.saturating_sub(1)));
             }
-            if let Some(d) = k.max_ack_delay {
+            if let Some(d) = k.common.max_ack_delay {
                 a.max_ack_delay(Some(d));
             }
             t.ack_frequency_config(Some(a));
@@ -182,7 +150,7 @@ pub(crate) fn server_config(
     let token_key = ring::hkdf::Salt::new(ring::hkdf::HKDF_SHA256, &[]).extract(&token_key);
     let mut server_config = ServerConfig::new(server_tls, Arc::new(token_key));
     server_config.time_source(Arc::new(clock.clone()));
-    server_config.validation_token_config(validation_tokens(knobs.address_token));
+    server_config.validation_token_config(validation_tokens(knobs.common.address_token));
     Ok(server_config)
 }
 
