@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
-use endpoints::quic::QuicKnobs;
+use endpoints::quic::{QuicCommonKnobs, QuicKnobs};
 use endpoints::server::{serve_until_signal, Protocols, ServerConfig};
 use endpoints::{QuicCc, QuicConfig};
 
@@ -80,11 +80,14 @@ impl QuicArgs {
             knobs: QuicKnobs {
                 mtu: self.mtu.unwrap_or(defaults.mtu),
                 mtu_discovery: self.mtu_discovery,
-                stream_window: self.stream_window.unwrap_or(defaults.stream_window),
-                conn_window: self.conn_window.unwrap_or(defaults.conn_window),
-                send_window: self.send_window.unwrap_or(defaults.send_window),
-                initial_rtt: self.initial_rtt.unwrap_or(defaults.initial_rtt),
-                address_token: !self.no_address_token,
+                common: QuicCommonKnobs {
+                    stream_window: self.stream_window.unwrap_or(defaults.common.stream_window),
+                    conn_window: self.conn_window.unwrap_or(defaults.common.conn_window),
+                    send_window: self.send_window.unwrap_or(defaults.common.send_window),
+                    initial_rtt: self.initial_rtt.unwrap_or(defaults.common.initial_rtt),
+                    address_token: !self.no_address_token,
+                    ..defaults.common
+                },
                 ..defaults
             },
             cc: self.quic_cc.0,

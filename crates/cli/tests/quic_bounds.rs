@@ -8,6 +8,7 @@ use std::path::Path;
 
 use common::{quiclab, text, Scratch};
 use transport::quic::QuicKnobs;
+use transport::quic_common::QuicCommonKnobs;
 
 /// The message of the shared check for `knobs`.
 fn refusal(knobs: QuicKnobs) -> String {
@@ -60,7 +61,10 @@ fn a_bound_the_scenario_refuses_is_refused_alike_by_serve_and_get() {
             "stream_window = 4611686018427387904",
             ["--stream-window", "4611686018427387904"],
             QuicKnobs {
-                stream_window: 1 << 62,
+                common: QuicCommonKnobs {
+                    stream_window: 1 << 62,
+                    ..QuicCommonKnobs::default()
+                },
                 ..QuicKnobs::default()
             },
         ),

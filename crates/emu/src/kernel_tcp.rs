@@ -9,7 +9,7 @@
 
 use ::results::FlowConfig;
 use cc::config::{CcConfig, CubicProfile, RenoCounting};
-use scenario::model::{CcChoice, FlowSpec, PepSpec, Stack, TlsMode, Workload};
+use scenario::model::{CcChoice, FlowSpec, PepSpec, TlsMode, Workload};
 
 use crate::error::EmuError;
 use crate::mapping::{first_unapplied, unsupported, NOT_APPLIED};
@@ -36,7 +36,9 @@ const TCP_APPLIED: &[&str] = &[
 
 /// Checks a TCP flow's knobs and controller; returns warnings about approximations.
 pub(crate) fn check(f: &FlowSpec, warnings: &mut Vec<String>) -> Result<(), EmuError> {
-    let t = &f.tcp;
+    let Some(t) = f.tcp() else {
+        return Ok(());
+    };
     if t.tls == TlsMode::None {
         return Err(unsupported(
             "flow.tls",
@@ -163,10 +165,7 @@ pub struct KernelTcp {
 /// (the initial receive window in segments), `initcwnd` (from the controller's initial window),
 /// `rto_min`, `quickack 1` when delayed ACKs are off.
 pub fn settings(f: &FlowSpec) -> Option<KernelTcp> {
-    if f.stack != Stack::Tcp {
-        return None;
-    }
-    let t = &f.tcp;
+    let t = f.tcp()?;
     let triple = |v: [u64; 3]| format!("{} {} {}", v[0], v[1], v[2]);
     let mut sysctls = vec![
         (
@@ -326,6 +325,7 @@ mod tests {
     use crate::mapping::check_supported;
     use netem::config::LinkConfig;
     use scenario::builder;
+    use scenario::model::Stack;
 
     fn download() -> FlowSpec {
         let w = Workload::Download {
@@ -334,22 +334,23 @@ mod tests {
             connections: 1,
         };
         // Linux's CUBIC: the kernel's.
-        let mut f = builder::flow("f", w, 1500, builder::linux_cubic());
-        f.stack = Stack::Tcp;
-        f
+        builder::on_stack(
+            builder::flow("f", w, 1500, builder::linux_cubic()),
+            Stack::Tcp,
+        )
     }
 
     #[test]
     fn tcp_knobs_become_sysctls_and_route_attributes() {
         let mut f = download();
-        f.tcp.sack = false;
-        f.tcp.timestamps = false;
-        f.tcp.delayed_ack = false;
-        f.tcp.min_rto = Duration::from_millis(50);
-        f.tcp.rack = false;
+        f.tcp_mut().expect("a tcp flow").sack = false;
+        f.tcp_mut().expect("a tcp flow").timestamps = false;
+        f.tcp_mut().expect("a tcp flow").delayed_ack = false;
+        f.tcp_mut().expect("a tcp flow").min_rto = Duration::from_millis(50);
+        f.tcp_mut().expect("a tcp flow").rack = false;
         // A 6 MiB window needs 12 MiB of buffer: Linux advertises half of it.
-        f.tcp.receive_window_max = 6_291_456;
-        f.tcp.send_buffer = 1 << 20;
+        f.tcp_mut().expect("a tcp flow").receive_window_max = 6_291_456;
+        f.tcp_mut().expect("a tcp flow").send_buffer = 1 << 20;
         let s = builder::scenario(
             "s",
             LinkConfig::ideal(),
@@ -381,8 +382,7 @@ mod tests {
             k.route.join(" "),
             "initcwnd 10 initrwnd 45 rto_min 50ms quickack 1"
         );
-        let mut quic = download();
-        quic.stack = Stack::Quic;
+        let quic = builder::on_stack(download(), Stack::Quic);
         assert!(settings(&quic).is_none());
     }
 

@@ -74,7 +74,7 @@ fn check_flow(f: &FlowSpec, warnings: &mut Vec<String>) -> Result<(), EmuError> 
     // Access links (`flow.client_access.*`, `flow.server_access.*`) are the forwarder's: every
     // `netem` link knob works there as on the bottleneck.
     crate::pep::check(f, warnings)?;
-    match f.stack {
+    match f.stack() {
         Stack::Quic => {
             if f.cc == CcChoice::Ours(CcConfig::None) {
                 return Err(unsupported(
@@ -115,10 +115,10 @@ pub(crate) fn first_unapplied<T: Serialize + Default>(
 
 /// The HTTP version a flow uses: HTTP/3 for QUIC, HTTP/2 or HTTP/1.1 for TCP.
 pub fn http_version(f: &FlowSpec) -> HttpVersion {
-    match f.stack {
+    match f.stack() {
         // The model is refused by `check_supported`; it would speak HTTP/3 like quinn.
         Stack::Quic | Stack::QuicModel => HttpVersion::H3,
-        Stack::Tcp if f.tcp.http1_parallel().is_some() => HttpVersion::H1,
+        Stack::Tcp if f.tcp().is_some_and(|t| t.http1_parallel().is_some()) => HttpVersion::H1,
         Stack::Tcp => HttpVersion::H2,
     }
 }
@@ -129,16 +129,16 @@ pub fn http_version(f: &FlowSpec) -> HttpVersion {
 /// since the server waits for the whole ClientHello).
 pub fn quic_config(f: &FlowSpec) -> QuicConfig {
     QuicConfig {
-        knobs: f.quic,
+        knobs: f.quic().copied().unwrap_or_default(),
         cc: f.cc,
-        early_response: f.quic.zero_rtt,
+        early_response: f.quic().is_some_and(|q| q.common.zero_rtt),
         ..QuicConfig::default()
     }
 }
 
 /// The kernel controller of a TCP flow's sockets (`None` for QUIC).
 fn tcp_cc(f: &FlowSpec) -> Result<Option<String>, EmuError> {
-    match f.stack {
+    match f.stack() {
         Stack::Tcp => Ok(Some(kernel_tcp::controller(f)?.to_string())),
         Stack::Quic => Ok(None),
         Stack::QuicModel => Err(model_refused()),
@@ -212,9 +212,9 @@ pub fn fetch_options(
             timeout: Duration::from_millis((seconds * 1e3).max(1.0).round() as u64),
             tcp_cc: tcp_cc(f)?,
             // The client picks the version; the server accepts both.
-            tls12_only: f.stack == Stack::Tcp && f.tcp.tls == TlsMode::Tls12,
+            tls12_only: f.tcp().is_some_and(|t| t.tls == TlsMode::Tls12),
             quic: quic_config(f),
-            zero_rtt: f.stack == Stack::Quic && f.quic.zero_rtt,
+            zero_rtt: f.quic().is_some_and(|q| q.common.zero_rtt),
             ..ClientConfig::default()
         },
         streams,
@@ -241,9 +241,7 @@ mod tests {
             Stack::Quic | Stack::QuicModel => builder::cubic_hystart(),
             Stack::Tcp => builder::linux_cubic(),
         };
-        let mut f = builder::flow("f", w, 1500, cc);
-        f.stack = stack;
-        f
+        builder::on_stack(builder::flow("f", w, 1500, cc), stack)
     }
 
     fn scenario_of(f: &FlowSpec) -> Scenario {
@@ -264,9 +262,9 @@ mod tests {
     #[test]
     fn a_quic_download_hands_the_endpoints_its_knobs_and_controller() {
         let mut f = download(Stack::Quic);
-        f.quic.stream_window = 65_000;
-        f.quic.ack_ratio = Some(4);
-        f.quic.initial_rtt = Duration::from_millis(100);
+        f.quic_mut().expect("a quic flow").common.stream_window = 65_000;
+        f.quic_mut().expect("a quic flow").common.ack_ratio = Some(4);
+        f.quic_mut().expect("a quic flow").common.initial_rtt = Duration::from_millis(100);
         let s = scenario_of(&f);
         assert!(check_supported(&s).expect("supported").is_empty());
         let addr = Ipv4Addr::new(10, 99, 2, 1);
@@ -275,7 +273,8 @@ mod tests {
         assert_eq!((get.streams, get.connections), (2, 1));
         assert_eq!(get.client.http, HttpVersion::H3);
         assert_eq!(
-            get.client.quic.knobs, f.quic,
+            get.client.quic.knobs,
+            *f.quic().expect("a quic flow"),
             "every knob, as the scenario set it"
         );
         assert_eq!(get.client.quic.cc, f.cc, "the controller with its knobs");
@@ -283,7 +282,7 @@ mod tests {
         let serve = round_trip(&server_config(&f, addr).expect("supported"));
         assert_eq!(serve.listen, "10.99.2.1:4433".parse().unwrap());
         assert!(serve.protocols.h3 && !serve.protocols.h2 && !serve.protocols.h1);
-        assert_eq!(serve.quic.knobs, f.quic);
+        assert_eq!(serve.quic.knobs, *f.quic().expect("a quic flow"));
         assert_eq!(serve.max_response_size, None);
     }
 
@@ -292,7 +291,7 @@ mod tests {
         let mut f = download(Stack::Quic);
         let addr = Ipv4Addr::new(10, 99, 2, 1);
         assert!(!server_config(&f, addr).unwrap().quic.early_response);
-        f.quic.zero_rtt = true;
+        f.quic_mut().expect("a quic flow").common.zero_rtt = true;
         assert!(server_config(&f, addr).unwrap().quic.early_response);
         let get = fetch_options(&f, &scenario_of(&f), addr, 10.0).unwrap();
         assert!(get.client.zero_rtt);
@@ -301,7 +300,7 @@ mod tests {
     #[test]
     fn tcp_flows_name_the_kernel_controller_and_tls_version() {
         let mut f = download(Stack::Tcp);
-        f.tcp.tls = TlsMode::Tls12;
+        f.tcp_mut().expect("a tcp flow").tls = TlsMode::Tls12;
         let addr = Ipv4Addr::new(10, 99, 2, 1);
         let get = fetch_options(&f, &scenario_of(&f), addr, 10.0).unwrap();
         assert_eq!(get.client.tcp_cc.as_deref(), Some("cubic"));
@@ -337,14 +336,14 @@ mod tests {
     #[test]
     fn unsupported_features_name_their_key() {
         let mut f = download(Stack::Tcp);
-        f.tcp.delayed_ack_timeout = Duration::from_millis(100);
+        f.tcp_mut().expect("a tcp flow").delayed_ack_timeout = Duration::from_millis(100);
         let s = builder::scenario("s", LinkConfig::ideal(), vec![f], Duration::from_secs(1));
         let e = check_supported(&s)
             .expect_err("Linux has no per-flow delayed-ACK timer")
             .to_string();
         assert!(e.contains("flow.delayed_ack_timeout"), "{e}");
         let mut f = download(Stack::Tcp);
-        f.tcp.initial_rto = Duration::from_secs(3);
+        f.tcp_mut().expect("a tcp flow").initial_rto = Duration::from_secs(3);
         let s = builder::scenario("s", LinkConfig::ideal(), vec![f], Duration::from_secs(1));
         let e = check_supported(&s).expect_err("a model knob").to_string();
         assert!(e.contains("flow.initial_rto"), "{e}");
@@ -368,7 +367,7 @@ mod tests {
             assert!(e.contains(key), "{e}");
         }
         let mut f = download(Stack::Quic);
-        f.quic.crypto = endpoints::quic::QuicCrypto::None;
+        f.quic_mut().expect("a quic flow").crypto = endpoints::quic::QuicCrypto::None;
         let s = builder::scenario("s", LinkConfig::ideal(), vec![f], Duration::from_secs(1));
         let e = check_supported(&s).expect_err("null AEAD").to_string();
         assert!(e.contains("flow.crypto"), "{e}");

@@ -136,7 +136,7 @@ pub fn flow_result(
                     TransportSnapshot::Tcp(_) => None,
                 })
                 .reduce(|a, b| a || b),
-            ..transport::linux_config::quic_record(&f.cc, q.address_token)
+            ..transport::linux_config::quic_record(&f.cc, q.common.address_token)
         }),
         FlowTransport::Tcp { .. } => kernel.map(|mut k| {
             k.cc = sender.iter().find_map(|s| match s {

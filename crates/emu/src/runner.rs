@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use ::results::{Cross, FlowConfig, Run};
 use endpoints::fetch::FetchReport;
 use endpoints::server::stats_log::{self, unix_now};
-use scenario::model::{RunSpec, Scenario, SweepPoint};
+use scenario::model::{FlowSpec, RunSpec, Scenario, SweepPoint};
 
 use crate::cross::CrossTraffic;
 use crate::error::EmuError;

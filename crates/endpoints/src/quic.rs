@@ -17,6 +17,7 @@ use transport::qlog::{QlogErrors, QlogFile};
 use transport::quic::config::EngineParts;
 pub use transport::quic::config::KnobError;
 pub use transport::quic::{QuicCrypto, QuicKnobs};
+pub use transport::quic_common::QuicCommonKnobs;
 
 use crate::sockopt;
 

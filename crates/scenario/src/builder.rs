@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use crate::model::{
-    CcChoice, DuplexLink, FcUpdate, FlowSpec, FlowTransport, QuicKnobs, QuicModelKnobs, Scenario,
-    Stack, TcpKnobs, Workload,
+    CcChoice, DuplexLink, FcUpdate, FlowSpec, FlowTransport, QuicCommonKnobs, QuicKnobs,
+    QuicModelKnobs, Scenario, Stack, TcpKnobs, Workload,
 };
 use cc::config::{CcConfig, CommonCcConfig, RenoCounting};
 use netem::config::{LinkConfig, LossConfig, QueueLimit, RateProfile};
@@ -84,9 +84,7 @@ pub fn bulk_flow(name: &str, mtu: u16, cc: CcChoice) -> FlowSpec {
     // larger than the defaults so they never limit a model's sender.
     let knobs = QuicKnobs {
         mtu,
-        stream_window: 64_000_000,
-        conn_window: 128_000_000,
-        send_window: 64_000_000,
+        common: roomy_windows(),
         ..QuicKnobs::default()
     };
     with_transport(
@@ -122,6 +120,16 @@ pub fn with_transport(
     }
 }
 
+/// The QUIC stacks' common defaults with windows that never limit a model's sender.
+fn roomy_windows() -> QuicCommonKnobs {
+    QuicCommonKnobs {
+        stream_window: 64_000_000,
+        conn_window: 128_000_000,
+        send_window: 64_000_000,
+        ..QuicCommonKnobs::default()
+    }
+}
+
 /// A TCP flow with Linux-like defaults.
 pub fn tcp_flow(name: &str, workload: Workload, mtu: u16, cc: CcChoice) -> FlowSpec {
     let transport = FlowTransport::Tcp {
@@ -151,9 +159,7 @@ pub fn on_stack(f: FlowSpec, stack: Stack) -> FlowSpec {
 pub fn model_knobs(mtu: u16) -> QuicModelKnobs {
     QuicModelKnobs {
         mtu,
-        stream_window: 64_000_000,
-        conn_window: 128_000_000,
-        send_window: 64_000_000,
+        common: roomy_windows(),
         ..QuicModelKnobs::default()
     }
 }

@@ -12,6 +12,7 @@ use transport::flow::FlowPlan;
 /// engines name them through the scenario model).
 pub use transport::cc_adapter::CcChoice;
 pub use transport::quic::QuicKnobs;
+pub use transport::quic_common::QuicCommonKnobs;
 pub use transport::quicmodel::{FcUpdate, QuicModelKnobs, StreamScheduler};
 pub use transport::tcp::{HttpVersion, PepPosition, PepSpec, TcpKnobs, TlsMode};
 pub use transport::workload::Workload;

@@ -1,6 +1,7 @@
 //! Every scenario key with its type, default and documentation: the one source of truth that the
 //! parser checks keys against, reads defaults from, and that `docs/scenario.md` is generated from.
-//! The transports' knob structs (`TcpKnobs`, `QuicKnobs`, `QuicModelKnobs`) are the exception:
+//! The transports' knob structs (`TcpKnobs`, `QuicKnobs`, `QuicModelKnobs`, and the
+//! `QuicCommonKnobs` both QUIC structs embed) are the exception:
 //! their `Default`s are the defaults, their field names the `flow.*` keys, and a test holds the
 //! texts here to them.
 //!
@@ -217,7 +218,8 @@ const fn with_context(k: KeyDoc, context: &'static [&'static str]) -> KeyDoc {
 
 /// Only quinn's (`QuicKnobs`).
 const QUINN: &[Stack] = &[Stack::Quic];
-/// Both QUIC stacks, with the same meaning (a field of `QuicKnobs` and of `QuicModelKnobs`).
+/// Both QUIC stacks, with the same meaning (a field of `QuicCommonKnobs`, which `QuicKnobs` and
+/// `QuicModelKnobs` embed).
 const BOTH_QUIC: &[Stack] = &[Stack::Quic, Stack::QuicModel];
 /// Only the QUIC research model's (`QuicModelKnobs`).
 const MODEL: &[Stack] = &[Stack::QuicModel];
@@ -602,7 +604,7 @@ mod tests {
             f.sort();
             f
         };
-        use crate::model::{QuicKnobs, QuicModelKnobs, TcpKnobs};
+        use crate::model::{QuicCommonKnobs, QuicKnobs, QuicModelKnobs, TcpKnobs};
         assert_eq!(
             keys(Stack::Quic),
             fields(serde_json::to_value(QuicKnobs::default()))
@@ -615,19 +617,22 @@ mod tests {
             keys(Stack::Tcp),
             fields(serde_json::to_value(TcpKnobs::default()))
         );
-        // Keys of both QUIC stacks are exactly the fields both knob types have.
+        // Keys of both QUIC stacks are exactly the fields of the knobs they share, and the
+        // fields both knob types have are exactly those (flattened into each, never repeated).
+        let common = fields(serde_json::to_value(QuicCommonKnobs::default()));
         let quinn = fields(serde_json::to_value(QuicKnobs::default()));
         let shared: Vec<String> = fields(serde_json::to_value(QuicModelKnobs::default()))
             .into_iter()
             .filter(|f| quinn.contains(f))
             .collect();
+        assert_eq!(shared, common);
         let mut both: Vec<String> = KEYS
             .iter()
             .filter(|k| k.stacks == BOTH_QUIC)
             .map(|k| k.path.trim_start_matches("flow.").to_string())
             .collect();
         both.sort();
-        assert_eq!(both, shared);
+        assert_eq!(both, common);
         assert_eq!(
             KEYS.iter()
                 .filter(|k| k.stacks == TCP && k.path.starts_with("flow.pep"))

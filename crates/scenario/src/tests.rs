@@ -8,7 +8,8 @@ use netem::config::{Jitter, LossConfig, QueueLimit, RateProfile};
 use netem::loss::gilbert_elliott_mean_loss;
 
 use crate::model::{
-    CcChoice, CrossPattern, QuicKnobs, QuicModelKnobs, Stack, TcpKnobs, TlsMode, Workload,
+    CcChoice, CrossPattern, QuicCommonKnobs, QuicKnobs, QuicModelKnobs, Stack, TcpKnobs, TlsMode,
+    Workload,
 };
 use crate::registry::{keys, DefaultValue};
 use crate::{load, parse_str, run_seed, LoadedScenario, ScenarioError};
@@ -69,9 +70,12 @@ fn empty_file_gives_the_documented_defaults() {
     );
     assert_eq!(common.loss_reduction_factor, 0.5);
     assert_eq!(f.quic().expect("a quic flow").mtu, 1500);
-    assert_eq!(f.quic().expect("a quic flow").stream_window, 16_000_000);
     assert_eq!(
-        f.quic().expect("a quic flow").initial_rtt,
+        f.quic().expect("a quic flow").common.stream_window,
+        16_000_000
+    );
+    assert_eq!(
+        f.quic().expect("a quic flow").common.initial_rtt,
         Duration::from_millis(333)
     );
     assert_eq!(f.client_access.up.rate, RateProfile::Unlimited);
@@ -597,9 +601,7 @@ fn the_model_example_is_inets_configuration() {
     assert_eq!(
         knobs,
         QuicModelKnobs {
-            stream_window: QuicModelKnobs::default().stream_window,
-            conn_window: QuicModelKnobs::default().conn_window,
-            send_window: QuicModelKnobs::default().send_window,
+            common: QuicModelKnobs::default().common,
             ..crate::builder::inet_model_knobs(1280)
         },
         "the builder's INET knobs are the example's"
@@ -913,14 +915,16 @@ fn quic_model_keys_parse_into_model_knobs() {
     ));
     let want = QuicModelKnobs {
         mtu: 9000,
-        initial_rtt: Duration::from_millis(100),
-        stream_window: 64_000,
-        conn_window: 100_000,
-        send_window: 1_000_000,
-        ack_ratio: Some(10),
-        max_ack_delay: Some(Duration::from_millis(5)),
-        zero_rtt: true,
-        address_token: false,
+        common: QuicCommonKnobs {
+            initial_rtt: Duration::from_millis(100),
+            stream_window: 64_000,
+            conn_window: 100_000,
+            send_window: 1_000_000,
+            ack_ratio: Some(10),
+            max_ack_delay: Some(Duration::from_millis(5)),
+            zero_rtt: true,
+            address_token: false,
+        },
         receiver_ack_ratio: 1,
         ack_delay: Duration::from_millis(40),
         ack_on_reorder: false,
@@ -943,20 +947,7 @@ fn quic_model_keys_parse_into_model_knobs() {
         .quic()
         .expect("a quic flow");
     let model = model_of(&format!("{MODEL_HEAD}{both}"));
-    assert_eq!(
-        (
-            quinn.stream_window,
-            quinn.ack_ratio,
-            quinn.zero_rtt,
-            quinn.address_token
-        ),
-        (
-            model.stream_window,
-            model.ack_ratio,
-            model.zero_rtt,
-            model.address_token
-        )
-    );
+    assert_eq!(quinn.common, model.common);
     // The model's MTU has no quinn limit: up to IPv4's 65535.
     assert_eq!(model_of(&format!("{MODEL_HEAD}mtu = 65535\n")).mtu, 65535);
     assert_eq!(model_of(&format!("{MODEL_HEAD}mtu = 1228\n")).mtu, 1228);

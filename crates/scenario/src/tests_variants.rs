@@ -108,12 +108,14 @@ fn variants_are_a_sweep_axis_crossed_with_the_others() {
         l.points[2].scenario.flows[0]
             .quic()
             .expect("a quic flow")
+            .common
             .zero_rtt
     );
     assert!(
         !l.points[0].scenario.flows[0]
             .quic()
             .expect("a quic flow")
+            .common
             .zero_rtt
     );
     assert!(matches!(

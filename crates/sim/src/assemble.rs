@@ -71,14 +71,14 @@ fn flow(slot: &FlowSlot, window: f64) -> (Flow, Vec<String>) {
         error: report.error,
         config: Some(match &slot.spec.transport {
             FlowTransport::Quic(k) => {
-                transport::linux_config::quic_record(&slot.spec.cc, k.address_token)
+                transport::linux_config::quic_record(&slot.spec.cc, k.common.address_token)
             }
             FlowTransport::Tcp { knobs, .. } => {
                 transport::linux_config::tcp_record(&slot.spec.cc, knobs)
             }
             // The model runs the `cc` crate's controllers as quinn's stack runs them.
             FlowTransport::QuicModel(k) => {
-                transport::linux_config::quic_record(&slot.spec.cc, k.address_token)
+                transport::linux_config::quic_record(&slot.spec.cc, k.common.address_token)
             }
         }),
         model: report

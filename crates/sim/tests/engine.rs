@@ -54,7 +54,7 @@ fn zero_rtt_second_connection_saves_a_round_trip() {
             connections: 2,
         },
     );
-    f.quic_mut().expect("a quic flow").zero_rtt = true;
+    f.quic_mut().expect("a quic flow").common.zero_rtt = true;
     let s = dumbbell(10_000_000, ms(50), 100, vec![f], ms(10_000));
     let r = run(&s, 5);
     let c = &r.flows[0].connections;
@@ -86,8 +86,8 @@ fn zero_rtt_page(address_token: bool) -> results::Connection {
             connections: 2,
         },
     );
-    f.quic_mut().expect("a quic flow").zero_rtt = true;
-    f.quic_mut().expect("a quic flow").address_token = address_token;
+    f.quic_mut().expect("a quic flow").common.zero_rtt = true;
+    f.quic_mut().expect("a quic flow").common.address_token = address_token;
     let s = dumbbell(10_000_000, ms(50), 100, vec![f], ms(10_000));
     let r = run(&s, 5);
     let f = &r.flows[0];
@@ -130,7 +130,7 @@ fn small_zero_rtt_downloads_close_cleanly_on_every_connection() {
                 connections,
             },
         );
-        f.quic_mut().expect("a quic flow").zero_rtt = true;
+        f.quic_mut().expect("a quic flow").common.zero_rtt = true;
         let s = dumbbell(10_000_000, ms(10), 100, vec![f], ms(5_000));
         let r = run(&s, 5);
         let f = &r.flows[0];

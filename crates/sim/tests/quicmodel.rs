@@ -20,9 +20,9 @@ fn model(name: &str, workload: Workload) -> FlowSpec {
     let quinn = *f.quic().expect("a quic flow");
     let mut f = scenario::builder::on_stack(f, Stack::QuicModel);
     let m = f.quic_model_mut().expect("a model flow");
-    m.stream_window = quinn.stream_window;
-    m.conn_window = quinn.conn_window;
-    m.send_window = quinn.send_window;
+    m.common.stream_window = quinn.common.stream_window;
+    m.common.conn_window = quinn.common.conn_window;
+    m.common.send_window = quinn.common.send_window;
     f
 }
 
@@ -295,7 +295,7 @@ fn the_models_handshake_sizes_are_quinns() {
                 connections: 2,
             },
         );
-        f.quic_mut().expect("a quic flow").zero_rtt = true;
+        f.quic_mut().expect("a quic flow").common.zero_rtt = true;
         let s = dumbbell(10_000_000, ms(10), 1000, vec![f], ms(5_000));
         run_capturing(s, seed, &pcap);
         let mut keys = pcap.clone().into_os_string();

@@ -484,8 +484,16 @@ mod tests {
                 mf.quic_model().expect("a model flow"),
             );
             assert_eq!(
-                (qk.stream_window, qk.conn_window, qk.send_window),
-                (mk.stream_window, mk.conn_window, mk.send_window)
+                (
+                    qk.common.stream_window,
+                    qk.common.conn_window,
+                    qk.common.send_window
+                ),
+                (
+                    mk.common.stream_window,
+                    mk.common.conn_window,
+                    mk.common.send_window
+                )
             );
         }
     }

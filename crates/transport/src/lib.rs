@@ -1,9 +1,12 @@
 //! Sans-IO transports for quiclab's engines, each owning its configuration types.
 //!
-//! - [`agent`]: the [`agent::FlowAgent`] interface every transport flow implements.
+//! - [`agent`]: the [`agent::FlowAgent`] interface between a flow and the engines.
+//! - [`driver`]: the one flow lifecycle ([`driver::FlowDriver`]) over each transport's
+//!   [`driver::Connections`].
 //! - [`flow`], [`workload`], [`cc_adapter::CcChoice`]: what every flow is built from.
 //! - [`quic`]: real quinn-proto endpoints driven in virtual time ([`quic::QuicKnobs`]).
 //! - [`tcp`]: the Linux-like TCP model ([`tcp::TcpKnobs`], [`tcp::PepSpec`]).
+//! - [`quic_common`]: the knobs both QUIC stacks share ([`quic_common::QuicCommonKnobs`]).
 //! - [`quicmodel`]: the QUIC research model with INET's and ModQUIC's knobs ([`quicmodel::QuicModelKnobs`]).
 //! - [`cc_adapter`]: quiclab's congestion controllers plugged into quinn.
 //! - [`qlog`]: qlog files that keep their write failures (simulator and real endpoints).
@@ -13,11 +16,13 @@
 pub mod agent;
 pub mod cc_adapter;
 pub mod clock;
+pub mod driver;
 pub mod flow;
 pub mod linux_config;
 pub mod null_crypto;
 pub mod qlog;
 pub mod quic;
+pub mod quic_common;
 pub mod quicmodel;
 pub mod seeded;
 pub mod tcp;

@@ -112,7 +112,7 @@ fn handshake_flights_have_quinns_sizes_and_take_one_rtt() {
 fn zero_rtt_saves_one_rtt_on_the_second_connection() {
     for zero_rtt in [false, true] {
         let mut cfg = config(download(20_000, 1, 2));
-        cfg.knobs.zero_rtt = zero_rtt;
+        cfg.knobs.common.zero_rtt = zero_rtt;
         let mut net = Net::new(1_000_000_000, ms(15));
         let (flow, r) = run(cfg, &mut net, secs(5));
         assert!(flow.is_finished());
@@ -160,7 +160,7 @@ fn achieved_ack_ratio_equals_the_knob() {
     }
     // The sender's ACK_FREQUENCY request overrides the receiver's own ratio.
     let mut cfg = bulk(secs(3));
-    cfg.knobs.ack_ratio = Some(10);
+    cfg.knobs.common.ack_ratio = Some(10);
     let mut net = Net::new(20_000_000, ms(10));
     let (_, r) = run(cfg, &mut net, secs(4));
     let got = ack_ratio(&r);
@@ -224,7 +224,7 @@ fn flow_control_limited_goodput_is_window_over_rtt() {
     // Seed 001 Fig. 5: with a small stream window and a fat pipe, goodput = window / RTT.
     for window in [64_000u64, 128_000] {
         let mut cfg = bulk(secs(10));
-        cfg.knobs.stream_window = window;
+        cfg.knobs.common.stream_window = window;
         let mut net = Net::new(1_000_000_000, ms(50));
         let (_, r) = run(cfg, &mut net, secs(11));
         let goodput = r.bytes_delivered as f64 * 8.0 / 10.0;
@@ -244,7 +244,7 @@ fn flow_control_limited_goodput_is_window_over_rtt() {
 fn every_ack_grants_credit_with_each_ack() {
     let mut cfg = bulk(secs(2));
     cfg.knobs.fc_update = FcUpdate::EveryAck;
-    cfg.knobs.stream_window = 100_000;
+    cfg.knobs.common.stream_window = 100_000;
     // A clean path: every ACK acknowledges newly consumed data, so every ACK carries credit
     // (after a loss, ACKs of data beyond the gap could not advance it).
     let mut net = Net::new(10_000_000, ms(10));
@@ -486,7 +486,7 @@ fn downloads_over_several_streams_complete_with_either_scheduler() {
 fn runs_are_deterministic() {
     let go = || {
         let mut cfg = config(download(2_000_000, 3, 2));
-        cfg.knobs.zero_rtt = true;
+        cfg.knobs.common.zero_rtt = true;
         let mut net = Net::new(10_000_000, ms(10)).queue_limit(20);
         let (_, r) = run(cfg, &mut net, secs(20));
         format!("{r:?}")
@@ -604,7 +604,7 @@ fn ack_ranges_shrink_once_the_sender_acknowledged_them() {
 fn autotuning_grows_a_small_window() {
     let go = |autotune: bool| {
         let mut cfg = bulk(secs(10));
-        cfg.knobs.stream_window = 64_000;
+        cfg.knobs.common.stream_window = 64_000;
         cfg.knobs.window_autotuning = autotune;
         let mut net = Net::new(1_000_000_000, ms(50));
         let (_, r) = run(cfg, &mut net, secs(11));
@@ -623,7 +623,7 @@ fn piggy_backed_credit_rides_only_on_packets_sent_anyway() {
     // the next ACK.
     let go = |immediate: bool| {
         let mut cfg = bulk(secs(2));
-        cfg.knobs.stream_window = 200_000;
+        cfg.knobs.common.stream_window = 200_000;
         cfg.knobs.fc_threshold = 0.5;
         cfg.knobs.fc_immediate = immediate;
         cfg.knobs.receiver_ack_ratio = 10;
@@ -655,7 +655,7 @@ fn the_ibit_marks_the_last_packet_before_flow_control_blocks() {
     // A 30 kB stream window on a fat pipe: the sender runs out of credit every round trip.
     let mut cfg = bulk(secs(2));
     cfg.knobs.ibit = true;
-    cfg.knobs.stream_window = 30_000;
+    cfg.knobs.common.stream_window = 30_000;
     cfg.knobs.fc_threshold = 0.5;
     cfg.knobs.receiver_ack_ratio = 10;
     let mut net = Net::new(100_000_000, ms(20)).traced();
@@ -693,8 +693,8 @@ fn the_ibit_marks_the_last_packet_before_flow_control_blocks() {
 /// client's Handshake packet reached it.
 fn early_server_bytes(address_token: bool) -> u32 {
     let mut cfg = config(download(1_000_000, 1, 2));
-    cfg.knobs.zero_rtt = true;
-    cfg.knobs.address_token = address_token;
+    cfg.knobs.common.zero_rtt = true;
+    cfg.knobs.common.address_token = address_token;
     let mut net = Net::new(1_000_000_000, ms(15)).traced();
     let (_, r) = run(cfg, &mut net, secs(5));
     assert!(r.connections[1].zero_rtt_accepted);

@@ -29,9 +29,9 @@ pub(crate) fn quic_model(r: &Reader<'_>, mtu: u16) -> Result<QuicModelKnobs, Sce
         Err(r.errors.at(&at, message))
     };
     for (key, v) in [
-        ("stream_window", k.stream_window),
-        ("conn_window", k.conn_window),
-        ("send_window", k.send_window),
+        ("stream_window", k.common.stream_window),
+        ("conn_window", k.common.conn_window),
+        ("send_window", k.common.send_window),
     ] {
         // A zero window never lets a byte through; one beyond a varint cannot be advertised.
         if !(1..=MAX_MODEL_WINDOW).contains(&v) {
@@ -44,7 +44,7 @@ pub(crate) fn quic_model(r: &Reader<'_>, mtu: u16) -> Result<QuicModelKnobs, Sce
             );
         }
     }
-    if let Some(d) = k.max_ack_delay {
+    if let Some(d) = k.common.max_ack_delay {
         if d.is_zero() || d > MAX_MODEL_ACK_DELAY {
             return fail(
                 "max_ack_delay",

@@ -13,9 +13,9 @@ pub fn ms(v: u64) -> Duration {
 
 pub fn flow(name: &str, workload: Workload) -> FlowSpec {
     let mut f = scenario::builder::flow(name, workload, 1500, newreno_exact());
-    f.quic_mut().expect("a quic flow").stream_window = 16_000_000;
-    f.quic_mut().expect("a quic flow").conn_window = 24_000_000;
-    f.quic_mut().expect("a quic flow").send_window = 32_000_000;
+    f.quic_mut().expect("a quic flow").common.stream_window = 16_000_000;
+    f.quic_mut().expect("a quic flow").common.conn_window = 24_000_000;
+    f.quic_mut().expect("a quic flow").common.send_window = 32_000_000;
     f
 }
 

@@ -114,7 +114,7 @@ fn sender(stack: Stack, name: &str, mtu: u16, cc: CcChoice) -> FlowSpec {
 /// frame, TCP without delayed ACKs; the research model keeps its own receiver knobs).
 fn ack_every_packet(f: &mut FlowSpec) {
     if let Some(q) = f.quic_mut() {
-        q.ack_ratio = Some(1);
+        q.common.ack_ratio = Some(1);
     }
     if let Some(t) = f.tcp_mut() {
         t.delayed_ack = false;
@@ -391,7 +391,7 @@ pub fn flow_control(grid: Grid) -> Vec<CaseRun> {
         for &rtt in &rtts {
             let mut f = bulk_flow("sender", 1500, CcChoice::Ours(CcConfig::None));
             if let Some(q) = f.quic_mut() {
-                q.stream_window = w;
+                q.common.stream_window = w;
             }
             let mut l = link(1, ms(rtt / 2.0), None);
             l.rate = RateProfile::Unlimited;

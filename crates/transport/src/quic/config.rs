@@ -21,6 +21,7 @@ use super::endpoint::Host;
 use crate::clock::{to_instant, VirtualClock};
 use crate::null_crypto::{NullServerConfig, NullTag};
 use crate::qlog::{QlogErrors, QlogFile, QlogFlusher};
+use crate::quic_common::QuicCommonKnobs;
 use crate::seeded::{SeededCidGenerator, SharedRng};
 use crate::tls;
 use crate::workload::Workload;
@@ -36,30 +37,10 @@ pub struct QuicKnobs {
     pub mtu: u16,
     /// Let quinn probe for a larger MTU (DPLPMTUD). Off by default so the MTU is what you set.
     pub mtu_discovery: bool,
-    /// Initial RTT estimate before the first sample.
-    pub initial_rtt: Duration,
-    /// Per-stream receive window (bytes), i.e. initial MAX_STREAM_DATA.
-    pub stream_window: u64,
-    /// Connection receive window (bytes), i.e. initial MAX_DATA.
-    pub conn_window: u64,
-    /// Data-sender's send buffer limit (bytes).
-    pub send_window: u64,
-    /// ACK ratio 1:n requested from the peer via the ACK-frequency extension (`None` = quinn's
-    /// default, which acknowledges every second ack-eliciting packet).
-    pub ack_ratio: Option<u32>,
-    /// Max ACK delay requested via the ACK-frequency extension (`None` = quinn default, 25 ms).
-    pub max_ack_delay: Option<Duration>,
-    /// Use 0-RTT on the second and later connections of a download flow.
-    pub zero_rtt: bool,
-    /// Address-validation tokens (RFC 9000 §8.1.3): the server sends NEW_TOKEN frames once it
-    /// has validated the client's address, and the client presents one in the Initial of its
-    /// next connection, so the server may send more than three times the bytes it received
-    /// before the handshake completes. On by default, as quinn with its default features
-    /// (two tokens per connection, a token log against replay, a client token cache) and
-    /// Chrome's QUIC stack (google/quiche's server issues address tokens in NEW_TOKEN, its
-    /// client presents them).
-    #[serde(default = "default_true")]
-    pub address_token: bool,
+    /// The knobs quinn shares with the research model (`flow.initial_rtt`, the windows, ACK
+    /// frequency, 0-RTT, address tokens).
+    #[serde(flatten)]
+    pub common: QuicCommonKnobs,
     /// Packet protection: the real TLS ciphers, or a null AEAD with identical sizes (faster).
     pub crypto: QuicCrypto,
 }
@@ -78,28 +59,15 @@ pub enum QuicCrypto {
 }
 
 impl Default for QuicKnobs {
-    /// A 1500-byte MTU, quinn's 333 ms initial RTT, and windows generous enough (16 MB per
-    /// stream, 24 MB per connection, 32 MB send buffer) to limit only when set.
+    /// A 1500-byte MTU, no MTU discovery, the real ciphers and the common defaults.
     fn default() -> Self {
         QuicKnobs {
             mtu: 1500,
             mtu_discovery: false,
-            initial_rtt: Duration::from_millis(333),
-            stream_window: 16_000_000,
-            conn_window: 24_000_000,
-            send_window: 32_000_000,
-            ack_ratio: None,
-            max_ack_delay: None,
-            zero_rtt: false,
-            address_token: true,
+            common: QuicCommonKnobs::default(),
             crypto: QuicCrypto::Tls,
         }
     }
-}
-
-/// serde's default of knobs that are on unless set (knob structs written before they existed).
-fn default_true() -> bool {
-    true
 }
 
 /// Smallest IP MTU quinn runs with: 1200 B of UDP payload (RFC 9000 §14) plus 28 B of IPv4 and
@@ -149,8 +117,8 @@ impl QuicKnobs {
     pub fn validate(&self) -> Result<(), KnobError> {
         check_mtu(u64::from(self.mtu))?;
         for (field, v) in [
-            ("stream_window", self.stream_window),
-            ("conn_window", self.conn_window),
+            ("stream_window", self.common.stream_window),
+            ("conn_window", self.common.conn_window),
         ] {
             if VarInt::from_u64(v).is_err() {
                 return Err(KnobError {
@@ -162,13 +130,13 @@ impl QuicKnobs {
                 });
             }
         }
-        if self.initial_rtt.is_zero() {
+        if self.common.initial_rtt.is_zero() {
             return Err(KnobError {
                 field: "initial_rtt",
                 message: "must be greater than zero".into(),
             });
         }
-        if self.ack_ratio == Some(0) {
+        if self.common.ack_ratio == Some(0) {
             return Err(KnobError {
                 field: "ack_ratio",
                 message: "0 is not within 1 and 4294967295".into(),
@@ -185,10 +153,10 @@ impl QuicKnobs {
         let payload = self.max_udp_payload();
         let varint = |v: u64| VarInt::from_u64(v).unwrap_or(VarInt::MAX);
         let mut t = TransportConfig::default();
-        t.stream_receive_window(varint(self.stream_window))
-            .receive_window(varint(self.conn_window))
-            .send_window(self.send_window)
-            .initial_rtt(self.initial_rtt)
+        t.stream_receive_window(varint(self.common.stream_window))
+            .receive_window(varint(self.common.conn_window))
+            .send_window(self.common.send_window)
+            .initial_rtt(self.common.initial_rtt)
             .initial_mtu(payload)
             .congestion_controller_factory(parts.controller);
         if self.mtu_discovery {
@@ -199,13 +167,13 @@ impl QuicKnobs {
             // Pinned: with discovery off quinn would still fall back to 1200 on suspected black holes.
             t.mtu_discovery_config(None).min_mtu(payload);
         }
-        if self.ack_ratio.is_some() || self.max_ack_delay.is_some() {
+        if self.common.ack_ratio.is_some() || self.common.max_ack_delay.is_some() {
             let mut a = AckFrequencyConfig::default();
-            if let Some(n) = self.ack_ratio {
+            if let Some(n) = self.common.ack_ratio {
                 // Threshold n − 1 means "acknowledge every n-th ack-eliciting packet".
                 a.ack_eliciting_threshold(VarInt::from_u32(n.saturating_sub(1)));
             }
-            if let Some(d) = self.max_ack_delay {
+            if let Some(d) = self.common.max_ack_delay {
                 a.max_ack_delay(Some(d));
             }
             t.ack_frequency_config(Some(a));
@@ -293,7 +261,7 @@ impl QuicKnobs {
     /// tokens' nonces, seeded in the simulator) or none sent and every token ignored.
     pub fn validation_tokens(&self) -> ValidationTokenConfig {
         let mut v = ValidationTokenConfig::default();
-        if !self.address_token {
+        if !self.common.address_token {
             v.sent(0).log(Arc::new(NoneTokenLog));
         }
         v
@@ -302,7 +270,7 @@ impl QuicKnobs {
     /// The client's token store (`address_token`): quinn's in-memory cache, shared by every
     /// connection of the client (config), or none.
     pub fn token_store(&self) -> Arc<dyn quinn_proto::TokenStore> {
-        if self.address_token {
+        if self.common.address_token {
             Arc::new(quinn_proto::TokenMemoryCache::default())
         } else {
             Arc::new(quinn_proto::NoneTokenStore)

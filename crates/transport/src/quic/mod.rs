@@ -6,8 +6,8 @@
 //! - `endpoint`: one endpoint and its connections in virtual time (datagrams, timers, events).
 //! - `app`: the application on each connection (streams, requests, completion).
 //!
-//! This module ties them together: both endpoints indexed by [`Side`], the client's sequence of
-//! connections, and the flow's report.
+//! This module ties them together: both endpoints indexed by [`Side`] as
+//! [`QuicConnections`], which the shared [`FlowDriver`] runs as [`QuicFlow`].
 
 mod app;
 pub mod config;
@@ -23,9 +23,10 @@ use quinn_proto::{
     ClientConfig, ConnectionError, Event, NoneTokenStore, TokenMemoryCache, TokenStore, VarInt,
 };
 
-use crate::agent::{ConnectionReport, FlowAgent, FlowReport, SenderSample, Side, Transmit};
+use crate::agent::{FlowReport, SenderSample, Side, Transmit};
 use crate::cc_adapter::CcProbe;
 use crate::clock::{to_instant, VirtualClock};
+use crate::driver::{Connections, FlowDriver, Lifecycle};
 use crate::flow::FlowPlan;
 use crate::null_crypto::{NullClientConfig, NullTag};
 use crate::qlog::QlogErrors;
@@ -83,7 +84,11 @@ fn at(side: Side) -> usize {
 }
 
 /// One QUIC flow: a client endpoint, a server endpoint, and the workload.
-pub struct QuicFlow {
+pub type QuicFlow = FlowDriver<QuicConnections>;
+
+/// Both endpoints of one QUIC flow and their applications (the lifecycle is the
+/// [`FlowDriver`]'s).
+pub struct QuicConnections {
     cfg: QuicFlowConfig,
     clock: VirtualClock,
     /// Client and server endpoints, indexed by [`at`].
@@ -95,26 +100,25 @@ pub struct QuicFlow {
     /// browser keeps them per server).
     token_store: Arc<dyn TokenStore>,
     cid_rng: SharedRng,
-    /// Per-connection timings at the client.
-    connections: Vec<ConnectionReport>,
-    /// Connections opened so far by the client.
-    opened: u32,
-    delivered: u64,
-    last_byte: Option<Duration>,
-    stopped: bool,
-    finished: bool,
-    error: Option<String>,
-    /// Datagrams arrived at this side since its application last ran.
-    needs_drive: [bool; 2],
     /// This flow's qlog problems (its own sink: flows run in parallel threads).
     qlog_errors: QlogErrors,
-    /// Scratch of [`Self::drive`]: the connections' events, kept to reuse its allocation.
+    /// Scratch of [`Connections::drive`]: the connections' events, kept to reuse its
+    /// allocation.
     events: Vec<(usize, Event)>,
     /// Scratch of [`Self::pump_streams`]: what the application did, kept likewise.
     pumped: app::Pumped,
 }
 
-impl QuicFlow {
+impl std::fmt::Debug for QuicConnections {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("QuicConnections")
+            .field("client", &self.hosts[0].conns.len())
+            .field("server", &self.hosts[1].conns.len())
+            .finish()
+    }
+}
+
+impl FlowDriver<QuicConnections> {
     /// Builds both endpoints; nothing is sent before `cfg.plan.start`.
     pub fn new(cfg: QuicFlowConfig, clock: VirtualClock) -> Result<Self, QuicFlowError> {
         let payload = cfg.knobs.max_udp_payload();
@@ -130,7 +134,7 @@ impl QuicFlow {
                 SharedRng::new(sub_seed(cfg.seed, 1)),
                 &clock,
                 cfg.keylog.clone(),
-                cfg.knobs.zero_rtt,
+                cfg.knobs.common.zero_rtt,
             )?,
             cfg.knobs.crypto,
         ) {
@@ -152,12 +156,13 @@ impl QuicFlow {
             Host::new(&cfg.knobs, &root, None),
             Host::new(&cfg.knobs, &root, Some(server)),
         ];
-        let token_store: Arc<dyn TokenStore> = if cfg.knobs.address_token {
+        let token_store: Arc<dyn TokenStore> = if cfg.knobs.common.address_token {
             Arc::new(TokenMemoryCache::default())
         } else {
             Arc::new(NoneTokenStore)
         };
-        Ok(QuicFlow {
+        let plan = cfg.plan.clone();
+        let conns = QuicConnections {
             cid_rng: SharedRng::new(sub_seed(cfg.seed, 3)),
             cfg,
             clock,
@@ -165,26 +170,103 @@ impl QuicFlow {
             probes,
             client_tls,
             token_store,
-            connections: Vec::new(),
-            opened: 0,
-            delivered: 0,
-            last_byte: None,
-            stopped: false,
-            finished: false,
-            error: None,
-            needs_drive: [false, false],
             qlog_errors: QlogErrors::default(),
             events: Vec::new(),
             pumped: app::Pumped::default(),
-        })
+        };
+        Ok(FlowDriver::from_parts(plan, conns))
+    }
+}
+
+impl QuicConnections {
+    /// The application's part of [`Connections::drive`], on the events in `self.events`.
+    fn react(&mut self, flow: &mut Lifecycle, side: Side, now: Duration) {
+        let stop_reached = flow.stopped();
+        let mut events = std::mem::take(&mut self.events);
+        for (idx, ev) in events.drain(..) {
+            self.on_event(flow, side, idx, ev, now);
+        }
+        self.events = events;
+        self.pump_streams(flow, side, now, stop_reached);
+        self.hosts[at(side)].retire_drained();
     }
 
-    fn data_sender(&self) -> Side {
-        self.cfg.plan.workload.data_sender()
+    fn on_event(&mut self, flow: &mut Lifecycle, side: Side, idx: usize, ev: Event, now: Duration) {
+        match ev {
+            Event::Connected if side == Side::Client => {
+                let c = &self.hosts[0].conns[idx];
+                flow.handshake_done(c.app.report_index, now, c.conn.accepted_0rtt());
+            }
+            Event::ConnectionLost { reason } => {
+                self.hosts[at(side)].conns[idx].closing = true;
+                // Every application close here is ours ("done", "stopped"). A client that has
+                // its whole response before the handshake is confirmed (a small 0-RTT download)
+                // closes then, and RFC 9000 §10.2.3 makes that close a transport
+                // APPLICATION_ERROR in a Handshake packet: the server sees the same orderly
+                // close, not a failure.
+                let expected = match &reason {
+                    ConnectionError::LocallyClosed | ConnectionError::ApplicationClosed(_) => true,
+                    ConnectionError::ConnectionClosed(close) => {
+                        close.error_code == quinn_proto::TransportErrorCode::APPLICATION_ERROR
+                    }
+                    _ => false,
+                };
+                if !expected && !flow.is_finished() {
+                    flow.fail(format!("{side:?} connection lost: {reason}"));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Runs the application on `side`'s connections and books what it delivered and completed.
+    fn pump_streams(&mut self, flow: &mut Lifecycle, side: Side, now: Duration, stop: bool) {
+        let workload = flow.workload();
+        let mut done = std::mem::take(&mut self.pumped);
+        app::pump(
+            &mut self.hosts[at(side)].conns,
+            side,
+            workload,
+            stop,
+            &mut done,
+        );
+        for e in done.errors.drain(..) {
+            flow.fail(e);
+        }
+        for &(ci, n) in &done.delivered_by {
+            // The client knows which report a connection has; a server receives only
+            // uploads, which are bulk flows of one connection (the newest report).
+            let report = match side {
+                Side::Client => Some(self.hosts[0].conns[ci].app.report_index),
+                Side::Server | Side::Middle => flow.reports().len().checked_sub(1),
+            };
+            if let Some(r) = report {
+                flow.read(r, side, n, now);
+            }
+        }
+        for &ci in &done.completed {
+            let c = &mut self.hosts[0].conns[ci];
+            flow.completed(c.app.report_index, now);
+            c.conn.close(
+                to_instant(now),
+                VarInt::from_u32(0),
+                Bytes::from_static(b"done"),
+            );
+        }
+        self.pumped = done;
+    }
+}
+
+impl Connections for QuicConnections {
+    const RUN_ON_TIMEOUT: bool = true;
+    const RUN_CLIENT_ON_OPEN: bool = true;
+
+    fn advance(&mut self, now: Duration) {
+        self.clock.set(now);
     }
 
     /// Opens the client's next connection.
-    fn connect(&mut self, now: Duration) {
+    fn open(&mut self, flow: &mut Lifecycle, now: Duration) {
         let client = &mut self.hosts[0];
         let qlog = qlog_stream(
             self.cfg.qlog_dir.as_deref(),
@@ -195,7 +277,7 @@ impl QuicFlow {
         );
         let transport = match transport(&self.cfg).config(self.probes[0].clone(), qlog) {
             Ok(t) => t,
-            Err(e) => return self.fail(e.to_string()),
+            Err(e) => return flow.fail(e.to_string()),
         };
         let mut cc = ClientConfig::new(self.client_tls.clone());
         cc.transport_config(transport);
@@ -212,14 +294,10 @@ impl QuicFlow {
                 .connect(to_instant(now), cc, self.cfg.server_addr, SERVER_NAME);
         let (handle, conn) = match result {
             Ok(x) => x,
-            Err(e) => return self.fail(format!("connect: {e}")),
+            Err(e) => return flow.fail(format!("connect: {e}")),
         };
-        self.opened += 1;
-        self.connections.push(ConnectionReport {
-            started_s: now.as_secs_f64(),
-            ..Default::default()
-        });
-        let app = App::client(self.cfg.plan.workload, self.connections.len() - 1);
+        let report_index = flow.begin_connection(now);
+        let app = App::client(flow.workload(), report_index);
         self.hosts[0].conns.push(Conn {
             handle,
             conn,
@@ -228,164 +306,11 @@ impl QuicFlow {
         });
     }
 
-    fn fail(&mut self, msg: String) {
-        if self.error.is_none() {
-            self.error = Some(msg);
-        }
-        self.finished = true;
-    }
-
-    /// Runs application logic and endpoint bookkeeping for `side` after any input.
-    fn drive(&mut self, side: Side, now: Duration) {
-        self.hosts[at(side)].poll_events(&mut self.events);
-        self.react(side, now);
-    }
-
-    /// After sending: sending changes no stream's readable data and no send credit (those
-    /// move only with received packets and timers), so the application has something to do
-    /// only if sending produced events (e.g. a close); [`Self::drive`] otherwise.
-    fn drive_after_send(&mut self, side: Side, now: Duration) {
-        if self.hosts[at(side)].poll_events(&mut self.events) {
-            self.react(side, now);
-        }
-    }
-
-    /// The application's part of [`Self::drive`], on the events in `self.events`.
-    fn react(&mut self, side: Side, now: Duration) {
-        let stop_reached = self.stopped;
-        let mut events = std::mem::take(&mut self.events);
-        for (idx, ev) in events.drain(..) {
-            self.on_event(side, idx, ev, now);
-        }
-        self.events = events;
-        self.pump_streams(side, now, stop_reached);
-        self.hosts[at(side)].retire_drained();
-        self.maybe_next_connection(now);
-    }
-
-    fn on_event(&mut self, side: Side, idx: usize, ev: Event, now: Duration) {
-        match ev {
-            Event::Connected if side == Side::Client => {
-                let c = &self.hosts[0].conns[idx];
-                let r = &mut self.connections[c.app.report_index];
-                r.handshake_s = Some(now.as_secs_f64() - r.started_s);
-                r.zero_rtt_accepted = c.conn.accepted_0rtt();
-            }
-            Event::ConnectionLost { reason } => {
-                self.hosts[at(side)].conns[idx].closing = true;
-                // Every application close here is ours ("done", "stopped"). A client that has
-                // its whole response before the handshake is confirmed (a small 0-RTT download)
-                // closes then, and RFC 9000 §10.2.3 makes that close a transport
-                // APPLICATION_ERROR in a Handshake packet: the server sees the same orderly
-                // close, not a failure.
-                let expected = match &reason {
-                    ConnectionError::LocallyClosed | ConnectionError::ApplicationClosed(_) => true,
-                    ConnectionError::ConnectionClosed(close) => {
-                        close.error_code == quinn_proto::TransportErrorCode::APPLICATION_ERROR
-                    }
-                    _ => false,
-                };
-                if !expected && !self.finished {
-                    self.fail(format!("{side:?} connection lost: {reason}"));
-                }
-            }
-            _ => {}
-        }
-    }
-
-    /// Runs the application on `side`'s connections and books what it delivered and completed.
-    fn pump_streams(&mut self, side: Side, now: Duration, stop: bool) {
-        let workload = self.cfg.plan.workload;
-        let mut done = std::mem::take(&mut self.pumped);
-        app::pump(
-            &mut self.hosts[at(side)].conns,
-            side,
-            workload,
-            stop,
-            &mut done,
-        );
-        for e in done.errors.drain(..) {
-            self.fail(e);
-        }
-        if side == workload.data_receiver() && done.delivered > 0 {
-            self.delivered += done.delivered;
-            self.last_byte = Some(now);
-            for &(ci, n) in &done.delivered_by {
-                // The client knows which report a connection has; a server receives only
-                // uploads, which are bulk flows of one connection (the newest report).
-                let report = match side {
-                    Side::Client => Some(self.hosts[0].conns[ci].app.report_index),
-                    Side::Server | Side::Middle => self.connections.len().checked_sub(1),
-                };
-                if let Some(r) = report.and_then(|i| self.connections.get_mut(i)) {
-                    *r.bytes_delivered.get_or_insert(0) += n;
-                }
-            }
-            for c in &self.hosts[0].conns {
-                let r = &mut self.connections[c.app.report_index];
-                if r.time_to_first_byte_s.is_none() && side == Side::Client {
-                    r.time_to_first_byte_s = Some(now.as_secs_f64() - r.started_s);
-                }
-            }
-        }
-        for &ci in &done.completed {
-            let c = &mut self.hosts[0].conns[ci];
-            let r = &mut self.connections[c.app.report_index];
-            r.completion_s = Some(now.as_secs_f64() - r.started_s);
-            c.conn.close(
-                to_instant(now),
-                VarInt::from_u32(0),
-                Bytes::from_static(b"done"),
-            );
-        }
-        self.pumped = done;
-    }
-
-    fn maybe_next_connection(&mut self, now: Duration) {
-        if self.finished || self.opened == 0 {
-            return;
-        }
-        let all_done = self.connections.iter().all(|r| r.completion_s.is_some());
-        if all_done && self.cfg.plan.workload.is_download() {
-            if self.opened < self.cfg.plan.workload.connections() {
-                self.connect(now);
-                self.drive(Side::Client, now);
-            } else {
-                self.finished = true;
-            }
-        }
-    }
-
-    fn app_timer(&self, side: Side) -> Option<Duration> {
-        let mut t = None;
-        if side == Side::Client && self.opened == 0 && !self.finished {
-            t = Some(self.cfg.plan.start);
-        }
-        if let Some(stop) = self.cfg.plan.stop {
-            if !self.stopped && side == self.data_sender() {
-                t = Some(t.map_or(stop, |x: Duration| x.min(stop)));
-            }
-        }
-        t
-    }
-}
-
-/// The flow-wide inputs of each connection's transport config (borrowed, never cloned).
-fn transport(cfg: &QuicFlowConfig) -> Transport<'_> {
-    Transport {
-        knobs: &cfg.knobs,
-        workload: cfg.plan.workload,
-        cc: cfg.plan.cc,
-    }
-}
-
-impl FlowAgent for QuicFlow {
-    fn handle_datagram(&mut self, side: Side, _from: Side, now: Duration, payload: Vec<u8>) {
+    fn on_datagram(&mut self, side: Side, _from: Side, now: Duration, payload: Vec<u8>) -> bool {
         // QUIC cannot be split: no middlebox ever terminates it.
         if side == Side::Middle {
-            return;
+            return false;
         }
-        self.clock.set(now);
         let remote = match side {
             Side::Client => self.cfg.server_addr,
             Side::Server | Side::Middle => self.cfg.client_addr,
@@ -407,75 +332,53 @@ impl FlowAgent for QuicFlow {
             }
             Some(Arc::new(sc))
         });
-        // The application runs once per batch of datagrams arriving at the same instant (like
-        // a receiver draining its socket before reading streams); see `poll_transmit`.
-        self.needs_drive[side.index()] = true;
+        true
     }
 
-    fn handle_timeout(&mut self, side: Side, now: Duration) {
-        if side == Side::Middle {
-            return;
+    fn stop(&mut self, side: Side, now: Duration) {
+        // The traffic generator stops: whatever quinn still buffers must not keep flowing, so
+        // the connection closes now (CONNECTION_CLOSE discards it).
+        for c in self.hosts[at(side)].conns.iter_mut() {
+            c.conn.close(
+                to_instant(now),
+                VarInt::from_u32(0),
+                Bytes::from_static(b"stopped"),
+            );
         }
-        self.clock.set(now);
-        if side == Side::Client && self.opened == 0 && !self.finished && now >= self.cfg.plan.start
-        {
-            self.connect(now);
-        }
-        if let Some(stop) = self.cfg.plan.stop {
-            if !self.stopped && now >= stop && side == self.data_sender() {
-                // The traffic generator stops: whatever quinn still buffers must not keep
-                // flowing, so the connection closes now (CONNECTION_CLOSE discards it).
-                self.stopped = true;
-                for c in self.hosts[at(side)].conns.iter_mut() {
-                    c.conn.close(
-                        to_instant(now),
-                        VarInt::from_u32(0),
-                        Bytes::from_static(b"stopped"),
-                    );
-                }
-                if !self.cfg.plan.workload.is_download() {
-                    self.finished = true;
-                }
-            }
-        }
+    }
+
+    fn on_timeout(&mut self, side: Side, now: Duration) {
         self.hosts[at(side)].handle_timeout(now);
-        self.drive(side, now);
+    }
+
+    /// Runs application logic and endpoint bookkeeping for `side` after any input.
+    fn drive(&mut self, flow: &mut Lifecycle, side: Side, now: Duration) {
+        self.hosts[at(side)].poll_events(&mut self.events);
+        self.react(flow, side, now);
     }
 
     fn poll_transmit(&mut self, side: Side, now: Duration) -> Option<Transmit> {
-        if side == Side::Middle {
-            return None;
-        }
-        self.clock.set(now);
-        if std::mem::take(&mut self.needs_drive[side.index()]) {
-            self.drive(side, now);
-        }
         let out = self.hosts[at(side)].poll_transmit(now);
-        if out.is_none() {
-            // Sending may have produced events (e.g. a close); let the app react to them.
-            self.drive_after_send(side, now);
-        }
         out.map(|d| Transmit::udp(d, side.opposite()))
     }
 
+    /// Sending changes no stream's readable data and no send credit (those move only with
+    /// received packets and timers), so the application has something to do only if sending
+    /// produced events (e.g. a close).
+    fn after_send(&mut self, flow: &mut Lifecycle, side: Side, now: Duration) -> bool {
+        if self.hosts[at(side)].poll_events(&mut self.events) {
+            self.react(flow, side, now);
+            return true;
+        }
+        false
+    }
+
     fn poll_timeout(&mut self, side: Side) -> Option<Duration> {
-        if side == Side::Middle {
-            return None;
-        }
-        let app = self.app_timer(side);
-        let conn = self.hosts[at(side)].poll_timeout();
-        match (app, conn) {
-            (Some(a), Some(c)) => Some(a.min(c)),
-            (a, c) => a.or(c),
-        }
+        self.hosts[at(side)].poll_timeout()
     }
 
-    fn delivered_bytes(&self) -> u64 {
-        self.delivered
-    }
-
-    fn sample(&self) -> SenderSample {
-        let s = at(self.data_sender());
+    fn sample(&self, sender: Side) -> SenderSample {
+        let s = at(sender);
         match self.hosts[s].conns.last() {
             Some(c) => SenderSample {
                 cwnd: c.conn.stats().path.cwnd,
@@ -486,27 +389,15 @@ impl FlowAgent for QuicFlow {
         }
     }
 
-    fn is_finished(&self) -> bool {
-        self.finished
-    }
-
-    fn report(&self) -> FlowReport {
+    fn report(&self, flow: &Lifecycle, r: &mut FlowReport) {
         // A write failing in a file quinn still holds would otherwise surface only after this.
         for f in self.hosts.iter().flat_map(|h| &h.qlog_files) {
             f.flush();
         }
-        let s = at(self.data_sender());
+        let s = at(flow.data_sender());
         let (sender, receiver) = (&self.hosts[s], &self.hosts[1 - s]);
-        let mut r = FlowReport {
-            bytes_delivered: self.delivered,
-            first_packet_s: self.connections.first().map(|c| c.started_s),
-            last_byte_s: self.last_byte.map(|t| t.as_secs_f64()),
-            first_congestion_s: self.probes[s].first_congestion().map(|t| t.as_secs_f64()),
-            connections: self.connections.clone(),
-            error: self.error.clone(),
-            warnings: self.qlog_errors.to_vec(),
-            ..Default::default()
-        };
+        r.first_congestion_s = self.probes[s].first_congestion().map(|t| t.as_secs_f64());
+        r.warnings = self.qlog_errors.to_vec();
         for st in sender.stats() {
             r.packets_sent += st.path.sent_packets;
             r.packets_lost += st.path.lost_packets;
@@ -518,6 +409,18 @@ impl FlowAgent for QuicFlow {
             r.max_data_frames_sent += st.frame_tx.max_data;
             r.max_stream_data_frames_sent += st.frame_tx.max_stream_data;
         }
-        r
+    }
+
+    fn corrupt_payload_reaches_endpoint(&self) -> bool {
+        true
+    }
+}
+
+/// The flow-wide inputs of each connection's transport config (borrowed, never cloned).
+fn transport(cfg: &QuicFlowConfig) -> Transport<'_> {
+    Transport {
+        knobs: &cfg.knobs,
+        workload: cfg.plan.workload,
+        cc: cfg.plan.cc,
     }
 }

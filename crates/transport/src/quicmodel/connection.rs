@@ -345,18 +345,18 @@ impl Endpoint {
     ) -> Endpoint {
         let k = &p.knobs;
         let cc = cc::build(&p.cc, u64::from(p.max_udp), now);
-        let rtt = Rtt::new(k.initial_rtt);
+        let rtt = Rtt::new(k.common.initial_rtt);
         let pacer = Pacer::new(rtt.smoothed, cc.window(), p.max_udp, now);
         let queue_limit = k
             .send_queue_limit
             .map(|l| (l, (l as f64 * k.send_queue_low_water) as u64));
         let streams = Streams::new(
             &StreamConfig {
-                stream_window: k.stream_window,
-                conn_window: k.conn_window,
-                peer_stream_window: k.stream_window,
-                peer_conn_window: k.conn_window,
-                send_window: k.send_window,
+                stream_window: k.common.stream_window,
+                conn_window: k.common.conn_window,
+                peer_stream_window: k.common.stream_window,
+                peer_conn_window: k.common.conn_window,
+                send_window: k.common.send_window,
                 queue_limit,
                 scheduler: k.scheduler,
             },
@@ -679,14 +679,14 @@ impl Endpoint {
     /// The data sender asks for an ACK frequency (`ack_ratio` or `max_ack_delay` set).
     fn requests_ack_frequency(&self) -> bool {
         let k = &self.p.knobs;
-        self.data_sender && (k.ack_ratio.is_some() || k.max_ack_delay.is_some())
+        self.data_sender && (k.common.ack_ratio.is_some() || k.common.max_ack_delay.is_some())
     }
 
     /// The max ACK delay to request now, as quinn: the configured one (else the receiver's
     /// own), but no more than the RTT unless the RTT is below 25 ms.
     fn desired_ack_delay(&self) -> Duration {
         let k = &self.p.knobs;
-        let candidate = k.max_ack_delay.unwrap_or(k.ack_delay);
+        let candidate = k.common.max_ack_delay.unwrap_or(k.ack_delay);
         candidate.min(self.rtt.smoothed.max(MIN_AUTOMATIC_ACK_DELAY))
     }
 
@@ -1448,6 +1448,7 @@ impl Endpoint {
             let f = Frame::AckFrequency {
                 seq,
                 threshold: k
+                    .common
                     .ack_ratio
                     .unwrap_or(k.receiver_ack_ratio)
                     .saturating_sub(1),

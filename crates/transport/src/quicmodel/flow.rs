@@ -15,10 +15,8 @@ use super::connection::Endpoint;
 use super::metrics::DelayHist;
 use super::wire::Reader;
 use super::{Params, QuicModelFlowConfig, QuicModelFlowError};
-use crate::agent::{
-    ConnectionReport, FlowAgent, FlowReport, ModelMetrics, SenderSample, Side, Transmit,
-};
-use crate::flow::FlowPlan;
+use crate::agent::{FlowReport, ModelMetrics, SenderSample, Side, Transmit};
+use crate::driver::{Connections, FlowDriver, Lifecycle};
 
 /// One connection: both endpoints and their applications.
 struct Conn {
@@ -50,90 +48,93 @@ impl Conn {
 }
 
 /// A flow of the QUIC research model.
-pub struct QuicModelFlow {
-    plan: FlowPlan,
+pub type QuicModelFlow = FlowDriver<QuicModelConnections>;
+
+/// Every connection of one model flow and its applications (the lifecycle is the
+/// [`FlowDriver`]'s).
+pub struct QuicModelConnections {
     p: Params,
     conns: Vec<Conn>,
     /// Connections before this index are closed on both sides (skipped when polling).
     first_live: usize,
-    reports: Vec<ConnectionReport>,
-    delivered: u64,
-    last_byte: Option<Duration>,
     /// Latest time the flow saw (closes the limited-time accounting in reports).
     now: Duration,
-    stopped: bool,
-    finished: bool,
-    error: Option<String>,
     malformed: u64,
     stray: u64,
-    needs_drive: [bool; 2],
     owd: DelayHist,
 }
 
-impl std::fmt::Debug for QuicModelFlow {
+impl std::fmt::Debug for QuicModelConnections {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("QuicModelFlow")
-            .field("name", &self.plan.name)
+        f.debug_struct("QuicModelConnections")
             .field("connections", &self.conns.len())
-            .field("delivered", &self.delivered)
+            .field("first_live", &self.first_live)
             .finish()
     }
 }
 
-impl QuicModelFlow {
+impl FlowDriver<QuicModelConnections> {
     /// Builds the flow (validating the knobs); nothing is sent before `plan.start`.
     pub fn new(config: QuicModelFlowConfig) -> Result<Self, QuicModelFlowError> {
         let p = Params::new(&config.knobs, config.plan.cc)?;
-        Ok(QuicModelFlow {
-            plan: config.plan,
+        let conns = QuicModelConnections {
             p,
             conns: Vec::new(),
             first_live: 0,
-            reports: Vec::new(),
-            delivered: 0,
-            last_byte: None,
             now: Duration::ZERO,
-            stopped: false,
-            finished: false,
-            error: None,
             malformed: 0,
             stray: 0,
-            needs_drive: [false; 2],
             owd: DelayHist::default(),
-        })
+        };
+        Ok(FlowDriver::from_parts(config.plan, conns))
     }
 
     /// Datagrams dropped because they did not decode.
     pub fn malformed_datagrams(&self) -> u64 {
-        self.malformed
+        self.connections().malformed
     }
 
     /// Datagrams for no known connection (ignored).
     pub fn stray_datagrams(&self) -> u64 {
-        self.stray
+        self.connections().stray
     }
 
     /// Largest UDP payload of the flow's packets.
     pub fn max_udp_payload(&self) -> u32 {
-        self.p.max_udp
+        self.connections().p.max_udp
+    }
+}
+
+impl QuicModelConnections {
+    fn sum(&self, side: Side, f: impl Fn(&Endpoint) -> u64) -> u64 {
+        self.conns
+            .iter()
+            .filter_map(|c| c.endpoint_ref(side))
+            .map(f)
+            .sum()
+    }
+}
+
+impl Connections for QuicModelConnections {
+    const RUN_ON_TIMEOUT: bool = false;
+    const RUN_CLIENT_ON_OPEN: bool = true;
+
+    fn advance(&mut self, now: Duration) {
+        self.now = self.now.max(now);
     }
 
-    fn data_sender(&self) -> Side {
-        self.plan.workload.data_sender()
-    }
-
-    fn connect(&mut self, now: Duration) {
+    fn open(&mut self, flow: &mut Lifecycle, now: Duration) {
         let Ok(id) = u32::try_from(self.conns.len()) else {
-            self.fail("too many connections".into());
+            flow.fail("too many connections".into());
             return;
         };
         // Resume when the previous connection left a ticket.
         let resumed =
-            self.p.knobs.zero_rtt && self.conns.last().is_some_and(|c| c.client.got_ticket);
+            self.p.knobs.common.zero_rtt && self.conns.last().is_some_and(|c| c.client.got_ticket);
         // The previous connection's NEW_TOKEN frames travel with its session tickets.
-        let token =
-            self.p.knobs.address_token && self.conns.last().is_some_and(|c| c.client.got_ticket);
-        let w = self.plan.workload;
+        let token = self.p.knobs.common.address_token
+            && self.conns.last().is_some_and(|c| c.client.got_ticket);
+        let w = flow.workload();
         let sender = w.data_sender();
         let mut server = Endpoint::server(id, self.p, now, resumed, sender == Side::Server);
         if token {
@@ -144,28 +145,66 @@ impl QuicModelFlow {
             server,
             client_app: App::new(Side::Client, w),
             server_app: App::new(Side::Server, w),
-            round: self.reports.len(),
+            round: flow.reports().len(),
             complete: false,
         });
-        self.reports.push(ConnectionReport {
-            started_s: now.as_secs_f64(),
-            ..Default::default()
-        });
-        self.needs_drive[0] = true;
+        flow.begin_connection(now);
+        flow.wake(Side::Client);
     }
 
-    fn fail(&mut self, msg: String) {
-        if self.error.is_none() {
-            self.error = Some(msg);
+    fn on_datagram(&mut self, side: Side, _from: Side, now: Duration, payload: Vec<u8>) -> bool {
+        if side == Side::Middle {
+            self.stray += 1;
+            return false;
         }
-        self.finished = true;
+        let conn = match Reader::new(&payload) {
+            Ok((_, h)) => h.conn,
+            Err(_) => {
+                self.malformed += 1;
+                return false;
+            }
+        };
+        let owd = &mut self.owd;
+        let Some(ep) = self
+            .conns
+            .get_mut(conn as usize)
+            .and_then(|c| c.endpoint(side))
+        else {
+            self.stray += 1;
+            return false;
+        };
+        let mut record = |d: Duration| owd.record(d);
+        if ep.on_datagram(&payload, now, &mut record).is_err() {
+            self.malformed += 1;
+        }
+        true
+    }
+
+    fn stop(&mut self, side: Side, now: Duration) {
+        // The traffic generator stops: the sender closes its connections (as the quinn flow
+        // does), discarding what it still holds.
+        for c in &mut self.conns {
+            if let Some(ep) = c.endpoint(side) {
+                ep.stop_accounting(now);
+                ep.close();
+            }
+        }
+    }
+
+    fn on_timeout(&mut self, side: Side, now: Duration) {
+        for c in self.conns[self.first_live..].iter_mut() {
+            if let Some(ep) = c.endpoint(side) {
+                if ep.poll_timeout().is_some_and(|t| t <= now) {
+                    ep.on_timeout(now);
+                }
+            }
+        }
     }
 
     /// Runs the applications of `side` after input.
-    fn drive(&mut self, side: Side, now: Duration) {
-        let receiver = self.plan.workload.data_receiver();
-        let stop = self.stopped && side == self.data_sender();
-        let mut completed = false;
+    fn drive(&mut self, flow: &mut Lifecycle, side: Side, now: Duration) {
+        let stopped = flow.stopped();
+        let stop = stopped && side == flow.data_sender();
         let mut failure: Option<String> = None;
         for c in self.conns[self.first_live..].iter_mut() {
             let (app, ep) = match side {
@@ -174,34 +213,24 @@ impl QuicModelFlow {
                 Side::Middle => continue,
             };
             if ep.is_closed() {
-                if ep.timed_out && !c.complete && !self.stopped && failure.is_none() {
+                if ep.timed_out && !c.complete && !stopped && failure.is_none() {
                     failure = Some(format!("{side:?} connection lost: timed out"));
                 }
                 continue;
             }
             let prog = app.run(ep, now, stop);
-            let r = &mut self.reports[c.round];
-            if side == Side::Client && r.handshake_s.is_none() {
+            if side == Side::Client {
                 if let Some(t) = c.client.handshake_complete_at {
-                    r.handshake_s = Some(t.as_secs_f64() - r.started_s);
-                    r.zero_rtt_accepted = c.client.resumed;
+                    flow.handshake_done(c.round, t, c.client.resumed);
                 }
             }
-            if side == receiver && prog.delivered > 0 {
-                self.delivered += prog.delivered;
-                *r.bytes_delivered.get_or_insert(0) += prog.delivered;
-                self.last_byte = Some(now);
-                if side == Side::Client && r.time_to_first_byte_s.is_none() {
-                    r.time_to_first_byte_s = Some(now.as_secs_f64() - r.started_s);
-                }
-            }
+            flow.read(c.round, side, prog.delivered, now);
             if prog.completed && !c.complete {
                 c.complete = true;
-                r.completion_s = Some(now.as_secs_f64() - r.started_s);
+                flow.completed(c.round, now);
                 c.client.close();
                 c.server.stop_accounting(now);
                 c.client.stop_accounting(now);
-                completed = true;
             }
         }
         // Skip connections that are over on both sides.
@@ -213,122 +242,11 @@ impl QuicModelFlow {
             self.first_live += 1;
         }
         if let Some(f) = failure {
-            self.fail(f);
+            flow.fail(f);
         }
-        if completed {
-            self.maybe_next_connection(now);
-        }
-    }
-
-    fn maybe_next_connection(&mut self, now: Duration) {
-        if self.finished || !self.plan.workload.is_download() {
-            return;
-        }
-        if self.conns.iter().all(|c| c.complete) {
-            if self.reports.len() < self.plan.workload.connections() as usize {
-                self.connect(now);
-                self.drive(Side::Client, now);
-            } else {
-                self.finished = true;
-            }
-        }
-    }
-
-    fn app_timer(&self, side: Side) -> Option<Duration> {
-        let mut t = None;
-        if side == Side::Client && self.conns.is_empty() && !self.finished {
-            t = Some(self.plan.start);
-        }
-        if let Some(stop) = self.plan.stop {
-            if !self.stopped && side == self.data_sender() {
-                t = Some(t.map_or(stop, |x: Duration| x.min(stop)));
-            }
-        }
-        t
-    }
-
-    fn sum(&self, side: Side, f: impl Fn(&Endpoint) -> u64) -> u64 {
-        self.conns
-            .iter()
-            .filter_map(|c| c.endpoint_ref(side))
-            .map(f)
-            .sum()
-    }
-}
-
-impl FlowAgent for QuicModelFlow {
-    fn handle_datagram(&mut self, side: Side, _from: Side, now: Duration, payload: Vec<u8>) {
-        self.now = self.now.max(now);
-        if side == Side::Middle {
-            self.stray += 1;
-            return;
-        }
-        let conn = match Reader::new(&payload) {
-            Ok((_, h)) => h.conn,
-            Err(_) => {
-                self.malformed += 1;
-                return;
-            }
-        };
-        let owd = &mut self.owd;
-        let Some(ep) = self
-            .conns
-            .get_mut(conn as usize)
-            .and_then(|c| c.endpoint(side))
-        else {
-            self.stray += 1;
-            return;
-        };
-        let mut record = |d: Duration| owd.record(d);
-        if ep.on_datagram(&payload, now, &mut record).is_err() {
-            self.malformed += 1;
-        }
-        self.needs_drive[side.index()] = true;
-    }
-
-    fn handle_timeout(&mut self, side: Side, now: Duration) {
-        self.now = self.now.max(now);
-        if side == Side::Middle {
-            return;
-        }
-        if side == Side::Client && self.conns.is_empty() && !self.finished && now >= self.plan.start
-        {
-            self.connect(now);
-        }
-        if let Some(stop) = self.plan.stop {
-            if !self.stopped && now >= stop && side == self.data_sender() {
-                // The traffic generator stops: the sender closes its connections (as the
-                // quinn flow does), discarding what it still holds.
-                self.stopped = true;
-                for c in &mut self.conns {
-                    if let Some(ep) = c.endpoint(side) {
-                        ep.stop_accounting(now);
-                        ep.close();
-                    }
-                }
-                if !self.plan.workload.is_download() {
-                    self.finished = true;
-                }
-            }
-        }
-        for c in self.conns[self.first_live..].iter_mut() {
-            if let Some(ep) = c.endpoint(side) {
-                if ep.poll_timeout().is_some_and(|t| t <= now) {
-                    ep.on_timeout(now);
-                }
-            }
-        }
-        self.needs_drive[side.index()] = true;
     }
 
     fn poll_transmit(&mut self, side: Side, now: Duration) -> Option<Transmit> {
-        self.now = self.now.max(now);
-        if side == Side::Middle {
-            return None;
-        }
-        if std::mem::take(&mut self.needs_drive[side.index()]) {
-            self.drive(side, now);
-        }
         let to = side.opposite();
         for c in self.conns[self.first_live..].iter_mut() {
             if let Some(ep) = c.endpoint(side) {
@@ -340,31 +258,16 @@ impl FlowAgent for QuicModelFlow {
         None
     }
 
-    fn corrupt_payload_reaches_endpoint(&self) -> bool {
-        // quinn's AEAD discards a packet with a bit error; the model has no AEAD and its
-        // encoding is shorter than the real payload, so the engine drops such a packet
-        // before it arrives (the same outcome: it is lost).
-        false
-    }
-
     fn poll_timeout(&mut self, side: Side) -> Option<Duration> {
-        if side == Side::Middle {
-            return None;
-        }
-        let eps = self.conns[self.first_live..]
+        self.conns[self.first_live..]
             .iter()
             .filter_map(|c| c.endpoint_ref(side))
-            .filter_map(|e| e.poll_timeout());
-        eps.chain(self.app_timer(side)).min()
+            .filter_map(|e| e.poll_timeout())
+            .min()
     }
 
-    fn delivered_bytes(&self) -> u64 {
-        self.delivered
-    }
-
-    fn sample(&self) -> SenderSample {
-        let side = self.data_sender();
-        match self.conns.last().and_then(|c| c.endpoint_ref(side)) {
+    fn sample(&self, sender: Side) -> SenderSample {
+        match self.conns.last().and_then(|c| c.endpoint_ref(sender)) {
             Some(e) => {
                 let (cwnd, srtt, in_flight) = e.sender_state();
                 SenderSample {
@@ -377,12 +280,8 @@ impl FlowAgent for QuicModelFlow {
         }
     }
 
-    fn is_finished(&self) -> bool {
-        self.finished
-    }
-
-    fn report(&self) -> FlowReport {
-        let (s, r) = (self.data_sender(), self.plan.workload.data_receiver());
+    fn report(&self, flow: &Lifecycle, report: &mut FlowReport) {
+        let (s, r) = (flow.data_sender(), flow.workload().data_receiver());
         let first_congestion = self
             .conns
             .iter()
@@ -396,7 +295,7 @@ impl FlowAgent for QuicModelFlow {
                 *a += b;
             }
         }
-        let model = ModelMetrics {
+        report.model = Some(ModelMetrics {
             ack_frames_received: self.sum(s, |e| e.stats.ack_frames_received),
             ack_eliciting_received: self.sum(r, |e| e.stats.ack_eliciting_received),
             data_blocked_frames_sent: self.sum(s, |e| e.stats.data_blocked_sent),
@@ -407,23 +306,21 @@ impl FlowAgent for QuicModelFlow {
             flow_control_limited_s: limited[1],
             app_limited_s: limited[2],
             one_way_delay: self.owd.stats(),
-        };
-        FlowReport {
-            bytes_delivered: self.delivered,
-            first_packet_s: self.reports.first().map(|r| r.started_s),
-            last_byte_s: self.last_byte.map(|t| t.as_secs_f64()),
-            first_congestion_s: first_congestion.map(|t| t.as_secs_f64()),
-            packets_sent: self.sum(s, |e| e.stats.packets_sent),
-            packets_lost: self.sum(s, |e| e.stats.packets_lost),
-            congestion_events: self.sum(s, |e| e.stats.congestion_events),
-            ack_frames_sent: self.sum(r, |e| e.stats.ack_frames_sent),
-            max_data_frames_sent: self.sum(r, |e| e.stats.max_data_sent),
-            max_stream_data_frames_sent: self.sum(r, |e| e.stats.max_stream_data_sent),
-            final_mtu: u16::try_from(self.p.max_udp).unwrap_or(u16::MAX),
-            connections: self.reports.clone(),
-            error: self.error.clone(),
-            warnings: Vec::new(),
-            model: Some(model),
-        }
+        });
+        report.first_congestion_s = first_congestion.map(|t| t.as_secs_f64());
+        report.packets_sent = self.sum(s, |e| e.stats.packets_sent);
+        report.packets_lost = self.sum(s, |e| e.stats.packets_lost);
+        report.congestion_events = self.sum(s, |e| e.stats.congestion_events);
+        report.ack_frames_sent = self.sum(r, |e| e.stats.ack_frames_sent);
+        report.max_data_frames_sent = self.sum(r, |e| e.stats.max_data_sent);
+        report.max_stream_data_frames_sent = self.sum(r, |e| e.stats.max_stream_data_sent);
+        report.final_mtu = u16::try_from(self.p.max_udp).unwrap_or(u16::MAX);
+    }
+
+    fn corrupt_payload_reaches_endpoint(&self) -> bool {
+        // quinn's AEAD discards a packet with a bit error; the model has no AEAD and its
+        // encoding is shorter than the real payload, so the engine drops such a packet
+        // before it arrives (the same outcome: it is lost).
+        false
     }
 }

@@ -1,7 +1,6 @@
 //! Knobs of the QUIC research model. Serialized field names are the scenario keys
-//! (`flow.<field>`); a key shared with the quinn stack (`mtu`, `initial_rtt`, `stream_window`,
-//! `conn_window`, `send_window`, `ack_ratio`, `max_ack_delay`, `zero_rtt`) means the same thing
-//! in both, so the two stacks can be configured alike and cross-checked.
+//! (`flow.<field>`); `mtu` and the [`QuicCommonKnobs`] it shares with the quinn stack mean the
+//! same thing in both, so the two stacks can be configured alike and cross-checked.
 //!
 //! Defaults are quinn's behaviour (so `stack = "quic-model"` with no other key is comparable to
 //! `stack = "quic"`); INET's and ModQUIC's behaviour are one or two keys away (see each field).
@@ -9,6 +8,8 @@
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+
+use crate::quic_common::QuicCommonKnobs;
 
 /// How the data receiver grants flow-control credit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -37,29 +38,11 @@ pub enum StreamScheduler {
 pub struct QuicModelKnobs {
     /// IP MTU of the path (bytes); the largest UDP payload is `mtu − 28`.
     pub mtu: u16,
-    /// RTT estimate before the first sample (RFC 9002: 333 ms).
-    pub initial_rtt: Duration,
-    /// Per-stream receive window (bytes): the initial MAX_STREAM_DATA, and the window kept
-    /// open ahead of the consumed offset afterwards (grown by auto-tuning if on).
-    pub stream_window: u64,
-    /// Connection receive window (bytes): the initial MAX_DATA, and the window kept open.
-    pub conn_window: u64,
-    /// Sender's buffer (bytes): unacknowledged plus unsent stream data it holds.
-    pub send_window: u64,
-    /// ACK ratio 1:n the data sender requests with an ACK_FREQUENCY frame (draft
-    /// ietf-quic-ack-frequency); `None`: no request, the receiver uses `receiver_ack_ratio`.
-    pub ack_ratio: Option<u32>,
-    /// Max ACK delay the data sender requests with an ACK_FREQUENCY frame; `None`: the
-    /// receiver uses `ack_delay`.
-    pub max_ack_delay: Option<Duration>,
-    /// Resume the second and later connections of a download with 0-RTT.
-    pub zero_rtt: bool,
-    /// Address-validation tokens: a connection after the first presents the token the previous
-    /// one received (quinn sends them with the session tickets), so its server starts with the
-    /// client's address validated and no anti-amplification limit (RFC 9000 §8.1). The model
-    /// does not put NEW_TOKEN frames on the wire (quinn's two frames are about 100 bytes).
-    #[serde(default = "default_true")]
-    pub address_token: bool,
+    /// The knobs the model shares with quinn (`flow.initial_rtt`, the windows, ACK frequency,
+    /// 0-RTT, address tokens). Its windows are kept open ahead of the consumed offset (grown by
+    /// auto-tuning if on).
+    #[serde(flatten)]
+    pub common: QuicCommonKnobs,
     /// The receiver's own ACK ratio: ACK at once after this many ack-eliciting packets
     /// (RFC 9000 §13.2.2 and quinn: 2; INET's `numReceivedAckElicitingsBeforeAck`).
     pub receiver_ack_ratio: u32,
@@ -105,11 +88,6 @@ pub struct QuicModelKnobs {
     pub pacing: bool,
 }
 
-/// serde's default of knobs that are on unless set.
-fn default_true() -> bool {
-    true
-}
-
 impl Default for QuicModelKnobs {
     /// quinn's behaviour: 1500-byte MTU, 333 ms initial RTT, quinn's windows, ACK every second
     /// ack-eliciting packet or after 25 ms, credit every 1/8 window sent at once, round-robin
@@ -117,14 +95,7 @@ impl Default for QuicModelKnobs {
     fn default() -> Self {
         QuicModelKnobs {
             mtu: 1500,
-            initial_rtt: Duration::from_millis(333),
-            stream_window: 16_000_000,
-            conn_window: 24_000_000,
-            send_window: 32_000_000,
-            ack_ratio: None,
-            max_ack_delay: None,
-            zero_rtt: false,
-            address_token: true,
+            common: QuicCommonKnobs::default(),
             receiver_ack_ratio: 2,
             ack_delay: Duration::from_millis(25),
             ack_on_reorder: true,

@@ -16,7 +16,8 @@
 //! `pacing`, `flowctl` (receive credit and its update policies), `streams` (send and receive
 //! halves, scheduler, send buffer and send-queue limit), `connection` (one endpoint: handshake,
 //! packet assembly, timers), `app` (the workloads), `metrics` (one-way delay histogram) and
-//! `flow` ([`QuicModelFlow`], both ends of every connection).
+//! `flow` ([`QuicModelConnections`], both ends of every connection, driven by the shared
+//! [`FlowDriver`](crate::driver::FlowDriver) as [`QuicModelFlow`]).
 //!
 //! # Against quinn (0.11, as quiclab configures it)
 //!
@@ -64,7 +65,7 @@ use std::time::Duration;
 
 use cc::config::CcConfig;
 
-pub use flow::QuicModelFlow;
+pub use flow::{QuicModelConnections, QuicModelFlow};
 
 /// The CRYPTO bytes of each handshake flight the model sends, `[full, resumed]` where the
 /// flight differs on resumption (measured on quinn; a test checks them against quinn's pcap).
@@ -132,21 +133,23 @@ impl Params {
             ));
         }
         for (name, v) in [
-            ("flow.stream_window", k.stream_window),
-            ("flow.conn_window", k.conn_window),
-            ("flow.send_window", k.send_window),
+            ("flow.stream_window", k.common.stream_window),
+            ("flow.conn_window", k.common.conn_window),
+            ("flow.send_window", k.common.send_window),
         ] {
             if v == 0 || v > MAX_WINDOW {
                 return bad(format!("{name} = {v}: allowed 1 ..= 2^62 − 1 bytes"));
             }
         }
-        if k.initial_rtt.is_zero() {
+        if k.common.initial_rtt.is_zero() {
             return bad("flow.initial_rtt must be positive".into());
         }
-        if k.receiver_ack_ratio == 0 || k.ack_ratio == Some(0) {
+        if k.receiver_ack_ratio == 0 || k.common.ack_ratio == Some(0) {
             return bad("flow.receiver_ack_ratio / flow.ack_ratio: allowed 1 or more".into());
         }
-        if k.ack_delay >= MAX_ACK_DELAY || k.max_ack_delay.is_some_and(|d| d >= MAX_ACK_DELAY) {
+        if k.ack_delay >= MAX_ACK_DELAY
+            || k.common.max_ack_delay.is_some_and(|d| d >= MAX_ACK_DELAY)
+        {
             return bad("flow.ack_delay / flow.max_ack_delay: allowed below 16.384 s".into());
         }
         if !(k.fc_threshold > 0.0 && k.fc_threshold <= 1.0) {

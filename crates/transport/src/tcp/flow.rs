@@ -12,7 +12,7 @@
 //! A download runs in rounds (`connections` of them, one after the other). An HTTP/2-style
 //! round is one connection; an HTTP/1.1 round opens up to `k` connections at once and hands
 //! each free connection the next unassigned request (lowest connection first, since the
-//! connections are driven in index order). A round's [`ConnectionReport`] takes the first
+//! connections are driven in index order). A round's [`ConnectionReport`](crate::agent::ConnectionReport) takes the first
 //! connection's handshake, the round's first response byte and the end of its last response.
 
 use std::time::Duration;
@@ -22,8 +22,8 @@ use super::endpoint::Endpoint;
 use super::pep::{PepHeld, PepParams, Split};
 use super::segment::{Segment, ACK, SYN};
 use super::{Params, TcpFlowConfig, TcpFlowError};
-use crate::agent::{ConnectionReport, FlowAgent, FlowReport, SenderSample, Side, Transmit};
-use crate::flow::FlowPlan;
+use crate::agent::{FlowReport, SenderSample, Side, Transmit};
+use crate::driver::{Connections, FlowDriver, Lifecycle};
 use crate::workload::Workload;
 
 /// One connection: its two endpoints and their scripts.
@@ -69,27 +69,21 @@ impl Conn {
 }
 
 /// A TCP flow: a client and a server running the model, with the configured workload.
+pub type TcpFlow = FlowDriver<TcpConnections>;
+
+/// Every connection of one TCP flow, its PEP and its applications (the lifecycle is the
+/// [`FlowDriver`]'s).
 #[derive(Debug)]
-pub struct TcpFlow {
-    plan: FlowPlan,
+pub struct TcpConnections {
     p: Params,
     pep: Option<PepParams>,
     conns: Vec<Conn>,
-    reports: Vec<ConnectionReport>,
-    delivered: u64,
-    last_byte: Option<Duration>,
-    stopped: bool,
-    finished: bool,
-    error: Option<String>,
     /// Segments that failed to decode (dropped).
     malformed: u64,
     /// Segments for no known connection state (ignored).
     stray: u64,
-    needs_drive: [bool; 3],
     /// Per side: the application does not read (a slow reader, for flow-control studies).
     reading_paused: [bool; 3],
-    /// Per side: the application wants to run at this time without any input.
-    app_wake: [Option<Duration>; 3],
     /// HTTP/1.1 downloads: parallel connections per round (`None`: HTTP/2-style).
     http1: Option<u32>,
     /// Sizes of one round's responses (empty for bulk workloads).
@@ -100,7 +94,7 @@ pub struct TcpFlow {
     response_done: Vec<Vec<Option<Duration>>>,
 }
 
-impl TcpFlow {
+impl FlowDriver<TcpConnections> {
     /// Validates the configuration; nothing is sent before `cfg.start`.
     pub fn new(cfg: TcpFlowConfig) -> Result<TcpFlow, TcpFlowError> {
         let p = Params::new(&cfg.knobs, cfg.plan.cc)?;
@@ -111,50 +105,44 @@ impl TcpFlow {
             }
             Workload::Bulk { .. } => (None, Vec::new()),
         };
-        Ok(TcpFlow {
-            plan: cfg.plan,
+        let conns = TcpConnections {
             p,
             pep,
             conns: Vec::new(),
-            reports: Vec::new(),
-            delivered: 0,
-            last_byte: None,
-            stopped: false,
-            finished: false,
-            error: None,
             malformed: 0,
             stray: 0,
-            needs_drive: [false; 3],
             reading_paused: [false; 3],
-            app_wake: [None; 3],
             http1,
             response_sizes,
             next_request: 0,
             response_done: Vec::new(),
-        })
+        };
+        Ok(FlowDriver::from_parts(cfg.plan, conns))
     }
 
     /// Per download round, per response (in request order): the virtual time at which the
     /// client had read the whole response, `None` while it has not.
     pub fn response_completions(&self) -> &[Vec<Option<Duration>>] {
-        &self.response_done
+        &self.connections().response_done
     }
 
     /// The application at `side` stops reading: received data stays in the receive buffer
     /// and closes the window.
     pub fn pause_reading(&mut self, side: Side) {
-        self.reading_paused[side.index()] = true;
+        self.parts_mut().0.reading_paused[side.index()] = true;
     }
 
     /// The application at `side` reads again, starting at `now`.
     pub fn resume_reading(&mut self, side: Side, now: Duration) {
-        self.reading_paused[side.index()] = false;
-        self.app_wake[side.index()] = Some(now);
+        let (conns, flow) = self.parts_mut();
+        conns.reading_paused[side.index()] = false;
+        flow.wake_at(side, now);
     }
 
     /// Most bytes the PEP held at once per direction (zero without a PEP).
     pub fn pep_max_held(&self) -> PepHeld {
-        self.conns
+        self.connections()
+            .conns
             .iter()
             .filter_map(|c| c.pep.as_ref())
             .map(Split::max_held)
@@ -166,9 +154,36 @@ impl TcpFlow {
 
     /// Whether a PEP splits the flow's connections.
     pub fn has_pep(&self) -> bool {
-        self.pep.is_some()
+        self.connections().pep.is_some()
     }
 
+    /// Segments dropped because they did not decode.
+    pub fn malformed_segments(&self) -> u64 {
+        self.connections().malformed
+    }
+
+    /// Segments ignored because no connection state matched them.
+    pub fn stray_segments(&self) -> u64 {
+        self.connections().stray
+    }
+
+    /// The MSS both ends use.
+    pub fn mss(&self) -> u32 {
+        self.connections().p.mss
+    }
+
+    /// Receive window the data receiver of the newest connection offers now.
+    pub fn receive_window(&self) -> u64 {
+        let side = self.lifecycle().workload().data_receiver();
+        self.connections()
+            .conns
+            .last()
+            .and_then(|c| c.endpoint_ref(side))
+            .map_or(0, |e| e.receive_window())
+    }
+}
+
+impl TcpConnections {
     /// Where `side`'s segments go: the PEP intercepts both ends.
     fn peer_of(&self, side: Side) -> Side {
         if self.pep.is_some() {
@@ -178,41 +193,53 @@ impl TcpFlow {
         }
     }
 
-    /// Segments dropped because they did not decode.
-    pub fn malformed_segments(&self) -> u64 {
-        self.malformed
+    /// Records the current round's completion once all its connections are complete.
+    fn maybe_round_complete(&mut self, flow: &mut Lifecycle, now: Duration) {
+        let Some(round) = flow.reports().len().checked_sub(1) else {
+            return;
+        };
+        let mut conns = self.conns.iter().filter(|c| c.round == round).peekable();
+        if conns.peek().is_none() || !conns.all(|c| c.complete) {
+            return;
+        }
+        flow.completed(round, now);
     }
 
-    /// Segments ignored because no connection state matched them.
-    pub fn stray_segments(&self) -> u64 {
-        self.stray
-    }
-
-    /// The MSS both ends use.
-    pub fn mss(&self) -> u32 {
-        self.p.mss
-    }
-
-    /// Receive window the data receiver of the newest connection offers now.
-    pub fn receive_window(&self) -> u64 {
-        let side = other(self.data_sender());
+    fn sum_sender<T: std::iter::Sum<T>>(&self, sender: Side, f: impl Fn(&Endpoint) -> T) -> T {
         self.conns
-            .last()
-            .and_then(|c| c.endpoint_ref(side))
-            .map_or(0, |e| e.receive_window())
+            .iter()
+            .filter_map(|c| c.endpoint_ref(sender))
+            .map(f)
+            .sum()
     }
 
-    fn data_sender(&self) -> Side {
-        self.plan.workload.data_sender()
+    /// The data sender's endpoints plus the PEP legs that carry the data onwards.
+    fn data_senders(&self, sender: Side) -> impl Iterator<Item = &Endpoint> {
+        let receiver = sender.opposite();
+        let own = self
+            .conns
+            .iter()
+            .filter_map(move |c| c.endpoint_ref(sender));
+        own.chain(
+            self.conns
+                .iter()
+                .filter_map(move |c| c.pep.as_ref().map(|s| s.leg_towards(receiver))),
+        )
     }
+}
 
-    fn rounds_wanted(&self) -> usize {
-        self.plan.workload.connections() as usize
+impl Connections for TcpConnections {
+    const RUN_ON_TIMEOUT: bool = false;
+    const RUN_CLIENT_ON_OPEN: bool = false;
+
+    fn has_side(&self, _side: Side) -> bool {
+        // The PEP is `Side::Middle`; without one, nothing ever arrives there.
+        true
     }
 
     /// Starts a round: its connection(s) send their SYNs now.
-    fn connect(&mut self, now: Duration) {
-        let (tls, w, http1) = (self.p.knobs.tls, self.plan.workload, self.http1.is_some());
+    fn open(&mut self, flow: &mut Lifecycle, now: Duration) {
+        let (tls, w, http1) = (self.p.knobs.tls, flow.workload(), self.http1.is_some());
         let (stream_ends, parallel) = match (w, self.http1) {
             // No more connections than requests: a spare one would only shake hands.
             (Workload::Download { streams, .. }, Some(k)) => {
@@ -221,10 +248,10 @@ impl TcpFlow {
             (Workload::Download { size, streams, .. }, None) => (response_layout(size, streams), 1),
             _ => (Vec::new(), 1),
         };
-        let round = self.reports.len();
+        let round = flow.reports().len();
         for n in 0..parallel {
             let Ok(id) = u32::try_from(self.conns.len()) else {
-                self.fail("too many connections".into());
+                flow.fail("too many connections".into());
                 return;
             };
             self.conns.push(Conn {
@@ -245,22 +272,80 @@ impl TcpFlow {
         self.next_request = 0;
         self.response_done
             .push(vec![None; self.response_sizes.len()]);
-        self.reports.push(ConnectionReport {
-            started_s: now.as_secs_f64(),
-            ..Default::default()
-        });
+        flow.begin_connection(now);
     }
 
-    fn fail(&mut self, msg: String) {
-        if self.error.is_none() {
-            self.error = Some(msg);
+    fn on_datagram(&mut self, side: Side, from: Side, now: Duration, payload: Vec<u8>) -> bool {
+        let seg = match Segment::decode(&payload) {
+            Ok(s) => s,
+            Err(_) => {
+                self.malformed += 1;
+                return false;
+            }
+        };
+        let (p, pep) = (self.p, self.pep);
+        let Some(c) = self.conns.get_mut(seg.conn as usize) else {
+            self.stray += 1;
+            return false;
+        };
+        let fresh_syn = seg.has(SYN) && !seg.has(ACK);
+        match (side, c.server.as_mut()) {
+            (Side::Client, _) => c.client.on_segment(&seg, now),
+            (Side::Server, Some(ep)) => ep.on_segment(&seg, now),
+            (Side::Server, None) if fresh_syn => {
+                c.server = Some(Endpoint::accept(seg.conn, p, &seg, now));
+            }
+            (Side::Middle, _) => match (c.pep.as_mut(), pep) {
+                (Some(split), _) => match split.leg(from) {
+                    Some(ep) => ep.on_segment(&seg, now),
+                    None => {
+                        self.stray += 1;
+                        return false;
+                    }
+                },
+                // A transparent proxy: the client's SYN is answered at once.
+                (None, Some(pp)) if from == Side::Client && fresh_syn => {
+                    c.pep = Some(Split::new(pp, &seg, now));
+                }
+                (None, _) => {
+                    self.stray += 1;
+                    return false;
+                }
+            },
+            (Side::Server, None) => {
+                self.stray += 1;
+                return false;
+            }
         }
-        self.finished = true;
+        true
+    }
+
+    fn stop(&mut self, side: Side, _now: Duration) {
+        // The traffic generator stops: buffered data must not keep flowing, so the sender
+        // aborts its connections (RST).
+        for c in &mut self.conns {
+            if let Some(ep) = c.endpoint(side) {
+                ep.reset();
+            }
+        }
+    }
+
+    fn on_timeout(&mut self, side: Side, now: Duration) {
+        for c in &mut self.conns {
+            if let Some(ep) = c.endpoint(side) {
+                if ep.poll_timeout().is_some_and(|t| t <= now) {
+                    ep.on_timeout(now);
+                }
+            }
+            if let (Side::Middle, Some(s)) = (side, c.pep.as_mut()) {
+                s.on_timeout(now);
+            }
+        }
     }
 
     /// Runs the applications of `side` on every connection after input (the PEP's relay for
     /// `Side::Middle`).
-    fn drive(&mut self, side: Side, now: Duration) {
+    fn drive(&mut self, flow: &mut Lifecycle, side: Side, now: Duration) {
         if side == Side::Middle {
             for s in self.conns.iter_mut().filter_map(|c| c.pep.as_mut()) {
                 s.relay(now);
@@ -272,13 +357,14 @@ impl TcpFlow {
         } else {
             u64::MAX
         };
-        let receiver = other(self.data_sender());
-        let download = self.plan.workload.is_download();
+        let receiver = flow.workload().data_receiver();
+        let download = flow.workload().is_download();
+        let stopped = flow.stopped();
         let mut failure = None;
         for (i, c) in self.conns.iter_mut().enumerate() {
             let complete = c.complete;
             let Some(ep) = c.endpoint(side) else { continue };
-            if !complete && !self.stopped {
+            if !complete && !stopped {
                 if let Some(why) = ep.failure() {
                     failure.get_or_insert(format!("{side:?} connection {i}: {why}"));
                 } else if ep.reset_by_peer() {
@@ -299,19 +385,12 @@ impl TcpFlow {
                     Side::Middle => break,
                 };
                 let prog = app.run(ep, read_max, now);
-                let r = &mut self.reports[c.round];
-                if side == Side::Client && prog.ready && c.first_in_round && r.handshake_s.is_none()
-                {
-                    r.handshake_s = Some(now.as_secs_f64() - r.started_s);
+                if side == Side::Client && prog.ready && c.first_in_round {
+                    flow.handshake_done(c.round, now, false);
                 }
-                if side == receiver && prog.payload > 0 {
-                    self.delivered += prog.payload;
-                    *r.bytes_delivered.get_or_insert(0) += prog.payload;
-                    self.last_byte = Some(now);
+                flow.read(c.round, side, prog.payload, now);
+                if side == receiver {
                     c.payload_read += prog.payload;
-                    if side == Side::Client && r.time_to_first_byte_s.is_none() {
-                        r.time_to_first_byte_s = Some(now.as_secs_f64() - r.started_s);
-                    }
                 }
                 if side == Side::Client && download && !c.complete {
                     let done = &mut self.response_done[c.round];
@@ -360,168 +439,12 @@ impl TcpFlow {
             }
         }
         if let Some(f) = failure {
-            self.fail(f);
+            flow.fail(f);
         }
-        self.maybe_round_complete(now);
-        self.maybe_next_connection(now);
-    }
-
-    /// Records the current round's completion once all its connections are complete.
-    fn maybe_round_complete(&mut self, now: Duration) {
-        let Some(round) = self.reports.len().checked_sub(1) else {
-            return;
-        };
-        let mut conns = self.conns.iter().filter(|c| c.round == round).peekable();
-        if conns.peek().is_none() || !conns.all(|c| c.complete) {
-            return;
-        }
-        let r = &mut self.reports[round];
-        if r.completion_s.is_none() {
-            r.completion_s = Some(now.as_secs_f64() - r.started_s);
-        }
-    }
-
-    fn maybe_next_connection(&mut self, now: Duration) {
-        if self.finished || self.conns.is_empty() || !self.plan.workload.is_download() {
-            return;
-        }
-        if self.conns.iter().all(|c| c.complete) {
-            if self.reports.len() < self.rounds_wanted() {
-                // No TCP Fast Open: every connection pays its handshakes again.
-                self.connect(now);
-            } else {
-                self.finished = true;
-            }
-        }
-    }
-
-    fn app_timer(&self, side: Side) -> Option<Duration> {
-        let mut t = self.app_wake[side.index()];
-        if side == Side::Client && self.conns.is_empty() && !self.finished {
-            t = Some(self.plan.start);
-        }
-        if let Some(stop) = self.plan.stop {
-            if !self.stopped && side == self.data_sender() {
-                t = Some(t.map_or(stop, |x: Duration| x.min(stop)));
-            }
-        }
-        t
-    }
-
-    fn sum_sender<T: std::iter::Sum<T>>(&self, f: impl Fn(&Endpoint) -> T) -> T {
-        let side = self.data_sender();
-        self.conns
-            .iter()
-            .filter_map(|c| c.endpoint_ref(side))
-            .map(f)
-            .sum()
-    }
-
-    /// The data sender's endpoints plus the PEP legs that carry the data onwards.
-    fn data_senders(&self) -> impl Iterator<Item = &Endpoint> {
-        let (sender, receiver) = (self.data_sender(), other(self.data_sender()));
-        let own = self
-            .conns
-            .iter()
-            .filter_map(move |c| c.endpoint_ref(sender));
-        own.chain(
-            self.conns
-                .iter()
-                .filter_map(move |c| c.pep.as_ref().map(|s| s.leg_towards(receiver))),
-        )
-    }
-}
-
-fn other(side: Side) -> Side {
-    side.opposite()
-}
-
-impl FlowAgent for TcpFlow {
-    fn handle_datagram(&mut self, side: Side, from: Side, now: Duration, payload: Vec<u8>) {
-        let seg = match Segment::decode(&payload) {
-            Ok(s) => s,
-            Err(_) => {
-                self.malformed += 1;
-                return;
-            }
-        };
-        let (p, pep) = (self.p, self.pep);
-        let Some(c) = self.conns.get_mut(seg.conn as usize) else {
-            self.stray += 1;
-            return;
-        };
-        let fresh_syn = seg.has(SYN) && !seg.has(ACK);
-        match (side, c.server.as_mut()) {
-            (Side::Client, _) => c.client.on_segment(&seg, now),
-            (Side::Server, Some(ep)) => ep.on_segment(&seg, now),
-            (Side::Server, None) if fresh_syn => {
-                c.server = Some(Endpoint::accept(seg.conn, p, &seg, now));
-            }
-            (Side::Middle, _) => match (c.pep.as_mut(), pep) {
-                (Some(split), _) => match split.leg(from) {
-                    Some(ep) => ep.on_segment(&seg, now),
-                    None => {
-                        self.stray += 1;
-                        return;
-                    }
-                },
-                // A transparent proxy: the client's SYN is answered at once.
-                (None, Some(pp)) if from == Side::Client && fresh_syn => {
-                    c.pep = Some(Split::new(pp, &seg, now));
-                }
-                (None, _) => {
-                    self.stray += 1;
-                    return;
-                }
-            },
-            (Side::Server, None) => {
-                self.stray += 1;
-                return;
-            }
-        }
-        self.needs_drive[side.index()] = true;
-    }
-
-    fn handle_timeout(&mut self, side: Side, now: Duration) {
-        if side == Side::Client && self.conns.is_empty() && !self.finished && now >= self.plan.start
-        {
-            self.connect(now);
-        }
-        if let Some(stop) = self.plan.stop {
-            if !self.stopped && now >= stop && side == self.data_sender() {
-                // The traffic generator stops: buffered data must not keep flowing, so the
-                // sender aborts its connections (RST).
-                self.stopped = true;
-                for c in &mut self.conns {
-                    if let Some(ep) = c.endpoint(side) {
-                        ep.reset();
-                    }
-                }
-                if !self.plan.workload.is_download() {
-                    self.finished = true;
-                }
-            }
-        }
-        if self.app_wake[side.index()].is_some_and(|t| t <= now) {
-            self.app_wake[side.index()] = None;
-        }
-        for c in &mut self.conns {
-            if let Some(ep) = c.endpoint(side) {
-                if ep.poll_timeout().is_some_and(|t| t <= now) {
-                    ep.on_timeout(now);
-                }
-            }
-            if let (Side::Middle, Some(s)) = (side, c.pep.as_mut()) {
-                s.on_timeout(now);
-            }
-        }
-        self.needs_drive[side.index()] = true;
+        self.maybe_round_complete(flow, now);
     }
 
     fn poll_transmit(&mut self, side: Side, now: Duration) -> Option<Transmit> {
-        if std::mem::take(&mut self.needs_drive[side.index()]) {
-            self.drive(side, now);
-        }
         if side == Side::Middle {
             // Each leg addresses its own peer.
             return self
@@ -540,11 +463,6 @@ impl FlowAgent for TcpFlow {
         Some(t)
     }
 
-    fn corrupt_payload_reaches_endpoint(&self) -> bool {
-        // The TCP checksum covers the payload: the receiving host drops the segment.
-        false
-    }
-
     fn poll_timeout(&mut self, side: Side) -> Option<Duration> {
         let eps = self
             .conns
@@ -557,16 +475,11 @@ impl FlowAgent for TcpFlow {
             .filter_map(|c| c.pep.as_ref())
             .filter_map(|s| s.poll_timeout());
         let peps = peps.filter(|_| side == Side::Middle);
-        eps.chain(peps).chain(self.app_timer(side)).min()
+        eps.chain(peps).min()
     }
 
-    fn delivered_bytes(&self) -> u64 {
-        self.delivered
-    }
-
-    fn sample(&self) -> SenderSample {
-        let side = self.data_sender();
-        match self.conns.last().and_then(|c| c.endpoint_ref(side)) {
+    fn sample(&self, sender: Side) -> SenderSample {
+        match self.conns.last().and_then(|c| c.endpoint_ref(sender)) {
             Some(e) => {
                 let (cwnd, srtt, in_flight) = e.sender_state();
                 SenderSample {
@@ -579,44 +492,35 @@ impl FlowAgent for TcpFlow {
         }
     }
 
-    fn is_finished(&self) -> bool {
-        self.finished
-    }
-
-    fn report(&self) -> FlowReport {
-        let receiver = other(self.data_sender());
+    fn report(&self, flow: &Lifecycle, r: &mut FlowReport) {
+        let sender = flow.data_sender();
+        let receiver = sender.opposite();
         let first_congestion = self
-            .data_senders()
+            .data_senders(sender)
             .filter_map(|e| e.sender_stats().first_congestion)
             .min();
-        FlowReport {
-            bytes_delivered: self.delivered,
-            first_packet_s: self.reports.first().map(|r| r.started_s),
-            last_byte_s: self.last_byte.map(|t| t.as_secs_f64()),
-            first_congestion_s: first_congestion.map(|t| t.as_secs_f64()),
-            packets_sent: self.sum_sender(|e| e.sender_stats().data_segments),
-            packets_lost: self
-                .data_senders()
-                .map(|e| e.sender_stats().retransmissions)
-                .sum(),
-            congestion_events: self
-                .data_senders()
-                .map(|e| e.sender_stats().congestion_events)
-                .sum(),
-            ack_frames_sent: self
-                .conns
-                .iter()
-                .filter_map(|c| c.endpoint_ref(receiver))
-                .map(|e| e.pure_acks())
-                .sum(),
-            max_data_frames_sent: 0,
-            max_stream_data_frames_sent: 0,
-            final_mtu: u16::try_from(self.p.mss).unwrap_or(u16::MAX),
-            connections: self.reports.clone(),
-            error: self.error.clone(),
-            // The TCP model writes no qlog.
-            warnings: Vec::new(),
-            model: None,
-        }
+        r.first_congestion_s = first_congestion.map(|t| t.as_secs_f64());
+        r.packets_sent = self.sum_sender(sender, |e| e.sender_stats().data_segments);
+        r.packets_lost = self
+            .data_senders(sender)
+            .map(|e| e.sender_stats().retransmissions)
+            .sum();
+        r.congestion_events = self
+            .data_senders(sender)
+            .map(|e| e.sender_stats().congestion_events)
+            .sum();
+        r.ack_frames_sent = self
+            .conns
+            .iter()
+            .filter_map(|c| c.endpoint_ref(receiver))
+            .map(|e| e.pure_acks())
+            .sum();
+        r.final_mtu = u16::try_from(self.p.mss).unwrap_or(u16::MAX);
+        // The TCP model writes no qlog and counts no MAX_DATA frames: the defaults stand.
+    }
+
+    fn corrupt_payload_reaches_endpoint(&self) -> bool {
+        // The TCP checksum covers the payload: the receiving host drops the segment.
+        false
     }
 }

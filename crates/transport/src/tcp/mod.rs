@@ -10,7 +10,8 @@
 //! Layers, bottom up: [`segment`] (wire format), `rtt`, `scoreboard`, `sender` and `receiver`
 //! (the two halves of a connection), `endpoint` (handshake and glue), `app` (the byte-stream
 //! scripts of TLS and the workloads), `pep` (a split-connection proxy's two legs and the relay
-//! between them) and `flow` ([`TcpFlow`], both ends of every connection and the PEP).
+//! between them) and `flow` ([`TcpConnections`], both ends of every connection and the PEP,
+//! driven by the shared [`FlowDriver`](crate::driver::FlowDriver) as [`TcpFlow`]).
 //!
 //! Not modelled: pacing (Linux without fq does not pace), TSO/GRO, tail-loss probes and RACK
 //! (a tail loss waits for the RTO), PRR (RFC 6675's pipe rule limits recovery sending), D-SACK
@@ -29,7 +30,7 @@ mod sender;
 
 use cc::config::CcConfig;
 
-pub use flow::TcpFlow;
+pub use flow::{TcpConnections, TcpFlow};
 pub use knobs::{HttpVersion, LossRecovery, PepPosition, PepSpec, TcpKnobs, TlsMode};
 pub use pep::PepHeld;
 
