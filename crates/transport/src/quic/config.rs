@@ -60,6 +60,11 @@ pub struct QuicKnobs {
     /// client presents them).
     #[serde(default = "default_true")]
     pub address_token: bool,
+    /// Send a PING after this long without sending anything (`None`: never, quinn's default), so
+    /// a quiet connection (a blackout, an idle pause) neither reaches the idle timeout nor has
+    /// its path forgotten by middleboxes.
+    #[serde(default)]
+    pub keep_alive: Option<Duration>,
     /// Packet protection: the real TLS ciphers, or a null AEAD with identical sizes (faster).
     pub crypto: QuicCrypto,
 }
@@ -92,6 +97,7 @@ impl Default for QuicKnobs {
             max_ack_delay: None,
             zero_rtt: false,
             address_token: true,
+            keep_alive: None,
             crypto: QuicCrypto::Tls,
         }
     }
@@ -190,6 +196,7 @@ impl QuicKnobs {
             .send_window(self.send_window)
             .initial_rtt(self.initial_rtt)
             .initial_mtu(payload)
+            .keep_alive_interval(self.keep_alive)
             .congestion_controller_factory(parts.controller);
         if self.mtu_discovery {
             let mut m = MtuDiscoveryConfig::default();
