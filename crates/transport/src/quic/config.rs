@@ -41,6 +41,11 @@ pub struct QuicKnobs {
     /// frequency, 0-RTT, address tokens).
     #[serde(flatten)]
     pub common: QuicCommonKnobs,
+    /// Send a PING after this long without sending anything (`None`: never, quinn's default), so
+    /// a quiet connection (a blackout, an idle pause) neither reaches the idle timeout nor has
+    /// its path forgotten by middleboxes.
+    #[serde(default)]
+    pub keep_alive: Option<Duration>,
     /// Packet protection: the real TLS ciphers, or a null AEAD with identical sizes (faster).
     pub crypto: QuicCrypto,
 }
@@ -65,6 +70,7 @@ impl Default for QuicKnobs {
             mtu: 1500,
             mtu_discovery: false,
             common: QuicCommonKnobs::default(),
+            keep_alive: None,
             crypto: QuicCrypto::Tls,
         }
     }
@@ -158,6 +164,7 @@ impl QuicKnobs {
             .send_window(self.common.send_window)
             .initial_rtt(self.common.initial_rtt)
             .initial_mtu(payload)
+            .keep_alive_interval(self.keep_alive)
             .congestion_controller_factory(parts.controller);
         if self.mtu_discovery {
             let mut m = MtuDiscoveryConfig::default();
