@@ -260,7 +260,7 @@ mod tests {
 
     #[test]
     fn errors_name_the_flag_the_user_typed() {
-        // Issue 14: an error about --vary called it --sweep, one about --reps 0 named a
+        // Regression: an error about --vary called it --sweep, one about --reps 0 named a
         // `--set run.reps=0` the user never typed.
         let s = scenario();
         let knobs = ScenarioKnobs {

@@ -306,7 +306,7 @@ mod tests {
 
     #[test]
     fn run_summary_honours_the_measurement_window_and_shows_fairness() {
-        // Issue 14: the console summary printed whole-run goodput and ignored
+        // Regression: the console summary printed whole-run goodput and ignored
         // measure_from / measure_until.
         let flow = |name: &str, g: f64, w: f64, share: f64| Flow {
             name: name.into(),

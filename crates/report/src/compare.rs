@@ -414,7 +414,7 @@ mod tests {
 
     #[test]
     fn sweep_points_and_variants_are_compared_point_by_point_not_pooled() {
-        // Issue 14: `compare` pooled every sweep point (n = 150 across all RTTs).
+        // Regression: `compare` pooled every sweep point (n = 150 across all RTTs).
         let mut a = point("20ms", Some("quic"), &[Some(1.0), Some(1.0), Some(1.0)]);
         a.extend(point(
             "20ms",

@@ -73,7 +73,7 @@ pub const SCALE_FLOWS: [u32; 3] = [10, 100, 1000];
 /// end and to here; the difference is the cost of the packets in between alone. By 1 s the
 /// flows' handshakes, slow starts and first allocations are over: at 1,000 flows each flow
 /// sends only ~400 packets in 3 s, so its set-up is spread over 100× fewer packets than at 10
-/// flows, which the whole-run figure counts as a cost per packet (issue 16).
+/// flows, which the whole-run figure counts as a cost per packet.
 pub const SCALE_WARM_UP: &str = "1s";
 
 /// Stacks of the scale rows.

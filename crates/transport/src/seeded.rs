@@ -136,7 +136,7 @@ impl ActiveKeyExchange for ActiveX25519 {
 /// A rustls provider identical to ring's default except that all randomness (TLS randoms,
 /// tickets, ephemeral keys) comes from `rng` and AES-128-GCM is preferred.
 ///
-/// Suite order: TLS_AES_128_GCM_SHA256 first, as browsers offer it (issue 16), then ring's
+/// Suite order: TLS_AES_128_GCM_SHA256 first, as browsers offer it, then ring's
 /// AES-256-GCM and ChaCha20-Poly1305. The emulator's endpoints prefer the same suite
 /// (`endpoints::tls::provider`), so both engines negotiate AES-128-GCM. The suite sets the
 /// handshake's sizes (SHA-256 Finished messages are 16 bytes shorter than SHA-384's) and so,

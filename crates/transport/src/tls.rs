@@ -64,7 +64,7 @@ const AES128_GCM: [rustls::CipherSuite; 3] = [
 ];
 
 /// `suites` with the AES-128-GCM suites moved to the front, the rest in their order: the
-/// preference of browsers (issue 16), which servers honour (rustls, like most TLS 1.3 servers,
+/// preference of browsers, which servers honour (rustls, like most TLS 1.3 servers,
 /// follows the client's order by default). Both engines use it, so the simulator and the
 /// emulator negotiate the same suite (TLS_AES_128_GCM_SHA256).
 pub fn prefer_aes128(
@@ -91,7 +91,7 @@ pub enum TlsError {
 
 /// The simulated server's certificate and signing key, parsed and checked once per process and
 /// shared by every flow's server: parsing the key and checking it against the certificate was
-/// a large share of a 1,000-flow run's set-up (issue 16). Signing is deterministic (Ed25519),
+/// a large share of a 1,000-flow run's set-up. Signing is deterministic (Ed25519),
 /// so sharing draws no randomness.
 fn server_identity() -> Result<Arc<SingleCertAndKey>, TlsError> {
     static IDENTITY: OnceLock<Arc<SingleCertAndKey>> = OnceLock::new();
@@ -139,7 +139,7 @@ const VERIFIED_CHAINS_MAX: usize = 8;
 const VALIDITY_PROBE: Duration = Duration::from_secs(365 * 24 * 3600);
 
 /// The simulated client's certificate verifier: webpki's, with two savings that change no
-/// byte on the wire and no result (issue 16: at 1,000 flows, Ed25519 verification was a sixth
+/// byte on the wire and no result (at 1,000 flows, Ed25519 verification was a sixth
 /// of the run's instructions, two per handshake).
 ///
 /// * **The chain is verified once per process**, not per handshake: every flow's server
@@ -320,7 +320,7 @@ const SESSION_CACHE: usize = 256;
 /// A flow's server-side session store: rustls's in-memory cache semantics (a put replaces the
 /// value of a known id without refreshing its age; beyond [`SESSION_CACHE`] ids the oldest is
 /// dropped; `take` removes) without its up-front allocation. rustls's cache reserves room for
-/// all 256 sessions when built (~31 kB per flow, a fifth of a 1,000-flow run's heap, issue 16)
+/// all 256 sessions when built (~31 kB per flow, a fifth of a 1,000-flow run's heap)
 /// while a flow stores about one session per connection it opens.
 #[derive(Debug, Default)]
 struct FlowSessions(Mutex<Vec<(Vec<u8>, Vec<u8>)>>);

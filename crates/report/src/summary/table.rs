@@ -242,7 +242,7 @@ loss  metric       n/N  mean ± ci95
 
     #[test]
     fn n_of_runs_counts_as_integers_and_incomplete_runs_warned() {
-        // Issue 14: tables showed n without N, runs that did not complete vanished silently,
+        // Regression: tables showed n without N, runs that did not complete vanished silently,
         // and a mean of 0.6 lost packets printed as "600.0 m".
         let rows = [
             at(0, "end_s", &[1.0, 1.0, 1.0, 1.0, 1.0]),

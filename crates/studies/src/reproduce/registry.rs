@@ -238,7 +238,7 @@ macro_rules! seed002 {
     };
 }
 
-/// Result fields of the QUIC research model (issue 12, `results::Flow`), read by the tables.
+/// Result fields of the QUIC research model (`results::Flow`), read by the tables.
 /// The model's per-packet one-way delay, mean, s.
 const ONE_WAY_DELAY_MEAN: &str = "model.one_way_delay_mean_s";
 /// Packets the data sender sent with the I-bit set, count.

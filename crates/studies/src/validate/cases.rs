@@ -138,10 +138,9 @@ pub const TOL_MATHIS: f64 = 0.10;
 /// low loss (docs/validation.md justifies it).
 pub const TOL_HIGH_LOSS: f64 = 0.10;
 pub const MIN_JAIN: f64 = 0.95;
-/// QUIC and TCP with the same controller on a clean path: goodputs within 5% (issue 3).
+/// QUIC and TCP with the same controller on a clean path: goodputs within 5%.
 pub const TOL_QUIC_VS_TCP: f64 = 0.05;
-/// The QUIC research model and quinn configured alike: goodput and completion time within 5%
-/// (issue 12).
+/// The QUIC research model and quinn configured alike: goodput and completion time within 5%.
 pub const TOL_MODEL_VS_QUIC: f64 = 0.05;
 
 /// Link bandwidth: 100 Mbit/s, 1 ms, 23-packet queue; TPmax = (MTU − 28)/MTU × BW over 3–8 s.
@@ -309,7 +308,7 @@ pub fn loss_models(stack: Stack, kind: LossKind, seg: f64, rtt_s: f64, p: f64) -
     }
 }
 
-/// Loss up to 2% (issue 11): Mathis' set-up (NewReno exact counting, ACK every packet, a
+/// Loss up to 2%: Mathis' set-up (NewReno exact counting, ACK every packet, a
 /// bottleneck that never limits, loss in the data direction only) with periodic and random loss;
 /// compared with Mathis, PFTK and the sawtooth with recovery round trips.
 pub fn high_loss(grid: Grid, stack: Stack) -> Vec<CaseRun> {

@@ -16,7 +16,7 @@ pub use cases::Grid;
 use cases::{CaseRun, Measure, FAIR_SHARE_SENDERS};
 
 /// Names of the cases, in the order they run: seed 001's four for QUIC, then the TCP model's
-/// counterparts and the QUIC-vs-TCP cross-check, then the QUIC research model's (issue 12): seed
+/// counterparts and the QUIC-vs-TCP cross-check, then the QUIC research model's: seed
 /// 001's four with INET's configuration, Mathis up to 2%, and the model-vs-quinn cross-check.
 pub const CASES: [&str; 16] = [
     "link-bandwidth",

@@ -1,4 +1,4 @@
-//! The QUIC research model's cases (issue 12): seed 001's four cases with INET's configuration,
+//! The QUIC research model's cases: seed 001's four cases with INET's configuration,
 //! Mathis up to 2% loss, and the model-vs-quinn cross-check.
 //!
 //! The scenarios are written as scenario-file text and loaded through the registry, the way a
@@ -195,7 +195,7 @@ pub fn mathis(grid: Grid) -> Vec<CaseRun> {
     runs
 }
 
-/// Mathis up to 2% loss (issue 12), at RTT 20, 40 and 60 ms and periodic loss 0.2–2% (INET's
+/// Mathis up to 2% loss, at RTT 20, 40 and 60 ms and periodic loss 0.2–2% (INET's
 /// `examples/quic/congestion/throughput_validation.py` compares p = 0.8, 1, 2% at these RTTs
 /// with Mathis, base RTT, S = 1252 B), in two configurations:
 ///

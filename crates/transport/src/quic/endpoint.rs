@@ -228,7 +228,7 @@ impl Host {
 thread_local! {
     /// The datagram buffer quinn writes into, one per thread for all endpoints (a run stays on
     /// one thread): a buffer per endpoint was 2.9 kB per flow, and at 1,000 flows the one
-    /// being written was seldom still in cache (issue 16). It leaves with a full-size
+    /// being written was seldom still in cache. It leaves with a full-size
     /// datagram and is replaced then, so it never holds data between calls.
     static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
