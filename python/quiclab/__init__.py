@@ -2,7 +2,7 @@
 with results as pandas DataFrames and sweeps on Dask.
 
 >>> import quiclab
->>> sc = quiclab.load("scenarios/bulk.toml", set={"link.rate": "20Mbit"},
+>>> sc = quiclab.load("scenarios/examples/bulk.toml", set={"link.rate": "20Mbit"},
 ...                   vary={"link.loss": ["0%", "1%"]}, reps=3)
 >>> res = sc.sweep()                 # in memory, all cores; sweep("out/") writes a directory
 >>> res.df.groupby("link.loss")["goodput_bps"].mean()

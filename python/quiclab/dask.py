@@ -2,7 +2,7 @@
 
 >>> from distributed import Client, LocalCluster
 >>> import quiclab, quiclab.dask
->>> sc = quiclab.load("scenarios/bulk.toml", vary={"link.loss": ["0%", "1%"]}, reps=10)
+>>> sc = quiclab.load("scenarios/examples/bulk.toml", vary={"link.loss": ["0%", "1%"]}, reps=10)
 >>> with LocalCluster(n_workers=2, threads_per_worker=1) as cluster, Client(cluster) as client:
 ...     res = quiclab.dask.sweep(sc, "results/bulk", client=client)
 

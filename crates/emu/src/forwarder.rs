@@ -43,7 +43,7 @@ const RX_BURST: usize = 64;
 /// How often the shared statistics are refreshed.
 const PUBLISH_EVERY: Duration = Duration::from_millis(25);
 /// A wait shorter than this is polled instead of slept: a sleeping wake-up in this VM takes
-/// 25–45 µs, so sleeping for less only makes the release later (EMULATOR-FACTS.md).
+/// 25–45 µs, so sleeping for less only makes the release later (measured on this datapath; the design notes' EMULATOR-FACTS.md).
 const POLL_BELOW: Duration = Duration::from_micros(50);
 /// How much earlier than a delivery the sleeping forwarder asks to be woken (about the median
 /// wake-up latency measured here), polling the remainder.

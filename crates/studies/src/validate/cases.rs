@@ -130,7 +130,7 @@ fn mss(stack: Stack) -> (u16, f64) {
     }
 }
 
-/// Tolerances of REFERENCES.md / the issue.
+/// Tolerances of the validation cases (the design notes' REFERENCES.md).
 pub const TOL_LINK_BANDWIDTH: f64 = 0.01;
 pub const TOL_FLOW_CONTROL: f64 = 0.02;
 pub const TOL_MATHIS: f64 = 0.10;
