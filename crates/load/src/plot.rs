@@ -185,7 +185,12 @@ mod tests {
         assert_eq!((d[0].points.len(), d[0].failures.len()), (90, 10));
         assert!(d[0].bins.is_empty());
         assert_eq!(d[0].requests, 100);
-        assert_eq!(d[0].points[0], (0.001, 1.05));
+        // Intended time in s and latency in ms, kept at f32 precision (ample for a figure).
+        let (t, ms) = d[0].points[0];
+        assert!(
+            (t - 0.001).abs() < 1e-6 && (ms - 1.05).abs() < 1e-6,
+            "{t} {ms}"
+        );
     }
 
     #[test]

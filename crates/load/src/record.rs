@@ -164,7 +164,10 @@ pub fn read_records<R: BufRead + 'static>(input: R) -> Result<RecordStream, Reco
         None => Ok(Box::new(std::iter::empty())),
         Some(b'{') => Ok(Box::new(json_records(input))),
         Some(_) => {
-            let reader = csv::Reader::from_reader(input);
+            let mut reader = csv::Reader::from_reader(input);
+            // The header is read now: csv's iterator ends silently when the header cannot be
+            // read (an endless first line), which must be the stream's error instead.
+            reader.headers()?;
             Ok(Box::new(
                 reader
                     .into_deserialize::<ResultRecord>()

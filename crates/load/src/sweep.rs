@@ -135,7 +135,7 @@ pub fn run(
     progress: &dyn Progress,
 ) -> Result<Vec<SweepPoint>, SweepError> {
     sweep.check()?;
-    std::fs::create_dir_all(sweep.out).map_err(|source| SweepError::Io {
+    fsutil::create_dir_all(sweep.out).map_err(|source| SweepError::Io {
         path: sweep.out.to_path_buf(),
         source,
     })?;
@@ -158,10 +158,13 @@ pub fn run(
                 sweep.targets.clone(),
             );
             let results = sweep.out.join(&file);
-            let sink = std::fs::File::create(&results).map_err(|source| SweepError::Io {
-                path: results.clone(),
-                source,
-            })?;
+            let sink =
+                fsutil::create_replacing(&results, fsutil::OUTPUT_MODE).map_err(|source| {
+                    SweepError::Io {
+                        path: results.clone(),
+                        source,
+                    }
+                })?;
             let sink: Sink = Some(RecordWriter::new(
                 Box::new(BufWriter::new(sink)),
                 Encoding::Json,
@@ -223,7 +226,7 @@ pub fn write_tables(dir: &Path, points: &[SweepPoint]) -> Result<(), SweepError>
 }
 
 fn write(path: &Path, text: String) -> Result<(), SweepError> {
-    std::fs::write(path, text).map_err(|source| SweepError::Io {
+    fsutil::write_atomic(path, text.as_bytes()).map_err(|source| SweepError::Io {
         path: path.to_path_buf(),
         source,
     })
