@@ -34,6 +34,7 @@
 pub mod bench;
 mod cleanup;
 mod clock;
+mod collect;
 mod cross;
 mod emu_engine;
 mod error;
@@ -48,7 +49,6 @@ mod packet_socket;
 pub mod path;
 mod pep;
 mod probe;
-mod results;
 pub mod runner;
 mod signals;
 mod topology;

@@ -13,13 +13,13 @@ use endpoints::fetch::FetchReport;
 use endpoints::server::stats_log::{self, unix_now};
 use scenario::model::{FlowSpec, RunSpec, Scenario, SweepPoint};
 
+use crate::collect::{self, ClientOutcome};
 use crate::cross::CrossTraffic;
 use crate::error::EmuError;
 use crate::forwarder::{ForwarderReport, WaitMode};
 use crate::kernel_tcp;
 use crate::mapping;
 use crate::pep::{self, PepOutcome, PepSite};
-use crate::results::{self, ClientOutcome};
 use crate::topology::{ChildHandle, Topology, TopologySpec};
 
 /// How long servers may take to bind.
@@ -149,10 +149,10 @@ pub fn run(point: &SweepPoint, spec: &RunSpec, opts: &RunOptions) -> Result<EmuR
             Vec::new()
         });
         let client = driven.clients.get(i).cloned().unwrap_or_default();
-        end_s = end_s.max(results::flow_end_s(&client, driven.t0_unix_s));
-        run_warnings.extend(results::qlog_errors(f, &client, &server));
+        end_s = end_s.max(collect::flow_end_s(&client, driven.t0_unix_s));
+        run_warnings.extend(collect::qlog_errors(f, &client, &server));
         let applied = kernel.get(i).cloned().flatten();
-        flows.push(results::flow_result(
+        flows.push(collect::flow_result(
             f,
             &client,
             &server,
@@ -160,7 +160,7 @@ pub fn run(point: &SweepPoint, spec: &RunSpec, opts: &RunOptions) -> Result<EmuR
             applied,
         ));
     }
-    let (fairness, fairness_warning) = results::window_fairness(&mut flows, s, end_s);
+    let (fairness, fairness_warning) = collect::window_fairness(&mut flows, s, end_s);
     run_warnings.extend(fairness_warning);
     let peps: Vec<PepOutcome> = peps.iter().map(|p| p.outcome(work)).collect();
     for p in &peps {

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::load::Peer;
+use crate::peer_files::Peer;
 use crate::template::Vars;
 
 /// Where `scripts/install-peers.sh` puts what it builds: `$QUICLAB_PEERS` or `/opt/quiclab-peers`.

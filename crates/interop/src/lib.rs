@@ -10,9 +10,9 @@
 //! a scenario's emulated path for the load tester (`quiclab load --via`).
 
 pub mod install;
-pub mod load;
 pub mod matrix;
 pub mod outcome;
+pub mod peer_files;
 pub mod process;
 pub mod ready;
 pub mod runner;
@@ -21,9 +21,9 @@ pub mod template;
 pub mod via;
 
 pub use install::{check_installed, peers_home, version};
-pub use load::{load_dir, load_file, Peer, PeerError};
 pub use matrix::{run_matrix, Cell, CellStatus, Matrix, MatrixConfig};
 pub use outcome::{Download, TimeSource};
+pub use peer_files::{load_dir, load_file, Peer, PeerError};
 pub use process::{Emulated, Loopback, Netspace};
 pub use runner::{run_pair, serve, Certs, PairConfig, PairOutcome, Server};
 pub use spec::{PeerSpec, Protocol};

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::install::check_installed;
-use crate::load::Peer;
 use crate::outcome::TimeSource;
+use crate::peer_files::Peer;
 use crate::process::Netspace;
 use crate::runner::{run_pair, Certs, PairConfig, PairOutcome};
 use crate::spec::Protocol;

@@ -193,7 +193,7 @@ fn short(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::load::parse_str;
+    use crate::peer_files::parse_str;
     use std::path::Path;
 
     fn client(extra: &str) -> ClientSpec {

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::load::Peer;
 use crate::outcome::{self, ClientRun, Download};
+use crate::peer_files::Peer;
 use crate::process::{Netspace, Proc};
 use crate::ready::{wait_ready, ReadyContext};
 use crate::spec::{ClientSpec, Protocol, ServerSpec};
