@@ -19,8 +19,8 @@ RUNS = 5000
 
 #: The child installs Python's Ctrl-C handler itself: a process started in the background by a
 #: non-interactive shell (as CI may start the suite) inherits SIGINT *ignored*, and Python then
-#: keeps ignoring it, so the signal never arrived and the sweep ran to its end (exit 0; seen in
-#: session 10's and 11's fresh-clone runs, reproduced with `trap "" INT`).
+#: keeps ignoring it, so the signal would never arrive and the sweep would run to its end (exit 0;
+#: reproduced with `trap "" INT`).
 SCRIPT = f"""
 import signal, sys, quiclab
 signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -330,7 +330,7 @@ fn a_failed_run_does_not_stop_the_others_and_resume_retries_it() {
         .is_some_and(|l| l.contains("\"id\":\"p0-r0\"")));
 }
 
-/// Issue 14: QUIC 1-RTT, QUIC 0-RTT and TCP + TLS 1.3 are variants of one file and land in one
+/// Regression: QUIC 1-RTT, QUIC 0-RTT and TCP + TLS 1.3 are variants of one file and land in one
 /// results directory; `--set flow.stack=tcp` works on a file that spells out a QUIC key at its
 /// default; `--variant` picks a subset.
 #[test]

@@ -1,4 +1,4 @@
-//! Root safety of `quiclab emu` (issue 10, defects 1 and 2, and the SIGTERM part of 7).
+//! Root safety of `quiclab emu`.
 //!
 //! One test drives four real lone runs (no `--out`) while a foreign `ql…` namespace, a
 //! namespace that only looks like quiclab's (no lock record), and planted symlinks exist:

@@ -332,7 +332,7 @@ fn example_lossy_sweep() {
     example("lossy-sweep");
 }
 
-/// The QUIC research model (issue 12): a new entry, recorded when the example was added.
+/// The QUIC research model: a new entry, recorded when the example was added.
 #[test]
 fn example_quic_model() {
     example("quic-model");
@@ -368,7 +368,7 @@ fn study_seed001_quick() {
     study("seed001");
 }
 
-/// The QUIC research model's quick validation cases (issue 12): a separate entry, so the
+/// The QUIC research model's quick validation cases: a separate entry, so the
 /// recorded quinn/TCP grid stays as it was.
 #[test]
 fn validation_model_quick() {

@@ -1,4 +1,4 @@
-//! `flow.crypto = "none"` (issue 16): the null AEAD keeps every packet's size and every
+//! `flow.crypto = "none"`: the null AEAD keeps every packet's size and every
 //! decryption failure, so a run's results are byte-identical to the real cipher's.
 
 mod common;

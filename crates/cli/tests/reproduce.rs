@@ -94,7 +94,7 @@ fn writes_markdown_and_csv_with_a_row_per_loss_rate_and_protocol() {
     assert_eq!(csv, csv2);
 }
 
-/// Issue 14: `reproduce` prints the scenario's warnings as `sim` does (a bare probability of
+/// Regression: `reproduce` prints the scenario's warnings as `sim` does (a bare probability of
 /// 5% or more is probably a percentage).
 #[test]
 fn scenario_warnings_are_printed() {

@@ -1,4 +1,4 @@
-//! Issue 10 end to end: one sweep per results directory, names that are not paths, runs whose
+//! End to end: one sweep per results directory, names that are not paths, runs whose
 //! flows fail do not exit 0.
 
 mod common;

@@ -1,4 +1,4 @@
-//! The server's bounds (issue 10, defect 5): idle connections are closed, connections beyond
+//! The server's bounds: idle connections are closed, connections beyond
 //! the cap are refused, `GET /<n>` above the response-size cap is answered 400 at once, and
 //! the server listens on loopback unless told otherwise. Loopback only, small counts.
 

@@ -1,4 +1,4 @@
-//! The load tool's bounds against hostile or absent servers (issue 10, defect 5), on loopback:
+//! The load tool's bounds against hostile or absent servers, on loopback:
 //!
 //! - over HTTP/1.1 against a server that completes TLS and then never answers, timed-out
 //!   requests must not leave their connections open: at no time does the server see more

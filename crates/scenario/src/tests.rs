@@ -1102,7 +1102,7 @@ fn keys_of_the_model_and_of_quinn_stay_on_their_stacks() {
 
 #[test]
 fn unknown_keys_and_values_suggest_the_nearest_allowed_one() {
-    // Issue 14: unknown keys get a "did you mean".
+    // Regression: unknown keys get a "did you mean".
     let e = err("[link]\nlos = \"1%\"\n");
     assert!(e.message.contains("did you mean \"link.loss\"?)"), "{e}");
     let e = err("[[flow]]\nname = \"a\"\napp = \"bulk-down\"\n");
@@ -1119,7 +1119,7 @@ fn unknown_keys_and_values_suggest_the_nearest_allowed_one() {
 
 #[test]
 fn a_bare_probability_of_5_percent_or_more_is_warned_with_the_percentage_form() {
-    // Issue 14: `loss = 0.5` (meant 0.5%) silently ran at 50% loss.
+    // Regression: `loss = 0.5` (meant 0.5%) silently ran at 50% loss.
     let l = ok("[link]\nloss = 0.5\n");
     assert_eq!(
         l.warnings,

@@ -1,4 +1,4 @@
-//! Hostile or mistaken input is refused with a positioned error (issue 10): MTUs the stacks
+//! Hostile or mistaken input is refused with a positioned error: MTUs the stacks
 //! cannot carry, names that are paths, keys a model would ignore, rate traces that are not
 //! files or are too large, sampling that would never finish.
 

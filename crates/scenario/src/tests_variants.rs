@@ -147,7 +147,7 @@ fn variants_are_a_sweep_axis_crossed_with_the_others() {
 
 #[test]
 fn a_key_of_another_stack_at_its_default_follows_the_effective_stack() {
-    // The failing example of issue 14: --set flow.stack=tcp on a file with zero_rtt = false.
+    // Regression: --set flow.stack=tcp on a file with zero_rtt = false.
     let text = "[[flow]]\nzero_rtt = false\ninitial_rtt = \"333ms\"\n";
     let l = run(text, &["flow.stack=tcp"], &[], &[]).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(l.points[0].scenario.flows[0].stack(), Stack::Tcp);

@@ -8,7 +8,7 @@
 //! are saved beside the test as `tests/<name>.proptest-regressions` and replayed first from
 //! then on.
 //!
-//! Inputs left out until the defects of issue 10 that helper B fixes are merged (re-enable then):
+//! Inputs left out until the defects they exercise are fixed (re-enable then):
 //! - `rate_trace` values are only relative names in a directory that does not exist: a trace naming
 //!   `/dev/zero` or a FIFO reads without end today (that defect has its own test in B's work).
 //! - `run.reps` × sweep points is not multiplied out by `runs()` above [`MAX_RUNS_EXPANDED`]:

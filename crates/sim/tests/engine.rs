@@ -120,7 +120,7 @@ fn an_address_token_saves_a_round_trip_on_a_zero_rtt_page() {
 fn small_zero_rtt_downloads_close_cleanly_on_every_connection() {
     // With a 1-byte response the client has it all before the handshake is confirmed and
     // closes at once; the server saw that close as an error, which stopped the flow before
-    // its third connection (issue 10, defect 7).
+    // its third connection.
     for connections in [3, 5] {
         let mut f = flow(
             "z",
@@ -341,7 +341,7 @@ fn our_cubic() -> cc::config::CcConfig {
 
 #[test]
 fn flow_level_timings_of_a_multi_connection_download_describe_the_whole_flow() {
-    // Issue 14: the flow's `ttfb_s` came from the first connection, `completion_s` from the
+    // Regression: the flow's `ttfb_s` came from the first connection, `completion_s` from the
     // last (measured from *its* first packet) and `goodput_bps` from the whole flow. Every
     // flow-level time is now measured from the flow's first packet: handshake and first byte
     // of the first connection, completion = last byte of the last connection.
@@ -381,7 +381,7 @@ fn flow_level_timings_of_a_multi_connection_download_describe_the_whole_flow() {
 
 #[test]
 fn fairness_of_two_bulk_flows_over_the_measurement_window() {
-    // Issue 14: Jain's index per run and per sample bin, and each flow's share, in results.
+    // Regression: Jain's index per run and per sample bin, and each flow's share, in results.
     let mut a = flow("a", Workload::Bulk { upload: false });
     a.stop = Some(ms(4_000));
     let mut b = flow("b", Workload::Bulk { upload: false });

@@ -51,7 +51,7 @@ fn quic_and_tcp_agree_on_a_clean_path() {
     check("quic-vs-tcp");
 }
 
-// The QUIC research model (issue 12): seed 001's four cases with INET's configuration, Mathis
+// The QUIC research model: seed 001's four cases with INET's configuration, Mathis
 // with INET's assumptions up to 2% loss, and the cross-check against quinn configured alike.
 
 #[test]

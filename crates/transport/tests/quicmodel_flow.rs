@@ -410,7 +410,7 @@ fn periodic_loss_at_higher_rates_stays_below_mathis_by_the_recovery_stall() {
 #[test]
 fn periodic_loss_up_to_two_percent_with_inets_recovery_gives_mathis_rate() {
     // INET's NewReno loses no growth to the recovery period, so the sawtooth is Mathis' up to
-    // whole-packet rounding (seed 001's Mathis case, issue 12).
+    // whole-packet rounding (seed 001's Mathis case).
     for p in [0.002f64, 0.01, 0.02] {
         let (rate, m) = (periodic_loss_goodput_with(p, true), mathis(p));
         assert!(

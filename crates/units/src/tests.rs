@@ -259,7 +259,7 @@ fn formatting_round_trips() {
 
 #[test]
 fn negative_values_are_named_as_such() {
-    // Issue 14: "-5ms" was reported as "does not start with a number".
+    // Regression: "-5ms" was reported as "does not start with a number".
     for text in ["-5ms", " -5ms", "-0.5s", "-.5s"] {
         let e = parse_duration(text).unwrap_err().0;
         assert!(e.contains("must not be negative"), "{text}: {e}");
