@@ -21,7 +21,7 @@ pub struct GetArgs {
     /// Take the whole configuration from this JSON file (serialized `FetchOptions`, URL
     /// included, as the emulator writes it; `-` reads standard input) instead of the flags
     /// below, except `--json`.
-    #[arg(long, conflicts_with_all = GET_FLAGS)]
+    #[arg(long, conflicts_with_all = GET_FLAGS, conflicts_with_all = QUIC_FLAGS)]
     config: Option<PathBuf>,
     /// HTTP version: 1.1, 2 or 3.
     #[arg(long, default_value = "2", value_parser = HttpVersion::parse)]
@@ -67,8 +67,8 @@ pub struct GetArgs {
     json: bool,
 }
 
-/// The flags `--config` replaces (every one but `--json`).
-const GET_FLAGS: [&str; 24] = [
+/// The client's own flags `--config` replaces (with [`QUIC_FLAGS`]; all but `--json`).
+const GET_FLAGS: &[&str] = &[
     "url",
     "http",
     "ca",
@@ -82,17 +82,6 @@ const GET_FLAGS: [&str; 24] = [
     "upload",
     "keylog",
     "timeout",
-    QUIC_FLAGS[0],
-    QUIC_FLAGS[1],
-    QUIC_FLAGS[2],
-    QUIC_FLAGS[3],
-    QUIC_FLAGS[4],
-    QUIC_FLAGS[5],
-    QUIC_FLAGS[6],
-    QUIC_FLAGS[7],
-    QUIC_FLAGS[8],
-    QUIC_FLAGS[9],
-    QUIC_FLAGS[10],
 ];
 
 impl GetArgs {

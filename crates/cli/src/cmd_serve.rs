@@ -158,7 +158,7 @@ fn parse_response_cap(text: &str) -> Result<ResponseCap, String> {
 pub struct ServeArgs {
     /// Take the whole configuration from this JSON file (a serialized `ServerConfig`, as the
     /// emulator writes it; `-` reads standard input) instead of the flags below.
-    #[arg(long, conflicts_with_all = SERVE_FLAGS)]
+    #[arg(long, conflicts_with_all = SERVE_FLAGS, conflicts_with_all = QUIC_FLAGS)]
     config: Option<PathBuf>,
     /// Address for TCP and UDP (same port). Loopback by default; `0.0.0.0:4433` to answer on
     /// every interface, `[::]:4433` for IPv6 (dual stack); port 0 picks one.
@@ -207,8 +207,9 @@ pub struct ServeArgs {
     quiet: bool,
 }
 
-/// The flags `--config` replaces (every one but `--ready-file` and `--quiet`).
-const SERVE_FLAGS: [&str; 22] = [
+/// The server's own flags `--config` replaces (with [`QUIC_FLAGS`]; all but `--ready-file` and
+/// `--quiet`).
+const SERVE_FLAGS: &[&str] = &[
     "listen",
     "idle_timeout",
     "max_connections",
@@ -220,17 +221,6 @@ const SERVE_FLAGS: [&str; 22] = [
     "tcp_cc",
     "keylog",
     "stats_file",
-    QUIC_FLAGS[0],
-    QUIC_FLAGS[1],
-    QUIC_FLAGS[2],
-    QUIC_FLAGS[3],
-    QUIC_FLAGS[4],
-    QUIC_FLAGS[5],
-    QUIC_FLAGS[6],
-    QUIC_FLAGS[7],
-    QUIC_FLAGS[8],
-    QUIC_FLAGS[9],
-    QUIC_FLAGS[10],
 ];
 
 impl ServeArgs {

@@ -117,3 +117,43 @@ fn main() -> ExitCode {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::Cli;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        // Every id named in `conflicts_with_all` and the like must exist.
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn a_config_file_excludes_every_quic_flag_of_serve_and_get() {
+        for cmd in ["serve", "get"] {
+            for id in crate::cmd_serve::QUIC_FLAGS {
+                let flag = format!("--{}", id.replace('_', "-"));
+                let mut args = vec!["quiclab", cmd, "--config", "c.json", &flag];
+                // A valid value, so the conflict is what clap reports.
+                let value = match *id {
+                    "mtu_discovery" | "no_gso" | "no_address_token" | "early_response" => None,
+                    "quic_cc" => Some("cubic"),
+                    "initial_rtt" => Some("100ms"),
+                    "qlog_dir" => Some("q"),
+                    _ => Some("1300"),
+                };
+                args.extend(value);
+                let err = Cli::command()
+                    .try_get_matches_from(&args)
+                    .expect_err(&format!("{cmd} --config with {flag}"));
+                assert_eq!(
+                    err.kind(),
+                    clap::error::ErrorKind::ArgumentConflict,
+                    "{cmd} {flag}: {err}"
+                );
+            }
+        }
+    }
+}
