@@ -8,6 +8,12 @@ one ``results.parquet`` is written from); :mod:`quiclab` turns them into dicts a
 from typing import Optional
 
 __version__: str
+RESULTS_FILE: str
+RESULTS_PARQUET: str
+SERIES_PARQUET: str
+SERIES_DIR: str
+SUMMARY_FILE: str
+ERROR_FIELD: str
 
 class QuiclabError(Exception):
     """Base class of every error quiclab raises."""

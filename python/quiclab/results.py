@@ -2,7 +2,7 @@
 
 Every table has the columns of the results schema (``docs/results.md``): one row per run ×
 flow for :attr:`Results.df`, one row per sample × flow × run for :attr:`Results.series`. The
-flattening is the Rust ``report`` crate's, the one that writes ``results.parquet``, so a
+flattening is the Rust ``analysis`` crate's, the one that writes ``results.parquet``, so a
 DataFrame built here from ``results.jsonl`` equals ``pandas.read_parquet`` of the directory's
 ``results.parquet``. A value an engine did not measure is missing (NaN / None), never 0.
 """
@@ -21,15 +21,15 @@ from quiclab import _native
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-#: File names inside a results directory (the same as the CLI's).
-RESULTS_JSONL = "results.jsonl"
-RESULTS_PARQUET = "results.parquet"
-SERIES_PARQUET = "series.parquet"
-SERIES_DIR = "series"
-SUMMARY_CSV = "summary.csv"
+#: File names inside a results directory, from the Rust crate that writes them.
+RESULTS_JSONL = _native.RESULTS_FILE
+RESULTS_PARQUET = _native.RESULTS_PARQUET
+SERIES_PARQUET = _native.SERIES_PARQUET
+SERIES_DIR = _native.SERIES_DIR
+SUMMARY_CSV = _native.SUMMARY_FILE
 
 #: The field that marks an error record in results.jsonl (a run that crashed the engine).
-ERROR_FIELD = "error"
+ERROR_FIELD = _native.ERROR_FIELD
 
 
 #: Arrow types of the flattening's column types: those ``results.parquet`` stores.

@@ -1,5 +1,5 @@
 """Statistics over repetitions, computed as quiclab's ``summary.csv`` computes them (the Rust
-``report`` crate: Student-t 95% confidence intervals of the mean)."""
+``analysis`` crate: Student-t 95% confidence intervals of the mean)."""
 
 from __future__ import annotations
 

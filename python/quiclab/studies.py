@@ -1,6 +1,6 @@
 """The command line's analyses as library calls: ``compare`` (the same metric across results
 directories) and ``validate`` (seed 001's analytic cases). Both run the Rust code the
-``quiclab`` binary runs (``report::compare``, ``studies::validate``), so a number here equals
+``quiclab`` binary runs (``analysis::compare``, ``studies::validate``), so a number here equals
 the one ``quiclab compare`` or ``quiclab validate`` prints."""
 
 from __future__ import annotations

@@ -189,10 +189,10 @@ mod bench_emu {
                 s,
                 "{:<52} {:>14} {:>32} {:>14} {:>7}",
                 "UDP rate (1500 B packets)",
-                report::si(r.configured_bps, "bit/s"),
+                analysis::si(r.configured_bps, "bit/s"),
                 format!(
                     "{} ({:.2}%)",
-                    report::si(r.achieved_bps, "bit/s"),
+                    analysis::si(r.achieved_bps, "bit/s"),
                     100.0 * r.ratio
                 ),
                 "within 2%",
@@ -251,7 +251,7 @@ mod bench_emu {
             "{:<52} {:>14} {:>32} {:>14} {:>7}",
             "max forwarding rate (1 ms delay, model on)",
             "unlimited",
-            format!("{} ({:.2} Gbit/s)", report::si(t.pps, "pkt/s"), t.gbps),
+            format!("{} ({:.2} Gbit/s)", analysis::si(t.pps, "pkt/s"), t.gbps),
             "≥ 1 Gbit/s",
             mark(t.reaches_1_gbps)
         );

@@ -1,4 +1,4 @@
-//! `quiclab compare`: maps flags onto `report::compare` and prints its rows (a Markdown table or
+//! `quiclab compare`: maps flags onto `analysis::compare` and prints its rows (a Markdown table or
 //! JSON) and its warnings.
 
 use clap::Args;
@@ -25,11 +25,11 @@ pub struct CompareArgs {
 
 /// Runs `quiclab compare`.
 pub fn run(args: &CompareArgs) -> anyhow::Result<Exit> {
-    let comparison = report::compare::compare(&args.sources, &args.metrics, &args.filters)?;
+    let comparison = analysis::compare::compare(&args.sources, &args.metrics, &args.filters)?;
     if args.json {
         println!("{}", serde_json::to_string(&comparison.rows)?);
     } else {
-        print!("{}", report::compare::render(&comparison.rows));
+        print!("{}", analysis::compare::render(&comparison.rows));
     }
     for w in &comparison.missing {
         eprintln!("warning: {w}");

@@ -93,7 +93,7 @@ pub fn run(args: &PlotArgs) -> anyhow::Result<Exit> {
         out => {
             let dir = out
                 .clone()
-                .unwrap_or_else(|| args.dir.join(figures::FIGURES_DIR));
+                .unwrap_or_else(|| args.dir.join(results::layout::FIGURES_DIR));
             for p in figures::write_figures(&dir, &figs)? {
                 println!("{}", p.display());
             }

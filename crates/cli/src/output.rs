@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use report::{si, SummaryRow};
+use analysis::{si, SummaryRow};
 use results::{Flow, Link, Run};
 
 /// Per-flow metrics shown in a sweep's table (the full set goes to summary.csv).
@@ -227,9 +227,9 @@ pub fn sweep_table(
     }
     // An empty list would mean "every metric" to render_table; with no flows there is nothing to show.
     if !metric_refs.is_empty() {
-        s.push_str(&report::render_table(rows, &metric_refs));
+        s.push_str(&analysis::render_table(rows, &metric_refs));
     }
-    for w in report::incomplete_warnings(rows, downloads) {
+    for w in analysis::incomplete_warnings(rows, downloads) {
         let _ = writeln!(s, "warning: {w}");
     }
     s
@@ -367,7 +367,7 @@ mod tests {
             point,
             axes: vec![("link.loss".into(), format!("{point}%"))],
             metric: metric.into(),
-            summary: report::summarize(v).expect("finite values"),
+            summary: analysis::summarize(v).expect("finite values"),
         };
         let rows = [
             row(0, "end_s", &[1.0, 1.0, 1.0]),
@@ -398,7 +398,7 @@ mod tests {
             point: 0,
             axes: vec![("link.loss".into(), "1%".into())],
             metric: metric.into(),
-            summary: report::summarize(&[v, v]).expect("finite values"),
+            summary: analysis::summarize(&[v, v]).expect("finite values"),
         };
         let rows = [
             row("flows.0.goodput_bps", 1e6),

@@ -8,7 +8,7 @@
 //! flow are refused by name; those it only approximates are accepted with a warning.
 
 use ::results::FlowConfig;
-use cc::config::{CcConfig, CubicProfile, RenoCounting};
+use congestion::config::{CcConfig, CubicProfile, RenoCounting};
 use scenario::model::{CcChoice, FlowSpec, PepSpec, TlsMode, Workload};
 
 use crate::error::EmuError;

@@ -23,7 +23,7 @@ use scenario::model::{CcChoice, FlowSpec, Scenario, Stack, TlsMode, Workload};
 use serde::Serialize;
 use serde_json::Value;
 
-use cc::config::CcConfig;
+use congestion::config::CcConfig;
 
 use crate::error::EmuError;
 use crate::kernel_tcp;

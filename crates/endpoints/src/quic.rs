@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 
-use cc::config::{CcConfig, CommonCcConfig, CubicProfile, RenoCounting};
+use congestion::config::{CcConfig, CommonCcConfig, CubicProfile, RenoCounting};
 use quinn::{TransportConfig, VarInt};
 use serde::{Deserialize, Serialize};
 use transport::cc_adapter::{CcChoice, CcProbe, Factory};
@@ -21,7 +21,7 @@ pub use transport::quic_common::QuicCommonKnobs;
 
 use crate::sockopt;
 
-/// The congestion controller of a QUIC endpoint: one of quiclab's (crate `cc`, through
+/// The congestion controller of a QUIC endpoint: one of quiclab's (crate `congestion`, through
 /// [`transport::cc_adapter`], the same code the simulator runs) or one of quinn's built-ins.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct QuicCc(pub CcChoice);

@@ -13,12 +13,13 @@
 //! and because every float crosses JSON exactly: serde_json prints the shortest representation
 //! that reads back to the same bits, and the workspace enables its `float_roundtrip` parser.
 
+use results::layout::ResultsLayout;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use report::ResultsStore;
+use results::store::ResultsStore;
 use scenario::model::{RunSpec, SweepPoint};
 use scenario::LoadedScenario;
 use serde::{Deserialize, Serialize};
@@ -157,7 +158,7 @@ impl<'a> OpenSweep<'a> {
         create_dir(sweep.out)?;
         // Held until the value is dropped: one sweep per directory (see `lock`).
         let lock = DirLock::acquire(sweep.out)?;
-        let results = sweep.out.join(report::store::RESULTS_FILE);
+        let results = ResultsLayout::new(sweep.out).results();
         if !sweep.resume && has_results(&results)? {
             return Err(ExperimentError::AlreadyHasResults {
                 dir: sweep.out.to_path_buf(),
@@ -174,7 +175,7 @@ impl<'a> OpenSweep<'a> {
         let store = ResultsStore::open(sweep.out)?;
         let complete = store.completed_ids()?;
         if sweep.series {
-            create_dir(&sweep.out.join("series"))?;
+            create_dir(&ResultsLayout::new(sweep.out).series_dir())?;
         }
         let resumed = runs
             .iter()
@@ -314,7 +315,7 @@ impl<'a> OpenSweep<'a> {
             return Ok(());
         }
         if let (true, Some(csv)) = (self.series, series_csv) {
-            write_atomic(&self.out.join("series").join(format!("{id}.csv")), csv)?;
+            write_atomic(&ResultsLayout::new(&self.out).series(id), csv)?;
         }
         self.store.append(line)?;
         state.complete.insert(id.to_string());
@@ -422,7 +423,7 @@ impl<'a> OpenSweep<'a> {
     fn append(&self, run: &results::Run) -> Result<(), ExperimentError> {
         if self.series {
             write_atomic(
-                &self.out.join("series").join(format!("{}.csv", run.id)),
+                &ResultsLayout::new(&self.out).series(&run.id),
                 run.series_csv().as_bytes(),
             )?;
         }
@@ -462,7 +463,7 @@ impl<'a> OpenSweep<'a> {
         self.store.finalize(&order)?;
         let specs: Vec<RunSpec> = mine.iter().map(|r| (*r).clone()).collect();
         let rows = summary::write(&self.out, &self.loaded, &specs, &self.store)?;
-        report::parquet::write_dir(&self.out, &self.store)?;
+        analysis::parquet::write_dir(&self.out, &self.store)?;
         let state = self.state.into_inner().unwrap_or_else(|p| p.into_inner());
         let mut failures = state.failures;
         // Runs skipped on resume because of an earlier error record still failed: say so.
@@ -487,7 +488,7 @@ impl<'a> OpenSweep<'a> {
 }
 
 /// Records that `spec` failed for good: a line with its identity and `message` under
-/// [`report::store::ERROR_FIELD`] instead of measurements.
+/// [`results::store::ERROR_FIELD`] instead of measurements.
 fn record_error(
     store: &ResultsStore,
     spec: &RunSpec,
@@ -498,7 +499,7 @@ fn record_error(
         "point": spec.point,
         "rep": spec.rep,
         "seed": spec.seed,
-        (report::store::ERROR_FIELD): message,
+        (results::store::ERROR_FIELD): message,
     }))?;
     Ok(())
 }

@@ -87,7 +87,10 @@ pub enum ExperimentError {
     },
     /// The results store failed (append, read, finalise).
     #[error(transparent)]
-    Store(#[from] report::Error),
+    Store(#[from] results::store_error::Error),
+    /// Writing the summary or the Parquet files failed.
+    #[error(transparent)]
+    Output(#[from] analysis::Error),
     /// The executor could not execute the runs (e.g. no worker threads, a lost cluster).
     #[error("executor: {0}")]
     Executor(String),

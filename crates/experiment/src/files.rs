@@ -40,8 +40,8 @@ pub const MAX_RECORD_BYTES: u64 = 64 << 20;
 /// `scenario::limits::MAX_SERIES_ROWS_PER_RUN` rows of well under 1 kB each.
 pub const MAX_SERIES_FILE_BYTES: u64 = 1 << 30;
 
-/// A shard's whole `results.jsonl` as text (see [`report::store::MAX_RESULTS_BYTES`]).
+/// A shard's whole `results.jsonl` as text (see [`results::store::MAX_RESULTS_BYTES`]).
 pub(crate) fn read_results(path: &Path) -> Result<String, ExperimentError> {
-    fsutil::read_to_string_bounded(path, report::store::MAX_RESULTS_BYTES)
+    fsutil::read_to_string_bounded(path, results::store::MAX_RESULTS_BYTES)
         .map_err(ExperimentError::io("cannot read", path))
 }

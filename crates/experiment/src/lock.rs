@@ -19,9 +19,7 @@ use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
 use crate::error::ExperimentError;
-
-/// Name of the lock file inside a results directory.
-pub const LOCK_FILE: &str = ".lock";
+use results::layout::LOCK_FILE;
 
 /// An exclusive lock on a results directory, released on drop (or when the process exits).
 #[derive(Debug)]

@@ -19,9 +19,7 @@ use serde::Serialize;
 
 use crate::error::ExperimentError;
 use crate::files::create_dir;
-
-/// File name inside the results directory.
-pub const MANIFEST_FILE: &str = "sweep.json";
+use results::layout::MANIFEST_FILE;
 
 /// The record: borrowed, so serialising it copies nothing. Field order is the file's key order.
 #[derive(Debug, Serialize)]

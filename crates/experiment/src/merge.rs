@@ -8,10 +8,11 @@
 //! any sweep: `results.jsonl` in run order, `summary.csv`, the Parquet files.
 //!
 //! Bound: one shard's results.jsonl text at a time (at most
-//! [`report::store::MAX_RESULTS_BYTES`]), plus one parsed line; the ids of every run (the
+//! [`results::store::MAX_RESULTS_BYTES`]), plus one parsed line; the ids of every run (the
 //! sweep's run list). Every file is read without following links and only if it is a regular
 //! file, so a link to another file, a FIFO or `/dev/zero` in a shard's directory is an error.
 
+use results::layout::ResultsLayout;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -21,9 +22,9 @@ use serde::Deserialize;
 
 use crate::distributed::OpenSweep;
 use crate::error::ExperimentError;
-use crate::manifest::MANIFEST_FILE;
 use crate::runner::{Sweep, SweepOutcome};
 use crate::shard::{self, Shard, ShardManifest};
+use results::layout::MANIFEST_FILE;
 
 /// A merged sweep: its scenario (rebuilt from the shards' records) and how it ended.
 #[derive(Debug)]
@@ -91,7 +92,7 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<Merged, ExperimentError> 
             refuse(format!(
                 "{} is not a shard's directory (no {}): run the shards with `quiclab sim --shard INDEX/COUNT --out DIR`",
                 dir.display(),
-                shard::SHARD_FILE
+                results::layout::SHARD_FILE
             ))
         })?;
         if manifest_of(dir)? != manifest {
@@ -152,7 +153,7 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<Merged, ExperimentError> 
     if runs.len() != dirs[0].record.runs {
         return Err(refuse(format!(
             "{} records {} runs, but its sweep has {}; the shard directories are inconsistent",
-            first.join(shard::SHARD_FILE).display(),
+            first.join(results::layout::SHARD_FILE).display(),
             dirs[0].record.runs,
             runs.len()
         )));
@@ -167,7 +168,9 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<Merged, ExperimentError> 
     for d in &dirs {
         check_shard(d, &rank)?;
     }
-    let series = dirs.iter().any(|d| d.dir.join("series").is_dir());
+    let series = dirs
+        .iter()
+        .any(|d| ResultsLayout::new(&d.dir).series_dir().is_dir());
     let sweep = Sweep {
         loaded: &loaded,
         out,
@@ -176,7 +179,7 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<Merged, ExperimentError> 
     };
     let open = OpenSweep::open(&sweep)?;
     for d in &dirs {
-        let path = d.dir.join(report::store::RESULTS_FILE);
+        let path = ResultsLayout::new(&d.dir).results();
         let text = crate::files::read_results(&path)?;
         for raw in text.lines() {
             let line: serde_json::Value =
@@ -187,7 +190,7 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<Merged, ExperimentError> 
             let id = line.get("id").and_then(serde_json::Value::as_str);
             let csv = match id {
                 Some(id) if series => {
-                    let file = d.dir.join("series").join(format!("{id}.csv"));
+                    let file = ResultsLayout::new(&d.dir).series(id);
                     match fsutil::read_bounded(&file, crate::files::MAX_SERIES_FILE_BYTES) {
                         Ok(bytes) => Some(bytes),
                         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
@@ -207,7 +210,7 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<Merged, ExperimentError> 
 /// shard exactly once.
 fn check_shard(d: &ShardDir, rank: &BTreeMap<&str, usize>) -> Result<(), ExperimentError> {
     let shard = d.record.shard().unwrap_or(Shard { index: 0, count: 1 });
-    let path = d.dir.join(report::store::RESULTS_FILE);
+    let path = ResultsLayout::new(&d.dir).results();
     let text = crate::files::read_results(&path)?;
     let resume = format!(
         "finish it with its `quiclab sim ... --shard {shard} --out {}` command plus --resume",

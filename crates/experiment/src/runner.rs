@@ -2,14 +2,14 @@
 //!
 //! Layout of a results directory: `results.jsonl` (one line per run, in run order once
 //! finished), `series/<id>.csv`, `summary.csv`, `results.parquet` and `series.parquet` (the
-//! same results as typed columns, see `report::tabular`), `sweep.json` (what the results were
+//! same results as typed columns, see `analysis::tabular`), `sweep.json` (what the results were
 //! computed from) and, for one shard of a sweep, `shard.json`.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
-use report::SummaryRow;
+use analysis::SummaryRow;
 use scenario::model::{RunSpec, SweepPoint};
 use scenario::LoadedScenario;
 

@@ -16,9 +16,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::ExperimentError;
-
-/// File name of the shard record inside a shard's results directory.
-pub const SHARD_FILE: &str = "shard.json";
+use results::layout::SHARD_FILE;
 
 /// Shard `index` of `count` (0-based: `0/4` … `3/4`), as `--shard INDEX/COUNT` writes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -137,7 +135,7 @@ pub fn check_and_write(dir: &Path, wanted: Option<&ShardManifest>) -> Result<(),
         };
         // A fresh directory (no results yet) takes any record; otherwise they must agree.
         let has_results = dir
-            .join(report::store::RESULTS_FILE)
+            .join(results::layout::RESULTS_FILE)
             .metadata()
             .is_ok_and(|m| m.len() > 0);
         if has_results {

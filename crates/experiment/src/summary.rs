@@ -3,15 +3,14 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use report::{ResultsStore, SummaryRow};
+use analysis::SummaryRow;
+use results::store::ResultsStore;
 use scenario::model::RunSpec;
 use scenario::LoadedScenario;
 use serde_json::Value;
 
 use crate::error::ExperimentError;
-
-/// File name of the summary inside the results directory.
-pub const SUMMARY_FILE: &str = "summary.csv";
+use results::layout::SUMMARY_FILE;
 
 /// Top-level result fields that identify or describe a run rather than measure it; averaging
 /// them (a mean seed, a mean point index) would only clutter the summary.
@@ -29,7 +28,7 @@ pub fn write(
     let mut acc = Accumulator::new(runs);
     store.for_each_result(|line| acc.add(line))?;
     let rows = acc.rows(loaded);
-    report::write_summary_csv(&out.join(SUMMARY_FILE), &rows)?;
+    analysis::write_summary_csv(&out.join(SUMMARY_FILE), &rows)?;
     Ok(rows)
 }
 
@@ -81,12 +80,12 @@ impl<'a> Accumulator<'a> {
             return;
         }
         let metrics = self.by_point.entry(point).or_default();
-        for (k, v) in report::flatten_numeric(&measurements(line)) {
+        for (k, v) in analysis::flatten_numeric(&measurements(line)) {
             metrics.entry(k).or_default().push(v);
         }
     }
 
-    /// The rows, point by point and metric by metric (what `report::summary_rows` gives).
+    /// The rows, point by point and metric by metric (what `analysis::summary_rows` gives).
     fn rows(self, loaded: &LoadedScenario) -> Vec<SummaryRow> {
         let mut rows = Vec::new();
         for (point, metrics) in self.by_point {
@@ -97,7 +96,7 @@ impl<'a> Accumulator<'a> {
                 .unwrap_or_default();
             for (metric, values) in metrics {
                 // JSON numbers are finite and each list is non-empty, so this cannot fail.
-                if let Ok(summary) = report::summarize(&values) {
+                if let Ok(summary) = analysis::summarize(&values) {
                     rows.push(SummaryRow {
                         point,
                         axes: axes.to_vec(),

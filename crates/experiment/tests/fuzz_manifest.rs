@@ -7,8 +7,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use experiment::manifest::{check_and_write, manifest, MANIFEST_FILE};
+use experiment::manifest::{check_and_write, manifest};
 use proptest::prelude::*;
+use results::layout::MANIFEST_FILE;
 use scenario::{parse_str, LoadedScenario};
 
 /// The budget of one property in a normal `cargo test`, unless `PROPTEST_CASES` says otherwise.

@@ -106,8 +106,8 @@ fn the_doc_lists_every_column_with_its_type() {
         .lines()
         .map(|l| serde_json::from_str(l).expect("json"))
         .collect();
-    let runs = report::flatten(&lines);
-    let series = report::series_table(&lines, |id| {
+    let runs = analysis::flatten(&lines);
+    let series = analysis::series_table(&lines, |id| {
         std::fs::read_to_string(out.join(format!("series/{id}.csv"))).ok()
     });
     assert!(runs.rows == 6 && series.rows > 0);

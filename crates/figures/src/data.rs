@@ -10,13 +10,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::error::FigureError;
-
-/// File names inside a results directory (the same names the runner writes).
-pub const RESULTS_FILE: &str = "results.jsonl";
-/// See [`RESULTS_FILE`].
-pub const MANIFEST_FILE: &str = "sweep.json";
-/// See [`RESULTS_FILE`].
-pub const SERIES_DIR: &str = "series";
+use results::layout::{ResultsLayout, MANIFEST_FILE, RESULTS_FILE, SERIES_DIR};
 
 /// One stored run.
 #[derive(Debug, Clone)]
@@ -276,7 +270,7 @@ impl ResultsDir {
 
     /// Path of the series file of run `id`.
     pub fn series_path(&self, id: &str) -> PathBuf {
-        self.dir.join(SERIES_DIR).join(format!("{id}.csv"))
+        ResultsLayout::new(&self.dir).series(id)
     }
 }
 
@@ -298,7 +292,7 @@ fn run_data(json: Value) -> RunData {
             .to_string(),
         point: json.get("point").and_then(Value::as_u64).unwrap_or(0) as usize,
         rep: json.get("rep").and_then(Value::as_u64).unwrap_or(0) as u32,
-        metrics: report::flatten_numeric(&measured),
+        metrics: analysis::flatten_numeric(&measured),
         json,
     }
 }

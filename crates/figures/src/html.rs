@@ -451,7 +451,7 @@ fn table_section(o: &mut String, d: &ResultsDir) {
                 } else {
                     "num"
                 };
-                let text = match report::summarize(&values) {
+                let text = match analysis::summarize(&values) {
                     Ok(s) => format!(
                         "{} ({}/{big_n})",
                         crate::chart::mean_ci(s.mean * sc.factor, s.ci95_half_width() * sc.factor),

@@ -24,16 +24,12 @@ pub mod metric;
 pub mod series;
 pub mod sweep;
 
+use results::layout::REPORT_FILE;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 pub use data::ResultsDir;
 pub use error::FigureError;
-
-/// Sub-directory of a results directory that `quiclab plot` writes into by default.
-pub const FIGURES_DIR: &str = "figures";
-/// File name of the HTML report inside a results directory.
-pub const REPORT_FILE: &str = "report.html";
 
 /// What a figure shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

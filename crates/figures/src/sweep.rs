@@ -220,7 +220,7 @@ fn experiments_with(d: &ResultsDir, axis: &str) -> Vec<String> {
 }
 
 /// One drawn cell: x, the statistics, n (runs with the value) and N (runs recorded).
-type Cell = (f64, report::Summary, usize, usize);
+type Cell = (f64, analysis::Summary, usize, usize);
 
 /// One series of a sweep figure: its key and, per x value, the point indices.
 struct SeriesCells {
@@ -301,7 +301,7 @@ fn figure(
                 .iter()
                 .filter_map(|r| r.metrics.get(metric_path).copied())
                 .collect();
-            let Ok(sum) = report::summarize(&values) else {
+            let Ok(sum) = analysis::summarize(&values) else {
                 // Recorded but never measured here: no point to draw, but the count still shows.
                 pts.push((xs[xi], empty_summary(), 0, runs.len()));
                 continue;
@@ -401,8 +401,8 @@ fn figure(
     }))
 }
 
-fn empty_summary() -> report::Summary {
-    report::Summary {
+fn empty_summary() -> analysis::Summary {
+    analysis::Summary {
         n: 0,
         mean: f64::NAN,
         sd: f64::NAN,

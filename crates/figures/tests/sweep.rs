@@ -38,7 +38,7 @@ fn dir(
                 // A metric from a later schema: found by its name.
                 "fairness": {"jain": 0.5 + 0.1 * p.index as f64},
             });
-            let metrics = report::flatten_numeric(&line)
+            let metrics = analysis::flatten_numeric(&line)
                 .into_iter()
                 .filter(|(k, _)| !["point", "rep"].contains(&k.as_str()))
                 .collect();

@@ -2,7 +2,7 @@
 //!
 //! A thin layer over the libraries the CLI uses — `scenario` to load a scenario with overrides
 //! and sweep axes, `experiment` to run one run, a sweep in memory or a sweep into a results
-//! directory, `report::compare` and `studies` for `compare` and `validate` — so Python gets the
+//! directory, `analysis::compare` and `studies` for `compare` and `validate` — so Python gets the
 //! same results as the `quiclab` command line (there is no second runner).
 //! The pythonic API (DataFrames, `Results`, Dask) lives in `python/quiclab/`; this module
 //! passes results across as the JSON text `results.jsonl` holds, which keeps one
@@ -45,5 +45,12 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(studies_py::validate, m)?)?;
     m.add_function(wrap_pyfunction!(studies_py::validation_cases, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // The names inside a results directory, from their one home.
+    m.add("RESULTS_FILE", results::layout::RESULTS_FILE)?;
+    m.add("RESULTS_PARQUET", results::layout::RESULTS_PARQUET)?;
+    m.add("SERIES_PARQUET", results::layout::SERIES_PARQUET)?;
+    m.add("SERIES_DIR", results::layout::SERIES_DIR)?;
+    m.add("SUMMARY_FILE", results::layout::SUMMARY_FILE)?;
+    m.add("ERROR_FIELD", results::store::ERROR_FIELD)?;
     Ok(())
 }

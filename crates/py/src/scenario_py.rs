@@ -89,7 +89,7 @@ fn to_json(run: &results::Run) -> PyResult<(String, String)> {
         .map_err(|e| ExperimentError::new_err(format!("cannot serialise the result: {e}")))?;
     // The store's form (keys sorted): tables built from memory and from results.jsonl then
     // have their columns in the same order.
-    let line = report::store::canonical(&value).to_string();
+    let line = results::store::canonical(&value).to_string();
     Ok((line, run.series_csv()))
 }
 

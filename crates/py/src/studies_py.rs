@@ -1,5 +1,5 @@
 //! The library calls behind `quiclab compare` and `quiclab validate`, for Python: the same
-//! code (`report::compare`, `studies::validate`), results as the JSON text the CLI's `--json`
+//! code (`analysis::compare`, `studies::validate`), results as the JSON text the CLI's `--json`
 //! prints.
 
 use pyo3::prelude::*;
@@ -19,7 +19,7 @@ pub fn compare(
     filters: Vec<String>,
 ) -> PyResult<(String, Vec<String>)> {
     let comparison = py
-        .detach(|| report::compare::compare(&sources, &metrics, &filters))
+        .detach(|| analysis::compare::compare(&sources, &metrics, &filters))
         .map_err(|e| ExperimentError::new_err(experiment::error::chain(&e)))?;
     let rows = serde_json::to_string(&comparison.rows)
         .map_err(|e| QuiclabError::new_err(e.to_string()))?;

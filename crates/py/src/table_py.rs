@@ -27,18 +27,18 @@ fn parse_lines(lines: &[String]) -> PyResult<Vec<Value>> {
 }
 
 /// A table's columns as Python lists.
-fn columns<'py>(py: Python<'py>, table: report::Table) -> PyResult<Vec<PyColumn<'py>>> {
+fn columns<'py>(py: Python<'py>, table: analysis::Table) -> PyResult<Vec<PyColumn<'py>>> {
     table
         .columns
         .into_iter()
         .map(|c| {
             let kind = c.values.type_name();
             let list = match c.values {
-                report::Values::F64(v) => PyList::new(py, v)?,
-                report::Values::I64(v) => PyList::new(py, v)?,
-                report::Values::U64(v) => PyList::new(py, v)?,
-                report::Values::Str(v) => PyList::new(py, v)?,
-                report::Values::Bool(v) => PyList::new(py, v)?,
+                analysis::Values::F64(v) => PyList::new(py, v)?,
+                analysis::Values::I64(v) => PyList::new(py, v)?,
+                analysis::Values::U64(v) => PyList::new(py, v)?,
+                analysis::Values::Str(v) => PyList::new(py, v)?,
+                analysis::Values::Bool(v) => PyList::new(py, v)?,
             };
             Ok((c.name, kind, list))
         })
@@ -50,7 +50,7 @@ fn columns<'py>(py: Python<'py>, table: report::Table) -> PyResult<Vec<PyColumn<
 #[pyfunction]
 pub fn flatten<'py>(py: Python<'py>, lines: Vec<String>) -> PyResult<Vec<PyColumn<'py>>> {
     let runs = py.detach(|| parse_lines(&lines))?;
-    let table = py.detach(|| report::flatten(&runs));
+    let table = py.detach(|| analysis::flatten(&runs));
     columns(py, table)
 }
 
@@ -64,11 +64,11 @@ pub fn series_table<'py>(
     series: HashMap<String, String>,
 ) -> PyResult<Vec<PyColumn<'py>>> {
     let runs = py.detach(|| parse_lines(&lines))?;
-    let table = py.detach(|| report::series_table(&runs, |id| series.get(id).cloned()));
+    let table = py.detach(|| analysis::series_table(&runs, |id| series.get(id).cloned()));
     columns(py, table)
 }
 
-/// Statistics of `values` as `report::summarize` computes them for `summary.csv`: `n`,
+/// Statistics of `values` as `analysis::summarize` computes them for `summary.csv`: `n`,
 /// `mean`, `sd`, `ci95_low`, `ci95_high` (Student-t 95% interval of the mean), `min`,
 /// `median`, `max`. Raises ValueError for no values or a value that is not finite.
 #[pyfunction]
@@ -76,7 +76,7 @@ pub fn summarize<'py>(
     py: Python<'py>,
     values: Vec<f64>,
 ) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
-    let s = report::summarize(&values)
+    let s = analysis::summarize(&values)
         .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
     let d = pyo3::types::PyDict::new(py);
     d.set_item("n", s.n)?;

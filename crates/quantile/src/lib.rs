@@ -12,7 +12,7 @@
 //! The *median* of a summary ([`median`]: `summary.csv`, `compare`, `calibrate`) is the
 //! conventional sample median instead: the middle value, or the mean of the two middle values
 //! for an even count, the estimate the order-statistic interval around it
-//! (`report::stats::median_ci95`) is built for. It is the one quantile that is not the nearest
+//! (`analysis::stats::median_ci95`) is built for. It is the one quantile that is not the nearest
 //! rank, and it has its own name so that no caller mistakes one for the other.
 
 #![warn(missing_docs)]

@@ -23,6 +23,9 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 pub mod fairness;
+pub mod layout;
+pub mod store;
+pub mod store_error;
 pub use fairness::{jain_index, Fairness};
 
 /// Results of one run: one JSON line of results.jsonl (the series go to CSV files).

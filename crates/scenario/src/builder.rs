@@ -7,7 +7,7 @@ use crate::model::{
     CcChoice, DuplexLink, FcUpdate, FlowSpec, FlowTransport, QuicCommonKnobs, QuicKnobs,
     QuicModelKnobs, Scenario, Stack, TcpKnobs, Workload,
 };
-use cc::config::{CcConfig, CommonCcConfig, RenoCounting};
+use congestion::config::{CcConfig, CommonCcConfig, RenoCounting};
 use netem::config::{LinkConfig, LossConfig, QueueLimit, RateProfile};
 
 /// Milliseconds as a Duration.
@@ -43,7 +43,7 @@ pub fn newreno_exact() -> CcChoice {
 pub fn cubic_hystart() -> CcChoice {
     CcChoice::Ours(CcConfig::Cubic {
         hystart: true,
-        profile: cc::config::CubicProfile::Rfc9438,
+        profile: congestion::config::CubicProfile::Rfc9438,
         common: CommonCcConfig {
             initial_window_packets: 10,
             loss_reduction_factor: 0.7,
@@ -57,7 +57,7 @@ pub fn cubic_hystart() -> CcChoice {
 pub fn linux_cubic() -> CcChoice {
     CcChoice::Ours(CcConfig::Cubic {
         hystart: true,
-        profile: cc::config::CubicProfile::Linux,
+        profile: congestion::config::CubicProfile::Linux,
         common: CommonCcConfig {
             initial_window_packets: 10,
             loss_reduction_factor: 0.7,

@@ -284,7 +284,7 @@ pub const CC_NAMES: &[&str] = &[
 /// Values of `flow.cc` that only the QUIC stack has (quinn's built-in controllers).
 pub const QUIC_ONLY_CC: &[&str] = &["quinn-newreno", "quinn-cubic", "quinn-bbr"];
 
-/// Values of `flow.cc` every stack has (the `cc` crate's controllers).
+/// Values of `flow.cc` every stack has (the `congestion` crate's controllers).
 pub const OUR_CC: &[&str] = &["newreno", "newreno-approx", "cubic", "none"];
 
 /// Values of `flow.stack`.

@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use cc::config::{CcConfig, RenoCounting};
+use congestion::config::{CcConfig, RenoCounting};
 use netem::config::{Jitter, LossConfig, QueueLimit, RateProfile};
 use netem::loss::gilbert_elliott_mean_loss;
 
@@ -821,16 +821,16 @@ fn pep_keys_resolve_to_a_pep_spec() {
     );
     assert!(matches!(
         p.cc,
-        cc::config::CcConfig::Cubic { hystart: true, .. }
+        congestion::config::CcConfig::Cubic { hystart: true, .. }
     ));
     let p = flow("[[flow]]\nstack = \"tcp\"\npep = \"client-side\"\npep_buffer = \"64KiB\"\npep_cc = \"newreno\"\n").expect("a PEP");
     assert_eq!((p.position, p.buffer), (PepPosition::ClientSide, 65_536));
-    assert!(matches!(p.cc, cc::config::CcConfig::NewReno { .. }));
+    assert!(matches!(p.cc, congestion::config::CcConfig::NewReno { .. }));
     let p =
         flow("[[flow]]\nstack = \"tcp\"\npep = \"server-side\"\npep_initial_window = \"100pkt\"\n")
             .expect("a PEP");
     assert!(
-        matches!(p.cc, cc::config::CcConfig::Cubic { common, .. } if common.initial_window_packets == 100)
+        matches!(p.cc, congestion::config::CcConfig::Cubic { common, .. } if common.initial_window_packets == 100)
     );
     let e = err("[[flow]]\npep = \"server-side\"\n");
     assert!(

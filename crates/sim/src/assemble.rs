@@ -76,7 +76,7 @@ fn flow(slot: &FlowSlot, window: f64) -> (Flow, Vec<String>) {
             FlowTransport::Tcp { knobs, .. } => {
                 transport::linux_config::tcp_record(&slot.spec.cc, knobs)
             }
-            // The model runs the `cc` crate's controllers as quinn's stack runs them.
+            // The model runs the `congestion` crate's controllers as quinn's stack runs them.
             FlowTransport::QuicModel(k) => {
                 transport::linux_config::quic_record(&slot.spec.cc, k.common.address_token)
             }

@@ -300,7 +300,7 @@ fn a_gateway_pep_splits_the_connection_across_the_engine() {
     base.server_access.down.delay = ms(5);
     let mut with_pep = base.clone();
     let mut cc = our_cubic();
-    if let cc::config::CcConfig::Cubic { common, .. } = &mut cc {
+    if let congestion::config::CcConfig::Cubic { common, .. } = &mut cc {
         common.initial_window_packets = 100;
     }
     let FlowTransport::Tcp { pep, .. } = &mut with_pep.transport else {
@@ -332,7 +332,7 @@ fn a_gateway_pep_splits_the_connection_across_the_engine() {
     assert!(b < a - 0.5, "PEP {b} s vs end to end {a} s");
 }
 
-fn our_cubic() -> cc::config::CcConfig {
+fn our_cubic() -> congestion::config::CcConfig {
     match scenario::builder::cubic_hystart() {
         scenario::model::CcChoice::Ours(c) => c,
         _ => unreachable!("cubic_hystart is ours"),

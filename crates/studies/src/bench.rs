@@ -178,15 +178,15 @@ pub fn render_scale(r: &ScaleFigures) -> String {
         "scale {:<4} {:>5} flows  simulated {}  wall {}  {:.1} sim-s/wall-s  {}  {:.0} ns/packet  after {SCALE_WARM_UP} {}  memory/flow {}",
         r.stack,
         r.flows,
-        report::si(r.figures.simulated_s, "s"),
-        report::si(r.figures.wall_s, "s"),
+        analysis::si(r.figures.simulated_s, "s"),
+        analysis::si(r.figures.wall_s, "s"),
         r.figures.sim_per_wall,
-        report::si(r.figures.packets_per_s, "packets/s"),
+        analysis::si(r.figures.packets_per_s, "packets/s"),
         r.wall_ns_per_packet,
         r.steady_ns_per_packet
             .map_or_else(|| "n/a".to_string(), |ns| format!("{ns:.0} ns/packet")),
         r.memory_per_flow_bytes
-            .map_or_else(|| "n/a".to_string(), |b| report::si(b, "B")),
+            .map_or_else(|| "n/a".to_string(), |b| analysis::si(b, "B")),
     )
 }
 
@@ -366,13 +366,13 @@ pub fn render_figures(f: &BenchFigures) -> String {
     format!(
         "{:<18} simulated {}  wall {} (best of {})  {:.1} sim-s/wall-s  {}  {}  {}",
         f.scenario,
-        report::si(f.simulated_s, "s"),
-        report::si(f.wall_s, "s"),
+        analysis::si(f.simulated_s, "s"),
+        analysis::si(f.wall_s, "s"),
         f.repetitions,
         f.sim_per_wall,
-        report::si(f.packets_per_s, "packets/s"),
-        report::si(f.datagrams_per_s, "datagrams/s"),
-        report::si(f.events_per_s, "events/s"),
+        analysis::si(f.packets_per_s, "packets/s"),
+        analysis::si(f.datagrams_per_s, "datagrams/s"),
+        analysis::si(f.events_per_s, "events/s"),
     )
 }
 

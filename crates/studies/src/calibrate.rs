@@ -12,9 +12,9 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
+use analysis::stats::median_ci95;
 use experiment::executor::Stop;
 use experiment::{Engine, Executor, ExperimentError, Progress, Sweep, SweepOutcome};
-use report::stats::median_ci95;
 use scenario::{LoadedScenario, ScenarioError};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -496,8 +496,8 @@ impl Row {
 }
 
 fn read_side(dir: &Path) -> Result<Option<Side>, CalibrateError> {
-    let file = dir.join(report::store::RESULTS_FILE);
-    let text = match fsutil::read_to_string_bounded(&file, report::store::MAX_RESULTS_BYTES) {
+    let file = dir.join(results::layout::RESULTS_FILE);
+    let text = match fsutil::read_to_string_bounded(&file, results::store::MAX_RESULTS_BYTES) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(io(&file)(e)),

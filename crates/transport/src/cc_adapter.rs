@@ -1,12 +1,12 @@
-//! Plugs quiclab's congestion controllers (crate `cc`) into quinn-proto, and lets the simulator
+//! Plugs quiclab's congestion controllers (crate `congestion`) into quinn-proto, and lets the simulator
 //! observe any controller (ours or quinn's) for metrics.
 
 use std::any::Any;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use cc::config::{CcConfig, CommonCcConfig, RenoCounting};
-use cc::{CongestionController, RttSample};
+use congestion::config::{CcConfig, CommonCcConfig, RenoCounting};
+use congestion::{CongestionController, RttSample};
 use quinn_proto::congestion::{Controller, ControllerFactory, ControllerMetrics};
 use quinn_proto::RttEstimator;
 use serde::{Deserialize, Serialize};
@@ -18,7 +18,7 @@ use crate::clock::to_instant;
 /// controllers (QUIC only) for comparison.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub enum CcChoice {
-    /// One of quiclab's controllers (crate `cc`).
+    /// One of quiclab's controllers (crate `congestion`).
     Ours(CcConfig),
     /// quinn's built-in NewReno.
     QuinnNewReno,
@@ -108,7 +108,7 @@ impl ControllerFactory for Factory {
         let quinn = |f: Arc<dyn ControllerFactory>| Inner::Quinn(f.build(now, current_mtu));
         let epoch = self.epoch;
         let inner = match self.choice {
-            CcChoice::Ours(config) => Inner::Ours(cc::build(
+            CcChoice::Ours(config) => Inner::Ours(congestion::build(
                 &config,
                 u64::from(current_mtu),
                 now.saturating_duration_since(epoch),
@@ -297,7 +297,7 @@ mod tests {
     fn cubic() -> CcChoice {
         CcChoice::Ours(CcConfig::Cubic {
             hystart: true,
-            profile: cc::config::CubicProfile::Rfc9438,
+            profile: congestion::config::CubicProfile::Rfc9438,
             common: CommonCcConfig {
                 initial_window_packets: 10,
                 loss_reduction_factor: 0.7,

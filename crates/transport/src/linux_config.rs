@@ -6,7 +6,7 @@
 //! One definition serves both: the simulator records what its knobs mean in Linux's terms, the
 //! emulator applies exactly that and records what the kernel reports back.
 
-use cc::config::CcConfig;
+use congestion::config::CcConfig;
 use results::FlowConfig;
 
 use crate::cc_adapter::CcChoice;
@@ -70,10 +70,10 @@ pub fn cc_name(cc: &CcChoice) -> &'static str {
         CcChoice::Ours(CcConfig::None) => "none",
         CcChoice::Ours(CcConfig::NewReno { counting, .. }) => match counting {
             // `reno_profile` tells Linux's counting from RFC 9002's; both are `newreno`.
-            cc::config::RenoCounting::Exact
-            | cc::config::RenoCounting::Linux
-            | cc::config::RenoCounting::Inet => "newreno",
-            cc::config::RenoCounting::Approximate => "newreno-approx",
+            congestion::config::RenoCounting::Exact
+            | congestion::config::RenoCounting::Linux
+            | congestion::config::RenoCounting::Inet => "newreno",
+            congestion::config::RenoCounting::Approximate => "newreno-approx",
         },
         CcChoice::Ours(CcConfig::Cubic { .. }) => "cubic",
         CcChoice::QuinnNewReno => "quinn-newreno",

@@ -357,12 +357,12 @@ fn periodic_loss_goodput_with(p: f64, inet: bool) -> f64 {
     cfg.knobs.pacing = false;
     if inet {
         cfg.knobs.send_one_on_loss = true;
-        if let transport::cc_adapter::CcChoice::Ours(cc::config::CcConfig::NewReno {
+        if let transport::cc_adapter::CcChoice::Ours(congestion::config::CcConfig::NewReno {
             counting,
             ..
         }) = &mut cfg.plan.cc
         {
-            *counting = cc::config::RenoCounting::Inet;
+            *counting = congestion::config::RenoCounting::Inet;
         }
     }
     let mut net = Net::new(1_000_000_000, ms(50))

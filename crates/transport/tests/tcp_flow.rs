@@ -444,10 +444,10 @@ fn hystart_on_a_geo_path_leaves_slow_start_at_the_bdp_as_linux() {
     // round, until their first ACKs see the queue and the delay test ends slow start at
     // ~636 segments.
     let mut cfg = config(download(10_000_000));
-    cfg.plan.cc = transport::cc_adapter::CcChoice::Ours(cc::config::CcConfig::Cubic {
+    cfg.plan.cc = transport::cc_adapter::CcChoice::Ours(congestion::config::CcConfig::Cubic {
         hystart: true,
-        profile: cc::config::CubicProfile::Linux,
-        common: cc::config::CommonCcConfig {
+        profile: congestion::config::CubicProfile::Linux,
+        common: congestion::config::CommonCcConfig {
             initial_window_packets: 10,
             loss_reduction_factor: 0.7,
             minimum_window_packets: 2,

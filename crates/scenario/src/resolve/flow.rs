@@ -1,7 +1,7 @@
 //! `[[flow]]` entries: workload, congestion control, the knobs of the flow's stack and access
 //! links.
 
-use cc::config::{CcConfig, CommonCcConfig, CubicProfile, RenoCounting};
+use congestion::config::{CcConfig, CommonCcConfig, CubicProfile, RenoCounting};
 
 use crate::error::{At, Errors, ScenarioError};
 use crate::model::{CcChoice, DuplexLink, FlowSpec, FlowTransport, QuicKnobs, Stack, Workload};

@@ -1,7 +1,7 @@
 //! The TCP knobs of a `[[flow]]` and the check that a flow sets only its own stack's keys.
 
 use crate::error::{At, Errors, ScenarioError};
-use cc::config::{CcConfig, CommonCcConfig, CubicProfile, RenoCounting};
+use congestion::config::{CcConfig, CommonCcConfig, CubicProfile, RenoCounting};
 
 use crate::model::{PepPosition, PepSpec, Stack, TcpKnobs};
 use crate::read::Reader;

@@ -15,7 +15,7 @@ pub mod table;
 use std::path::{Path, PathBuf};
 
 use experiment::{Engine, Executor, Progress, Sweep, SweepOutcome};
-use report::ResultsStore;
+use results::store::ResultsStore;
 
 pub use combine::Combined;
 pub use registry::{find, names, Experiment, Study, STUDIES};
@@ -45,7 +45,7 @@ pub enum ReproduceError {
     Experiment(#[from] experiment::ExperimentError),
     /// The stored results could not be read.
     #[error(transparent)]
-    Store(#[from] report::Error),
+    Store(#[from] results::store_error::Error),
     /// The figures or the report could not be drawn.
     #[error(transparent)]
     Figures(#[from] figures::FigureError),
@@ -269,7 +269,7 @@ pub fn write(out: &Path, markdown: &str, csv: &str) -> Result<Written, Reproduce
     experiment::files::write_atomic(&csv_path, csv.as_bytes())?;
     let d = figures::ResultsDir::open(out)?;
     let figs = figures::figures(&d, &figures::PlotOptions::default())?;
-    let dir = out.join(figures::FIGURES_DIR);
+    let dir = out.join(results::layout::FIGURES_DIR);
     figures::write_figures(&dir, &figs)?;
     let report = figures::write_report(out)?;
     Ok(Written {

@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use tables::{Align, Markdown};
 
-use report::{Summary, SummaryRow};
+use analysis::{Summary, SummaryRow};
 
 use super::combine::PointInfo;
 use super::registry::{Column, Comparison, Experiment};
@@ -526,7 +526,7 @@ mod tests {
             point,
             axes: Vec::new(),
             metric: metric.into(),
-            summary: report::summarize(values).expect("finite"),
+            summary: analysis::summarize(values).expect("finite"),
         }
     }
 

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use cc::config::CcConfig;
+use congestion::config::CcConfig;
 use netem::config::{LossConfig, RateProfile};
 use scenario::model::{CcChoice, CrossPattern, CrossSpec, FlowSpec, Scenario, Stack, Workload};
 

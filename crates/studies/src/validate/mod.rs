@@ -6,8 +6,8 @@
 pub mod cases;
 pub mod model;
 
+use analysis::stats::jain_index;
 use experiment::{EngineError, Executor, ExperimentError, Job, Progress, RunOutputs};
-use report::stats::jain_index;
 use scenario::model::{RunSpec, Stack, SweepPoint};
 use serde::Serialize;
 use sim::SimEngine;
@@ -90,8 +90,8 @@ impl ValidationReport {
                 )
             } else {
                 (
-                    report::si(p.expected, &p.unit),
-                    report::si(p.measured, &p.unit),
+                    analysis::si(p.expected, &p.unit),
+                    analysis::si(p.measured, &p.unit),
                 )
             };
             out.push_str(&format!(
@@ -563,12 +563,12 @@ fn check_fair_share(case: &str, reps: &[&Measured], tp_max: f64) -> Vec<PointRes
         let detail: Vec<String> = active
             .iter()
             .zip(&per_flow)
-            .map(|(&i, v)| match report::summarize(v) {
+            .map(|(&i, v)| match analysis::summarize(v) {
                 Ok(s) => format!(
                     "s{}: {} ± {}",
                     i + 1,
-                    report::si(s.mean, "bit/s"),
-                    report::si(s.ci95_half_width(), "bit/s")
+                    analysis::si(s.mean, "bit/s"),
+                    analysis::si(s.ci95_half_width(), "bit/s")
                 ),
                 Err(_) => format!("s{}: n/a", i + 1),
             })
@@ -585,9 +585,9 @@ fn check_fair_share(case: &str, reps: &[&Measured], tp_max: f64) -> Vec<PointRes
             note: format!(
                 "Jain over {} reps; total {} (min {:.0}% of TPmax); fair share {} each; {}",
                 reps.len(),
-                report::si(total, "bit/s"),
+                analysis::si(total, "bit/s"),
                 FAIR_SHARE_MIN_UTILISATION * 100.0,
-                report::si(tp_max / active.len() as f64, "bit/s"),
+                analysis::si(tp_max / active.len() as f64, "bit/s"),
                 failed.unwrap_or_else(|| detail.join(", "))
             ),
             unit: String::new(),

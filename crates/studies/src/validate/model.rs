@@ -499,8 +499,8 @@ mod tests {
         );
         assert!(matches!(
             m.flows[0].cc,
-            scenario::model::CcChoice::Ours(cc::config::CcConfig::NewReno {
-                counting: cc::config::RenoCounting::Inet,
+            scenario::model::CcChoice::Ours(congestion::config::CcConfig::NewReno {
+                counting: congestion::config::RenoCounting::Inet,
                 ..
             })
         ));

@@ -19,7 +19,7 @@
 use std::cell::Cell;
 use std::time::Duration;
 
-use cc::{CongestionController, RttSample};
+use congestion::{CongestionController, RttSample};
 
 use super::ack::{AckPolicy, AckState, Arrival};
 use super::flowctl::FcPolicy;
@@ -344,7 +344,7 @@ impl Endpoint {
         data_sender: bool,
     ) -> Endpoint {
         let k = &p.knobs;
-        let cc = cc::build(&p.cc, u64::from(p.max_udp), now);
+        let cc = congestion::build(&p.cc, u64::from(p.max_udp), now);
         let rtt = Rtt::new(k.common.initial_rtt);
         let pacer = Pacer::new(rtt.smoothed, cc.window(), p.max_udp, now);
         let queue_limit = k

@@ -8,7 +8,7 @@
 //! ranges and ACK delay, streams with stream and connection flow control, retransmission of
 //! frames, never of packets), RFC 9002 (loss detection, PTO with backoff, persistent
 //! congestion, RTT estimation), draft-ietf-quic-ack-frequency (ACK_FREQUENCY), quinn's pacer and
-//! quinn's handshake flight sizes; congestion control is the shared `cc` crate.
+//! quinn's handshake flight sizes; congestion control is the shared `congestion` crate.
 //!
 //! Layers, bottom up, one job each: [`wire`] (frames, real sizes, the model's encoding),
 //! `ranges` (range sets), `space` (packet-number spaces and sent-packet records), `ack` (the
@@ -31,7 +31,7 @@
 //! requested delay min(configured, max(RTT, 25 ms)), reordering threshold 2, re-sent when the
 //! delay moves by more than 20%), credit updates at 1/8 of the window sent at once, the send
 //! buffer, the pacer, RFC 9002 loss detection, PTO and persistent congestion, probes exempt
-//! from the window but paced, congestion events counted per loss batch, and the `cc` crate's
+//! from the window but paced, congestion events counted per loss batch, and the `congestion` crate's
 //! controllers driven as quiclab's quinn adapter drives them.
 //!
 //! Different: the window gate lets a packet go while bytes in flight plus one full packet fit
@@ -63,7 +63,7 @@ pub mod wire;
 
 use std::time::Duration;
 
-use cc::config::CcConfig;
+use congestion::config::CcConfig;
 
 pub use flow::{QuicModelConnections, QuicModelFlow};
 

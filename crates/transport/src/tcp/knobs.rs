@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use cc::config::{CcConfig, CommonCcConfig, CubicProfile};
+use congestion::config::{CcConfig, CommonCcConfig, CubicProfile};
 use serde::{Deserialize, Serialize};
 
 /// TLS handshake carried over a TCP connection (serialized as the scenario's `flow.tls` values).

@@ -2,7 +2,7 @@
 //! handshake, TLS 1.2 / 1.3 modelled as message exchanges of realistic sizes, SACK loss recovery
 //! (RFC 6675) or NewReno (RFC 6582), RTO with backoff (RFC 6298), delayed ACKs with Linux's
 //! quick-ACK start, receive-window autotuning with window scaling, and the shared congestion
-//! controllers of the `cc` crate.
+//! controllers of the `congestion` crate.
 //!
 //! Receivers offer only the buffer space unread data leaves free, and senders facing a zero
 //! window run the persist timer with zero-window probes (RFC 9293 §3.8.6).
@@ -28,7 +28,7 @@ mod scoreboard;
 pub mod segment;
 mod sender;
 
-use cc::config::CcConfig;
+use congestion::config::CcConfig;
 
 pub use flow::{TcpConnections, TcpFlow};
 pub use knobs::{HttpVersion, LossRecovery, PepPosition, PepSpec, TcpKnobs, TlsMode};
@@ -146,8 +146,8 @@ pub(crate) mod tests_support {
         };
         let cc = CcChoice::Ours(CcConfig::Cubic {
             hystart: false,
-            profile: cc::config::CubicProfile::Linux,
-            common: cc::config::CommonCcConfig {
+            profile: congestion::config::CubicProfile::Linux,
+            common: congestion::config::CommonCcConfig {
                 initial_window_packets: 10,
                 loss_reduction_factor: 0.7,
                 minimum_window_packets: 2,

@@ -75,8 +75,8 @@ impl RttEstimator {
     }
 
     /// The sample set the controllers see.
-    pub(crate) fn sample(&self) -> cc::RttSample {
-        cc::RttSample {
+    pub(crate) fn sample(&self) -> congestion::RttSample {
+        congestion::RttSample {
             latest: self.latest,
             smoothed: self.smoothed(),
             min: if self.min == Duration::MAX {

@@ -12,7 +12,7 @@
 //! segment arms a short timeout, and that timeout forgets every SACK mark, since SACKed
 //! segments are otherwise never resent.
 //!
-//! The congestion controller is the shared `cc` crate; the loss-recovery machinery around it is
+//! The congestion controller is the shared `congestion` crate; the loss-recovery machinery around it is
 //! Linux's (6.1 defaults):
 //! - **RACK-TLP** (RFC 8985; knob `rack`): a segment is lost once a segment sent after it has
 //!   been delivered and `rack.rtt + reo_wnd` has passed since it was sent; reo_wnd is
@@ -38,7 +38,7 @@
 
 use std::time::Duration;
 
-use cc::CongestionController;
+use congestion::CongestionController;
 
 use super::knobs::LossRecovery;
 use super::rtt::RttEstimator;
@@ -190,7 +190,7 @@ impl Sender {
             fin_queued: false,
             peer_edge: 1,
             board: Scoreboard::default(),
-            cc: cc::build(&p.controller, u64::from(p.mss), now),
+            cc: congestion::build(&p.controller, u64::from(p.mss), now),
             rtt: RttEstimator::new(p.knobs.initial_rto, p.knobs.min_rto),
             pn: 0,
             recovery: None,
@@ -981,7 +981,7 @@ mod tests {
         f: impl FnOnce(&mut crate::tcp::Params),
     ) -> (Sender, u64) {
         let mut p = params();
-        if let cc::config::CcConfig::Cubic { common, .. } = &mut p.controller {
+        if let congestion::config::CcConfig::Cubic { common, .. } = &mut p.controller {
             common.initial_window_packets = iw;
         }
         f(&mut p);

@@ -238,10 +238,10 @@ impl Net {
 }
 
 /// NewReno with exact counting, IW 10, β 0.5.
-pub fn newreno() -> cc::config::CcConfig {
-    cc::config::CcConfig::NewReno {
-        counting: cc::config::RenoCounting::Exact,
-        common: cc::config::CommonCcConfig {
+pub fn newreno() -> congestion::config::CcConfig {
+    congestion::config::CcConfig::NewReno {
+        counting: congestion::config::RenoCounting::Exact,
+        common: congestion::config::CommonCcConfig {
             initial_window_packets: 10,
             loss_reduction_factor: 0.5,
             minimum_window_packets: 2,

@@ -332,11 +332,11 @@ pub fn config(workload: Workload) -> TcpFlowConfig {
 }
 
 /// CUBIC without HyStart and an initial window of `iw` segments.
-pub fn cubic(iw: u64) -> cc::config::CcConfig {
-    cc::config::CcConfig::Cubic {
+pub fn cubic(iw: u64) -> congestion::config::CcConfig {
+    congestion::config::CcConfig::Cubic {
         hystart: false,
-        profile: cc::config::CubicProfile::Linux,
-        common: cc::config::CommonCcConfig {
+        profile: congestion::config::CubicProfile::Linux,
+        common: congestion::config::CommonCcConfig {
             initial_window_packets: iw,
             loss_reduction_factor: 0.7,
             minimum_window_packets: 2,

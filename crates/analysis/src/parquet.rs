@@ -22,17 +22,13 @@ use ::parquet::schema::types::Type;
 
 use crate::error::{Error, Result};
 use crate::tabular::{Flattener, Table, Values};
-
-/// File name of the runs × flows table.
-pub const RESULTS_PARQUET: &str = "results.parquet";
-/// File name of the series table.
-pub const SERIES_PARQUET: &str = "series.parquet";
+use results::layout::{RESULTS_PARQUET, SERIES_DIR, SERIES_PARQUET};
 
 /// Writes `dir/results.parquet` from `dir/results.jsonl` (every line that is a result, in file
 /// order: the file mirrors results.jsonl) and, when any run has `dir/series/<id>.csv`,
 /// `dir/series.parquet` from those files in the same run order. `store` is `dir`'s store.
-pub fn write_dir(dir: &Path, store: &crate::ResultsStore) -> Result<()> {
-    let series_dir = dir.join("series");
+pub fn write_dir(dir: &Path, store: &results::store::ResultsStore) -> Result<()> {
+    let series_dir = dir.join(SERIES_DIR);
     let mut runs = Flattener::default();
     let mut series = Flattener::default();
     let mut any_series = false;
@@ -42,7 +38,7 @@ pub fn write_dir(dir: &Path, store: &crate::ResultsStore) -> Result<()> {
         let Some(id) = line.get("id").and_then(serde_json::Value::as_str) else {
             return;
         };
-        let file = series_dir.join(format!("{id}.csv"));
+        let file = series_dir.join(results::layout::series_file_name(id));
         match fsutil::read_to_string_bounded(&file, MAX_SERIES_FILE_BYTES) {
             Ok(text) => {
                 any_series = true;

@@ -1,11 +1,11 @@
-//! Errors of the file-handling parts of the crate (store and CSV output).
+//! Errors of the results store.
 
 use std::path::PathBuf;
 
-/// Result alias for operations that touch files.
+/// Result alias for store operations.
 pub type Result<T> = std::result::Result<T, Error>;
 
-/// A failure while reading or writing results files.
+/// A failure while reading or writing `results.jsonl`.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// An operating-system call on `path` failed.
@@ -20,15 +20,6 @@ pub enum Error {
     /// A value could not be serialised to JSON.
     #[error("cannot serialise result line: {0}")]
     Json(#[from] serde_json::Error),
-    /// Writing a Parquet file failed.
-    #[error("cannot write {path}: {source}")]
-    Parquet {
-        /// The file.
-        path: PathBuf,
-        /// The writer's error.
-        #[source]
-        source: ::parquet::errors::ParquetError,
-    },
     /// A result line lacks the string `"id"` field that resumption relies on.
     #[error("result line has no string \"id\" field")]
     MissingId,

@@ -10,9 +10,10 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use analysis::summary::{render_table, summary_csv, summary_rows};
 use proptest::prelude::*;
-use report::store::{ResultsStore, RESULTS_FILE};
-use report::summary::{render_table, summary_csv, summary_rows};
+use results::layout::RESULTS_FILE;
+use results::store::ResultsStore;
 use serde_json::{json, Value};
 
 /// The budget of one property in a normal `cargo test`, unless `PROPTEST_CASES` says otherwise.

@@ -32,7 +32,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use crate::store::is_error_record;
+use results::store::is_error_record;
 
 /// Values of one column, one per row (`None` = null).
 #[derive(Debug, Clone, PartialEq)]

@@ -21,10 +21,8 @@ use std::sync::{Mutex, MutexGuard};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::error::{Error, Result};
-
-/// File name of the results store inside its directory.
-pub const RESULTS_FILE: &str = "results.jsonl";
+use crate::layout::RESULTS_FILE;
+use crate::store_error::{Error, Result};
 
 /// Largest `results.jsonl` read back (to resume, finalise or merge a sweep): it is held in
 /// memory whole. A sweep has at most `scenario::MAX_RUNS` runs; 4 GiB is 20 kB per run at
@@ -280,7 +278,9 @@ pub fn canonical(v: &Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::TempDir;
+    fn temp_dir(tag: &str) -> fsutil::PrivateDir {
+        fsutil::PrivateDir::new(&format!("quiclab-store-{tag}-")).expect("create test dir")
+    }
     use serde_json::json;
     use std::sync::Arc;
 
@@ -290,7 +290,7 @@ mod tests {
 
     #[test]
     fn parallel_appends_are_all_complete() {
-        let dir = TempDir::new("par");
+        let dir = temp_dir("par");
         let store = Arc::new(ResultsStore::open(dir.path()).unwrap());
         let handles: Vec<_> = (0..2)
             .map(|t| {
@@ -313,7 +313,7 @@ mod tests {
 
     #[test]
     fn truncated_last_line_is_ignored_then_repaired() {
-        let dir = TempDir::new("trunc");
+        let dir = temp_dir("trunc");
         let path = dir.path().join(RESULTS_FILE);
         let good = "{\"id\":\"a\",\"x\":1}\n";
         std::fs::write(&path, format!("{good}{{\"id\":\"b\",\"x\":")).unwrap();
@@ -332,7 +332,7 @@ mod tests {
 
     #[test]
     fn unreadable_partial_line_is_ignored_before_repair() {
-        let dir = TempDir::new("partial");
+        let dir = temp_dir("partial");
         let store = ResultsStore::open(dir.path()).unwrap();
         store.append(&run("a", 1.0)).unwrap();
         // A crash mid-write after open: readers must not count the fragment.
@@ -346,7 +346,7 @@ mod tests {
 
     #[test]
     fn whole_record_without_newline_is_kept() {
-        let dir = TempDir::new("nonl");
+        let dir = temp_dir("nonl");
         let path = dir.path().join(RESULTS_FILE);
         std::fs::write(&path, "{\"id\":\"a\"}").unwrap();
         let store = ResultsStore::open(dir.path()).unwrap();
@@ -356,7 +356,7 @@ mod tests {
 
     #[test]
     fn append_requires_string_id() {
-        let dir = TempDir::new("noid");
+        let dir = temp_dir("noid");
         let store = ResultsStore::open(dir.path()).unwrap();
         assert!(matches!(
             store.append(&json!({"x": 1})),
@@ -370,7 +370,7 @@ mod tests {
 
     #[test]
     fn error_records_count_as_done_but_are_not_results() {
-        let dir = TempDir::new("errors");
+        let dir = temp_dir("errors");
         let store = ResultsStore::open(dir.path()).unwrap();
         store.append(&run("a", 1.0)).unwrap();
         store
@@ -391,7 +391,7 @@ mod tests {
 
     #[test]
     fn keys_are_written_sorted() {
-        let dir = TempDir::new("keys");
+        let dir = temp_dir("keys");
         let store = ResultsStore::open(dir.path()).unwrap();
         store
             .append(&json!({"zeta": 1, "id": "r", "alpha": {"b": 1, "a": 2}}))
@@ -410,7 +410,7 @@ mod tests {
         let finish_b = ["p0-r1", "p1-r0", "p0-r0", "p0-r1"]; // p0-r1 ran twice (resumed)
         let mut outputs = Vec::new();
         for finish in [&finish_a[..], &finish_b[..]] {
-            let dir = TempDir::new("final");
+            let dir = temp_dir("final");
             let store = ResultsStore::open(dir.path()).unwrap();
             for id in finish {
                 // Duplicates carry the same content, as a deterministic rerun would.
@@ -441,7 +441,7 @@ mod tests {
 
     #[test]
     fn finalize_keeps_first_duplicate_and_unlisted_ids() {
-        let dir = TempDir::new("dups");
+        let dir = temp_dir("dups");
         let store = ResultsStore::open(dir.path()).unwrap();
         for v in [run("z", 1.0), run("b", 1.0), run("b", 2.0), run("y", 1.0)] {
             store.append(&v).unwrap();

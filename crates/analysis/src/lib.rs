@@ -1,7 +1,7 @@
-//! Results store, statistics and summaries for quiclab runs.
+//! Statistics, summaries, tables and comparisons of quiclab results.
 //!
-//! The engines append one JSON object per run to `results.jsonl` through [`store::ResultsStore`];
-//! this crate then turns those runs into numbers with their uncertainty ([`stats`]) and into
+//! The engines append one JSON object per run to `results.jsonl` (`results::store`); this crate
+//! turns those runs into numbers with their uncertainty ([`stats`]) and into
 //! `summary.csv` and human-readable tables ([`summary`]). Everything here is deterministic: the
 //! output bytes depend only on the input values, never on the order runs finished in.
 
@@ -11,7 +11,6 @@ pub mod compare;
 pub mod error;
 pub mod parquet;
 pub mod stats;
-pub mod store;
 pub mod summary;
 pub mod tabular;
 
@@ -20,7 +19,6 @@ pub(crate) mod testutil;
 
 pub use error::{Error, Result};
 pub use stats::{jain_index, linear_fit, median_ci95, summarize, Fit, StatsError, Summary};
-pub use store::ResultsStore;
 pub use summary::{
     flatten_numeric, incomplete_warnings, metrics_from_runs, render_table, si, summary_rows,
     write_summary_csv, SummaryRow,

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::ResultsStore;
+use results::store::ResultsStore;
 
 /// Why a comparison could not be made.
 #[derive(Debug, thiserror::Error)]
@@ -20,7 +20,7 @@ pub enum CompareError {
     #[error("--where {0:?}: expected KEY=VALUE (a sweep axis and its value)")]
     Filter(String),
     /// The path holds no results store.
-    #[error("{}: no {} here (pass a results directory written by `quiclab sim` or `quiclab emu`)", .0.display(), crate::store::RESULTS_FILE)]
+    #[error("{}: no {} here (pass a results directory written by `quiclab sim` or `quiclab emu`)", .0.display(), results::layout::RESULTS_FILE)]
     NotResults(PathBuf),
     /// The store could not be read.
     #[error("cannot open {}", .path.display())]
@@ -28,7 +28,7 @@ pub enum CompareError {
         /// The directory.
         path: PathBuf,
         /// Why.
-        source: crate::Error,
+        source: results::store_error::Error,
     },
     /// No run of a source is left after the filters.
     #[error("{}: no runs (after --where filters)", .0.display())]
@@ -172,7 +172,7 @@ pub fn load_runs(path: &Path) -> Result<Vec<Value>, CompareError> {
     } else {
         path.to_path_buf()
     };
-    if !dir.join(crate::store::RESULTS_FILE).is_file() {
+    if !dir.join(results::layout::RESULTS_FILE).is_file() {
         return Err(CompareError::NotResults(path.to_path_buf()));
     }
     let store_error = |source| CompareError::Store {
