@@ -80,10 +80,7 @@ macro_rules! choice {
 
 /// `a` followed by `b`, in a constant: lets one allowed list join two name sets
 /// (`const ALL: [&str; N] = concat(A::NAMES, B::NAMES)` with `N = A::NAMES.len() + B::NAMES.len()`).
-pub const fn concat<const N: usize>(
-    a: &[&'static str],
-    b: &[&'static str],
-) -> [&'static str; N] {
+pub const fn concat<const N: usize>(a: &[&'static str], b: &[&'static str]) -> [&'static str; N] {
     assert!(a.len() + b.len() == N, "N must be the total length");
     let mut out = [""; N];
     let mut i = 0;

@@ -37,6 +37,8 @@ pub enum CubicProfile {
     Rfc9438,
 }
 
+choice::names!(CubicProfile { Linux = "linux", Rfc9438 = "rfc9438" });
+
 /// Knobs common to every window-based controller.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct CommonCcConfig {

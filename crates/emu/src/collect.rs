@@ -12,6 +12,7 @@ use endpoints::fetch::FetchReport;
 use endpoints::server::stats_log::ConnectionRecord;
 use endpoints::stats::{QuicStatsSnapshot, TcpInfoSnapshot, TransportSnapshot};
 use scenario::model::{FlowSpec, FlowTransport, Scenario, Workload};
+use scenario::Choice;
 
 /// What one client produced.
 #[derive(Debug, Clone, Default)]

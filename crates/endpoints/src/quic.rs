@@ -9,10 +9,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 
+use choice::Choice;
 use congestion::config::{CcConfig, CommonCcConfig, CubicProfile, RenoCounting};
 use quinn::{TransportConfig, VarInt};
 use serde::{Deserialize, Serialize};
-use transport::cc_adapter::{CcChoice, CcProbe, Factory};
+use transport::cc_adapter::{CcChoice, CcProbe, Factory, OurCc, QuinnCc, CC_NAMES};
 use transport::qlog::{QlogErrors, QlogFile};
 use transport::quic::config::EngineParts;
 pub use transport::quic::config::KnobError;
@@ -29,45 +30,45 @@ pub struct QuicCc(pub CcChoice);
 impl Default for QuicCc {
     /// quiclab's CUBIC with HyStart++ and the scenario format's default knobs.
     fn default() -> Self {
-        QuicCc(ours("cubic").unwrap_or_default())
+        QuicCc(ours(OurCc::Cubic).unwrap_or_default())
     }
 }
 
-/// Names accepted by `--quic-cc` (the scenario format's `flow.cc` values).
-pub const QUIC_CC_NAMES: &[&str] = &[
-    "newreno",
-    "newreno-approx",
-    "cubic",
-    "quinn-newreno",
-    "quinn-cubic",
-    "quinn-bbr",
-];
-
-/// One of our controllers by scenario name, with the scenario's default knobs (initial window
-/// 10, minimum window 2, β 0.7 for CUBIC and 0.5 for NewReno, HyStart++ on).
-fn ours(name: &str) -> Option<CcChoice> {
+/// One of our controllers with the scenario's default knobs (initial window 10, minimum
+/// window 2, β 0.7 for CUBIC and 0.5 for NewReno, HyStart++ on). A real endpoint always runs
+/// a controller: `none` has no window limit, so it is not offered here.
+fn ours(cc: OurCc) -> Option<CcChoice> {
     let common = |beta| CommonCcConfig {
         initial_window_packets: 10,
         loss_reduction_factor: beta,
         minimum_window_packets: 2,
     };
-    Some(CcChoice::Ours(match name {
-        "newreno" => CcConfig::NewReno {
+    Some(CcChoice::Ours(match cc {
+        OurCc::NewReno => CcConfig::NewReno {
             counting: RenoCounting::Exact,
             common: common(0.5),
         },
-        "newreno-approx" => CcConfig::NewReno {
+        OurCc::NewRenoApprox => CcConfig::NewReno {
             counting: RenoCounting::Approximate,
             common: common(0.5),
         },
         // QUIC's default profile, as the scenario's (quinn, the reference, follows the RFC).
-        "cubic" => CcConfig::Cubic {
+        OurCc::Cubic => CcConfig::Cubic {
             hystart: true,
             profile: CubicProfile::Rfc9438,
             common: common(0.7),
         },
-        _ => return None,
+        OurCc::None => return None,
     }))
+}
+
+/// Names accepted by `--quic-cc`: the scenario's `flow.cc` values a real endpoint runs.
+pub fn quic_cc_names() -> Vec<&'static str> {
+    CC_NAMES
+        .iter()
+        .copied()
+        .filter(|n| *n != OurCc::None.name())
+        .collect()
 }
 
 impl FromStr for QuicCc {
@@ -88,24 +89,24 @@ impl FromStr for QuicCc {
             "bbr" => "quinn-bbr",
             other => other,
         };
-        match name {
-            "quinn-newreno" => Ok(QuicCc(CcChoice::QuinnNewReno)),
-            "quinn-cubic" => Ok(QuicCc(CcChoice::QuinnCubic)),
-            "quinn-bbr" => Ok(QuicCc(CcChoice::QuinnBbr)),
-            other => ours(other).map(QuicCc).ok_or_else(|| {
-                format!(
-                    "unknown QUIC congestion controller {s:?} ({})",
-                    QUIC_CC_NAMES.join(", ")
-                )
-            }),
-        }
+        let chosen = match (QuinnCc::from_name(name), OurCc::from_name(name)) {
+            (Some(q), _) => Some(CcChoice::quinn(q)),
+            (None, Some(o)) => ours(o),
+            (None, None) => None,
+        };
+        chosen.map(QuicCc).ok_or_else(|| {
+            format!(
+                "unknown QUIC congestion controller {s:?} ({})",
+                quic_cc_names().join(", ")
+            )
+        })
     }
 }
 
 impl QuicCc {
     /// The controller's scenario name (`cubic`, `quinn-cubic`, …).
     pub fn name(self) -> &'static str {
-        transport::linux_config::cc_name(&self.0)
+        self.0.name()
     }
 }
 

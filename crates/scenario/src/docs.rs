@@ -1,6 +1,8 @@
 //! Generates `docs/scenario.md` from the key registry, so the reference cannot drift from the
 //! parser.
 
+use choice::Choice;
+
 use std::fmt::Write;
 
 use crate::registry::{keys, sections, Kind};

@@ -8,6 +8,7 @@
 #![warn(missing_docs)]
 
 pub mod builder;
+pub mod choices;
 mod docs;
 mod error;
 mod input;
@@ -32,6 +33,7 @@ mod tests_bounds;
 #[cfg(test)]
 mod tests_variants;
 
+pub use choice::Choice;
 pub use docs::render_docs;
 pub use error::ScenarioError;
 pub use load::{load, load_with, parse_str, parse_with, run_seed, Inputs, LoadedScenario};

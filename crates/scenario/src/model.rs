@@ -59,16 +59,7 @@ pub enum Stack {
     QuicModel,
 }
 
-impl Stack {
-    /// The value of `flow.stack` that selects this stack.
-    pub fn name(self) -> &'static str {
-        match self {
-            Stack::Quic => "quic",
-            Stack::Tcp => "tcp",
-            Stack::QuicModel => "quic-model",
-        }
-    }
-}
+choice::names!(Stack { Quic = "quic", Tcp = "tcp", QuicModel = "quic-model" });
 
 /// One transport flow between a client on the left and a server on the right of the dumbbell.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

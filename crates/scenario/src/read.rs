@@ -6,6 +6,8 @@
 
 use std::time::Duration;
 
+use choice::Choice;
+
 use crate::error::{At, Errors, ScenarioError};
 use crate::queue::{parse_queue, QueueSpec};
 use crate::registry::{self, Bounds, DefaultValue, KeyDoc, Kind};
@@ -305,8 +307,28 @@ impl<'a> Reader<'a> {
         })
     }
 
-    /// One of the registry's allowed values.
-    pub(crate) fn choice(&self, key: &str) -> Result<Option<&'static str>, ScenarioError> {
+    /// The variant of `T` that `key` names. The registry lists `T::NAMES` as the key's allowed
+    /// values, so every accepted name selects a variant.
+    pub(crate) fn choice<T: Choice>(&self, key: &str) -> Result<Option<T>, ScenarioError> {
+        debug_assert_eq!(
+            self.doc(key)?.allowed,
+            T::NAMES,
+            "the registry's allowed values of {key} are not the names of the type it resolves to"
+        );
+        let Some(name) = self.choice_name(key)? else {
+            return Ok(None);
+        };
+        match T::from_name(name) {
+            Some(v) => Ok(Some(v)),
+            None => Err(self.errors.at(
+                self.at(),
+                format!("{}: {name:?} selects nothing", self.path_of(key)),
+            )),
+        }
+    }
+
+    /// One of the registry's allowed values of `key`, as written.
+    pub(crate) fn choice_name(&self, key: &str) -> Result<Option<&'static str>, ScenarioError> {
         let doc = self.doc(key)?;
         let Some(node) = self.node(key)? else {
             return Ok(None);
@@ -396,7 +418,7 @@ impl Reader<'_> {
             (Kind::Bool, _) => json(self.required(key, self.boolean(key)?)?),
             (Kind::Float, _) => json(self.required(key, self.float(key)?)?),
             (Kind::Probability, _) => json(self.required(key, self.probability(key)?)?),
-            (Kind::Enum, _) => json(self.required(key, self.choice(key)?)?),
+            (Kind::Enum, _) => json(self.required(key, self.choice_name(key)?)?),
             (Kind::Str, _) => json(self.required(key, self.string(key)?)?),
             (kind, _) => {
                 return Err(self.errors.whole(format!(

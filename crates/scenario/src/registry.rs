@@ -266,76 +266,31 @@ const fn one_of(k: KeyDoc, allowed: &'static [&'static str]) -> KeyDoc {
 
 use std::time::Duration;
 
+use choice::Choice;
+use congestion::CubicProfile;
+use transport::quic::QuicCrypto;
+use transport::quicmodel::{FcUpdate, StreamScheduler};
+use transport::tcp::{HttpVersion, LossRecovery, TlsMode};
+
+use transport::cc_adapter::{OurCc, CC_NAMES};
+
+use crate::choices::{App, CrossPattern, Direction, JitterDist, LossModel, PepSite, RenoProfile};
 use crate::model::Stack;
 use DefaultValue::{Context, Required, Unset, Value};
 use Kind::*;
-
-/// Names accepted by `flow.cc`.
-pub const CC_NAMES: &[&str] = &[
-    "newreno",
-    "newreno-approx",
-    "cubic",
-    "none",
-    "quinn-newreno",
-    "quinn-cubic",
-    "quinn-bbr",
-];
-
-/// Values of `flow.cc` that only the QUIC stack has (quinn's built-in controllers).
-pub const QUIC_ONLY_CC: &[&str] = &["quinn-newreno", "quinn-cubic", "quinn-bbr"];
-
-/// Values of `flow.cc` every stack has (the `congestion` crate's controllers).
-pub const OUR_CC: &[&str] = &["newreno", "newreno-approx", "cubic", "none"];
-
-/// Values of `flow.stack`.
-pub const STACK_NAMES: &[&str] = &["quic", "tcp", "quic-model"];
-
-/// Values of `flow.crypto`.
-pub const CRYPTO_MODES: &[&str] = &["tls", "none"];
-
-/// Values of `flow.fc_update`.
-pub const FC_UPDATES: &[&str] = &["threshold", "every-ack"];
-
-/// Values of `flow.scheduler`.
-pub const SCHEDULERS: &[&str] = &["round-robin", "fifo"];
 
 /// Longest ACK delay of the research model: RFC 9000 §18.2 forbids a max_ack_delay of 2^14 ms
 /// or more.
 pub const MAX_MODEL_ACK_DELAY: Duration = Duration::from_millis(16_383);
 
-/// Values of `flow.http`.
-pub const HTTP_VERSIONS: &[&str] = &["http2", "http1.1"];
-
 const HTTP1: &str = "flow.http=\"http1.1\"";
-
-/// Values of `flow.pep`.
-pub const PEP_POSITIONS: &[&str] = &["none", "client-side", "server-side"];
-
-/// Values of `flow.pep_cc` (our controllers; quinn's exist only inside QUIC).
-pub const PEP_CC: &[&str] = &["cubic", "newreno", "newreno-approx", "none"];
 
 const PEP_ON: &str = "flow.pep=\"server-side\"";
 
-/// Values of `flow.cubic_profile`.
-pub const CUBIC_PROFILES: &[&str] = &["linux", "rfc9438"];
-
-/// Values of `flow.reno_profile`.
-pub const RENO_PROFILES: &[&str] = &["linux", "rfc9002", "inet"];
-
-/// Values of `flow.recovery`.
-pub const RECOVERY_MODES: &[&str] = &["prr", "rfc6675"];
-
-/// Values of `flow.tls`.
-pub const TLS_VERSIONS: &[&str] = &["1.3", "1.2", "none"];
-
-/// Names accepted by `link.loss.model`.
-pub const LOSS_MODELS: &[&str] = &[
-    "none",
-    "bernoulli",
-    "periodic",
-    "gilbert-elliott",
-    "bounded",
-];
+/// The names a [`Choice`] type accepts, as a key's allowed values.
+const fn names_of<T: Choice>() -> &'static [&'static str] {
+    T::NAMES
+}
 
 const GE: &str = "link.loss.model=\"gilbert-elliott\"";
 
@@ -357,10 +312,10 @@ static KEYS: &[KeyDoc] = &[
     key("link.delay", Duration, Value("15ms"), "One-way propagation delay.", "\"40ms\""),
     key("link.rtt", Duration, Unset, "Round-trip propagation delay of the bottleneck, as papers quote it: sets `delay` = rtt / 2 in both directions (nanoseconds rounded down). Only in `[link]`; an explicit `delay` in `[link]`, `[link.up]` or `[link.down]` with it is an error.", "\"80ms\""),
     key("link.jitter", Duration, Value("0ms"), "Extra per-packet delay variation (maximum for uniform, standard deviation for normal).", "\"2ms\""),
-    with_context(one_of(key("link.jitter_dist", Enum, Value("uniform"), "Distribution of the jitter.", "\"normal\""), &["uniform", "normal"]), &["link.jitter=\"2ms\""]),
+    with_context(one_of(key("link.jitter_dist", Enum, Value("uniform"), "Distribution of the jitter.", "\"normal\""), names_of::<JitterDist>()), &["link.jitter=\"2ms\""]),
     key("link.queue", Queue, Value("1bdp"), "Drop-tail queue limit: `\"25pkt\"`, `\"64KB\"`, `\"1.5bdp+5pkt\"` or `\"unlimited\"` (see BDP below).", "\"25pkt\""),
     key("link.loss", Loss, Context("no loss"), "Packet loss: a probability (`\"2%\"`, Bernoulli) or a table with `model` and its parameters.", "\"2%\""),
-    with_context(one_of(key("link.loss.model", Enum, Value("bernoulli"), "Loss model.", "\"periodic\""), LOSS_MODELS), &["link.loss.p=\"1%\""]),
+    with_context(one_of(key("link.loss.model", Enum, Value("bernoulli"), "Loss model.", "\"periodic\""), names_of::<LossModel>()), &["link.loss.p=\"1%\""]),
     key("link.loss.p", Probability, Required, "bernoulli, periodic, bounded: loss probability; gilbert-elliott: P(Good→Bad).", "\"1%\""),
     with_context(key("link.loss.r", Probability, Required, "gilbert-elliott: P(Bad→Good).", "0.2"), &[GE, "link.loss.p=0.01"]),
     with_context(key("link.loss.k", Probability, Value("1"), "gilbert-elliott: probability that a packet survives in Good.", "0.99"), &[GE, "link.loss.p=0.01", "link.loss.r=0.2"]),
@@ -383,9 +338,9 @@ static KEYS: &[KeyDoc] = &[
     // --- flows ---
     key("flow.name", Str, Context("`flow{i}`, i = index of the `[[flow]]`"), "Unique name of the flow in results and qlog file names: a plain name like `run.name`.", "\"bulk\""),
     key("flow.count", Int, Value("1"), "Replicate this flow; copies are named `{name}.0` … `{name}.{count-1}`.", "2"),
-    one_of(key("flow.stack", Enum, Value("quic"), "Transport: `quic` = the real quinn-proto state machine; `tcp` = quiclab's Linux-like TCP model with TLS modelled as messages; `quic-model` = quiclab's QUIC research model (RFC 9000/9002 semantics and real wire sizes without cryptography, with INET's and ModQUIC's knobs; simulator only).", "\"tcp\""), STACK_NAMES),
-    one_of(key("flow.app", Enum, Value("bulk"), "Workload: saturated `bulk` sender, or `download` of `size` bytes.", "\"download\""), &["bulk", "download"]),
-    one_of(key("flow.direction", Enum, Value("up"), "bulk: who sends; `up` = the client uploads, `down` = the server sends.", "\"down\""), &["up", "down"]),
+    one_of(key("flow.stack", Enum, Value("quic"), "Transport: `quic` = the real quinn-proto state machine; `tcp` = quiclab's Linux-like TCP model with TLS modelled as messages; `quic-model` = quiclab's QUIC research model (RFC 9000/9002 semantics and real wire sizes without cryptography, with INET's and ModQUIC's knobs; simulator only).", "\"tcp\""), names_of::<Stack>()),
+    one_of(key("flow.app", Enum, Value("bulk"), "Workload: saturated `bulk` sender, or `download` of `size` bytes.", "\"download\""), names_of::<App>()),
+    one_of(key("flow.direction", Enum, Value("up"), "bulk: who sends; `up` = the client uploads, `down` = the server sends.", "\"down\""), names_of::<Direction>()),
     with_context(key("flow.size", Size, Value("10MB"), "download: bytes requested, split evenly over the streams.", "\"8.9MB\""), &["flow.app=\"download\""]),
     with_context(key("flow.streams", Int, Value("1"), "download: concurrent streams per connection (at most `size`: each stream carries at least one byte).", "4"), &["flow.app=\"download\""]),
     with_context(key("flow.connections", Int, Value("1"), "download: connections made one after the other (0-RTT applies to the second and later).", "2"), &["flow.app=\"download\""]),
@@ -393,8 +348,8 @@ static KEYS: &[KeyDoc] = &[
     key("flow.stop", Duration, Unset, "bulk: when the sender stops; none = end of the run.", "\"5s\""),
     one_of(key("flow.cc", Enum, Value("newreno"), "Congestion control: ours (`newreno` with exact byte counting, `newreno-approx` with RFC 9002's per-ACK increase, `cubic`, `none`) on every stack, or quinn's built-ins (`quinn-*`, `quic` only).", "\"cubic\""), CC_NAMES),
     with_context(key("flow.hystart", Bool, Value("true"), "cubic: leave slow start on rising delay: Linux's HyStart (ACK train + delay increase) with `cubic_profile = \"linux\"`, HyStart++ (RFC 9406) with `\"rfc9438\"`.", "false"), &["flow.cc=\"cubic\""]),
-    with_context(one_of(key("flow.cubic_profile", Enum, Context("`linux` (tcp), `rfc9438` (quic)"), "cubic: `linux` = Linux's tcp_cubic.c (windows in whole segments, β = 717/1024, constant-rate TCP-friendliness estimate, Linux's HyStart); `rfc9438` = RFC 9438 in bytes (α = 1 once W_max is regained, HyStart++). QUIC defaults to `rfc9438` like quinn's CUBIC.", "\"linux\""), CUBIC_PROFILES), &["flow.cc=\"cubic\""]),
-    with_context(one_of(key("flow.reno_profile", Enum, Context("`linux` (tcp), `rfc9002` (quic)"), "newreno: `linux` = Linux's Reno (tcp_reno_cong_avoid: whole segments, one per window of acknowledged segments, ssthresh = cwnd/2); `rfc9002` = exact byte counting of RFC 9002 with `loss_reduction`; `inet` = INET's NewReno: exact counting, and bytes acknowledged during a recovery period count towards the next increase.", "\"linux\""), RENO_PROFILES), &["flow.cc=\"newreno\""]),
+    with_context(one_of(key("flow.cubic_profile", Enum, Context("`linux` (tcp), `rfc9438` (quic)"), "cubic: `linux` = Linux's tcp_cubic.c (windows in whole segments, β = 717/1024, constant-rate TCP-friendliness estimate, Linux's HyStart); `rfc9438` = RFC 9438 in bytes (α = 1 once W_max is regained, HyStart++). QUIC defaults to `rfc9438` like quinn's CUBIC.", "\"linux\""), names_of::<CubicProfile>()), &["flow.cc=\"cubic\""]),
+    with_context(one_of(key("flow.reno_profile", Enum, Context("`linux` (tcp), `rfc9002` (quic)"), "newreno: `linux` = Linux's Reno (tcp_reno_cong_avoid: whole segments, one per window of acknowledged segments, ssthresh = cwnd/2); `rfc9002` = exact byte counting of RFC 9002 with `loss_reduction`; `inet` = INET's NewReno: exact counting, and bytes acknowledged during a recovery period count towards the next increase.", "\"linux\""), names_of::<RenoProfile>()), &["flow.cc=\"newreno\""]),
     key("flow.initial_window", Packets, Value("10pkt"), "Initial congestion window (ours only; RFC 6928 and Linux's TCP_INIT_CWND: 10).", "\"4pkt\""),
     key("flow.loss_reduction", Float, Context("0.5 (newreno), 0.7 (cubic)"), "Multiplicative decrease on congestion (ours only).", "0.8"),
     key("flow.min_window", Packets, Value("2pkt"), "Minimum congestion window (ours only).", "\"4pkt\""),
@@ -407,7 +362,7 @@ static KEYS: &[KeyDoc] = &[
     quic_shared(within(key("flow.ack_ratio", Int, Unset, "Ask the peer to acknowledge every n-th ack-eliciting packet (ACK_FREQUENCY frame of draft-ietf-quic-ack-frequency); none = no request: quinn ACKs every second packet, the model's receiver uses `receiver_ack_ratio`.", "10"), 1, u32::MAX as u64)),
     quic_shared(key("flow.max_ack_delay", Duration, Unset, "Max ACK delay requested with an ACK_FREQUENCY frame; none = no request: 25 ms for quinn, the model's receiver uses `ack_delay`. quic-model: above 0 and below 16384 ms (RFC 9000's limit).", "\"5ms\"")),
     quic_only(positive(key("flow.keep_alive", Duration, Unset, "Send a PING after this long without sending (quinn's keep-alive), so a quiet connection is not closed by the 30 s idle timeout (e.g. across a long blackout); none = no keep-alive, quinn's default.", "\"5s\""))),
-    quic_only(one_of(key("flow.crypto", Enum, Value("tls"), "Packet protection: `tls` = the negotiated TLS 1.3 suite (AES-128-GCM, preferred as by browsers); `none` = a null AEAD keeping the 16-byte tag (a checksum) and packet sizes, for large sweeps: the same results at less CPU, but pcaps cannot be decrypted.", "\"none\""), CRYPTO_MODES)),
+    quic_only(one_of(key("flow.crypto", Enum, Value("tls"), "Packet protection: `tls` = the negotiated TLS 1.3 suite (AES-128-GCM, preferred as by browsers); `none` = a null AEAD keeping the 16-byte tag (a checksum) and packet sizes, for large sweeps: the same results at less CPU, but pcaps cannot be decrypted.", "\"none\""), names_of::<QuicCrypto>())),
     quic_shared(key("flow.zero_rtt", Bool, Value("false"), "Use 0-RTT on the second and later connections of a download.", "true")),
     quic_shared(key("flow.address_token", Bool, Value("true"), "Address-validation tokens (RFC 9000 §8.1.3): the server sends NEW_TOKEN frames and the client presents one in its next connection's Initial, lifting the server's anti-amplification limit (3× the bytes received) before the handshake completes; matters for 0-RTT. On by default as quinn (default features) and Chrome's QUIC stack (google/quiche issues and presents address tokens); false: no token is sent or accepted.", "false")),
     // The research model's own knobs (`QuicModelKnobs`); its defaults are quinn's behaviour.
@@ -416,17 +371,17 @@ static KEYS: &[KeyDoc] = &[
     model_only(key("flow.ack_on_reorder", Bool, Value("true"), "ACK at once when a packet arrives out of order or fills a gap (RFC 9000 §13.2.1).", "false")),
     model_only(key("flow.bundle_acks", Bool, Value("false"), "Also acknowledge non-ack-eliciting packets when an ACK goes out anyway (INET's `bundleAckForNonAckElicitingPackets`); they never trigger an ACK on their own.", "true")),
     model_only(key("flow.ibit", Bool, Value("false"), "The I-bit: the sender marks the last packet it can send before it becomes congestion- or flow-control-blocked, and the receiver acknowledges a marked packet at once.", "true")),
-    model_only(one_of(key("flow.fc_update", Enum, Value("threshold"), "When the receiver grants flow-control credit: `threshold` = MAX_DATA / MAX_STREAM_DATA once `fc_threshold` of the window has been consumed since the last update (quinn, INET); `every-ack` = fresh credit with every ACK (ModQUIC).", "\"every-ack\""), FC_UPDATES)),
+    model_only(one_of(key("flow.fc_update", Enum, Value("threshold"), "When the receiver grants flow-control credit: `threshold` = MAX_DATA / MAX_STREAM_DATA once `fc_threshold` of the window has been consumed since the last update (quinn, INET); `every-ack` = fresh credit with every ACK (ModQUIC).", "\"every-ack\""), names_of::<FcUpdate>())),
     model_only(fraction(key("flow.fc_threshold", Float, Value("0.125"), "threshold: fraction of the window the application must consume before an update, in (0, 1] (quinn 0.125, INET 0.5).", "0.5"), false, true)),
     model_only(key("flow.send_one_on_loss", Bool, Value("false"), "On entering a recovery period, send one packet at once whatever the congestion window (RFC 9002 Appendix B.6's MaybeSendOnePacket, INET's NewReno); false: as quinn, wait until the bytes in flight fall below the reduced window.", "true")),
     model_only(key("flow.fc_immediate", Bool, Value("true"), "threshold: send the update in a packet of its own at once (quinn); false: piggy-back it on the next packet that goes out anyway (INET).", "false")),
     model_only(key("flow.window_autotuning", Bool, Value("false"), "Receive-window auto-tuning: double a window (up to 16× its initial value) when it is consumed in less than two RTTs.", "true")),
-    model_only(one_of(key("flow.scheduler", Enum, Value("round-robin"), "The sender's stream scheduler: `round-robin` = one packet's worth per stream in turn (quinn, INET); `fifo` = the lowest open stream until it has nothing left.", "\"fifo\""), SCHEDULERS)),
+    model_only(one_of(key("flow.scheduler", Enum, Value("round-robin"), "The sender's stream scheduler: `round-robin` = one packet's worth per stream in turn (quinn, INET); `fifo` = the lowest open stream until it has nothing left.", "\"fifo\""), names_of::<StreamScheduler>())),
     model_only(within(key("flow.send_queue_limit", Size, Unset, "Send-queue limit: the application stops writing when this much data is queued unsent (INET's `sendQueueLimit`); none = only `send_window` limits.", "\"64KB\""), 1, MAX_BUFFER)),
     model_only(fraction(key("flow.send_queue_low_water", Float, Value("0.4"), "The application resumes writing when the send queue drains below this fraction of `send_queue_limit`, in [0, 1) (INET's `sendQueueLowWaterRatio`: 0.4).", "0.1"), true, false)),
     model_only(key("flow.pacing", Bool, Value("true"), "Pace sending at 1.25·cwnd/sRTT with a burst of 10 packets (quinn); false: send whenever the window allows (INET).", "false")),
     // Knob defaults are the `Default`s of the transports' knob types; a test holds these texts to them.
-    tcp_only(one_of(key("flow.tls", Enum, Value("1.3"), "TLS over TCP: `1.3` (one round trip of handshake), `1.2` (two), `none` (the request follows the three-way handshake).", "\"1.2\""), TLS_VERSIONS)),
+    tcp_only(one_of(key("flow.tls", Enum, Value("1.3"), "TLS over TCP: `1.3` (one round trip of handshake), `1.2` (two), `none` (the request follows the three-way handshake).", "\"1.2\""), names_of::<TlsMode>())),
     tcp_only(key("flow.sack", Bool, Value("true"), "SACK with RFC 6675 recovery; false: NewReno-style recovery (RFC 6582).", "false")),
     tcp_only(key("flow.timestamps", Bool, Value("true"), "Timestamps option: 12 bytes per segment, an RTT sample from every ACK.", "false")),
     tcp_only(key("flow.delayed_ack", Bool, Value("true"), "Delayed ACKs (every second full segment or after `delayed_ack_timeout`); false: ACK every segment.", "false")),
@@ -435,14 +390,14 @@ static KEYS: &[KeyDoc] = &[
     tcp_only(within(key("flow.initial_receive_window", Size, Value("65535B"), "Receive window advertised at connection start (at most `receive_window_max`). Linux: tcp_rmem[1] = 128 KiB of buffer, half of it window, 65535 B in the unscaled SYN.", "\"16KiB\""), 1, MAX_WINDOW)),
     tcp_only(within(key("flow.send_buffer", Size, Value("4MiB"), "Send buffer: unacknowledged plus unsent bytes the sender holds. Linux 6.1: tcp_wmem[2] = 4 MiB (autotuned up to it).", "\"256KiB\""), 1, MAX_BUFFER)),
     tcp_only(positive(key("flow.min_rto", Duration, Value("200ms"), "Lower bound of the retransmission timeout (Linux: TCP_RTO_MIN = 200 ms; also the tail loss probe's allowance for a delayed ACK).", "\"1s\""))),
-    tcp_only(one_of(key("flow.recovery", Enum, Value("prr"), "Window reduction in fast recovery: `prr` = Proportional Rate Reduction (RFC 6937) as Linux's tcp_cwnd_reduction; `rfc6675` = the window drops to ssthresh at once.", "\"rfc6675\""), RECOVERY_MODES)),
+    tcp_only(one_of(key("flow.recovery", Enum, Value("prr"), "Window reduction in fast recovery: `prr` = Proportional Rate Reduction (RFC 6937) as Linux's tcp_cwnd_reduction; `rfc6675` = the window drops to ssthresh at once.", "\"rfc6675\""), names_of::<LossRecovery>())),
     tcp_only(key("flow.rack", Bool, Value("true"), "RACK-TLP loss detection (RFC 8985) with Linux's defaults (reordering window min_rtt/4, tail loss probe after 2·SRTT); false: RFC 6675's three-SACK rule, no probe.", "false")),
     tcp_only(positive(key("flow.initial_rto", Duration, Value("1s"), "Retransmission timeout before the first RTT sample (RFC 6298; Linux: TCP_TIMEOUT_INIT = 1 s).", "\"3s\""))),
-    tcp_only(one_of(key("flow.http", Enum, Value("http2"), "download over TCP: `http2` multiplexes the requests (`streams`) over one connection; `http1.1` spreads them over `http1_connections` parallel keep-alive connections, one request at a time each.", "\"http1.1\""), HTTP_VERSIONS)),
+    tcp_only(one_of(key("flow.http", Enum, Value("http2"), "download over TCP: `http2` multiplexes the requests (`streams`) over one connection; `http1.1` spreads them over `http1_connections` parallel keep-alive connections, one request at a time each.", "\"http1.1\""), names_of::<HttpVersion>())),
     with_context(tcp_only(within(key("flow.http1_connections", Int, Value("6"), "HTTP/1.1: parallel keep-alive connections per page (browsers open 6 per host).", "2"), 1, 1000)), &[TCP_FLOW, HTTP1]),
-    tcp_only(one_of(key("flow.pep", Enum, Value("none"), "Split-connection TCP proxy (like PEPsal) on this flow's path: `client-side` sits between the client's access link and the bottleneck (a satellite terminal), `server-side` between the bottleneck and the server's access link (a gateway). TLS stays end to end.", "\"server-side\""), PEP_POSITIONS)),
+    tcp_only(one_of(key("flow.pep", Enum, Value("none"), "Split-connection TCP proxy (like PEPsal) on this flow's path: `client-side` sits between the client's access link and the bottleneck (a satellite terminal), `server-side` between the bottleneck and the server's access link (a gateway). TLS stays end to end.", "\"server-side\""), names_of::<PepSite>())),
     with_context(tcp_only(within(key("flow.pep_buffer", Size, Value("4MiB"), "Bytes the PEP holds per direction before it stops reading (TCP flow control then backs up).", "\"256KiB\""), 1, MAX_BUFFER)), &[TCP_FLOW, PEP_ON]),
-    with_context(tcp_only(one_of(key("flow.pep_cc", Enum, Value("cubic"), "Congestion control of the PEP's own connections (default knobs).", "\"newreno\""), PEP_CC)), &[TCP_FLOW, PEP_ON]),
+    with_context(tcp_only(one_of(key("flow.pep_cc", Enum, Value("cubic"), "Congestion control of the PEP's own connections (default knobs).", "\"newreno\""), names_of::<OurCc>())), &[TCP_FLOW, PEP_ON]),
     with_context(tcp_only(key("flow.pep_initial_window", Packets, Value("10pkt"), "Initial congestion window of the PEP's connections (satellite PEPs often start much larger).", "\"100pkt\"")), &[TCP_FLOW, PEP_ON]),
     with_context(tcp_only(within(key("flow.pep_receive_window_max", Size, Value("16MiB"), "Receive-window cap of the PEP's connections (satellite PEPs use large windows).", "\"4MiB\""), 1, MAX_WINDOW)), &[TCP_FLOW, PEP_ON]),
     with_context(tcp_only(within(key("flow.pep_send_buffer", Size, Value("16MiB"), "Send buffer of the PEP's connections.", "\"4MiB\""), 1, MAX_BUFFER)), &[TCP_FLOW, PEP_ON]),
@@ -456,8 +411,8 @@ static KEYS: &[KeyDoc] = &[
     key("flow.server_access.loss", Probability, Value("0%"), "Bernoulli loss on the server's access link.", "\"1%\""),
     // --- cross traffic ---
     key("cross.name", Str, Context("`cross{i}`"), "Name of the source in results.", "\"udp\""),
-    one_of(key("cross.direction", Enum, Value("down"), "Direction it crosses the bottleneck (`up` = client → server side).", "\"up\""), &["up", "down"]),
-    with_context(one_of(key("cross.pattern", Enum, Required, "`cbr` (constant rate), `uniform` (random size and gap) or `onoff` (cbr in bursts).", "\"onoff\""), &["cbr", "uniform", "onoff"]), &["cross.on=\"1s\"", "cross.off=\"1s\""]),
+    one_of(key("cross.direction", Enum, Value("down"), "Direction it crosses the bottleneck (`up` = client → server side).", "\"up\""), names_of::<Direction>()),
+    with_context(one_of(key("cross.pattern", Enum, Required, "`cbr` (constant rate), `uniform` (random size and gap) or `onoff` (cbr in bursts).", "\"onoff\""), names_of::<CrossPattern>()), &["cross.on=\"1s\"", "cross.off=\"1s\""]),
     key("cross.rate", Rate, Required, "cbr, onoff: rate at the IP layer.", "\"2Mbit\""),
     key("cross.size", Size, Value("1200B"), "cbr, onoff: UDP payload per datagram.", "\"500B\""),
     with_context(key("cross.size_min", Size, Required, "uniform: smallest UDP payload.", "\"200B\""), &["cross.pattern=\"uniform\"", "cross.size_max=\"1000B\"", "cross.gap_min=\"25ms\"", "cross.gap_max=\"100ms\""]),
@@ -656,18 +611,14 @@ mod tests {
             .iter()
             .filter(|k| k.stacks == MODEL)
             .all(|k| k.context == [MODEL_FLOW]));
-        assert!(QUIC_ONLY_CC.iter().all(|c| CC_NAMES.contains(c)));
-        assert!(OUR_CC
-            .iter()
-            .all(|c| CC_NAMES.contains(c) && !QUIC_ONLY_CC.contains(c)));
-        assert_eq!(OUR_CC.len() + QUIC_ONLY_CC.len(), CC_NAMES.len());
+        let ours_then_quinn: Vec<&str> =
+            [OurCc::NAMES, transport::cc_adapter::QuinnCc::NAMES].concat();
+        assert_eq!(CC_NAMES, &ours_then_quinn[..]);
+        assert_eq!(find("flow.cc").map(|k| k.allowed), Some(CC_NAMES));
         assert_eq!(
             find("flow.stack").map(|k| k.allowed),
             Some(&["quic", "tcp", "quic-model"][..])
         );
-        for s in [Stack::Quic, Stack::Tcp, Stack::QuicModel] {
-            assert!(STACK_NAMES.contains(&s.name()));
-        }
     }
 
     #[test]

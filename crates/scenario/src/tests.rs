@@ -464,6 +464,81 @@ fn every_registry_key_is_read_by_the_parser() {
     }
 }
 
+/// Every name an enum key allows is accepted and selects something of its own: the allowed
+/// list and the resolver come from one set of names, so no name falls through to another's
+/// meaning.
+#[test]
+fn every_allowed_name_parses_to_its_own_scenario() {
+    let dir = temp_dir("names");
+    let base = "[[flow]]\n[[cross]]\npattern = \"cbr\"\nrate = \"1Mbit\"\nsize = \"1000B\"\n";
+    for k in keys().iter().filter(|k| !k.allowed.is_empty()) {
+        let mut seen = Vec::new();
+        for name in k.allowed {
+            let mut set: Vec<String> = k.context.iter().map(|c| c.to_string()).collect();
+            // A download needs a size; `cross.pattern` needs its pattern's keys.
+            match (k.path, *name) {
+                ("flow.app", "download") => set.push("flow.size=\"1MB\"".into()),
+                ("cross.pattern", "uniform") => set.extend([
+                    "cross.size_min=\"100B\"".into(),
+                    "cross.size_max=\"200B\"".into(),
+                    "cross.gap_min=\"1ms\"".into(),
+                    "cross.gap_max=\"2ms\"".into(),
+                ]),
+                ("cross.pattern", "onoff") => {
+                    set.extend(["cross.on=\"1s\"".into(), "cross.off=\"1s\"".into()])
+                }
+                ("link.loss.model", "gilbert-elliott") => set.push("link.loss.r=0.2".into()),
+                ("link.loss.model", "bounded") => set.push("link.loss.max_burst=2".into()),
+                ("link.loss.model", "none") => set.retain(|s| !s.starts_with("link.loss.p")),
+                _ => {}
+            }
+            if k.path == "flow.cc" && name.starts_with("quinn-") {
+                set.retain(|s| !s.starts_with("flow.stack"));
+            }
+            set.push(format!("{}=\"{name}\"", k.path));
+            let loaded = parse_str(base, "t.toml", dir.path(), &set, &[])
+                .unwrap_or_else(|e| panic!("{} = {name:?}: {e}", k.path));
+            let resolved = format!("{:?}", loaded.points[0].scenario);
+            assert!(
+                !seen.contains(&resolved),
+                "{} = {name:?} resolves like another of its names",
+                k.path
+            );
+            seen.push(resolved);
+        }
+    }
+}
+
+/// Knob types deserialised from a scenario value by serde: their serde names are their
+/// `Choice` names, so the allowed list, the docs and the parser cannot disagree.
+#[test]
+fn knob_enums_serialise_as_their_names() {
+    fn check<T>()
+    where
+        T: crate::Choice
+            + serde::Serialize
+            + serde::de::DeserializeOwned
+            + PartialEq
+            + std::fmt::Debug,
+    {
+        for name in T::NAMES {
+            let v = T::from_name(name).expect("a listed name selects a variant");
+            assert_eq!(
+                serde_json::to_value(v).expect("serialise"),
+                serde_json::json!(name)
+            );
+            let back: T = serde_json::from_value(serde_json::json!(name)).expect("deserialise");
+            assert_eq!(back, v, "{name}");
+        }
+    }
+    check::<transport::quic::QuicCrypto>();
+    check::<transport::quicmodel::FcUpdate>();
+    check::<transport::quicmodel::StreamScheduler>();
+    check::<transport::tcp::TlsMode>();
+    check::<transport::tcp::HttpVersion>();
+    check::<transport::tcp::LossRecovery>();
+}
+
 /// Keys of array items (`link.blackout[].period`): an item with every example parses, and
 /// leaving one key out either fails (required) or changes the result.
 fn check_item_key(path: &str, array: &str, item_key: &str, dir: &Path) {

@@ -3,6 +3,7 @@
 //!
 //! The run's identity is not known here: [`crate::run`] attaches it.
 
+use scenario::Choice;
 use std::collections::BTreeMap;
 use std::time::Duration;
 

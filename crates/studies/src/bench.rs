@@ -379,6 +379,7 @@ pub fn render_figures(f: &BenchFigures) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use scenario::Choice;
 
     #[test]
     fn bench_scenarios_parse() {

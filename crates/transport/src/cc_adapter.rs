@@ -5,6 +5,7 @@ use std::any::Any;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use choice::{choice, Choice};
 use congestion::config::{CcConfig, CommonCcConfig, RenoCounting};
 use congestion::{CongestionController, RttSample};
 use quinn_proto::congestion::{Controller, ControllerFactory, ControllerMetrics};
@@ -26,6 +27,67 @@ pub enum CcChoice {
     QuinnCubic,
     /// quinn's built-in BBR (experimental in quinn).
     QuinnBbr,
+}
+
+choice! {
+    /// quiclab's own congestion controllers (crate `congestion`), on every stack.
+    pub enum OurCc {
+        /// NewReno with the stack's byte counting (`flow.reno_profile`).
+        NewReno = "newreno",
+        /// NewReno with RFC 9002's per-ACK increase.
+        NewRenoApprox = "newreno-approx",
+        /// CUBIC with HyStart++ (or Linux's HyStart).
+        Cubic = "cubic",
+        /// No congestion control (a fixed window).
+        None = "none",
+    }
+}
+
+choice! {
+    /// quinn's built-in controllers, on the `quic` stack only.
+    pub enum QuinnCc {
+        /// quinn's NewReno.
+        NewReno = "quinn-newreno",
+        /// quinn's CUBIC.
+        Cubic = "quinn-cubic",
+        /// quinn's BBR (experimental in quinn).
+        Bbr = "quinn-bbr",
+    }
+}
+
+const CC_COUNT: usize = <OurCc as Choice>::NAMES.len() + <QuinnCc as Choice>::NAMES.len();
+const CC_ARRAY: [&str; CC_COUNT] =
+    choice::concat(<OurCc as Choice>::NAMES, <QuinnCc as Choice>::NAMES);
+
+/// Values of `flow.cc`: ours, then quinn's.
+pub const CC_NAMES: &[&str] = &CC_ARRAY;
+
+impl CcChoice {
+    /// The controller's `flow.cc` name.
+    pub fn name(&self) -> &'static str {
+        let ours = match self {
+            CcChoice::QuinnNewReno => return QuinnCc::NewReno.name(),
+            CcChoice::QuinnCubic => return QuinnCc::Cubic.name(),
+            CcChoice::QuinnBbr => return QuinnCc::Bbr.name(),
+            CcChoice::Ours(CcConfig::None) => OurCc::None,
+            CcChoice::Ours(CcConfig::Cubic { .. }) => OurCc::Cubic,
+            // `reno_profile` tells Linux's counting from RFC 9002's; both are `newreno`.
+            CcChoice::Ours(CcConfig::NewReno { counting, .. }) => match counting {
+                RenoCounting::Exact | RenoCounting::Linux | RenoCounting::Inet => OurCc::NewReno,
+                RenoCounting::Approximate => OurCc::NewRenoApprox,
+            },
+        };
+        ours.name()
+    }
+
+    /// quinn's built-in controller `q`.
+    pub fn quinn(q: QuinnCc) -> CcChoice {
+        match q {
+            QuinnCc::NewReno => CcChoice::QuinnNewReno,
+            QuinnCc::Cubic => CcChoice::QuinnCubic,
+            QuinnCc::Bbr => CcChoice::QuinnBbr,
+        }
+    }
 }
 
 impl Default for CcChoice {

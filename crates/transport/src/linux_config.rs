@@ -64,24 +64,6 @@ pub fn rack_sysctls(t: &TcpKnobs) -> [(&'static str, &'static str); 2] {
     }
 }
 
-/// The scenario name of a controller (`flow.cc` values).
-pub fn cc_name(cc: &CcChoice) -> &'static str {
-    match cc {
-        CcChoice::Ours(CcConfig::None) => "none",
-        CcChoice::Ours(CcConfig::NewReno { counting, .. }) => match counting {
-            // `reno_profile` tells Linux's counting from RFC 9002's; both are `newreno`.
-            congestion::config::RenoCounting::Exact
-            | congestion::config::RenoCounting::Linux
-            | congestion::config::RenoCounting::Inet => "newreno",
-            congestion::config::RenoCounting::Approximate => "newreno-approx",
-        },
-        CcChoice::Ours(CcConfig::Cubic { .. }) => "cubic",
-        CcChoice::QuinnNewReno => "quinn-newreno",
-        CcChoice::QuinnCubic => "quinn-cubic",
-        CcChoice::QuinnBbr => "quinn-bbr",
-    }
-}
-
 /// The initial window of one of our controllers, packets (`None` for quinn's and `none`).
 pub fn initial_window(cc: &CcChoice) -> Option<u64> {
     match cc {
@@ -104,7 +86,7 @@ pub fn hystart(cc: &CcChoice) -> Option<bool> {
 /// and whether address-validation tokens are on.
 pub fn quic_record(cc: &CcChoice, address_token: bool) -> FlowConfig {
     FlowConfig {
-        cc: Some(cc_name(cc).into()),
+        cc: Some(cc.name().into()),
         hystart: hystart(cc),
         initcwnd_packets: initial_window(cc),
         address_token: Some(address_token),
@@ -115,7 +97,7 @@ pub fn quic_record(cc: &CcChoice, address_token: bool) -> FlowConfig {
 /// The configuration record of a TCP flow as the knobs define it, in Linux's terms (the kernel
 /// names NewReno `reno`).
 pub fn tcp_record(cc: &CcChoice, t: &TcpKnobs) -> FlowConfig {
-    let name = match cc_name(cc) {
+    let name = match cc.name() {
         "newreno" | "newreno-approx" => "reno",
         other => other,
     };

@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use crate::choices::{CrossPattern as PatternName, Direction};
 use crate::error::{At, Errors, ScenarioError};
 use crate::model::{CrossPattern, CrossSpec};
 use crate::names::check_key_name;
@@ -25,18 +26,21 @@ pub(crate) fn cross(
     if stop.is_some_and(|s| s <= start) {
         return Err(errors.at(&value_at(&r, "stop"), "stop must be after start"));
     }
-    let pattern = match r.choice("pattern")? {
-        Some("cbr") => CrossPattern::Cbr {
+    let Some(pattern) = r.choice::<PatternName>("pattern")? else {
+        return Err(r.missing("pattern"));
+    };
+    let pattern = match pattern {
+        PatternName::Cbr => CrossPattern::Cbr {
             rate_bps: rate(&r)?,
             payload: payload(&r, "size")?,
         },
-        Some("onoff") => CrossPattern::OnOff {
+        PatternName::OnOff => CrossPattern::OnOff {
             rate_bps: rate(&r)?,
             payload: payload(&r, "size")?,
             on: nonzero(&r, "on")?,
             off: nonzero(&r, "off")?,
         },
-        Some(_) => {
+        PatternName::Uniform => {
             let (payload_min, payload_max) = (payload(&r, "size_min")?, payload(&r, "size_max")?);
             if payload_min > payload_max {
                 return Err(errors.at(
@@ -57,14 +61,13 @@ pub(crate) fn cross(
                 gap_max,
             }
         }
-        None => return Err(r.missing("pattern")),
     };
     let name = r.string("name")?.unwrap_or_else(|| format!("cross{index}"));
     // Same rule as flow names: names in results must stay usable as file names.
     check_key_name(&name, "cross.name", &value_at(&r, "name"), r.errors)?;
     Ok(CrossSpec {
         name,
-        up: r.choice("direction")? == Some("up"),
+        up: r.choice::<Direction>("direction")? == Some(Direction::Up),
         start,
         stop,
         pattern,

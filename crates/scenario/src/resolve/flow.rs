@@ -1,8 +1,10 @@
 //! `[[flow]]` entries: workload, congestion control, the knobs of the flow's stack and access
 //! links.
 
+use choice::Choice;
 use congestion::config::{CcConfig, CommonCcConfig, CubicProfile, RenoCounting};
 
+use crate::choices::{App, Direction, RenoProfile};
 use crate::error::{At, Errors, ScenarioError};
 use crate::model::{CcChoice, DuplexLink, FlowSpec, FlowTransport, QuicKnobs, Stack, Workload};
 use crate::names::check_key_name;
@@ -13,6 +15,7 @@ use crate::resolve::quicmodel::quic_model;
 use crate::resolve::tcp::{check_stack_keys, pep, tcp};
 use crate::tree::{Table, Val};
 use netem::config::LinkConfig;
+use transport::cc_adapter::{OurCc, QuinnCc};
 use transport::quic::config::{check_mtu, KnobError};
 
 /// Smallest MTU of the research model: RFC 9000 §14 (a client pads its Initial datagrams to
@@ -55,14 +58,7 @@ pub(crate) fn flow(
         .map_or_else(|| at.clone(), |e| e.node.at.clone());
     check_key_name(&name, "flow.name", &name_at, errors)?;
     let count = r.uint_in("count", 1, 10_000)?.unwrap_or(1);
-    let stack = match r.choice("stack")? {
-        Some("quic") | None => Stack::Quic,
-        Some("tcp") => Stack::Tcp,
-        Some("quic-model") => Stack::QuicModel,
-        Some(other) => {
-            return Err(errors.at(at, format!("internal: stack {other} has no model variant")))
-        }
-    };
+    let stack = r.choice::<Stack>("stack")?.unwrap_or(Stack::Quic);
     check_stack_keys(table, at, stack, &user_path, errors)?;
     let start = r.duration("start")?.unwrap_or_default();
     let stop = r.duration("stop")?;
@@ -139,12 +135,12 @@ fn knob_error(r: &Reader<'_>, e: KnobError) -> ScenarioError {
 }
 
 fn workload(r: &Reader<'_>) -> Result<Workload, ScenarioError> {
-    let upload = r.choice("direction")? != Some("down");
+    let upload = r.choice::<Direction>("direction")? != Some(Direction::Down);
     let size = r.size("size")?.unwrap_or_default();
     let streams = r.uint_in("streams", 1, 1_000_000)?.unwrap_or(1);
     let connections = r.uint_in("connections", 1, 1_000_000)?.unwrap_or(1);
-    Ok(match r.choice("app")? {
-        Some("download") => {
+    Ok(match r.choice::<App>("app")?.unwrap_or(App::Bulk) {
+        App::Download => {
             if size == 0 {
                 let at = r
                     .entry("size")
@@ -172,7 +168,7 @@ fn workload(r: &Reader<'_>) -> Result<Workload, ScenarioError> {
                 connections: u32::try_from(connections).unwrap_or(u32::MAX),
             }
         }
-        _ => Workload::Bulk { upload },
+        App::Bulk => Workload::Bulk { upload },
     })
 }
 
@@ -180,8 +176,9 @@ fn workload(r: &Reader<'_>) -> Result<Workload, ScenarioError> {
 /// per stack: Linux's for TCP (the model stands for a Linux host), the RFCs' for QUIC (quinn,
 /// the reference QUIC stack, implements RFC 9002's NewReno and an RFC 9438-style CUBIC).
 fn congestion_control(r: &Reader<'_>, stack: Stack) -> Result<CcChoice, ScenarioError> {
-    let name = r.choice("cc")?.unwrap_or("newreno");
-    let default_reduction = if name == "cubic" { 0.7 } else { 0.5 };
+    let name = r.choice_name("cc")?.unwrap_or(OurCc::NewReno.name());
+    let ours = OurCc::from_name(name);
+    let default_reduction = if ours == Some(OurCc::Cubic) { 0.7 } else { 0.5 };
     let loss_reduction_factor = r.float("loss_reduction")?.unwrap_or(default_reduction);
     if !(loss_reduction_factor > 0.0 && loss_reduction_factor < 1.0) {
         let at = r
@@ -198,38 +195,45 @@ fn congestion_control(r: &Reader<'_>, stack: Stack) -> Result<CcChoice, Scenario
     };
     let hystart = r.boolean("hystart")?.unwrap_or(true);
     let linux_default = stack == Stack::Tcp;
-    let profile = match r.choice("cubic_profile")? {
-        Some("linux") => CubicProfile::Linux,
-        Some(_) => CubicProfile::Rfc9438,
+    let profile = match r.choice::<CubicProfile>("cubic_profile")? {
+        Some(p) => p,
         None if linux_default => CubicProfile::Linux,
         None => CubicProfile::Rfc9438,
     };
-    let reno = match r.choice("reno_profile")? {
-        Some("linux") => RenoCounting::Linux,
-        Some("inet") => RenoCounting::Inet,
-        Some(_) => RenoCounting::Exact,
+    let reno = match r.choice::<RenoProfile>("reno_profile")? {
+        Some(RenoProfile::Linux) => RenoCounting::Linux,
+        Some(RenoProfile::Inet) => RenoCounting::Inet,
+        Some(RenoProfile::Rfc9002) => RenoCounting::Exact,
         None if linux_default => RenoCounting::Linux,
         None => RenoCounting::Exact,
     };
-    Ok(match name {
-        "newreno" => CcChoice::Ours(CcConfig::NewReno {
+    let Some(ours) = ours else {
+        // The registry accepts exactly ours and quinn's names.
+        return QuinnCc::from_name(name)
+            .map(CcChoice::quinn)
+            .ok_or_else(|| {
+                r.errors.at(
+                    r.at(),
+                    format!("{}: {name:?} selects no controller", r.path_of("cc")),
+                )
+            });
+    };
+    Ok(CcChoice::Ours(match ours {
+        OurCc::NewReno => CcConfig::NewReno {
             counting: reno,
             common,
-        }),
-        "newreno-approx" => CcChoice::Ours(CcConfig::NewReno {
+        },
+        OurCc::NewRenoApprox => CcConfig::NewReno {
             counting: RenoCounting::Approximate,
             common,
-        }),
-        "cubic" => CcChoice::Ours(CcConfig::Cubic {
+        },
+        OurCc::Cubic => CcConfig::Cubic {
             hystart,
             profile,
             common,
-        }),
-        "none" => CcChoice::Ours(CcConfig::None),
-        "quinn-newreno" => CcChoice::QuinnNewReno,
-        "quinn-cubic" => CcChoice::QuinnCubic,
-        _ => CcChoice::QuinnBbr,
-    })
+        },
+        OurCc::None => CcConfig::None,
+    }))
 }
 
 fn at_least_one(r: &Reader<'_>, key: &str) -> Result<u64, ScenarioError> {

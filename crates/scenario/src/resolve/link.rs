@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use netem::config::{Blackout, Jitter, LinkConfig, LossConfig, QueueLimit, RateProfile, Reorder};
 
+use crate::choices::JitterDist;
 use crate::error::{At, Errors, ScenarioError};
 use crate::queue::QueueSpec;
 use crate::read::{check_keys, expected, Reader};
@@ -110,10 +111,11 @@ fn direction(r: &Reader<'_>, base_dir: &Path) -> Result<LinkDraft, ScenarioError
     let rate = rate_profile(r, base_dir)?;
     let delay = r.duration("delay")?.unwrap_or_default();
     let jitter_amount = r.duration("jitter")?.unwrap_or_default();
-    let jitter = match (jitter_amount.is_zero(), r.choice("jitter_dist")?) {
+    let dist = r.choice::<JitterDist>("jitter_dist")?;
+    let jitter = match (jitter_amount.is_zero(), dist.unwrap_or(JitterDist::Uniform)) {
         (true, _) => Jitter::None,
-        (false, Some("normal")) => Jitter::Normal { sd: jitter_amount },
-        (false, _) => Jitter::Uniform { max: jitter_amount },
+        (false, JitterDist::Normal) => Jitter::Normal { sd: jitter_amount },
+        (false, JitterDist::Uniform) => Jitter::Uniform { max: jitter_amount },
     };
     let queue = r.queue("queue")?;
     let queue = r.required("queue", queue)?;

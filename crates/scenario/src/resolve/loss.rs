@@ -3,6 +3,9 @@
 use netem::config::LossConfig;
 use netem::loss::gilbert_elliott_k_for_target;
 
+use choice::Choice;
+
+use crate::choices::LossModel;
 use crate::error::ScenarioError;
 use crate::read::{probability_of, Reader};
 use crate::tree::Val;
@@ -26,12 +29,14 @@ pub(crate) fn loss(r: &Reader<'_>) -> Result<LossConfig, ScenarioError> {
         }
     };
     let t = Reader::new(table, &node.at, "link.loss", &r.path_of("loss"), r.errors)?;
-    let model = t.choice("model")?.unwrap_or("bernoulli");
+    let model = t
+        .choice::<LossModel>("model")?
+        .unwrap_or(LossModel::Bernoulli);
     check_model_keys(&t, model)?;
     let cfg = match model {
-        "none" => LossConfig::None,
-        "bernoulli" => LossConfig::Bernoulli { p: req(&t, "p")? },
-        "periodic" => {
+        LossModel::None => LossConfig::None,
+        LossModel::Bernoulli => LossConfig::Bernoulli { p: req(&t, "p")? },
+        LossModel::Periodic => {
             let p = req(&t, "p")?;
             if p == 0.0 {
                 return Err(t.errors.at(
@@ -41,7 +46,7 @@ pub(crate) fn loss(r: &Reader<'_>) -> Result<LossConfig, ScenarioError> {
             }
             LossConfig::Periodic { p }
         }
-        "bounded" => {
+        LossModel::Bounded => {
             let max_burst = t.uint_in("max_burst", 1, u64::from(u32::MAX))?;
             let max_burst = u32::try_from(t.required("max_burst", max_burst)?).unwrap_or(u32::MAX);
             LossConfig::BoundedBernoulli {
@@ -49,7 +54,7 @@ pub(crate) fn loss(r: &Reader<'_>) -> Result<LossConfig, ScenarioError> {
                 max_burst,
             }
         }
-        _ => gilbert_elliott(&t)?,
+        LossModel::GilbertElliott => gilbert_elliott(&t)?,
     };
     cfg.validate()
         .map_err(|e| r.errors.at(&node.at, e.to_string()))?;
@@ -58,18 +63,19 @@ pub(crate) fn loss(r: &Reader<'_>) -> Result<LossConfig, ScenarioError> {
 
 /// The keys each loss model reads; any other key would be silently ignored (e.g. `gamma` on a
 /// Bernoulli model), so it is an error.
-fn model_keys(model: &str) -> &'static [&'static str] {
+fn model_keys(model: LossModel) -> &'static [&'static str] {
     match model {
-        "none" => &["model"],
-        "bernoulli" | "periodic" => &["model", "p"],
-        "bounded" => &["model", "p", "max_burst"],
-        _ => &["model", "p", "r", "k", "h", "gamma", "beta", "target"],
+        LossModel::None => &["model"],
+        LossModel::Bernoulli | LossModel::Periodic => &["model", "p"],
+        LossModel::Bounded => &["model", "p", "max_burst"],
+        LossModel::GilbertElliott => &["model", "p", "r", "k", "h", "gamma", "beta", "target"],
     }
 }
 
 /// Refuses keys of the loss table that `model` does not use.
-fn check_model_keys(t: &Reader<'_>, model: &str) -> Result<(), ScenarioError> {
+fn check_model_keys(t: &Reader<'_>, model: LossModel) -> Result<(), ScenarioError> {
     let allowed = model_keys(model);
+    let model = model.name();
     for key in ["p", "r", "k", "h", "gamma", "beta", "target", "max_burst"] {
         if allowed.contains(&key) {
             continue;

@@ -5,9 +5,13 @@ use congestion::config::{CcConfig, CommonCcConfig, CubicProfile, RenoCounting};
 
 use crate::model::{PepPosition, PepSpec, Stack, TcpKnobs};
 use crate::read::Reader;
-use crate::registry::{self, DefaultValue, OUR_CC, QUIC_ONLY_CC};
+use choice::Choice;
+
+use crate::choices::PepSite;
+use crate::registry::{self, DefaultValue};
 use crate::resolve::knobs::{overlay, user};
 use crate::tree::{parse_arg_value, Table, Val};
+use transport::cc_adapter::{OurCc, QuinnCc};
 
 /// Rejects keys (and `cc` values) of `table` that the flow's stack does not have and that are
 /// set to something other than their default: that model would ignore them silently, and a
@@ -46,11 +50,11 @@ pub(crate) fn check_stack_keys(
         }
         if e.key == "cc" && stack != Stack::Quic {
             if let Val::Str(v) = &e.node.val {
-                if QUIC_ONLY_CC.contains(&v.as_str()) {
+                if QuinnCc::from_name(v).is_some() {
                     return Err(wrong(&e.node.at, format!("cc = {v:?}"), &[Stack::Quic])
                         .with_allowed_titled(
                             &format!("allowed for stack = {:?}", stack.name()),
-                            OUR_CC,
+                            OurCc::NAMES,
                         ));
                 }
             }
@@ -116,10 +120,10 @@ pub(crate) fn tcp(r: &Reader<'_>, mtu: u16) -> Result<TcpKnobs, ScenarioError> {
 
 /// The PEP of a TCP flow, if `pep` names a position.
 pub(crate) fn pep(r: &Reader<'_>) -> Result<Option<PepSpec>, ScenarioError> {
-    let position = match r.choice("pep")? {
-        None | Some("none") => return Ok(None),
-        Some("client-side") => PepPosition::ClientSide,
-        Some(_) => PepPosition::ServerSide,
+    let position = match r.choice::<PepSite>("pep")? {
+        None | Some(PepSite::None) => return Ok(None),
+        Some(PepSite::ClientSide) => PepPosition::ClientSide,
+        Some(PepSite::ServerSide) => PepPosition::ServerSide,
     };
     let d = PepSpec::default();
     let initial_window_packets = r.packets("pep_initial_window")?.unwrap_or(10).max(1);
@@ -128,17 +132,17 @@ pub(crate) fn pep(r: &Reader<'_>) -> Result<Option<PepSpec>, ScenarioError> {
         loss_reduction_factor: beta,
         minimum_window_packets: 2,
     };
-    let cc = match r.choice("pep_cc")? {
-        Some("newreno") => CcConfig::NewReno {
+    let cc = match r.choice::<OurCc>("pep_cc")?.unwrap_or(OurCc::Cubic) {
+        OurCc::NewReno => CcConfig::NewReno {
             counting: RenoCounting::Linux,
             common: common(0.5),
         },
-        Some("newreno-approx") => CcConfig::NewReno {
+        OurCc::NewRenoApprox => CcConfig::NewReno {
             counting: RenoCounting::Approximate,
             common: common(0.5),
         },
-        Some("none") => CcConfig::None,
-        _ => CcConfig::Cubic {
+        OurCc::None => CcConfig::None,
+        OurCc::Cubic => CcConfig::Cubic {
             hystart: true,
             profile: CubicProfile::Linux,
             common: common(0.7),

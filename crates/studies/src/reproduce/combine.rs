@@ -109,6 +109,7 @@ fn unquote(v: &str) -> String {
 mod tests {
     use super::*;
     use crate::reproduce::registry as studies;
+    use scenario::Choice;
 
     #[test]
     fn points_carry_experiment_variant_and_x() {

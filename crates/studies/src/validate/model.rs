@@ -470,6 +470,7 @@ pub fn model_vs_quic(grid: Grid) -> Vec<CaseRun> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use scenario::Choice;
 
     #[test]
     fn case_texts_configure_the_model_as_inet() {

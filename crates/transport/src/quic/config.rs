@@ -63,6 +63,8 @@ pub enum QuicCrypto {
     None,
 }
 
+choice::names!(QuicCrypto { Tls = "tls", None = "none" });
+
 impl Default for QuicKnobs {
     /// A 1500-byte MTU, no MTU discovery, the real ciphers and the common defaults.
     fn default() -> Self {

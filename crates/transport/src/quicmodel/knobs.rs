@@ -22,6 +22,8 @@ pub enum FcUpdate {
     EveryAck,
 }
 
+choice::names!(FcUpdate { Threshold = "threshold", EveryAck = "every-ack" });
+
 /// Which stream's data goes into the next packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -31,6 +33,8 @@ pub enum StreamScheduler {
     /// The lowest open stream until it has nothing left to send.
     Fifo,
 }
+
+choice::names!(StreamScheduler { RoundRobin = "round-robin", Fifo = "fifo" });
 
 /// QUIC research-model knobs. Serialized field names are the scenario keys (`flow.<field>`).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

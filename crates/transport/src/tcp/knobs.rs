@@ -20,6 +20,8 @@ pub enum TlsMode {
     Tls13,
 }
 
+choice::names!(TlsMode { Tls13 = "1.3", Tls12 = "1.2", None = "none" });
+
 /// How a TCP download carries its requests (serialized as the scenario's `flow.http` values).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum HttpVersion {
@@ -30,6 +32,8 @@ pub enum HttpVersion {
     #[serde(rename = "http1.1")]
     Http11,
 }
+
+choice::names!(HttpVersion { Http2 = "http2", Http11 = "http1.1" });
 
 /// Loss recovery of the TCP sender (serialized as the scenario's `flow.recovery` values).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -43,6 +47,8 @@ pub enum LossRecovery {
     #[serde(rename = "rfc6675")]
     Rfc6675,
 }
+
+choice::names!(LossRecovery { Prr = "prr", Rfc6675 = "rfc6675" });
 
 /// TCP model knobs; defaults follow Linux.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
