@@ -20,7 +20,7 @@ pub(crate) mod testutil;
 pub use error::{Error, Result};
 pub use stats::{jain_index, linear_fit, median_ci95, summarize, Fit, StatsError, Summary};
 pub use summary::{
-    flatten_numeric, incomplete_warnings, metrics_from_runs, render_table, si, summary_rows,
+    flatten_numeric, incomplete_warnings, metrics_from_runs, render_table, summary_rows,
     write_summary_csv, SummaryRow,
 };
 pub use tabular::{flatten, series_table, Column, Table, Values};

@@ -142,9 +142,7 @@ fn scale_row_in_child(
 
 /// `quiclab bench emu`: the emulator's fidelity and speed figures as one table.
 mod bench_emu {
-    use std::fmt::Write;
-
-    use emu::bench::{BenchOptions, EmuBench};
+    use emu::bench::BenchOptions;
     use emu::WaitMode;
 
     use crate::exit::{self, Exit};
@@ -162,99 +160,9 @@ mod bench_emu {
         if json {
             println!("{}", serde_json::to_string(&figures)?);
         } else {
-            print!("{}", table(&figures));
+            print!("{}", emu::bench::render_text(&figures));
             println!("(measured in {:.1} s)", started.elapsed().as_secs_f64());
         }
         Ok(exit::SUCCESS)
-    }
-
-    fn mark(ok: bool) -> &'static str {
-        if ok {
-            "ok"
-        } else {
-            "MISSED"
-        }
-    }
-
-    /// One table: measurement, configured, measured, target, verdict.
-    pub fn table(b: &EmuBench) -> String {
-        let mut s = String::new();
-        let _ = writeln!(
-            s,
-            "{:<52} {:>14} {:>32} {:>14} {:>7}",
-            "measurement", "configured", "measured", "target", "verdict"
-        );
-        for r in &b.rate {
-            let _ = writeln!(
-                s,
-                "{:<52} {:>14} {:>32} {:>14} {:>7}",
-                "UDP rate (1500 B packets)",
-                analysis::si(r.configured_bps, "bit/s"),
-                format!(
-                    "{} ({:.2}%)",
-                    analysis::si(r.achieved_bps, "bit/s"),
-                    100.0 * r.ratio
-                ),
-                "within 2%",
-                mark(r.within_2_percent)
-            );
-        }
-        for d in &b.delay {
-            let _ = writeln!(
-                s,
-                "{:<52} {:>14} {:>32} {:>14} {:>7}",
-                format!("one-way delay error, {} ({:?})", d.label, d.wait).to_lowercase(),
-                format!("{} ms", d.configured_ms),
-                format!(
-                    "p50 {:.0} p99 {:.0} p99.9 {:.0} µs",
-                    d.p50_us, d.p99_us, d.p999_us
-                ),
-                "p99 ≤ 200 µs",
-                if d.configured_ms == 0.0 {
-                    "-"
-                } else {
-                    mark(d.p99_within_200us)
-                }
-            );
-            let _ = writeln!(
-                s,
-                "{:<52} {:>14} {:>32}",
-                "  of which forwarder release lateness",
-                "",
-                format!(
-                    "p50 {:.0} p99 {:.0} p99.9 {:.0} µs",
-                    d.forwarder_lateness_us[0],
-                    d.forwarder_lateness_us[1],
-                    d.forwarder_lateness_us[2]
-                ),
-            );
-        }
-        for l in &b.loss {
-            let _ = writeln!(
-                s,
-                "{:<52} {:>14} {:>32} {:>14} {:>7}",
-                format!("loss, {}", l.model),
-                format!("{:.3}%", 100.0 * l.configured),
-                format!(
-                    "{:.3}% (CI {:.2}–{:.2}%)",
-                    100.0 * l.measured,
-                    100.0 * l.interval.0,
-                    100.0 * l.interval.1
-                ),
-                "inside 95% CI",
-                mark(l.inside)
-            );
-        }
-        let t = &b.throughput;
-        let _ = writeln!(
-            s,
-            "{:<52} {:>14} {:>32} {:>14} {:>7}",
-            "max forwarding rate (1 ms delay, model on)",
-            "unlimited",
-            format!("{} ({:.2} Gbit/s)", analysis::si(t.pps, "pkt/s"), t.gbps),
-            "≥ 1 Gbit/s",
-            mark(t.reaches_1_gbps)
-        );
-        s
     }
 }

@@ -9,6 +9,7 @@ use anyhow::Context;
 use clap::Args;
 use studies::calibrate::{self, EngineKind, Plan};
 
+use crate::emu_setup;
 use crate::exit::{self, Exit};
 use crate::interrupt;
 use crate::progress::Counter;
@@ -59,10 +60,6 @@ enum EngineArg {
 
 /// Largest `--notes` file read (it is pasted into the Markdown report).
 const MAX_NOTES_BYTES: u64 = 16 << 20;
-
-fn stop_requested() -> bool {
-    interrupt::requested() || emu::term_requested()
-}
 
 /// `scenarios/calibration` here, or in the repository holding the binary (`<repo>/target/<profile>/quiclab`).
 fn default_scenarios() -> PathBuf {
@@ -130,7 +127,7 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<Exit> {
             EngineKind::Sim,
             &sim::SimEngine::default(),
             &experiment::Threads::new(args.jobs),
-            &stop_requested,
+            &emu_setup::stop_requested,
             &Counter::new("calibrate sim"),
             &command,
         )
@@ -142,30 +139,16 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<Exit> {
             crate::root::is_root(),
             "the emulator half needs root (network namespaces); run the simulator half with --engine sim"
         );
-        let cleaned = emu::cleanup_stale().context("cannot clean up after earlier runs")?;
-        if !cleaned.namespaces.is_empty() {
-            eprintln!(
-                "removed leftovers of killed runs: {}",
-                cleaned.namespaces.join(", ")
-            );
-        }
-        interrupt::install()?;
-        emu::install_term_handler();
-        let engine = emu::EmuEngine {
-            quiclab: std::env::current_exe().context("cannot locate the quiclab binary")?,
-            pcap: None,
-            qlog: None,
-            keylog: None,
-            stop: Some(stop_requested),
-            wait: emu::WaitMode::Sleep,
-        };
+        emu_setup::clean_up_leftovers(true)?;
+        emu_setup::install_stop_handlers()?;
+        let engine = emu_setup::engine(emu_setup::Traces::default(), emu::WaitMode::Sleep)?;
         let half = calibrate::run_half(
             &plan,
             &args.out,
             EngineKind::Emu,
             &engine,
             &experiment::Sequential,
-            &stop_requested,
+            &emu_setup::stop_requested,
             &Counter::new("calibrate emu"),
             &command,
         )

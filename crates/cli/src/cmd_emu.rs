@@ -14,6 +14,7 @@ use experiment::Engine;
 use scenario::model::RunSpec;
 use scenario::LoadedScenario;
 
+use crate::emu_setup;
 use crate::exit::{self, Exit};
 use crate::{interrupt, output, sweep};
 
@@ -63,26 +64,9 @@ pub enum WaitArg {
     Spin,
 }
 
-fn stop_requested() -> bool {
-    interrupt::requested() || emu::term_requested()
-}
-
 /// Runs `quiclab emu`.
 pub fn run(args: &EmuArgs) -> anyhow::Result<Exit> {
-    let cleaned = emu::cleanup_stale().context("cannot clean up after earlier runs")?;
-    if !cleaned.namespaces.is_empty() || cleaned.lock_files > 0 || !cleaned.log_dirs.is_empty() {
-        eprintln!(
-            "removed leftovers of killed runs: {} namespaces ({}), {} processes, {} log \
-             directories, {} lock files",
-            cleaned.namespaces.len(),
-            cleaned.namespaces.join(", "),
-            cleaned.processes,
-            cleaned.log_dirs.len(),
-            cleaned.lock_files
-        );
-    } else if args.cleanup {
-        eprintln!("nothing to clean up");
-    }
+    emu_setup::clean_up_leftovers(!args.cleanup)?;
     let Some(file) = &args.scenario else {
         return Ok(exit::SUCCESS);
     };
@@ -109,14 +93,7 @@ pub fn run(args: &EmuArgs) -> anyhow::Result<Exit> {
             }
         }
     }
-    // The emulator polls the stop flag inside a run: the first Ctrl-C tears the current run
-    // down (it does not let it finish, unlike sim sweeps).
-    interrupt::set_first_message(
-        "Ctrl-C: stopping the current run and removing its emulated network; finished runs are \
-         kept (Ctrl-C again to abort)",
-    );
-    interrupt::install()?;
-    emu::install_term_handler();
+    emu_setup::install_stop_handlers()?;
     let runs = loaded.runs();
     if runs.len() == 1 && args.out.is_none() {
         return single(args, &loaded, &runs[0]);
@@ -130,17 +107,16 @@ pub fn run(args: &EmuArgs) -> anyhow::Result<Exit> {
 
 /// The emulator engine these options describe.
 fn engine(args: &EmuArgs) -> anyhow::Result<emu::EmuEngine> {
-    Ok(emu::EmuEngine {
-        quiclab: std::env::current_exe().context("cannot locate the quiclab binary")?,
+    let traces = emu_setup::Traces {
         pcap: args.pcap.clone(),
         qlog: args.qlog.clone(),
         keylog: args.keylog.clone(),
-        stop: Some(stop_requested),
-        wait: match args.wait {
-            WaitArg::Sleep => emu::WaitMode::Sleep,
-            WaitArg::Spin => emu::WaitMode::Spin,
-        },
-    })
+    };
+    let wait = match args.wait {
+        WaitArg::Sleep => emu::WaitMode::Sleep,
+        WaitArg::Spin => emu::WaitMode::Spin,
+    };
+    emu_setup::engine(traces, wait)
 }
 
 fn single(args: &EmuArgs, loaded: &LoadedScenario, spec: &RunSpec) -> anyhow::Result<Exit> {
@@ -198,7 +174,7 @@ fn sweep(args: &EmuArgs, loaded: &LoadedScenario, out: &Path) -> anyhow::Result<
         &sweep,
         &engine(args)?,
         &experiment::Sequential,
-        stop_requested,
+        emu_setup::stop_requested,
         args.json,
     )
 }

@@ -7,11 +7,11 @@
 
 use std::path::PathBuf;
 
-use anyhow::Context;
 use clap::builder::PossibleValuesParser;
 use clap::Args;
 use studies::reproduce::{self as lib, Emulator, Study};
 
+use crate::emu_setup;
 use crate::exit::{self, Exit};
 use crate::{interrupt, sweep};
 
@@ -207,22 +207,6 @@ fn emu_engine() -> anyhow::Result<emu::EmuEngine> {
         crate::root::is_root(),
         "--engine emu needs root (network namespaces); the simulator runs without it"
     );
-    interrupt::set_first_message(
-        "Ctrl-C: stopping the current run and removing its emulated network; finished runs are \
-         kept (Ctrl-C again to abort)",
-    );
-    interrupt::install()?;
-    emu::install_term_handler();
-    Ok(emu::EmuEngine {
-        quiclab: std::env::current_exe().context("cannot locate the quiclab binary")?,
-        pcap: None,
-        qlog: None,
-        keylog: None,
-        stop: Some(stop_requested),
-        wait: emu::WaitMode::Sleep,
-    })
-}
-
-fn stop_requested() -> bool {
-    interrupt::requested() || emu::term_requested()
+    emu_setup::install_stop_handlers()?;
+    emu_setup::engine(emu_setup::Traces::default(), emu::WaitMode::Sleep)
 }

@@ -19,6 +19,7 @@ mod cmd_reproduce;
 mod cmd_serve;
 mod cmd_sim;
 mod cmd_validate;
+mod emu_setup;
 #[cfg(test)]
 mod emu_walk;
 mod exit;

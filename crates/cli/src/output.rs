@@ -2,8 +2,9 @@
 
 use std::fmt::Write;
 
-use analysis::{si, SummaryRow};
+use analysis::SummaryRow;
 use results::{Flow, Link, Run};
+use units::si;
 
 /// Per-flow metrics shown in a sweep's table (the full set goes to summary.csv).
 const TABLE_METRICS: [&str; 3] = ["goodput_bps", "completion_s", "packets_lost"];

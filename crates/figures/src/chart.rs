@@ -9,6 +9,8 @@
 //! Legends are drawn beside the plot, not over it, so they never hide data, and long labels are
 //! shortened with an ellipsis rather than running off the figure.
 
+use plotters::chart::MeshStyle;
+use plotters::coord::ranged1d::ValueFormatter;
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -414,6 +416,42 @@ fn footnote(root: &Area<'_>, text: &str, height: u32) -> Result<(), ChartError> 
         .map_err(err)
 }
 
+/// Draws one figure of `size` pixels: a white canvas tall enough for the legend `entries`,
+/// `draw` fills the plot area (given with the whole canvas, for labels outside the plot), then
+/// the legend beside it and the footnote under it.
+fn framed(
+    size: (u32, u32),
+    entries: &[(String, String, Key)],
+    note: &str,
+    draw: impl FnOnce(&Area<'_>, &Area<'_>) -> Result<(), ChartError>,
+) -> Result<String, ChartError> {
+    let mut buf = String::new();
+    {
+        let root = SVGBackend::with_string(&mut buf, fitted(size, entries)).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let (plot, side) = split(&root, size);
+        draw(&root, &plot)?;
+        legend(&side, entries)?;
+        footnote(&root, note, size.1)?;
+        root.present().map_err(err)?;
+    }
+    Ok(buf)
+}
+
+/// The house style of axis descriptions, tick labels and grid lines.
+fn styled<'m, 'a, 'b, 'g, X, Y, XT, YT>(
+    mesh: &'m mut MeshStyle<'a, 'b, X, Y, SVGBackend<'g>>,
+) -> &'m mut MeshStyle<'a, 'b, X, Y, SVGBackend<'g>>
+where
+    X: Ranged<ValueType = XT> + ValueFormatter<XT>,
+    Y: Ranged<ValueType = YT> + ValueFormatter<YT>,
+{
+    mesh.axis_desc_style((FONT, 14))
+        .label_style((FONT, 12))
+        .light_line_style(RGBColor(242, 242, 242))
+        .bold_line_style(RGBColor(215, 215, 215))
+}
+
 /// Renders a [`LineChart`] as an SVG document of `size` pixels.
 pub fn line_chart(c: &LineChart, size: (u32, u32)) -> Result<String, ChartError> {
     let bars = matches!(c.x_axis, XAxis::Categories(_));
@@ -423,11 +461,7 @@ pub fn line_chart(c: &LineChart, size: (u32, u32)) -> Result<String, ChartError>
         .iter()
         .map(|l| (l.label.clone(), l.note.clone(), key))
         .collect();
-    let mut buf = String::new();
-    {
-        let root = SVGBackend::with_string(&mut buf, fitted(size, &entries)).into_drawing_area();
-        root.fill(&WHITE).map_err(err)?;
-        let (plot, side) = split(&root, size);
+    framed(size, &entries, &c.footnote, |root, plot| {
         let all = c.lines.iter().flat_map(|l| l.points.iter());
         let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
         for x in c.x_extent.iter().copied().filter(|x| x.is_finite()) {
@@ -464,24 +498,19 @@ pub fn line_chart(c: &LineChart, size: (u32, u32)) -> Result<String, ChartError>
                 .x_extent
                 .iter()
                 .fold((f64::MAX, f64::MIN), |(a, b), x| (a.min(*x), b.max(*x)));
-            let mut chart = ChartBuilder::on(&plot)
+            let mut chart = ChartBuilder::on(plot)
                 .caption(&c.title, (FONT, 17))
                 .margin(12)
                 .x_label_area_size(46)
                 .y_label_area_size(70)
                 .build_cartesian_2d((lo / 1.3..hi * 1.3).log_scale(), y0..y1)
                 .map_err(err)?;
-            chart
-                .configure_mesh()
+            styled(&mut chart.configure_mesh())
                 .x_desc(&c.x_label)
                 .y_desc(&c.y_label)
                 .y_labels(8)
                 .x_label_formatter(&|v| tick(*v))
                 .y_label_formatter(&|v| tick(*v))
-                .axis_desc_style((FONT, 14))
-                .label_style((FONT, 12))
-                .light_line_style(RGBColor(242, 242, 242))
-                .bold_line_style(RGBColor(215, 215, 215))
                 .x_max_light_lines(0)
                 .y_max_light_lines(2)
                 .draw()
@@ -501,7 +530,7 @@ pub fn line_chart(c: &LineChart, size: (u32, u32)) -> Result<String, ChartError>
             let extra_lines = wrapped
                 .as_ref()
                 .map_or(0, |w| w.iter().map(Vec::len).max().unwrap_or(1) - 1);
-            let mut chart = ChartBuilder::on(&plot)
+            let mut chart = ChartBuilder::on(plot)
                 .caption(&c.title, (FONT, 17))
                 .margin(12)
                 .x_label_area_size(46 + CATEGORY_LINE_H * extra_lines as u32)
@@ -528,18 +557,13 @@ pub fn line_chart(c: &LineChart, size: (u32, u32)) -> Result<String, ChartError>
                 XAxis::Categories(cats) => cats.len() + 1,
                 XAxis::Numeric => 8,
             };
-            chart
-                .configure_mesh()
+            styled(&mut chart.configure_mesh())
                 .x_desc(&c.x_label)
                 .y_desc(&c.y_label)
                 .x_labels(n_x_labels)
                 .y_labels(8)
                 .x_label_formatter(&x_fmt)
                 .y_label_formatter(&|v| tick(*v))
-                .axis_desc_style((FONT, 14))
-                .label_style((FONT, 12))
-                .light_line_style(RGBColor(242, 242, 242))
-                .bold_line_style(RGBColor(215, 215, 215))
                 .max_light_lines(2)
                 .draw()
                 .map_err(err)?;
@@ -572,11 +596,8 @@ pub fn line_chart(c: &LineChart, size: (u32, u32)) -> Result<String, ChartError>
             };
             draw_lines(&mut chart, c, bars, bar_w, y0, dodge)?;
         }
-        legend(&side, &entries)?;
-        footnote(&root, &c.footnote, size.1)?;
-        root.present().map_err(err)?;
-    }
-    Ok(buf)
+        Ok(())
+    })
 }
 
 /// Draws `c`'s lines (or bars) with their CI error bars on `chart`, whatever its x coordinate
@@ -668,34 +689,25 @@ pub fn cdf_chart(c: &CdfChart, size: (u32, u32)) -> Result<String, ChartError> {
         .iter()
         .map(|l| (l.label.clone(), l.note.clone(), Key::Line))
         .collect();
-    let mut buf = String::new();
-    {
-        let root = SVGBackend::with_string(&mut buf, fitted(size, &entries)).into_drawing_area();
-        root.fill(&WHITE).map_err(err)?;
-        let (plot, side) = split(&root, size);
+    framed(size, &entries, &c.footnote, |_, plot| {
         if c.log_x {
             let (lo, hi) = if lo <= hi && lo > 0.0 {
                 (lo / 1.5, hi * 1.5)
             } else {
                 (1e-3, 1.0)
             };
-            let mut chart = ChartBuilder::on(&plot)
+            let mut chart = ChartBuilder::on(plot)
                 .caption(&c.title, (FONT, 17))
                 .margin(12)
                 .x_label_area_size(46)
                 .y_label_area_size(60)
                 .build_cartesian_2d((lo..hi).log_scale(), 0.0..1.0)
                 .map_err(err)?;
-            chart
-                .configure_mesh()
+            styled(&mut chart.configure_mesh())
                 .x_desc(&c.x_label)
                 .y_desc("fraction ≤ x")
                 .x_label_formatter(&|v| tick(*v))
                 .y_label_formatter(&|v| tick(*v))
-                .axis_desc_style((FONT, 14))
-                .label_style((FONT, 12))
-                .light_line_style(RGBColor(242, 242, 242))
-                .bold_line_style(RGBColor(215, 215, 215))
                 // A log axis already has a line per 1–9 × 10^k: light lines would grey it out.
                 .x_max_light_lines(0)
                 .y_max_light_lines(1)
@@ -712,23 +724,18 @@ pub fn cdf_chart(c: &CdfChart, size: (u32, u32)) -> Result<String, ChartError> {
         } else {
             let (lo, hi) = if lo <= hi { padded(lo, hi) } else { (0.0, 1.0) };
             let lo = if lo < 0.0 && lo > -0.2 * hi { 0.0 } else { lo };
-            let mut chart = ChartBuilder::on(&plot)
+            let mut chart = ChartBuilder::on(plot)
                 .caption(&c.title, (FONT, 17))
                 .margin(12)
                 .x_label_area_size(46)
                 .y_label_area_size(60)
                 .build_cartesian_2d(lo..hi, 0.0..1.0)
                 .map_err(err)?;
-            chart
-                .configure_mesh()
+            styled(&mut chart.configure_mesh())
                 .x_desc(&c.x_label)
                 .y_desc("fraction ≤ x")
                 .x_label_formatter(&|v| tick(*v))
                 .y_label_formatter(&|v| tick(*v))
-                .axis_desc_style((FONT, 14))
-                .label_style((FONT, 12))
-                .light_line_style(RGBColor(242, 242, 242))
-                .bold_line_style(RGBColor(215, 215, 215))
                 .max_light_lines(2)
                 .draw()
                 .map_err(err)?;
@@ -741,11 +748,8 @@ pub fn cdf_chart(c: &CdfChart, size: (u32, u32)) -> Result<String, ChartError> {
                     .map_err(err)?;
             }
         }
-        legend(&side, &entries)?;
-        footnote(&root, &c.footnote, size.1)?;
-        root.present().map_err(err)?;
-    }
-    Ok(buf)
+        Ok(())
+    })
 }
 
 /// The ECDF as a staircase: each value rises from the previous fraction to its own.
@@ -786,30 +790,21 @@ pub fn scatter_chart(c: &ScatterChart, size: (u32, u32)) -> Result<String, Chart
         .iter()
         .map(|s| (s.label.clone(), s.note.clone(), Key::Marker))
         .collect();
-    let mut buf = String::new();
-    {
-        let root = SVGBackend::with_string(&mut buf, fitted(size, &entries)).into_drawing_area();
-        root.fill(&WHITE).map_err(err)?;
-        let (plot, side) = split(&root, size);
-        let mut chart = ChartBuilder::on(&plot)
+    framed(size, &entries, &c.footnote, |_, plot| {
+        let mut chart = ChartBuilder::on(plot)
             .caption(&c.title, (FONT, 17))
             .margin(12)
             .x_label_area_size(46)
             .y_label_area_size(70)
             .build_cartesian_2d(0.0..x_max, 0.0..y_max)
             .map_err(err)?;
-        chart
-            .configure_mesh()
+        styled(&mut chart.configure_mesh())
             .x_desc(&c.x_label)
             .y_desc(&c.y_label)
             .x_labels(10)
             .y_labels(8)
             .x_label_formatter(&|v| tick(*v))
             .y_label_formatter(&|v| tick(*v))
-            .axis_desc_style((FONT, 14))
-            .label_style((FONT, 12))
-            .light_line_style(RGBColor(242, 242, 242))
-            .bold_line_style(RGBColor(215, 215, 215))
             .max_light_lines(2)
             .draw()
             .map_err(err)?;
@@ -843,11 +838,8 @@ pub fn scatter_chart(c: &ScatterChart, size: (u32, u32)) -> Result<String, Chart
                 )
                 .map_err(err)?;
         }
-        legend(&side, &entries)?;
-        footnote(&root, &c.footnote, size.1)?;
-        root.present().map_err(err)?;
-    }
-    Ok(buf)
+        Ok(())
+    })
 }
 
 /// Renders a [`PanelChart`]: `width` px wide, `panel_h` px per panel.

@@ -178,15 +178,15 @@ pub fn render_scale(r: &ScaleFigures) -> String {
         "scale {:<4} {:>5} flows  simulated {}  wall {}  {:.1} sim-s/wall-s  {}  {:.0} ns/packet  after {SCALE_WARM_UP} {}  memory/flow {}",
         r.stack,
         r.flows,
-        analysis::si(r.figures.simulated_s, "s"),
-        analysis::si(r.figures.wall_s, "s"),
+        units::si(r.figures.simulated_s, "s"),
+        units::si(r.figures.wall_s, "s"),
         r.figures.sim_per_wall,
-        analysis::si(r.figures.packets_per_s, "packets/s"),
+        units::si(r.figures.packets_per_s, "packets/s"),
         r.wall_ns_per_packet,
         r.steady_ns_per_packet
             .map_or_else(|| "n/a".to_string(), |ns| format!("{ns:.0} ns/packet")),
         r.memory_per_flow_bytes
-            .map_or_else(|| "n/a".to_string(), |b| analysis::si(b, "B")),
+            .map_or_else(|| "n/a".to_string(), |b| units::si(b, "B")),
     )
 }
 
@@ -366,13 +366,13 @@ pub fn render_figures(f: &BenchFigures) -> String {
     format!(
         "{:<18} simulated {}  wall {} (best of {})  {:.1} sim-s/wall-s  {}  {}  {}",
         f.scenario,
-        analysis::si(f.simulated_s, "s"),
-        analysis::si(f.wall_s, "s"),
+        units::si(f.simulated_s, "s"),
+        units::si(f.wall_s, "s"),
         f.repetitions,
         f.sim_per_wall,
-        analysis::si(f.packets_per_s, "packets/s"),
-        analysis::si(f.datagrams_per_s, "datagrams/s"),
-        analysis::si(f.events_per_s, "events/s"),
+        units::si(f.packets_per_s, "packets/s"),
+        units::si(f.datagrams_per_s, "datagrams/s"),
+        units::si(f.events_per_s, "events/s"),
     )
 }
 

@@ -22,6 +22,9 @@
 //! bit rate given as a prefix alone (`"10M"`: bits or bytes?), a fraction of a byte or of a
 //! packet. Every error names the accepted units.
 
+pub mod si;
+pub use si::{si, si_pair};
+
 use std::time::Duration;
 
 /// A unit string that could not be understood; the message says what is accepted (the caller

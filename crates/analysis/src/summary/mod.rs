@@ -2,12 +2,10 @@
 
 mod csv;
 mod flatten;
-mod si;
 mod table;
 
 pub use csv::{summary_csv, write_summary_csv};
 pub use flatten::{flatten_numeric, metrics_from_runs, SKIPPED_KEY};
-pub use si::{si, si_pair};
 pub use table::{incomplete_warnings, render_table};
 
 use serde_json::Value;

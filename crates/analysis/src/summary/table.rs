@@ -1,8 +1,8 @@
 //! Aligned plain-text tables of summaries for the terminal.
 
 use super::csv::axis_names;
-use super::si::si_pair;
 use super::SummaryRow;
+use units::si::si_pair;
 
 /// A table with columns: each axis, `metric`, `n/N`, `mean ± ci95`, for rows whose metric is in
 /// `metrics` (all rows when `metrics` is empty), in the order of `rows`.

@@ -90,8 +90,8 @@ impl ValidationReport {
                 )
             } else {
                 (
-                    analysis::si(p.expected, &p.unit),
-                    analysis::si(p.measured, &p.unit),
+                    units::si(p.expected, &p.unit),
+                    units::si(p.measured, &p.unit),
                 )
             };
             out.push_str(&format!(
@@ -567,8 +567,8 @@ fn check_fair_share(case: &str, reps: &[&Measured], tp_max: f64) -> Vec<PointRes
                 Ok(s) => format!(
                     "s{}: {} ± {}",
                     i + 1,
-                    analysis::si(s.mean, "bit/s"),
-                    analysis::si(s.ci95_half_width(), "bit/s")
+                    units::si(s.mean, "bit/s"),
+                    units::si(s.ci95_half_width(), "bit/s")
                 ),
                 Err(_) => format!("s{}: n/a", i + 1),
             })
@@ -585,9 +585,9 @@ fn check_fair_share(case: &str, reps: &[&Measured], tp_max: f64) -> Vec<PointRes
             note: format!(
                 "Jain over {} reps; total {} (min {:.0}% of TPmax); fair share {} each; {}",
                 reps.len(),
-                analysis::si(total, "bit/s"),
+                units::si(total, "bit/s"),
                 FAIR_SHARE_MIN_UTILISATION * 100.0,
-                analysis::si(tp_max / active.len() as f64, "bit/s"),
+                units::si(tp_max / active.len() as f64, "bit/s"),
                 failed.unwrap_or_else(|| detail.join(", "))
             ),
             unit: String::new(),

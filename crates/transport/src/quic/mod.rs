@@ -19,9 +19,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use quinn_proto::{
-    ClientConfig, ConnectionError, Event, NoneTokenStore, TokenMemoryCache, TokenStore, VarInt,
-};
+use quinn_proto::{ClientConfig, ConnectionError, Event, TokenStore, VarInt};
 
 use crate::agent::{FlowReport, SenderSample, Side, Transmit};
 use crate::cc_adapter::CcProbe;
@@ -156,11 +154,7 @@ impl FlowDriver<QuicConnections> {
             Host::new(&cfg.knobs, &root, None),
             Host::new(&cfg.knobs, &root, Some(server)),
         ];
-        let token_store: Arc<dyn TokenStore> = if cfg.knobs.common.address_token {
-            Arc::new(TokenMemoryCache::default())
-        } else {
-            Arc::new(NoneTokenStore)
-        };
+        let token_store = cfg.knobs.token_store();
         let plan = cfg.plan.clone();
         let conns = QuicConnections {
             cid_rng: SharedRng::new(sub_seed(cfg.seed, 3)),
