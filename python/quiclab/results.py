@@ -25,6 +25,7 @@ PathLike = Union[str, "os.PathLike[str]"]
 RESULTS_JSONL = _native.RESULTS_FILE
 RESULTS_PARQUET = _native.RESULTS_PARQUET
 SERIES_PARQUET = _native.SERIES_PARQUET
+CONNECTIONS_PARQUET = _native.CONNECTIONS_PARQUET
 SERIES_DIR = _native.SERIES_DIR
 SUMMARY_CSV = _native.SUMMARY_FILE
 
@@ -122,6 +123,7 @@ class Results:
         self.path = path
         self._series_csv = dict(series_csv or {})
         self._df: Optional[pd.DataFrame] = None
+        self._connections: Optional[pd.DataFrame] = None
         self._series: Optional[pd.DataFrame] = None
 
     @classmethod
@@ -182,6 +184,25 @@ class Results:
             else:
                 self._df = _frame([json.dumps(r) for r in self.runs])
         return self._df
+
+    @property
+    def connections(self) -> pd.DataFrame:
+        """One row per run × flow × connection: run identity, sweep axes, the flow's index and
+        name, ``connection`` (its index in the flow) and the connection's fields (handshake,
+        first byte, completion, bytes, 0-RTT accepted), so a flow's second connection can be
+        compared on its own.
+
+        From a directory with ``connections.parquet`` this is ``pandas.read_parquet`` of it;
+        else the same table built from ``results.jsonl``.
+        """
+        if self._connections is None:
+            parquet = self.path / CONNECTIONS_PARQUET if self.path else None
+            if parquet is not None and parquet.is_file():
+                self._connections = pd.read_parquet(parquet)
+            else:
+                lines = [json.dumps(r) for r in self.runs]
+                self._connections = _to_frame(_native.connections_table(lines))
+        return self._connections
 
     @property
     def series(self) -> pd.DataFrame:

@@ -128,6 +128,29 @@ def test_parquet_via_pandas_equals_the_dataframe(small_sweep: quiclab.Scenario, 
     )
 
 
+def test_connections_one_row_each_from_parquet_or_jsonl(tmp: Path) -> None:
+    """A flow of three connections (0-RTT on the second and third) has three rows, and the
+    directory's connections.parquet equals the table built from results.jsonl."""
+    scenario = quiclab.loads(
+        SMALL.replace('app = "bulk"\ncc = "cubic"\n\n[[flow]]', 'app = "download"\n'
+                      'size = "50kB"\nconnections = 3\nzero_rtt = true\ncc = "cubic"\n\n[[flow]]', 1),
+        name="small.toml",
+    )
+    res = scenario.sweep(tmp / "out")
+    parquet = tmp / "out" / "connections.parquet"
+    assert parquet.is_file()
+    conns = res.connections
+    pd.testing.assert_frame_equal(conns, quiclab.Results(res.runs).connections)
+    quic = conns[conns["flow"] == "quic"]
+    assert list(quic["connection"]) == [0, 1, 2]
+    assert list(quic["zero_rtt_accepted"]) == [False, True, True]
+    assert quic["handshake_s"].notna().all()
+    # The flow's own row counts them; its handshake is the first connection's.
+    flow = res.df[res.df["flow"] == "quic"].iloc[0]
+    assert flow["connections"] == 3
+    assert flow["handshake_s"] == quic["handshake_s"].iloc[0]
+
+
 def test_a_directory_with_results_is_refused_without_resume(
     small: quiclab.Scenario, tmp: Path
 ) -> None:

@@ -23,4 +23,4 @@ pub use summary::{
     flatten_numeric, incomplete_warnings, metrics_from_runs, render_table, summary_rows,
     write_summary_csv, SummaryRow,
 };
-pub use tabular::{flatten, series_table, Column, Table, Values};
+pub use tabular::{connections_table, flatten, series_table, Column, Table, Values};

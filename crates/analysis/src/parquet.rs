@@ -22,7 +22,7 @@ use ::parquet::schema::types::Type;
 
 use crate::error::{Error, Result};
 use crate::tabular::{Flattener, Table, Values};
-use results::layout::{RESULTS_PARQUET, SERIES_DIR, SERIES_PARQUET};
+use results::layout::{CONNECTIONS_PARQUET, RESULTS_PARQUET, SERIES_DIR, SERIES_PARQUET};
 
 /// Writes `dir/results.parquet` from `dir/results.jsonl` (every line that is a result, in file
 /// order: the file mirrors results.jsonl) and, when any run has `dir/series/<id>.csv`,
@@ -31,10 +31,12 @@ pub fn write_dir(dir: &Path, store: &results::store::ResultsStore) -> Result<()>
     let series_dir = dir.join(SERIES_DIR);
     let mut runs = Flattener::default();
     let mut series = Flattener::default();
+    let mut connections = Flattener::default();
     let mut any_series = false;
     let mut failed = None;
     store.for_each_result(|line| {
         runs.add_run(&line);
+        connections.add_connections(&line);
         let Some(id) = line.get("id").and_then(serde_json::Value::as_str) else {
             return;
         };
@@ -54,6 +56,10 @@ pub fn write_dir(dir: &Path, store: &results::store::ResultsStore) -> Result<()>
         return Err(e);
     }
     write(&dir.join(RESULTS_PARQUET), &runs.finish())?;
+    let connections = connections.finish();
+    if connections.rows > 0 {
+        write(&dir.join(CONNECTIONS_PARQUET), &connections)?;
+    }
     if any_series {
         write(&dir.join(SERIES_PARQUET), &series.finish())?;
     }

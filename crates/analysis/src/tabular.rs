@@ -26,7 +26,12 @@
 //! out; a run without flows still has one row, its flow columns null.
 //!
 //! Time series have their own table ([`series_table`]): one row per run × sample, the run's
-//! identity and axes first, then the columns of `series/<id>.csv`.
+//! identity and axes first, then the columns of `series/<id>.csv`. Connections too
+//! ([`connections_table`]): one row per run × flow × connection, the run's identity and axes,
+//! `flow_index`, `flow` and `connection` (its index within the flow, from 0), then the
+//! connection's fields under their own names (`handshake_s`, `zero_rtt_accepted`, …), so a
+//! flow's second connection (the one that resumes, sends 0-RTT data, reuses a token) is a row
+//! of its own.
 
 use std::collections::BTreeMap;
 
@@ -148,6 +153,15 @@ pub fn series_table(runs: &[Value], mut series: impl FnMut(&str) -> Option<Strin
     t.finish()
 }
 
+/// The connections of `runs`: one row per run × flow × connection (see the module doc).
+pub fn connections_table(runs: &[Value]) -> Table {
+    let mut t = Flattener::default();
+    for run in runs {
+        t.add_connections(run);
+    }
+    t.finish()
+}
+
 /// Builds a table one run at a time, so a large results file need not be held as `Value`s
 /// (what [`flatten`] and [`series_table`] do over a slice).
 #[derive(Default)]
@@ -197,6 +211,32 @@ impl Flattener {
             }
             cells.extend(run_fields.iter().cloned());
             self.b.row(cells);
+        }
+    }
+
+    /// Adds the connection rows of one results line (none for an error record or a flow
+    /// without connections).
+    pub fn add_connections(&mut self, run: &Value) {
+        if is_error_record(run) {
+            return;
+        }
+        let Some(obj) = run.as_object() else { return };
+        let mut shared = Vec::new();
+        identity(obj, &mut shared);
+        let flows = obj.get("flows").and_then(Value::as_array);
+        for (i, flow) in flows.into_iter().flatten().enumerate() {
+            let name = flow.get("name").cloned().unwrap_or(Value::Null);
+            let connections = flow.get("connections").and_then(Value::as_array);
+            for (c, connection) in connections.into_iter().flatten().enumerate() {
+                let mut cells = shared.clone();
+                cells.push(("flow_index".into(), Value::from(i)));
+                cells.push(("flow".into(), name.clone()));
+                cells.push(("connection".into(), Value::from(c)));
+                for (k, v) in connection.as_object().into_iter().flatten() {
+                    walk(v, k, &mut cells);
+                }
+                self.b.row(cells);
+            }
         }
     }
 
@@ -560,5 +600,33 @@ mod tests {
         assert_eq!(col("goodput_bps"), &Values::F64(vec![Some(0.0), Some(2.5)]));
         assert_eq!(col("cwnd_bytes"), &Values::I64(vec![Some(100), Some(200)]));
         assert_eq!(col("id").get(1), json!("p1-r0"));
+    }
+
+    #[test]
+    fn connections_get_a_row_each_with_their_flow_and_index() {
+        let runs = [
+            json!({"id": "p0-r0", "point": 0, "rep": 0, "seed": 1, "scenario": "s",
+                   "axes": {"variant": "0rtt"},
+                   "flows": [
+                       {"name": "q", "connections": [
+                           {"started_s": 0.0, "handshake_s": 0.08, "zero_rtt_accepted": false},
+                           {"started_s": 1.0, "handshake_s": 0.04, "zero_rtt_accepted": true}]},
+                       {"name": "bulk", "connections": []}]}),
+            json!({"id": "p0-r1", "error": "crashed"}),
+        ];
+        let t = connections_table(&runs);
+        assert_eq!(
+            t.rows, 2,
+            "one row per connection; none for a flow without, or an error"
+        );
+        let col = |name: &str| {
+            let c = t.column(name).unwrap_or_else(|| panic!("{name}"));
+            (0..t.rows).map(|i| c.values.get(i)).collect::<Vec<_>>()
+        };
+        assert_eq!(col("connection"), [json!(0), json!(1)]);
+        assert_eq!(col("flow"), [json!("q"), json!("q")]);
+        assert_eq!(col("variant"), [json!("0rtt"), json!("0rtt")]);
+        assert_eq!(col("zero_rtt_accepted"), [json!(false), json!(true)]);
+        assert_eq!(col("handshake_s"), [json!(0.08), json!(0.04)]);
     }
 }

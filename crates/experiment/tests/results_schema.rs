@@ -1,5 +1,5 @@
-//! docs/results.md lists every column that results.parquet and series.parquet hold, with its
-//! type: the doc cannot drift from the code. A reference sweep exercises every stack (quic,
+//! docs/results.md lists every column that results.parquet, connections.parquet and
+//! series.parquet hold, with its type: the doc cannot drift from the code. A reference sweep exercises every stack (quic,
 //! tcp, quic-model), cross traffic, a measurement window and a sweep axis; a column it writes
 //! that the doc's tables do not list (or list with another type) fails the test.
 //!
@@ -110,10 +110,15 @@ fn the_doc_lists_every_column_with_its_type() {
     let series = analysis::series_table(&lines, |id| {
         std::fs::read_to_string(out.join(format!("series/{id}.csv"))).ok()
     });
-    assert!(runs.rows == 6 && series.rows > 0);
+    let connections = analysis::connections_table(&lines);
+    assert!(runs.rows == 6 && series.rows > 0 && connections.rows > 0);
     let doc = documented();
     let mut problems = Vec::new();
-    for (table, t) in [("results", &runs), ("series", &series)] {
+    for (table, t) in [
+        ("results", &runs),
+        ("series", &series),
+        ("connections", &connections),
+    ] {
         for c in &t.columns {
             let name = normalise(&c.name, &["link.loss"]);
             match doc.get(&name) {

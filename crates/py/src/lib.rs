@@ -40,6 +40,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scenario_py::load_text, m)?)?;
     m.add_function(wrap_pyfunction!(table_py::flatten, m)?)?;
     m.add_function(wrap_pyfunction!(table_py::series_table, m)?)?;
+    m.add_function(wrap_pyfunction!(table_py::connections_table, m)?)?;
     m.add_function(wrap_pyfunction!(table_py::summarize, m)?)?;
     m.add_function(wrap_pyfunction!(studies_py::compare, m)?)?;
     m.add_function(wrap_pyfunction!(studies_py::validate, m)?)?;
@@ -49,6 +50,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("RESULTS_FILE", results::layout::RESULTS_FILE)?;
     m.add("RESULTS_PARQUET", results::layout::RESULTS_PARQUET)?;
     m.add("SERIES_PARQUET", results::layout::SERIES_PARQUET)?;
+    m.add("CONNECTIONS_PARQUET", results::layout::CONNECTIONS_PARQUET)?;
     m.add("SERIES_DIR", results::layout::SERIES_DIR)?;
     m.add("SUMMARY_FILE", results::layout::SUMMARY_FILE)?;
     m.add("ERROR_FIELD", results::store::ERROR_FIELD)?;

@@ -1,4 +1,4 @@
-//! Tables for DataFrames: `report`'s flattening (the one `results.parquet` is written from),
+//! Tables for DataFrames: `analysis`'s flattening (the one `results.parquet` is written from),
 //! handed to Python as typed columns.
 
 use std::collections::HashMap;
@@ -51,6 +51,15 @@ fn columns<'py>(py: Python<'py>, table: analysis::Table) -> PyResult<Vec<PyColum
 pub fn flatten<'py>(py: Python<'py>, lines: Vec<String>) -> PyResult<Vec<PyColumn<'py>>> {
     let runs = py.detach(|| parse_lines(&lines))?;
     let table = py.detach(|| analysis::flatten(&runs));
+    columns(py, table)
+}
+
+/// One row per run × flow × connection of the result `lines`: the columns of
+/// `connections.parquet`.
+#[pyfunction]
+pub fn connections_table<'py>(py: Python<'py>, lines: Vec<String>) -> PyResult<Vec<PyColumn<'py>>> {
+    let runs = py.detach(|| parse_lines(&lines))?;
+    let table = py.detach(|| analysis::connections_table(&runs));
     columns(py, table)
 }
 

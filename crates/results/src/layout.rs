@@ -20,6 +20,8 @@ pub const SUMMARY_FILE: &str = "summary.csv";
 pub const RESULTS_PARQUET: &str = "results.parquet";
 /// One row per sample, flow and run of every series CSV.
 pub const SERIES_PARQUET: &str = "series.parquet";
+/// One row per connection, flow and run.
+pub const CONNECTIONS_PARQUET: &str = "connections.parquet";
 /// Directory of per-run time series, one `<run id>.csv` each.
 pub const SERIES_DIR: &str = "series";
 /// Directory of the figures `quiclab figures` draws (SVG and PNG).
@@ -96,6 +98,12 @@ pub const ENTRIES: &[Entry] = &[
         doc: "The same results as a typed table: one row per run × flow (below).",
     },
     Entry {
+        name: CONNECTIONS_PARQUET,
+        kind: Kind::File,
+        written_by: "`sim`, `emu`, `merge`",
+        doc: "One row per run × flow × connection (below): handshake, first byte, completion, bytes and 0-RTT of each connection. Written when a run has connections.",
+    },
+    Entry {
         name: SERIES_PARQUET,
         kind: Kind::File,
         written_by: "`sim`, `emu`, `merge`",
@@ -155,6 +163,11 @@ impl ResultsLayout {
     /// `results.parquet`.
     pub fn results_parquet(&self) -> PathBuf {
         self.root.join(RESULTS_PARQUET)
+    }
+
+    /// `connections.parquet`.
+    pub fn connections_parquet(&self) -> PathBuf {
+        self.root.join(CONNECTIONS_PARQUET)
     }
 
     /// `series.parquet`.
@@ -230,6 +243,7 @@ mod tests {
             SUMMARY_FILE,
             RESULTS_PARQUET,
             SERIES_PARQUET,
+            CONNECTIONS_PARQUET,
             SERIES_DIR,
             FIGURES_DIR,
             REPORT_FILE,
