@@ -31,6 +31,8 @@ mod tests;
 #[cfg(test)]
 mod tests_bounds;
 #[cfg(test)]
+mod tests_noops;
+#[cfg(test)]
 mod tests_variants;
 
 pub use choice::Choice;
