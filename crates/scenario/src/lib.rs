@@ -9,6 +9,7 @@
 
 pub mod builder;
 pub mod choices;
+mod describe;
 mod docs;
 mod error;
 mod input;
