@@ -31,9 +31,11 @@ impl FlowSpec {
             FlowTransport::Quic(k) => k.common.zero_rtt,
             FlowTransport::QuicModel(k) => k.common.zero_rtt,
         };
-        let start = (!self.start.is_zero())
-            .then(|| format!(" from {}", format_duration(self.start)))
-            .unwrap_or_default();
+        let start = if self.start.is_zero() {
+            String::new()
+        } else {
+            format!(" from {}", format_duration(self.start))
+        };
         let work = match self.workload {
             Workload::Bulk { upload } => {
                 let end = self.stop.unwrap_or(run_duration).min(run_duration);
