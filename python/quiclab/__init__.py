@@ -22,6 +22,7 @@ into a directory writes what ``quiclab sim --out`` writes). Errors are exception
 
 from quiclab._native import (
     ExperimentError,
+    FlowError,
     QuiclabError,
     RunError,
     ScenarioError,
@@ -35,6 +36,7 @@ from quiclab.studies import Comparison, Validation, compare, validate, validatio
 __all__ = [
     "Comparison",
     "ExperimentError",
+    "FlowError",
     "QuiclabError",
     "Results",
     "RunError",

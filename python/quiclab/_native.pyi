@@ -5,7 +5,7 @@ Results cross this boundary as JSON text (the lines of results.jsonl), series as
 one ``results.parquet`` is written from); :mod:`quiclab` turns them into dicts and DataFrames.
 """
 
-from typing import Optional
+from typing import Any, Optional
 
 __version__: str
 RESULTS_FILE: str
@@ -31,6 +31,13 @@ class ScenarioError(QuiclabError):
 class RunError(QuiclabError):
     """One run produced no result."""
 
+class FlowError(RunError):
+    """A run finished, but a flow of it reported an error."""
+
+    run: str
+    flows: list[tuple[str, str]]
+    result: Any
+
 class ExperimentError(QuiclabError):
     """A sweep could not start, record or finish, or results could not be read."""
 
@@ -49,6 +56,7 @@ class NativeScenario:
     def points(self) -> list[list[tuple[str, str]]]: ...
     @property
     def runs(self) -> list[tuple[str, int, int, int]]: ...
+    def describe(self, point: Optional[int] = None) -> list[str]: ...
     def point_json(self, point: int) -> str: ...
     def run(self, index: int, series: bool = False) -> tuple[str, str]: ...
     def run_many(

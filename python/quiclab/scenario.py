@@ -205,16 +205,43 @@ class Scenario:
             raise KeyError(f"no run {run!r} in this scenario; runs: {shown}")
         return int(run)
 
-    def run(self, run: Union[int, str] = 0, *, series: bool = True) -> RunResult:
+    def describe(self, point: Optional[int] = None) -> list[str]:
+        """One line per flow saying what it does, as ``quiclab sim`` prints before running
+        (``"flow0: quic, cubic, bulk upload (client → server) for 30s"``): of sweep point
+        ``point``, or, by default, each distinct line of every point once."""
+        return self._native.describe(point)
+
+    def run(
+        self, run: Union[int, str] = 0, *, series: bool = True, check: bool = True
+    ) -> RunResult:
         """Runs one run with the simulator and returns its result.
 
         ``run`` is a run id (``"p1-r0"``) or an index in run order (default: the first run).
         ``series`` records the time series (:attr:`RunResult.series`). Raises
-        :class:`quiclab.RunError` if the run produced no result. The GIL is released while it
+        :class:`quiclab.RunError` if the run produced no result and, with ``check`` (the
+        default), :class:`quiclab.FlowError` if a flow of it reported an error (a connection
+        lost, a handshake refused; the result is the exception's ``result``); ``check=False``
+        returns such a result, each failed flow's ``error`` set. The GIL is released while it
         runs.
         """
         line, series_csv = self._native.run(self._index(run), series)
-        return RunResult(json.loads(line), series_csv)
+        result = RunResult(json.loads(line), series_csv)
+        if check:
+            failed = [
+                (f.get("name", "?"), f["error"])
+                for f in result.data.get("flows", [])
+                if f.get("error") is not None
+            ]
+            if failed:
+                what = "; ".join(f"flow {name}: {error}" for name, error in failed)
+                err = _native.FlowError(
+                    f"run {result.id} failed: {what} (check=False returns the result anyway)"
+                )
+                err.run = result.id
+                err.flows = failed
+                err.result = result
+                raise err
+        return result
 
     def sweep(
         self,

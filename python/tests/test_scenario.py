@@ -96,3 +96,54 @@ def test_value_text_reads_like_the_command_line() -> None:
 def test_vary_needs_a_list() -> None:
     with pytest.raises(TypeError, match="list of values"):
         quiclab.loads(SMALL, vary={"link.loss": "1%"})  # type: ignore[dict-item]
+
+
+#: A download over a path that is down for the whole run: the handshake times out.
+DOWN = """\
+[run]
+duration = "40s"
+
+[link]
+blackout = [{ start = "0s", duration = "100s" }]
+
+[[flow]]
+name = "d"
+app = "download"
+size = "10kB"
+"""
+
+
+def test_run_raises_on_a_failed_flow_unless_asked_not_to() -> None:
+    sc = quiclab.loads(DOWN)
+    with pytest.raises(quiclab.FlowError) as info:
+        sc.run()
+    err = info.value
+    assert isinstance(err, quiclab.RunError) and isinstance(err, quiclab.QuiclabError)
+    assert str(err).startswith("run p0-r0 failed: flow d: "), str(err)
+    assert "check=False" in str(err)
+    assert err.run == "p0-r0"
+    assert [name for name, _ in err.flows] == ["d"]
+    assert err.result.data["flows"][0]["error"] == err.flows[0][1]
+    # check=False returns the result with the flow's error.
+    result = sc.run(check=False)
+    assert result.data["flows"][0]["error"]
+    # A run whose flows succeed is returned as before.
+    assert quiclab.loads(SMALL).run().data["flows"][0]["error"] is None
+
+
+def test_describe_says_what_each_flow_does() -> None:
+    sc = quiclab.loads(SMALL, vary={"link.delay": ["5ms", "10ms"]})
+    lines = [
+        "quic: quic, cubic, bulk upload (client → server) for 1s",
+        "tcp: tcp + TLS 1.3, cubic, bulk upload (client → server) for 1s",
+    ]
+    assert sc.describe() == lines
+    assert sc.describe(1) == lines
+    with pytest.raises(IndexError):
+        sc.describe(2)
+
+
+def test_keys_that_cannot_affect_the_flow_are_refused() -> None:
+    with pytest.raises(quiclab.ScenarioError) as info:
+        quiclab.loads(SMALL, set={"flow.0.zero_rtt": True})
+    assert "set app = \"download\" and connections = 2 or more" in str(info.value)

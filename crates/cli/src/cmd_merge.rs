@@ -19,6 +19,9 @@ pub struct MergeArgs {
     /// Machine-readable output on stdout: the summary rows as one JSON line.
     #[arg(long)]
     pub json: bool,
+    /// Exit 0 even if some runs failed (they are still listed).
+    #[arg(long)]
+    pub allow_failures: bool,
 }
 
 /// Runs `quiclab merge`.
@@ -38,5 +41,10 @@ pub fn run(args: &MergeArgs) -> anyhow::Result<Exit> {
         resume: false,
         series: false,
     };
-    sweep::report(&s, merged.outcome, args.json)
+    sweep::report(
+        &s,
+        merged.outcome,
+        args.json,
+        sweep::OnFailure::from_flag(args.allow_failures),
+    )
 }

@@ -145,11 +145,19 @@ fn run_study(args: &ReproduceArgs, study: &'static Study) -> anyhow::Result<Exit
             &experiment::Sequential,
             interrupt::requested,
             false,
+            sweep::OnFailure::RunsOnly,
         )?
     } else {
         let threads = experiment::Threads::new(args.jobs.map(usize::from));
         let engine = sim::SimEngine::default();
-        sweep::run(&sweep, &engine, &threads, interrupt::requested, false)?
+        sweep::run(
+            &sweep,
+            &engine,
+            &threads,
+            interrupt::requested,
+            false,
+            sweep::OnFailure::RunsOnly,
+        )?
     };
     if code == exit::INTERRUPTED {
         return Ok(code);

@@ -12,6 +12,29 @@ use crate::exit::{self, Exit};
 use crate::progress::Progress;
 use crate::{interrupt, output};
 
+/// What makes a finished sweep exit non-zero.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnFailure {
+    /// A run without a result, or a run with a flow that reported an error: exit 1.
+    Fail,
+    /// Both are reported, and the exit status stays 0 (`--allow-failures`).
+    Allow,
+    /// Only runs without a result exit 1; failed flows are reported (`quiclab reproduce`,
+    /// whose tables count what completed).
+    RunsOnly,
+}
+
+impl OnFailure {
+    /// `--allow-failures` or not.
+    pub fn from_flag(allow_failures: bool) -> Self {
+        if allow_failures {
+            OnFailure::Allow
+        } else {
+            OnFailure::Fail
+        }
+    }
+}
+
 /// Runs `sweep` with `engine` on `executor`, stopping on Ctrl-C or when `stop` says so, then
 /// prints the summary (a table, or its rows as one JSON line with `json`) and what failed.
 pub fn run(
@@ -20,8 +43,9 @@ pub fn run(
     executor: &dyn Executor,
     stop: fn() -> bool,
     json: bool,
+    on_failure: OnFailure,
 ) -> anyhow::Result<Exit> {
-    run_shard(sweep, None, engine, executor, stop, json)
+    run_shard(sweep, None, engine, executor, stop, json, on_failure)
 }
 
 /// [`run`] for one shard of the sweep (`None`: all of it).
@@ -32,6 +56,7 @@ pub fn run_shard(
     executor: &dyn Executor,
     stop: fn() -> bool,
     json: bool,
+    on_failure: OnFailure,
 ) -> anyhow::Result<Exit> {
     interrupt::install()?;
     let progress = Progress::default();
@@ -42,12 +67,21 @@ pub fn run_shard(
             sweep.out.display()
         );
     }
-    report(sweep, outcome, json)
+    report(sweep, outcome, json, on_failure)
 }
+
+/// At most this many failed runs are listed one by one (a sweep of 1000 failing runs would
+/// bury the summary).
+const LISTED: usize = 10;
 
 /// Prints how a sweep ended (the summary table or JSON rows, failures, how to resume) and
 /// returns the exit status.
-pub fn report(sweep: &Sweep<'_>, outcome: SweepOutcome, json: bool) -> anyhow::Result<Exit> {
+pub fn report(
+    sweep: &Sweep<'_>,
+    outcome: SweepOutcome,
+    json: bool,
+    on_failure: OnFailure,
+) -> anyhow::Result<Exit> {
     match outcome {
         SweepOutcome::Interrupted {
             total,
@@ -90,11 +124,35 @@ pub fn report(sweep: &Sweep<'_>, outcome: SweepOutcome, json: bool) -> anyhow::R
                 );
             }
             eprintln!("results in {}", sweep.out.display());
-            if failures.is_empty() {
-                return Ok(exit::SUCCESS);
+            let flow_errors = experiment::flow_errors::in_dir(sweep.out)?;
+            for f in flow_errors.iter().take(LISTED) {
+                let flows: Vec<String> = f
+                    .flows
+                    .iter()
+                    .map(|(name, error)| format!("flow {name}: {error}"))
+                    .collect();
+                eprintln!("run {} failed: {}", f.id, flows.join("; "));
             }
-            for f in &failures {
+            if flow_errors.len() > LISTED {
+                eprintln!(
+                    "… and {} more runs with a failed flow",
+                    flow_errors.len() - LISTED
+                );
+            }
+            if !flow_errors.is_empty() {
+                eprintln!(
+                    "{} of {total} runs had a flow that failed; their results are in results.jsonl (flows.N.error)",
+                    flow_errors.len()
+                );
+            }
+            for f in failures.iter().take(LISTED) {
                 eprintln!("run {} failed: {}", f.id, f.message);
+            }
+            if failures.len() > LISTED {
+                eprintln!(
+                    "… and {} more runs without a result",
+                    failures.len() - LISTED
+                );
             }
             let (recorded, retried): (Vec<_>, Vec<_>) = failures.iter().partition(|f| f.recorded);
             let ids = |fs: &[&experiment::Failure]| {
@@ -117,6 +175,28 @@ pub fn report(sweep: &Sweep<'_>, outcome: SweepOutcome, json: bool) -> anyhow::R
                     ids(&recorded)
                 );
             }
+            let failed = match on_failure {
+                OnFailure::RunsOnly => failures.len(),
+                OnFailure::Fail | OnFailure::Allow => {
+                    let mut failed: std::collections::BTreeSet<&str> =
+                        failures.iter().map(|f| f.id.as_str()).collect();
+                    failed.extend(flow_errors.iter().map(|f| f.id.as_str()));
+                    failed.len()
+                }
+            };
+            if failed == 0 {
+                return Ok(exit::SUCCESS);
+            }
+            if on_failure == OnFailure::Allow {
+                eprintln!(
+                    "warning: {failed} of {total} runs failed; exit status 0 (--allow-failures)"
+                );
+                return Ok(exit::SUCCESS);
+            }
+            eprintln!(
+                "error: {failed} of {total} runs failed (exit status {}; --allow-failures exits 0)",
+                exit::FAILURE.0
+            );
             Ok(exit::FAILURE)
         }
     }

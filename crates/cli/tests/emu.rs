@@ -69,6 +69,12 @@ fn run_tiny(stack: &str) {
         text(&o.stderr),
         text(&o.stdout)
     );
+    // What the run is about to measure, said before it runs.
+    let described = match stack {
+        "tcp" => "dl: tcp + TLS 1.3, cubic, download of 1MB (server → client)",
+        _ => "dl: quic, cubic, download of 1MB (server → client)",
+    };
+    assert!(text(&o.stderr).contains(described), "{}", text(&o.stderr));
     let lines = std::fs::read_to_string(out.join("results.jsonl")).expect("results.jsonl");
     let runs: Vec<Value> = lines
         .lines()

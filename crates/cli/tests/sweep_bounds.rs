@@ -1,5 +1,5 @@
 //! End to end: one sweep per results directory, names that are not paths, runs whose
-//! flows fail do not exit 0.
+//! flows fail do not exit 0 (unless --allow-failures), every run describing its flows first.
 
 mod common;
 use common::{quiclab, text, Scratch};
@@ -134,4 +134,85 @@ fn a_flow_that_fails_makes_a_single_run_fail() {
     let err = text(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("flow d reported an error"), "{err}");
+}
+
+/// Two points: the path is down for the whole run at the first (the handshake times out), up
+/// at the second.
+const HALF_DOWN: &str = "[run]\nduration = \"60s\"\n\
+    [[flow]]\nname = \"d\"\napp = \"download\"\nsize = \"10kB\"\n\
+    [sweep]\n\"link.blackout\" = [[{ start = \"0s\", duration = \"100s\" }], [{ start = \"50s\", duration = \"1s\" }]]\n";
+
+#[test]
+fn a_sweep_with_failed_flows_exits_1_and_says_how_many() {
+    let s = Scratch::new("sweepfail");
+    s.file("half.toml", HALF_DOWN);
+    let o = quiclab(&["sim", "half.toml", "--out", "r"], &s.0);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("run p0-r0 failed: flow d: "), "{err}");
+    assert!(
+        err.contains("1 of 2 runs had a flow that failed; their results are in results.jsonl"),
+        "{err}"
+    );
+    assert!(
+        err.contains("error: 1 of 2 runs failed (exit status 1; --allow-failures exits 0)"),
+        "{err}"
+    );
+    // Both runs are results all the same.
+    let lines = std::fs::read_to_string(s.path("r/results.jsonl")).expect("results.jsonl");
+    assert_eq!(lines.lines().count(), 2);
+    // --allow-failures lists them and exits 0.
+    let o = quiclab(
+        &["sim", "half.toml", "--out", "r2", "--allow-failures"],
+        &s.0,
+    );
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains("run p0-r0 failed: flow d: "), "{err}");
+    assert!(
+        err.contains("warning: 1 of 2 runs failed; exit status 0 (--allow-failures)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn every_run_describes_its_flows_once_before_running() {
+    let s = Scratch::new("describe");
+    s.file(
+        "d.toml",
+        "[run]\nduration = \"1s\"\nreps = 3\n[[flow]]\nname = \"b\"\ncc = \"cubic\"\n\
+         [sweep]\n\"link.delay\" = [\"5ms\", \"10ms\"]\n",
+    );
+    let o = quiclab(&["sim", "d.toml", "--out", "r"], &s.0);
+    let err = text(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    // Six runs, one flow line.
+    let line = "b: quic, cubic, bulk upload (client → server) for 1s";
+    assert_eq!(err.matches(line).count(), 1, "{err}");
+    // --dry-run loads and describes, and runs nothing.
+    let o = quiclab(&["sim", "d.toml", "--out", "dry", "--dry-run"], &s.0);
+    let err = text(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains(line), "{err}");
+    assert!(!s.path("dry").exists());
+}
+
+#[test]
+fn zero_rtt_on_one_connection_is_refused_naming_the_fix() {
+    // QUIC 1-RTT against 0-RTT where every variant fetches the page once: 0-RTT never happens.
+    let s = Scratch::new("zrtt1");
+    s.file(
+        "p.toml",
+        "[[flow]]\nname = \"page\"\napp = \"download\"\nsize = \"100kB\"\n\
+         [[variant]]\nname = \"quic-1rtt\"\n[[variant]]\nname = \"quic-0rtt\"\nset = { \"flow.zero_rtt\" = true }\n",
+    );
+    let o = quiclab(&["sim", "p.toml", "--dry-run"], &s.0);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("p.toml:9:27: ")
+            && err.contains("flow.0.zero_rtt = true has no effect")
+            && err.contains("set connections = 2 or more (in variant \"quic-0rtt\")"),
+        "{err}"
+    );
 }

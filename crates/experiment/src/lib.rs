@@ -25,6 +25,7 @@ pub mod distributed;
 pub mod error;
 pub mod executor;
 pub mod files;
+pub mod flow_errors;
 pub mod interrupt;
 pub mod lock;
 pub mod manifest;

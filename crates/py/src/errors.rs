@@ -27,6 +27,12 @@ create_exception!(
 );
 create_exception!(
     quiclab,
+    FlowError,
+    RunError,
+    "A run finished, but a flow of it reported an error (a connection lost, a handshake refused): raised by `Scenario.run` unless `check=False`. The attributes `run` (the run id), `flows` (list of `(flow name, error)`) and `result` (the `RunResult`) carry the parts."
+);
+create_exception!(
+    quiclab,
     ExperimentError,
     QuiclabError,
     "A sweep could not start, record or finish: the results directory holds other results, is locked by another sweep, cannot be written, or a results file cannot be read."

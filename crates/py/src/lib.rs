@@ -31,6 +31,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("QuiclabError", py.get_type::<errors::QuiclabError>())?;
     m.add("ScenarioError", py.get_type::<errors::ScenarioError>())?;
     m.add("RunError", py.get_type::<errors::RunError>())?;
+    m.add("FlowError", py.get_type::<errors::FlowError>())?;
     m.add("ExperimentError", py.get_type::<errors::ExperimentError>())?;
     m.add_class::<scenario_py::NativeScenario>()?;
     m.add_class::<distributed_py::NativeOpenSweep>()?;

@@ -122,6 +122,23 @@ impl NativeScenario {
         self.loaded.warnings.clone()
     }
 
+    /// One line per flow saying what it does (stack, controller, workload and direction, size
+    /// or duration), as `quiclab sim` prints before running: of sweep point `point`, or each
+    /// distinct line of every point once when None.
+    #[pyo3(signature = (point = None))]
+    fn describe(&self, point: Option<usize>) -> PyResult<Vec<String>> {
+        let Some(point) = point else {
+            return Ok(self.loaded.describe_flows());
+        };
+        let p = self.loaded.points.get(point).ok_or_else(|| {
+            pyo3::exceptions::PyIndexError::new_err(format!(
+                "point {point} out of range: the scenario has {} points",
+                self.loaded.points.len()
+            ))
+        })?;
+        Ok(p.scenario.describe_flows())
+    }
+
     /// Each sweep point's axis values: a list of `(key, value)` per point.
     #[getter]
     fn points(&self) -> Vec<Vec<(String, String)>> {

@@ -38,7 +38,7 @@ Scenario files, `--set` / `--vary` values and every command-line flag (`quiclab 
 
 | type | examples | notes |
 |---|---|---|
-| rate | `"10Mbit"`, `"10 Mbit/s"`, `"1.5Gbit"`, `"64kbps"`, `"2MB/s"`, `"unlimited"` | bit/s at the IP layer; `b`/`bit`/`bits`/`bps` are bits, `B`/`Bps` bytes (×8), optionally followed by `/s`; a bare number is bit/s; a prefix alone (`"10M"`) is refused (bits or bytes?) |
+| rate | `"10Mbit"`, `"10 Mbit/s"`, `"1.5Gbit"`, `"64kbps"`, `"2MB/s"`, `"unlimited"` | bit/s at the IP layer; `b`/`bit`/`bits`/`bps` are bits, `B`/`Bps` bytes (×8), optionally followed by `/s`; a bare number other than 0 is refused (bit/s or Mbit/s?), except in rate traces; a prefix alone (`"10M"`) is refused (bits or bytes?) |
 | size | `"1500B"`, `"64KB"`, `"8.9MB"`, `"1MiB"`, `"64k"`, `"5M"`, `1500` | bytes (`B`, `byte`, `bytes`, or a prefix alone); `KB`/`MB` are SI (1 MB = 1,000,000 B), `KiB`/`MiB` binary; a bare number is bytes; bits (`"16Mb"`) and fractions of a byte are refused |
 | duration | `"20ms"`, `"1.5s"`, `"250us"`, `"2min"`, `"1.5m"`, `"1h"`, `0` | `ns`, `us` (`µs`), `ms`, `s`, `m` or `min`, `h`; a bare number other than 0 is refused (milliseconds or seconds?) |
 | probability | `"1.5%"`, `0.015` | a percentage, or a number in [0, 1] |

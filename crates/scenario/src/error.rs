@@ -153,9 +153,95 @@ pub(crate) struct Errors {
     /// The `[[variant]]` being resolved, if any: errors that depend on a variant's overrides
     /// (a key of another stack) name it.
     pub variant: std::cell::RefCell<Option<Arc<str>>>,
+    /// Keys set where they can have no effect, and where they have one, over every sweep point
+    /// (see [`Errors::key_use`] and [`Errors::finish_key_uses`]).
+    pub uses: std::cell::RefCell<Vec<KeyUse>>,
+}
+
+/// How a key the user set fared over the sweep points: where it had no effect (and why), and
+/// at how many points it had one.
+#[derive(Debug, Clone)]
+pub(crate) struct KeyUse {
+    /// The key as the user would write it (`flow.0.zero_rtt`).
+    key: String,
+    /// Where it was set and why it has no effect, at the first point where it had none.
+    noop: Option<(At, String)>,
+    /// Points where it had no effect.
+    noop_points: usize,
+    /// Points where it had one.
+    effective_points: usize,
 }
 
 impl Errors {
+    /// Errors for the source named `file`.
+    pub(crate) fn new(file: &str) -> Self {
+        Errors {
+            file: file.into(),
+            warnings: Default::default(),
+            variant: Default::default(),
+            uses: Default::default(),
+        }
+    }
+
+    /// Records that `key`, set by the user at this sweep point, has an effect (`noop` is
+    /// `None`) or has none: `noop` = where it is set and the message saying why and what to
+    /// set instead.
+    pub(crate) fn key_use(&self, key: &str, noop: Option<(&At, String)>) {
+        let mut uses = self.uses.borrow_mut();
+        let i = match uses.iter().position(|u| u.key == key) {
+            Some(i) => i,
+            None => {
+                uses.push(KeyUse {
+                    key: key.to_string(),
+                    noop: None,
+                    noop_points: 0,
+                    effective_points: 0,
+                });
+                uses.len() - 1
+            }
+        };
+        let u = &mut uses[i];
+        match noop {
+            None => u.effective_points += 1,
+            Some((at, why)) => {
+                u.noop_points += 1;
+                if u.noop.is_none() {
+                    let why = match self.variant.borrow().as_deref() {
+                        Some(v) => format!("{why} (in variant {v:?})"),
+                        None => why,
+                    };
+                    u.noop = Some((at.clone(), why));
+                }
+            }
+        }
+    }
+
+    /// After every point is resolved: a key that had no effect at any point where it was set
+    /// is an error (it asks for something the scenario never does); one that had no effect at
+    /// only some points (a sweep or variant makes it matter elsewhere) is a warning, once.
+    pub(crate) fn finish_key_uses(&self) -> Result<(), ScenarioError> {
+        let uses = self.uses.take();
+        for u in &uses {
+            let Some((at, why)) = &u.noop else { continue };
+            if u.effective_points == 0 {
+                return Err(self.at(at, why.clone()));
+            }
+        }
+        for u in &uses {
+            if let Some((at, why)) = &u.noop {
+                let all = u.noop_points + u.effective_points;
+                self.warn(
+                    at,
+                    format!(
+                        "{why}; it has no effect at {} of the {all} sweep points that set it",
+                        u.noop_points
+                    ),
+                );
+            }
+        }
+        Ok(())
+    }
+
     /// An error at `at`.
     pub(crate) fn at(&self, at: &At, message: impl Into<String>) -> ScenarioError {
         let n = |v: usize| Some(u32::try_from(v).unwrap_or(u32::MAX));
@@ -236,29 +322,20 @@ mod tests {
 
     #[test]
     fn display_has_position_and_allowed() {
-        let e = Errors {
-            file: "bulk.toml".into(),
-            warnings: Default::default(),
-            variant: Default::default(),
-        }
-        .at(
-            &At::File {
-                line: 12,
-                column: 9,
-            },
-            "unknown value \"cubik\" for flow.cc",
-        )
-        .with_allowed(&["newreno", "cubic"]);
+        let e = Errors::new("bulk.toml")
+            .at(
+                &At::File {
+                    line: 12,
+                    column: 9,
+                },
+                "unknown value \"cubik\" for flow.cc",
+            )
+            .with_allowed(&["newreno", "cubic"]);
         assert_eq!(
             e.to_string(),
             "bulk.toml:12:9: unknown value \"cubik\" for flow.cc (did you mean \"cubic\"?); allowed: newreno, cubic"
         );
-        let e = Errors {
-            file: "x".into(),
-            warnings: Default::default(),
-            variant: Default::default(),
-        }
-        .at(&At::Arg("--set link.rate=5".into()), "bad");
+        let e = Errors::new("x").at(&At::Arg("--set link.rate=5".into()), "bad");
         assert_eq!(e.to_string(), "--set link.rate=5: bad");
     }
 }

@@ -9,6 +9,7 @@
 
 pub mod builder;
 pub mod choices;
+mod describe;
 mod docs;
 mod error;
 mod input;
@@ -30,6 +31,8 @@ mod variant;
 mod tests;
 #[cfg(test)]
 mod tests_bounds;
+#[cfg(test)]
+mod tests_noops;
 #[cfg(test)]
 mod tests_variants;
 

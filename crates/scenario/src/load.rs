@@ -28,8 +28,8 @@ pub struct LoadedScenario {
     pub reps: u32,
     /// One resolved scenario per combination of sweep values (one point without a sweep).
     pub points: Vec<SweepPoint>,
-    /// Accepted input that is probably not what was meant (a bare probability ≥ 0.05), each
-    /// with its place (`file:line:col` or the command-line argument); the CLI prints them.
+    /// Accepted input that is probably not what was meant (a bare probability ≥ 0.05, a key
+    /// that has no effect at some sweep points), each once, with its place (`file:line:col` or the command-line argument); the CLI prints them.
     pub warnings: Vec<String>,
 }
 
@@ -152,11 +152,7 @@ pub fn parse_with(
     base_dir: &Path,
     inputs: &Inputs,
 ) -> Result<LoadedScenario, ScenarioError> {
-    let errors = Errors {
-        file: file_name.into(),
-        warnings: Default::default(),
-        variant: Default::default(),
-    };
+    let errors = Errors::new(file_name);
     let mut root = parse_document(text, &errors)?;
     let mut axes = take_file_axes(&mut root, &errors)?;
     let file_variants = take_file_variants(&mut root, &errors)?;
@@ -293,6 +289,7 @@ pub fn parse_with(
         }
     }
     *errors.variant.borrow_mut() = None;
+    errors.finish_key_uses()?;
     let meta = meta.ok_or_else(|| errors.whole("internal: the sweep produced no point"))?;
     let runs = (points.len() as u64).saturating_mul(u64::from(meta.reps));
     if runs > MAX_RUNS {

@@ -203,15 +203,7 @@ mod tests {
     use crate::tree::parse_document;
 
     fn tree(text: &str) -> Table {
-        parse_document(
-            text,
-            &Errors {
-                file: "t.toml".into(),
-                warnings: Default::default(),
-                variant: Default::default(),
-            },
-        )
-        .expect("valid")
+        parse_document(text, &Errors::new("t.toml")).expect("valid")
     }
 
     fn node(v: Val) -> Node {

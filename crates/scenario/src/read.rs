@@ -213,11 +213,14 @@ impl<'a> Reader<'a> {
 
     /// A probability in `[0, 1]`.
     ///
-    /// A bare number of 0.05 or more is accepted but warned about with the percentage form:
-    /// `loss = 0.5` is 50%, and usually meant as 0.5%.
+    /// A bare number of 0.05 or more for the rate of an event (loss, corruption, duplication,
+    /// reordering) is accepted but warned about with the percentage form: `loss = 0.5` is 50%,
+    /// and usually meant as 0.5%. The Gilbert-Elliott state probabilities are not such rates:
+    /// `gamma = 0.99875` or `h = 0.5` are what they mean.
     pub(crate) fn probability(&self, key: &str) -> Result<Option<f64>, ScenarioError> {
         let p = self.get(key, |n| probability_of(&n.val))?;
-        if let (Some(p), Some(node)) = (p, self.node(key)?) {
+        let event_rate = !STATE_PROBABILITIES.contains(&self.doc(key)?.path);
+        if let (true, Some(p), Some(node)) = (event_rate, p, self.node(key)?) {
             self.warn_bare_probability(&self.path_of(key), &node, p);
         }
         Ok(p)
@@ -437,16 +440,31 @@ fn json<T: serde::Serialize>(v: T) -> serde_json::Value {
     serde_json::to_value(v).unwrap_or(serde_json::Value::Null)
 }
 
-/// Parses a rate value (string with unit, or integer bit/s).
+/// Parses a rate value: a string with a unit, or 0. A bare number is refused like a bare
+/// duration (`rate = 20` as 20 bit/s would starve a link meant to run at 20 Mbit/s).
 pub(crate) fn rate_of(v: &Val) -> Result<Rate, String> {
     match v {
         Val::Str(s) => units::parse_rate(s).map_err(msg),
-        Val::Int(i) => u64::try_from(*i)
-            .map(Rate::Bps)
-            .map_err(|_| "a rate cannot be negative".to_string()),
+        Val::Int(0) => Ok(Rate::Bps(0)),
+        Val::Int(i) if *i < 0 => Err("a rate cannot be negative".to_string()),
+        Val::Int(i) => Err(units::bare_rate_message(&i.to_string())),
+        Val::Float(x) if x.is_finite() && *x >= 0.0 => {
+            Err(units::bare_rate_message(&x.to_string()))
+        }
         other => Err(expected("a rate such as \"10Mbit\"", other)),
     }
 }
+
+/// Probabilities of a loss model's states rather than rates of an event: values near 1
+/// (`gamma`, `beta`, `k`) or anywhere in [0, 1] (`r`, `h`) are normal, so a bare number is never
+/// a percentage written without its `%`.
+const STATE_PROBABILITIES: [&str; 5] = [
+    "link.loss.r",
+    "link.loss.k",
+    "link.loss.h",
+    "link.loss.gamma",
+    "link.loss.beta",
+];
 
 /// A bare probability from which on a warning names the percentage form (5%: rarely meant on a
 /// link, while "0.5" for "0.5%" is a common slip).

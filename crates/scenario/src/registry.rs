@@ -20,7 +20,8 @@ pub enum Kind {
     Float,
     /// `true` or `false`.
     Bool,
-    /// A rate such as `"10Mbit"`, `"1.5MB/s"` or `"unlimited"`; a bare integer is bit/s.
+    /// A rate such as `"10Mbit"`, `"1.5MB/s"` or `"unlimited"`; a bare number other than 0 is
+    /// refused (bit/s or Mbit/s?).
     Rate,
     /// A size such as `"8.9MB"`, `"64KiB"`; a bare integer is bytes.
     Size,
@@ -363,7 +364,7 @@ static KEYS: &[KeyDoc] = &[
     quic_shared(key("flow.max_ack_delay", Duration, Unset, "Max ACK delay requested with an ACK_FREQUENCY frame; none = no request: 25 ms for quinn, the model's receiver uses `ack_delay`. quic-model: above 0 and below 16384 ms (RFC 9000's limit).", "\"5ms\"")),
     quic_only(positive(key("flow.keep_alive", Duration, Unset, "Send a PING after this long without sending (quinn's keep-alive), so a quiet connection is not closed by the 30 s idle timeout (e.g. across a long blackout); none = no keep-alive, quinn's default.", "\"5s\""))),
     quic_only(one_of(key("flow.crypto", Enum, Value("tls"), "Packet protection: `tls` = the negotiated TLS 1.3 suite (AES-128-GCM, preferred as by browsers); `none` = a null AEAD keeping the 16-byte tag (a checksum) and packet sizes, for large sweeps: the same results at less CPU, but pcaps cannot be decrypted.", "\"none\""), names_of::<QuicCrypto>())),
-    quic_shared(key("flow.zero_rtt", Bool, Value("false"), "Use 0-RTT on the second and later connections of a download.", "true")),
+    with_context(quic_shared(key("flow.zero_rtt", Bool, Value("false"), "Use 0-RTT on the second and later connections of a download (`connections = 2` or more).", "true")), &["flow.app=\"download\"", "flow.connections=2"]),
     quic_shared(key("flow.address_token", Bool, Value("true"), "Address-validation tokens (RFC 9000 §8.1.3): the server sends NEW_TOKEN frames and the client presents one in its next connection's Initial, lifting the server's anti-amplification limit (3× the bytes received) before the handshake completes; matters for 0-RTT. On by default as quinn (default features) and Chrome's QUIC stack (google/quiche issues and presents address tokens); false: no token is sent or accepted.", "false")),
     // The research model's own knobs (`QuicModelKnobs`); its defaults are quinn's behaviour.
     model_only(within(key("flow.receiver_ack_ratio", Int, Value("2"), "The receiver's own ACK ratio 1:n: ACK at once after this many ack-eliciting packets (RFC 9000 §13.2.2 and quinn: 2; INET's `numReceivedAckElicitingsBeforeAck`), unless the sender requested another with `ack_ratio`.", "1"), 1, u32::MAX as u64)),
@@ -455,7 +456,15 @@ static SECTIONS: &[SectionDoc] = &[
               marked with stacks (*quic only*, *quic and quic-model*, *quic-model only*, *tcp \
               only*) and quinn's `cc` values are errors on a flow of another `stack`: that model \
               has no such knob, and ignoring it would mislead. A key of both QUIC stacks means \
-              the same in each, so quinn and the research model can be configured alike.",
+              the same in each, so quinn and the research model can be configured alike. \
+              Likewise a key set where it cannot affect the flow — `size`, `streams` or \
+              `connections` on a bulk flow, `zero_rtt` on a flow of one connection, `hystart` \
+              or `cubic_profile` without `cc = \"cubic\"`, `reno_profile` without \
+              `cc = \"newreno\"`, `initial_window`, `min_window` or `loss_reduction` with \
+              quinn's controllers or `none`, `http1_connections` without \
+              `http = \"http1.1\"`, the `pep_*` keys without a `pep` — is an error naming the \
+              fix; where a sweep or variant makes it matter at other points, a warning (once). \
+              A key at its default asks for nothing and is never reported (except `size`).",
     },
     SectionDoc { prefix: "flow.client_access", title: "flow.client_access", doc: "Link between this flow's client and the bottleneck (same in both directions)." },
     SectionDoc { prefix: "flow.server_access", title: "flow.server_access", doc: "Link between the bottleneck and this flow's server (same in both directions)." },

@@ -185,11 +185,7 @@ mod tests {
 
     #[test]
     fn product_order_is_nested_loops() {
-        let errors = Errors {
-            file: "t".into(),
-            warnings: Default::default(),
-            variant: Default::default(),
-        };
+        let errors = Errors::new("t");
         let a = parse_cli_axis("link.rate=1Mbit,2Mbit", &errors).expect("axis");
         let b = parse_cli_axis("link.delay=1ms,2ms,3ms", &errors).expect("axis");
         let p = product(&[a, b], &errors).expect("small");

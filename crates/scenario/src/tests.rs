@@ -980,7 +980,7 @@ fn model_of(text: &str) -> QuicModelKnobs {
 fn quic_model_keys_parse_into_model_knobs() {
     use crate::model::{FcUpdate, StreamScheduler};
     let k = model_of(&format!(
-        "{MODEL_HEAD}mtu = 9000\ninitial_rtt = \"100ms\"\nstream_window = \"64KB\"\n\
+        "{MODEL_HEAD}app = \"download\"\nconnections = 2\nmtu = 9000\ninitial_rtt = \"100ms\"\nstream_window = \"64KB\"\n\
          conn_window = \"100KB\"\nsend_window = \"1MB\"\nack_ratio = 10\nmax_ack_delay = \"5ms\"\n\
          zero_rtt = true\naddress_token = false\nreceiver_ack_ratio = 1\nack_delay = \"40ms\"\nack_on_reorder = false\n\
          bundle_acks = true\nibit = true\nfc_update = \"every-ack\"\nfc_threshold = 0.5\n\
@@ -1017,7 +1017,7 @@ fn quic_model_keys_parse_into_model_knobs() {
     };
     assert_eq!(k, want);
     // A shared key means the same on both QUIC stacks.
-    let both = "stream_window = \"65KB\"\nack_ratio = 4\nzero_rtt = true\naddress_token = false\n";
+    let both = "app = \"download\"\nconnections = 2\nstream_window = \"65KB\"\nack_ratio = 4\nzero_rtt = true\naddress_token = false\n";
     let quinn = *ok(&format!("[[flow]]\n{both}")).points[0].scenario.flows[0]
         .quic()
         .expect("a quic flow");

@@ -268,11 +268,7 @@ mod tests {
     use super::*;
 
     fn errors() -> Errors {
-        Errors {
-            file: "t.toml".into(),
-            warnings: Default::default(),
-            variant: Default::default(),
-        }
+        Errors::new("t.toml")
     }
 
     #[test]

@@ -12,13 +12,14 @@
 //! |---|---|---|
 //! | duration ([`parse_duration`]) | `ns`, `us` (`µs`), `ms`, `s`, `m` or `min`, `h` | refused, except `0` |
 //! | size ([`parse_size`]) | `B` (also `byte`, `bytes`) after an optional prefix: SI `k`, `M`, `G`, `T` (×1000, any case) or binary `Ki`, `Mi`, `Gi`, `Ti` (×1024); a prefix alone (`64k`, `5M`, `64Ki`) is bytes | bytes |
-//! | bit rate ([`parse_rate`]) | `bit`, `bits`, `bps`, `b` (bits) or `B`, `Bps` (bytes, ×8), after an optional prefix as for sizes, optionally followed by `/s`; or `unlimited` | bit/s |
+//! | bit rate ([`parse_rate`]) | `bit`, `bits`, `bps`, `b` (bits) or `B`, `Bps` (bytes, ×8), after an optional prefix as for sizes, optionally followed by `/s`; or `unlimited` | refused, except `0` ([`parse_rate_or_bps`], for rate traces: bit/s) |
 //! | event rate ([`parse_per_second`]) | `COUNT/PERIOD` where PERIOD is a duration (`100/1s`, `6000/1m`, `5/500ms`) or a duration unit alone (`100/s`, `6000/min`) | per second |
 //! | packets ([`parse_packets`]) | `pkt`, `pkts`, `packet`, `packets`; whole numbers only | packets |
 //! | probability ([`parse_probability`]) | `%`; without it a number in [0, 1] | a fraction |
 //!
 //! Rejected because they are ambiguous: a duration without a unit (`"20"`: milliseconds or
-//! seconds? tools disagree, and a wrong guess silently changes an experiment by 1000×), a size in bits (`"16Mb"`, `"1Mbit"`: sizes are bytes), a
+//! seconds? tools disagree, and a wrong guess silently changes an experiment by 1000×), a rate
+//! without a unit (`"20"`: read as bit/s, a link meant to run at 20 Mbit/s would crawl), a size in bits (`"16Mb"`, `"1Mbit"`: sizes are bytes), a
 //! bit rate given as a prefix alone (`"10M"`: bits or bytes?), a fraction of a byte or of a
 //! packet. Every error names the accepted units.
 
@@ -50,6 +51,11 @@ struct Decimal {
 }
 
 impl Decimal {
+    /// Whether the number is zero.
+    fn is_zero(self) -> bool {
+        self.mantissa == 0
+    }
+
     /// `self × num / den`, rounded half up; `None` on overflow.
     fn scaled(self, num: u128, den: u128) -> Option<u128> {
         let den = den.checked_mul(10u128.checked_pow(self.scale)?)?;
@@ -145,11 +151,29 @@ const SIZE_UNITS: &str =
 
 /// Accepted rate units, for error messages.
 const RATE_UNITS: &str = "bit, kbit, Mbit, Gbit (also with /s, or as bps, kbps, Mbps, Gbps), \
-                          B/s, kB/s, MB/s, GB/s, or \"unlimited\"; a bare number is bit/s";
+                          B/s, kB/s, MB/s, GB/s, or \"unlimited\"";
 
 /// Parses a rate: `"10Mbit"`, `"10 Mbit/s"`, `"64kbps"` (bits), `"1.5MB/s"` (bytes ×8),
-/// `"unlimited"`. A bare number is bit/s.
+/// `"unlimited"`. A bare number is refused (is `"20"` bit/s or Mbit/s? Read as bit/s it would
+/// silently starve the experiment), except `"0"`, which is zero in every unit.
 pub fn parse_rate(text: &str) -> Result<Rate, UnitError> {
+    parse_rate_with(text, false)
+}
+
+/// [`parse_rate`], but a bare number is bit/s: for files of numbers whose format says so
+/// (rate traces' `seconds,bits_per_second` lines).
+pub fn parse_rate_or_bps(text: &str) -> Result<Rate, UnitError> {
+    parse_rate_with(text, true)
+}
+
+/// The message for a rate without a unit: the unit forms it could have meant.
+pub fn bare_rate_message(number: &str) -> String {
+    format!(
+        "{number} has no unit; write a rate such as \"{number}Mbit\", \"{number}kbit\" or \"{number}bit\" (units: {RATE_UNITS})"
+    )
+}
+
+fn parse_rate_with(text: &str, bare_is_bps: bool) -> Result<Rate, UnitError> {
     if text.trim().eq_ignore_ascii_case("unlimited") {
         return Ok(Rate::Unlimited);
     }
@@ -157,7 +181,8 @@ pub fn parse_rate(text: &str) -> Result<Rate, UnitError> {
     let unit = unit.strip_suffix("/s").unwrap_or(unit).trim();
     let (mult, base) = split_prefix(unit);
     let bits_per_unit = match base {
-        "" if mult == 1 => 1,
+        "" if mult == 1 && (bare_is_bps || num.is_zero()) => 1,
+        "" if mult == 1 => return Err(UnitError(bare_rate_message(text.trim()))),
         "bit" | "bits" | "bps" | "b" => 1,
         "B" | "Bps" => 8,
         "" => {

@@ -19,7 +19,7 @@ fn rates() {
         ("1MB/s", 8_000_000),
         ("1.5 MB/s", 12_000_000),
         ("1KiB/s", 8192),
-        ("12345", 12345),
+        ("0", 0),
         ("100mbit", 100_000_000),
         ("3b", 3),
         ("2Bps", 16),
@@ -39,9 +39,22 @@ fn rates() {
         "-5Mbit",
         "99999999999Tbit",
         "10M",
+        "12345",
+        "20",
+        "1.5",
     ] {
         assert!(parse_rate(bad).is_err(), "{bad} should be rejected");
     }
+    // A bare number: bit/s or Mbit/s? Refused, with the unit forms it could have meant.
+    let e = parse_rate("20").unwrap_err();
+    assert!(
+        e.0.contains("\"20Mbit\"") && e.0.contains("has no unit"),
+        "{e}"
+    );
+    // Where a file format says bare numbers are bit/s (rate traces), they still are.
+    assert_eq!(parse_rate_or_bps("12345"), Ok(Rate::Bps(12345)));
+    assert_eq!(parse_rate_or_bps("10Mbit"), Ok(Rate::Bps(10_000_000)));
+    assert!(parse_rate_or_bps("10M").is_err());
 }
 
 #[test]

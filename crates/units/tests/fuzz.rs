@@ -173,6 +173,12 @@ proptest! {
     }
 
     #[test]
+    fn rates_need_a_unit(n in 1u64.., frac in "(\\.[0-9]{1,6})?") {
+        let text = format!("{n}{frac}");
+        prop_assert!(parse_rate(&text).is_err(), "{} was accepted without a unit", text);
+    }
+
+    #[test]
     fn rates_need_bits_or_bytes(n in any::<u32>(), prefix in "(k|M|G|T|Ki|Mi)") {
         let text = format!("{n}{prefix}");
         prop_assert!(parse_rate(&text).is_err(), "{} was accepted as a rate", text);

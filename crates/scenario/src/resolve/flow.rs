@@ -11,6 +11,7 @@ use crate::names::check_key_name;
 use crate::read::{expected, Reader};
 use crate::resolve::knobs::overlay;
 use crate::resolve::link::{access, LinkDraft};
+use crate::resolve::noop;
 use crate::resolve::quicmodel::quic_model;
 use crate::resolve::tcp::{check_stack_keys, pep, tcp};
 use crate::tree::{Table, Val};
@@ -108,6 +109,18 @@ pub(crate) fn flow(
         },
         Stack::QuicModel => FlowTransport::QuicModel(quic_model(&r, mtu)?),
     };
+    noop::record(
+        table,
+        at,
+        &user_path,
+        &r,
+        &noop::Resolved {
+            workload: &workload,
+            cc: &cc,
+            transport: &transport,
+        },
+        errors,
+    );
     Ok(FlowDraft {
         spec: FlowSpec {
             name,

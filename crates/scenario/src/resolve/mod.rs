@@ -5,6 +5,7 @@ mod flow;
 mod knobs;
 mod link;
 mod loss;
+mod noop;
 mod quicmodel;
 mod rate;
 mod run;

@@ -12,7 +12,7 @@ use crate::input::open_regular;
 use crate::limits::{MAX_RATE_STEPS, MAX_TRACE_BYTES};
 use crate::read::{expected, rate_of, Reader};
 use crate::tree::{Node, Val};
-use crate::units::{parse_duration, parse_rate, Rate};
+use crate::units::{parse_duration, parse_rate_or_bps, Rate};
 
 /// The keys that set a rate; one table sets at most one of them.
 const RATE_KEYS: [&str; 3] = ["rate", "rate_schedule", "rate_trace"];
@@ -201,7 +201,8 @@ fn load_trace(
             .ok_or_else(|| r.errors.at(&at, "expected `seconds,rate`"))?;
         let t = parse_duration(&format!("{}s", secs.trim()))
             .map_err(|e| r.errors.at(&at, format!("time: {e}")))?;
-        let rate = parse_rate(rate.trim())
+        // The trace format's bare numbers are bit/s (`0,10000000`), as documented.
+        let rate = parse_rate_or_bps(rate.trim())
             .map_err(|e| r.errors.at(&at, format!("rate: {e}")))
             .and_then(|rate| match rate {
                 Rate::Bps(b) => Ok(b),

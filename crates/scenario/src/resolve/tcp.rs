@@ -66,7 +66,7 @@ pub(crate) fn check_stack_keys(
 /// Whether the user's value of `key` equals the registry default, both parsed by the key's kind
 /// (so `"0ms"` equals `0` and `"1%"` equals `0.01`). A key without a plain default, or whose
 /// value does not parse, is never at its default.
-fn at_default(
+pub(crate) fn at_default(
     table: &Table,
     at: &At,
     user_path: &str,
