@@ -9,6 +9,7 @@
 
 pub mod compare;
 pub mod error;
+pub mod format;
 pub mod inference;
 pub mod parquet;
 pub mod stats;
