@@ -11,6 +11,7 @@ pub mod compare;
 pub mod error;
 pub mod format;
 pub mod inference;
+pub mod paired;
 pub mod parquet;
 pub mod stats;
 pub mod summary;
