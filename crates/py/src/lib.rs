@@ -17,6 +17,7 @@
 
 pub mod distributed_py;
 pub mod errors;
+pub mod inference_py;
 pub mod running;
 pub mod scenario_py;
 pub mod studies_py;
@@ -42,6 +43,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(table_py::series_table, m)?)?;
     m.add_function(wrap_pyfunction!(table_py::summarize, m)?)?;
     m.add_function(wrap_pyfunction!(studies_py::compare, m)?)?;
+    m.add_function(wrap_pyfunction!(inference_py::paired, m)?)?;
+    m.add_function(wrap_pyfunction!(inference_py::unpaired, m)?)?;
+    m.add_function(wrap_pyfunction!(inference_py::holm, m)?)?;
+    m.add_function(wrap_pyfunction!(inference_py::bootstrap_mean_ci, m)?)?;
     m.add_function(wrap_pyfunction!(studies_py::validate, m)?)?;
     m.add_function(wrap_pyfunction!(studies_py::validation_cases, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
@@ -51,6 +56,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SERIES_PARQUET", results::layout::SERIES_PARQUET)?;
     m.add("SERIES_DIR", results::layout::SERIES_DIR)?;
     m.add("SUMMARY_FILE", results::layout::SUMMARY_FILE)?;
+    m.add("COMPARISONS_FILE", results::layout::COMPARISONS_FILE)?;
     m.add("ERROR_FIELD", results::store::ERROR_FIELD)?;
     Ok(())
 }
