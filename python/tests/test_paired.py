@@ -140,3 +140,31 @@ def test_bootstrap_interval_is_seeded_and_agrees_with_scipy_percentile() -> None
     assert abs(ci[0] - ref.low) < 0.08 * width
     assert abs(ci[1] - ref.high) < 0.08 * width
     assert qs.bootstrap_mean_ci([1.0]) is None
+
+
+def test_a_variant_sweep_writes_comparisons_and_compare_pairs_them(tmp) -> None:
+    import csv
+
+    import quiclab
+    from conftest import SMALL
+
+    text = SMALL + (
+        '\n[[variant]]\nname = "cubic"\n\n'
+        '[[variant]]\nname = "reno"\nset = { "flow.0.cc" = "newreno" }\n'
+    )
+    out = tmp / "v"
+    res = quiclab.loads(text, name="v.toml", reps=3).sweep(str(out))
+    with open(out / "comparisons.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    goodput = [r for r in rows if r["metric"] == "flows.0.goodput_bps"]
+    assert [(r["variant"], r["baseline"], r["n_pairs"]) for r in goodput] == [
+        ("reno", "cubic", "3")
+    ]
+    df = quiclab.compare([out], "flows.0.goodput_bps", baseline="cubic").paired_df
+    assert len(df) == 1 and df.loc[0, "variant"] == "reno"
+    # The file, compare and quiclab.stats.paired over the runs are one computation.
+    assert df.loc[0, "diff"] == pytest.approx(float(goodput[0]["diff"]), rel=1e-12)
+    quic = res.df[res.df["flow"] == "quic"].sort_values("rep")
+    v = quic[quic["variant"] == "reno"]["goodput_bps"].to_numpy()
+    b = quic[quic["variant"] == "cubic"]["goodput_bps"].to_numpy()
+    assert df.loc[0, "diff"] == pytest.approx(qs.paired(v, b)["diff"], rel=1e-12)
