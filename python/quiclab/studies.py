@@ -32,14 +32,99 @@ COMPARE_COLUMNS = [
 ]
 
 
+#: Columns of :attr:`Comparison.paired_df`, in order (``comparisons.csv``'s, with ``source``
+#: first and the point as one ``name=value ...`` text).
+PAIRED_COLUMNS = [
+    "source",
+    "point",
+    "metric",
+    "variant",
+    "baseline",
+    "n_pairs",
+    "diff",
+    "diff_low",
+    "diff_high",
+    "ratio",
+    "ratio_low",
+    "ratio_high",
+    "p_t",
+    "p_wilcoxon",
+    "p_t_holm",
+    "p_wilcoxon_holm",
+    "effect_size",
+]
+
+#: Columns of :attr:`Comparison.unpaired_df`, in order.
+UNPAIRED_COLUMNS = [
+    "point",
+    "metric",
+    "source",
+    "reference",
+    "n",
+    "n_reference",
+    "diff",
+    "diff_low",
+    "diff_high",
+    "ratio",
+    "ratio_low",
+    "ratio_high",
+    "p_welch",
+    "p_mann_whitney",
+    "p_welch_holm",
+    "p_mann_whitney_holm",
+    "effect_size",
+]
+
+
+def _split_intervals(row: dict[str, object], keys: Sequence[str]) -> dict[str, object]:
+    """``row`` with each ``<key>_ci`` pair split into ``<key>_low`` and ``<key>_high``."""
+    out = {k: v for k, v in row.items() if not k.endswith("_ci")}
+    for key in keys:
+        ci = row.get(f"{key}_ci") or (None, None)
+        out[f"{key}_low"], out[f"{key}_high"] = ci
+    return out
+
+
+def _numeric(frame: pd.DataFrame, text: int) -> pd.DataFrame:
+    """Columns from position ``text`` on as numbers, absent values NaN."""
+    for c in frame.columns[text:]:
+        frame[c] = pd.to_numeric(frame[c], errors="coerce")
+    return frame
+
+
 @dataclass
 class Comparison:
-    """The rows of a comparison and the sweep points where a source measured nothing."""
+    """The rows of a comparison, its paired and unpaired tests, and the sweep points where a
+    source measured nothing."""
 
     #: One row per (metric, sweep point, source) as ``quiclab compare --json`` prints them.
     rows: list[dict[str, object]]
     #: One warning per sweep point where a source has runs but none has a metric.
     missing: list[str] = field(default_factory=list)
+    #: Per source with variants: ``{"source": label, "rows": [...]}``, every variant against
+    #: the baseline, repetitions paired by index, p-values Holm-adjusted per source.
+    paired: list[dict[str, object]] = field(default_factory=list)
+    #: With two sources or more: every source against the first as independent samples,
+    #: p-values Holm-adjusted across these rows.
+    unpaired: list[dict[str, object]] = field(default_factory=list)
+
+    @property
+    def paired_df(self) -> pd.DataFrame:
+        """The paired comparisons as a DataFrame (:data:`PAIRED_COLUMNS`)."""
+        flat = []
+        for table in self.paired:
+            for r in table["rows"]:  # type: ignore[union-attr]
+                row = _split_intervals(r, ("diff", "ratio"))
+                row["point"] = " ".join(f"{k}={v}" for k, v in r["point"])
+                row["source"] = table["source"]
+                flat.append(row)
+        return _numeric(pd.DataFrame(flat, columns=PAIRED_COLUMNS), 5)
+
+    @property
+    def unpaired_df(self) -> pd.DataFrame:
+        """The unpaired comparisons as a DataFrame (:data:`UNPAIRED_COLUMNS`)."""
+        flat = [_split_intervals(r, ("diff", "ratio")) for r in self.unpaired]
+        return _numeric(pd.DataFrame(flat, columns=UNPAIRED_COLUMNS), 4)
 
     @property
     def df(self) -> pd.DataFrame:
@@ -48,7 +133,7 @@ class Comparison:
         flat = []
         for r in self.rows:
             ci = r.get("median_ci95") or (None, None)
-            row = {k: v for k, v in r.items() if k != "median_ci95"}
+            row = {k: v for k, v in r.items() if k not in ("median_ci95", "mean_ci95")}
             row["median_ci95_low"], row["median_ci95_high"] = ci
             flat.append(row)
         frame = pd.DataFrame(flat, columns=COMPARE_COLUMNS)
@@ -62,9 +147,13 @@ def compare(
     sources: Union[Mapping[str, PathLike], Sequence[PathLike]],
     metrics: Union[str, Iterable[str]] = "flows.0.completion_s",
     where: Optional[Mapping[str, str]] = None,
+    baseline: Optional[str] = None,
 ) -> Comparison:
     """Medians with distribution-free 95% intervals, means with Student-t intervals and ratios
-    to the first source of each metric, sweep point by sweep point, as ``quiclab compare``.
+    to the first source of each metric, sweep point by sweep point, as ``quiclab compare``;
+    with the paired comparisons of each source's variants against ``baseline`` (the first
+    variant when None) and, for two sources or more, each against the first as independent
+    samples (:attr:`Comparison.paired_df`, :attr:`Comparison.unpaired_df`).
 
     ``sources``: results directories (or ``results.jsonl`` files), labelled by a mapping
     ``{label: dir}`` or by their paths; the first is the reference of the ratio. ``where``
@@ -78,8 +167,13 @@ def compare(
         specs = [os.fspath(p) for p in sources]
     metric_list = [metrics] if isinstance(metrics, str) else list(metrics)
     filters = [f"{k}={v}" for k, v in (where or {}).items()]
-    rows, missing = _native.compare(specs, metric_list, filters)
-    return Comparison(rows=json.loads(rows), missing=list(missing))
+    rows, missing, paired, unpaired = _native.compare(specs, metric_list, filters, baseline)
+    return Comparison(
+        rows=json.loads(rows),
+        missing=list(missing),
+        paired=json.loads(paired),
+        unpaired=json.loads(unpaired),
+    )
 
 
 @dataclass

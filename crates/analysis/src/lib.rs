@@ -2,13 +2,18 @@
 //!
 //! The engines append one JSON object per run to `results.jsonl` (`results::store`); this crate
 //! turns those runs into numbers with their uncertainty ([`stats`]) and into
-//! `summary.csv` and human-readable tables ([`summary`]). Everything here is deterministic: the
+//! `summary.csv` and human-readable tables ([`summary`]); compares variants run for run
+//! ([`paired`]: `comparisons.csv`) and results directories ([`compare`]) with the tests of
+//! [`inference`]. Everything here is deterministic: the
 //! output bytes depend only on the input values, never on the order runs finished in.
 
 #![warn(missing_docs)]
 
 pub mod compare;
 pub mod error;
+pub mod format;
+pub mod inference;
+pub mod paired;
 pub mod parquet;
 pub mod stats;
 pub mod summary;

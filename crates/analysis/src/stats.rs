@@ -48,6 +48,24 @@ impl Summary {
     pub fn ci95_half_width(&self) -> f64 {
         (self.ci95_high - self.ci95_low) / 2.0
     }
+
+    /// The 95% interval as quiclab shows and writes it: None for a single value (no spread to
+    /// estimate, so no interval, rather than a zero-width one); otherwise the Student-t
+    /// interval, its lower end clipped at 0 when no value is negative. That rule (every
+    /// observation ≥ 0) marks the quantities that cannot be negative: rates, bytes, times,
+    /// counts. The symmetric interval of a few values near 0 would reach below 0, a value
+    /// such a metric cannot take.
+    pub fn ci95(&self) -> Option<(f64, f64)> {
+        if self.n < 2 {
+            return None;
+        }
+        let low = if self.min >= 0.0 {
+            self.ci95_low.max(0.0)
+        } else {
+            self.ci95_low
+        };
+        Some((low, self.ci95_high))
+    }
 }
 
 /// Summarises `values`.
@@ -260,6 +278,19 @@ mod tests {
             (s.sd, s.ci95_low, s.ci95_high, s.median),
             (0.0, 7.5, 7.5, 7.5)
         );
+    }
+
+    #[test]
+    fn shown_interval_is_absent_for_one_value_and_clipped_for_non_negative_metrics() {
+        assert_eq!(summarize(&[7.5]).unwrap().ci95(), None);
+        // mean 0.4, half-width 2.776 · 0.5477 / √5 = 0.68: the raw interval starts at −0.28.
+        let s = summarize(&[0.0, 0.0, 1.0, 0.0, 1.0]).unwrap();
+        assert!(s.ci95_low < 0.0);
+        assert_eq!(s.ci95(), Some((0.0, s.ci95_high)));
+        // A metric with a negative value keeps its negative lower end.
+        let s = summarize(&[-0.1, 0.0, 1.0, 0.0, 1.0]).unwrap();
+        assert_eq!(s.ci95(), Some((s.ci95_low, s.ci95_high)));
+        assert!(s.ci95_low < 0.0);
     }
 
     #[test]

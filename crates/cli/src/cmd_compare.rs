@@ -1,5 +1,5 @@
-//! `quiclab compare`: maps flags onto `analysis::compare` and prints its rows (a Markdown table or
-//! JSON) and its warnings.
+//! `quiclab compare`: maps flags onto `analysis::compare` and prints its tables (Markdown) or
+//! the whole comparison (JSON), and its warnings.
 
 use clap::Args;
 
@@ -9,8 +9,9 @@ use crate::exit::{self, Exit};
 #[derive(Debug, Clone, Args)]
 pub struct CompareArgs {
     /// Results to compare: `LABEL=DIR` or `DIR` (a results directory or a results.jsonl file).
-    /// The first one is the reference of the ratio column.
-    #[arg(required = true, num_args = 2..)]
+    /// The first one is the reference of the ratio column and of the unpaired tests. One
+    /// directory is enough when its sweep has variants: they are compared with each other.
+    #[arg(required = true, num_args = 1..)]
     pub sources: Vec<String>,
     /// Dotted metric path inside each run (repeatable), e.g. `flows.0.goodput_bps`.
     #[arg(long = "metric", default_value = "flows.0.completion_s")]
@@ -18,18 +19,28 @@ pub struct CompareArgs {
     /// Only runs whose sweep axes match `KEY=VALUE` (repeatable).
     #[arg(long = "where")]
     pub filters: Vec<String>,
-    /// Print the rows as one JSON array instead of a table.
+    /// The variant the others are compared with (paired, repetition by repetition); default:
+    /// the first variant of the scenario.
+    #[arg(long)]
+    pub baseline: Option<String>,
+    /// Print the comparison as one JSON object (`rows`, `paired`, `unpaired`, `missing`)
+    /// instead of tables.
     #[arg(long)]
     pub json: bool,
 }
 
 /// Runs `quiclab compare`.
 pub fn run(args: &CompareArgs) -> anyhow::Result<Exit> {
-    let comparison = analysis::compare::compare(&args.sources, &args.metrics, &args.filters)?;
+    let comparison = analysis::compare::compare(
+        &args.sources,
+        &args.metrics,
+        &args.filters,
+        args.baseline.as_deref(),
+    )?;
     if args.json {
-        println!("{}", serde_json::to_string(&comparison.rows)?);
+        println!("{}", serde_json::to_string(&comparison)?);
     } else {
-        print!("{}", analysis::compare::render(&comparison.rows));
+        print!("{}", analysis::compare::render_all(&comparison));
     }
     for w in &comparison.missing {
         eprintln!("warning: {w}");

@@ -399,6 +399,36 @@ fn a_variant_sweep_with_quic_and_tcp_lands_in_one_results_directory() {
         summary.lines().next().expect("header").contains("variant"),
         "{summary}"
     );
+    // Each variant against the first, per RTT, beside summary.csv.
+    let comparisons =
+        std::fs::read_to_string(s.path("out/comparisons.csv")).expect("comparisons.csv");
+    let header = comparisons.lines().next().expect("header");
+    assert!(
+        header.starts_with("link.rtt,metric,variant,baseline,n_pairs,diff,"),
+        "{header}"
+    );
+    assert!(
+        comparisons
+            .lines()
+            .any(|l| l.starts_with("20ms,end_s,tcp-tls1.3,quic-1rtt,1,")),
+        "{comparisons}"
+    );
+    // `compare` of the one directory compares its variants, with the baseline asked for.
+    let o = quiclab(
+        &["compare", "out", "--baseline", "tcp-tls1.3", "--json"],
+        &s.0,
+    );
+    assert_ok(&o);
+    let c: serde_json::Value = serde_json::from_str(text(&o.stdout).trim()).expect("json");
+    let paired = c["paired"][0]["rows"].as_array().expect("paired rows");
+    // Two other variants × two RTTs, one pair each (one repetition).
+    assert_eq!(paired.len(), 4, "{c}");
+    assert!(paired
+        .iter()
+        .all(|r| r["baseline"] == "tcp-tls1.3" && r["n_pairs"] == 1));
+    let o = quiclab(&["compare", "out", "--baseline", "nope"], &s.0);
+    assert!(!o.status.success());
+    assert!(text(&o.stderr).contains("quic-0rtt"), "{}", text(&o.stderr));
 
     // A subset, and the failing --set.
     let o = quiclab(

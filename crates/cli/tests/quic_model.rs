@@ -103,11 +103,15 @@ fn model_results_do_not_depend_on_thread_count_and_reach_the_summary() {
         &s.0,
     );
     assert_ok(&o);
-    let rows: serde_json::Value = serde_json::from_str(text(&o.stdout).trim()).expect("json");
+    let comparison: serde_json::Value = serde_json::from_str(text(&o.stdout).trim()).expect("json");
+    let rows = &comparison["rows"];
     // One row per sweep point and source (compare does not pool the two ack_delay points).
     assert_eq!(rows.as_array().map(Vec::len), Some(4), "{rows}");
     assert_eq!(rows[0]["point"], "flow.0.ack_delay=5ms");
     assert_eq!(rows[0]["metric"], "flows.0.model.achieved_ack_ratio");
+    // Two sources: the second against the first at each point, as independent samples.
+    assert_eq!(comparison["unpaired"].as_array().map(Vec::len), Some(2));
+    assert_eq!(comparison["paired"], serde_json::json!([]));
     for line in text(&a).lines() {
         let run: serde_json::Value = serde_json::from_str(line).expect("a run");
         assert_eq!(run["flows"][0]["stack"], "quic-model");

@@ -330,11 +330,16 @@ fn figure(
                 points: pts
                     .iter()
                     .filter(|p| p.2 > 0)
-                    .map(|(x, s, _, _)| CiPoint {
-                        x: *x,
-                        mean: s.mean * sc.factor,
-                        low: s.ci95_low * sc.factor,
-                        high: s.ci95_high * sc.factor,
+                    .map(|(x, s, _, _)| {
+                        // The interval as the tables show it: none for one run (no bar),
+                        // clipped at 0 for a metric never negative.
+                        let (low, high) = s.ci95().unwrap_or((s.mean, s.mean));
+                        CiPoint {
+                            x: *x,
+                            mean: s.mean * sc.factor,
+                            low: low * sc.factor,
+                            high: high * sc.factor,
+                        }
                     })
                     .collect(),
             }

@@ -17,6 +17,7 @@
 
 pub mod distributed_py;
 pub mod errors;
+pub mod inference_py;
 pub mod running;
 pub mod scenario_py;
 pub mod studies_py;
@@ -44,6 +45,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(table_py::connections_table, m)?)?;
     m.add_function(wrap_pyfunction!(table_py::summarize, m)?)?;
     m.add_function(wrap_pyfunction!(studies_py::compare, m)?)?;
+    m.add_function(wrap_pyfunction!(inference_py::paired, m)?)?;
+    m.add_function(wrap_pyfunction!(inference_py::unpaired, m)?)?;
+    m.add_function(wrap_pyfunction!(inference_py::holm, m)?)?;
+    m.add_function(wrap_pyfunction!(inference_py::bootstrap_mean_ci, m)?)?;
     m.add_function(wrap_pyfunction!(studies_py::validate, m)?)?;
     m.add_function(wrap_pyfunction!(studies_py::validation_cases, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
@@ -54,6 +59,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("CONNECTIONS_PARQUET", results::layout::CONNECTIONS_PARQUET)?;
     m.add("SERIES_DIR", results::layout::SERIES_DIR)?;
     m.add("SUMMARY_FILE", results::layout::SUMMARY_FILE)?;
+    m.add("COMPARISONS_FILE", results::layout::COMPARISONS_FILE)?;
     m.add("ERROR_FIELD", results::store::ERROR_FIELD)?;
     Ok(())
 }

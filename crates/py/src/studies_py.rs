@@ -7,23 +7,30 @@ use pyo3::prelude::*;
 use crate::errors::{ExperimentError, QuiclabError};
 
 /// Compares `metrics` across results directories as `quiclab compare --json` does: `sources`
-/// are `LABEL=DIR` or `DIR` (the first is the reference of the ratio), `filters` `KEY=VALUE`
-/// sweep axes. Returns `(rows, missing)`: the rows as one JSON array, and one warning per sweep
-/// point where a source measured none of a metric.
+/// are `LABEL=DIR` or `DIR` (the first is the reference of the ratio and of the unpaired
+/// tests), `filters` `KEY=VALUE` sweep axes, `baseline` the variant the others are compared
+/// with (the first when None). Returns `(rows, missing, paired, unpaired)`: the rows as one JSON
+/// array, one warning per sweep point where a source measured none of a metric, the paired
+/// tables (one per source with variants) and the unpaired rows as JSON arrays.
 #[pyfunction]
-#[pyo3(signature = (sources, metrics, filters = Vec::new()))]
+#[pyo3(signature = (sources, metrics, filters = Vec::new(), baseline = None))]
 pub fn compare(
     py: Python<'_>,
     sources: Vec<String>,
     metrics: Vec<String>,
     filters: Vec<String>,
-) -> PyResult<(String, Vec<String>)> {
+    baseline: Option<String>,
+) -> PyResult<(String, Vec<String>, String, String)> {
     let comparison = py
-        .detach(|| analysis::compare::compare(&sources, &metrics, &filters))
+        .detach(|| analysis::compare::compare(&sources, &metrics, &filters, baseline.as_deref()))
         .map_err(|e| ExperimentError::new_err(experiment::error::chain(&e)))?;
-    let rows = serde_json::to_string(&comparison.rows)
-        .map_err(|e| QuiclabError::new_err(e.to_string()))?;
-    Ok((rows, comparison.missing))
+    let err = |e: serde_json::Error| QuiclabError::new_err(e.to_string());
+    Ok((
+        serde_json::to_string(&comparison.rows).map_err(err)?,
+        comparison.missing.clone(),
+        serde_json::to_string(&comparison.paired).map_err(err)?,
+        serde_json::to_string(&comparison.unpaired).map_err(err)?,
+    ))
 }
 
 /// The names of the validation cases, in the order they run.

@@ -16,6 +16,8 @@ pub const MANIFEST_FILE: &str = "sweep.json";
 pub const SHARD_FILE: &str = "shard.json";
 /// Per point and metric: n, mean, sd and the 95% interval.
 pub const SUMMARY_FILE: &str = "summary.csv";
+/// Per point, metric and variant: the paired comparison with the baseline variant.
+pub const COMPARISONS_FILE: &str = "comparisons.csv";
 /// One row per run and flow, typed columns (the same flattening as the Python DataFrame).
 pub const RESULTS_PARQUET: &str = "results.parquet";
 /// One row per sample, flow and run of every series CSV.
@@ -89,7 +91,13 @@ pub const ENTRIES: &[Entry] = &[
         name: SUMMARY_FILE,
         kind: Kind::File,
         written_by: "`sim`, `emu`, `merge`",
-        doc: "Mean, sd and 95 % CI of every numeric metric per sweep point, over the runs that measured it.",
+        doc: "Mean, sd and 95 % CI of every numeric metric per sweep point, over the runs that measured it. A single run has no sd and no interval (empty fields); a metric never negative has its lower end clipped at 0 (docs/statistics.md).",
+    },
+    Entry {
+        name: COMPARISONS_FILE,
+        kind: Kind::File,
+        written_by: "`sim`, `emu`, `merge`, when the scenario has variants",
+        doc: "Every variant against the first (the baseline) per sweep point and numeric metric, repetitions paired by index: `n_pairs`, mean difference and its t interval (`diff`, `diff_low`, `diff_high`), ratio of means and its bootstrap interval, paired t and Wilcoxon p-values, both Holm-adjusted across the file, Cohen's d_z (docs/statistics.md).",
     },
     Entry {
         name: RESULTS_PARQUET,
@@ -158,6 +166,11 @@ impl ResultsLayout {
     /// `summary.csv`.
     pub fn summary(&self) -> PathBuf {
         self.root.join(SUMMARY_FILE)
+    }
+
+    /// `comparisons.csv`.
+    pub fn comparisons(&self) -> PathBuf {
+        self.root.join(COMPARISONS_FILE)
     }
 
     /// `results.parquet`.
@@ -241,6 +254,7 @@ mod tests {
             MANIFEST_FILE,
             SHARD_FILE,
             SUMMARY_FILE,
+            COMPARISONS_FILE,
             RESULTS_PARQUET,
             SERIES_PARQUET,
             CONNECTIONS_PARQUET,

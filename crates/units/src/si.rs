@@ -25,7 +25,9 @@ pub fn si(value: f64, unit: &str) -> String {
 }
 
 /// `mean ± half` sharing one prefix chosen from `mean`, e.g. `9.870 ± 0.1234 Mbit/s`, so the
-/// two figures compare at a glance.
+/// two figures compare at a glance. A half-width below a thousandth of the prefix's unit
+/// would need a row of leading zeros (`1.000 ± 0.000000000000001332 s`): it gets a prefix of
+/// its own instead, `1.000 s ± 1.332 fs`.
 pub fn si_pair(mean: f64, half: f64, unit: &str) -> String {
     let anchor = if mean.is_finite() && mean != 0.0 {
         mean
@@ -38,6 +40,9 @@ pub fn si_pair(mean: f64, half: f64, unit: &str) -> String {
     let exp3 = sig4(anchor).1.div_euclid(3) * 3;
     if !(MIN_EXP3..=MAX_EXP3).contains(&exp3) {
         return join(&format!("{mean:.3e} ± {half:.3e}"), "", unit);
+    }
+    if half != 0.0 && sig4(half).1 < exp3 - 3 {
+        return format!("{} ± {}", si(mean, unit), si(half, unit));
     }
     let scaled = |x: f64| -> String {
         if x == 0.0 {
@@ -123,5 +128,15 @@ mod tests {
         assert_eq!(si_pair(0.02, 0.0, "s"), "20.00 ± 0 ms");
         assert_eq!(si_pair(0.0, 0.5, "s"), "0 ± 500.0 ms");
         assert_eq!(si_pair(1.0e6, 2.5e6, "B"), "1.000 ± 2.500 MB");
+        assert_eq!(si_pair(9.87e6, 1_234.0, "bit/s"), "9.870 ± 0.001234 Mbit/s");
+    }
+
+    #[test]
+    fn a_tiny_half_width_gets_its_own_prefix() {
+        assert_eq!(si_pair(1.0, 1.332e-15, "s"), "1.000 s ± 1.332 fs");
+        assert_eq!(
+            si_pair(9.87e6, 123.4, "bit/s"),
+            "9.870 Mbit/s ± 123.4 bit/s"
+        );
     }
 }

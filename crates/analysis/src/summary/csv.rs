@@ -15,6 +15,9 @@ pub fn write_summary_csv(path: &Path, rows: &[SummaryRow]) -> Result<()> {
 /// lacks the axis), `metric`, `n`, `mean`, `sd`, `ci95_low`, `ci95_high`, `min`, `median`, `max`.
 ///
 /// Floats use Rust's shortest round-trip formatting, so the text is exact and deterministic.
+/// `sd`, `ci95_low` and `ci95_high` are empty for a single run (no spread to estimate), and
+/// `ci95_low` is clipped at 0 for a metric none of whose values is negative
+/// ([`Summary::ci95`](crate::Summary::ci95)).
 pub fn summary_csv(rows: &[SummaryRow]) -> String {
     let axes = axis_names(rows);
     let mut header = vec!["point"];
@@ -44,16 +47,18 @@ pub fn summary_csv(rows: &[SummaryRow]) -> String {
         }
         fields.push(row.metric.clone());
         fields.push(s.n.to_string());
+        let ci = s.ci95();
+        let sd = (s.n > 1).then_some(s.sd);
         for x in [
-            s.mean,
-            s.sd,
-            s.ci95_low,
-            s.ci95_high,
-            s.min,
-            s.median,
-            s.max,
+            Some(s.mean),
+            sd,
+            ci.map(|c| c.0),
+            ci.map(|c| c.1),
+            Some(s.min),
+            Some(s.median),
+            Some(s.max),
         ] {
-            fields.push(x.to_string());
+            fields.push(x.map(|x| x.to_string()).unwrap_or_default());
         }
         records.push(fields);
     }
@@ -116,11 +121,18 @@ mod tests {
         let low: f64 = f[7].parse().unwrap();
         assert!((low - (3.0 - 1.963_243)).abs() < 1e-4, "{low}");
         assert_eq!(f[9..], ["1", "3", "5"]);
-        assert_eq!(
-            lines[2],
-            "1,0.02,\"tcp,cubic\",rtt_s,1,0.5,0,0.5,0.5,0.5,0.5,0.5"
-        );
+        assert_eq!(lines[2], "1,0.02,\"tcp,cubic\",rtt_s,1,0.5,,,,0.5,0.5,0.5");
         assert_eq!(lines.len(), 3);
+    }
+
+    #[test]
+    fn lower_end_clipped_for_a_metric_never_negative() {
+        // Student-t: 0.4 − 0.68 < 0; no lost-packet count is negative, so the file says 0.
+        let text = summary_csv(&[row(0, &[], "lost", &[0.0, 0.0, 1.0, 0.0, 1.0])]);
+        let f: Vec<&str> = text.lines().nth(1).unwrap().split(',').collect();
+        assert_eq!(f[5], "0", "{text}");
+        let high: f64 = f[6].parse().unwrap();
+        assert!((high - 1.080_087).abs() < 1e-5, "{text}");
     }
 
     #[test]

@@ -85,7 +85,8 @@ mod tests {
         let csv = summary_csv(&summary_rows(0, &[], &runs));
         let lines: Vec<&str> = csv.lines().collect();
         // completion_s: n = 1 and mean 3 (a zero in place of the null would give mean 1.5).
-        assert_eq!(lines[1], "0,flows.0.completion_s,1,3,0,3,3,3,3,3", "{csv}");
+        // A single value has no sd and no interval: empty fields, not zeros.
+        assert_eq!(lines[1], "0,flows.0.completion_s,1,3,,,,3,3,3", "{csv}");
         assert!(lines[2].starts_with("0,flows.0.packets_lost,2,2,"), "{csv}");
         assert!(!csv.contains("congestion_events"), "{csv}");
         assert_eq!(lines.len(), 3, "{csv}");

@@ -2,7 +2,6 @@
 
 use super::csv::axis_names;
 use super::SummaryRow;
-use units::si::si_pair;
 
 /// A table with columns: each axis, `metric`, `n/N`, `mean ± ci95`, for rows whose metric is in
 /// `metrics` (all rows when `metrics` is empty), in the order of `rows`.
@@ -13,6 +12,10 @@ use units::si::si_pair;
 /// suffix (`_bps`, `_bytes`, `_s`, `_ms`, `_us`, `_ns`); fractions (Jain's index, shares,
 /// utilisation, ratios) print with four decimals and other unitless metrics are counts, printed
 /// as integers (one decimal for a fractional mean), never with an SI prefix.
+///
+/// The interval is [`Summary::ci95`](crate::Summary::ci95): a single run prints `± –` (no
+/// interval), and a metric that was never negative prints `mean [0, high]` where the Student-t
+/// interval would reach below 0.
 pub fn render_table(rows: &[SummaryRow], metrics: &[&str]) -> String {
     let runs = runs_per_point(rows);
     let chosen: Vec<&SummaryRow> = rows
@@ -36,7 +39,7 @@ pub fn render_table(rows: &[SummaryRow], metrics: &[&str]) -> String {
         line.push(r.metric.clone());
         let total = runs.get(&r.point).copied().unwrap_or(s.n).max(s.n);
         line.push(format!("{}/{total}", s.n));
-        line.push(value_pair(&r.metric, s.mean, s.ci95_half_width()));
+        line.push(crate::format::mean_ci(&r.metric, s.mean, s.ci95()));
         cells.push(line);
     }
     layout(&cells, axes.len() + 1)
@@ -96,51 +99,6 @@ pub fn incomplete_warnings(rows: &[SummaryRow], expected: &[String]) -> Vec<Stri
     out
 }
 
-/// Words of unitless metrics that are fractions rather than counts.
-const FRACTIONS: [&str; 5] = ["jain", "share", "utilisation", "ratio", "fraction"];
-
-/// `mean ± half` in the metric's unit, as a fraction, or as a count.
-fn value_pair(metric: &str, mean: f64, half: f64) -> String {
-    let (scale, unit) = unit_for(metric);
-    if !unit.is_empty() {
-        return si_pair(mean * scale, half * scale, unit);
-    }
-    let last = metric.rsplit('.').next().unwrap_or(metric);
-    if FRACTIONS.iter().any(|w| last.contains(w)) {
-        return format!("{mean:.4} ± {}", trim_zero(format!("{half:.4}")));
-    }
-    let unit = if last.ends_with("_packets") {
-        " packets"
-    } else {
-        ""
-    };
-    format!("{} ± {}{unit}", count(mean), count(half))
-}
-
-/// A count: an integer, or one decimal when the value (a mean) is fractional.
-fn count(x: f64) -> String {
-    if !x.is_finite() {
-        return format!("{x}");
-    }
-    if x.fract() == 0.0 {
-        format!("{x:.0}")
-    } else {
-        trim_zero(format!("{x:.1}"))
-    }
-}
-
-/// `0.0000` → `0`, so a zero spread reads as in the other columns.
-fn trim_zero(s: String) -> String {
-    if s.trim_start_matches('-')
-        .chars()
-        .all(|c| c == '0' || c == '.')
-    {
-        "0".to_string()
-    } else {
-        s
-    }
-}
-
 /// Pads columns to equal width; the column at `right` (n) is right-aligned, the rest left.
 fn layout(cells: &[Vec<String>], right: usize) -> String {
     let cols = cells.first().map_or(0, Vec::len);
@@ -176,22 +134,6 @@ fn layout(cells: &[Vec<String>], right: usize) -> String {
     out
 }
 
-/// Scale to the base unit and the unit name implied by a metric's suffix.
-fn unit_for(metric: &str) -> (f64, &'static str) {
-    const SUFFIXES: [(&str, f64, &str); 6] = [
-        ("_bps", 1.0, "bit/s"),
-        ("_bytes", 1.0, "B"),
-        ("_ns", 1e-9, "s"),
-        ("_us", 1e-6, "s"),
-        ("_ms", 1e-3, "s"),
-        ("_s", 1.0, "s"),
-    ];
-    SUFFIXES
-        .iter()
-        .find(|(suffix, _, _)| metric.ends_with(suffix))
-        .map_or((1.0, ""), |&(_, scale, unit)| (scale, unit))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -223,8 +165,8 @@ mod tests {
 loss  metric       n/N  mean ± ci95
 --------------------------------------------
 0%    goodput_bps  3/3  10.00 ± 2.484 Mbit/s
-5%    goodput_bps  1/1  2.000 ± 0 Mbit/s
-5%    acks         1/1  1234 ± 0
+5%    goodput_bps  1/1  2.000 Mbit/s ± –
+5%    acks         1/1  1234 ± –
 ";
         assert_eq!(table, want);
     }
@@ -243,7 +185,8 @@ loss  metric       n/N  mean ± ci95
     #[test]
     fn n_of_runs_counts_as_integers_and_incomplete_runs_warned() {
         // Regression: tables showed n without N, runs that did not complete vanished silently,
-        // and a mean of 0.6 lost packets printed as "600.0 m".
+        // and a mean of 0.6 lost packets printed as "600.0 m". Intervals of counts and times
+        // that the t interval would take below 0 start at 0.
         let rows = [
             at(0, "end_s", &[1.0, 1.0, 1.0, 1.0, 1.0]),
             at(0, "flows.0.completion_s", &[1.0, 2.0, 3.0]),
@@ -278,16 +221,19 @@ loss  metric       n/N  mean ± ci95
             ],
         );
         assert!(
-            t.contains("links.down.lost_packets  5/5  0.6 ± 0.7 packets"),
+            t.contains("links.down.lost_packets  5/5  0.6 [0, 1.3] packets"),
             "{t}"
         );
         assert!(t.contains("n/N"), "{t}");
         assert!(
-            t.contains("flows.0.completion_s     3/5  2.000 ± 2.484 s"),
+            t.contains("flows.0.completion_s     3/5  2.000 s [0 s, 4.484 s]"),
             "{t}"
         );
         assert!(t.contains("flows.0.completion_s     2/2"), "{t}");
-        assert!(t.contains("flows.0.packets_lost     5/5  0.6 ± 0.7"), "{t}");
+        assert!(
+            t.contains("flows.0.packets_lost     5/5  0.6 [0, 1.3]"),
+            "{t}"
+        );
         assert!(t.contains("flows.0.packets_sent     5/5  1200 ± 0"), "{t}");
         assert!(
             t.contains("fairness.jain            5/5  0.9500 ± 0"),
@@ -320,6 +266,6 @@ loss  metric       n/N  mean ± ci95
     #[test]
     fn empty_filter_keeps_all_and_scales_units() {
         let table = render_table(&[row(&[], "rtt_ms", &[20.0])], &[]);
-        assert!(table.contains("rtt_ms  1/1  20.00 ± 0 ms"), "{table}");
+        assert!(table.contains("rtt_ms  1/1  20.00 ms ± –"), "{table}");
     }
 }
