@@ -1,8 +1,8 @@
 //! Paired comparisons of a sweep's variants: at every sweep point (the values of the axes other
 //! than `variant`), each variant against a baseline variant, repetition r of one paired with
-//! repetition r of the other (variants of a point run with the same seeds per repetition), for
-//! every metric. The rows feed `comparisons.csv` and `quiclab compare`'s paired table; the
-//! p-values are Holm-adjusted across all rows given to [`paired_rows`].
+//! repetition r of the other (see docs/statistics.md for what the pairing does and does not
+//! share), for every metric. The rows feed `comparisons.csv` and `quiclab compare`'s paired
+//! table; the p-values are Holm-adjusted across all rows given to [`paired_rows`].
 
 use std::collections::BTreeMap;
 use std::path::Path;
