@@ -452,11 +452,7 @@ fn table_section(o: &mut String, d: &ResultsDir) {
                     "num"
                 };
                 let text = match analysis::summarize(&values) {
-                    Ok(s) => format!(
-                        "{} ({}/{big_n})",
-                        crate::chart::mean_ci(s.mean * sc.factor, s.ci95_half_width() * sc.factor),
-                        values.len()
-                    ),
+                    Ok(s) => format!("{} ({}/{big_n})", mean_cell(&s, sc.factor), values.len()),
                     Err(_) => format!("– (0/{big_n})"),
                 };
                 let _ = write!(o, "<td class=\"{class}\">{}</td>", escape(&text));
@@ -467,11 +463,28 @@ fn table_section(o: &mut String, d: &ResultsDir) {
     }
 }
 
+/// A results-table cell: the mean ± the half-width of its 95% interval, scaled by `factor`;
+/// `± –` for a single run, which has no spread to estimate (a zero-width interval would read as
+/// a perfectly repeatable measurement).
+fn mean_cell(s: &analysis::Summary, factor: f64) -> String {
+    match s.ci95() {
+        None => format!("{} ± –", crate::chart::tick(s.mean * factor)),
+        Some(_) => crate::chart::mean_ci(s.mean * factor, s.ci95_half_width() * factor),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::data::{FlowInfo, PointData};
 
+    #[test]
+    fn a_single_run_has_no_interval_and_several_have_one() {
+        let one = analysis::summarize(&[5.0]).expect("one value");
+        assert_eq!(mean_cell(&one, 1.0), "5 ± –");
+        let three = analysis::summarize(&[1.0, 2.0, 3.0]).expect("three values");
+        assert_eq!(mean_cell(&three, 1e3), "2000 ± 2484");
+    }
     fn point(index: usize, variant: Option<&str>, stack: &str) -> PointData {
         PointData {
             index,
