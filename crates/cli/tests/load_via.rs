@@ -157,7 +157,7 @@ fn sweep_through_a_lossy_path_records_the_links_counters() {
     // The link models' seed is the run's, derived from `--seed` as for `quiclab emu`.
     assert_eq!(
         record["path"]["seed"],
-        scenario::run_seed(7, 0, 0),
+        scenario::run_seed(7, &[], 0),
         "{record}"
     );
     let points = record["points"].as_array().expect("points");

@@ -136,8 +136,15 @@ and resolves them through the same mechanism.
 ## Repetitions and seeds
 
 Every point runs `run.reps` times. Run ids are `p{point}-r{rep}` (both from 0). The seed of a
-run is `mix(mix(mix(run.seed) ^ point) ^ rep)` where `mix` is SplitMix64's output function, so
-results depend only on the file, the point and the repetition.
+run is `mix(mix(mix(run.seed) ^ key) ^ rep)` where `mix` is SplitMix64's output function and
+`key` identifies the point by its sweep values *other than the variant*, by key and value as
+written (FNV-1a of each `key=value`, folded with `mix` in key order; 0 without a sweep). So:
+
+- the variants of a point run with the same seeds (common random numbers): their links lose,
+  corrupt, delay and reorder packets from the same random streams, and the difference between
+  two variants at repetition r is a paired measurement (`comparisons.csv`, `quiclab compare`);
+- a run's seed depends only on the file's `run.seed`, its sweep values and its repetition, never
+  on which other variants or values run, in which order, or how many repetitions there are.
 "#;
 
 /// The Markdown reference for scenario files (`docs/scenario.md`).

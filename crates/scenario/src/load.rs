@@ -39,15 +39,21 @@ impl LoadedScenario {
         let mut runs = Vec::with_capacity(self.points.len() * self.reps as usize);
         for point in 0..self.points.len() {
             for rep in 0..self.reps {
-                runs.push(RunSpec {
-                    id: format!("p{point}-r{rep}"),
-                    point,
-                    rep,
-                    seed: run_seed(self.base_seed, point, rep),
-                });
+                runs.push(self.run(point, rep));
             }
         }
         runs
+    }
+
+    /// Repetition `rep` of sweep point `point` (which must exist); `rep` may exceed `run.reps`
+    /// (adaptive repetitions add runs beyond it with the same rule).
+    pub fn run(&self, point: usize, rep: u32) -> RunSpec {
+        RunSpec {
+            id: format!("p{point}-r{rep}"),
+            point,
+            rep,
+            seed: run_seed(self.base_seed, &self.points[point].axes, rep),
+        }
     }
 }
 
@@ -59,11 +65,34 @@ fn splitmix64(x: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// The seed of repetition `rep` of sweep point `point`:
-/// `mix(mix(mix(base) ^ point) ^ rep)` with SplitMix64's mix, so neighbouring runs get
-/// unrelated seeds and a run's seed never depends on how many points or reps there are.
-pub fn run_seed(base_seed: u64, point: usize, rep: u32) -> u64 {
-    splitmix64(splitmix64(splitmix64(base_seed) ^ point as u64) ^ u64::from(rep))
+/// FNV-1a over `bytes`: a stable hash (the standard library's may change between releases,
+/// and seeds must not).
+fn fnv1a(bytes: impl IntoIterator<Item = u8>) -> u64 {
+    bytes.into_iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// What identifies a sweep point for its seed: its `key = value` pairs *except the variant*,
+/// taken by key and value (sorted by key), so the variants of a point share their randomness
+/// and a point's key does not depend on which other points, axes order or variants exist.
+/// A point without sweep values has key 0.
+pub fn point_key(axes: &[(String, String)]) -> u64 {
+    let mut pairs: Vec<&(String, String)> =
+        axes.iter().filter(|(k, _)| k != VARIANT_AXIS).collect();
+    pairs.sort();
+    pairs.iter().fold(0, |h, (k, v)| {
+        let pair = k.bytes().chain(std::iter::once(b'=')).chain(v.bytes());
+        splitmix64(h ^ fnv1a(pair))
+    })
+}
+
+/// The seed of repetition `rep` of the sweep point labelled `axes`:
+/// `mix(mix(mix(base) ^ point_key(axes)) ^ rep)` with SplitMix64's mix (see [`point_key`]).
+/// Variants of a point get the same seeds (common random numbers), and a run's seed never
+/// depends on how many points, variants or repetitions there are.
+pub fn run_seed(base_seed: u64, axes: &[(String, String)], rep: u32) -> u64 {
+    splitmix64(splitmix64(splitmix64(base_seed) ^ point_key(axes)) ^ u64::from(rep))
 }
 
 /// What the command line (or a program) adds to a scenario file.

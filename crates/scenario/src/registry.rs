@@ -298,7 +298,7 @@ const GE: &str = "link.loss.model=\"gilbert-elliott\"";
 static KEYS: &[KeyDoc] = &[
     key("run.name", Str, Context("the file name without `.toml`"), "Name of the scenario, used in results and reports and as the default results directory `results/<name>/`: a plain name (ASCII letters, digits, `-`, `_`, `.`, starting with a letter or digit, at most 100 characters), never a path.", "\"renamed\""),
     key("run.duration", Duration, Value("30s"), "Hard stop of every run (virtual time in the simulator).", "\"12s\""),
-    key("run.seed", Int, Value("1"), "Base seed; each run's seed is derived from it, the sweep point and the repetition.", "42"),
+    key("run.seed", Int, Value("1"), "Base seed; each run's seed is derived from it, the point's sweep values other than the variant, and the repetition.", "42"),
     key("run.reps", Int, Value("1"), "Repetitions of every sweep point, each with its own seed.", "3"),
     key("run.sample_interval", Duration, Value("100ms"), "Period of time-series samples and width of throughput bins; at most 100,000 samples per run (`duration / sample_interval`).", "\"1s\""),
     key("run.measure_from", Duration, Value("0s"), "Start of the measurement window (e.g. to skip slow start).", "\"3s\""),

@@ -12,7 +12,7 @@ use crate::model::{
     Workload,
 };
 use crate::registry::{keys, DefaultValue};
-use crate::{load, parse_str, run_seed, LoadedScenario, ScenarioError};
+use crate::{load, parse_str, run_seed, Inputs, LoadedScenario, ScenarioError};
 
 fn parse(text: &str) -> Result<LoadedScenario, ScenarioError> {
     parse_with(text, &[], &[])
@@ -272,8 +272,11 @@ fn sweep_errors() {
     );
 }
 
-/// `run_seed(1, 0, 0)`, recorded once (checked against an independent SplitMix64 computation).
-const SEED_1_0_0: u64 = 0xB18A_02F4_6D8D_86C3;
+/// `run_seed(1, [], 0)`, recorded once (checked against an independent SplitMix64 computation).
+const SEED_1_NONE_0: u64 = 0xB18A_02F4_6D8D_86C3;
+/// `run_seed(1, [link.delay = "2ms"], 3)`, computed independently (SplitMix64 and FNV-1a in
+/// Python) from the rule in `point_key`.
+const SEED_1_DELAY2MS_3: u64 = 0x7261_B3AB_7E3B_B650;
 
 #[test]
 fn seeds_are_distinct_and_stable() {
@@ -290,9 +293,106 @@ fn seeds_are_distinct_and_stable() {
     assert_eq!(seeds.len(), 30, "seeds must differ");
     assert_eq!(l.runs(), runs, "same input, same runs");
     // Recorded once: a change here changes every published result's seed.
-    assert_eq!(run_seed(1, 0, 0), SEED_1_0_0);
-    assert_ne!(run_seed(1, 0, 1), run_seed(1, 1, 0));
-    assert_ne!(run_seed(1, 0, 0), run_seed(2, 0, 0));
+    let delay = |v: &str| vec![("link.delay".to_string(), v.to_string())];
+    assert_eq!(
+        l.points[1].axes,
+        delay("2ms"),
+        "labels hold the value as written"
+    );
+    assert_eq!(run_seed(1, &[], 0), SEED_1_NONE_0);
+    assert_eq!(run_seed(1, &delay("2ms"), 3), SEED_1_DELAY2MS_3);
+    assert_ne!(run_seed(1, &[], 1), run_seed(1, &delay("1ms"), 0));
+    assert_ne!(run_seed(1, &[], 0), run_seed(2, &[], 0));
+}
+
+/// The seeds of every run, keyed by its sweep labels and repetition (not by its position).
+fn seeds_by_label(
+    l: &LoadedScenario,
+) -> std::collections::BTreeMap<(Vec<(String, String)>, u32), u64> {
+    l.runs()
+        .iter()
+        .map(|r| ((l.points[r.point].axes.clone(), r.rep), r.seed))
+        .collect()
+}
+
+const VARIANTS_AND_SWEEP: &str = "[run]\nreps = 3\nseed = 11\n\
+[[variant]]\nname = \"a\"\nset = { \"flow.cc\" = \"cubic\" }\n\
+[[variant]]\nname = \"b\"\nset = { \"flow.cc\" = \"newreno\" }\n\
+[[variant]]\nname = \"c\"\nset = { \"link.delay\" = \"30ms\" }\n\
+[sweep]\n\"link.loss\" = [\"0%\", \"1%\", \"2%\"]\n\"link.rate\" = [\"10Mbit\", \"20Mbit\"]\n";
+
+#[test]
+fn variants_of_a_point_share_their_seeds() {
+    let l = ok(VARIANTS_AND_SWEEP);
+    assert_eq!(l.points.len(), 3 * 3 * 2);
+    let by_point: std::collections::BTreeMap<_, Vec<u64>> =
+        l.runs().iter().fold(Default::default(), |mut m, r| {
+            let mut axes = l.points[r.point].axes.clone();
+            axes.retain(|(k, _)| k != "variant");
+            m.entry((axes, r.rep)).or_default().push(r.seed);
+            m
+        });
+    assert_eq!(
+        by_point.len(),
+        3 * 2 * 3,
+        "one seed per (sweep values, rep)"
+    );
+    for (point, seeds) in &by_point {
+        assert_eq!(seeds.len(), 3, "{point:?}: one run per variant");
+        assert!(seeds.iter().all(|s| *s == seeds[0]), "{point:?}: {seeds:?}");
+    }
+    let mut distinct: Vec<u64> = by_point.values().map(|s| s[0]).collect();
+    distinct.sort_unstable();
+    distinct.dedup();
+    assert_eq!(
+        distinct.len(),
+        by_point.len(),
+        "different points, different seeds"
+    );
+}
+
+#[test]
+fn selecting_adding_or_reordering_variants_and_values_keeps_every_other_seed() {
+    let all = seeds_by_label(&ok(VARIANTS_AND_SWEEP));
+    let inputs = |variants: &[&str], axes: &[&str]| Inputs {
+        variants: variants.iter().map(|s| s.to_string()).collect(),
+        axes: axes.iter().map(|s| s.to_string()).collect(),
+        ..Inputs::default()
+    };
+    let cases = [
+        // One variant alone, two in another order.
+        inputs(&["b"], &[]),
+        inputs(&["c,a"], &[]),
+        // Fewer values, reordered values, a value added (its runs are new, the others kept).
+        inputs(&[], &["link.loss=2%,0%"]),
+        inputs(&["a"], &["link.loss=5%,1%,0%"]),
+        // Axes in the other order.
+        inputs(&[], &["link.rate=20Mbit,10Mbit", "link.loss=1%"]),
+    ];
+    for case in &cases {
+        let l = crate::parse_with(
+            VARIANTS_AND_SWEEP,
+            "s.toml",
+            std::path::Path::new("."),
+            case,
+        )
+        .expect("valid");
+        let mut shared = 0;
+        for ((labels, rep), seed) in seeds_by_label(&l) {
+            let mut sorted = labels.clone();
+            sorted.sort();
+            let same = all.iter().find(|((l, r), _)| {
+                let mut s = l.clone();
+                s.sort();
+                s == sorted && *r == rep
+            });
+            if let Some((_, s)) = same {
+                assert_eq!(seed, *s, "{case:?}: {labels:?} r{rep}");
+                shared += 1;
+            }
+        }
+        assert!(shared > 0, "{case:?} shares runs with the full sweep");
+    }
 }
 
 #[test]
