@@ -277,48 +277,65 @@ pub fn write_comparisons_csv(path: &Path, rows: &[PairedRow]) -> Result<()> {
 /// The rows as a Markdown table: difference with its interval in the metric's unit, ratio with
 /// its bootstrap interval, Holm-adjusted p-values, Cohen's d_z.
 pub fn render_paired(rows: &[PairedRow]) -> String {
+    render_paired_with(rows, &|metric| metric.to_string())
+}
+
+/// Headers of a paired table, and whether each column is numeric (right-aligned).
+pub const PAIRED_HEADERS: [(&str, bool); 9] = [
+    ("point", false),
+    ("metric", false),
+    ("variant − baseline", false),
+    ("pairs", true),
+    ("difference [95% CI]", false),
+    ("ratio [95% CI]", false),
+    ("p (t, Holm)", true),
+    ("p (Wilcoxon, Holm)", true),
+    ("d_z", true),
+];
+
+/// One row's cells under [`PAIRED_HEADERS`], the metric shown as `metric_label` (its unit
+/// still comes from the metric's name): `–` for what cannot be computed.
+pub fn paired_cells(r: &PairedRow, metric_label: String) -> [String; 9] {
     use crate::format;
-    use tables::Align::{Left, Right};
-    let mut t = tables::Markdown::with_columns([
-        ("point", Left),
-        ("metric", Left),
-        ("variant − baseline", Left),
-        ("pairs", Right),
-        ("difference [95% CI]", Left),
-        ("ratio [95% CI]", Left),
-        ("p (t, Holm)", Right),
-        ("p (Wilcoxon, Holm)", Right),
-        ("d_z", Right),
-    ]);
     let dash = || "–".to_string();
+    let point: Vec<String> = r.point.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let diff = match r.diff_ci {
+        Some((lo, hi)) => format!(
+            "{} {}",
+            format::value(&r.metric, r.diff),
+            format::interval(&r.metric, lo, hi)
+        ),
+        None => format!("{} [–]", format::value(&r.metric, r.diff)),
+    };
+    let ratio = match (r.ratio, r.ratio_ci) {
+        (Some(x), Some((lo, hi))) => {
+            format!("{} {}", format::sig4(x), format::interval_plain(lo, hi))
+        }
+        (Some(x), None) => format!("{} [–]", format::sig4(x)),
+        (None, _) => dash(),
+    };
+    [
+        point.join(" "),
+        metric_label,
+        format!("{} − {}", r.variant, r.baseline),
+        r.n_pairs.to_string(),
+        diff,
+        ratio,
+        r.p_t_holm.map(format::p_value).unwrap_or_else(dash),
+        r.p_wilcoxon_holm.map(format::p_value).unwrap_or_else(dash),
+        r.effect_size.map(format::sig4).unwrap_or_else(dash),
+    ]
+}
+
+/// [`render_paired`] with each metric shown as `label(metric)` (its unit still comes from the
+/// metric's name).
+pub fn render_paired_with(rows: &[PairedRow], label: &dyn Fn(&str) -> String) -> String {
+    use tables::Align::{Left, Right};
+    let mut t = tables::Markdown::with_columns(
+        PAIRED_HEADERS.map(|(h, numeric)| (h, if numeric { Right } else { Left })),
+    );
     for r in rows {
-        let point: Vec<String> = r.point.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        let diff = match r.diff_ci {
-            Some((lo, hi)) => format!(
-                "{} {}",
-                format::value(&r.metric, r.diff),
-                format::interval(&r.metric, lo, hi)
-            ),
-            None => format!("{} [–]", format::value(&r.metric, r.diff)),
-        };
-        let ratio = match (r.ratio, r.ratio_ci) {
-            (Some(x), Some((lo, hi))) => {
-                format!("{} {}", format::sig4(x), format::interval_plain(lo, hi))
-            }
-            (Some(x), None) => format!("{} [–]", format::sig4(x)),
-            (None, _) => dash(),
-        };
-        t.row([
-            point.join(" "),
-            r.metric.clone(),
-            format!("{} − {}", r.variant, r.baseline),
-            r.n_pairs.to_string(),
-            diff,
-            ratio,
-            r.p_t_holm.map(format::p_value).unwrap_or_else(dash),
-            r.p_wilcoxon_holm.map(format::p_value).unwrap_or_else(dash),
-            r.effect_size.map(format::sig4).unwrap_or_else(dash),
-        ]);
+        t.row(paired_cells(r, label(&r.metric)));
     }
     t.render()
 }

@@ -47,6 +47,19 @@ pub fn rows(loaded: &LoadedScenario, runs: &[RunSpec], stored: &[Value]) -> Vec<
     rows_of(loaded, runs, stored.iter().cloned())
 }
 
+/// Every numeric metric of this sweep's stored runs: point → metric → (repetition, value), in
+/// store order, for tables that pair runs themselves (a study pairs its protocols' readings).
+pub fn values(
+    runs: &[RunSpec],
+    stored: &[Value],
+) -> BTreeMap<usize, BTreeMap<String, Vec<(u32, f64)>>> {
+    let mut acc = Accumulator::new(runs);
+    for line in stored {
+        acc.add(line.clone());
+    }
+    acc.by_point
+}
+
 /// [`rows`] over owned lines.
 fn rows_of(
     loaded: &LoadedScenario,

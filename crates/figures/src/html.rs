@@ -77,18 +77,29 @@ pub fn render(d: &ResultsDir, figs: &[Figure]) -> String {
         escape(&title)
     );
     let count = |k: FigureKind| figs.iter().filter(|f| f.kind == k).count();
+    let has_variants = d.points.iter().any(|p| {
+        p.axes
+            .iter()
+            .any(|(k, _)| k == analysis::paired::VARIANT_AXIS)
+    });
     let _ = writeln!(
         o,
         "<p class=\"toc\"><a href=\"#scenario\">Scenario</a> · <a href=\"#warnings\">Warnings</a> · \
-         <a href=\"#results\">Results per sweep point</a> · <a href=\"#sweep\">Sweep figures ({})</a> · \
+         <a href=\"#results\">Results per sweep point</a>{} · <a href=\"#sweep\">Sweep figures ({})</a> · \
          <a href=\"#cdf\">Completion-time CDFs ({})</a> · <a href=\"#series\">Time series ({})</a></p>",
+        if has_variants {
+            " · <a href=\"#paired\">Paired comparisons</a>"
+        } else {
+            ""
+        },
         count(FigureKind::Sweep),
         count(FigureKind::Cdf),
         count(FigureKind::Series)
     );
     scenario_section(&mut o, d);
     warnings_section(&mut o, d);
-    table_section(&mut o, d);
+    let shown = table_section(&mut o, d);
+    crate::html_paired::section(&mut o, d, &shown);
     for (kind, anchor, heading, empty) in [
         (
             FigureKind::Sweep,
@@ -347,7 +358,9 @@ fn warnings_section(o: &mut String, d: &ResultsDir) {
 /// An axis name and its value.
 type Axis = (String, String);
 
-fn table_section(o: &mut String, d: &ResultsDir) {
+/// Writes the results tables; returns every metric they show (in first-shown order).
+fn table_section(o: &mut String, d: &ResultsDir) -> Vec<String> {
+    let mut shown: Vec<String> = Vec::new();
     let names = d.flow_names();
     let available = crate::available_metrics(d);
     let _ = writeln!(
@@ -460,7 +473,13 @@ fn table_section(o: &mut String, d: &ResultsDir) {
             let _ = writeln!(o, "</tr>");
         }
         let _ = writeln!(o, "</table></div>");
+        for m in metrics {
+            if !shown.contains(&m) {
+                shown.push(m);
+            }
+        }
     }
+    shown
 }
 
 /// A results-table cell: the mean ± the half-width of its 95% interval, scaled by `factor`;
@@ -526,5 +545,40 @@ mod tests {
         assert_eq!(stacks_of_flow(&d, 0), "Quic");
         let d = dir(vec![point(0, None, "Quic"), point(1, None, "Tcp")]);
         assert_eq!(stacks_of_flow(&d, 0), "Quic (point 0); Tcp (point 1)");
+    }
+
+    fn run(point: usize, rep: u32, completion_s: f64) -> crate::data::RunData {
+        crate::data::RunData {
+            id: format!("p{point}-r{rep}"),
+            point,
+            rep,
+            json: serde_json::Value::Null,
+            metrics: [("flows.0.completion_s".to_string(), completion_s)].into(),
+        }
+    }
+
+    #[test]
+    fn variants_get_a_paired_table_and_a_single_variant_none() {
+        let mut d = dir(vec![
+            point(0, Some("quic-1rtt"), "Quic"),
+            point(1, Some("tcp-tls1.3"), "Tcp"),
+        ]);
+        // Differences 0.5, 0.7, 0.3 s: mean 0.5 s, paired t p = 0.0494 (scipy ttest_rel).
+        for (rep, (a, b)) in [(1.0, 1.5), (2.0, 2.7), (1.5, 1.8)].into_iter().enumerate() {
+            d.runs.push(run(0, rep as u32, a));
+            d.runs.push(run(1, rep as u32, b));
+        }
+        let html = render(&d, &[]);
+        let section = &html[html.find("id=\"paired\"").expect("a paired section")..];
+        assert!(section.contains("tcp-tls1.3 − quic-1rtt"), "{section}");
+        assert!(section.contains("500.0 ms ["), "{section}");
+        assert!(
+            section.contains("<td class=\"num\">0.049</td>"),
+            "{section}"
+        );
+        assert!(html.contains("href=\"#paired\""));
+        let mut one = dir(vec![point(0, Some("quic-1rtt"), "Quic")]);
+        one.runs.push(run(0, 0, 1.0));
+        assert!(!render(&one, &[]).contains("id=\"paired\""));
     }
 }

@@ -20,6 +20,7 @@ pub mod chart;
 pub mod data;
 pub mod error;
 pub mod html;
+mod html_paired;
 pub mod metric;
 pub mod series;
 pub mod sweep;

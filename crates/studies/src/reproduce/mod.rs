@@ -8,6 +8,7 @@
 //! of it in one call for a front end with no progress display of its own.
 
 pub mod combine;
+pub mod paired;
 pub mod registry;
 pub mod screen;
 pub mod table;
@@ -192,6 +193,13 @@ impl Prepared {
                 );
             let incomplete = table::incomplete(&rows, reps);
             (md, table::csv(&rows), incomplete)
+        };
+        let values = experiment::summary::values(&runs, &stored);
+        let paired = paired::markdown(&self.experiments, &self.combined.info, &values);
+        let markdown = if paired.is_empty() {
+            markdown
+        } else {
+            format!("{markdown}\n{paired}")
         };
         // Runs that did not complete are named, not silently left out of the means; what the
         // emulator left out or only approximated goes under the table.
