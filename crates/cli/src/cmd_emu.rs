@@ -57,6 +57,9 @@ pub struct EmuArgs {
     /// error); they are still listed.
     #[arg(long)]
     pub allow_failures: bool,
+    /// Repetitions until the answer is clear.
+    #[command(flatten)]
+    pub adaptive: crate::adaptive_args::AdaptiveArgs,
 }
 
 /// `--wait` values.
@@ -97,16 +100,23 @@ pub fn run(args: &EmuArgs) -> anyhow::Result<Exit> {
             }
         }
     }
+    let rule = match args.adaptive.rule(&loaded) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(exit::BAD_INPUT);
+        }
+    };
     emu_setup::install_stop_handlers()?;
     let runs = loaded.runs();
-    if runs.len() == 1 && args.out.is_none() {
+    if runs.len() == 1 && args.out.is_none() && rule.is_none() {
         return single(args, &loaded, &runs[0]);
     }
     let out = args
         .out
         .clone()
         .unwrap_or_else(|| Path::new("results").join(format!("{}-emu", loaded.name)));
-    sweep(args, &loaded, &out)
+    sweep(args, &loaded, &out, rule.as_ref())
 }
 
 /// The emulator engine these options describe.
@@ -177,7 +187,12 @@ fn single(args: &EmuArgs, loaded: &LoadedScenario, spec: &RunSpec) -> anyhow::Re
 }
 
 /// A sweep: one run at a time (real time on shared cores), into `out`.
-fn sweep(args: &EmuArgs, loaded: &LoadedScenario, out: &Path) -> anyhow::Result<Exit> {
+fn sweep(
+    args: &EmuArgs,
+    loaded: &LoadedScenario,
+    out: &Path,
+    rule: Option<&experiment::adaptive::Rule>,
+) -> anyhow::Result<Exit> {
     let sweep = experiment::Sweep {
         loaded,
         out,
@@ -185,6 +200,18 @@ fn sweep(args: &EmuArgs, loaded: &LoadedScenario, out: &Path) -> anyhow::Result<
         // The emulator records no time series.
         series: false,
     };
+    if let Some(rule) = rule {
+        let (code, _) = sweep::run_adaptive(
+            &sweep,
+            rule,
+            &engine(args)?,
+            &experiment::Sequential,
+            emu_setup::stop_requested,
+            args.json,
+            sweep::OnFailure::from_flag(args.allow_failures),
+        )?;
+        return Ok(code);
+    }
     sweep::run(
         &sweep,
         &engine(args)?,

@@ -50,6 +50,9 @@ pub struct SimArgs {
     /// Load the scenario, print its warnings and flows, and run nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Repetitions until the answer is clear.
+    #[command(flatten)]
+    pub adaptive: crate::adaptive_args::AdaptiveArgs,
 }
 
 /// The options that change what a scenario file resolves to; shared by `sim` and `emu`.
@@ -150,6 +153,17 @@ pub fn run(args: &SimArgs) -> anyhow::Result<Exit> {
             return Ok(exit::BAD_INPUT);
         }
     };
+    let rule = match args.adaptive.rule(&loaded) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(exit::BAD_INPUT);
+        }
+    };
+    if rule.is_some() && args.shard.is_some() {
+        eprintln!("error: --until-ci and --until-resolved decide each round from every run, so they cannot run as --shard");
+        return Ok(exit::BAD_INPUT);
+    }
     if args.dry_run {
         return Ok(exit::SUCCESS);
     }
@@ -158,7 +172,7 @@ pub fn run(args: &SimArgs) -> anyhow::Result<Exit> {
         qlog: args.qlog.clone(),
     };
     let runs = loaded.runs();
-    if runs.len() == 1 && args.out.is_none() && args.shard.is_none() {
+    if runs.len() == 1 && args.out.is_none() && args.shard.is_none() && rule.is_none() {
         return single(args, &engine, &loaded, &runs[0]);
     }
     let out = args
@@ -172,6 +186,18 @@ pub fn run(args: &SimArgs) -> anyhow::Result<Exit> {
         series: !args.no_series,
     };
     let threads = experiment::Threads::new(args.jobs.map(usize::from));
+    if let Some(rule) = &rule {
+        let (code, _) = sweep::run_adaptive(
+            &sweep,
+            rule,
+            &engine,
+            &threads,
+            interrupt::requested,
+            args.json,
+            sweep::OnFailure::from_flag(args.allow_failures),
+        )?;
+        return Ok(code);
+    }
     sweep::run_shard(
         &sweep,
         args.shard,

@@ -3,6 +3,7 @@
 //! Each subcommand lives in its own module and returns the process exit code, so adding one
 //! (e.g. `validate`) is one enum variant plus one match arm.
 
+mod adaptive_args;
 mod alloc;
 mod cmd_bench;
 mod cmd_calibrate;

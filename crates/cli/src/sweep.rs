@@ -70,6 +70,95 @@ pub fn run_shard(
     report(sweep, outcome, json, on_failure)
 }
 
+/// [`run`] with repetitions added until `rule` is met (`experiment::adaptive`): prints each
+/// round, then why each group of points stopped, then the sweep's outcome as [`run`] does.
+/// Returns the exit status and each point's repetitions at the end.
+pub fn run_adaptive(
+    sweep: &Sweep<'_>,
+    rule: &experiment::adaptive::Rule,
+    engine: &dyn Engine,
+    executor: &dyn Executor,
+    stop: fn() -> bool,
+    json: bool,
+    on_failure: OnFailure,
+) -> anyhow::Result<(Exit, Vec<u32>)> {
+    interrupt::install()?;
+    let progress = Progress::default();
+    let target = match rule.target {
+        experiment::adaptive::Target::RelativeHalfWidth(t) => {
+            format!("each mean's 95% interval within ±{}", percent(t))
+        }
+        experiment::adaptive::Target::Resolved(t) => format!(
+            "each paired difference's 95% interval excluding 0 or within ±{} of the baseline",
+            percent(t)
+        ),
+    };
+    eprintln!(
+        "repetitions until {target} for {} (batches of {}, at most {} per point)",
+        rule.metrics.join(", "),
+        rule.batch,
+        rule.max_reps
+    );
+    let round = |n: usize, open: usize, runs: usize| {
+        eprintln!("round {n}: {open} group(s) of points open, {runs} runs in the sweep");
+    };
+    let outcome = experiment::adaptive::run_adaptive(
+        sweep, rule, engine, executor, &stop, &progress, &round,
+    )?;
+    for g in &outcome.groups {
+        let point = if g.axes.is_empty() {
+            "the point".to_string()
+        } else {
+            g.axes
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let worst: Vec<String> = g
+            .worst
+            .iter()
+            .map(|(m, w)| match (rule.target, w) {
+                (_, None) => format!("{m} not measurable"),
+                (experiment::adaptive::Target::Resolved(_), Some(w)) if *w == 0.0 => {
+                    format!("{m} resolved")
+                }
+                (experiment::adaptive::Target::Resolved(_), Some(w)) => format!(
+                    "{m}: least resolved difference ±{} of the baseline",
+                    percent(*w)
+                ),
+                (experiment::adaptive::Target::RelativeHalfWidth(_), Some(w)) => {
+                    format!("{m} ±{}", percent(*w))
+                }
+            })
+            .collect();
+        eprintln!(
+            "{point}: {} reps, {} ({})",
+            g.reps,
+            g.reason,
+            worst.join(", ")
+        );
+    }
+    if !outcome.groups.is_empty() {
+        eprintln!(
+            "why each group stopped: {}",
+            results::layout::ResultsLayout::new(sweep.out)
+                .stopping()
+                .display()
+        );
+    }
+    let code = report(sweep, outcome.last, json, on_failure)?;
+    Ok((code, outcome.point_reps))
+}
+
+/// A fraction as a percentage with up to three significant decimals: `2%`, `0.35%`.
+fn percent(f: f64) -> String {
+    let p = f * 100.0;
+    let text = format!("{p:.3}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    format!("{text}%")
+}
+
 /// At most this many failed runs are listed one by one (a sweep of 1000 failing runs would
 /// bury the summary).
 const LISTED: usize = 10;

@@ -94,6 +94,9 @@ pub enum ExperimentError {
     /// The executor could not execute the runs (e.g. no worker threads, a lost cluster).
     #[error("executor: {0}")]
     Executor(String),
+    /// An adaptive-repetition rule that cannot work (`adaptive::RuleError`).
+    #[error("{0}")]
+    Adaptive(String),
 }
 
 impl ExperimentError {

@@ -21,6 +21,7 @@
 
 #![warn(missing_docs)]
 
+pub mod adaptive;
 pub mod distributed;
 pub mod error;
 pub mod executor;

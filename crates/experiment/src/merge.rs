@@ -146,6 +146,7 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<Merged, ExperimentError> 
         name: stored.scenario,
         base_seed: stored.base_seed,
         reps: dirs[0].record.reps,
+        point_reps: Vec::new(),
         points: stored.points,
         warnings: Vec::new(),
     };

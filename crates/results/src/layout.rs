@@ -18,6 +18,8 @@ pub const SHARD_FILE: &str = "shard.json";
 pub const SUMMARY_FILE: &str = "summary.csv";
 /// Per point, metric and variant: the paired comparison with the baseline variant.
 pub const COMPARISONS_FILE: &str = "comparisons.csv";
+/// Per group of points (adaptive repetitions): repetitions run and why they stopped.
+pub const STOPPING_FILE: &str = "stopping.csv";
 /// One row per run and flow, typed columns (the same flattening as the Python DataFrame).
 pub const RESULTS_PARQUET: &str = "results.parquet";
 /// One row per sample, flow and run of every series CSV.
@@ -100,6 +102,12 @@ pub const ENTRIES: &[Entry] = &[
         doc: "Every variant against the first (the baseline) per sweep point and numeric metric, repetitions paired by index: `n_pairs`, mean difference and its t interval (`diff`, `diff_low`, `diff_high`), ratio of means and its bootstrap interval, paired t and Wilcoxon p-values, both Holm-adjusted across the file, Cohen's d_z (docs/statistics.md).",
     },
     Entry {
+        name: STOPPING_FILE,
+        kind: Kind::File,
+        written_by: "`sim`, `emu`, `reproduce` with `--until-ci` or `--until-resolved`",
+        doc: "Per group of points (the points that differ only in their variant): the axes, the points, the repetitions each ran, why they stopped (`target reached` or `max reps`) and, per judged metric, the worst criterion when they stopped: the relative 95% half-width, or with `--until-resolved` that of the least resolved paired difference (0: every difference excludes zero or is below the stated effect) (docs/statistics.md).",
+    },
+    Entry {
         name: RESULTS_PARQUET,
         kind: Kind::File,
         written_by: "`sim`, `emu`, `merge`",
@@ -171,6 +179,11 @@ impl ResultsLayout {
     /// `comparisons.csv`.
     pub fn comparisons(&self) -> PathBuf {
         self.root.join(COMPARISONS_FILE)
+    }
+
+    /// `stopping.csv`.
+    pub fn stopping(&self) -> PathBuf {
+        self.root.join(STOPPING_FILE)
     }
 
     /// `results.parquet`.
@@ -255,6 +268,7 @@ mod tests {
             SHARD_FILE,
             SUMMARY_FILE,
             COMPARISONS_FILE,
+            STOPPING_FILE,
             RESULTS_PARQUET,
             SERIES_PARQUET,
             CONNECTIONS_PARQUET,

@@ -26,6 +26,10 @@ pub struct LoadedScenario {
     pub base_seed: u64,
     /// `run.reps`: repetitions of every point.
     pub reps: u32,
+    /// Repetitions of each point when they differ between points (adaptive repetitions add
+    /// runs to some points); empty: `reps` for every point.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub point_reps: Vec<u32>,
     /// One resolved scenario per combination of sweep values (one point without a sweep).
     pub points: Vec<SweepPoint>,
     /// Accepted input that is probably not what was meant (a bare probability ≥ 0.05, a key
@@ -36,13 +40,18 @@ pub struct LoadedScenario {
 impl LoadedScenario {
     /// Every run, point by point, repetitions in order: ids `p{point}-r{rep}`.
     pub fn runs(&self) -> Vec<RunSpec> {
-        let mut runs = Vec::with_capacity(self.points.len() * self.reps as usize);
+        let mut runs = Vec::new();
         for point in 0..self.points.len() {
-            for rep in 0..self.reps {
+            for rep in 0..self.reps_of(point) {
                 runs.push(self.run(point, rep));
             }
         }
         runs
+    }
+
+    /// Repetitions of `point`: its entry of `point_reps`, or `reps`.
+    pub fn reps_of(&self, point: usize) -> u32 {
+        self.point_reps.get(point).copied().unwrap_or(self.reps)
     }
 
     /// Repetition `rep` of sweep point `point` (which must exist); `rep` may exceed `run.reps`
@@ -344,6 +353,7 @@ pub fn parse_with(
         name,
         base_seed: meta.seed,
         reps: meta.reps,
+        point_reps: Vec::new(),
         points,
         warnings: errors.warnings.take(),
     })

@@ -90,6 +90,7 @@ pub fn combine(
             name: study.name.to_string(),
             base_seed: study.seed,
             reps: reps.unwrap_or(file_reps),
+            point_reps: Vec::new(),
             points,
             warnings,
         },

@@ -165,33 +165,46 @@ impl Prepared {
         let runs = loaded.runs();
         let stored = ResultsStore::open(out)?.load()?;
         let summary = experiment::summary::rows(loaded, &runs, &stored);
-        let reps = loaded.reps;
+        let attempted = |p: usize| loaded.reps_of(p);
+        let counts: Vec<u32> = (0..loaded.points.len()).map(attempted).collect();
+        let (least, most) = (
+            counts.iter().copied().min().unwrap_or(loaded.reps),
+            counts.iter().copied().max().unwrap_or(loaded.reps),
+        );
+        let reps = if least == most {
+            format!("{least} repetitions per point")
+        } else {
+            format!(
+                "{least} to {most} repetitions per point (added in batches until the answer was \
+                 clear; `stopping.csv` says why each point stopped)"
+            )
+        };
         let (markdown, csv, incomplete) = if self.experiments.iter().any(|e| !e.columns.is_empty())
         {
             let rows = table::metric_rows(&self.combined.info, &summary, &self.experiments);
             let md = format!(
-                    "## {} — {}\n\n{} repetitions per point; mean and 95% Student-t CI half-width over \
+                    "## {} — {}\n\n{}; mean and 95% Student-t CI half-width over \
                      the runs (a ratio column is the ratio of the means, without a CI); n/N = runs that \
                      measured every column / runs attempted.\n\n{}",
                     self.label,
                     self.study.title,
                     reps,
-                    table::metric_markdown(&self.experiments, &rows, reps)
+                    table::metric_markdown(&self.experiments, &rows, &attempted)
                 );
-            let incomplete = table::metric_incomplete(&rows, reps);
+            let incomplete = table::metric_incomplete(&rows, &attempted);
             (md, table::metric_csv(&self.experiments, &rows), incomplete)
         } else {
             let rows = table::rows(&self.combined.info, &summary);
             let md = format!(
-                    "## {} — {}\n\n{} repetitions per point; download time of the measured connection \
+                    "## {} — {}\n\n{}; download time of the measured connection \
                      (0-RTT: the second, resumed one), mean and 95% Student-t CI half-width over the n \
                      runs that completed; n/N = runs that completed / runs attempted.\n\n{}",
                     self.label,
                     self.study.title,
                     reps,
-                    table::markdown(&rows, reps)
+                    table::markdown(&rows, &attempted)
                 );
-            let incomplete = table::incomplete(&rows, reps);
+            let incomplete = table::incomplete(&rows, &attempted);
             (md, table::csv(&rows), incomplete)
         };
         let values = experiment::summary::values(&runs, &stored);

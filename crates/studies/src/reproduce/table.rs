@@ -11,9 +11,14 @@ use analysis::{Summary, SummaryRow};
 use super::combine::PointInfo;
 use super::registry::{Column, Comparison, Experiment};
 
+/// Runs attempted at a sweep point (its repetitions; adaptive repetitions differ by point).
+pub type Attempted<'a> = &'a dyn Fn(usize) -> u32;
+
 /// One line of the table.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
+    /// Index of its sweep point.
+    pub point: usize,
     /// Experiment name.
     pub experiment: String,
     /// The swept key.
@@ -56,6 +61,7 @@ pub fn rows(info: &[PointInfo], summary: &[SummaryRow]) -> Vec<Row> {
                 .get(format!("flows.{}.bytes_delivered", rd.flow).as_str())
                 .map_or(0, |s| s.n);
             out.push(Row {
+                point,
                 experiment: pi.experiment.to_string(),
                 parameter: pi.parameter.clone(),
                 x: pi.x.clone(),
@@ -72,7 +78,7 @@ pub fn rows(info: &[PointInfo], summary: &[SummaryRow]) -> Vec<Row> {
 
 /// The table as GitHub Markdown: times in seconds (download) and milliseconds (handshake);
 /// `n/N` = runs whose download completed / runs attempted (`attempted` per point).
-pub fn markdown(rows: &[Row], attempted: u32) -> String {
+pub fn markdown(rows: &[Row], attempted: Attempted<'_>) -> String {
     let mut t = Markdown::with_columns([
         ("experiment", Align::Left),
         ("parameter", Align::Left),
@@ -90,7 +96,7 @@ pub fn markdown(rows: &[Row], attempted: u32) -> String {
             r.parameter.clone(),
             r.x.clone(),
             r.protocol.clone(),
-            format!("{}/{attempted}", r.download.map_or(0, |d| d.n)),
+            format!("{}/{}", r.download.map_or(0, |d| d.n), attempted(r.point)),
             fixed(r.download.map(|d| d.mean), 1.0, 3),
             fixed(r.download.map(|d| d.ci95_half_width()), 1.0, 3),
             fixed(r.handshake_mean_s, 1e3, 2),
@@ -102,10 +108,10 @@ pub fn markdown(rows: &[Row], attempted: u32) -> String {
 
 /// One line per row where fewer than `attempted` runs completed: how many completed, how many
 /// were recorded (the others failed), so no incomplete point goes unnoticed.
-pub fn incomplete(rows: &[Row], attempted: u32) -> Vec<String> {
-    let attempted = attempted as usize;
+pub fn incomplete(rows: &[Row], attempted: Attempted<'_>) -> Vec<String> {
     rows.iter()
         .filter_map(|r| {
+            let attempted = attempted(r.point) as usize;
             let n = r.download.map_or(0, |d| d.n);
             (n < attempted).then(|| {
                 format!(
@@ -176,6 +182,8 @@ pub struct Cell {
 /// One line of a metrics table: an (experiment, x, protocol) with a cell per column.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MetricRow {
+    /// Index of its sweep point.
+    pub point: usize,
     /// Experiment name.
     pub experiment: String,
     /// The swept key.
@@ -240,6 +248,7 @@ pub fn metric_rows(
                 })
                 .collect();
             out.push(MetricRow {
+                point,
                 experiment: pi.experiment.to_string(),
                 parameter: pi.parameter.clone(),
                 x: pi.x.clone(),
@@ -312,10 +321,10 @@ fn complete_runs(r: &MetricRow) -> usize {
 }
 
 /// One line per metrics row with fewer than `attempted` runs that measured every column.
-pub fn metric_incomplete(rows: &[MetricRow], attempted: u32) -> Vec<String> {
-    let attempted = attempted as usize;
+pub fn metric_incomplete(rows: &[MetricRow], attempted: Attempted<'_>) -> Vec<String> {
     rows.iter()
         .filter_map(|r| {
+            let attempted = attempted(r.point) as usize;
             let n = complete_runs(r);
             (n < attempted).then(|| {
                 format!(
@@ -338,7 +347,11 @@ pub fn metric_incomplete(rows: &[MetricRow], attempted: u32) -> Vec<String> {
 
 /// The metrics tables as Markdown: one table per experiment, then its comparisons; `n/N` = runs
 /// that measured every column / runs attempted (`attempted` per point).
-pub fn metric_markdown(experiments: &[&Experiment], rows: &[MetricRow], attempted: u32) -> String {
+pub fn metric_markdown(
+    experiments: &[&Experiment],
+    rows: &[MetricRow],
+    attempted: Attempted<'_>,
+) -> String {
     let mut s = String::new();
     for e in experiments {
         let mine: Vec<&MetricRow> = rows.iter().filter(|r| r.experiment == e.name).collect();
@@ -361,7 +374,7 @@ pub fn metric_markdown(experiments: &[&Experiment], rows: &[MetricRow], attempte
             let mut cells = vec![
                 r.x.clone(),
                 r.protocol.clone(),
-                format!("{}/{attempted}", complete_runs(r)),
+                format!("{}/{}", complete_runs(r), attempted(r.point)),
             ];
             for (c, cell) in e.columns.iter().zip(&r.cells) {
                 cells.push(fixed(cell.map(|v| v.mean), 1.0, c.decimals));
@@ -550,18 +563,18 @@ mod tests {
         assert_eq!(r[0].runs, 3);
         let d = r[0].download.expect("completed downloads");
         assert_eq!((d.n, d.mean), (2, 2.0));
-        let md = markdown(&r, 4);
+        let md = markdown(&r, &|_| 4);
         // n/N: 2 downloads completed of the 4 runs attempted (3 recorded, one failed).
         assert!(
             md.contains("| bernoulli | link.down.loss | 2% | quic-0rtt | 2/4 | 2.000 |"),
             "{md}"
         );
         assert_eq!(
-            incomplete(&r, 4),
+            incomplete(&r, &|_| 4),
             ["bernoulli link.down.loss=2% quic-0rtt: 2 of 4 runs completed the download within run.duration (3 recorded, the others failed)"]
         );
         assert_eq!(
-            incomplete(&r, 3),
+            incomplete(&r, &|_| 3),
             ["bernoulli link.down.loss=2% quic-0rtt: 2 of 3 runs completed the download within run.duration (3 recorded)"]
         );
         assert!(md.contains("| 3.00 |  |"), "{md}");
@@ -671,14 +684,14 @@ mod tests {
         assert_eq!(r[0].cells[1].map(|c| c.mean), Some(50.0));
         // b has no packets_sent: its ratio cell is empty, not a division by zero.
         assert_eq!(r[1].cells[1], None);
-        let md = metric_markdown(&[&e], &r, 2);
+        let md = metric_markdown(&[&e], &r, &|_| 2);
         // b's empty ratio cell is a metric its stack lacks, not an incomplete run.
         assert!(md.contains("| 2 | b | 2/2 | 2.200 | 0.000 |"), "{md}");
-        assert!(metric_incomplete(&r, 2).is_empty());
+        assert!(metric_incomplete(&r, &|_| 2).is_empty());
         // With three runs attempted, two is incomplete.
-        let md = metric_markdown(&[&e], &r, 3);
+        let md = metric_markdown(&[&e], &r, &|_| 3);
         assert!(md.contains("| 1 | a | 2/3 |"), "{md}");
-        assert!(metric_incomplete(&r, 3).iter().any(|l| l.starts_with(
+        assert!(metric_incomplete(&r, &|_| 3).iter().any(|l| l.starts_with(
             "e k=1 a: 2 of 3 runs measured every column (2 recorded, the others failed)"
         )));
         assert!(md.contains("| mean over x | +10.00% |"), "{md}");
@@ -691,6 +704,7 @@ mod tests {
     #[test]
     fn csv_fields_with_commas_are_quoted() {
         let row = Row {
+            point: 0,
             experiment: "e".into(),
             parameter: "k".into(),
             x: "1".into(),
