@@ -58,6 +58,9 @@ pub struct ReproduceArgs {
     /// specified are left out and named; default directory `results/reproduce/<study>-emu/`).
     #[arg(long, value_enum, default_value_t)]
     pub engine: EngineArg,
+    /// Repetitions until the answer is clear (a study's `--full` may apply its own rule).
+    #[command(flatten)]
+    pub adaptive: crate::adaptive_args::AdaptiveArgs,
 }
 
 /// Runs `quiclab reproduce`.
@@ -107,7 +110,7 @@ fn run_study(args: &ReproduceArgs, study: &'static Study) -> anyhow::Result<Exit
         check: &emu_check,
         not_applied: emu::NOT_APPLIED,
     });
-    let prepared = match lib::prepare(study, &options, emulator) {
+    let mut prepared = match lib::prepare(study, &options, emulator) {
         Ok(p) => p,
         Err(e @ lib::ReproduceError::UnknownExperiment { .. }) => {
             eprintln!("error: --only: {e}");
@@ -128,15 +131,58 @@ fn run_study(args: &ReproduceArgs, study: &'static Study) -> anyhow::Result<Exit
         eprintln!("not run in the emulator: {line}");
     }
     let out = args.out.clone().unwrap_or_else(|| prepared.default_out());
+    let rule = match args.adaptive.rule(loaded) {
+        Ok(Some(rule)) => Some(rule),
+        Ok(None) => prepared.full_rule(&options),
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(exit::BAD_INPUT);
+        }
+    };
     eprintln!(
-        "{}: {} points × {} repetitions = {} runs into {}",
+        "{}: {} points × {} repetitions{} = {} runs into {}",
         study.name,
         loaded.points.len(),
         loaded.reps,
+        if rule.is_some() {
+            " (then more until the answer is clear)"
+        } else {
+            ""
+        },
         loaded.runs().len(),
         out.display()
     );
     let sweep = prepared.sweep(&out);
+    let threads = experiment::Threads::new(args.jobs.map(usize::from));
+    if let Some(rule) = &rule {
+        let (code, point_reps) = if emu {
+            let engine = emu_engine()?;
+            sweep::run_adaptive(
+                &sweep,
+                rule,
+                &engine,
+                &experiment::Sequential,
+                interrupt::requested,
+                false,
+                sweep::OnFailure::RunsOnly,
+            )?
+        } else {
+            sweep::run_adaptive(
+                &sweep,
+                rule,
+                &sim::SimEngine::default(),
+                &threads,
+                interrupt::requested,
+                false,
+                sweep::OnFailure::RunsOnly,
+            )?
+        };
+        if code == exit::INTERRUPTED {
+            return Ok(code);
+        }
+        prepared.set_point_reps(point_reps);
+        return finish_study(args, &options, study, &prepared, &out, code);
+    }
     let code = if emu {
         let engine = emu_engine()?;
         sweep::run(
@@ -148,7 +194,6 @@ fn run_study(args: &ReproduceArgs, study: &'static Study) -> anyhow::Result<Exit
             sweep::OnFailure::RunsOnly,
         )?
     } else {
-        let threads = experiment::Threads::new(args.jobs.map(usize::from));
         let engine = sim::SimEngine::default();
         sweep::run(
             &sweep,
@@ -162,18 +207,31 @@ fn run_study(args: &ReproduceArgs, study: &'static Study) -> anyhow::Result<Exit
     if code == exit::INTERRUPTED {
         return Ok(code);
     }
-    let tables = prepared.tables(&out)?;
+    finish_study(args, &options, study, &prepared, &out, code)
+}
+
+/// Writes and prints the study's tables, figures and report from the runs in `out`; the exit
+/// status is the sweep's `code`, or a failure when a validation figure failed.
+fn finish_study(
+    args: &ReproduceArgs,
+    options: &lib::Options,
+    study: &'static Study,
+    prepared: &lib::Prepared,
+    out: &std::path::Path,
+    code: Exit,
+) -> anyhow::Result<Exit> {
+    let tables = prepared.tables(out)?;
     for line in &tables.incomplete {
         eprintln!("warning: {line}");
     }
-    let (md, code) = match validation_section(args, &options, study)? {
+    let (md, code) = match validation_section(args, options, study)? {
         Some((text, passed)) => (
             format!("{}\n{text}", tables.markdown),
             if passed { code } else { exit::FAILURE },
         ),
         None => (tables.markdown, code),
     };
-    let written = lib::write(&out, &md, &tables.csv)?;
+    let written = lib::write(out, &md, &tables.csv)?;
     println!("\n{md}");
     eprintln!(
         "table in {} and {}",

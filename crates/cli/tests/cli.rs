@@ -447,3 +447,81 @@ fn a_variant_sweep_with_quic_and_tcp_lands_in_one_results_directory() {
         "{err}"
     );
 }
+
+#[test]
+fn until_ci_adds_repetitions_says_why_and_resumes_without_rerunning() {
+    let s = Scratch::new("until-ci");
+    s.file("tiny.toml", TINY);
+    // Without loss the runs differ little (clear after the first batch); 3% loss varies more
+    // than ±1% allows within 9 repetitions.
+    let args = [
+        "sim",
+        "tiny.toml",
+        "--reps",
+        "3",
+        "--vary",
+        "link.loss=0%,3%",
+        "--out",
+        "out",
+        "--until-ci",
+        "1%",
+        "--max-reps",
+        "9",
+        "--batch",
+        "3",
+    ];
+    let o = quiclab(&args, &s.0);
+    assert_ok(&o);
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("for flows.0.completion_s (batches of 3, at most 9 per point)"),
+        "{err}"
+    );
+    assert!(
+        err.contains("link.loss=0%: 3 reps, target reached (flows.0.completion_s ±0."),
+        "{err}"
+    );
+    assert!(
+        err.contains("link.loss=3%: 9 reps, max reps (flows.0.completion_s ±"),
+        "{err}"
+    );
+    let stopping = std::fs::read_to_string(s.path("out/stopping.csv")).expect("stopping.csv");
+    assert!(stopping.contains("3%,1,9,max reps,"), "{stopping}");
+    let results = std::fs::read_to_string(s.path("out/results.jsonl")).expect("results");
+    assert_eq!(results.lines().count(), 3 + 9);
+    // The same command again (with --resume: the directory holds results) runs nothing new and
+    // comes to the same decisions.
+    let mut again = args.to_vec();
+    again.push("--resume");
+    let o = quiclab(&again, &s.0);
+    assert_ok(&o);
+    assert!(
+        text(&o.stderr).contains("link.loss=3%: 9 reps, max reps"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(s.path("out/results.jsonl")).unwrap(),
+        results
+    );
+}
+
+#[test]
+fn adaptive_limits_without_a_target_are_refused() {
+    let s = Scratch::new("until-bad");
+    s.file("tiny.toml", TINY);
+    let o = quiclab(&["sim", "tiny.toml", "--max-reps", "9"], &s.0);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("--max-reps has no effect without --until-ci or --until-resolved"),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = quiclab(&["sim", "tiny.toml", "--until-ci", "0"], &s.0);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("--until-ci 0: "),
+        "{}",
+        text(&o.stderr)
+    );
+}

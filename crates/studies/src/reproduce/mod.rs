@@ -157,6 +157,24 @@ impl Prepared {
         }
     }
 
+    /// The study's own adaptive rule for this run: with `--full` (and no `--reps`), a study
+    /// with [`registry::Until`] adds repetitions in batches of `full_reps` until it is met.
+    pub fn full_rule(&self, options: &Options) -> Option<experiment::adaptive::Rule> {
+        let until = self.study.until.as_ref()?;
+        (options.full && options.reps.is_none()).then(|| experiment::adaptive::Rule {
+            target: until.target,
+            metrics: vec![until.metric.to_string()],
+            max_reps: until.max_reps,
+            batch: self.study.full_reps,
+        })
+    }
+
+    /// Records how many repetitions each point ran (an adaptive run's outcome), so the tables
+    /// read every run of every point.
+    pub fn set_point_reps(&mut self, point_reps: Vec<u32>) {
+        self.combined.loaded.point_reps = point_reps;
+    }
+
     /// The tables of the runs stored in `out`. A run that failed is absent from the store; the
     /// table shows the others, with their count in the `runs` column, and names the rows that
     /// did not complete.

@@ -14,14 +14,29 @@ pub struct Study {
     pub title: &'static str,
     /// Base seed of the combined sweep (every run's seed derives from it).
     pub seed: u64,
-    /// Repetitions per point with `--full`.
+    /// Repetitions per point with `--full` (with [`Study::until`]: the first batch, and the size
+    /// of each batch added).
     pub full_reps: u32,
+    /// With `--full`, repetitions are added until this rule is met instead of stopping at
+    /// `full_reps` for every point.
+    pub until: Option<Until>,
     /// The experiments, in table order.
     pub experiments: &'static [Experiment],
     /// Validation cases (`quiclab validate --case …`) run with the study and printed before its
     /// tables: the paper's validation figures (seed 001's Fig. 3–6); quick grid by default, the
     /// full grid with `--full`.
     pub validation: &'static [&'static str],
+}
+
+/// Repetitions until the answer is clear (`experiment::adaptive`) for a study's `--full` run.
+#[derive(Debug)]
+pub struct Until {
+    /// What "clear" means.
+    pub target: experiment::adaptive::Target,
+    /// The metric judged (a dotted path of every run's result).
+    pub metric: &'static str,
+    /// Most repetitions a point gets.
+    pub max_reps: u32,
 }
 
 /// One experiment: a scenario file whose single sweep axis is the table's x value.
@@ -371,6 +386,7 @@ const SEED001: Study = Study {
     seed: 1,
     // "we repeated the simulation 100 times" (§V.A).
     full_reps: 100,
+    until: None,
     experiments: &[
         seed001!(
             "fig7",
@@ -519,6 +535,7 @@ const SEED000: Study = Study {
     // The paper does not say how often it repeated ("carried out multiple times"); 20 gives
     // confidence intervals a few percent wide under random loss.
     full_reps: 20,
+    until: None,
     experiments: &[
         seed000!(
             "2mbit",
@@ -562,6 +579,7 @@ pub const STUDIES: &[Study] = &[Study {
     seed: 3,
     // "the experiments are repeated more than 20 times" (§5.2.1).
     full_reps: 25,
+    until: None,
     experiments: &[
         seed003!("bernoulli", "bernoulli.toml", SINGLE),
         seed003!("gilbert-elliott", "gilbert-elliott.toml", SINGLE),
@@ -576,6 +594,14 @@ pub const STUDIES: &[Study] = &[Study {
     title: "Indra / Aberdeen, QUIC over GEO satellite: download time, QUIC vs TCP vs TCP through a PEP",
     seed: 2,
     full_reps: 20,
+    // Whether QUIC, TCP or the PEP downloads faster is the study's question: on the variable
+    // paths 20 repetitions leave some differences unresolved, so `--full` adds repetitions
+    // until each protocol's paired difference from QUIC excludes zero or is within ±1%.
+    until: Some(Until {
+        target: experiment::adaptive::Target::Resolved(0.01),
+        metric: "flows.0.completion_s",
+        max_reps: 200,
+    }),
     experiments: &[
         seed002!("fixed", "fixed.toml"),
         seed002!("bod", "bod.toml"),
