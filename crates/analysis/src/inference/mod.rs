@@ -93,13 +93,26 @@ pub(crate) fn mean(values: &[f64]) -> f64 {
     values.iter().sum::<f64>() / values.len() as f64
 }
 
-/// Sample variance (divisor n − 1); None below two values.
+/// Relative spread below which values count as equal: differences of two simulated metrics
+/// that are the same in every repetition come out equal only up to rounding (1e-16 of the
+/// value), and a test or effect size on that rounding would report t ≈ 10¹⁵ instead of "no
+/// spread".
+const ROUNDING: f64 = 1e-12;
+
+/// Sample variance (divisor n − 1); None below two values; 0 when the values agree to within
+/// [`ROUNDING`] of their magnitude.
 pub(crate) fn variance(values: &[f64]) -> Option<f64> {
     if values.len() < 2 {
         return None;
     }
     let m = mean(values);
-    Some(values.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / (values.len() - 1) as f64)
+    let var = values.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / (values.len() - 1) as f64;
+    let scale = values.iter().fold(0.0_f64, |a, v| a.max(v.abs()));
+    Some(if var.sqrt() <= ROUNDING * scale {
+        0.0
+    } else {
+        var
+    })
 }
 
 /// `num / den` when `den` is not 0.
@@ -154,6 +167,25 @@ mod tests {
 
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() <= 1e-9 * b.abs().max(1e-12)
+    }
+
+    #[test]
+    fn differences_equal_but_for_rounding_have_no_spread() {
+        // The same two values in every repetition, as a deterministic path gives them.
+        let b = [6.292_3, 6.292_3 * (1.0 + 2e-16), 6.292_3];
+        let v = [7.416_1, 7.416_1, 7.416_1 * (1.0 - 2e-16)];
+        let p = paired(&v, &b, BOOTSTRAP_SEED).unwrap();
+        assert_eq!(p.effect_size, None, "{p:?}");
+        assert_eq!(p.diff_ci, None, "{p:?}");
+        assert_eq!(p.p_t, Some(0.0), "a constant non-zero difference");
+        // A real spread of one part in 10⁶ is kept.
+        let spread = paired(
+            &[1.0, 1.000_001, 0.999_999],
+            &[0.5, 0.5, 0.5],
+            BOOTSTRAP_SEED,
+        )
+        .unwrap();
+        assert!(spread.effect_size.is_some(), "{spread:?}");
     }
 
     #[test]
