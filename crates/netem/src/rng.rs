@@ -11,7 +11,6 @@ pub(crate) mod streams {
     pub(crate) const JITTER: u64 = 3;
     pub(crate) const REORDER: u64 = 4;
     /// The queue discipline's random decisions (RED, PIE, DualPI2) and FQ-CoDel's hash key.
-    #[allow(dead_code)] // first used by FQ-CoDel
     pub(crate) const QDISC: u64 = 5;
 }
 

@@ -41,15 +41,23 @@
 
 pub mod codel;
 pub mod droptail;
+pub mod fq_codel;
+pub mod pie;
+pub mod red;
 
 use std::time::Duration;
 
+use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
 use crate::config::QueueLimit;
 use crate::link::{EnqueueResult, LinkStats};
+use crate::rng::{stream, streams};
 
 pub use codel::CodelConfig;
+pub use fq_codel::FqCodelConfig;
+pub use pie::PieConfig;
+pub use red::RedConfig;
 
 /// The ECN field of the IP header (RFC 3168): the two low bits of the TOS / traffic class byte.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
@@ -121,8 +129,14 @@ pub enum QdiscConfig {
     /// First in, first out, dropping arrivals beyond [`crate::config::LinkConfig::queue`].
     #[default]
     DropTail,
+    /// Random Early Detection, optionally adaptive (`sch_red`).
+    Red(RedConfig),
     /// Controlled Delay (RFC 8289, `sch_codel`).
     Codel(CodelConfig),
+    /// Flow-queue CoDel (RFC 8290, `sch_fq_codel`).
+    FqCodel(FqCodelConfig),
+    /// Proportional Integral controller Enhanced (RFC 8033, `sch_pie`).
+    Pie(PieConfig),
 }
 
 /// A packet inside a discipline.
@@ -173,7 +187,10 @@ pub(crate) fn count_tail_drop(bytes: u64, stats: &mut LinkStats) {
 #[derive(Debug)]
 pub(crate) enum Qdisc<T> {
     DropTail(droptail::DropTail<T>),
+    Red(Box<red::Red<T>>),
     Codel(Box<codel::Codel<T>>),
+    FqCodel(Box<fq_codel::FqCodel<T>>),
+    Pie(Box<pie::Pie<T>>),
 }
 
 /// The nominal serialization rate a discipline may need (RED's idle-time decay), in bit/s;
@@ -184,7 +201,10 @@ macro_rules! each {
     ($self:expr, $q:ident => $e:expr) => {
         match $self {
             Qdisc::DropTail($q) => $e,
+            Qdisc::Red($q) => $e,
             Qdisc::Codel($q) => $e,
+            Qdisc::FqCodel($q) => $e,
+            Qdisc::Pie($q) => $e,
         }
     };
 }
@@ -193,18 +213,27 @@ impl<T> Qdisc<T> {
     pub(crate) fn new(
         config: &QdiscConfig,
         limit: QueueLimit,
-        _rate: NominalRate,
-        _seed: u64,
+        rate: NominalRate,
+        seed: u64,
     ) -> Self {
+        let rng = || -> ChaCha8Rng { stream(seed, streams::QDISC) };
         match config {
             QdiscConfig::DropTail => Qdisc::DropTail(droptail::DropTail::new(limit)),
+            QdiscConfig::Red(c) => Qdisc::Red(Box::new(red::Red::new(c.clone(), rate, rng()))),
             QdiscConfig::Codel(c) => Qdisc::Codel(Box::new(codel::Codel::new(c.clone()))),
+            QdiscConfig::FqCodel(c) => {
+                Qdisc::FqCodel(Box::new(fq_codel::FqCodel::new(c.clone(), rng())))
+            }
+            QdiscConfig::Pie(c) => Qdisc::Pie(Box::new(pie::Pie::new(c.clone(), rng()))),
         }
     }
 
     /// Whether a packet finding this discipline empty and the serializer idle skips it.
     pub(crate) fn can_bypass(&self) -> bool {
-        matches!(self, Qdisc::DropTail(_) | Qdisc::Codel(_))
+        matches!(
+            self,
+            Qdisc::DropTail(_) | Qdisc::Codel(_) | Qdisc::FqCodel(_)
+        )
     }
 
     /// Offers a packet at `now`; the discipline counts its own drops and marks.
@@ -230,7 +259,9 @@ impl<T> Qdisc<T> {
     /// When the discipline's timer fires next (`None`: it has none).
     pub(crate) fn next_timer(&self) -> Option<Duration> {
         match self {
-            Qdisc::DropTail(_) | Qdisc::Codel(_) => None,
+            Qdisc::Red(q) => q.next_timer(),
+            Qdisc::Pie(q) => q.next_timer(),
+            Qdisc::DropTail(_) | Qdisc::Codel(_) | Qdisc::FqCodel(_) => None,
         }
     }
 
@@ -239,11 +270,22 @@ impl<T> Qdisc<T> {
     /// nothing left to decay) may skip the no-op ticks up to it, so a long idle period costs
     /// one call instead of one per period.
     pub(crate) fn on_timer(&mut self, at: Duration, horizon: Duration) {
-        let _ = (at, horizon);
         match self {
-            Qdisc::DropTail(_) | Qdisc::Codel(_) => {}
+            Qdisc::Red(q) => q.on_timer(at, horizon),
+            Qdisc::Pie(q) => q.on_timer(at, horizon),
+            Qdisc::DropTail(_) | Qdisc::Codel(_) | Qdisc::FqCodel(_) => {}
         }
     }
+}
+
+/// The first tick of a timer with `period`, counted from `at`, strictly after `horizon` (or
+/// after `at` if `horizon` is earlier); `None` if it is beyond what a `Duration` holds.
+pub(crate) fn next_tick(at: Duration, period: Duration, horizon: Duration) -> Option<Duration> {
+    let period = period.as_nanos().max(1);
+    let ticks = horizon.saturating_sub(at).as_nanos() / period + 1;
+    let ns = at.as_nanos().checked_add(period.checked_mul(ticks)?)?;
+    let secs = u64::try_from(ns / 1_000_000_000).ok()?;
+    Some(Duration::new(secs, (ns % 1_000_000_000) as u32))
 }
 
 #[cfg(test)]
