@@ -41,6 +41,7 @@
 
 pub mod codel;
 pub mod droptail;
+pub mod dualpi2;
 pub mod fq_codel;
 pub mod pie;
 pub mod red;
@@ -55,6 +56,7 @@ use crate::link::{EnqueueResult, LinkStats};
 use crate::rng::{stream, streams};
 
 pub use codel::CodelConfig;
+pub use dualpi2::DualPi2Config;
 pub use fq_codel::FqCodelConfig;
 pub use pie::PieConfig;
 pub use red::RedConfig;
@@ -137,6 +139,8 @@ pub enum QdiscConfig {
     FqCodel(FqCodelConfig),
     /// Proportional Integral controller Enhanced (RFC 8033, `sch_pie`).
     Pie(PieConfig),
+    /// Coupled dual queue with PI2 for L4S (RFC 9332, `sch_dualpi2`).
+    DualPi2(DualPi2Config),
 }
 
 /// A packet inside a discipline.
@@ -191,6 +195,7 @@ pub(crate) enum Qdisc<T> {
     Codel(Box<codel::Codel<T>>),
     FqCodel(Box<fq_codel::FqCodel<T>>),
     Pie(Box<pie::Pie<T>>),
+    DualPi2(Box<dualpi2::DualPi2<T>>),
 }
 
 /// The nominal serialization rate a discipline may need (RED's idle-time decay), in bit/s;
@@ -205,6 +210,7 @@ macro_rules! each {
             Qdisc::Codel($q) => $e,
             Qdisc::FqCodel($q) => $e,
             Qdisc::Pie($q) => $e,
+            Qdisc::DualPi2($q) => $e,
         }
     };
 }
@@ -225,6 +231,9 @@ impl<T> Qdisc<T> {
                 Qdisc::FqCodel(Box::new(fq_codel::FqCodel::new(c.clone(), rng())))
             }
             QdiscConfig::Pie(c) => Qdisc::Pie(Box::new(pie::Pie::new(c.clone(), rng()))),
+            QdiscConfig::DualPi2(c) => {
+                Qdisc::DualPi2(Box::new(dualpi2::DualPi2::new(c.clone(), rng())))
+            }
         }
     }
 
@@ -261,6 +270,7 @@ impl<T> Qdisc<T> {
         match self {
             Qdisc::Red(q) => q.next_timer(),
             Qdisc::Pie(q) => q.next_timer(),
+            Qdisc::DualPi2(q) => q.next_timer(),
             Qdisc::DropTail(_) | Qdisc::Codel(_) | Qdisc::FqCodel(_) => None,
         }
     }
@@ -273,6 +283,7 @@ impl<T> Qdisc<T> {
         match self {
             Qdisc::Red(q) => q.on_timer(at, horizon),
             Qdisc::Pie(q) => q.on_timer(at, horizon),
+            Qdisc::DualPi2(q) => q.on_timer(at, horizon),
             Qdisc::DropTail(_) | Qdisc::Codel(_) | Qdisc::FqCodel(_) => {}
         }
     }
