@@ -94,3 +94,25 @@ pub(crate) fn missing(out: &[Delivery<u64>], n: u64) -> Vec<u64> {
     }
     (0..n).filter(|i| !seen[*i as usize]).collect()
 }
+
+/// Bursts of `per_burst` packets of `bytes` every `gap`, `bursts` times, cycling through the
+/// ECN codepoints in `ecns` and flows `0..flows`: idle gaps longer than any timer period, so a
+/// lazy caller's polls fall far apart while packets wait.
+pub(crate) fn bursts(
+    bursts: u64,
+    per_burst: u64,
+    gap: Duration,
+    bytes: u32,
+    ecns: &[Ecn],
+    flows: u64,
+) -> Vec<(Duration, PacketMeta)> {
+    let mut out = Vec::new();
+    for b in 0..bursts {
+        for i in 0..per_burst {
+            let k = b * per_burst + i;
+            let ecn = ecns[(k % ecns.len() as u64) as usize];
+            out.push((gap * b as u32 + us(i * 10), meta(bytes, k % flows, ecn)));
+        }
+    }
+    out
+}

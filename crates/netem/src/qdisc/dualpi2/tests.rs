@@ -173,6 +173,22 @@ fn results_do_not_depend_on_poll_cadence() {
     let lazy = drive_lazily(&mut b, &arrivals, &polls);
     assert_eq!(eager, lazy);
     assert_eq!(a.stats(), b.stats());
+    // Bursts with idle gaps longer than tupdate, polled only at arrivals.
+    let arrivals = crate::qdisc::testutil::bursts(
+        30,
+        150,
+        ms(100),
+        1500,
+        &[Ecn::NotEct, Ecn::Ect1, Ecn::Ect0],
+        2,
+    );
+    let config = QdiscConfig::DualPi2(DualPi2Config::default());
+    let mut c = link(15_000_000, config.clone(), 4);
+    let eager_bursts = drive(&mut c, &arrivals);
+    let mut d = link(15_000_000, config, 4);
+    assert_eq!(eager_bursts, drive_lazily(&mut d, &arrivals, &[]));
+    assert_eq!(c.stats(), d.stats());
+    assert!(c.stats().aqm_dropped_packets > 0 && c.stats().ce_marked_packets > 0);
     let s = a.stats();
     assert!(
         s.aqm_dropped_packets > 0 && s.ce_marked_packets > 0,

@@ -165,6 +165,22 @@ fn first_update_half_a_second_in_then_every_tupdate_and_results_do_not_depend_on
     let lazy = drive_lazily(&mut b, &arrivals, &polls);
     assert_eq!(eager, lazy);
     assert_eq!(a.stats(), b.stats());
+    // Bursts with idle gaps: the lazy caller's polls are up to 100 ms apart while the queue
+    // drains, so every update must be replayed at its own time.
+    let arrivals =
+        crate::qdisc::testutil::bursts(40, 110, ms(100), 1500, &[Ecn::NotEct, Ecn::Ect0], 1);
+    let config = QdiscConfig::Pie(PieConfig {
+        ecn: true,
+        ..PieConfig::default()
+    });
+    let mut c = link(10_000_000, config.clone(), 5);
+    let eager_bursts = drive(&mut c, &arrivals);
+    let mut d = link(10_000_000, config, 5);
+    let lazy_bursts = drive_lazily(&mut d, &arrivals, &[]);
+    assert_eq!(eager_bursts, lazy_bursts);
+    assert_eq!(c.stats(), d.stats());
+    let s = c.stats();
+    assert!(s.aqm_dropped_packets > 0, "{s:?}");
     // No early drop can happen before the first update gives p > 0.
     let first_drop = crate::qdisc::testutil::missing(&eager, 8000)[0];
     assert!(

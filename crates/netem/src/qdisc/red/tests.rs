@@ -203,6 +203,19 @@ fn results_do_not_depend_on_poll_cadence() {
     let lazy = drive_lazily(&mut b, &arrivals, &polls);
     assert_eq!(eager, lazy);
     assert_eq!(a.stats(), b.stats());
+    // Bursts with idle gaps longer than the adaptation period, polled only at arrivals.
+    let arrivals =
+        crate::qdisc::testutil::bursts(20, 400, ms(600), 1000, &[Ecn::NotEct, Ecn::Ect0], 3);
+    let config = QdiscConfig::Red(RedConfig {
+        ecn: true,
+        adaptive: true,
+        ..RedConfig::default()
+    });
+    let mut c = link(10_000_000, config.clone(), 9);
+    let eager_bursts = drive(&mut c, &arrivals);
+    let mut d = link(10_000_000, config, 9);
+    assert_eq!(eager_bursts, drive_lazily(&mut d, &arrivals, &[]));
+    assert_eq!(c.stats(), d.stats());
     let s = a.stats();
     assert!(
         s.aqm_dropped_packets > 0 && s.ce_marked_packets > 0,
