@@ -340,3 +340,65 @@ mod tests {
         assert_eq!(stats.ce_marked_packets, 1);
     }
 }
+
+#[cfg(test)]
+mod cadence {
+    use proptest::prelude::*;
+
+    use super::testutil::{drive, drive_lazily, link, meta, us};
+    use super::*;
+
+    fn config(i: usize) -> QdiscConfig {
+        match i {
+            0 => QdiscConfig::DropTail,
+            1 => QdiscConfig::Codel(CodelConfig {
+                ecn: true,
+                ..CodelConfig::default()
+            }),
+            2 => QdiscConfig::FqCodel(FqCodelConfig::default()),
+            3 => QdiscConfig::Pie(PieConfig {
+                ecn: true,
+                ..PieConfig::default()
+            }),
+            4 => QdiscConfig::Red(RedConfig {
+                ecn: true,
+                adaptive: true,
+                min_bytes: 6000,
+                max_bytes: 18_000,
+                ..RedConfig::default()
+            }),
+            _ => QdiscConfig::DualPi2(DualPi2Config::default()),
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        /// Any arrival sequence gives the same deliveries and counters whether the caller polls
+        /// at every wakeup or only at arbitrary times.
+        #[test]
+        fn deliveries_do_not_depend_on_when_the_caller_polls(
+            which in 0usize..6,
+            gaps in prop::collection::vec((0u64..3000, 40u32..1500, 0u8..4, 0u64..4), 50..600),
+            polls in prop::collection::vec(0u64..2_000_000, 0..40),
+            seed in 0u64..1000,
+        ) {
+            let mut t = 0;
+            let arrivals: Vec<_> = gaps
+                .iter()
+                .map(|(gap, bytes, ecn, flow)| {
+                    t += gap;
+                    (us(t), meta(*bytes, *flow, Ecn::from_bits(*ecn)))
+                })
+                .collect();
+            let mut polls: Vec<Duration> = polls.into_iter().map(us).collect();
+            polls.sort();
+            let mut a = link(4_000_000, config(which), seed);
+            let eager = drive(&mut a, &arrivals);
+            let mut b = link(4_000_000, config(which), seed);
+            let lazy = drive_lazily(&mut b, &arrivals, &polls);
+            prop_assert_eq!(eager, lazy);
+            prop_assert_eq!(a.stats(), b.stats());
+        }
+    }
+}
