@@ -31,8 +31,8 @@
 //!   computes the square root exactly; Linux (and ns-3) do not, and we follow Linux.
 //! - Times are nanoseconds instead of Linux's 1024 ns units; the MTU is 1500 IP bytes (Linux's
 //!   1514 includes the Ethernet header, which its lengths count and ours do not).
-//! - Linux (6.x) caps the drops of one dequeue at 256 in later versions; the loop here has no
-//!   cap (the queue is finite, so the loop ends).
+//! - Recent kernels define a cap of 256 drops per dequeue (`CODEL_MAX_DROPS_PER_DEQUEUE`);
+//!   it is not modelled (the loop ends anyway: the queue is finite).
 
 use std::collections::VecDeque;
 use std::time::Duration;

@@ -36,8 +36,8 @@
 //!   the qdisc empty and the serializer idle goes straight to the serializer without touching
 //!   the discipline's state (drop-tail behaves the same); PIE, RED and DualPI2 do not, so such a
 //!   packet is enqueued and dequeued at the same instant.
-//! - Random draws come from the link's own qdisc stream ([`crate::rng`]), never from the
-//!   streams of the wire impairments.
+//! - Random draws come from the link's own qdisc stream (stream id 5 of the link's seed), never
+//!   from the streams of the wire impairments, so choosing a discipline shifts no other draw.
 
 pub mod codel;
 pub mod droptail;
