@@ -195,3 +195,46 @@ fn results_do_not_depend_on_poll_cadence() {
         "{s:?}"
     );
 }
+
+#[test]
+fn l4s_packets_keep_a_shallow_queue_while_pi2_holds_the_classic_one_at_its_target() {
+    // 20 Mbit/s: classic Not-ECT traffic at 16 Mbit/s and L traffic at 6 Mbit/s (1500-byte
+    // packets every 750 µs and 2 ms), unresponsive: 10 % overload for 8 s.
+    let mut arrivals: Vec<(Duration, PacketMeta)> = Vec::new();
+    for i in 0..10_667u64 {
+        arrivals.push((us(i * 750), meta(1500, 1, Ecn::NotEct)));
+    }
+    for i in 0..4000u64 {
+        arrivals.push((us(i * 2000 + 333), meta(1500, 2, Ecn::Ect1)));
+    }
+    arrivals.sort_by_key(|a| a.0);
+    let mut l = link(
+        20_000_000,
+        QdiscConfig::DualPi2(DualPi2Config::default()),
+        2,
+    );
+    let out = drive(&mut l, &arrivals);
+    let late = |ecn: Ecn| -> Vec<f64> {
+        let mut v: Vec<f64> = out
+            .iter()
+            .filter(|d| d.at > ms(5000) && arrivals[d.item as usize].1.ecn == ecn)
+            .map(|d| d.queue_delay.as_secs_f64())
+            .collect();
+        v.sort_by(f64::total_cmp);
+        v
+    };
+    let l_delays = late(Ecn::Ect1);
+    let p99 = l_delays[l_delays.len() * 99 / 100];
+    assert!(p99 < 0.002, "L p99 sojourn {p99}");
+    let c_delays = late(Ecn::NotEct);
+    let mean = c_delays.iter().sum::<f64>() / c_delays.len() as f64;
+    assert!(
+        (0.008..0.022).contains(&mean),
+        "classic mean sojourn {mean}"
+    );
+    let s = l.stats();
+    assert!(
+        s.aqm_dropped_packets > 0 && s.ce_marked_packets > 0,
+        "{s:?}"
+    );
+}
