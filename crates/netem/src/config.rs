@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::qdisc::QdiscConfig;
+
 /// Capacity of one link direction over time, in bit/s at the IP layer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum RateProfile {
@@ -110,6 +112,10 @@ pub struct LinkConfig {
     pub duplicate: f64,
     /// Reordering.
     pub reorder: Reorder,
+    /// Queue discipline in front of the serializer (drop-tail by default). Drop-tail uses
+    /// `queue` as its limit; the other disciplines have their own limits in their parameters.
+    #[serde(default)]
+    pub qdisc: QdiscConfig,
 }
 
 impl LinkConfig {
@@ -132,6 +138,7 @@ impl LinkConfig {
                 p: 0.0,
                 extra_delay: Duration::ZERO,
             },
+            qdisc: QdiscConfig::DropTail,
         }
     }
 }

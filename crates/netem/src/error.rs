@@ -29,6 +29,9 @@ pub enum Error {
     /// A rate schedule that cannot be interpreted unambiguously.
     #[error("rate schedule: {0}")]
     Schedule(&'static str),
+    /// A queue discipline parameter outside its meaningful range.
+    #[error("queue discipline: {0}")]
+    Qdisc(&'static str),
     /// A blackout whose repetition period is zero.
     #[error("blackout period must be greater than zero")]
     BlackoutPeriod,

@@ -8,8 +8,10 @@
 //!
 //! # The model of one link direction ([`link::Link`])
 //!
-//! 1. **Queue** — drop-tail in front of the serializer, limited in packets and/or IP bytes
-//!    ([`config::QueueLimit`]). The packet being serialized has left the queue and does not count.
+//! 1. **Queue** — a queue discipline in front of the serializer ([`qdisc`]): drop-tail limited
+//!    in packets and/or IP bytes ([`config::QueueLimit`], the default), RED / adaptive RED,
+//!    CoDel, FQ-CoDel, PIE or DualPI2, which may drop or ECN-mark packets. The packet being
+//!    serialized has left the queue and does not count.
 //! 2. **Serializer** — transmits one packet at a time at the [`config::RateProfile`] rate;
 //!    queued packets follow back to back. A packet spanning a rate change is integrated across
 //!    it exactly; during an outage (rate 0) it waits ([`rate`]).
@@ -30,6 +32,7 @@ mod jitter;
 pub mod link;
 pub mod loss;
 pub mod pcap;
+pub mod qdisc;
 pub mod rate;
 mod rng;
 mod validate;
@@ -39,3 +42,4 @@ pub use config::LinkConfig;
 pub use error::Error;
 pub use link::{Delivery, EnqueueResult, Link, LinkStats};
 pub use loss::LossModel;
+pub use qdisc::{Ecn, PacketMeta, QdiscConfig};

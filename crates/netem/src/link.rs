@@ -1,9 +1,12 @@
-//! One direction of a link: drop-tail queue → serializer → wire impairments → delay.
+//! One direction of a link: queue discipline → serializer → wire impairments → delay.
 //!
 //! The link is lazy: nothing happens between calls, but [`Link::poll`] and [`Link::enqueue`]
 //! first replay every serialization that ended before `now`, chaining each queued packet from
-//! the exact end of the previous one. The results therefore do not depend on when (or how often)
-//! the caller polls, only on the arrival times.
+//! the exact end of the previous one, and every timer of the queue discipline that fell due
+//! before `now` (in time order; a timer due at the instant a serialization ends runs after that
+//! dequeue). The results therefore do not depend on when (or how often) the caller polls, only
+//! on the arrival times. Timers never need a wakeup of their own: they change no delivery by
+//! themselves, only the decisions taken at the next arrival or dequeue.
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, VecDeque};
@@ -14,8 +17,9 @@ use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
 use crate::blackout::in_blackout;
-use crate::config::{Blackout, Jitter, LinkConfig, QueueLimit, Reorder};
+use crate::config::{Blackout, Jitter, LinkConfig, RateProfile, Reorder};
 use crate::loss::LossModel;
+use crate::qdisc::{Ecn, Packet, PacketMeta, Qdisc};
 use crate::rate::Serializer;
 use crate::rng::{stream, streams};
 
@@ -24,8 +28,11 @@ use crate::rng::{stream, streams};
 pub enum EnqueueResult {
     /// The packet is in the queue or already being serialized.
     Accepted,
-    /// The drop-tail queue was full; the packet is gone.
+    /// The queue was full (drop-tail limit, or a discipline's hard limit); the packet is gone.
     DroppedQueueFull,
+    /// An active queue management decision dropped the packet on arrival (RED, PIE, DualPI2
+    /// with early drop); it is counted in [`LinkStats::aqm_dropped_packets`].
+    DroppedAqm,
 }
 
 /// A packet leaving the far end of the link.
@@ -43,6 +50,11 @@ pub struct Delivery<T> {
     pub flip_bit: u64,
     /// This is the extra copy made by duplication.
     pub duplicate: bool,
+    /// The ECN codepoint on arrival: CE if the queue discipline marked it, else as offered.
+    pub ecn: Ecn,
+    /// Time the packet waited in the queue (from its arrival to the start of its
+    /// serialization); zero if it found the serializer idle.
+    pub queue_delay: Duration,
 }
 
 /// Counters for one link direction.
@@ -52,10 +64,23 @@ pub struct LinkStats {
     pub offered_packets: u64,
     /// IP bytes offered to `enqueue`.
     pub offered_bytes: u64,
-    /// Packets dropped on arrival by the drop-tail queue.
+    /// Packets dropped because the queue was full: the drop-tail limit, a discipline's hard
+    /// limit, or FQ-CoDel's overflow drops from its fattest flow.
     pub dropped_queue_packets: u64,
-    /// IP bytes dropped on arrival by the drop-tail queue.
+    /// IP bytes of those packets.
     pub dropped_queue_bytes: u64,
+    /// Packets dropped by an active queue management decision (RED, CoDel, PIE, DualPI2).
+    #[serde(default)]
+    pub aqm_dropped_packets: u64,
+    /// IP bytes of those packets.
+    #[serde(default)]
+    pub aqm_dropped_bytes: u64,
+    /// Packets the queue discipline marked CE (each packet counted once).
+    #[serde(default)]
+    pub ce_marked_packets: u64,
+    /// IP bytes of those packets.
+    #[serde(default)]
+    pub ce_marked_bytes: u64,
     /// Packets dropped by the loss model (outside blackouts).
     pub lost_packets: u64,
     /// Packets dropped because they left the serializer during a blackout.
@@ -109,18 +134,13 @@ impl LinkStats {
     }
 }
 
-/// A packet waiting for the serializer.
-#[derive(Debug)]
-struct Waiting<T> {
-    item: T,
-    ip_bytes: u32,
-}
-
 /// The packet being serialized.
 #[derive(Debug)]
 struct InService<T> {
     item: T,
     ip_bytes: u32,
+    ecn: Ecn,
+    queue_delay: Duration,
     start: Duration,
     /// When its last bit leaves; `None` if the rate never comes back.
     end: Option<Duration>,
@@ -171,7 +191,6 @@ pub struct Link<T> {
     serializer: Serializer,
     delay: Duration,
     jitter: Jitter,
-    queue_limit: QueueLimit,
     blackouts: Vec<Blackout>,
     corrupt: f64,
     /// ln(1 − bit_error_rate), so the per-packet error probability costs one `exp`.
@@ -183,8 +202,10 @@ pub struct Link<T> {
     duplicate_rng: ChaCha8Rng,
     jitter_rng: ChaCha8Rng,
     reorder_rng: ChaCha8Rng,
-    queue: VecDeque<Waiting<T>>,
-    queue_bytes: u64,
+    qdisc: Qdisc<T>,
+    /// When the discipline's next timer is due, cached so the inlined check in `advance` stays
+    /// cheap.
+    timer_at: Option<Duration>,
     in_service: Option<InService<T>>,
     /// Packets propagating in order. Their delivery times never decrease (each is at least
     /// `last_in_order`) and their sequence numbers rise, so a FIFO is already sorted by
@@ -202,11 +223,17 @@ pub struct Link<T> {
 impl<T: Clone> Link<T> {
     /// A link that has seen no packets; every random stream derives from `seed`.
     pub fn new(config: LinkConfig, seed: u64) -> Self {
+        let nominal_rate = match &config.rate {
+            RateProfile::Unlimited => None,
+            RateProfile::Fixed(r) => Some(*r),
+            RateProfile::Schedule { steps, .. } => steps.iter().map(|s| s.1).max(),
+        };
+        let qdisc = Qdisc::new(&config.qdisc, config.queue, nominal_rate, seed);
+        let timer_at = qdisc.next_timer();
         Link {
             serializer: Serializer::new(config.rate),
             delay: config.delay,
             jitter: config.jitter,
-            queue_limit: config.queue,
             blackouts: config.blackouts,
             corrupt: config.corrupt,
             ln_bit_ok: (-config.bit_error_rate).ln_1p(),
@@ -217,8 +244,8 @@ impl<T: Clone> Link<T> {
             duplicate_rng: stream(seed, streams::DUPLICATE),
             jitter_rng: stream(seed, streams::JITTER),
             reorder_rng: stream(seed, streams::REORDER),
-            queue: VecDeque::new(),
-            queue_bytes: 0,
+            qdisc,
+            timer_at,
             in_service: None,
             in_order: VecDeque::new(),
             reordered: BinaryHeap::new(),
@@ -229,31 +256,39 @@ impl<T: Clone> Link<T> {
         }
     }
 
-    /// Offers a packet of `ip_bytes` at `now` (non-decreasing; an earlier `now` is treated as
-    /// the latest one seen). A packet finding the serializer idle starts at once and never
-    /// counts against the queue limit.
+    /// Offers a Not-ECT packet of flow 0 with `ip_bytes` at `now` (see [`Link::enqueue_packet`]).
     pub fn enqueue(&mut self, now: Duration, ip_bytes: u32, item: T) -> EnqueueResult {
+        self.enqueue_packet(now, PacketMeta::plain(ip_bytes), item)
+    }
+
+    /// Offers a packet at `now` (non-decreasing; an earlier `now` is treated as the latest one
+    /// seen). A packet finding the serializer idle and a discipline that allows it (drop-tail,
+    /// CoDel, FQ-CoDel) starts at once, never counting against the queue limit; otherwise the
+    /// discipline decides, and an idle serializer takes its next packet at the same instant.
+    pub fn enqueue_packet(&mut self, now: Duration, meta: PacketMeta, item: T) -> EnqueueResult {
         self.advance(now);
         self.stats.offered_packets += 1;
-        self.stats.offered_bytes += u64::from(ip_bytes);
-        if self.in_service.is_none() {
-            self.start_service(item, ip_bytes, self.now);
+        self.stats.offered_bytes += u64::from(meta.ip_bytes);
+        let packet = Packet {
+            item,
+            meta,
+            enqueued: self.now,
+            marked: false,
+        };
+        if self.in_service.is_none() && self.qdisc.can_bypass() && self.qdisc.len().0 == 0 {
+            self.start_service(packet, self.now);
             return EnqueueResult::Accepted;
         }
-        let packets = self.queue.len() as u64 + 1;
-        let bytes = self.queue_bytes + u64::from(ip_bytes);
-        let over_packets = self.queue_limit.packets.is_some_and(|max| packets > max);
-        let over_bytes = self.queue_limit.bytes.is_some_and(|max| bytes > max);
-        if over_packets || over_bytes {
-            self.stats.dropped_queue_packets += 1;
-            self.stats.dropped_queue_bytes += u64::from(ip_bytes);
-            return EnqueueResult::DroppedQueueFull;
+        let result = self.qdisc.enqueue(self.now, packet, &mut self.stats);
+        if self.in_service.is_none() {
+            if let Some(next) = self.qdisc.dequeue(self.now, &mut self.stats) {
+                self.start_service(next, self.now);
+            }
         }
-        self.queue.push_back(Waiting { item, ip_bytes });
-        self.queue_bytes = bytes;
+        let (packets, bytes) = self.qdisc.len();
         self.stats.max_queue_packets = self.stats.max_queue_packets.max(packets);
         self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(bytes);
-        EnqueueResult::Accepted
+        result
     }
 
     /// Earliest time at which `poll` may return something or the state changes (end of a
@@ -292,7 +327,7 @@ impl<T: Clone> Link<T> {
 
     /// Packets and IP bytes waiting in the queue (not counting the one in service).
     pub fn queue_len(&self) -> (u64, u64) {
-        (self.queue.len() as u64, self.queue_bytes)
+        self.qdisc.len()
     }
 
     /// Replays every serialization that ended at or before `now`.
@@ -304,40 +339,55 @@ impl<T: Clone> Link<T> {
     #[inline]
     fn advance(&mut self, now: Duration) {
         self.now = self.now.max(now);
-        if self
-            .in_service
-            .as_ref()
-            .and_then(|s| s.end)
-            .is_some_and(|end| end <= self.now)
+        if self.timer_at.is_some_and(|t| t <= self.now)
+            || self
+                .in_service
+                .as_ref()
+                .and_then(|s| s.end)
+                .is_some_and(|end| end <= self.now)
         {
             self.replay_serializations();
         }
     }
 
+    /// Replays, in time order, every serialization end and discipline timer due by `self.now`.
     #[inline(never)]
     fn replay_serializations(&mut self) {
-        while let Some(end) = self.in_service.as_ref().and_then(|s| s.end) {
-            if end > self.now {
-                break;
-            }
-            let Some(done) = self.in_service.take() else {
-                break;
-            };
-            self.stats.busy_time += end - done.start;
-            self.put_on_wire(done.item, done.ip_bytes, end);
-            if let Some(next) = self.queue.pop_front() {
-                self.queue_bytes -= u64::from(next.ip_bytes);
-                // Back to back: the next packet starts exactly when the previous one ended.
-                self.start_service(next.item, next.ip_bytes, end);
+        loop {
+            let end = self
+                .in_service
+                .as_ref()
+                .and_then(|s| s.end)
+                .filter(|end| *end <= self.now);
+            let timer = self.timer_at.filter(|t| *t <= self.now);
+            match (end, timer) {
+                (Some(end), timer) if timer.is_none_or(|t| end <= t) => {
+                    let Some(done) = self.in_service.take() else {
+                        break;
+                    };
+                    self.stats.busy_time += end - done.start;
+                    self.put_on_wire(done, end);
+                    if let Some(next) = self.qdisc.dequeue(end, &mut self.stats) {
+                        // Back to back: the next packet starts exactly when the previous one ended.
+                        self.start_service(next, end);
+                    }
+                }
+                (_, Some(at)) => {
+                    self.qdisc.on_timer(at, self.now);
+                    self.timer_at = self.qdisc.next_timer();
+                }
+                (_, None) => break,
             }
         }
     }
 
-    fn start_service(&mut self, item: T, ip_bytes: u32, start: Duration) {
-        let end = self.serializer.transmit(start, ip_bytes);
+    fn start_service(&mut self, p: Packet<T>, start: Duration) {
+        let end = self.serializer.transmit(start, p.meta.ip_bytes);
         self.in_service = Some(InService {
-            item,
-            ip_bytes,
+            item: p.item,
+            ip_bytes: p.meta.ip_bytes,
+            ecn: p.meta.ecn,
+            queue_delay: start.saturating_sub(p.enqueued),
             start,
             end,
         });
@@ -375,7 +425,14 @@ impl<T: Clone> Link<T> {
 
     /// Applies blackout, loss, corruption, duplication, delay, jitter and reordering to a packet
     /// whose last bit left the serializer at `end`.
-    fn put_on_wire(&mut self, item: T, ip_bytes: u32, end: Duration) {
+    fn put_on_wire(&mut self, done: InService<T>, end: Duration) {
+        let InService {
+            item,
+            ip_bytes,
+            ecn,
+            queue_delay,
+            ..
+        } = done;
         let fate = self.draw_fate(ip_bytes);
         if in_blackout(&self.blackouts, end) {
             self.stats.blackout_packets += 1;
@@ -402,6 +459,8 @@ impl<T: Clone> Link<T> {
             corrupted,
             flip_bit: fate.corrupt_bit.unwrap_or(0),
             duplicate: false,
+            ecn,
+            queue_delay,
         };
         if fate.duplicate {
             self.stats.duplicated_packets += 1;

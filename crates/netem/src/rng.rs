@@ -10,6 +10,8 @@ pub(crate) mod streams {
     pub(crate) const DUPLICATE: u64 = 2;
     pub(crate) const JITTER: u64 = 3;
     pub(crate) const REORDER: u64 = 4;
+    /// The queue discipline's random decisions (RED, PIE, DualPI2) and FQ-CoDel's hash key.
+    pub(crate) const QDISC: u64 = 5;
 }
 
 /// A ChaCha8 generator for `(seed, stream)`; ChaCha streams are independent by construction.

@@ -136,6 +136,7 @@ fn direction(r: &Reader<'_>, base_dir: &Path) -> Result<LinkDraft, ScenarioError
             p: r.probability("reorder")?.unwrap_or(0.0),
             extra_delay: r.duration("reorder_delay")?.unwrap_or_default(),
         },
+        qdisc: netem::QdiscConfig::DropTail,
     };
     config
         .validate()
