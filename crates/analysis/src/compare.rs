@@ -784,6 +784,33 @@ mod tests {
     }
 
     #[test]
+    fn a_connection_metric_compares_the_second_connection() {
+        // A 0-RTT flow: two connections; the comparison that matters is the second one's.
+        let conn = |variant: &str, seconds: &[f64]| -> Vec<Value> {
+            seconds
+                .iter()
+                .enumerate()
+                .map(|(rep, t)| {
+                    json!({"rep": rep, "axes": {"variant": variant},
+                           "flows": [{"completion_s": 1.0,
+                                      "connections": [{"completion_s": 0.5}, {"completion_s": t}]}]})
+                })
+                .collect()
+        };
+        let mut runs = conn("quic-1rtt", &[0.30, 0.32, 0.31]);
+        runs.extend(conn("quic-0rtt", &[0.25, 0.26, 0.24]));
+        let sources = [Source {
+            label: "sim".into(),
+            runs,
+        }];
+        let metrics = ["flows.0.connections.1.completion_s".to_string()];
+        let c = compare_sources(&sources, &metrics, None).unwrap();
+        let p = &c.paired[0].rows[0];
+        assert_eq!((p.variant.as_str(), p.n_pairs), ("quic-0rtt", 3));
+        assert!((p.diff + 0.06).abs() < 1e-12, "{p:?}");
+    }
+
+    #[test]
     fn a_single_run_has_no_mean_interval() {
         let rows = compare_rows(
             &[("sim".into(), runs(&[2.0]))],
