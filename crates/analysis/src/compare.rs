@@ -581,21 +581,8 @@ pub fn render_unpaired(rows: &[UnpairedRow]) -> String {
     ]);
     let dash = || "–".to_string();
     for r in rows {
-        let diff = match r.diff_ci {
-            Some((lo, hi)) => format!(
-                "{} {}",
-                format::value(&r.metric, r.diff),
-                format::interval(&r.metric, lo, hi)
-            ),
-            None => format!("{} [–]", format::value(&r.metric, r.diff)),
-        };
-        let ratio = match (r.ratio, r.ratio_ci) {
-            (Some(x), Some((lo, hi))) => {
-                format!("{} {}", format::sig4(x), format::interval_plain(lo, hi))
-            }
-            (Some(x), None) => format!("{} [–]", format::sig4(x)),
-            (None, _) => dash(),
-        };
+        let diff = format::diff_with_interval(&r.metric, r.diff, r.diff_ci);
+        let ratio = format::ratio_with_interval(r.ratio, r.ratio_ci);
         t.row([
             r.point.clone(),
             r.metric.clone(),

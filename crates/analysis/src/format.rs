@@ -87,6 +87,25 @@ pub fn interval_plain(lo: f64, hi: f64) -> String {
     format!("[{}, {}]", sig4(lo), sig4(hi))
 }
 
+/// A difference of `metric` with its interval: `-60.00 ms [-80.00 ms, -40.00 ms]`, or
+/// `-60.00 ms [–]` without one.
+pub fn diff_with_interval(metric: &str, diff: f64, ci: Option<(f64, f64)>) -> String {
+    match ci {
+        Some((lo, hi)) => format!("{} {}", value(metric, diff), interval(metric, lo, hi)),
+        None => format!("{} [–]", value(metric, diff)),
+    }
+}
+
+/// A ratio with its interval: `1.050 [1.020, 1.080]`, `1.050 [–]` without one, `–` without a
+/// ratio.
+pub fn ratio_with_interval(ratio: Option<f64>, ci: Option<(f64, f64)>) -> String {
+    match (ratio, ci) {
+        (Some(x), Some((lo, hi))) => format!("{} {}", sig4(x), interval_plain(lo, hi)),
+        (Some(x), None) => format!("{} [–]", sig4(x)),
+        (None, _) => "–".to_string(),
+    }
+}
+
 /// Four significant digits, scientific notation outside 10⁻³ .. 10⁹: `1.050`, `1.332e-15`.
 pub fn sig4(x: f64) -> String {
     if x == 0.0 || !x.is_finite() {

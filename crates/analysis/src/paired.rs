@@ -299,21 +299,8 @@ pub fn paired_cells(r: &PairedRow, metric_label: String) -> [String; 9] {
     use crate::format;
     let dash = || "–".to_string();
     let point: Vec<String> = r.point.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    let diff = match r.diff_ci {
-        Some((lo, hi)) => format!(
-            "{} {}",
-            format::value(&r.metric, r.diff),
-            format::interval(&r.metric, lo, hi)
-        ),
-        None => format!("{} [–]", format::value(&r.metric, r.diff)),
-    };
-    let ratio = match (r.ratio, r.ratio_ci) {
-        (Some(x), Some((lo, hi))) => {
-            format!("{} {}", format::sig4(x), format::interval_plain(lo, hi))
-        }
-        (Some(x), None) => format!("{} [–]", format::sig4(x)),
-        (None, _) => dash(),
-    };
+    let diff = format::diff_with_interval(&r.metric, r.diff, r.diff_ci);
+    let ratio = format::ratio_with_interval(r.ratio, r.ratio_ci);
     [
         point.join(" "),
         metric_label,

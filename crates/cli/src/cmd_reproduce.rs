@@ -152,60 +152,46 @@ fn run_study(args: &ReproduceArgs, study: &'static Study) -> anyhow::Result<Exit
         loaded.runs().len(),
         out.display()
     );
-    let sweep = prepared.sweep(&out);
-    let threads = experiment::Threads::new(args.jobs.map(usize::from));
-    if let Some(rule) = &rule {
-        let (code, point_reps) = if emu {
-            let engine = emu_engine()?;
-            sweep::run_adaptive(
-                &sweep,
-                rule,
-                &engine,
-                &experiment::Sequential,
-                interrupt::requested,
-                false,
-                sweep::OnFailure::RunsOnly,
-            )?
-        } else {
-            sweep::run_adaptive(
-                &sweep,
-                rule,
-                &sim::SimEngine::default(),
-                &threads,
-                interrupt::requested,
-                false,
-                sweep::OnFailure::RunsOnly,
-            )?
-        };
-        if code == exit::INTERRUPTED {
-            return Ok(code);
-        }
-        prepared.set_point_reps(point_reps);
-        return finish_study(args, &options, study, &prepared, &out, code);
-    }
-    let code = if emu {
-        let engine = emu_engine()?;
-        sweep::run(
-            &sweep,
-            &engine,
-            &experiment::Sequential,
-            interrupt::requested,
-            false,
-            sweep::OnFailure::RunsOnly,
-        )?
+    // The emulator runs one run at a time (real time on shared cores).
+    let (engine, executor): (Box<dyn experiment::Engine>, Box<dyn experiment::Executor>) = if emu {
+        (Box::new(emu_engine()?), Box::new(experiment::Sequential))
     } else {
-        let engine = sim::SimEngine::default();
-        sweep::run(
-            &sweep,
-            &engine,
-            &threads,
-            interrupt::requested,
-            false,
-            sweep::OnFailure::RunsOnly,
-        )?
+        (
+            Box::new(sim::SimEngine::default()),
+            Box::new(experiment::Threads::new(args.jobs.map(usize::from))),
+        )
+    };
+    let sweep = prepared.sweep(&out);
+    let (code, point_reps) = match &rule {
+        Some(rule) => {
+            let (code, reps) = sweep::run_adaptive(
+                &sweep,
+                rule,
+                engine.as_ref(),
+                executor.as_ref(),
+                interrupt::requested,
+                false,
+                sweep::OnFailure::RunsOnly,
+            )?;
+            (code, Some(reps))
+        }
+        None => (
+            sweep::run(
+                &sweep,
+                engine.as_ref(),
+                executor.as_ref(),
+                interrupt::requested,
+                false,
+                sweep::OnFailure::RunsOnly,
+            )?,
+            None,
+        ),
     };
     if code == exit::INTERRUPTED {
         return Ok(code);
+    }
+    if let Some(reps) = point_reps {
+        prepared.set_point_reps(reps);
     }
     finish_study(args, &options, study, &prepared, &out, code)
 }

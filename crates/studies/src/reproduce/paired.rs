@@ -10,7 +10,7 @@ use analysis::inference;
 use analysis::paired::{paired_rows, render_paired_with, PairedRow, PairedSet};
 
 use super::combine::PointInfo;
-use super::registry::{Comparison, Experiment, Reading};
+use super::registry::{Experiment, Reading};
 
 /// A sweep's numeric metrics by point, then metric path, as (repetition, value) pairs
 /// (`experiment::summary::values`).
@@ -51,14 +51,7 @@ fn quantities(e: &Experiment) -> Vec<Quantity> {
 /// (baseline, variant) pairs: the experiment's relative comparisons, or without them every
 /// protocol against the first one.
 fn pairs(e: &Experiment, protocols: &[&'static str]) -> Vec<(&'static str, &'static str)> {
-    let relative: Vec<(&'static str, &'static str)> = e
-        .comparisons
-        .iter()
-        .filter_map(|c| match c {
-            Comparison::Relative { baseline, variant } => Some((*baseline, *variant)),
-            Comparison::R2 { .. } => None,
-        })
-        .collect();
+    let relative = e.relative_comparisons();
     if !relative.is_empty() {
         return relative;
     }

@@ -611,6 +611,17 @@ pub const STUDIES: &[Study] = &[Study {
 }, SEED001, SEED000];
 
 impl Experiment {
+    /// Its relative comparisons as (baseline, variant) protocol pairs, in registry order.
+    pub fn relative_comparisons(&self) -> Vec<(&'static str, &'static str)> {
+        self.comparisons
+            .iter()
+            .filter_map(|c| match c {
+                Comparison::Relative { baseline, variant } => Some((*baseline, *variant)),
+                Comparison::R2 { .. } => None,
+            })
+            .collect()
+    }
+
     /// The experiment's protocol variants as scenario variants (`[[variant]]` defined in code).
     pub fn variant_defs(&self) -> Vec<scenario::VariantDef> {
         self.variants

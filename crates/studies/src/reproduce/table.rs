@@ -392,14 +392,7 @@ pub fn metric_markdown(
 /// An experiment's comparisons as Markdown.
 fn comparisons_markdown(e: &Experiment, rows: &[MetricRow]) -> String {
     let mut s = String::new();
-    let relative: Vec<(&str, &str)> = e
-        .comparisons
-        .iter()
-        .filter_map(|c| match c {
-            Comparison::Relative { baseline, variant } => Some((*baseline, *variant)),
-            Comparison::R2 { .. } => None,
-        })
-        .collect();
+    let relative = e.relative_comparisons();
     if !relative.is_empty() {
         let Some(col) = e.columns.first() else {
             return s;
