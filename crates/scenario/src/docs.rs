@@ -5,7 +5,7 @@ use choice::Choice;
 
 use std::fmt::Write;
 
-use crate::registry::{keys, sections, Kind};
+use crate::registry::{keys, sections};
 
 const INTRO: &str = r#"# Scenario files
 
