@@ -221,6 +221,9 @@ fn bad_names_and_values_are_positioned_with_the_allowed_values() {
     assert!(e.message.contains("must not exceed max"), "{e}");
     let e = err("[link]\nqdisc = { model = \"red\", burst = 2 }\n");
     assert!(e.message.contains("too small"), "{e}");
+    // Extreme sizes are an error or a configuration, never an overflow.
+    let _ = parse("[link]\nqdisc = { model = \"red\", min = \"9000000TB\", max = \"9000000TB\" }\n");
+    let _ = parse("[link]\nqdisc = { model = \"codel\", limit = \"9000000TB\" }\n");
     let e = err("[link]\nqdisc = { model = \"codel\", tagret = \"5ms\" }\n");
     assert!(e.message.contains("unknown key"), "{e}");
     let e = err("[link]\nqdisc = 3\n");

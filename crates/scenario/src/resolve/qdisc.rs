@@ -290,7 +290,9 @@ fn red(t: &Reader<'_>) -> Result<RedConfig, ScenarioError> {
         ));
     }
     // tc's default burst: (2·min + max) / (3·avpkt), at least one packet.
-    let default_burst = ((2 * min_bytes + max_bytes) / (3 * u64::from(avpkt.max(1)))).max(1);
+    let default_burst = (min_bytes.saturating_mul(2).saturating_add(max_bytes)
+        / (3 * u64::from(avpkt.max(1))))
+    .max(1);
     let burst: u64 = get(t, "burst")?.unwrap_or(default_burst);
     let wlog = wlog_for_burst(min_bytes, u32::try_from(burst).unwrap_or(u32::MAX), avpkt)
         .ok_or_else(|| {
