@@ -117,7 +117,10 @@ mod tests {
         for ns in (0..5000u64).chain([1 << 20, (1 << 20) + 1, u64::MAX / 2, u64::MAX]) {
             let i = bucket(ns);
             let (low, width) = bounds(i);
-            assert!(low <= ns && ns - low < width, "{ns} in bucket {i} = {low}+{width}");
+            assert!(
+                low <= ns && ns - low < width,
+                "{ns} in bucket {i} = {low}+{width}"
+            );
             assert!(width == 1 || (width as f64) / (low as f64) <= 1.0 / 64.0);
             if let (true, Some(l)) = (ns < 5000, last) {
                 assert!(i == l || i == l + 1, "{ns}: bucket {i} after {l}");

@@ -32,9 +32,9 @@ mod tests;
 #[cfg(test)]
 mod tests_bounds;
 #[cfg(test)]
-mod tests_qdisc;
-#[cfg(test)]
 mod tests_noops;
+#[cfg(test)]
+mod tests_qdisc;
 #[cfg(test)]
 mod tests_variants;
 

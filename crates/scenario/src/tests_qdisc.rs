@@ -51,7 +51,12 @@ fn each_discipline_by_name_has_linux_defaults() {
     };
     assert_eq!(
         (c.target, c.interval, c.limit_packets, c.ecn),
-        (Duration::from_millis(5), Duration::from_millis(100), 1000, false)
+        (
+            Duration::from_millis(5),
+            Duration::from_millis(100),
+            1000,
+            false
+        )
     );
     let QdiscConfig::FqCodel(f) = up("[link]\nqdisc = \"fq_codel\"\n") else {
         panic!("fq_codel")
@@ -81,8 +86,8 @@ fn documented_defaults_are_the_disciplines_defaults() {
         };
         let key = k.path.trim_start_matches("link.qdisc.");
         for model in models {
-            let plain = parse(&format!("[link]\nqdisc = {{ model = {model:?} }}\n"))
-                .expect("plain model");
+            let plain =
+                parse(&format!("[link]\nqdisc = {{ model = {model:?} }}\n")).expect("plain model");
             let value = if v == "true" || v == "false" || v.parse::<f64>().is_ok() {
                 v.to_string()
             } else {
@@ -94,8 +99,7 @@ fn documented_defaults_are_the_disciplines_defaults() {
                 continue; // not a key of this model
             };
             assert_eq!(
-                with.points[0].scenario.bottleneck,
-                plain.points[0].scenario.bottleneck,
+                with.points[0].scenario.bottleneck, plain.points[0].scenario.bottleneck,
                 "{model}: {key} = {value} is not its default"
             );
             checked += 1;
@@ -121,7 +125,14 @@ fn parameters_reach_the_discipline() {
         panic!("fq_codel")
     };
     assert_eq!(
-        (f.flows, f.quantum, f.codel.ecn, f.codel.target, f.drop_batch, f.memory_limit),
+        (
+            f.flows,
+            f.quantum,
+            f.codel.ecn,
+            f.codel.target,
+            f.drop_batch,
+            f.memory_limit
+        ),
         (64, 300, false, Duration::from_millis(1), 8, 1 << 20)
     );
     let QdiscConfig::Pie(p) = up("[link]\nqdisc = { model = \"pie\", target = \"20ms\", tupdate = \"30ms\", alpha = 0.25, beta = 2.5, ecn = true, bytemode = true }\n") else {
@@ -129,30 +140,61 @@ fn parameters_reach_the_discipline() {
     };
     assert_eq!(
         (p.target, p.tupdate, p.alpha, p.beta, p.ecn, p.bytemode),
-        (Duration::from_millis(20), Duration::from_millis(30), 0.25, 2.5, true, true)
+        (
+            Duration::from_millis(20),
+            Duration::from_millis(30),
+            0.25,
+            2.5,
+            true,
+            true
+        )
     );
     let QdiscConfig::Red(r) = up("[link]\nqdisc = { model = \"red\", min = \"20KB\", max = \"60KB\", probability = \"10%\", avpkt = \"1500B\", bandwidth = \"5Mbit\", ecn = true, adaptive = true }\n") else {
         panic!("red")
     };
     assert_eq!(
-        (r.min_bytes, r.max_bytes, r.avpkt, r.bandwidth, r.ecn, r.adaptive),
+        (
+            r.min_bytes,
+            r.max_bytes,
+            r.avpkt,
+            r.bandwidth,
+            r.ecn,
+            r.adaptive
+        ),
         (20_000, 60_000, 1500, Some(5_000_000), true, true)
     );
     assert!((r.max_p - 0.1).abs() < 1e-12);
     // tc's default burst (2·20000 + 60000) / (3·1500) = 22 packets → wlog as tc picks it.
-    assert_eq!(Some(r.wlog), netem::qdisc::red::wlog_for_burst(20_000, 22, 1500));
+    assert_eq!(
+        Some(r.wlog),
+        netem::qdisc::red::wlog_for_burst(20_000, 22, 1500)
+    );
     let QdiscConfig::DualPi2(d) = up("[link]\nqdisc = { model = \"dualpi2\", target = \"20ms\", step_threshold = \"2ms\", coupling_factor = 4, c_protection = \"25%\", drop_overload = false }\n") else {
         panic!("dualpi2")
     };
     assert_eq!(
-        (d.target, d.step_threshold, d.coupling_factor, d.c_protection_percent, d.drop_overload),
-        (Duration::from_millis(20), Duration::from_millis(2), 4, 25, false)
+        (
+            d.target,
+            d.step_threshold,
+            d.coupling_factor,
+            d.c_protection_percent,
+            d.drop_overload
+        ),
+        (
+            Duration::from_millis(20),
+            Duration::from_millis(2),
+            4,
+            25,
+            false
+        )
     );
 }
 
 #[test]
 fn per_direction_qdisc() {
-    let l = link("[link]\nqdisc = \"codel\"\n[link.down]\nqdisc = { model = \"pie\", target = \"20ms\" }\n");
+    let l = link(
+        "[link]\nqdisc = \"codel\"\n[link.down]\nqdisc = { model = \"pie\", target = \"20ms\" }\n",
+    );
     assert!(matches!(l.up.qdisc, QdiscConfig::Codel(_)));
     let QdiscConfig::Pie(p) = l.down.qdisc else {
         panic!("down is pie")
@@ -185,7 +227,10 @@ fn the_limit_is_linuxs_unless_the_scenario_sets_one() {
         u64::MAX
     );
     assert_eq!(limit("[link]\nqdisc = \"red\"\n"), 400_000);
-    assert_eq!(limit("[link]\nqdisc = \"red\"\nqueue = \"10pkt\"\n"), 15_000);
+    assert_eq!(
+        limit("[link]\nqdisc = \"red\"\nqueue = \"10pkt\"\n"),
+        15_000
+    );
     // Drop-tail keeps using link.queue as it always did.
     let l = link("[link]\nqueue = \"50pkt\"\n");
     assert_eq!(l.up.queue.packets, Some(50));
@@ -222,7 +267,8 @@ fn bad_names_and_values_are_positioned_with_the_allowed_values() {
     let e = err("[link]\nqdisc = { model = \"red\", burst = 2 }\n");
     assert!(e.message.contains("too small"), "{e}");
     // Extreme sizes are an error or a configuration, never an overflow.
-    let _ = parse("[link]\nqdisc = { model = \"red\", min = \"9000000TB\", max = \"9000000TB\" }\n");
+    let _ =
+        parse("[link]\nqdisc = { model = \"red\", min = \"9000000TB\", max = \"9000000TB\" }\n");
     let _ = parse("[link]\nqdisc = { model = \"codel\", limit = \"9000000TB\" }\n");
     let e = err("[link]\nqdisc = { model = \"codel\", tagret = \"5ms\" }\n");
     assert!(e.message.contains("unknown key"), "{e}");

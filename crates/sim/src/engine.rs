@@ -19,10 +19,10 @@ use netem::wire::{PROTO_TCP, PROTO_UDP};
 use netem::{Ecn, Link, LinkConfig, PacketMeta};
 use scenario::limits::{samples_per_run, MAX_SAMPLES_PER_RUN, MAX_SERIES_ROWS_PER_RUN};
 use scenario::model::{FlowSpec, Scenario, Stack, Workload};
-use transport::tcp::segment::Segment;
 use transport::agent::{FlowAgent, Side};
 use transport::clock::VirtualClock;
 use transport::seeded::sub_seed;
+use transport::tcp::segment::Segment;
 use transport::tls::KeyLogBuffer;
 
 use crate::addr;
@@ -731,7 +731,11 @@ mod tests {
         fn handle_timeout(&mut self, side: Side, now: Duration) {
             self.inner.handle_timeout(side, now);
         }
-        fn poll_transmit(&mut self, side: Side, now: Duration) -> Option<transport::agent::Transmit> {
+        fn poll_transmit(
+            &mut self,
+            side: Side,
+            now: Duration,
+        ) -> Option<transport::agent::Transmit> {
             self.inner.poll_transmit(side, now).map(|mut t| {
                 t.ecn = Ecn::Ect0;
                 t
@@ -760,7 +764,13 @@ mod tests {
     #[test]
     fn ce_marks_reach_the_receiving_agent() {
         let f = flow("b", Workload::Bulk { upload: false }, 1500, newreno_exact());
-        let mut s = dumbbell(10_000_000, Duration::from_millis(10), 20, vec![f], Duration::from_secs(3));
+        let mut s = dumbbell(
+            10_000_000,
+            Duration::from_millis(10),
+            20,
+            vec![f],
+            Duration::from_secs(3),
+        );
         s.bottleneck.down.qdisc = netem::QdiscConfig::Codel(netem::qdisc::CodelConfig {
             ecn: true,
             ..Default::default()
@@ -775,16 +785,25 @@ mod tests {
         let run = sim.run().expect("run");
         let down = &run.links["bottleneck_down"];
         assert!(down.ce_marked_packets > 0, "{down:?}");
-        assert_eq!(down.aqm_dropped_packets, 0, "ECT packets are marked, not dropped");
+        assert_eq!(
+            down.aqm_dropped_packets, 0,
+            "ECT packets are marked, not dropped"
+        );
         let got = received.borrow();
-        let ce = got.iter().filter(|(side, e)| *side == Side::Client && *e == Ecn::Ce).count();
+        let ce = got
+            .iter()
+            .filter(|(side, e)| *side == Side::Client && *e == Ecn::Ce)
+            .count();
         // Every mark reaches the client, but for the few packets still in flight at the end.
         let marked = down.ce_marked_packets;
         assert!(
             ce as u64 <= marked && ce as u64 >= marked * 9 / 10,
             "{ce} CE datagrams received of {marked} marked"
         );
-        assert!(got.iter().any(|(_, e)| *e == Ecn::Ect0), "unmarked packets keep ECT(0)");
+        assert!(
+            got.iter().any(|(_, e)| *e == Ecn::Ect0),
+            "unmarked packets keep ECT(0)"
+        );
         assert!(got.iter().all(|(_, e)| *e != Ecn::NotEct));
     }
 
@@ -794,7 +813,11 @@ mod tests {
         impl FlowAgent for Idle {
             fn handle_datagram(&mut self, _: Side, _: Side, _: Duration, _: Vec<u8>) {}
             fn handle_timeout(&mut self, _: Side, _: Duration) {}
-            fn poll_transmit(&mut self, _: Side, _: Duration) -> Option<transport::agent::Transmit> {
+            fn poll_transmit(
+                &mut self,
+                _: Side,
+                _: Duration,
+            ) -> Option<transport::agent::Transmit> {
                 None
             }
             fn poll_timeout(&mut self, _: Side) -> Option<Duration> {

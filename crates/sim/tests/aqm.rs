@@ -124,9 +124,16 @@ fn pie_holds_its_target() {
 fn sparse_completion(qdisc: &str, with_bulk: bool) -> f64 {
     let sparse = "[[flow]]\nname = \"ping\"\nstack = \"tcp\"\napp = \"download\"\nsize = \"5KB\"\nstart = \"8s\"\n";
     let r = run_toml(&scenario(qdisc, with_bulk, sparse), 1);
-    let f = r.flows.iter().find(|f| f.name == "ping").expect("ping flow");
+    let f = r
+        .flows
+        .iter()
+        .find(|f| f.name == "ping")
+        .expect("ping flow");
     let c = f.completion_s.expect("the small download completes");
-    eprintln!("{qdisc:?} bulk={with_bulk}: small download {:.2} ms", c * 1e3);
+    eprintln!(
+        "{qdisc:?} bulk={with_bulk}: small download {:.2} ms",
+        c * 1e3
+    );
     c
 }
 
@@ -139,10 +146,7 @@ fn fq_codel_isolates_a_sparse_flow_from_a_bulk_one() {
         droptail > 3.0 * idle,
         "drop-tail: {droptail:.4} s vs {idle:.4} s idle"
     );
-    assert!(
-        fq < idle * 1.15,
-        "fq_codel: {fq:.4} s vs {idle:.4} s idle"
-    );
+    assert!(fq < idle * 1.15, "fq_codel: {fq:.4} s vs {idle:.4} s idle");
     // With a 20 ms target the bulk flow keeps a standing queue of about 20 ms: every round
     // trip of the small download waits behind it with CoDel's single queue, but not with
     // FQ-CoDel's, where the sparse flow's packets go first.

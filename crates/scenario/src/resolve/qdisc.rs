@@ -7,9 +7,7 @@
 
 use netem::config::QueueLimit;
 use netem::qdisc::red::wlog_for_burst;
-use netem::qdisc::{
-    CodelConfig, DualPi2Config, FqCodelConfig, PieConfig, QdiscConfig, RedConfig,
-};
+use netem::qdisc::{CodelConfig, DualPi2Config, FqCodelConfig, PieConfig, QdiscConfig, RedConfig};
 use serde::de::DeserializeOwned;
 
 use choice::Choice;
@@ -147,10 +145,7 @@ pub(crate) fn qdisc(r: &Reader<'_>) -> Result<QdiscDraft, ScenarioError> {
                     .errors
                     .at(
                         &node.at,
-                        format!(
-                            "unknown queue discipline {s:?} for {}",
-                            r.path_of("qdisc")
-                        ),
+                        format!("unknown queue discipline {s:?} for {}", r.path_of("qdisc")),
                     )
                     .with_allowed(QdiscModel::NAMES));
             };
@@ -162,7 +157,10 @@ pub(crate) fn qdisc(r: &Reader<'_>) -> Result<QdiscDraft, ScenarioError> {
                 format!(
                     "{}: {}",
                     r.path_of("qdisc"),
-                    expected("a discipline name such as \"codel\" or a table with model", other)
+                    expected(
+                        "a discipline name such as \"codel\" or a table with model",
+                        other
+                    )
                 ),
             ))
         }
@@ -221,9 +219,10 @@ pub(crate) fn qdisc(r: &Reader<'_>) -> Result<QdiscDraft, ScenarioError> {
             })
         }
     };
-    config
-        .validate()
-        .map_err(|e| t.errors.at(&node.at, format!("{}: {e}", r.path_of("qdisc"))))?;
+    config.validate().map_err(|e| {
+        t.errors
+            .at(&node.at, format!("{}: {e}", r.path_of("qdisc")))
+    })?;
     let limit = match t.entry("limit") {
         Some(e) => {
             let spec = t.queue("limit")?;
@@ -254,7 +253,9 @@ fn get<T: DeserializeOwned>(t: &Reader<'_>, key: &str) -> Result<Option<T>, Scen
         return Ok(None);
     };
     serde_json::from_value(v).map(Some).map_err(|e| {
-        let at = t.entry(key).map_or_else(|| t.at().clone(), |e| e.node.at.clone());
+        let at = t
+            .entry(key)
+            .map_or_else(|| t.at().clone(), |e| e.node.at.clone());
         t.errors.at(&at, format!("{}: {e}", t.path_of(key)))
     })
 }
@@ -314,10 +315,7 @@ fn red(t: &Reader<'_>) -> Result<RedConfig, ScenarioError> {
             Ok(_) => {
                 return Err(t.errors.at(
                     &n.at,
-                    format!(
-                        "{}: needs a finite rate above zero",
-                        t.path_of("bandwidth")
-                    ),
+                    format!("{}: needs a finite rate above zero", t.path_of("bandwidth")),
                 ))
             }
             Err(m) => {
