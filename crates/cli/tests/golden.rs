@@ -313,6 +313,11 @@ fn example_bulk() {
 }
 
 #[test]
+fn example_aqm() {
+    example("aqm");
+}
+
+#[test]
 fn example_download() {
     example("download");
 }

@@ -5,7 +5,10 @@
 //! (the delay reference), offers IPv4 packets to the direction's [`netem::Link`], and sends
 //! what the link releases when its delivery time comes. Non-IP frames (ARP, which static
 //! neighbour entries make rare) pass at once, without delay or loss, so address resolution
-//! never waits behind the emulated path.
+//! never waits behind the emulated path. Each IPv4 packet is offered with its ECN codepoint
+//! and 5-tuple flow hash ([`frame::packet_meta`]), so the link's queue discipline (FQ-CoDel's
+//! classification, ECN marking) sees what the simulator's does; a CE mark is written into the
+//! frame's IPv4 header, checksum updated ([`frame::set_ce`]), when the stage releases it.
 //!
 //! A port may carry an access link of its own host (a flow's `client_access` /
 //! `server_access`, the same [`netem::Link`] the simulator puts there): a packet then crosses
@@ -23,7 +26,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use netem::pcap::{LinkType, PcapWriter};
-use netem::{Link, LinkConfig, LinkStats};
+use netem::{Ecn, Link, LinkConfig, LinkStats};
 use serde::Serialize;
 
 use crate::clock::{self, LinkClock};
@@ -582,12 +585,14 @@ impl Forwarder {
                     frame: data.to_vec(),
                     out,
                 };
-                // Queue drops are counted by the link itself.
+                // Queue drops and marks are counted by the link itself; its queue discipline
+                // sees the packet's ECN codepoint and 5-tuple flow.
+                let meta = frame::packet_meta(&item.frame, ip_bytes);
                 let link = match &mut self.ingress[port] {
                     Some(access) => access,
                     None => &mut self.links[dir_index(side)],
                 };
-                let _ = link.enqueue(t, ip_bytes, item);
+                let _ = link.enqueue_packet(t, meta, item);
             }
         }
     }
@@ -634,14 +639,16 @@ impl Forwarder {
         for port in 0..self.ingress.len() {
             let dir = dir_index(self.ports[port].side);
             while let Some((at, ip_bytes, item)) = self.take_due(Stage::Ingress(port), now) {
-                let _ = self.links[dir].enqueue(at, ip_bytes, item);
+                let meta = frame::packet_meta(&item.frame, ip_bytes);
+                let _ = self.links[dir].enqueue_packet(at, meta, item);
             }
         }
         for dir in 0..2 {
             while let Some((at, ip_bytes, item)) = self.take_due(Stage::Bottleneck(dir), now) {
                 match &mut self.egress[item.out] {
                     Some(access) => {
-                        let _ = access.enqueue(at, ip_bytes, item);
+                        let meta = frame::packet_meta(&item.frame, ip_bytes);
+                        let _ = access.enqueue_packet(at, meta, item);
                     }
                     None => self.transmit(item.out, &item.frame),
                 }
@@ -655,8 +662,9 @@ impl Forwarder {
         Ok(())
     }
 
-    /// The next packet `stage` delivers by `now`, with its delivery time and size, its bit
-    /// error (if any) applied and counted; its lateness is recorded.
+    /// The next packet `stage` delivers by `now`, with its delivery time and size, a CE mark of
+    /// its queue discipline written into the IPv4 header (checksum updated) and its bit error
+    /// (if any) applied and counted, in that order; its lateness is recorded.
     fn take_due(&mut self, stage: Stage, now: Duration) -> Option<(Duration, u32, InTransit)> {
         let (link, dir) = match stage {
             Stage::Ingress(p) => (self.ingress[p].as_mut()?, dir_index(self.ports[p].side)),
@@ -672,6 +680,10 @@ impl Forwarder {
             .release_lateness
             .record(now.saturating_sub(d.at).as_nanos() as u64);
         let mut item = d.item;
+        if d.ecn == Ecn::Ce {
+            // A no-op when the frame already carried CE from the sender or an earlier stage.
+            frame::set_ce(&mut item.frame);
+        }
         if d.corrupted {
             match frame::apply_bit_error(&mut item.frame, d.flip_bit) {
                 BitError::UdpPayloadDelivered => self.report.health.corrupt_delivered[dir] += 1,

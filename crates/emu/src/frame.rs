@@ -4,10 +4,12 @@
 //! Everything here takes untrusted bytes: every view is built with `new_checked`, and a
 //! malformed frame yields [`FrameKind::Malformed`], never a panic.
 
+use netem::qdisc::flow_hash;
 use netem::wire::{
-    EthernetFrame, Ipv4Packet, UdpPacket, ETHERNET_HEADER_LEN, ETHERTYPE_IPV4, PROTO_UDP,
-    UDP_HEADER_LEN,
+    EthernetFrame, Ipv4Packet, UdpPacket, ETHERNET_HEADER_LEN, ETHERTYPE_IPV4, PROTO_TCP,
+    PROTO_UDP, UDP_HEADER_LEN,
 };
+use netem::{Ecn, PacketMeta};
 
 /// What the forwarder needs to know about a frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,6 +53,61 @@ pub(crate) fn classify(frame: &[u8]) -> FrameKind {
         },
         None => FrameKind::Malformed,
     }
+}
+
+/// What the link's queue discipline needs of an IPv4 frame of `ip_bytes`: its ECN codepoint
+/// (the low two bits of the TOS byte) and its flow, the hash of (source, destination,
+/// protocol, ports) — ports for TCP and UDP only, and only in a first fragment; a frame that is
+/// not well-formed IPv4 is a Not-ECT packet of flow 0.
+pub(crate) fn packet_meta(frame: &[u8], ip_bytes: u32) -> PacketMeta {
+    let Some(ip) = ipv4(frame) else {
+        return PacketMeta::plain(ip_bytes);
+    };
+    let header = ip.packet();
+    let ecn = Ecn::from_bits(header[1]);
+    let first_fragment = u16::from_be_bytes([header[6], header[7]]) & 0x1fff == 0;
+    let protocol = ip.protocol();
+    let payload = ip.payload();
+    let (src_port, dst_port) = match payload {
+        [a, b, c, d, ..] if first_fragment && (protocol == PROTO_TCP || protocol == PROTO_UDP) => {
+            (u16::from_be_bytes([*a, *b]), u16::from_be_bytes([*c, *d]))
+        }
+        _ => (0, 0),
+    };
+    PacketMeta {
+        ip_bytes,
+        flow: flow_hash(ip.src_addr(), ip.dst_addr(), protocol, src_port, dst_port),
+        ecn,
+    }
+}
+
+/// Sets the ECN field of an IPv4 frame to CE (a queue discipline marked it) and updates the
+/// header checksum incrementally (RFC 1624, eqn. 3: HC' = ~(~HC + ~m + m'), over the 16-bit
+/// word holding the TOS byte), leaving DSCP and everything else as it was. Returns whether
+/// the frame changed: a Not-ECT packet is never marked (the discipline drops those), a CE one
+/// already is, and a frame that is not well-formed IPv4 is left alone.
+pub(crate) fn set_ce(frame: &mut [u8]) -> bool {
+    if ipv4(frame).is_none() {
+        return false;
+    }
+    let at = ETHERNET_HEADER_LEN;
+    let Some(h) = frame.get_mut(at..at + netem::wire::IPV4_HEADER_LEN) else {
+        return false;
+    };
+    let ecn = Ecn::from_bits(h[1]);
+    if !ecn.can_mark() || ecn == Ecn::Ce {
+        return false;
+    }
+    let old = u16::from_be_bytes([h[0], h[1]]);
+    h[1] |= Ecn::Ce.bits();
+    let new = u16::from_be_bytes([h[0], h[1]]);
+    let hc = u16::from_be_bytes([h[10], h[11]]);
+    let mut sum = u32::from(!hc) + u32::from(!old) + u32::from(new);
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    h[10..12].copy_from_slice(&(!(sum as u16)).to_be_bytes());
+    true
 }
 
 /// Where a bit error landed, which decides what the receiving host does with the packet.
@@ -158,6 +215,82 @@ mod tests {
         f
     }
 
+    /// The frame of `udp_frame` with TOS `tos` and a valid IPv4 header checksum.
+    fn with_tos(payload: &[u8], tos: u8) -> Vec<u8> {
+        let mut f = udp_frame(payload);
+        let mut ip = Ipv4Packet::new_checked(&mut f[ETHERNET_HEADER_LEN..]).expect("ipv4");
+        ip.set_tos(tos);
+        ip.fill_checksum();
+        f
+    }
+
+    fn ip_checksum_ok(f: &[u8]) -> bool {
+        ipv4(f).is_some_and(|ip| ip.verify_checksum())
+    }
+
+    #[test]
+    fn ce_rewrite_keeps_dscp_and_a_valid_checksum() {
+        // Every DSCP with each ECT codepoint: CE set, DSCP kept, the incremental checksum equal
+        // to a full recomputation, the payload (and its UDP checksum) untouched.
+        for dscp in 0..64u8 {
+            for ect in [0b01u8, 0b10] {
+                let f = with_tos(&[dscp; 40], (dscp << 2) | ect);
+                assert!(ip_checksum_ok(&f));
+                let mut g = f.clone();
+                assert!(set_ce(&mut g), "dscp {dscp} ect {ect}");
+                let tos = g[ETHERNET_HEADER_LEN + 1];
+                assert_eq!(tos, (dscp << 2) | 0b11);
+                assert!(ip_checksum_ok(&g), "dscp {dscp}: checksum");
+                let mut full = g.clone();
+                Ipv4Packet::new_checked(&mut full[ETHERNET_HEADER_LEN..])
+                    .expect("ipv4")
+                    .fill_checksum();
+                assert_eq!(g, full, "incremental = recomputed (dscp {dscp})");
+                assert_eq!(f[..ETHERNET_HEADER_LEN + 1], g[..ETHERNET_HEADER_LEN + 1]);
+                assert_eq!(f[ETHERNET_HEADER_LEN + 12..], g[ETHERNET_HEADER_LEN + 12..]);
+                assert!(udp_checksum_ok(&g));
+                assert_eq!(packet_meta(&g, 68).ecn, Ecn::Ce);
+            }
+        }
+        // Not-ECT and CE frames are left as they are.
+        for tos in [0u8, 0b1011_1000, 0b11, 0b1011_1011] {
+            let f = with_tos(&[1; 10], tos);
+            let mut g = f.clone();
+            assert!(!set_ce(&mut g));
+            assert_eq!(f, g);
+        }
+        // A hand-computed case (RFC 1624's arithmetic): header words of `udp_frame` with TOS
+        // 0x02 (ECT(0)); setting CE adds 1 to word 0, so the checksum drops by 1.
+        let f = with_tos(&[], 0x02);
+        let before = u16::from_be_bytes([f[24], f[25]]);
+        let mut g = f.clone();
+        assert!(set_ce(&mut g));
+        assert_eq!(u16::from_be_bytes([g[24], g[25]]), before - 1);
+    }
+
+    #[test]
+    fn meta_reads_ecn_and_the_5_tuple() {
+        let f = with_tos(&[0; 8], 0b10);
+        let m = packet_meta(&f, 36);
+        assert_eq!((m.ip_bytes, m.ecn), (36, Ecn::Ect0));
+        let ip = ipv4(&f).expect("ipv4");
+        assert_eq!(
+            m.flow,
+            flow_hash(ip.src_addr(), ip.dst_addr(), PROTO_UDP, 0x1234, 443)
+        );
+        // Another source port is another flow; a non-first fragment has no ports.
+        let mut g = f.clone();
+        g[ETHERNET_HEADER_LEN + 21] ^= 1;
+        assert_ne!(packet_meta(&g, 36).flow, m.flow);
+        let mut frag = f.clone();
+        frag[ETHERNET_HEADER_LEN + 7] = 1;
+        assert_eq!(
+            packet_meta(&frag, 36).flow,
+            flow_hash(ip.src_addr(), ip.dst_addr(), PROTO_UDP, 0, 0)
+        );
+        assert_eq!(packet_meta(&[0u8; 10], 5), PacketMeta::plain(5));
+    }
+
     #[test]
     fn classify_well_formed_and_short() {
         let f = udp_frame(b"hello");
@@ -221,6 +354,8 @@ mod tests {
             };
             let _ = classify(&f);
             let _ = dst_mac(&f);
+            let _ = packet_meta(&f, len as u32);
+            let _ = set_ce(&mut f);
             let _ = apply_bit_error(&mut f, next());
             let _ = udp_checksum_ok(&f);
         }

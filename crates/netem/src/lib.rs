@@ -35,6 +35,7 @@ pub mod pcap;
 pub mod qdisc;
 pub mod rate;
 mod rng;
+pub mod sojourn;
 mod validate;
 pub mod wire;
 

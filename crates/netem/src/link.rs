@@ -22,6 +22,7 @@ use crate::loss::LossModel;
 use crate::qdisc::{Ecn, Packet, PacketMeta, Qdisc};
 use crate::rate::Serializer;
 use crate::rng::{stream, streams};
+use crate::sojourn::QueueDelay;
 
 /// Outcome of offering a packet to the link.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,6 +102,10 @@ pub struct LinkStats {
     pub max_queue_packets: u64,
     /// Most IP bytes ever waiting in the queue.
     pub max_queue_bytes: u64,
+    /// Queue delay (arrival to start of serialization) of every packet `poll` returned, a
+    /// duplicate copy counted once: delay under load, in bounded memory.
+    #[serde(default)]
+    pub queue_delay: QueueDelay,
 }
 
 impl LinkStats {
@@ -113,6 +118,7 @@ impl LinkStats {
     /// is a downward arrow that adds no I/O and nothing beyond serde.
     pub fn to_result(&self, end_s: f64, corrupt_header_drops: u64) -> results::Link {
         let busy_time_s = self.busy_time.as_secs_f64();
+        let delay = self.queue_delay.summary();
         results::Link {
             offered_packets: self.offered_packets,
             offered_bytes: self.offered_bytes,
@@ -130,6 +136,14 @@ impl LinkStats {
             max_queue_bytes: self.max_queue_bytes,
             utilisation: results::Link::utilisation_of(busy_time_s, end_s),
             corrupt_header_drops,
+            aqm_dropped_packets: self.aqm_dropped_packets,
+            aqm_dropped_bytes: self.aqm_dropped_bytes,
+            ce_marked_packets: self.ce_marked_packets,
+            ce_marked_bytes: self.ce_marked_bytes,
+            queue_delay_mean_s: delay.map(|d| d.mean_s),
+            queue_delay_p50_s: delay.map(|d| d.p50_s),
+            queue_delay_p99_s: delay.map(|d| d.p99_s),
+            queue_delay_max_s: delay.map(|d| d.max_s),
         }
     }
 }
@@ -317,6 +331,9 @@ impl<T: Clone> Link<T> {
         };
         self.stats.forwarded_packets += 1;
         self.stats.forwarded_bytes += u64::from(delivery.ip_bytes);
+        if !delivery.duplicate {
+            self.stats.queue_delay.record(delivery.queue_delay);
+        }
         Some(delivery)
     }
 

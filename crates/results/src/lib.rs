@@ -369,9 +369,10 @@ pub struct Link {
     pub offered_packets: u64,
     /// IP bytes offered to the link, bytes.
     pub offered_bytes: u64,
-    /// Packets dropped on arrival by the drop-tail queue, packets.
+    /// Packets dropped because the queue was full (tail drops: the drop-tail limit, a queue
+    /// discipline's hard limit, FQ-CoDel's overflow drops), packets.
     pub dropped_queue_packets: u64,
-    /// IP bytes dropped on arrival by the drop-tail queue, bytes.
+    /// IP bytes of those packets, bytes.
     pub dropped_queue_bytes: u64,
     /// Packets dropped by the loss model (outside blackouts), packets.
     pub lost_packets: u64,
@@ -398,6 +399,34 @@ pub struct Link {
     /// Corrupted packets dropped by the receiving host's checksums (a bit error in the IP/UDP
     /// header, or anywhere in a TCP segment) rather than reaching the transport, packets.
     pub corrupt_header_drops: u64,
+    /// Packets dropped by an active queue management decision of the queue discipline (RED,
+    /// CoDel, FQ-CoDel, PIE, DualPI2), apart from the limit's tail drops
+    /// (`dropped_queue_packets`), packets.
+    #[serde(default)]
+    pub aqm_dropped_packets: u64,
+    /// IP bytes of those packets, bytes.
+    #[serde(default)]
+    pub aqm_dropped_bytes: u64,
+    /// Packets the queue discipline marked Congestion Experienced instead of dropping them
+    /// (each counted once), packets.
+    #[serde(default)]
+    pub ce_marked_packets: u64,
+    /// IP bytes of those packets, bytes.
+    #[serde(default)]
+    pub ce_marked_bytes: u64,
+    /// Mean queue delay (sojourn: arrival to start of serialization) of the packets the link
+    /// delivered, s; absent when it delivered none.
+    #[serde(default)]
+    pub queue_delay_mean_s: Option<f64>,
+    /// Median queue delay, s (nearest rank over a log-linear histogram: within 0.8%).
+    #[serde(default)]
+    pub queue_delay_p50_s: Option<f64>,
+    /// 99th percentile of the queue delay, s (same histogram).
+    #[serde(default)]
+    pub queue_delay_p99_s: Option<f64>,
+    /// Largest queue delay, s (exact).
+    #[serde(default)]
+    pub queue_delay_max_s: Option<f64>,
 }
 
 impl Link {

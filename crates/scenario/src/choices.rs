@@ -87,3 +87,22 @@ choice! {
         OnOff = "onoff",
     }
 }
+
+choice! {
+    /// `link.qdisc` (or its `model`): the queue discipline of a link direction; each reads its
+    /// own keys.
+    pub enum QdiscModel {
+        /// First in, first out with `link.queue` as the limit (today's queue).
+        DropTail = "droptail",
+        /// Random Early Detection (`sch_red`), optionally adaptive.
+        Red = "red",
+        /// Controlled Delay (RFC 8289, `sch_codel`).
+        Codel = "codel",
+        /// Flow-queue CoDel (RFC 8290, `sch_fq_codel`).
+        FqCodel = "fq_codel",
+        /// Proportional Integral controller Enhanced (RFC 8033, `sch_pie`).
+        Pie = "pie",
+        /// Coupled dual queue for L4S (RFC 9332, `sch_dualpi2`).
+        DualPi2 = "dualpi2",
+    }
+}

@@ -5,7 +5,7 @@ use choice::Choice;
 
 use std::fmt::Write;
 
-use crate::registry::{keys, sections, Kind};
+use crate::registry::{keys, sections};
 
 const INTRO: &str = r#"# Scenario files
 
@@ -170,7 +170,7 @@ pub fn render_docs() -> String {
                 }
             };
             doc.push_str(k.doc);
-            if k.kind == Kind::Enum {
+            if !k.allowed.is_empty() {
                 let list: Vec<String> = k.allowed.iter().map(|a| format!("`{a}`")).collect();
                 let _ = write!(doc, " One of {}.", list.join(", "));
             }

@@ -34,6 +34,8 @@ mod tests_bounds;
 #[cfg(test)]
 mod tests_noops;
 #[cfg(test)]
+mod tests_qdisc;
+#[cfg(test)]
 mod tests_variants;
 
 pub use choice::Choice;

@@ -39,6 +39,8 @@ pub enum Kind {
     Path,
     /// Loss: a probability (Bernoulli shorthand) or a table with `model`.
     Loss,
+    /// A queue discipline: its name (Linux's defaults) or a table with `model`.
+    Qdisc,
     /// A table of keys.
     Table,
     /// An array of tables.
@@ -62,6 +64,7 @@ impl Kind {
             Kind::Enum => "enum",
             Kind::Path => "path",
             Kind::Loss => "probability or table",
+            Kind::Qdisc => "name or table",
             Kind::Table => "table",
             Kind::TableArray => "array of tables",
         }
@@ -275,7 +278,9 @@ use transport::tcp::{HttpVersion, LossRecovery, TlsMode};
 
 use transport::cc_adapter::{OurCc, CC_NAMES};
 
-use crate::choices::{App, CrossPattern, Direction, JitterDist, LossModel, PepSite, RenoProfile};
+use crate::choices::{
+    App, CrossPattern, Direction, JitterDist, LossModel, PepSite, QdiscModel, RenoProfile,
+};
 use crate::model::Stack;
 use DefaultValue::{Context, Required, Unset, Value};
 use Kind::*;
@@ -294,6 +299,12 @@ const fn names_of<T: Choice>() -> &'static [&'static str] {
 }
 
 const GE: &str = "link.loss.model=\"gilbert-elliott\"";
+
+const CODEL: &[&str] = &["link.qdisc.model=\"codel\""];
+const FQ_CODEL: &[&str] = &["link.qdisc.model=\"fq_codel\""];
+const PIE: &[&str] = &["link.qdisc.model=\"pie\""];
+const RED: &[&str] = &["link.qdisc.model=\"red\""];
+const DUALPI2: &[&str] = &["link.qdisc.model=\"dualpi2\""];
 
 static KEYS: &[KeyDoc] = &[
     key("run.name", Str, Context("the file name without `.toml`"), "Name of the scenario, used in results and reports and as the default results directory `results/<name>/`: a plain name (ASCII letters, digits, `-`, `_`, `.`, starting with a letter or digit, at most 100 characters), never a path.", "\"renamed\""),
@@ -314,7 +325,38 @@ static KEYS: &[KeyDoc] = &[
     key("link.rtt", Duration, Unset, "Round-trip propagation delay of the bottleneck, as papers quote it: sets `delay` = rtt / 2 in both directions (nanoseconds rounded down). Only in `[link]`; an explicit `delay` in `[link]`, `[link.up]` or `[link.down]` with it is an error.", "\"80ms\""),
     key("link.jitter", Duration, Value("0ms"), "Extra per-packet delay variation (maximum for uniform, standard deviation for normal).", "\"2ms\""),
     with_context(one_of(key("link.jitter_dist", Enum, Value("uniform"), "Distribution of the jitter.", "\"normal\""), names_of::<JitterDist>()), &["link.jitter=\"2ms\""]),
-    key("link.queue", Queue, Value("1bdp"), "Drop-tail queue limit: `\"25pkt\"`, `\"64KB\"`, `\"1.5bdp+5pkt\"` or `\"unlimited\"` (see BDP below).", "\"25pkt\""),
+    key("link.queue", Queue, Value("1bdp"), "Drop-tail queue limit: `\"25pkt\"`, `\"64KB\"`, `\"1.5bdp+5pkt\"` or `\"unlimited\"` (see BDP below). With another `qdisc`, the discipline's limit when set explicitly (else Linux's; see link.qdisc).", "\"25pkt\""),
+    one_of(key("link.qdisc", Qdisc, Value("droptail"), "Queue discipline in front of the serializer: a name (Linux's defaults) or a table with `model` and its parameters (see link.qdisc below).", "\"codel\""), names_of::<QdiscModel>()),
+    one_of(key("link.qdisc.model", Enum, Required, "The discipline of the table form.", "\"codel\""), names_of::<QdiscModel>()),
+    with_context(key("link.qdisc.limit", Queue, Context("Linux's: `1000pkt` (codel, pie), `10240pkt` (fq_codel), `10000pkt` (dualpi2), `400KB` (red); `link.queue` when that is set"), "codel, fq_codel, pie, dualpi2, red: hard limit; arrivals beyond it are tail drops (`dropped_queue_*`). A queue expression like `link.queue`: packet-limited disciplines count a byte limit in packets of the flow's MTU (rounded up), red counts a packet limit as that many MTUs of bytes.", "\"50pkt\""), CODEL),
+    with_context(positive(key("link.qdisc.target", Duration, Context("`5ms` (codel, fq_codel), `15ms` (pie, dualpi2)"), "codel, fq_codel, pie, dualpi2: the queue delay the discipline steers to (CoDel: acceptable standing sojourn time).", "\"10ms\"")), CODEL),
+    with_context(positive(key("link.qdisc.interval", Duration, Value("100ms"), "codel, fq_codel: how long the sojourn must stay above target before dropping, and the control law's base spacing (interval/√count); about a worst-case RTT.", "\"50ms\"")), CODEL),
+    with_context(key("link.qdisc.ecn", Bool, Context("`false` (codel, pie, red), `true` (fq_codel)"), "codel, fq_codel, pie, red: CE-mark ECN-capable (ECT) packets instead of dropping them (Not-ECT packets are still dropped). dualpi2 always marks ECT packets.", "true"), CODEL),
+    with_context(key("link.qdisc.ce_threshold", Duration, Unset, "codel, fq_codel: also CE-mark ECT packets whose sojourn exceeds this, whatever the control law says (Linux's `ce_threshold`); none = off.", "\"1ms\""), CODEL),
+    with_context(within(key("link.qdisc.mtu", Size, Value("1500B"), "codel, fq_codel, pie, dualpi2: the device MTU in IP bytes (Linux's `psched_mtu` less the Ethernet header): a backlog of at most one MTU is never a standing queue.", "\"9000B\""), 68, 65_535), CODEL),
+    with_context(within(key("link.qdisc.flows", Int, Value("1024"), "fq_codel: hash buckets the flows are spread over.", "256"), 1, 65_536), FQ_CODEL),
+    with_context(within(key("link.qdisc.quantum", Size, Value("1500B"), "fq_codel: deficit round robin quantum in IP bytes (Linux: the device MTU, 1514 with the Ethernet header).", "\"300B\""), 256, u32::MAX as u64), FQ_CODEL),
+    with_context(within(key("link.qdisc.memory_limit", Size, Value("32MiB"), "fq_codel: limit on queued IP bytes (Linux counts buffer truesize); beyond it the fattest flow drops.", "\"4MiB\""), 1, MAX_BUFFER), FQ_CODEL),
+    with_context(within(key("link.qdisc.drop_batch", Int, Value("64"), "fq_codel: most packets one overflow drops from the fattest flow.", "8"), 1, u32::MAX as u64), FQ_CODEL),
+    with_context(positive(key("link.qdisc.tupdate", Duration, Context("`15ms` (pie), `16ms` (dualpi2)"), "pie, dualpi2: period of the drop-probability update.", "\"30ms\"")), PIE),
+    with_context(key("link.qdisc.alpha", Float, Context("`0.125` (pie), `0.16015625` (dualpi2)"), "pie, dualpi2: integral gain, 1/s (Linux's `alpha`/16 for pie, /256 for dualpi2).", "0.25"), PIE),
+    with_context(key("link.qdisc.beta", Float, Context("`1.25` (pie), `3.19921875` (dualpi2)"), "pie, dualpi2: proportional gain, 1/s.", "2.5"), PIE),
+    with_context(key("link.qdisc.bytemode", Bool, Value("false"), "pie: scale the drop probability by packet size / MTU.", "true"), PIE),
+    with_context(key("link.qdisc.min", Size, Value("30KB"), "red: average queue (bytes) where early drops or marks start (tc's `min`).", "\"20KB\""), RED),
+    with_context(key("link.qdisc.max", Size, Value("90KB"), "red: average queue (bytes) from which every packet is dropped or marked (tc's `max`).", "\"120KB\""), RED),
+    with_context(key("link.qdisc.probability", Probability, Value("2%"), "red: drop/mark probability at `max` (tc's `probability`; the starting value when adaptive).", "\"5%\""), RED),
+    with_context(within(key("link.qdisc.burst", Int, Context("tc's `(2·min + max) / (3·avpkt)`"), "red: packets of a burst the average lets through; sets the EWMA weight as tc does.", "200"), 1, u32::MAX as u64), RED),
+    with_context(within(key("link.qdisc.avpkt", Size, Value("1000B"), "red: typical packet size for `burst` and the idle-time decay.", "\"1500B\""), 1, u32::MAX as u64), RED),
+    with_context(key("link.qdisc.bandwidth", Rate, Context("the link's rate (its highest step)"), "red: rate for the idle-time decay of the average.", "\"5Mbit\""), RED),
+    with_context(key("link.qdisc.harddrop", Bool, Value("false"), "red: with `ecn`, still drop (not mark) above `max`.", "true"), RED),
+    with_context(key("link.qdisc.adaptive", Bool, Value("false"), "red: adaptive RED: adjust the probability every 500 ms to keep the average between min and max.", "true"), RED),
+    with_context(key("link.qdisc.gentle", Bool, Value("false"), "red: gentle RED (ns-2's, not in Linux): the probability rises to 1 between `max` and 2·`max`.", "true"), RED),
+    with_context(key("link.qdisc.step_threshold", Duration, Value("1ms"), "dualpi2: L4S queue sojourn above which every L4S packet is marked.", "\"2ms\""), DUALPI2),
+    with_context(key("link.qdisc.min_qlen_step", Int, Value("0"), "dualpi2: apply the step only with at least this many packets in the L4S queue.", "2"), DUALPI2),
+    with_context(within(key("link.qdisc.coupling_factor", Int, Value("2"), "dualpi2: coupling factor k between the L4S and classic probabilities.", "4"), 1, 255), DUALPI2),
+    with_context(key("link.qdisc.drop_overload", Bool, Value("true"), "dualpi2: on overload drop L4S packets (true) rather than only marking them.", "false"), DUALPI2),
+    with_context(key("link.qdisc.drop_early", Bool, Value("false"), "dualpi2: decide at enqueue instead of dequeue.", "true"), DUALPI2),
+    with_context(key("link.qdisc.c_protection", Probability, Value("10%"), "dualpi2: weight of the classic queue in the scheduler (Linux's `classic_protection`, in whole percent).", "\"20%\""), DUALPI2),
     key("link.loss", Loss, Context("no loss"), "Packet loss: a probability (`\"2%\"`, Bernoulli) or a table with `model` and its parameters.", "\"2%\""),
     with_context(one_of(key("link.loss.model", Enum, Value("bernoulli"), "Loss model.", "\"periodic\""), names_of::<LossModel>()), &["link.loss.p=\"1%\""]),
     key("link.loss.p", Probability, Required, "bernoulli, periodic, bounded: loss probability; gilbert-elliott: P(Good→Bad).", "\"1%\""),
@@ -446,6 +488,20 @@ static SECTIONS: &[SectionDoc] = &[
               either `p`, `r`, `k`, `h` or `gamma`, `beta`, `h`, `target` (then p = 1 − gamma, \
               r = 1 − beta, and k is solved so that the mean loss equals `target`).",
     },
+    SectionDoc {
+        prefix: "link.qdisc",
+        title: "link.qdisc (table form)",
+        doc: "`qdisc = \"codel\"` runs a discipline with Linux's defaults; the table form names a \
+              `model` and sets its parameters: `qdisc = { model = \"codel\", target = \"5ms\", \
+              interval = \"100ms\", ecn = true }`. Per direction as `[link.up]` / `[link.down]` \
+              (the table is taken whole). `droptail` (the default) is today's FIFO limited by \
+              `link.queue`. Every other discipline's hard limit is `limit`, else `link.queue` \
+              when that is set explicitly (converted to the discipline's unit), else Linux's \
+              own. A key of another discipline is an error naming the disciplines it belongs \
+              to. Packets are offered with their flow (a hash of the 5-tuple, for fq_codel) and \
+              ECN codepoint; a mark reaches the receiver as CE. AQM drops and CE marks are \
+              counted apart from tail drops in the results (`aqm_dropped_*`, `ce_marked_*`).",
+    },
     SectionDoc { prefix: "link.rate_schedule[]", title: "link.rate_schedule items", doc: "One step of a piecewise-constant rate." },
     SectionDoc { prefix: "link.blackout[]", title: "link.blackout items", doc: "One (possibly repeating) outage." },
     SectionDoc {
@@ -530,9 +586,9 @@ mod tests {
                 k.path
             );
             assert_eq!(
-                k.kind == Kind::Enum,
+                matches!(k.kind, Kind::Enum | Kind::Qdisc),
                 !k.allowed.is_empty(),
-                "{}: allowed values iff enum",
+                "{}: allowed values iff enum (or a discipline's name)",
                 k.path
             );
             assert!(

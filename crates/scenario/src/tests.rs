@@ -682,6 +682,7 @@ fn every_example_parses() {
     assert_eq!(
         names,
         [
+            "aqm",
             "bulk",
             "download",
             "fair-share",

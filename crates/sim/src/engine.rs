@@ -11,15 +11,21 @@ use std::cmp::Ordering;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use std::net::{Ipv4Addr, SocketAddr};
+
 use dary_heap::QuaternaryHeap;
-use netem::{Link, LinkConfig};
+use netem::qdisc::flow_hash;
+use netem::wire::{PROTO_TCP, PROTO_UDP};
+use netem::{Ecn, Link, LinkConfig, PacketMeta};
 use scenario::limits::{samples_per_run, MAX_SAMPLES_PER_RUN, MAX_SERIES_ROWS_PER_RUN};
-use scenario::model::{FlowSpec, Scenario, Workload};
+use scenario::model::{FlowSpec, Scenario, Stack, Workload};
 use transport::agent::{FlowAgent, Side};
 use transport::clock::VirtualClock;
 use transport::seeded::sub_seed;
+use transport::tcp::segment::Segment;
 use transport::tls::KeyLogBuffer;
 
+use crate::addr;
 use crate::agents::{build_agent, routes};
 use crate::capture::Capture;
 use netem::cross::CrossSource;
@@ -106,7 +112,45 @@ pub(crate) struct Packet {
     pub(crate) payload_len: u32,
     /// IP + transport header bytes in front of the payload.
     pub(crate) header_len: u32,
+    /// The IP ECN codepoint: as the stack sent it (`Transmit::ecn`), CE once a queue
+    /// discipline marked it; handed to the receiving agent with the payload.
+    pub(crate) ecn: Ecn,
     pub(crate) payload: Vec<u8>,
+}
+
+/// The packet's flow for the queue disciplines: the hash of the 5-tuple its pcap record
+/// carries (the addresses of [`crate::addr`]; a TCP segment's connection picks its client port).
+fn flow_of(pkt: &Packet, spec: Option<&FlowSpec>) -> u64 {
+    let v4 = |a: SocketAddr| match a {
+        SocketAddr::V4(a) => (*a.ip(), a.port()),
+        SocketAddr::V6(_) => (Ipv4Addr::UNSPECIFIED, a.port()),
+    };
+    let (src, dst, proto) = match pkt.owner {
+        Owner::Flow(f) => {
+            let f = f as usize;
+            let tcp = spec.is_some_and(|s| s.stack() == Stack::Tcp);
+            let (client, proto) = if tcp {
+                let conn = Segment::decode(&pkt.payload).map_or(0, |s| s.conn);
+                (addr::tcp_client_addr(f, conn), PROTO_TCP)
+            } else {
+                (addr::client_addr(f), PROTO_UDP)
+            };
+            let server = addr::server_addr(f);
+            if pkt.up {
+                (client, server, proto)
+            } else {
+                (server, client, proto)
+            }
+        }
+        Owner::Cross(c) => {
+            let c = c as usize;
+            let mut dst = addr::cross_addr(c, !pkt.up);
+            dst.set_port(addr::CROSS_PORT);
+            (addr::cross_addr(c, pkt.up), dst, PROTO_UDP)
+        }
+    };
+    let ((s, sp), (d, dp)) = (v4(src), v4(dst));
+    flow_hash(s, d, proto, sp, dp)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -382,6 +426,7 @@ impl Sim {
         let now = self.now;
         while let Some(d) = self.links[l].poll(now) {
             let mut pkt = d.item;
+            pkt.ecn = d.ecn;
             if d.corrupted {
                 let bit = d.flip_bit % (u64::from(d.ip_bytes) * 8).max(1);
                 let header_bits = u64::from(pkt.header_len) * 8;
@@ -448,8 +493,16 @@ impl Sim {
             };
             cap.packet(self.now, &pkt, flow);
         }
-        let ip = pkt.wire_len;
-        let _ = self.links[l].enqueue(self.now, ip, pkt);
+        let spec = match pkt.owner {
+            Owner::Flow(f) => Some(&self.flows[f as usize].spec),
+            Owner::Cross(_) => None,
+        };
+        let meta = PacketMeta {
+            ip_bytes: pkt.wire_len,
+            flow: flow_of(&pkt, spec),
+            ecn: pkt.ecn,
+        };
+        let _ = self.links[l].enqueue_packet(self.now, meta, pkt);
         self.reschedule_link(l);
     }
 
@@ -470,7 +523,7 @@ impl Sim {
         self.clock.set(self.now);
         self.flows[f]
             .agent
-            .handle_datagram(side, pkt.from, self.now, pkt.payload);
+            .handle_datagram_ecn(side, pkt.from, self.now, pkt.payload, pkt.ecn);
         if !self.pending.contains(&(f, side)) {
             self.pending.push((f, side));
         }
@@ -534,6 +587,7 @@ impl Sim {
                 wire_len: t.wire_len,
                 payload_len: t.payload_len,
                 header_len: t.header_len,
+                ecn: t.ecn,
                 payload: t.bytes,
             };
             self.forward(pkt);
@@ -576,6 +630,7 @@ impl Sim {
                 wire_len: size + IPV4_UDP_OVERHEAD,
                 payload_len: size,
                 header_len: IPV4_UDP_OVERHEAD,
+                ecn: Ecn::NotEct,
                 payload: Vec::new(),
             };
             self.forward(pkt);
@@ -649,5 +704,138 @@ mod tests {
         assert_eq!(s.events.len(), 0, "an entry after the end was queued");
         s.push(Duration::from_secs(1), Ev::Sample);
         assert_eq!(s.events.len(), 1, "an entry at the end must be queued");
+    }
+
+    /// A flow's agent whose packets are sent ECT(0), recording the codepoint of each datagram
+    /// it receives (no stack sets ECT yet; this one stands in for one that does).
+    struct EctAgent {
+        inner: Box<dyn FlowAgent>,
+        received: std::rc::Rc<std::cell::RefCell<Vec<(Side, Ecn)>>>,
+    }
+
+    impl FlowAgent for EctAgent {
+        fn handle_datagram(&mut self, side: Side, from: Side, now: Duration, payload: Vec<u8>) {
+            self.inner.handle_datagram(side, from, now, payload);
+        }
+        fn handle_datagram_ecn(
+            &mut self,
+            side: Side,
+            from: Side,
+            now: Duration,
+            payload: Vec<u8>,
+            ecn: Ecn,
+        ) {
+            self.received.borrow_mut().push((side, ecn));
+            self.inner.handle_datagram(side, from, now, payload);
+        }
+        fn handle_timeout(&mut self, side: Side, now: Duration) {
+            self.inner.handle_timeout(side, now);
+        }
+        fn poll_transmit(
+            &mut self,
+            side: Side,
+            now: Duration,
+        ) -> Option<transport::agent::Transmit> {
+            self.inner.poll_transmit(side, now).map(|mut t| {
+                t.ecn = Ecn::Ect0;
+                t
+            })
+        }
+        fn poll_timeout(&mut self, side: Side) -> Option<Duration> {
+            self.inner.poll_timeout(side)
+        }
+        fn delivered_bytes(&self) -> u64 {
+            self.inner.delivered_bytes()
+        }
+        fn sample(&self) -> transport::agent::SenderSample {
+            self.inner.sample()
+        }
+        fn is_finished(&self) -> bool {
+            self.inner.is_finished()
+        }
+        fn report(&self) -> transport::agent::FlowReport {
+            self.inner.report()
+        }
+    }
+
+    /// CoDel with ECN marks the ECT packets of a download instead of dropping them, and each
+    /// mark reaches the receiving agent as CE with its datagram; the sender's ECT(0) arrives
+    /// unchanged on unmarked packets.
+    #[test]
+    fn ce_marks_reach_the_receiving_agent() {
+        let f = flow("b", Workload::Bulk { upload: false }, 1500, newreno_exact());
+        let mut s = dumbbell(
+            10_000_000,
+            Duration::from_millis(10),
+            20,
+            vec![f],
+            Duration::from_secs(3),
+        );
+        s.bottleneck.down.qdisc = netem::QdiscConfig::Codel(netem::qdisc::CodelConfig {
+            ecn: true,
+            ..Default::default()
+        });
+        let mut sim = Sim::new(&s, 1, &RunOptions::default()).expect("sim");
+        let received = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+        let inner = std::mem::replace(&mut sim.flows[0].agent, sim_placeholder());
+        sim.flows[0].agent = Box::new(EctAgent {
+            inner,
+            received: received.clone(),
+        });
+        let run = sim.run().expect("run");
+        let down = &run.links["bottleneck_down"];
+        assert!(down.ce_marked_packets > 0, "{down:?}");
+        assert_eq!(
+            down.aqm_dropped_packets, 0,
+            "ECT packets are marked, not dropped"
+        );
+        let got = received.borrow();
+        let ce = got
+            .iter()
+            .filter(|(side, e)| *side == Side::Client && *e == Ecn::Ce)
+            .count();
+        // Every mark reaches the client, but for the few packets still in flight at the end.
+        let marked = down.ce_marked_packets;
+        assert!(
+            ce as u64 <= marked && ce as u64 >= marked * 9 / 10,
+            "{ce} CE datagrams received of {marked} marked"
+        );
+        assert!(
+            got.iter().any(|(_, e)| *e == Ecn::Ect0),
+            "unmarked packets keep ECT(0)"
+        );
+        assert!(got.iter().all(|(_, e)| *e != Ecn::NotEct));
+    }
+
+    /// A finished agent that does nothing, to swap the real one out of its slot.
+    fn sim_placeholder() -> Box<dyn FlowAgent> {
+        struct Idle;
+        impl FlowAgent for Idle {
+            fn handle_datagram(&mut self, _: Side, _: Side, _: Duration, _: Vec<u8>) {}
+            fn handle_timeout(&mut self, _: Side, _: Duration) {}
+            fn poll_transmit(
+                &mut self,
+                _: Side,
+                _: Duration,
+            ) -> Option<transport::agent::Transmit> {
+                None
+            }
+            fn poll_timeout(&mut self, _: Side) -> Option<Duration> {
+                None
+            }
+            fn delivered_bytes(&self) -> u64 {
+                0
+            }
+            fn sample(&self) -> transport::agent::SenderSample {
+                transport::agent::SenderSample::default()
+            }
+            fn is_finished(&self) -> bool {
+                true
+            }
+            fn report(&self) -> transport::agent::FlowReport {
+                transport::agent::FlowReport::default()
+            }
+        }
+        Box::new(Idle)
     }
 }

@@ -153,6 +153,9 @@ pub struct Transmit {
     pub header_len: u32,
     /// Where it goes: the peer endpoint, or a middlebox that intercepts the connection.
     pub to: Side,
+    /// The IP ECN codepoint it is sent with; every stack sends Not-ECT today (a stack that
+    /// negotiates ECN sets ECT here, and the engines offer it to the queue disciplines).
+    pub ecn: netem::Ecn,
 }
 
 impl Transmit {
@@ -165,6 +168,7 @@ impl Transmit {
             payload_len: len,
             header_len: IPV4_UDP_OVERHEAD,
             to,
+            ecn: netem::Ecn::NotEct,
         }
     }
 }
@@ -174,6 +178,20 @@ pub trait FlowAgent {
     /// A datagram (UDP payload) arrived at `side`. The application may run only at the next
     /// `poll_transmit`, so all datagrams arriving at one instant are processed as a batch.
     fn handle_datagram(&mut self, side: Side, from: Side, now: Duration, payload: Vec<u8>);
+    /// A datagram arrived at `side` with the IP ECN codepoint `ecn`: as it was sent, or CE when
+    /// a queue discipline on the path marked it. What the engines call; the default passes the
+    /// datagram on without the codepoint (no stack reacts to ECN yet).
+    fn handle_datagram_ecn(
+        &mut self,
+        side: Side,
+        from: Side,
+        now: Duration,
+        payload: Vec<u8>,
+        ecn: netem::Ecn,
+    ) {
+        let _ = ecn;
+        self.handle_datagram(side, from, now, payload);
+    }
     /// The timer of `side` fired (the engine calls this at or after `poll_timeout`).
     fn handle_timeout(&mut self, side: Side, now: Duration);
     /// Next datagram `side` wants to send now, if any. Call until `None`.

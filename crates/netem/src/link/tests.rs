@@ -479,6 +479,35 @@ fn counters_become_the_results_link_with_utilisation_over_the_run() {
     assert_eq!((l.max_queue_packets, l.corrupt_header_drops), (4, 3));
     assert_eq!(l.busy_time_s, 0.5);
     assert_eq!(l.utilisation, 0.25);
+    assert_eq!(l.queue_delay_p50_s, None, "no packet, no delay figures");
+}
+
+/// Each forwarded packet's queue delay lands in the link's histogram (a duplicate once), and
+/// the results carry it with the AQM counters.
+#[test]
+fn queue_delay_of_forwarded_packets_is_summarised() {
+    let mut cfg = LinkConfig::ideal();
+    cfg.rate = RateProfile::Fixed(8_000_000); // 1000 B take 1 ms
+    cfg.duplicate = 1.0;
+    let mut link = Link::new(cfg, 1);
+    for i in 0..10u32 {
+        let _ = link.enqueue(Duration::ZERO, 1000, i);
+    }
+    let mut n = 0;
+    while link.poll(ms(100)).is_some() {
+        n += 1;
+    }
+    assert_eq!(n, 20, "every packet and its copy");
+    let stats = link.stats().clone();
+    assert_eq!(stats.queue_delay.count(), 10);
+    let l = stats.to_result(1.0, 0);
+    // The k-th packet waited k ms: 0..=9 ms, mean 4.5 ms, median 4 ms, p99 and max 9 ms.
+    let close = |a: Option<f64>, b: f64| a.is_some_and(|a| (a - b).abs() <= b * 0.008 + 1e-12);
+    assert!(close(l.queue_delay_mean_s, 0.0045), "{l:?}");
+    assert!(close(l.queue_delay_p50_s, 0.004), "{l:?}");
+    assert!(close(l.queue_delay_p99_s, 0.009), "{l:?}");
+    assert_eq!(l.queue_delay_max_s, Some(0.009));
+    assert_eq!((l.aqm_dropped_packets, l.ce_marked_packets), (0, 0));
 }
 
 #[test]

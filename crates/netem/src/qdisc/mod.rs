@@ -125,6 +125,27 @@ impl PacketMeta {
     }
 }
 
+/// The flow of a packet as both engines compute it for [`PacketMeta::flow`]: a fixed mix of
+/// its 5-tuple (IPv4 source and destination, protocol, ports; ports 0 for other protocols).
+/// Deterministic across runs and machines; FQ-CoDel keys it once more with a per-link random
+/// value, as Linux keys its `jhash`, so which flows share a bucket still varies with the seed.
+pub fn flow_hash(
+    src: std::net::Ipv4Addr,
+    dst: std::net::Ipv4Addr,
+    protocol: u8,
+    src_port: u16,
+    dst_port: u16,
+) -> u64 {
+    let mix = |mut z: u64| {
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    };
+    let addrs = (u64::from(u32::from(src)) << 32) | u64::from(u32::from(dst));
+    let rest = (u64::from(protocol) << 32) | (u64::from(src_port) << 16) | u64::from(dst_port);
+    mix(mix(addrs) ^ rest)
+}
+
 /// Which queue discipline a link direction runs, with its parameters.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub enum QdiscConfig {
@@ -324,6 +345,23 @@ mod tests {
         }
         assert!(!Ecn::NotEct.can_mark());
         assert!(Ecn::Ect0.can_mark() && Ecn::Ect1.can_mark() && Ecn::Ce.can_mark());
+    }
+
+    #[test]
+    fn flow_hash_tells_5_tuples_apart() {
+        use std::net::Ipv4Addr;
+        let (a, b) = (Ipv4Addr::new(10, 1, 0, 1), Ipv4Addr::new(10, 2, 0, 1));
+        let h = flow_hash(a, b, 6, 40000, 443);
+        assert_eq!(h, flow_hash(a, b, 6, 40000, 443), "deterministic");
+        for other in [
+            flow_hash(b, a, 6, 40000, 443),
+            flow_hash(a, b, 17, 40000, 443),
+            flow_hash(a, b, 6, 40001, 443),
+            flow_hash(a, b, 6, 40000, 444),
+            flow_hash(a, Ipv4Addr::new(10, 2, 0, 2), 6, 40000, 443),
+        ] {
+            assert_ne!(h, other);
+        }
     }
 
     #[test]

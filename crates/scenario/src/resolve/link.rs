@@ -10,6 +10,7 @@ use crate::error::{At, Errors, ScenarioError};
 use crate::queue::QueueSpec;
 use crate::read::{check_keys, expected, Reader};
 use crate::resolve::loss::loss;
+use crate::resolve::qdisc;
 use crate::resolve::rate::{fixed_profile, rate_profile};
 use crate::tree::{Table, Val};
 
@@ -20,6 +21,9 @@ pub(crate) struct LinkDraft {
     pub config: LinkConfig,
     /// The queue expression.
     pub queue: QueueSpec,
+    /// The hard limit of a queue discipline other than drop-tail, when the scenario sets one
+    /// (`qdisc.limit`, or `queue` set explicitly); `None` keeps the discipline's own (Linux's).
+    pub qdisc_limit: Option<QueueSpec>,
 }
 
 impl LinkDraft {
@@ -36,6 +40,10 @@ impl LinkDraft {
     /// The final config, with BDP terms resolved.
     pub(crate) fn finish(mut self, base_rtt: Duration, mtu: u64) -> LinkConfig {
         self.config.queue = self.queue.resolve(self.bdp_rate(), base_rtt, mtu);
+        if let Some(limit) = self.qdisc_limit {
+            let limit = limit.resolve(self.bdp_rate(), base_rtt, mtu);
+            qdisc::apply_limit(&mut self.config.qdisc, limit, mtu);
+        }
         self.config
     }
 }
@@ -119,6 +127,25 @@ fn direction(r: &Reader<'_>, base_dir: &Path) -> Result<LinkDraft, ScenarioError
     };
     let queue = r.queue("queue")?;
     let queue = r.required("queue", queue)?;
+    let q = qdisc::qdisc(r)?;
+    let aqm = q.config != netem::QdiscConfig::DropTail;
+    let qdisc_limit = match (r.entry("queue").filter(|_| aqm), q.limit) {
+        (Some(e), Some(_)) => {
+            return Err(r.errors.at(
+                &e.node.at,
+                format!(
+                    "{} and {}.limit both set the queue discipline's limit; remove one",
+                    r.path_of("queue"),
+                    r.path_of("qdisc")
+                ),
+            ))
+        }
+        (Some(e), None) => {
+            qdisc::check_limit(r, &e.node.at, "queue", &queue)?;
+            Some(queue)
+        }
+        (None, limit) => limit,
+    };
     let config = LinkConfig {
         rate,
         delay,
@@ -136,12 +163,16 @@ fn direction(r: &Reader<'_>, base_dir: &Path) -> Result<LinkDraft, ScenarioError
             p: r.probability("reorder")?.unwrap_or(0.0),
             extra_delay: r.duration("reorder_delay")?.unwrap_or_default(),
         },
-        qdisc: netem::QdiscConfig::DropTail,
+        qdisc: q.config,
     };
     config
         .validate()
         .map_err(|e| r.errors.at(r.at(), e.to_string()))?;
-    Ok(LinkDraft { config, queue })
+    Ok(LinkDraft {
+        config,
+        queue,
+        qdisc_limit,
+    })
 }
 
 fn blackouts(r: &Reader<'_>) -> Result<Vec<Blackout>, ScenarioError> {
@@ -205,5 +236,6 @@ pub(crate) fn access(r: &Reader<'_>) -> Result<LinkDraft, ScenarioError> {
     Ok(LinkDraft {
         config,
         queue: r.required("queue", queue)?,
+        qdisc_limit: None,
     })
 }

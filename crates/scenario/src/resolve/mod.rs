@@ -6,6 +6,7 @@ mod knobs;
 mod link;
 mod loss;
 mod noop;
+mod qdisc;
 mod quicmodel;
 mod rate;
 mod run;

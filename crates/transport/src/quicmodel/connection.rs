@@ -1176,6 +1176,7 @@ impl Endpoint {
             payload_len: used,
             header_len: IPV4_UDP_OVERHEAD,
             to,
+            ecn: netem::Ecn::NotEct,
         })
     }
 

@@ -408,5 +408,6 @@ fn transmit(seg: &Segment) -> Transmit {
         payload_len: seg.len,
         header_len: header,
         to: Side::Server,
+        ecn: netem::Ecn::NotEct,
     }
 }
