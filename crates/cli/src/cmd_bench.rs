@@ -31,7 +31,7 @@ pub struct BenchArgs {
     /// Also run the scale rows: 10, 100 and 1,000 flows sharing one bottleneck (QUIC and TCP).
     #[arg(long)]
     pub scale: bool,
-    /// Only the rows whose scenario name contains this text (e.g. `1gbit`, `scale`).
+    /// Only the rows whose scenario name contains this text (e.g. `1gbit`, `scale`, `qdisc`).
     #[arg(long, value_name = "TEXT")]
     pub only: Option<String>,
     /// `flow.crypto` of the quinn rows: `tls` (the default) or `none` (the null AEAD).
@@ -78,6 +78,24 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<Exit> {
         }
         all.push(figures);
     }
+    // The JSON of the default run stays the scenarios' array (scripts/bench-sim-compare.py);
+    // the discipline rows join it when asked for by name.
+    let mut qdiscs = Vec::new();
+    let named = args.only.as_deref().is_some_and(|o| "qdisc".contains(o));
+    if wanted("qdisc") && (!args.json || named) {
+        let packets = if args.quick { 200_000 } else { 1_000_000 };
+        qdiscs = studies::bench_qdisc::qdisc_costs(packets, reps);
+        if !args.json {
+            println!(
+                "queue disciplines alone (16 flows at 110% of 1 Gbit/s, half ECT(0)):\n\
+                 | discipline | packets offered | delivered | ns / packet | vs drop-tail |\n\
+                 |---|---:|---:|---:|---:|"
+            );
+            for r in &qdiscs {
+                println!("{}", studies::bench_qdisc::render(r));
+            }
+        }
+    }
     let mut scale = Vec::new();
     if args.scale || args.only.as_deref().is_some_and(|o| SCALE.0.contains(o)) {
         for stack in SCALE_STACKS {
@@ -96,10 +114,12 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<Exit> {
         }
     }
     if args.json {
-        if args.scale {
+        if args.scale || !qdiscs.is_empty() {
             println!(
                 "{}",
-                serde_json::to_string(&serde_json::json!({ "scenarios": all, "scale": scale }))?
+                serde_json::to_string(
+                    &serde_json::json!({ "scenarios": all, "scale": scale, "qdisc": qdiscs })
+                )?
             );
         } else {
             println!("{}", serde_json::to_string(&all)?);

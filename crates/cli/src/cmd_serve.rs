@@ -54,6 +54,10 @@ pub struct QuicArgs {
     /// (0.5-RTT; off by default: only 0-RTT requests gain from it).
     #[arg(long)]
     pub early_response: bool,
+    /// Use ECN (`flow.ecn`): send ECT(0), read the received codepoints and report them in
+    /// ACK_ECN frames (quinn's own behaviour); off, the socket hides ECN from quinn.
+    #[arg(long)]
+    pub ecn: bool,
 }
 
 /// The ids of the flags of [`QuicArgs`], which `--config` replaces.
@@ -69,6 +73,7 @@ pub const QUIC_FLAGS: &[&str] = &[
     "qlog_dir",
     "no_address_token",
     "early_response",
+    "ecn",
 ];
 
 impl QuicArgs {
@@ -86,6 +91,7 @@ impl QuicArgs {
                     send_window: self.send_window.unwrap_or(defaults.common.send_window),
                     initial_rtt: self.initial_rtt.unwrap_or(defaults.common.initial_rtt),
                     address_token: !self.no_address_token,
+                    ecn: self.ecn,
                     ..defaults.common
                 },
                 ..defaults

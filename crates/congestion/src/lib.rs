@@ -22,6 +22,15 @@
 //!   the SRTT (CUBIC's target horizon).
 //! - [`on_end_acks`](CongestionController::on_end_acks): once per ACK frame, after its `on_ack`
 //!   calls; `largest_acked` is the largest newly acknowledged packet number (ends HyStart++ rounds).
+//! - [`on_ecn_feedback`](CongestionController::on_ecn_feedback): once per ACK (TCP segment,
+//!   QUIC ACK frame) that newly acknowledges data while ECN is in use, after its `on_ack` calls
+//!   and before `on_end_acks`, with the bytes it newly acknowledged and how many of them the
+//!   receiver reported CE-marked. TCP with RFC 3168 feedback counts every byte an ACK carrying
+//!   ECE acknowledges (the receiver repeats ECE until it sees CWR, so this over-counts); QUIC's
+//!   ACK_ECN counts packets, so the research model reports the CE count's increase times the
+//!   mean size of the newly acknowledged packets. A controller that reacts to the fraction of
+//!   marked bytes (DCTCP, Prague) reads it here; the classic response to CE still arrives as
+//!   [`on_congestion_event`](CongestionController::on_congestion_event) with `lost_bytes` 0.
 //! - [`on_congestion_event`](CongestionController::on_congestion_event): once per batch of losses
 //!   (or ECN-CE increase) with the send time of the newest lost packet. Call it for every batch:
 //!   the controller ignores events for packets sent at or before its current recovery start (one
@@ -96,6 +105,12 @@ pub trait CongestionController: Send + Sync + std::fmt::Debug {
         app_limited: bool,
         largest_acked: Option<u64>,
     );
+    /// One ACK's ECN feedback (see the crate docs): `acked_bytes` newly acknowledged, of which
+    /// `ce_bytes` were reported CE-marked. Loss-based controllers ignore it (their response
+    /// to CE is the congestion event).
+    fn on_ecn_feedback(&mut self, now: Duration, acked_bytes: u64, ce_bytes: u64) {
+        let _ = (now, acked_bytes, ce_bytes);
+    }
     /// Loss (or ECN-CE) detected at `now`; `sent` = send time of the most recent lost packet. The controller itself ignores events for packets sent before its current recovery period started (RFC 9002 §7.3.2), so callers may call it for every batch of losses.
     fn on_congestion_event(
         &mut self,

@@ -223,6 +223,7 @@ pub fn flow_result(
         config,
         // The research model runs only in the simulator.
         model: None,
+        ecn: None,
     }
 }
 

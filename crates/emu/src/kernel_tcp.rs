@@ -32,6 +32,7 @@ const TCP_APPLIED: &[&str] = &[
     "send_buffer",
     "min_rto",
     "rack",
+    "ecn",
 ];
 
 /// Checks a TCP flow's knobs and controller; returns warnings about approximations.
@@ -160,7 +161,7 @@ pub struct KernelTcp {
 }
 
 /// The kernel settings for a TCP flow's knobs (`None` for a QUIC flow): `tcp_rmem`/`tcp_wmem`
-/// from the window and buffer knobs (see [`transport::linux_config`]), `tcp_sack`,
+/// from the window and buffer knobs (see [`transport::linux_config`]), `tcp_sack`, `tcp_ecn`,
 /// `tcp_timestamps`, `tcp_recovery` + `tcp_early_retrans` (`rack`), and route `initrwnd`
 /// (the initial receive window in segments), `initcwnd` (from the controller's initial window),
 /// `rto_min`, `quickack 1` when delayed ACKs are off.
@@ -177,6 +178,10 @@ pub fn settings(f: &FlowSpec) -> Option<KernelTcp> {
             triple(transport::linux_config::tcp_wmem(t)),
         ),
         ("net.ipv4.tcp_sack", u8::from(t.sack).to_string()),
+        (
+            "net.ipv4.tcp_ecn",
+            transport::linux_config::tcp_ecn(t).to_string(),
+        ),
         (
             "net.ipv4.tcp_timestamps",
             u8::from(t.timestamps).to_string(),
@@ -265,7 +270,7 @@ pub(crate) fn read_back(ns: &str, route: &str) -> Result<FlowConfig, EmuError> {
     Ok(config)
 }
 
-/// Reads `net.ipv4.tcp_{rmem,wmem,sack,timestamps,recovery,early_retrans}` of the current
+/// Reads `net.ipv4.tcp_{rmem,wmem,sack,timestamps,recovery,early_retrans,ecn}` of the current
 /// thread's namespace (RACK-TLP counts as on when RACK loss detection and tail loss probes are).
 fn read_sysctls() -> Result<FlowConfig, EmuError> {
     let read = |key: &str| -> Result<Vec<u64>, EmuError> {
@@ -288,6 +293,9 @@ fn read_sysctls() -> Result<FlowConfig, EmuError> {
             read("net.ipv4.tcp_recovery")?.first().copied(),
             read("net.ipv4.tcp_early_retrans")?.first().copied(),
         )),
+        tcp_ecn: read("net.ipv4.tcp_ecn")?
+            .first()
+            .and_then(|&v| u8::try_from(v).ok()),
         ..FlowConfig::default()
     })
 }

@@ -204,6 +204,26 @@ impl QuicConfig {
         t
     }
 
+    /// A quinn endpoint on `udp` (a server when `server` is set). With `flow.ecn` off, the
+    /// socket hides ECN from quinn ([`NoEcnSocket`]), as the simulator's quinn without ECN;
+    /// with it on, quinn sends ECT(0) and reads the codepoints, as it does by default wherever
+    /// the socket reports them.
+    pub fn endpoint(
+        &self,
+        udp: std::net::UdpSocket,
+        server: Option<quinn::ServerConfig>,
+    ) -> std::io::Result<quinn::Endpoint> {
+        let runtime =
+            quinn::default_runtime().ok_or_else(|| std::io::Error::other("no async runtime"))?;
+        let socket = runtime.wrap_udp_socket(udp)?;
+        let socket: Arc<dyn quinn::AsyncUdpSocket> = if self.knobs.common.ecn {
+            socket
+        } else {
+            Arc::new(NoEcnSocket(socket))
+        };
+        quinn::Endpoint::new_with_abstract_socket(self.endpoint_config(), server, socket, runtime)
+    }
+
     /// The endpoint config: quinn's, accepting the UDP payloads the MTU allows.
     pub fn endpoint_config(&self) -> quinn::EndpointConfig {
         let mut ep = quinn::EndpointConfig::default();
@@ -239,6 +259,56 @@ pub fn take_qlog_errors() -> Vec<String> {
 }
 
 /// Binds a UDP socket for quinn with raised buffers (dual-stack when bound to `[::]`).
+/// A UDP socket that hides ECN from quinn: datagrams leave Not-ECT whatever quinn asks for,
+/// and quinn learns no received codepoint (as on a socket without `IP_RECVTOS`), so its ACKs
+/// carry no ECN counts and its peer's validation turns ECN off too.
+#[derive(Debug)]
+struct NoEcnSocket(Arc<dyn quinn::AsyncUdpSocket>);
+
+impl quinn::AsyncUdpSocket for NoEcnSocket {
+    fn create_io_poller(self: Arc<Self>) -> std::pin::Pin<Box<dyn quinn::UdpPoller>> {
+        self.0.clone().create_io_poller()
+    }
+
+    fn try_send(&self, transmit: &quinn::udp::Transmit<'_>) -> std::io::Result<()> {
+        self.0.try_send(&quinn::udp::Transmit {
+            ecn: None,
+            ..*transmit
+        })
+    }
+
+    fn poll_recv(
+        &self,
+        cx: &mut std::task::Context<'_>,
+        bufs: &mut [std::io::IoSliceMut<'_>],
+        meta: &mut [quinn::udp::RecvMeta],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        let polled = self.0.poll_recv(cx, bufs, meta);
+        if let std::task::Poll::Ready(Ok(n)) = polled {
+            for m in meta.iter_mut().take(n) {
+                m.ecn = None;
+            }
+        }
+        polled
+    }
+
+    fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.0.local_addr()
+    }
+
+    fn max_transmit_segments(&self) -> usize {
+        self.0.max_transmit_segments()
+    }
+
+    fn max_receive_segments(&self) -> usize {
+        self.0.max_receive_segments()
+    }
+
+    fn may_fragment(&self) -> bool {
+        self.0.may_fragment()
+    }
+}
+
 pub fn bind_udp(addr: SocketAddr) -> Result<std::net::UdpSocket, QuicSetupError> {
     let err = |cause| QuicSetupError::Socket { addr, cause };
     let domain = socket2::Domain::for_address(addr);

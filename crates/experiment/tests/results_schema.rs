@@ -31,6 +31,7 @@ size = "200kB"
 name = "t"
 stack = "tcp"
 app = "bulk"
+ecn = true
 
 [[flow]]
 name = "m"

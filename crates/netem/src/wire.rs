@@ -538,6 +538,10 @@ pub mod tcp_flags {
     pub const PSH: u8 = 0x08;
     /// The acknowledgment number is valid.
     pub const ACK: u8 = 0x10;
+    /// ECN-Echo (RFC 3168).
+    pub const ECE: u8 = 0x40;
+    /// Congestion Window Reduced (RFC 3168).
+    pub const CWR: u8 = 0x80;
 }
 
 impl<T: AsRef<[u8]>> TcpPacket<T> {

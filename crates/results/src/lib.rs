@@ -235,6 +235,23 @@ pub struct Flow {
     /// `flows.0.model.one_way_delay_p95_s` reach `summary.csv` like every other metric.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<ModelFlow>,
+    /// What ECN did, for a flow with `flow.ecn = true`; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn: Option<EcnFlow>,
+}
+
+/// ECN on a flow that asked for it, summed over its connections ("sender" is the data sender,
+/// "receiver" the data receiver). Paths such as `flows.0.ecn.ce_received` reach `summary.csv`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct EcnFlow {
+    /// Every connection used ECN to the end: TCP negotiated it; QUIC's sender still sent
+    /// ECT at the end (its validation of the peer's counts held).
+    pub capable: bool,
+    /// Packets (TCP: data segments) the receiver got CE-marked, packets.
+    pub ce_received: Option<u64>,
+    /// The sender's congestion events in answer to CE (TCP: ECN-Echo; QUIC: a rise of the
+    /// ECN-CE count), a part of `congestion_events`, count.
+    pub ce_congestion_events: Option<u64>,
 }
 
 /// Per-flow figures of the QUIC research model, summed over the flow's connections. "Sender"
@@ -323,6 +340,10 @@ pub struct FlowConfig {
     /// emulator, whether the client received NEW_TOKEN frames from the server.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub address_token: Option<bool>,
+    /// `net.ipv4.tcp_ecn` of the flow's hosts: 1 = ask for ECN and accept it (`flow.ecn`),
+    /// 2 = accept it only (Linux's default). TCP only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp_ecn: Option<u8>,
 }
 
 /// One connection of a flow (download flows may open several in sequence).

@@ -397,6 +397,7 @@ static KEYS: &[KeyDoc] = &[
     key("flow.loss_reduction", Float, Context("0.5 (newreno), 0.7 (cubic)"), "Multiplicative decrease on congestion (ours only).", "0.8"),
     key("flow.min_window", Packets, Value("2pkt"), "Minimum congestion window (ours only).", "\"4pkt\""),
     key("flow.mtu", Int, Value("1500"), "IP MTU: 1228 to 16411 for `quic` (quinn's limit), 1228 to 65535 for `quic-model`, 576 to 65535 for `tcp`. QUIC: UDP payload at most mtu − 28; TCP: MSS = mtu − 40, − 12 more with timestamps.", "1280"),
+    key("flow.ecn", Bool, Value("false"), "Use ECN end to end. `tcp`: the client asks for RFC 3168 ECN in its SYN (Linux's `net.ipv4.tcp_ecn = 1`; servers and PEPs accept as Linux's default 2), new data leaves ECT(0), the receiver echoes CE with ECE until CWR and the sender reduces once per round trip. `quic`, `quic-model`: packets leave ECT(0), ACKs carry ECN counts and a rise in CE is a congestion event (RFC 9000 §13.4, RFC 9002 §7.1). False: everything leaves Not-ECT, so an AQM drops instead of marking.", "true"),
     quic_only(key("flow.mtu_discovery", Bool, Value("false"), "Let quinn probe for a larger MTU.", "true")),
     quic_shared(positive(key("flow.initial_rtt", Duration, Value("333ms"), "RTT estimate before the first sample.", "\"100ms\""))),
     quic_shared(key("flow.stream_window", Size, Value("16MB"), "Per-stream receive window (initial MAX_STREAM_DATA, then kept open ahead of the consumed offset); generous so it limits only when set. quic-model: 1 B to 2^62 − 1 B.", "\"65KB\"")),
@@ -603,7 +604,8 @@ mod tests {
 
     #[test]
     fn stack_tags() {
-        // The keys a flow of `stack` may set beyond the shared ones (`mtu` and the PEP's aside).
+        // The keys a flow of `stack` may set beyond the shared ones (`mtu`, `ecn` and the PEP's
+        // aside).
         let keys = |stack| -> Vec<String> {
             let mut k: Vec<String> = KEYS
                 .iter()
@@ -614,14 +616,19 @@ mod tests {
             k.sort();
             k
         };
-        // Every knob field but the shared `mtu` is a key of its stack, and every key tagged
+        // Every knob field but the shared `mtu` and `ecn` is a key of its stack, and every key tagged
         // with a stack is a field of that stack's knobs: a new field without its registry
         // entry (or a key on the wrong stack) fails here.
         let fields = |v: Result<serde_json::Value, serde_json::Error>| -> Vec<String> {
             let Ok(serde_json::Value::Object(m)) = v else {
                 panic!("knobs serialize as a table")
             };
-            let mut f: Vec<String> = m.keys().filter(|k| *k != "mtu").cloned().collect();
+            let shared = ["mtu", "ecn"];
+            let mut f: Vec<String> = m
+                .keys()
+                .filter(|k| !shared.contains(&k.as_str()))
+                .cloned()
+                .collect();
             f.sort();
             f
         };

@@ -1087,7 +1087,7 @@ fn quic_model_keys_parse_into_model_knobs() {
          bundle_acks = true\nibit = true\nfc_update = \"every-ack\"\nfc_threshold = 0.5\n\
          fc_immediate = false\nwindow_autotuning = true\nscheduler = \"fifo\"\n\
          send_queue_limit = \"64KB\"\nsend_queue_low_water = 0.1\npacing = false\n\
-         send_one_on_loss = true\n"
+         send_one_on_loss = true\necn = true\n"
     ));
     let want = QuicModelKnobs {
         mtu: 9000,
@@ -1100,6 +1100,7 @@ fn quic_model_keys_parse_into_model_knobs() {
             max_ack_delay: Some(Duration::from_millis(5)),
             zero_rtt: true,
             address_token: false,
+            ecn: true,
         },
         receiver_ack_ratio: 1,
         ack_delay: Duration::from_millis(40),

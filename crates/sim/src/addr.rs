@@ -84,6 +84,10 @@ pub struct TcpHeaderFields {
     pub fin: bool,
     /// RST flag.
     pub rst: bool,
+    /// ECE flag.
+    pub ece: bool,
+    /// CWR flag.
+    pub cwr: bool,
     /// Receive window in bytes (unscaled).
     pub window: u64,
     /// (TSval, TSecr).
@@ -163,7 +167,9 @@ pub fn ipv4_tcp_header(
         flag(h.fin, tcp_flags::FIN)
             | flag(h.syn, tcp_flags::SYN)
             | flag(h.rst, tcp_flags::RST)
-            | flag(h.ack_flag, tcp_flags::ACK),
+            | flag(h.ack_flag, tcp_flags::ACK)
+            | flag(h.ece, tcp_flags::ECE)
+            | flag(h.cwr, tcp_flags::CWR),
     );
     let window = if h.syn {
         h.window

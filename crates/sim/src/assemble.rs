@@ -86,6 +86,11 @@ fn flow(slot: &FlowSlot, window: f64) -> (Flow, Vec<String>) {
             .model
             .as_ref()
             .map(|m| model_flow(m, report.ack_frames_sent)),
+        ecn: report.ecn.map(|e| results::EcnFlow {
+            capable: e.capable,
+            ce_received: Some(e.ce_received),
+            ce_congestion_events: Some(e.ce_congestion_events),
+        }),
     };
     (flow, warnings)
 }

@@ -96,6 +96,13 @@ impl Capture {
                 bytes.resize(bytes.len() + pkt.payload_len as usize, 0);
             }
         }
+        // The capture point is the bottleneck's entrance: the codepoint as the sender set it
+        // (a mark the queue makes later is not in the file).
+        if pkt.ecn != netem::Ecn::NotEct && bytes.len() >= IPV4_HEADER_LEN {
+            let mut ip = netem::wire::Ipv4Packet::new_unchecked(&mut bytes[..]);
+            ip.set_tos(pkt.ecn.bits());
+            ip.fill_checksum();
+        }
         // A failing capture must not change the simulation; the error surfaces at finish.
         let _ = self.writer.write(now, &bytes);
     }
@@ -142,6 +149,8 @@ fn tcp_fields(seg: &Segment, mss: u16) -> addr::TcpHeaderFields {
         ack_flag: seg.has(segment::ACK),
         fin: seg.has(segment::FIN),
         rst: seg.has(segment::RST),
+        ece: seg.has(segment::ECE),
+        cwr: seg.has(segment::CWR),
         window: seg.window,
         ts: seg.ts.map(|(v, e)| (v as u32, e as u32)),
         sack,

@@ -714,9 +714,6 @@ mod tests {
     }
 
     impl FlowAgent for EctAgent {
-        fn handle_datagram(&mut self, side: Side, from: Side, now: Duration, payload: Vec<u8>) {
-            self.inner.handle_datagram(side, from, now, payload);
-        }
         fn handle_datagram_ecn(
             &mut self,
             side: Side,
@@ -811,7 +808,7 @@ mod tests {
     fn sim_placeholder() -> Box<dyn FlowAgent> {
         struct Idle;
         impl FlowAgent for Idle {
-            fn handle_datagram(&mut self, _: Side, _: Side, _: Duration, _: Vec<u8>) {}
+            fn handle_datagram_ecn(&mut self, _: Side, _: Side, _: Duration, _: Vec<u8>, _: Ecn) {}
             fn handle_timeout(&mut self, _: Side, _: Duration) {}
             fn poll_transmit(
                 &mut self,

@@ -14,6 +14,7 @@
 //! variants), so this crate links the simulator only.
 
 pub mod bench;
+pub mod bench_qdisc;
 pub mod calibrate;
 pub mod reproduce;
 pub mod validate;

@@ -91,6 +91,22 @@ pub struct FlowReport {
     pub warnings: Vec<String>,
     /// What only the QUIC research model measures (`None` for quinn and TCP).
     pub model: Option<ModelMetrics>,
+    /// ECN on the data path; `None` when the flow does not ask for ECN.
+    pub ecn: Option<EcnReport>,
+}
+
+/// What ECN did on a flow that asked for it, summed over its connections ("sender" is the
+/// data sender, "receiver" the data receiver).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct EcnReport {
+    /// Every connection used ECN to the end: TCP negotiated it; QUIC's sender still sent ECT
+    /// (its validation of the peer's counts did not fail).
+    pub capable: bool,
+    /// Packets (TCP: data segments) the receiver got CE-marked.
+    pub ce_received: u64,
+    /// Congestion events at the sender in answer to CE (TCP: ECE; QUIC: a rise of the ECN-CE
+    /// count), a subset of `FlowReport::congestion_events`.
+    pub ce_congestion_events: u64,
 }
 
 /// Counters and times only the QUIC research model keeps, summed over connections. "Sender"
@@ -153,8 +169,9 @@ pub struct Transmit {
     pub header_len: u32,
     /// Where it goes: the peer endpoint, or a middlebox that intercepts the connection.
     pub to: Side,
-    /// The IP ECN codepoint it is sent with; every stack sends Not-ECT today (a stack that
-    /// negotiates ECN sets ECT here, and the engines offer it to the queue disciplines).
+    /// The IP ECN codepoint it is sent with: ECT(0) on what an ECN-capable flow's stack marks
+    /// (TCP: new data after ECN was negotiated; QUIC: what quinn or the research model asks
+    /// for), Not-ECT otherwise. The engines offer it to the queue disciplines.
     pub ecn: netem::Ecn,
 }
 
@@ -175,12 +192,13 @@ impl Transmit {
 
 /// Both ends of one transport flow, driven by an engine in virtual (or real) time.
 pub trait FlowAgent {
-    /// A datagram (UDP payload) arrived at `side`. The application may run only at the next
-    /// `poll_transmit`, so all datagrams arriving at one instant are processed as a batch.
-    fn handle_datagram(&mut self, side: Side, from: Side, now: Duration, payload: Vec<u8>);
+    /// A Not-ECT datagram (UDP payload) arrived at `side`; see [`Self::handle_datagram_ecn`].
+    fn handle_datagram(&mut self, side: Side, from: Side, now: Duration, payload: Vec<u8>) {
+        self.handle_datagram_ecn(side, from, now, payload, netem::Ecn::NotEct);
+    }
     /// A datagram arrived at `side` with the IP ECN codepoint `ecn`: as it was sent, or CE when
-    /// a queue discipline on the path marked it. What the engines call; the default passes the
-    /// datagram on without the codepoint (no stack reacts to ECN yet).
+    /// a queue discipline on the path marked it. The application may run only at the next
+    /// `poll_transmit`, so all datagrams arriving at one instant are processed as a batch.
     fn handle_datagram_ecn(
         &mut self,
         side: Side,
@@ -188,10 +206,7 @@ pub trait FlowAgent {
         now: Duration,
         payload: Vec<u8>,
         ecn: netem::Ecn,
-    ) {
-        let _ = ecn;
-        self.handle_datagram(side, from, now, payload);
-    }
+    );
     /// The timer of `side` fired (the engine calls this at or after `poll_timeout`).
     fn handle_timeout(&mut self, side: Side, now: Duration);
     /// Next datagram `side` wants to send now, if any. Call until `None`.

@@ -112,6 +112,8 @@ pub struct CcProbe {
     ssthresh: AtomicU64,
     /// Virtual time of the first congestion event in ns + 1 (0 = none yet).
     first_congestion: AtomicU64,
+    /// Congestion events in answer to a rise of the peer's ECN-CE count.
+    ce_events: AtomicU64,
 }
 
 impl CcProbe {
@@ -131,6 +133,11 @@ impl CcProbe {
     /// Slow-start threshold (u64::MAX while infinite).
     pub fn ssthresh(&self) -> u64 {
         self.ssthresh.load(Ordering::Relaxed)
+    }
+
+    /// Congestion events quinn signalled for ECN-CE rather than loss.
+    pub fn ce_events(&self) -> u64 {
+        self.ce_events.load(Ordering::Relaxed)
     }
 }
 
@@ -289,6 +296,11 @@ impl Controller for Probed {
                 lost_bytes,
             ),
             Inner::Quinn(c) => c.on_congestion_event(now, sent, persistent, lost_bytes),
+        }
+        // quinn reports a rise of the ECN-CE count with no lost bytes (every loss event
+        // carries the lost packets' sizes).
+        if lost_bytes == 0 && !persistent {
+            self.probe.ce_events.fetch_add(1, Ordering::Relaxed);
         }
         let t = since(epoch, now).as_nanos() as u64 + 1;
         let _ = self.probe.first_congestion.compare_exchange(

@@ -173,9 +173,17 @@ pub trait Connections {
     /// Opens the client's next connection (calling [`Lifecycle::begin_connection`]), or fails
     /// the flow.
     fn open(&mut self, flow: &mut Lifecycle, now: Duration);
-    /// A datagram or segment arrived at `side` from `from`; true when an endpoint took it
-    /// (its applications then run at the side's next transmission).
-    fn on_datagram(&mut self, side: Side, from: Side, now: Duration, payload: Vec<u8>) -> bool;
+    /// A datagram or segment arrived at `side` from `from` with the IP ECN codepoint `ecn`;
+    /// true when an endpoint took it (its applications then run at the side's next
+    /// transmission).
+    fn on_datagram(
+        &mut self,
+        side: Side,
+        from: Side,
+        now: Duration,
+        payload: Vec<u8>,
+        ecn: netem::Ecn,
+    ) -> bool;
     /// The data sender (`side`) reached `stop`: what it still holds must not keep flowing.
     fn stop(&mut self, side: Side, now: Duration);
     /// `side`'s timers that are due fire.
@@ -274,11 +282,18 @@ impl<C: Connections> FlowDriver<C> {
 }
 
 impl<C: Connections> FlowAgent for FlowDriver<C> {
-    fn handle_datagram(&mut self, side: Side, from: Side, now: Duration, payload: Vec<u8>) {
+    fn handle_datagram_ecn(
+        &mut self,
+        side: Side,
+        from: Side,
+        now: Duration,
+        payload: Vec<u8>,
+        ecn: netem::Ecn,
+    ) {
         self.conns.advance(now);
         // The applications run once per batch of datagrams arriving at the same instant (like
         // a receiver draining its socket before reading streams); see `poll_transmit`.
-        if self.conns.on_datagram(side, from, now, payload) {
+        if self.conns.on_datagram(side, from, now, payload, ecn) {
             self.flow.wake(side);
         }
     }
@@ -399,7 +414,14 @@ mod tests {
             self.read.push(0);
             self.opened_at.push(now);
         }
-        fn on_datagram(&mut self, _: Side, _: Side, _: Duration, payload: Vec<u8>) -> bool {
+        fn on_datagram(
+            &mut self,
+            _: Side,
+            _: Side,
+            _: Duration,
+            payload: Vec<u8>,
+            _: netem::Ecn,
+        ) -> bool {
             !payload.is_empty()
         }
         fn stop(&mut self, _: Side, now: Duration) {

@@ -64,6 +64,17 @@ pub fn rack_sysctls(t: &TcpKnobs) -> [(&'static str, &'static str); 2] {
     }
 }
 
+/// `net.ipv4.tcp_ecn` for the knobs: 1 (ask for ECN on outgoing connections, accept it on
+/// incoming ones) with `ecn`, Linux's default 2 (accept only) without. Both ends of a flow get
+/// it, as the model's servers always accept.
+pub fn tcp_ecn(t: &TcpKnobs) -> u8 {
+    if t.ecn {
+        1
+    } else {
+        2
+    }
+}
+
 /// The initial window of one of our controllers, packets (`None` for quinn's and `none`).
 pub fn initial_window(cc: &CcChoice) -> Option<u64> {
     match cc {
@@ -115,6 +126,7 @@ pub fn tcp_record(cc: &CcChoice, t: &TcpKnobs) -> FlowConfig {
         initrwnd_packets: Some(initrwnd(t)),
         // TCP has no address-validation tokens.
         address_token: None,
+        tcp_ecn: Some(tcp_ecn(t)),
     }
 }
 

@@ -40,6 +40,13 @@ pub struct QuicCommonKnobs {
     /// frames are about 100 bytes): its server starts with the address validated.
     #[serde(default = "default_true")]
     pub address_token: bool,
+    /// ECN (RFC 9000 §13.4): packets leave ECT(0), the receiver counts the codepoints it gets
+    /// and reports them in ACK_ECN frames, and the sender validates the counts and treats a
+    /// rise in CE as a congestion event. Off: packets leave Not-ECT and ACKs carry no counts.
+    /// quinn itself always tries ECN where its socket can; off is the default here so that a
+    /// path without an ECN-marking queue behaves as before and the other stacks match.
+    #[serde(default)]
+    pub ecn: bool,
 }
 
 /// serde's default of knobs that are on unless set (knob tables written before they existed).
@@ -50,7 +57,7 @@ fn default_true() -> bool {
 impl Default for QuicCommonKnobs {
     /// quinn's 333 ms initial RTT, windows generous enough (16 MB per stream, 24 MB per
     /// connection, 32 MB send buffer) to limit only when set, no ACK_FREQUENCY request, no
-    /// 0-RTT, address tokens on.
+    /// 0-RTT, address tokens on, no ECN.
     fn default() -> Self {
         QuicCommonKnobs {
             initial_rtt: Duration::from_millis(333),
@@ -61,6 +68,7 @@ impl Default for QuicCommonKnobs {
             max_ack_delay: None,
             zero_rtt: false,
             address_token: true,
+            ecn: false,
         }
     }
 }

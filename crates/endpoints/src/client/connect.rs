@@ -284,8 +284,9 @@ impl Connector {
             (std::net::Ipv4Addr::UNSPECIFIED, 0).into()
         };
         let udp = quic::bind_udp(bind).map_err(|e| e.to_string())?;
-        let runtime = quinn::default_runtime().ok_or("no async runtime")?;
-        let ep = quinn::Endpoint::new(self.quic_config.endpoint_config(), None, udp, runtime)
+        let ep = self
+            .quic_config
+            .endpoint(udp, None)
             .map_err(|e| format!("QUIC endpoint: {e}"))?;
         eps[family] = Some(ep.clone());
         Ok(ep)

@@ -31,9 +31,8 @@ pub(super) fn endpoint(
     let mut sc = quinn::ServerConfig::with_crypto(Arc::new(crypto));
     sc.transport_config(Arc::new(quic.transport_config(None)));
     sc.validation_token_config(quic.knobs.validation_tokens());
-    let runtime = quinn::default_runtime()
-        .ok_or_else(|| ServerError::Endpoint("no async runtime found".into()))?;
-    let ep = quinn::Endpoint::new(quic.endpoint_config(), Some(sc.clone()), udp, runtime)
+    let ep = quic
+        .endpoint(udp, Some(sc.clone()))
         .map_err(|e| ServerError::Endpoint(e.to_string()))?;
     Ok((ep, sc))
 }

@@ -80,13 +80,15 @@ impl Host {
         v
     }
 
-    /// Feeds one datagram from `remote`. A new incoming connection is accepted with the
-    /// server config `per_conn` builds for it.
+    /// Feeds one datagram from `remote` that arrived with the codepoint `ecn` (`None`: the
+    /// socket does not report it). A new incoming connection is accepted with the server
+    /// config `per_conn` builds for it.
     pub(crate) fn handle(
         &mut self,
         now: Duration,
         remote: SocketAddr,
         payload: Vec<u8>,
+        ecn: Option<quinn_proto::EcnCodepoint>,
         per_conn: impl FnOnce(&mut Host) -> Option<Arc<ServerConfig>>,
     ) {
         let nowi = to_instant(now);
@@ -95,7 +97,7 @@ impl Host {
             nowi,
             remote,
             None,
-            None,
+            ecn,
             BytesMut::from(Bytes::from(payload)),
             &mut buf,
         );
@@ -175,11 +177,14 @@ impl Host {
         }
     }
 
-    /// The next datagram to send: stateless responses first, then the first connection
-    /// with something to say.
-    pub(crate) fn poll_transmit(&mut self, now: Duration) -> Option<Vec<u8>> {
+    /// The next datagram to send, with the codepoint quinn asks for: stateless responses
+    /// first (Not-ECT), then the first connection with something to say.
+    pub(crate) fn poll_transmit(
+        &mut self,
+        now: Duration,
+    ) -> Option<(Vec<u8>, Option<quinn_proto::EcnCodepoint>)> {
         if let Some(d) = self.outbox.pop_front() {
-            return Some(d);
+            return Some((d, None));
         }
         if self.conns.is_empty() {
             return None;
@@ -199,14 +204,15 @@ impl Host {
                     // A datagram that fills most of the buffer leaves in it (no copy) and a
                     // new buffer takes its place; a small one (an ACK) is copied out, so
                     // packets in flight do not each hold a full-size buffer.
-                    out = Some(if 2 * t.size >= buf.capacity() {
+                    let d = if 2 * t.size >= buf.capacity() {
                         let full = buf.capacity();
                         let mut d = std::mem::replace(buf, Vec::with_capacity(full));
                         d.truncate(t.size);
                         d
                     } else {
                         buf[..t.size].to_vec()
-                    });
+                    };
+                    out = Some((d, t.ecn));
                     break;
                 }
             }

@@ -21,7 +21,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use quinn_proto::{ClientConfig, ConnectionError, Event, TokenStore, VarInt};
 
-use crate::agent::{FlowReport, SenderSample, Side, Transmit};
+use crate::agent::{EcnReport, FlowReport, SenderSample, Side, Transmit};
 use crate::cc_adapter::CcProbe;
 use crate::clock::{to_instant, VirtualClock};
 use crate::driver::{Connections, FlowDriver, Lifecycle};
@@ -105,6 +105,31 @@ pub struct QuicConnections {
     events: Vec<(usize, Event)>,
     /// Scratch of [`Self::pump_streams`]: what the application did, kept likewise.
     pumped: app::Pumped,
+    /// CE-marked datagrams each side received (with ECN on), indexed by [`at`].
+    ce_received: [u64; 2],
+    /// The codepoint of each side's last datagram (with ECN on): ECT while quinn's ECN
+    /// validation holds.
+    last_sent_ecn: [netem::Ecn; 2],
+}
+
+/// quinn's codepoint for the engine's (Not-ECT is no codepoint).
+fn quinn_ecn(ecn: netem::Ecn) -> Option<quinn_proto::EcnCodepoint> {
+    match ecn {
+        netem::Ecn::NotEct => None,
+        netem::Ecn::Ect0 => Some(quinn_proto::EcnCodepoint::Ect0),
+        netem::Ecn::Ect1 => Some(quinn_proto::EcnCodepoint::Ect1),
+        netem::Ecn::Ce => Some(quinn_proto::EcnCodepoint::Ce),
+    }
+}
+
+/// The engine's codepoint for quinn's.
+fn netem_ecn(ecn: Option<quinn_proto::EcnCodepoint>) -> netem::Ecn {
+    match ecn {
+        None => netem::Ecn::NotEct,
+        Some(quinn_proto::EcnCodepoint::Ect0) => netem::Ecn::Ect0,
+        Some(quinn_proto::EcnCodepoint::Ect1) => netem::Ecn::Ect1,
+        Some(quinn_proto::EcnCodepoint::Ce) => netem::Ecn::Ce,
+    }
 }
 
 impl std::fmt::Debug for QuicConnections {
@@ -167,6 +192,8 @@ impl FlowDriver<QuicConnections> {
             qlog_errors: QlogErrors::default(),
             events: Vec::new(),
             pumped: app::Pumped::default(),
+            ce_received: [0; 2],
+            last_sent_ecn: [netem::Ecn::NotEct; 2],
         };
         Ok(FlowDriver::from_parts(plan, conns))
     }
@@ -300,11 +327,27 @@ impl Connections for QuicConnections {
         });
     }
 
-    fn on_datagram(&mut self, side: Side, _from: Side, now: Duration, payload: Vec<u8>) -> bool {
+    fn on_datagram(
+        &mut self,
+        side: Side,
+        _from: Side,
+        now: Duration,
+        payload: Vec<u8>,
+        ecn: netem::Ecn,
+    ) -> bool {
         // QUIC cannot be split: no middlebox ever terminates it.
         if side == Side::Middle {
             return false;
         }
+        // With ECN off, quinn's socket reports no codepoint (as one without IP_RECVTOS).
+        let ecn = if self.cfg.knobs.common.ecn {
+            if ecn == netem::Ecn::Ce {
+                self.ce_received[at(side)] += 1;
+            }
+            quinn_ecn(ecn)
+        } else {
+            None
+        };
         let remote = match side {
             Side::Client => self.cfg.server_addr,
             Side::Server | Side::Middle => self.cfg.client_addr,
@@ -312,7 +355,7 @@ impl Connections for QuicConnections {
         let cfg = &self.cfg;
         let server_probe = &self.probes[1];
         let qlog_errors = &self.qlog_errors;
-        self.hosts[at(side)].handle(now, remote, payload, |host| {
+        self.hosts[at(side)].handle(now, remote, payload, ecn, |host| {
             let mut sc = host.server_config.clone()?;
             let qlog = qlog_stream(
                 cfg.qlog_dir.as_deref(),
@@ -352,8 +395,15 @@ impl Connections for QuicConnections {
     }
 
     fn poll_transmit(&mut self, side: Side, now: Duration) -> Option<Transmit> {
-        let out = self.hosts[at(side)].poll_transmit(now);
-        out.map(|d| Transmit::udp(d, side.opposite()))
+        let (d, ecn) = self.hosts[at(side)].poll_transmit(now)?;
+        let mut t = Transmit::udp(d, side.opposite());
+        // With ECN off, quinn's socket sends Not-ECT whatever quinn asks for, and quinn's
+        // validation turns ECN off once ACKs come back without counts.
+        if self.cfg.knobs.common.ecn {
+            t.ecn = netem_ecn(ecn);
+            self.last_sent_ecn[at(side)] = t.ecn;
+        }
+        Some(t)
     }
 
     /// Sending changes no stream's readable data and no send credit (those move only with
@@ -402,6 +452,13 @@ impl Connections for QuicConnections {
             r.ack_frames_sent += st.frame_tx.acks;
             r.max_data_frames_sent += st.frame_tx.max_data;
             r.max_stream_data_frames_sent += st.frame_tx.max_stream_data;
+        }
+        if self.cfg.knobs.common.ecn {
+            r.ecn = Some(EcnReport {
+                capable: self.last_sent_ecn[s] != netem::Ecn::NotEct,
+                ce_received: self.ce_received[1 - s],
+                ce_congestion_events: self.probes[s].ce_events(),
+            });
         }
     }
 

@@ -22,6 +22,7 @@ use std::time::Duration;
 use congestion::{CongestionController, RttSample};
 
 use super::ack::{AckPolicy, AckState, Arrival};
+use super::ecn::EcnPath;
 use super::flowctl::FcPolicy;
 use super::knobs::FcUpdate;
 use super::pacing::Pacer;
@@ -104,8 +105,11 @@ pub(crate) struct Stats {
     pub packets_sent: u64,
     /// Packets declared lost.
     pub packets_lost: u64,
-    /// Loss batches that lost in-flight packets (quinn's count).
+    /// Loss batches that lost in-flight packets (quinn's count), plus rises of the peer's
+    /// ECN-CE count.
     pub congestion_events: u64,
+    /// Congestion events in answer to a rise of the ECN-CE count.
+    pub ce_congestion_events: u64,
     /// First congestion event.
     pub first_congestion: Option<Duration>,
     /// ACK frames sent.
@@ -256,6 +260,10 @@ pub(crate) struct Endpoint {
     next_bundled_ack: Option<Duration>,
     /// `poll_timeout`'s answer until the next input or output (the engine asks often).
     timeout_cache: Cell<Option<Option<Duration>>>,
+    /// ECN counts, marking and validation.
+    pub ecn: EcnPath,
+    /// The CE rise of the ACK frame being processed, for the controller's ECN feedback.
+    ecn_ce_of_ack: u64,
 }
 
 /// Where a frame's effects go while the packet log is borrowed.
@@ -412,6 +420,8 @@ impl Endpoint {
             pending: Pending::default(),
             close: Close::Open,
             stats: Stats::default(),
+            ecn: EcnPath::new(k.common.ecn),
+            ecn_ce_of_ack: 0,
             limit: None,
             handshake_complete_at: None,
             got_ticket: false,
@@ -489,6 +499,7 @@ impl Endpoint {
     pub(crate) fn on_datagram(
         &mut self,
         bytes: &[u8],
+        ecn: netem::Ecn,
         now: Duration,
         owd: &mut impl FnMut(Duration),
     ) -> Result<(), DecodeError> {
@@ -558,6 +569,7 @@ impl Endpoint {
                 space != SpaceId::Data,
             );
             if arrival == Arrival::New {
+                self.ecn.on_packet(s, ecn);
                 if elicit {
                     self.stats.ack_eliciting_received += 1;
                     if space == SpaceId::Data {
@@ -742,6 +754,7 @@ impl Endpoint {
         let mut newly_largest = None;
         let mut any = false;
         let mut ack_frequency_acked = false;
+        let (mut newly_ect, mut newly_count, mut newly_bytes) = (0u64, 0u64, 0u64);
         let Endpoint {
             sent,
             streams,
@@ -772,6 +785,11 @@ impl Endpoint {
                 }
                 any = true;
                 newly_largest = Some(newly_largest.map_or(pn, |l: u64| l.max(pn)));
+                newly_ect += u64::from(p.ect);
+                if p.in_flight {
+                    newly_count += 1;
+                    newly_bytes += u64::from(p.size);
+                }
                 if p.ack_eliciting {
                     elicit_out[s] = elicit_out[s].saturating_sub(1);
                 }
@@ -809,6 +827,14 @@ impl Endpoint {
             }
         }
         if any {
+            self.on_ack_ecn(space, a, newly_largest, newly_ect, now);
+            if self.p.knobs.common.ecn && newly_count > 0 {
+                // ACK_ECN counts packets: the CE share of the bytes is estimated from the
+                // mean size of the packets newly acknowledged.
+                let ce = self.ecn_ce_of_ack.min(newly_count);
+                self.cc
+                    .on_ecn_feedback(now, newly_bytes, newly_bytes * ce / newly_count);
+            }
             self.cc
                 .on_end_acks(now, self.in_flight, self.app_limited, newly_largest);
             // RFC 9002 §6.2.1: an acknowledgement resets the backoff (a client only once it
@@ -818,6 +844,35 @@ impl Endpoint {
         }
         self.detect_losses(space, now);
         self.sent[s].trim();
+    }
+
+    /// RFC 9000 §13.4.2.1 validation of the frame's counts and RFC 9002 B.7's ProcessECN:
+    /// a rise of the CE count is a congestion event dated by the largest acknowledged packet.
+    /// As quinn, only a frame whose largest packet is newly acknowledged (so it arrived in
+    /// order) is examined; its CE rise is kept for the controller's per-ACK feedback.
+    fn on_ack_ecn(
+        &mut self,
+        space: SpaceId,
+        a: &Ack,
+        newly_largest: Option<u64>,
+        newly_ect: u64,
+        now: Duration,
+    ) {
+        self.ecn_ce_of_ack = 0;
+        if newly_largest != Some(a.largest) {
+            return;
+        }
+        let s = space as usize;
+        let feedback = self.ecn.on_ack(s, a.ecn, newly_ect);
+        if feedback.ce_increase == 0 {
+            return;
+        }
+        self.ecn_ce_of_ack = feedback.ce_increase;
+        let sent = self.sent[s].get(a.largest).map_or(now, |p| p.time);
+        self.stats.congestion_events += 1;
+        self.stats.ce_congestion_events += 1;
+        self.stats.first_congestion.get_or_insert(now);
+        self.cc.on_congestion_event(now, sent, false, 0);
     }
 
     fn detect_losses(&mut self, space: SpaceId, now: Duration) {
@@ -1176,7 +1231,7 @@ impl Endpoint {
             payload_len: used,
             header_len: IPV4_UDP_OVERHEAD,
             to,
-            ecn: netem::Ecn::NotEct,
+            ecn: self.ecn.codepoint(),
         })
     }
 
@@ -1285,7 +1340,8 @@ impl Endpoint {
             || self.policy.bundle
             || self.next_bundled_ack.is_some_and(|t| t <= now);
         if ack_must || (elicit_ok && self.acks[s].may_bundle(bundle)) {
-            if let Some(a) = self.acks[s].take_ack(now) {
+            if let Some(mut a) = self.acks[s].take_ack(now) {
+                a.ecn = self.ecn.ack_counts(s);
                 if a.wire_len() <= left {
                     pkt.ack_largest = Some(a.largest);
                     put(writer, &mut pkt, &Frame::Ack(a), &mut left);
@@ -1400,6 +1456,9 @@ impl Endpoint {
         }
         let ack_largest = pkt.ack_largest.unwrap_or(u64::MAX);
         self.sent[s].commit(now, size, pkt.elicit, pkt.elicit, ack_largest);
+        if let Some(rec) = self.sent[s].get_mut(pn) {
+            rec.ect = self.ecn.sending();
+        }
         Ok(Built {
             space,
             pn,

@@ -15,7 +15,7 @@ use super::connection::Endpoint;
 use super::metrics::DelayHist;
 use super::wire::Reader;
 use super::{Params, QuicModelFlowConfig, QuicModelFlowError};
-use crate::agent::{FlowReport, ModelMetrics, SenderSample, Side, Transmit};
+use crate::agent::{EcnReport, FlowReport, ModelMetrics, SenderSample, Side, Transmit};
 use crate::driver::{Connections, FlowDriver, Lifecycle};
 
 /// One connection: both endpoints and their applications.
@@ -152,7 +152,14 @@ impl Connections for QuicModelConnections {
         flow.wake(Side::Client);
     }
 
-    fn on_datagram(&mut self, side: Side, _from: Side, now: Duration, payload: Vec<u8>) -> bool {
+    fn on_datagram(
+        &mut self,
+        side: Side,
+        _from: Side,
+        now: Duration,
+        payload: Vec<u8>,
+        ecn: netem::Ecn,
+    ) -> bool {
         if side == Side::Middle {
             self.stray += 1;
             return false;
@@ -174,7 +181,7 @@ impl Connections for QuicModelConnections {
             return false;
         };
         let mut record = |d: Duration| owd.record(d);
-        if ep.on_datagram(&payload, now, &mut record).is_err() {
+        if ep.on_datagram(&payload, ecn, now, &mut record).is_err() {
             self.malformed += 1;
         }
         true
@@ -315,6 +322,17 @@ impl Connections for QuicModelConnections {
         report.max_data_frames_sent = self.sum(r, |e| e.stats.max_data_sent);
         report.max_stream_data_frames_sent = self.sum(r, |e| e.stats.max_stream_data_sent);
         report.final_mtu = u16::try_from(self.p.max_udp).unwrap_or(u16::MAX);
+        if self.p.knobs.common.ecn {
+            report.ecn = Some(EcnReport {
+                capable: self
+                    .conns
+                    .iter()
+                    .filter_map(|c| c.endpoint_ref(s))
+                    .all(|e| e.ecn.sending()),
+                ce_received: self.sum(r, |e| e.ecn.ce_received()),
+                ce_congestion_events: self.sum(s, |e| e.stats.ce_congestion_events),
+            });
+        }
     }
 
     fn corrupt_payload_reaches_endpoint(&self) -> bool {

@@ -50,6 +50,7 @@
 mod ack;
 mod app;
 mod connection;
+mod ecn;
 mod flow;
 mod flowctl;
 mod knobs;

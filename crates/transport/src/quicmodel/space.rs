@@ -78,6 +78,8 @@ pub(crate) struct SentPacket {
     pub outstanding: bool,
     /// Acknowledged (rather than declared lost) once settled.
     pub acked: bool,
+    /// Sent ECT(0).
+    pub ect: bool,
     /// Index of its first frame in the frame log.
     frame_start: u64,
     /// Frames it recorded.
@@ -140,6 +142,7 @@ impl SentLog {
             in_flight,
             outstanding: true,
             acked: false,
+            ect: false,
             frame_start,
             nframes,
             ack_largest,

@@ -26,6 +26,7 @@
 //!   0x01 PING           –
 //!   0x02 ACK            largest (u64) | ack delay field, units of 8 µs (u64)
 //!                       | range count (u8) | ranges as (smallest, largest) u64 pairs, descending
+//!   0x03 ACK_ECN        as ACK, then ECT(0), ECT(1) and ECN-CE counts (u64 each)
 //!   0x06 CRYPTO         offset (u32) | length (u32)
 //!   0x07 NEW_TOKEN      token length (u16)
 //!   0x08 STREAM         stream id (u64) | offset (u64) | length (u16)
@@ -234,14 +235,46 @@ pub enum Frame {
     },
 }
 
+/// The ECN counts of an ACK_ECN frame (RFC 9000 §19.3.2): packets of the space received with
+/// each codepoint, cumulative over the connection.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EcnCounts {
+    /// ECT(0) packets.
+    pub ect0: u64,
+    /// ECT(1) packets.
+    pub ect1: u64,
+    /// ECN-CE packets.
+    pub ce: u64,
+}
+
+impl EcnCounts {
+    /// Counts one more packet that arrived with `ecn` (Not-ECT is not counted).
+    pub fn count(&mut self, ecn: netem::Ecn) {
+        match ecn {
+            netem::Ecn::NotEct => {}
+            netem::Ecn::Ect0 => self.ect0 += 1,
+            netem::Ecn::Ect1 => self.ect1 += 1,
+            netem::Ecn::Ce => self.ce += 1,
+        }
+    }
+
+    /// Sum of the three counts.
+    pub fn total(&self) -> u64 {
+        self.ect0 + self.ect1 + self.ce
+    }
+}
+
 /// An ACK frame: largest, delay field and up to [`MAX_ACK_RANGES`] ranges, held compactly
-/// (each range as its distance below `largest` and its length) so frames stay small to copy.
+/// (each range as its distance below `largest` and its length) so frames stay small to copy;
+/// with ECN counts it is an ACK_ECN frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ack {
     /// Largest acknowledged.
     pub largest: u64,
     /// ACK delay field (units of 2^3 µs, the default ack_delay_exponent).
     pub delay: u64,
+    /// The ECN counts (an ACK_ECN frame), when the receiver has seen ECT or CE packets.
+    pub ecn: Option<EcnCounts>,
     count: u8,
     /// (largest − range's largest, range's largest − range's smallest), descending.
     rel: [(u32, u32); MAX_ACK_RANGES],
@@ -253,6 +286,7 @@ impl Ack {
         Ack {
             largest,
             delay,
+            ecn: None,
             count: 0,
             rel: [(0, 0); MAX_ACK_RANGES],
         }
@@ -312,6 +346,9 @@ impl Ack {
             // gap = previous smallest − largest − 2; length = largest − smallest.
             n += varint_len(prev_lo.saturating_sub(hi).saturating_sub(2)) + varint_len(hi - lo);
             prev_lo = lo;
+        }
+        if let Some(e) = self.ecn {
+            n += varint_len(e.ect0) + varint_len(e.ect1) + varint_len(e.ce);
         }
         n
     }
@@ -500,13 +537,18 @@ impl Writer {
             }
             Frame::Ping => b.push(0x01),
             Frame::Ack(ref a) => {
-                b.push(0x02);
+                b.push(if a.ecn.is_some() { 0x03 } else { 0x02 });
                 b.extend_from_slice(&a.largest.to_le_bytes());
                 b.extend_from_slice(&a.delay.to_le_bytes());
                 b.push(a.count);
                 for (lo, hi) in a.ranges() {
                     b.extend_from_slice(&lo.to_le_bytes());
                     b.extend_from_slice(&hi.to_le_bytes());
+                }
+                if let Some(e) = a.ecn {
+                    for n in [e.ect0, e.ect1, e.ce] {
+                        b.extend_from_slice(&n.to_le_bytes());
+                    }
                 }
             }
             Frame::Crypto { offset, len } => {
@@ -669,7 +711,7 @@ impl<'a> Reader<'a> {
         Ok(match t {
             0x00 => Frame::Padding(self.u16()?),
             0x01 => Frame::Ping,
-            0x02 => {
+            0x02 | 0x03 => {
                 let largest = self.u64()?;
                 let delay = self.u64()?;
                 let count = self.u8()?;
@@ -685,6 +727,13 @@ impl<'a> Reader<'a> {
                     if (i == 0 && hi != largest) || !a.push(lo, hi) {
                         return Err(DecodeError::Range);
                     }
+                }
+                if t == 0x03 {
+                    a.ecn = Some(EcnCounts {
+                        ect0: self.u64()?,
+                        ect1: self.u64()?,
+                        ce: self.u64()?,
+                    });
                 }
                 Frame::Ack(a)
             }
@@ -767,6 +816,9 @@ pub fn describe(bytes: &[u8]) -> Result<String, DecodeError> {
                         let sep = if i > 0 { "," } else { "" };
                         let _ = write!(s, "{sep}{lo}-{hi}");
                     }
+                    if let Some(e) = a.ecn {
+                        let _ = write!(s, " ect0={} ect1={} ce={}", e.ect0, e.ect1, e.ce);
+                    }
                     write!(s, " delay={}us)", a.delay << 3)
                 }
                 Frame::Crypto { offset, len } => write!(s, "CRYPTO(off={offset} len={len})"),
@@ -834,10 +886,19 @@ mod tests {
         assert!(!ack.push(0, 0), "not below the previous range");
         // type, largest, delay, count, first range, gap (8−5−2 = 1), length.
         assert_eq!(ack.wire_len(), 7);
+        let mut ack_ecn = ack;
+        ack_ecn.ecn = Some(EcnCounts {
+            ect0: 100,
+            ect1: 0,
+            ce: 3,
+        });
+        // Three more varints: 100 takes two bytes, 0 and 3 one each.
+        assert_eq!(ack_ecn.wire_len(), 11);
         let mut w = Writer::new(7, Duration::from_micros(5));
         w.packet(PacketKind::OneRtt, true, 42);
         let frames = [
             Frame::Ack(ack),
+            Frame::Ack(ack_ecn),
             Frame::Stream {
                 id: 4,
                 offset: 1000,

@@ -4,8 +4,9 @@
 
 use std::time::Duration;
 
+use super::ecn::{self, EcnState};
 use super::receiver::Receiver;
-use super::segment::{Segment, ACK, FIN, MAX_SACK_BLOCKS, RST, SACK_OK, SYN};
+use super::segment::{Segment, ACK, CWR, FIN, MAX_SACK_BLOCKS, RST, SACK_OK, SYN};
 use super::sender::{AckInfo, Sender, SenderStats};
 use super::Params;
 use crate::agent::{Side, Transmit};
@@ -38,6 +39,7 @@ pub(crate) struct Endpoint {
     reset_by_peer: bool,
     failed: Option<&'static str>,
     pure_acks: u64,
+    ecn: EcnState,
 }
 
 impl Endpoint {
@@ -54,6 +56,10 @@ impl Endpoint {
         }
         let mut e = Self::new(conn, p, now, State::SynRcvd, Some(rcv));
         e.snd.set_peer_window(syn.window);
+        e.ecn = EcnState::for_syn(syn);
+        if e.ecn.ok() {
+            e.snd.enable_ecn();
+        }
         e
     }
 
@@ -72,6 +78,7 @@ impl Endpoint {
             reset_by_peer: false,
             failed: None,
             pure_acks: 0,
+            ecn: EcnState::default(),
         }
     }
 
@@ -98,6 +105,16 @@ impl Endpoint {
     /// Pure ACKs sent.
     pub(crate) fn pure_acks(&self) -> u64 {
         self.pure_acks
+    }
+
+    /// ECN was negotiated on this connection.
+    pub(crate) fn ecn_ok(&self) -> bool {
+        self.ecn.ok()
+    }
+
+    /// CE-marked data segments this end received.
+    pub(crate) fn ce_received(&self) -> u64 {
+        self.ecn.ce_received()
     }
 
     /// (cwnd, srtt, pipe) of the sending half.
@@ -155,8 +172,8 @@ impl Endpoint {
         self.rcv.as_ref().is_some_and(|r| r.fin_received())
     }
 
-    /// Processes one incoming segment.
-    pub(crate) fn on_segment(&mut self, seg: &Segment, now: Duration) {
+    /// Processes one incoming segment, which arrived with the IP codepoint `ecn`.
+    pub(crate) fn on_segment(&mut self, seg: &Segment, ecn: netem::Ecn, now: Duration) {
         if self.state == State::Closed {
             return;
         }
@@ -227,8 +244,19 @@ impl Endpoint {
                 sacks: seg.sack_blocks(),
                 ts_ecr: seg.ts.map(|t| t.1),
                 pure: seg.len == 0 && !seg.has(FIN),
+                ece: self.ecn.echoed(seg),
             };
             self.snd.on_ack(info, now);
+        }
+        // Only data the receiver takes (not a whole duplicate) is checked, as Linux does on
+        // in-order and out-of-order arrival.
+        let owed = if seg.len > 0 && seg.seq + u64::from(seg.len) > rcv.ack() {
+            self.ecn.on_data(seg, ecn)
+        } else {
+            ecn::EcnAck::default()
+        };
+        if owed.quickack {
+            rcv.enter_quickack(2);
         }
         if seg.len > 0 || seg.has(FIN) {
             if let Some((_, ecr)) = seg.ts {
@@ -238,6 +266,9 @@ impl Endpoint {
                 }
             }
             rcv.on_data(seg.seq, seg.len, seg.has(FIN), now);
+        }
+        if owed.now {
+            rcv.force_ack();
         }
     }
 
@@ -251,6 +282,10 @@ impl Endpoint {
             rcv.set_rtt(rtt);
         }
         self.snd.set_peer_window(seg.window);
+        self.ecn = EcnState::for_syn_ack(self.p.knobs.ecn, seg);
+        if self.ecn.ok() {
+            self.snd.enable_ecn();
+        }
         rcv.force_ack();
         self.rcv = Some(rcv);
         self.state = State::Established;
@@ -346,7 +381,9 @@ impl Endpoint {
                 self.hs_deadline = Some(now + self.p.knobs.initial_rto.saturating_mul(backoff));
                 let mut seg = Segment {
                     conn: self.conn,
-                    flags: SYN | if self.p.knobs.sack { SACK_OK } else { 0 },
+                    flags: SYN
+                        | if self.p.knobs.sack { SACK_OK } else { 0 }
+                        | self.ecn.outgoing_flags(true),
                     seq: 0,
                     window: self.p.knobs.initial_receive_window.min(65_535),
                     ts: self.ts(now),
@@ -356,6 +393,8 @@ impl Endpoint {
                     seg.flags |= ACK;
                     seg.ack = r.ack();
                     seg.window = r.advertise(true);
+                } else {
+                    seg.flags |= ecn::syn_flags(self.p.knobs.ecn, self.hs_retries > 0);
                 }
                 Some(transmit(&seg))
             }
@@ -364,15 +403,24 @@ impl Endpoint {
                 let rcv = self.rcv.as_mut()?;
                 let mut seg = Segment {
                     conn: self.conn,
-                    flags: ACK,
+                    flags: ACK | self.ecn.outgoing_flags(false),
                     ts,
                     ..Default::default()
                 };
+                // tcp_ecn_send: new data leaves ECT(0), the first after a reduction with
+                // CWR; retransmissions and pure ACKs leave Not-ECT.
+                let mut ect = false;
                 if let Some(o) = self.snd.next(now) {
                     seg.seq = o.seq;
                     seg.len = o.len;
                     if o.fin {
                         seg.flags |= FIN;
+                    }
+                    if self.ecn.ok() && o.len > 0 && !o.retransmission {
+                        ect = true;
+                        if self.snd.take_cwr() {
+                            seg.flags |= CWR;
+                        }
                     }
                 } else if self.snd.take_probe() {
                     // One byte below `una`: already acknowledged, so the peer only answers.
@@ -390,7 +438,11 @@ impl Endpoint {
                 seg.sack = blocks;
                 seg.nsack = n as u8;
                 rcv.on_ack_sent();
-                Some(transmit(&seg))
+                let mut t = transmit(&seg);
+                if ect {
+                    t.ecn = netem::Ecn::Ect0;
+                }
+                Some(t)
             }
         }
     }

@@ -22,7 +22,7 @@ use super::endpoint::Endpoint;
 use super::pep::{PepHeld, PepParams, Split};
 use super::segment::{Segment, ACK, SYN};
 use super::{Params, TcpFlowConfig, TcpFlowError};
-use crate::agent::{FlowReport, SenderSample, Side, Transmit};
+use crate::agent::{EcnReport, FlowReport, SenderSample, Side, Transmit};
 use crate::driver::{Connections, FlowDriver, Lifecycle};
 use crate::workload::Workload;
 
@@ -275,7 +275,14 @@ impl Connections for TcpConnections {
         flow.begin_connection(now);
     }
 
-    fn on_datagram(&mut self, side: Side, from: Side, now: Duration, payload: Vec<u8>) -> bool {
+    fn on_datagram(
+        &mut self,
+        side: Side,
+        from: Side,
+        now: Duration,
+        payload: Vec<u8>,
+        ecn: netem::Ecn,
+    ) -> bool {
         let seg = match Segment::decode(&payload) {
             Ok(s) => s,
             Err(_) => {
@@ -290,14 +297,14 @@ impl Connections for TcpConnections {
         };
         let fresh_syn = seg.has(SYN) && !seg.has(ACK);
         match (side, c.server.as_mut()) {
-            (Side::Client, _) => c.client.on_segment(&seg, now),
-            (Side::Server, Some(ep)) => ep.on_segment(&seg, now),
+            (Side::Client, _) => c.client.on_segment(&seg, ecn, now),
+            (Side::Server, Some(ep)) => ep.on_segment(&seg, ecn, now),
             (Side::Server, None) if fresh_syn => {
                 c.server = Some(Endpoint::accept(seg.conn, p, &seg, now));
             }
             (Side::Middle, _) => match (c.pep.as_mut(), pep) {
                 (Some(split), _) => match split.leg(from) {
-                    Some(ep) => ep.on_segment(&seg, now),
+                    Some(ep) => ep.on_segment(&seg, ecn, now),
                     None => {
                         self.stray += 1;
                         return false;
@@ -516,6 +523,20 @@ impl Connections for TcpConnections {
             .map(|e| e.pure_acks())
             .sum();
         r.final_mtu = u16::try_from(self.p.mss).unwrap_or(u16::MAX);
+        if self.p.knobs.ecn {
+            r.ecn = Some(EcnReport {
+                capable: self
+                    .conns
+                    .iter()
+                    .filter_map(|c| c.endpoint_ref(sender))
+                    .all(|e| e.ecn_ok()),
+                ce_received: self.sum_sender(receiver, |e| e.ce_received()),
+                ce_congestion_events: self
+                    .data_senders(sender)
+                    .map(|e| e.sender_stats().ecn_reductions)
+                    .sum(),
+            });
+        }
         // The TCP model writes no qlog and counts no MAX_DATA frames: the defaults stand.
     }
 

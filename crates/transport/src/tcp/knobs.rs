@@ -85,6 +85,11 @@ pub struct TcpKnobs {
     pub http: HttpVersion,
     /// HTTP/1.1: parallel keep-alive connections per download round (browsers open 6 per host).
     pub http1_connections: u32,
+    /// The client requests ECN (RFC 3168) in its SYN, as Linux with `net.ipv4.tcp_ecn = 1`;
+    /// servers and PEPs accept it when asked, as Linux's default `tcp_ecn = 2`. Off: Linux's
+    /// default client, which never asks.
+    #[serde(default)]
+    pub ecn: bool,
 }
 
 impl Default for TcpKnobs {
@@ -107,6 +112,7 @@ impl Default for TcpKnobs {
             initial_rto: Duration::from_secs(1),
             http: HttpVersion::Http2,
             http1_connections: 6,
+            ecn: false,
         }
     }
 }

@@ -13,11 +13,15 @@
 //! between them) and `flow` ([`TcpConnections`], both ends of every connection and the PEP,
 //! driven by the shared [`FlowDriver`](crate::driver::FlowDriver) as [`TcpFlow`]).
 //!
+//! ECN (`ecn`): RFC 3168 negotiation and feedback as Linux 6.18 runs them (no Accurate ECN:
+//! that kernel cannot negotiate it); the sender's CWR reduction uses PRR like fast recovery.
+//!
 //! Not modelled: pacing (Linux without fq does not pace), TSO/GRO, tail-loss probes and RACK
 //! (a tail loss waits for the RTO), PRR (RFC 6675's pipe rule limits recovery sending), D-SACK
 //! undo, HTTP/2 and TLS record overhead inside the byte stream.
 
 mod app;
+mod ecn;
 mod endpoint;
 mod flow;
 mod knobs;

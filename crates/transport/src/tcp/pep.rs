@@ -51,9 +51,12 @@ impl PepParams {
         if pep.buffer == 0 {
             return Err(TcpFlowError::Invalid("PEP buffer must be positive".into()));
         }
+        // The PEP box keeps Linux's default `tcp_ecn = 2`: it accepts ECN from the client but
+        // does not ask for it towards the server.
         let own = TcpKnobs {
             receive_window_max: pep.receive_window_max,
             send_buffer: pep.send_buffer,
+            ecn: false,
             ..cfg.knobs
         };
         let p = Params::new(&own, CcChoice::Ours(pep.cc))

@@ -205,6 +205,11 @@ impl Receiver {
         self.ack_now = true;
     }
 
+    /// Acknowledges at least the next `n` data segments at once (tcp_enter_quickack_mode).
+    pub(crate) fn enter_quickack(&mut self, n: u32) {
+        self.quickacks = self.quickacks.max(n);
+    }
+
     /// An ACK must go out now.
     pub(crate) fn ack_due(&self) -> bool {
         self.ack_now

@@ -15,9 +15,15 @@ pub const FIN: u8 = 0x04;
 pub const RST: u8 = 0x08;
 /// SACK-permitted option (on SYNs).
 pub const SACK_OK: u8 = 0x20;
+/// ECN-Echo (RFC 3168): on a SYN with CWR, the client asks for ECN; on the SYN-ACK, the server
+/// agrees; afterwards, the receiver saw a CE mark and has not yet seen CWR.
+pub const ECE: u8 = 0x40;
+/// Congestion Window Reduced (RFC 3168): on a SYN with ECE, the ECN request; afterwards, the
+/// sender reduced its window in answer to ECE.
+pub const CWR: u8 = 0x80;
 /// Internal: the timestamps option is present.
 const TS: u8 = 0x10;
-const KNOWN_FLAGS: u8 = SYN | ACK | FIN | RST | TS | SACK_OK;
+// Every bit of the flags byte is one of the flags above, so any flags byte decodes.
 /// First byte of every encoded segment, so stray datagrams are rejected early.
 const MAGIC: u8 = 0xC7;
 /// Fixed part of the encoding.
@@ -36,7 +42,7 @@ const BASE_HEADERS: u32 = 40;
 pub struct Segment {
     /// Connection number within the flow (stands in for the port pair).
     pub conn: u32,
-    /// SYN / ACK / FIN / RST bits.
+    /// SYN / ACK / FIN / RST / ECE / CWR bits (and SACK-permitted on SYNs).
     pub flags: u8,
     /// Sequence number of the first byte (or of the SYN / FIN).
     pub seq: u64,
@@ -116,7 +122,7 @@ impl Segment {
         let flags = b[1];
         let nsack = b[2];
         let has_ts = flags & TS != 0;
-        if flags & !KNOWN_FLAGS != 0 || usize::from(nsack) > max_sack_blocks(has_ts) {
+        if usize::from(nsack) > max_sack_blocks(has_ts) {
             return Err(DecodeError::Field);
         }
         let want = FIXED + if has_ts { 16 } else { 0 } + 16 * usize::from(nsack);
@@ -258,9 +264,11 @@ mod tests {
         let mut bad = v.clone();
         bad[2] = 4; // four SACK blocks do not fit next to timestamps
         assert!(Segment::decode(&bad).is_err());
-        let mut bad = v.clone();
-        bad[1] |= 0x80;
-        assert_eq!(Segment::decode(&bad), Err(DecodeError::Field));
+        // ECN's flags are ordinary flags.
+        let mut ecn = v.clone();
+        ecn[1] |= ECE | CWR;
+        let s = Segment::decode(&ecn).expect("ECE and CWR decode");
+        assert!(s.has(ECE | CWR) && s.has(ACK | FIN));
         // An inverted SACK block.
         let mut s = sample();
         s.sack[0] = (7000, 6000);

@@ -90,6 +90,8 @@ pub(crate) struct AckInfo<'a> {
     pub ts_ecr: Option<u64>,
     /// Counts as a duplicate ACK if it does not advance (no data, no SYN/FIN).
     pub pure: bool,
+    /// ECN-Echo on a connection that negotiated ECN: the receiver saw a CE mark.
+    pub ece: bool,
 }
 
 /// Counters of one sender.
@@ -109,6 +111,8 @@ pub(crate) struct SenderStats {
     pub tail_loss_probes: u64,
     /// Retransmission timeouts (backoffs included).
     pub timeouts: u64,
+    /// Window reductions in answer to ECN-Echo (Linux's CWR state entered).
+    pub ecn_reductions: u64,
 }
 
 /// Sender state.
@@ -131,6 +135,13 @@ pub(crate) struct Sender {
     pn: u64,
     /// In fast recovery until `una` reaches this (RFC 6675 RecoveryPoint).
     recovery: Option<u64>,
+    /// ECN was negotiated: ECE on an ACK asks for a window reduction.
+    ecn: bool,
+    /// In Linux's CWR state (a reduction in answer to ECE, no retransmission) until `una`
+    /// passes this (high_seq).
+    cwr: Option<u64>,
+    /// A reduction started and the next new data segment must carry CWR (TCP_ECN_QUEUE_CWR).
+    cwr_queued: bool,
     /// RFC 6582 `recover`: no new fast retransmit until `una` passes it.
     recover: u64,
     /// After a timeout, retransmissions go back to `una` until it reaches this (Linux's
@@ -194,6 +205,9 @@ impl Sender {
             rtt: RttEstimator::new(p.knobs.initial_rto, p.knobs.min_rto),
             pn: 0,
             recovery: None,
+            ecn: false,
+            cwr: None,
+            cwr_queued: false,
             recover: 0,
             loss_until: 0,
             dupacks: 0,
@@ -225,6 +239,31 @@ impl Sender {
     /// Counters so far.
     pub(crate) fn stats(&self) -> SenderStats {
         self.stats
+    }
+
+    /// ECN was negotiated on the handshake.
+    pub(crate) fn enable_ecn(&mut self) {
+        self.ecn = true;
+    }
+
+    /// Whether the next new data segment must carry CWR; the flag is consumed.
+    pub(crate) fn take_cwr(&mut self) -> bool {
+        std::mem::take(&mut self.cwr_queued)
+    }
+
+    /// In a window reduction: fast recovery or the CWR state (Linux's tcp_in_cwnd_reduction).
+    fn reducing(&self) -> bool {
+        self.recovery.is_some() || self.cwr.is_some()
+    }
+
+    /// tcp_init_cwnd_reduction: PRR starts from the window before the reduction, an
+    /// outstanding tail loss probe is forgotten, and CWR is queued for the peer.
+    fn start_reduction(&mut self) {
+        self.prior_cwnd = self.cc.window();
+        self.prr_delivered = 0;
+        self.prr_out = 0;
+        self.tlp_high_seq = None;
+        self.cwr_queued = self.ecn;
     }
 
     /// Congestion window in bytes (PRR's during fast recovery).
@@ -484,7 +523,7 @@ impl Sender {
 
     /// Counts a transmission towards PRR's prr_out while in fast recovery.
     fn note_sent(&mut self) {
-        if self.recovery.is_some() {
+        if self.reducing() {
             self.prr_out += 1;
         }
     }
@@ -699,14 +738,25 @@ impl Sender {
                 } else if self.una > high {
                     self.tlp_high_seq = None;
                     if self.recovery.is_none() && self.una >= self.loss_until {
+                        // tcp_process_tlp_ack: a whole reduction at once, which ends any
+                        // CWR reduction and is signalled with CWR like one.
                         self.cc.on_congestion_event(now, now, false, 0);
                         self.count_event(now);
+                        self.cwr = None;
+                        self.prr_cwnd = None;
+                        self.cwr_queued = self.ecn;
                     }
                 } else if !advanced && newly_delivered == 0 && a.pure {
                     // A pure duplicate: the original and the probe both arrived.
                     self.tlp_high_seq = None;
                 }
             }
+        }
+        // CWR is held until something above high_seq is acknowledged, so the CWR flag has
+        // reached the receiver (tcp_fastretrans_alert).
+        if matches!(self.cwr, Some(high) if self.una > high) {
+            self.cwr = None;
+            self.prr_cwnd = None;
         }
         match self.recovery {
             Some(_) if ends_recovery => {
@@ -742,11 +792,14 @@ impl Sender {
                 self.on_losses(losses, now);
             }
         }
+        if a.ece && self.ecn {
+            self.on_ecn_echo(now);
+        }
         // Linux's order: the state machine (recovery exit and entry) runs before the
         // controller sees the ACK, so the ACK that starts recovery does not grow the window
         // and the one that ends it may.
-        let in_recovery = self.recovery.is_some();
-        self.feed_controller(&delivered, in_recovery, now);
+        let in_recovery = self.reducing();
+        self.feed_controller(&delivered, in_recovery, a.ece && self.ecn, now);
         self.delivered = delivered;
         if self.prr && in_recovery {
             self.prr_update(newly_delivered, advanced, newly_lost);
@@ -787,39 +840,65 @@ impl Sender {
 
     /// Feeds the newly delivered segments to the controller; `in_recovery`: no growth (the
     /// RTT samples still count), as Linux calls cong_avoid only outside a window reduction.
-    fn feed_controller(&mut self, delivered: &[Delivered], in_recovery: bool, now: Duration) {
+    /// `ece`: the ACK carried ECN-Echo (all its bytes count as CE-marked).
+    fn feed_controller(
+        &mut self,
+        delivered: &[Delivered],
+        in_recovery: bool,
+        ece: bool,
+        now: Duration,
+    ) {
         if delivered.is_empty() {
             return;
         }
         let app_limited = !self.cwnd_limited || in_recovery;
         let rtt = self.rtt.sample();
         let mut largest = 0;
+        let mut acked = 0;
         for d in delivered {
             // The first transmission time keeps the controller in recovery until data sent
             // after the loss is acknowledged, like TCP's RecoveryPoint.
             self.cc
                 .on_ack(now, d.first_sent, d.bytes, app_limited, &rtt);
             largest = largest.max(d.pn);
+            acked += d.bytes;
+        }
+        if self.ecn {
+            self.cc
+                .on_ecn_feedback(now, acked, if ece { acked } else { 0 });
         }
         self.cc
             .on_end_acks(now, self.board.pipe(), app_limited, Some(largest));
     }
 
-    /// Newly detected losses: one congestion event per recovery episode.
+    /// Newly detected losses: one congestion event per recovery episode. Inside a CWR
+    /// reduction, recovery takes over without a second reduction (tcp_enter_recovery).
     fn on_losses(&mut self, losses: Losses, now: Duration) {
         if losses.count == 0 || self.recovery.is_some() || self.una < self.loss_until {
             return;
         }
         self.recovery = Some(self.nxt);
         self.recover = self.nxt.saturating_sub(1);
-        // tcp_init_cwnd_reduction: PRR starts from the window before the reduction, and an
-        // outstanding tail loss probe is forgotten (recovery repairs it).
-        self.prior_cwnd = self.cc.window();
-        self.prr_delivered = 0;
-        self.prr_out = 0;
-        self.tlp_high_seq = None;
+        if self.cwr.take().is_some() {
+            return;
+        }
+        self.start_reduction();
         self.cc
             .on_congestion_event(now, losses.newest_sent, false, losses.bytes);
+        self.count_event(now);
+    }
+
+    /// ECN-Echo outside any reduction (Linux's tcp_try_to_open → tcp_enter_cwr): one
+    /// reduction, with PRR and no retransmission, until data sent after it is acknowledged.
+    /// In fast recovery or after a timeout the window is already being reduced.
+    fn on_ecn_echo(&mut self, now: Duration) {
+        if self.reducing() || self.una < self.loss_until {
+            return;
+        }
+        self.cwr = Some(self.nxt);
+        self.start_reduction();
+        self.cc.on_congestion_event(now, now, false, 0);
+        self.stats.ecn_reductions += 1;
         self.count_event(now);
     }
 
@@ -894,7 +973,8 @@ impl Sender {
         // ssthresh unless fast recovery already did (a new signal even inside the Loss state
         // of an earlier timeout: a retransmission of it was lost); repeated backoffs for the
         // same `una` keep it. The window is what is still in flight + 1 segment.
-        let reduce = self.backoff == 1 && self.recovery.is_none();
+        // Inside a CWR reduction the window is already being reduced, as in recovery.
+        let reduce = self.backoff == 1 && !self.reducing();
         if self.backoff == 1 {
             self.count_event(now);
         }
@@ -902,6 +982,8 @@ impl Sender {
         let window = (self.board.pipe().div_ceil(mss) + 1) * mss;
         self.cc.on_retransmission_timeout(now, reduce, window);
         self.recovery = None;
+        self.cwr = None;
+        self.cwr_queued = self.ecn;
         self.prr_cwnd = None;
         self.tlp_high_seq = None;
         self.dupacks = 0;
@@ -931,6 +1013,10 @@ mod tests {
     }
 
     fn ack(s: &mut Sender, ack: u64, sacks: &[(u64, u64)], now: Duration) {
+        ack_ece(s, ack, sacks, false, now);
+    }
+
+    fn ack_ece(s: &mut Sender, ack: u64, sacks: &[(u64, u64)], ece: bool, now: Duration) {
         s.on_ack(
             AckInfo {
                 ack,
@@ -938,8 +1024,82 @@ mod tests {
                 sacks,
                 ts_ecr: None,
                 pure: true,
+                ece,
             },
             now,
+        );
+    }
+
+    /// The window reduction Linux makes for ECN-Echo (tcp_enter_cwr): one per round trip,
+    /// ssthresh from the controller, PRR on the way down, CWR on the next new segment, no
+    /// retransmission; ECE ignored while the reduction runs and acted on again after it.
+    #[test]
+    fn ecn_echo_reduces_once_per_round_trip_without_retransmitting() {
+        let (mut s, m) = sender(1000);
+        s.enable_ecn();
+        let first = send_all(&mut s, MS);
+        assert_eq!(first.len(), 10);
+        // Slow start: ACK every segment without ECE; the window doubles to 20.
+        for k in 1..=10u64 {
+            ack(&mut s, 1 + k * m, &[], 2 * MS);
+        }
+        assert_eq!(s.cwnd(), 20 * m);
+        let round = send_all(&mut s, 2 * MS);
+        assert_eq!(round.len(), 20);
+        let high = s.snd_nxt();
+        assert!(!s.take_cwr(), "no reduction yet");
+        // The first segment of the round comes back with ECE.
+        let mut una = 1 + 11 * m;
+        ack_ece(&mut s, una, &[], true, 3 * MS);
+        let st = s.stats();
+        assert_eq!((st.ecn_reductions, st.congestion_events), (1, 1));
+        assert_eq!(
+            s.cc.ssthresh(),
+            Some(20 * m * 717 / 1024 / m * m),
+            "CUBIC's β"
+        );
+        assert!(s.take_cwr(), "CWR goes out on the next new segment");
+        assert!(!s.take_cwr(), "once");
+        // ECE on the rest of the round (the receiver repeats it until it sees CWR) changes
+        // nothing, and nothing is retransmitted.
+        while una < high {
+            una += m;
+            ack_ece(&mut s, una, &[], true, 4 * MS);
+            for o in std::iter::from_fn(|| s.next(4 * MS)) {
+                assert!(!o.retransmission);
+            }
+        }
+        assert_eq!(s.stats().ecn_reductions, 1, "one reduction per round trip");
+        let ssthresh = s.cc.ssthresh().unwrap_or(0);
+        assert!(
+            s.cwnd() <= ssthresh + m,
+            "PRR brought the window down to ssthresh: {} > {ssthresh}",
+            s.cwnd()
+        );
+        assert_eq!(s.stats().retransmissions, 0);
+        // CWR is held until data above high_seq is acknowledged; then ECE reduces again.
+        assert!(s.snd_nxt() > high);
+        ack_ece(&mut s, high + m, &[], true, 5 * MS);
+        assert_eq!(s.stats().ecn_reductions, 2);
+    }
+
+    #[test]
+    fn ecn_echo_is_ignored_without_negotiation_and_inside_fast_recovery() {
+        let (mut s, m) = sender(100);
+        send_all(&mut s, MS);
+        ack_ece(&mut s, 1 + m, &[], true, 2 * MS);
+        assert_eq!(s.stats().congestion_events, 0, "ECN was not negotiated");
+
+        let (mut s, m) = sender(100);
+        s.enable_ecn();
+        send_all(&mut s, MS);
+        // Segment 1 lost: SACKs start fast recovery; ECE on the same ACKs adds nothing.
+        ack_ece(&mut s, 1, &[(1 + m, 1 + 5 * m)], true, 2 * MS);
+        assert_eq!(s.stats().congestion_events, 1);
+        assert_eq!(s.stats().ecn_reductions, 0, "recovery already reduces");
+        assert!(
+            s.take_cwr(),
+            "the recovery's reduction is signalled with CWR too"
         );
     }
 
