@@ -136,7 +136,7 @@ impl DelayWindow {
 
     /// Largest delay, s; `None` without packets.
     pub fn max_s(&self) -> Option<f64> {
-        (self.packets > 0).then(|| self.max.as_secs_f64())
+        (self.packets > 0).then_some(self.max.as_secs_f64())
     }
 }
 
