@@ -343,6 +343,12 @@ fn example_quic_model() {
     example("quic-model");
 }
 
+/// Mahimahi traces: a new entry, recorded when the example was added.
+#[test]
+fn example_mahimahi() {
+    example("mahimahi");
+}
+
 #[test]
 fn example_quic_vs_tcp() {
     example("quic-vs-tcp");

@@ -175,6 +175,52 @@ fn rate_limit_holds_at_10_mbit() {
     );
 }
 
+/// The forwarder runs a Mahimahi trace's profile as the simulator does: on/off every 20 ms (two
+/// opportunities per ms for 10 ms, none for 10 ms, plus the last line: 21 per 20 ms,
+/// 12.6 Mbit/s on average), kept busy, delivers that average.
+#[test]
+fn a_mahimahi_trace_paces_the_forwarder_at_its_average_rate() {
+    let mut trace: Vec<u64> = (0..10).flat_map(|m| [m, m]).collect();
+    trace.push(20);
+    let rate = netem::mahimahi::profile(trace, 100).expect("a valid trace");
+    let mean = rate
+        .mean_rate(Duration::ZERO, Duration::from_millis(20))
+        .expect("limited");
+    assert_eq!(mean, 12_600_000.0);
+    let up = LinkConfig {
+        rate,
+        queue: QueueLimit {
+            packets: None,
+            bytes: None,
+        },
+        ..link(1)
+    };
+    let t = topo(up, link(1));
+    let (client, server, dst) = pair(&t, 7005);
+    let payload = 1250usize;
+    let ip_bits = ((payload + netem::wire::IPV4_UDP_OVERHEAD as usize) * 8) as f64;
+    let n = 3000u64;
+    // Offered at 1.5× the average so the queue never empties, even in the on phases.
+    let pps = 1.5 * mean / ip_bits;
+    let rx = std::thread::scope(|s| {
+        let h = s.spawn(|| {
+            probe::receive_probes(&server, Duration::from_millis(500), Duration::from_secs(10))
+        });
+        probe::send_paced(&client, dst, payload, pps, n).expect("send");
+        h.join().expect("receiver").expect("receive")
+    });
+    assert_eq!(rx.len() as u64, n, "no loss configured");
+    let first = rx.first().map(|r: &ProbeRx| r.rx_ns).unwrap_or(0);
+    let last = rx.last().map(|r| r.rx_ns).unwrap_or(0);
+    // Over 2.4 s of 20 ms periods, a partial period at either end is within 0.5%.
+    let achieved = (n - 1) as f64 * ip_bits / ((last - first) as f64 / 1e9);
+    let ratio = achieved / mean;
+    assert!(
+        (0.97..=1.03).contains(&ratio),
+        "achieved {achieved:.0} bit/s ({ratio:.3} of the trace's average)"
+    );
+}
+
 /// Sends raw frames from the client's `eth0` (inside its namespace).
 fn raw_sender(ns: &str) -> OwnedFd {
     netns::in_netns(ns, || {

@@ -1,5 +1,6 @@
-//! Time series of one run (`series/<id>.csv`): goodput, cwnd, sRTT, bytes in flight and the
-//! bottleneck queues, one line per flow, panels stacked over the run's time.
+//! Time series of one run (`series/<id>.csv`): goodput (under the bottleneck's capacity), cwnd,
+//! sRTT, bytes in flight, one line per flow, and the bottleneck queues and their queue delay,
+//! panels stacked over the run's time.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -27,6 +28,31 @@ const QUEUE_COLUMNS: [(&str, &str); 2] = [
     ("queue_down_packets", "queue down"),
     ("queue_up_packets", "queue up"),
 ];
+/// The bottleneck's capacity per bin, drawn over the flows' goodput.
+const CAPACITY_COLUMNS: [(&str, &str); 2] = [
+    ("capacity_down_bps", "capacity down"),
+    ("capacity_up_bps", "capacity up"),
+];
+/// Mean queue delay per bin, drawn together in a panel of their own.
+const QUEUE_DELAY_COLUMNS: [(&str, &str); 2] = [
+    ("queue_delay_down_mean_ms", "queue delay down"),
+    ("queue_delay_up_mean_ms", "queue delay up"),
+];
+
+/// A bottleneck column as one line: the first flow's rows (the link's values repeat on every
+/// flow's row of a bin), leaving out bins where it was not measured; `None` if never measured.
+fn link_line(table: &SeriesTable, col: &str, first: &str) -> Option<Vec<(f64, f64)>> {
+    let values = table.columns.get(col)?;
+    let pts: Vec<(f64, f64)> = table
+        .t
+        .iter()
+        .zip(values)
+        .zip(&table.flow)
+        .filter(|((_, v), fl)| *fl == first && v.is_finite())
+        .map(|((t, v), _)| (*t, *v))
+        .collect();
+    (!pts.is_empty()).then_some(pts)
+}
 
 /// A series file as columns: name → values, plus the flow of each row.
 #[derive(Debug, Clone, Default)]
@@ -122,18 +148,29 @@ pub fn figure(d: &ResultsDir, id: &str) -> Result<Figure, FigureError> {
             flows.push(f.clone());
         }
     }
+    let first = flows.first().cloned().unwrap_or_default();
     let mut panels = Vec::new();
     for (col, name) in FLOW_PANELS {
         let Some(values) = table.columns.get(col) else {
             continue;
         };
+        // Goodput is drawn under the link's capacity, where the series has it.
+        let capacity: Vec<(&str, Vec<(f64, f64)>)> = if col == "goodput_bps" {
+            CAPACITY_COLUMNS
+                .iter()
+                .filter_map(|(c, label)| Some((*label, link_line(&table, c, &first)?)))
+                .collect()
+        } else {
+            Vec::new()
+        };
         let max = values
             .iter()
             .copied()
+            .chain(capacity.iter().flat_map(|(_, p)| p.iter().map(|p| p.1)))
             .filter(|v| v.is_finite())
             .fold(0.0, f64::max);
         let sc = metric::scale(col, max);
-        let lines = flows
+        let mut lines: Vec<(String, Vec<(f64, f64)>)> = flows
             .iter()
             .map(|f| {
                 let pts = table
@@ -149,6 +186,10 @@ pub fn figure(d: &ResultsDir, id: &str) -> Result<Figure, FigureError> {
                 (f.clone(), pts)
             })
             .collect();
+        for (label, pts) in capacity {
+            let pts = pts.into_iter().map(|(t, v)| (t, v * sc.factor)).collect();
+            lines.push((label.to_string(), pts));
+        }
         panels.push(Panel {
             y_label: metric::axis_label(name, &sc),
             lines,
@@ -160,7 +201,6 @@ pub fn figure(d: &ResultsDir, id: &str) -> Result<Figure, FigureError> {
             continue;
         };
         // One sample per time: the queue is the same on every flow's row of a bin.
-        let first = flows.first().cloned().unwrap_or_default();
         let pts: Vec<(f64, f64)> = table
             .t
             .iter()
@@ -175,6 +215,16 @@ pub fn figure(d: &ResultsDir, id: &str) -> Result<Figure, FigureError> {
         panels.push(Panel {
             y_label: "queue [packets]".into(),
             lines: queue_lines,
+        });
+    }
+    let delay_lines: Vec<(String, Vec<(f64, f64)>)> = QUEUE_DELAY_COLUMNS
+        .iter()
+        .filter_map(|(c, label)| Some((label.to_string(), link_line(&table, c, &first)?)))
+        .collect();
+    if !delay_lines.is_empty() {
+        panels.push(Panel {
+            y_label: "queue delay [ms]".into(),
+            lines: delay_lines,
         });
     }
     let point = d.runs.iter().find(|r| r.id == id).map(|r| r.point);
@@ -199,8 +249,10 @@ pub fn figure(d: &ResultsDir, id: &str) -> Result<Figure, FigureError> {
         id: format!("series-{}", metric::slug(id)),
         title,
         caption: format!(
-            "Time series of run {id}, one sample per bin: goodput at the data receiver, the data \
-             sender's cwnd, sRTT and bytes in flight per flow; the bottleneck queues in packets."
+            "Time series of run {id}, one sample per bin: goodput at the data receiver (under the \
+             bottleneck's capacity over the bin), the data sender's cwnd, sRTT and bytes in \
+             flight per flow; the bottleneck queues in packets and the mean queue delay of the \
+             packets that left them in the bin."
         ),
         svg,
         kind: FigureKind::Series,

@@ -31,6 +31,7 @@ pub mod error;
 mod jitter;
 pub mod link;
 pub mod loss;
+pub mod mahimahi;
 pub mod pcap;
 pub mod qdisc;
 pub mod rate;

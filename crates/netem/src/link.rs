@@ -22,7 +22,7 @@ use crate::loss::LossModel;
 use crate::qdisc::{Ecn, Packet, PacketMeta, Qdisc};
 use crate::rate::Serializer;
 use crate::rng::{stream, streams};
-use crate::sojourn::QueueDelay;
+use crate::sojourn::{DelayWindow, QueueDelay};
 
 /// Outcome of offering a packet to the link.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -232,6 +232,8 @@ pub struct Link<T> {
     seq: u64,
     now: Duration,
     stats: LinkStats,
+    /// Queue delays of the packets that left the queue since [`Link::take_queue_delays`].
+    window: DelayWindow,
 }
 
 impl<T: Clone> Link<T> {
@@ -267,6 +269,7 @@ impl<T: Clone> Link<T> {
             seq: 0,
             now: Duration::ZERO,
             stats: LinkStats::default(),
+            window: DelayWindow::default(),
         }
     }
 
@@ -342,6 +345,20 @@ impl<T: Clone> Link<T> {
         &self.stats
     }
 
+    /// Mean rate of the link's serializer over `[from, to)`, bit/s; `None` when unlimited.
+    pub fn mean_rate(&self, from: Duration, to: Duration) -> Option<f64> {
+        self.serializer.mean_rate(from, to)
+    }
+
+    /// Advances to `now` and returns the queue delays of the packets that left the queue
+    /// (started their serialization) since the previous call, or since the start: every
+    /// packet that left at or before `now`, whether the wire then lost it or not. Advancing
+    /// is what a `poll` does, so calling this changes nothing else.
+    pub fn take_queue_delays(&mut self, now: Duration) -> DelayWindow {
+        self.advance(now);
+        std::mem::take(&mut self.window)
+    }
+
     /// Packets and IP bytes waiting in the queue (not counting the one in service).
     pub fn queue_len(&self) -> (u64, u64) {
         self.qdisc.len()
@@ -400,11 +417,13 @@ impl<T: Clone> Link<T> {
 
     fn start_service(&mut self, p: Packet<T>, start: Duration) {
         let end = self.serializer.transmit(start, p.meta.ip_bytes);
+        let queue_delay = start.saturating_sub(p.enqueued);
+        self.window.record(queue_delay);
         self.in_service = Some(InService {
             item: p.item,
             ip_bytes: p.meta.ip_bytes,
             ecn: p.meta.ecn,
-            queue_delay: start.saturating_sub(p.enqueued),
+            queue_delay,
             start,
             end,
         });

@@ -49,6 +49,12 @@ impl RateProfile {
         finish(self, cap, start_ns, units_for(ip_bytes)).map(|(end, _)| from_ns(end - start_ns))
     }
 
+    /// Mean rate in bit/s over `[from, to)` (the rate at `from` if the interval is empty);
+    /// `None` for [`RateProfile::Unlimited`]. Exact for a fixed rate.
+    pub fn mean_rate(&self, from: Duration, to: Duration) -> Option<f64> {
+        mean_rate(self, self.period_capacity(), from, to)
+    }
+
     /// The constant-rate piece containing `t` (ns): its rate and the absolute time it ends
     /// (`None` = never ends). The end is always after `t`, so callers always make progress.
     fn segment(&self, t: u128) -> (u64, Option<u128>) {
@@ -95,6 +101,49 @@ impl RateProfile {
         }
         Some(total)
     }
+}
+
+/// Mean rate of `profile` over `[from, to)`; `period_capacity` is its [`RateProfile::period_capacity`].
+fn mean_rate(
+    profile: &RateProfile,
+    period_capacity: Option<u128>,
+    from: Duration,
+    to: Duration,
+) -> Option<f64> {
+    if matches!(profile, RateProfile::Unlimited) {
+        return None;
+    }
+    let (from, to) = (to_ns(from), to_ns(to));
+    if to <= from {
+        return Some(profile.segment(from).0 as f64);
+    }
+    let period = match profile {
+        RateProfile::Schedule { repeat_every, .. } => period_ns(repeat_every),
+        _ => None,
+    };
+    // Capacity units (bit·10⁹) over the interval; units per ns is bit/s.
+    let mut total = 0u128;
+    let mut t = from;
+    // `u128::is_multiple_of` needs Rust 1.87; the workspace MSRV is 1.85.
+    #[allow(clippy::manual_is_multiple_of, unknown_lints)]
+    while t < to {
+        // Whole periods at once, so a long interval over a short period costs O(steps).
+        if let (Some(p), Some(cap)) = (period, period_capacity) {
+            if t % p == 0 && to - t >= p {
+                let n = (to - t) / p;
+                total = total.saturating_add(cap.saturating_mul(n));
+                t += n * p;
+                continue;
+            }
+        }
+        let (rate, end) = profile.segment(t);
+        let end = end.map_or(to, |e| e.min(to));
+        total = total.saturating_add((end - t).saturating_mul(u128::from(rate)));
+        t = end;
+    }
+    let span = to - from;
+    // Integer part first, so a fixed rate comes out exact whatever the interval.
+    Some((total / span) as f64 + (total % span) as f64 / span as f64)
 }
 
 /// When `need` units starting at `start` (ns) are done, and the capacity left unused in the last
@@ -170,6 +219,11 @@ impl Serializer {
     /// The rate profile this serializer follows.
     pub fn profile(&self) -> &RateProfile {
         &self.profile
+    }
+
+    /// Mean rate in bit/s over `[from, to)`, as [`RateProfile::mean_rate`].
+    pub fn mean_rate(&self, from: Duration, to: Duration) -> Option<f64> {
+        mean_rate(&self.profile, self.period_capacity, from, to)
     }
 
     /// Starts `ip_bytes` at `start` and returns when its last bit leaves (`None` = never).
@@ -308,5 +362,48 @@ mod tests {
         // Starting mid on-phase: 500 bytes now, 9000 in nine full on-phases, 500 in the tenth,
         // which ends at 100.5 ms.
         assert_eq!(r.serialization_time(us(500), 10_000), Some(ms(100)));
+    }
+
+    #[test]
+    fn mean_rate_integrates_the_profile() {
+        assert_eq!(RateProfile::Unlimited.mean_rate(ms(0), ms(100)), None);
+        let fixed = RateProfile::Fixed(1_234_567_891);
+        assert_eq!(
+            fixed.mean_rate(ms(3), Duration::from_secs(7)),
+            Some(1_234_567_891.0)
+        );
+        assert_eq!(fixed.mean_rate(ms(3), ms(3)), Some(1_234_567_891.0));
+        let steps = RateProfile::Schedule {
+            steps: vec![
+                (Duration::ZERO, 2_000_000),
+                (ms(100), 6_000_000),
+                (ms(300), 0),
+            ],
+            repeat_every: None,
+        };
+        assert_eq!(steps.mean_rate(ms(0), ms(100)), Some(2_000_000.0));
+        // Half at 2, half at 6 Mbit/s.
+        assert_eq!(steps.mean_rate(ms(50), ms(150)), Some(4_000_000.0));
+        assert_eq!(steps.mean_rate(ms(300), ms(900)), Some(0.0));
+        // An empty interval: the rate at its start.
+        assert_eq!(steps.mean_rate(ms(120), ms(120)), Some(6_000_000.0));
+        // 1 ms at 8 Mbit/s in every 10 ms: 0.8 Mbit/s over whole periods, however many,
+        // and the same when summed piece by piece from an offset.
+        let on_off = RateProfile::Schedule {
+            steps: vec![(Duration::ZERO, 8_000_000), (ms(1), 0)],
+            repeat_every: Some(ms(10)),
+        };
+        assert_eq!(on_off.mean_rate(ms(0), ms(10)), Some(800_000.0));
+        assert_eq!(
+            on_off.mean_rate(ms(20), Duration::from_secs(3600)),
+            Some(800_000.0)
+        );
+        assert_eq!(on_off.mean_rate(us(500), ms(10) + us(500)), Some(800_000.0));
+        assert_eq!(on_off.mean_rate(us(500), us(1000)), Some(8_000_000.0));
+        let s = Serializer::new(on_off.clone());
+        assert_eq!(
+            s.mean_rate(ms(7), ms(1007)),
+            on_off.mean_rate(ms(7), ms(1007))
+        );
     }
 }

@@ -133,14 +133,15 @@ impl Run {
         self
     }
 
-    /// The series as CSV text (header + one line per row).
+    /// The series as CSV text (header + one line per row; an absent value is an empty field).
     pub fn series_csv(&self) -> String {
         let mut s = String::from(
-            "t_s,flow,goodput_bps,payload_throughput_bps,cwnd_bytes,srtt_ms,in_flight_bytes,queue_up_packets,queue_down_packets,queue_up_bytes,queue_down_bytes\n",
+            "t_s,flow,goodput_bps,payload_throughput_bps,cwnd_bytes,srtt_ms,in_flight_bytes,queue_up_packets,queue_down_packets,queue_up_bytes,queue_down_bytes,capacity_up_bps,capacity_down_bps,queue_delay_up_mean_ms,queue_delay_up_max_ms,queue_delay_down_mean_ms,queue_delay_down_max_ms\n",
         );
+        let opt = |v: Option<f64>| v.map_or_else(String::new, |v| v.to_string());
         for r in &self.series {
             s.push_str(&format!(
-                "{},{},{},{},{},{},{},{},{},{},{}\n",
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
                 r.t_s,
                 r.flow,
                 r.goodput_bps,
@@ -151,7 +152,13 @@ impl Run {
                 r.queue_up_packets,
                 r.queue_down_packets,
                 r.queue_up_bytes,
-                r.queue_down_bytes
+                r.queue_down_bytes,
+                opt(r.capacity_up_bps),
+                opt(r.capacity_down_bps),
+                opt(r.queue_delay_up_mean_ms),
+                opt(r.queue_delay_up_max_ms),
+                opt(r.queue_delay_down_mean_ms),
+                opt(r.queue_delay_down_max_ms),
             ));
         }
         s
@@ -499,6 +506,28 @@ pub struct SeriesRow {
     pub queue_up_bytes: u64,
     /// IP bytes queued at the bottleneck, server → client, bytes.
     pub queue_down_bytes: u64,
+    /// Capacity of the bottleneck, client → server: its rate averaged over the bin, bit/s
+    /// (absent: unlimited).
+    #[serde(default)]
+    pub capacity_up_bps: Option<f64>,
+    /// Capacity of the bottleneck, server → client: its rate averaged over the bin, bit/s
+    /// (absent: unlimited).
+    #[serde(default)]
+    pub capacity_down_bps: Option<f64>,
+    /// Mean queue delay of the packets that left the bottleneck queue, client → server, during
+    /// the bin, ms (absent: no packet left).
+    #[serde(default)]
+    pub queue_delay_up_mean_ms: Option<f64>,
+    /// Largest queue delay of those packets, ms (absent: no packet left).
+    #[serde(default)]
+    pub queue_delay_up_max_ms: Option<f64>,
+    /// Mean queue delay of the packets that left the bottleneck queue, server → client, during
+    /// the bin, ms (absent: no packet left).
+    #[serde(default)]
+    pub queue_delay_down_mean_ms: Option<f64>,
+    /// Largest queue delay of those packets, ms (absent: no packet left).
+    #[serde(default)]
+    pub queue_delay_down_max_ms: Option<f64>,
 }
 
 #[cfg(test)]
@@ -526,6 +555,38 @@ mod tests {
         assert!(v.get("warnings").is_none(), "no warnings, no key");
         let back: Run = serde_json::from_str(&text).expect("deserialise");
         assert_eq!(back, run);
+    }
+
+    #[test]
+    fn series_csv_leaves_unmeasured_link_values_empty() {
+        let run = Run {
+            series: vec![
+                SeriesRow {
+                    t_s: 0.1,
+                    flow: "a".into(),
+                    capacity_up_bps: Some(1e7),
+                    queue_delay_down_mean_ms: Some(2.5),
+                    queue_delay_down_max_ms: Some(4.0),
+                    ..SeriesRow::default()
+                },
+                SeriesRow {
+                    t_s: 0.2,
+                    flow: "a".into(),
+                    ..SeriesRow::default()
+                },
+            ],
+            ..Run::default()
+        };
+        let csv = run.series_csv();
+        let lines: Vec<&str> = csv.lines().collect();
+        assert!(lines[0].ends_with(
+            ",capacity_up_bps,capacity_down_bps,queue_delay_up_mean_ms,queue_delay_up_max_ms,\
+             queue_delay_down_mean_ms,queue_delay_down_max_ms"
+        ));
+        assert_eq!(lines[1], "0.1,a,0,0,0,0,0,0,0,0,0,10000000,,,,2.5,4");
+        assert_eq!(lines[2], "0.2,a,0,0,0,0,0,0,0,0,0,,,,,,");
+        let header = lines[0].split(',').count();
+        assert!(lines[1..].iter().all(|l| l.split(',').count() == header));
     }
 
     #[test]

@@ -32,6 +32,8 @@ mod tests;
 #[cfg(test)]
 mod tests_bounds;
 #[cfg(test)]
+mod tests_mahimahi;
+#[cfg(test)]
 mod tests_noops;
 #[cfg(test)]
 mod tests_qdisc;

@@ -320,7 +320,8 @@ static KEYS: &[KeyDoc] = &[
     key("link.rate_schedule[].at", Duration, Required, "When this rate starts (steps in increasing order).", "\"0s\""),
     key("link.rate_schedule[].rate", Rate, Required, "Rate from `at` until the next step (`\"0bit\"` = outage).", "\"2Mbit\""),
     key("link.rate_trace", Path, Unset, "CSV file of `seconds,rate` lines (`0,10Mbit` or `0,10000000`), relative to the scenario file; `#` starts a comment. A regular file (a link to one is followed) of at most 64 MiB and 1,000,000 steps.", "\"test-trace.csv\""),
-    with_context(key("link.rate_repeat", Duration, Unset, "Repeat the rate schedule or trace with this period.", "\"2s\""), &["link.rate_schedule=[{ at = \"0s\", rate = \"2Mbit\" }, { at = \"1s\", rate = \"4Mbit\" }]"]),
+    key("link.mahimahi_trace", Path, Unset, "Mahimahi packet-delivery trace, as `mm-link` reads it: one line per delivery opportunity of 1500 IP bytes, its time in whole ms (lines never decrease; equal lines are several opportunities in one ms; blank lines are skipped), relative to the scenario file. It repeats with its last timestamp as period. Becomes a per-ms rate: n opportunities in a ms = n × 12 Mbit/s (docs/models.md says how it differs from mm-link). A regular file (a link to one is followed) of at most 64 MiB and 1,000,000 rate steps (after merging equal neighbouring ms). A `bdp` queue is sized for its busiest ms.", "\"test-trace.down\""),
+    with_context(key("link.rate_repeat", Duration, Unset, "Repeat the rate schedule or trace with this period (not with mahimahi_trace, which repeats with its own).", "\"2s\""), &["link.rate_schedule=[{ at = \"0s\", rate = \"2Mbit\" }, { at = \"1s\", rate = \"4Mbit\" }]"]),
     key("link.delay", Duration, Value("15ms"), "One-way propagation delay.", "\"40ms\""),
     key("link.rtt", Duration, Unset, "Round-trip propagation delay of the bottleneck, as papers quote it: sets `delay` = rtt / 2 in both directions (nanoseconds rounded down). Only in `[link]`; an explicit `delay` in `[link]`, `[link.up]` or `[link.down]` with it is an error.", "\"80ms\""),
     key("link.jitter", Duration, Value("0ms"), "Extra per-packet delay variation (maximum for uniform, standard deviation for normal).", "\"2ms\""),
@@ -479,8 +480,9 @@ static SECTIONS: &[SectionDoc] = &[
         title: "[link]",
         doc: "The bottleneck. Keys in `[link]` apply to both directions; `[link.up]` (client → server) \
               and `[link.down]` (server → client) override them per direction. Of `rate`, \
-              `rate_schedule` and `rate_trace` at most one may be set per table, and a direction \
-              table that sets one of them replaces the rate of `[link]` as a whole.",
+              `rate_schedule`, `rate_trace` and `mahimahi_trace` at most one may be set per \
+              table, and a direction table that sets one of them replaces the rate of `[link]` \
+              as a whole.",
     },
     SectionDoc {
         prefix: "link.loss",

@@ -473,8 +473,8 @@ fn examples() -> &'static [String] {
         let texts: Vec<String> = files
             .iter()
             .map(|p| std::fs::read_to_string(p).expect("readable scenario"))
-            // rate_trace files are relative to their scenario; the mutations run elsewhere.
-            .filter(|t| !t.contains("rate_trace"))
+            // Trace files are relative to their scenario; the mutations run elsewhere.
+            .filter(|t| !t.contains("rate_trace") && !t.contains("mahimahi_trace"))
             .collect();
         assert!(texts.len() >= 10, "the shipped scenarios were not found");
         texts

@@ -644,6 +644,21 @@ impl Sim {
         let secs = self.sample_interval.as_secs_f64();
         let (qu, qub) = self.links[BOTTLENECK_UP].queue_len();
         let (qd, qdb) = self.links[BOTTLENECK_DOWN].queue_len();
+        // Per bottleneck direction: the capacity over the bin and the queue delays of the
+        // packets that left the queue in it (taken only when recorded: the window is a
+        // running accumulation).
+        let bin = self.now.saturating_sub(self.sample_interval);
+        let mut bottleneck = [(None, None, None); 2];
+        if self.record_series {
+            for (i, l) in [BOTTLENECK_UP, BOTTLENECK_DOWN].into_iter().enumerate() {
+                let link = &mut self.links[l];
+                let w = link.take_queue_delays(self.now);
+                let ms = |s: Option<f64>| s.map(|s| s * 1e3);
+                bottleneck[i] = (link.mean_rate(bin, self.now), ms(w.mean_s()), ms(w.max_s()));
+            }
+        }
+        let [(cap_up, delay_up_mean, delay_up_max), (cap_down, delay_down_mean, delay_down_max)] =
+            bottleneck;
         for slot in &mut self.flows {
             let delivered = slot.agent.delivered_bytes();
             let udp = slot.udp_rx[slot.receiver.index()];
@@ -661,6 +676,12 @@ impl Sim {
                     queue_down_packets: qd,
                     queue_up_bytes: qub,
                     queue_down_bytes: qdb,
+                    capacity_up_bps: cap_up,
+                    capacity_down_bps: cap_down,
+                    queue_delay_up_mean_ms: delay_up_mean,
+                    queue_delay_up_max_ms: delay_up_max,
+                    queue_delay_down_mean_ms: delay_down_mean,
+                    queue_delay_down_max_ms: delay_down_max,
                 });
             }
             slot.last_delivered = delivered;

@@ -599,3 +599,113 @@ fn drop_tail_is_byte_identical_to_before_queue_disciplines() {
     assert_eq!(s.busy_time, Duration::from_nanos(6_018_824_001));
     assert_eq!((s.max_queue_packets, s.max_queue_bytes), (20, 20322));
 }
+
+/// Bits delivered in `[from, to)` by a link kept saturated with 1500-byte packets (one every
+/// 100 µs: 120 Mbit/s offered) for `secs` seconds.
+fn saturated_bits(rate: RateProfile, secs: u64, from: Duration, to: Duration) -> u64 {
+    let mut link = Link::new(
+        cfg(|c| {
+            c.rate = rate;
+            c.queue.packets = Some(200);
+        }),
+        1,
+    );
+    let out = run(&mut link, periodic(secs * 10_000, us(100), 1500));
+    out.iter()
+        .filter(|d| d.at >= from && d.at < to)
+        .map(|d| u64::from(d.ip_bytes) * 8)
+        .sum()
+}
+
+#[test]
+fn mahimahi_traces_deliver_their_average_rate() {
+    let profile = |t: &[u64]| crate::mahimahi::profile(t.iter().copied(), 1000).expect("trace");
+    // A constant 12 Mbit/s trace: one opportunity every millisecond.
+    let constant: Vec<u64> = (1..=1000).collect();
+    let bits = saturated_bits(profile(&constant), 10, ms(1000), ms(9000));
+    let want = 12_000_000 * 8;
+    assert!(
+        bits.abs_diff(want) * 100 <= want,
+        "{bits} bits in 8 s, want {want}"
+    );
+    // On/off: 50 ms with two opportunities per ms, 50 ms with none, every 100 ms, plus the
+    // last line at 100 ms: 101 opportunities per 100 ms, 12.12 Mbit/s on average.
+    let mut on_off: Vec<u64> = (0..50).flat_map(|m| [m, m]).collect();
+    on_off.push(100);
+    let p = profile(&on_off);
+    assert_eq!(p.mean_rate(ms(0), ms(100)), Some(12_120_000.0));
+    let bits = saturated_bits(p, 10, ms(1000), ms(9000));
+    let want = 12_120_000 * 8;
+    assert!(
+        bits.abs_diff(want) * 100 <= want,
+        "{bits} bits in 8 s, want {want}"
+    );
+    // During an off phase nothing is delivered; during an on phase 24 Mbit/s.
+    let off = saturated_bits(profile(&on_off), 2, ms(1051), ms(1099));
+    let on = saturated_bits(profile(&on_off), 2, ms(1001), ms(1049));
+    assert_eq!(off, 0);
+    assert!(on.abs_diff(24_000 * 48) <= 12_000, "{on}");
+}
+
+#[test]
+fn queue_delays_are_taken_per_bin_without_changing_the_link() {
+    let config = cfg(|c| {
+        c.rate = RateProfile::Fixed(12_000_000);
+        c.delay = ms(5);
+        c.queue.packets = Some(30);
+    });
+    // Bursts of 40 packets every 100 ms: the queue fills and drains again. Every packet
+    // leaves between two bin ends (at 50 µs past a millisecond), so the instant a bin ends
+    // decides nothing.
+    let arrivals: Vec<(Duration, u32)> = (0..2000u64)
+        .map(|i| (ms(i / 40 * 100) + us(50 + i % 40), 1500))
+        .collect();
+    let mut plain = Link::new(config.clone(), 4);
+    let a = run(&mut plain, arrivals.iter().copied());
+    let mut sampled = Link::new(config, 4);
+    let mut b = Vec::new();
+    let mut windows = Vec::new();
+    let mut next = ms(10);
+    for (i, &(t, bytes)) in arrivals.iter().enumerate() {
+        while next <= t {
+            drain_until(&mut sampled, next, true, &mut b);
+            windows.push((next, sampled.take_queue_delays(next)));
+            next += ms(10);
+        }
+        drain_until(&mut sampled, t, false, &mut b);
+        let _ = sampled.enqueue(t, bytes, i as u64);
+    }
+    b.extend(run(&mut sampled, []));
+    windows.push((Duration::MAX, sampled.take_queue_delays(Duration::MAX)));
+    assert_eq!(a, b, "taking the windows changed the deliveries");
+    assert_eq!(plain.stats(), sampled.stats());
+    // Each delivery left the queue 1 ms (its serialization) + 5 ms before it arrived: the
+    // windows hold exactly the delays of the packets that left in their bin.
+    let mut start = Duration::ZERO;
+    let mut seen = 0;
+    for (end, w) in &windows {
+        let left: Vec<Duration> = a
+            .iter()
+            .filter(|d| {
+                let left = d.at - ms(6);
+                left >= start && left < *end
+            })
+            .map(|d| d.queue_delay)
+            .collect();
+        assert_eq!(w.packets, left.len() as u64, "bin ending {end:?}");
+        if let Some(max) = left.iter().max() {
+            let mean = left.iter().map(Duration::as_secs_f64).sum::<f64>() / left.len() as f64;
+            assert!((w.mean_s().expect("mean") - mean).abs() < 1e-12);
+            assert_eq!(w.max_s(), Some(max.as_secs_f64()));
+        } else {
+            assert_eq!((w.mean_s(), w.max_s()), (None, None));
+        }
+        seen += left.len();
+        start = *end;
+    }
+    assert_eq!(seen, a.len());
+    // The queue really built up (up to 30 packets of 1 ms each) and emptied.
+    let maxes: Vec<f64> = windows.iter().filter_map(|(_, w)| w.max_s()).collect();
+    assert!(maxes.iter().any(|&m| m > 0.025), "{maxes:?}");
+    assert!(windows.iter().any(|(_, w)| w.packets == 0));
+}

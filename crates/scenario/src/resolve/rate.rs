@@ -1,4 +1,5 @@
-//! The rate of one link direction: fixed, a schedule written in the file, or a CSV trace.
+//! The rate of one link direction: fixed, a schedule written in the file, a CSV trace, or a
+//! Mahimahi packet-delivery trace.
 
 use std::io::BufRead;
 use std::path::Path;
@@ -15,9 +16,10 @@ use crate::tree::{Node, Val};
 use crate::units::{parse_duration, parse_rate_or_bps, Rate};
 
 /// The keys that set a rate; one table sets at most one of them.
-const RATE_KEYS: [&str; 3] = ["rate", "rate_schedule", "rate_trace"];
+const RATE_KEYS: [&str; 4] = ["rate", "rate_schedule", "rate_trace", "mahimahi_trace"];
 
-/// Resolves `rate` / `rate_schedule` / `rate_trace` and `rate_repeat` of one direction.
+/// Resolves `rate` / `rate_schedule` / `rate_trace` / `mahimahi_trace` and `rate_repeat` of
+/// one direction.
 ///
 /// The most specific table that sets any of the three decides alone, so `[link.down]` with a
 /// schedule replaces a plain `rate` of `[link]` instead of conflicting with it.
@@ -44,6 +46,16 @@ pub(crate) fn rate_profile(r: &Reader<'_>, base_dir: &Path) -> Result<RateProfil
     let profile = match chosen {
         Some("rate_schedule") => schedule(r, base_dir, false)?,
         Some("rate_trace") => schedule(r, base_dir, true)?,
+        Some("mahimahi_trace") => {
+            if let Some(e) = r.entry("rate_repeat") {
+                return Err(r.errors.at(
+                    &e.node.at,
+                    "rate_repeat cannot be set with mahimahi_trace: a Mahimahi trace repeats \
+                     with its own period (its last timestamp)",
+                ));
+            }
+            mahimahi(r, base_dir)?
+        }
         _ => match r.rate("rate")? {
             Some(Rate::Bps(b)) => RateProfile::Fixed(b),
             Some(Rate::Unlimited) | None => RateProfile::Unlimited,
@@ -218,6 +230,63 @@ fn load_trace(
         ));
     }
     Ok(steps)
+}
+
+/// Reads the Mahimahi trace named by `mahimahi_trace`, relative to `base_dir`, into the
+/// repeating schedule of [`netem::mahimahi`] (line by line: only the merged steps are held).
+fn mahimahi(r: &Reader<'_>, base_dir: &Path) -> Result<RateProfile, ScenarioError> {
+    let Some(node) = r.node("mahimahi_trace")? else {
+        return Ok(RateProfile::Unlimited);
+    };
+    let Val::Str(rel) = &node.val else {
+        return Err(r.errors.at(
+            &node.at,
+            format!("mahimahi_trace: {}", expected("a file path", &node.val)),
+        ));
+    };
+    let path = base_dir.join(rel);
+    // Every error names the key's place in the scenario and, for a line, the trace's line.
+    let fail = |line: Option<usize>, message: String| {
+        let place = match line {
+            Some(l) => format!("{} line {l}", path.display()),
+            None => path.display().to_string(),
+        };
+        r.errors
+            .at(&node.at, format!("mahimahi_trace {place}: {message}"))
+    };
+    let reader = open_regular(&path, MAX_TRACE_BYTES).map_err(|e| fail(None, e.0))?;
+    let mut builder = netem::mahimahi::TraceBuilder::new(MAX_RATE_STEPS);
+    let mut last_line = 0;
+    for (i, line) in reader.lines().enumerate() {
+        let n = i + 1;
+        let line = line.map_err(|e| fail(Some(n), format!("cannot read: {e}")))?;
+        let text = line.trim();
+        if text.is_empty() {
+            continue;
+        }
+        let ms = text
+            .parse::<u64>()
+            .ok()
+            .filter(|_| text.bytes().all(|b| b.is_ascii_digit()))
+            .ok_or_else(|| {
+                fail(
+                    Some(n),
+                    format!(
+                        "{text:?} is not a time in whole milliseconds (an integer from 0 to {})",
+                        u64::MAX
+                    ),
+                )
+            })?;
+        builder.push(ms).map_err(|e| fail(Some(n), e.to_string()))?;
+        last_line = n;
+    }
+    builder.finish().map_err(|e| {
+        let line = match e {
+            netem::mahimahi::TraceError::Empty => None,
+            _ => Some(last_line),
+        };
+        fail(line, e.to_string())
+    })
 }
 
 /// Parses a rate value that must be a number of bit/s or "unlimited" (access links).
