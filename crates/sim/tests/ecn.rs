@@ -4,6 +4,8 @@
 //! reduces its window without retransmitting; the same flow without ECN is dropped at and
 //! retransmits. The TCP model's negotiation and feedback are visible in the pcap.
 
+mod common;
+
 use std::path::Path;
 
 use results::Run;
@@ -110,25 +112,6 @@ fn ecn_runs_are_deterministic() {
     }
 }
 
-/// tshark's `field` of the frames matching `filter`.
-fn tshark(pcap: &Path, filter: &str, field: &str) -> Vec<String> {
-    let out = std::process::Command::new("tshark")
-        .args(["-n", "-r"])
-        .arg(pcap)
-        .args(["-Y", filter, "-T", "fields", "-e", field])
-        .output()
-        .expect("tshark must be installed (scripts/setup.sh)");
-    assert!(
-        out.status.success(),
-        "tshark failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(str::to_string)
-        .collect()
-}
-
 /// The TCP model's RFC 3168 exchange as a dissector reads it: an ECN-setup SYN (ECE + CWR),
 /// a SYN-ACK with ECE only, data sent ECT(0), ACKs with ECE after a mark, and CWR on the
 /// sender's next new segment; pure ACKs stay Not-ECT.
@@ -139,7 +122,7 @@ fn the_tcp_models_ecn_is_visible_in_the_pcap() {
     let text = scenario("tcp", true).replace("duration = \"10s\"", "duration = \"3s\"");
     let r = run(&text, Some(&pcap));
     assert!(r.links["bottleneck_down"].ce_marked_packets > 0);
-    let count = |filter: &str| tshark(&pcap, filter, "frame.number").len();
+    let count = |filter: &str| common::tshark(&pcap, &[], filter, "frame.number").len();
     assert_eq!(
         count(
             "tcp.flags.syn == 1 && tcp.flags.ack == 0 && tcp.flags.ece == 1 && tcp.flags.cwr == 1"

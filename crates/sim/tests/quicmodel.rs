@@ -169,31 +169,8 @@ fn run_capturing(s: Scenario, seed: u64, pcap: &std::path::Path) -> results::Run
 
 /// tshark's fields of the frames matching `filter`, reading UDP port 443 as plain data (the
 /// model's payload is its own encoding, not QUIC): the command docs/architecture.md gives.
-fn tshark(pcap: &std::path::Path, filter: &str, field: &str) -> Vec<String> {
-    let out = std::process::Command::new("tshark")
-        .args(["-n", "-r"])
-        .arg(pcap)
-        .args([
-            "-d",
-            "udp.port==443,data",
-            "-Y",
-            filter,
-            "-T",
-            "fields",
-            "-e",
-            field,
-        ])
-        .output()
-        .expect("tshark must be installed (scripts/setup.sh)");
-    assert!(
-        out.status.success(),
-        "tshark failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(str::to_string)
-        .collect()
+fn tshark_data(pcap: &std::path::Path, filter: &str, field: &str) -> Vec<String> {
+    tshark(pcap, &["-d", "udp.port==443,data"], filter, field)
 }
 
 #[test]
@@ -212,14 +189,14 @@ fn model_packets_appear_in_the_pcap_as_udp() {
     assert_eq!(f.bytes_delivered, 200_000);
     // Every datagram either endpoint sent crossed the bottleneck once (no loss here).
     let datagrams: u64 = f.datagrams_sent.iter().flatten().sum();
-    let frames = tshark(&pcap, "udp", "frame.number");
+    let frames = tshark_data(&pcap, "udp", "frame.number");
     assert_eq!(frames.len() as u64, datagrams);
     // All of them carry the model's encoding ("QM"), none is malformed.
     assert_eq!(
-        tshark(&pcap, "data.data[0:2] == 51:4d", "frame.number").len(),
+        tshark_data(&pcap, "data.data[0:2] == 51:4d", "frame.number").len(),
         frames.len()
     );
-    assert!(tshark(
+    assert!(tshark_data(
         &pcap,
         "_ws.malformed || _ws.expert.severity >= error",
         "frame.number"
@@ -227,8 +204,8 @@ fn model_packets_appear_in_the_pcap_as_udp() {
     .is_empty());
     // Sizes are the real ones: the server's data datagrams are full (mtu − 28 = 1472 B of UDP
     // payload), and the UDP length equals the real length the encoding records at offset 15.
-    let rows = tshark(&pcap, "udp.srcport == 443", "data.data");
-    let lens = tshark(&pcap, "udp.srcport == 443", "udp.length");
+    let rows = tshark_data(&pcap, "udp.srcport == 443", "data.data");
+    let lens = tshark_data(&pcap, "udp.srcport == 443", "udp.length");
     assert_eq!(rows.len(), lens.len());
     let mut full = 0;
     for (hex, udp_len) in rows.iter().zip(&lens) {

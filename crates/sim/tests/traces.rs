@@ -133,23 +133,7 @@ fn tcp_segments_appear_in_the_pcap_as_real_tcp() {
     )
     .unwrap();
     assert_eq!(r.flows[0].bytes_delivered, 200_000);
-    let fields = |filter: &str, field: &str| -> Vec<String> {
-        let out = std::process::Command::new("tshark")
-            .args(["-n", "-r"])
-            .arg(&pcap)
-            .args(["-Y", filter, "-T", "fields", "-e", field])
-            .output()
-            .expect("tshark must be installed (scripts/setup.sh)");
-        assert!(
-            out.status.success(),
-            "tshark failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .map(str::to_string)
-            .collect()
-    };
+    let fields = |filter: &str, field: &str| tshark(&pcap, &[], filter, field);
     assert_eq!(
         fields("tcp.flags.syn == 1", "frame.number").len(),
         2,

@@ -52,3 +52,29 @@ pub fn run(s: &Scenario, seed: u64) -> results::Run {
     )
     .expect("run")
 }
+
+/// tshark's `field` of the frames of `pcap` matching `filter`; `decode_as` adds tshark
+/// arguments before the filter (e.g. `["-d", "udp.port==443,data"]`).
+pub fn tshark(
+    pcap: &std::path::Path,
+    decode_as: &[&str],
+    filter: &str,
+    field: &str,
+) -> Vec<String> {
+    let out = std::process::Command::new("tshark")
+        .args(["-n", "-r"])
+        .arg(pcap)
+        .args(decode_as)
+        .args(["-Y", filter, "-T", "fields", "-e", field])
+        .output()
+        .expect("tshark must be installed (scripts/setup.sh)");
+    assert!(
+        out.status.success(),
+        "tshark failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
