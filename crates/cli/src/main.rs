@@ -140,7 +140,9 @@ mod tests {
                 let mut args = vec!["quiclab", cmd, "--config", "c.json", &flag];
                 // A valid value, so the conflict is what clap reports.
                 let value = match *id {
-                    "mtu_discovery" | "no_gso" | "no_address_token" | "early_response" | "ecn" => None,
+                    "mtu_discovery" | "no_gso" | "no_address_token" | "early_response" | "ecn" => {
+                        None
+                    }
                     "quic_cc" => Some("cubic"),
                     "initial_rtt" => Some("100ms"),
                     "qlog_dir" => Some("q"),
