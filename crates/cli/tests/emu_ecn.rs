@@ -66,6 +66,12 @@ fn kernel_tcp_negotiates_ecn_and_answers_ce_marks() {
         "the kernel holds tcp_ecn = 1"
     );
     assert!(r.flows[0].completion_s.is_some(), "{:?}", r.flows[0]);
+    let ecn = r.flows[0]
+        .ecn
+        .as_ref()
+        .expect("an ECN flow reports its ECN");
+    assert!(ecn.capable, "TCP_INFO says ECN was negotiated");
+    assert!(ecn.ce_received.is_none(), "not measured in the emulator");
     assert!(
         down.ce_marked_packets > 0,
         "CoDel marks the kernel's ECT segments"
@@ -108,6 +114,10 @@ fn kernel_tcp_negotiates_ecn_and_answers_ce_marks() {
         off.flows[0].config.as_ref().and_then(|c| c.tcp_ecn),
         Some(2),
         "Linux's default"
+    );
+    assert!(
+        off.flows[0].ecn.is_none(),
+        "a flow without ECN reports none"
     );
     let down = &off.links["bottleneck_down"];
     assert_eq!(down.ce_marked_packets, 0, "Not-ECT is never marked");

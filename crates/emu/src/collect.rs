@@ -223,7 +223,15 @@ pub fn flow_result(
         config,
         // The research model runs only in the simulator.
         model: None,
-        ecn: None,
+        // Kernel TCP tells whether ECN was negotiated; neither it nor quinn's statistics count
+        // CE marks received or reductions for them.
+        ecn: f.tcp().filter(|t| t.ecn).map(|_| results::EcnFlow {
+            capable: sender
+                .iter()
+                .any(|s| matches!(s, TransportSnapshot::Tcp(t) if t.ecn)),
+            ce_received: None,
+            ce_congestion_events: None,
+        }),
     }
 }
 

@@ -123,6 +123,9 @@ struct RawTcpInfo {
     reord_seen: u32,
 }
 
+/// `tcpi_options` bit: ECN was negotiated (include/uapi/linux/tcp.h).
+const TCPI_OPT_ECN: u8 = 8;
+
 /// Reads `TCP_INFO` (and the congestion control name) of a TCP socket.
 pub fn tcp_info(sock: &impl AsRawFd) -> io::Result<TcpInfoSnapshot> {
     let mut raw = RawTcpInfo::default();
@@ -172,6 +175,7 @@ pub fn tcp_info(sock: &impl AsRawFd) -> io::Result<TcpInfoSnapshot> {
         delivered: raw.delivered,
         dsack_dups: raw.dsack_dups,
         reord_seen: raw.reord_seen,
+        ecn: raw.options & TCPI_OPT_ECN != 0,
     })
 }
 

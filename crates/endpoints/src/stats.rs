@@ -78,6 +78,9 @@ pub struct TcpInfoSnapshot {
     pub dsack_dups: u32,
     /// Reordering events seen.
     pub reord_seen: u32,
+    /// ECN was negotiated on the connection (`tcpi_options` & `TCPI_OPT_ECN`).
+    #[serde(default)]
+    pub ecn: bool,
 }
 
 /// A snapshot of quinn's `ConnectionStats` with the figures the reports use.
