@@ -18,8 +18,8 @@ use netem::wire::IPV4_UDP_OVERHEAD;
 
 use crate::error::EmuError;
 use crate::forwarder::WaitMode;
-use crate::probe::{self, ProbeRx};
 use crate::topology::{Topology, TopologySpec};
+use crate::udp::{self, ProbeRx};
 
 /// UDP payload of a 1500-byte IP packet.
 const FULL_PAYLOAD: usize = 1500 - IPV4_UDP_OVERHEAD as usize;
@@ -146,13 +146,13 @@ fn run_probes(
     count: u64,
 ) -> Result<(u64, Vec<ProbeRx>), EmuError> {
     let dst = SocketAddrV4::new(topo.server_addr(0), 9000);
-    let server = probe::udp_in(topo.server_ns(0), dst)?;
-    let client = probe::udp_in(topo.client_ns(0), SocketAddrV4::new(topo.client_addr(0), 0))?;
+    let server = udp::udp_in(topo.server_ns(0), dst)?;
+    let client = udp::udp_in(topo.client_ns(0), SocketAddrV4::new(topo.client_addr(0), 0))?;
     let seconds = if pps > 0.0 { count as f64 / pps } else { 5.0 };
     let deadline = Duration::from_secs_f64(seconds + 5.0);
     std::thread::scope(|s| {
-        let rx = s.spawn(|| probe::receive_probes(&server, Duration::from_millis(400), deadline));
-        let sent = probe::send_paced(&client, SocketAddr::V4(dst), payload, pps, count);
+        let rx = s.spawn(|| udp::receive_probes(&server, Duration::from_millis(400), deadline));
+        let sent = udp::send_paced(&client, SocketAddr::V4(dst), payload, pps, count);
         let got = rx
             .join()
             .unwrap_or_else(|_| Err(EmuError::Forwarder("receiver thread panicked".into())));

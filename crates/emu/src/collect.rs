@@ -225,6 +225,8 @@ pub fn flow_result(
         model: None,
         // Kernel TCP tells whether ECN was negotiated; neither it nor quinn's statistics count
         // CE marks received or reductions for them.
+        // The forwarder sees a flow's packets at one point of the path, not at both ends.
+        one_way_delay: None,
         ecn: f.tcp().filter(|t| t.ecn).map(|_| results::EcnFlow {
             capable: sender
                 .iter()

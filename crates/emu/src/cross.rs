@@ -13,8 +13,8 @@ use netem::wire::IPV4_UDP_OVERHEAD;
 use results::Cross;
 
 use crate::error::EmuError;
-use crate::probe;
 use crate::topology::Topology;
+use crate::udp;
 
 /// First UDP port of the cross-traffic receivers (one per source).
 const BASE_PORT: u16 = 5_000;
@@ -65,8 +65,8 @@ impl CrossTraffic {
                 )
             };
             let dst = SocketAddrV4::new(to_ip, port);
-            let rx = probe::udp_in(to_ns, dst)?;
-            let tx = probe::udp_in(from_ns, SocketAddrV4::new(from_ip, 0))?;
+            let rx = udp::udp_in(to_ns, dst)?;
+            let tx = udp::udp_in(from_ns, SocketAddrV4::new(from_ip, 0))?;
             let delivered = Arc::new(AtomicU64::new(0));
             let counter = delivered.clone();
             let rx_stop = stop.clone();

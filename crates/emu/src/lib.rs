@@ -48,10 +48,11 @@ mod offload;
 mod packet_socket;
 pub mod path;
 mod pep;
-mod probe;
+mod probes;
 pub mod runner;
 mod signals;
 mod topology;
+mod udp;
 
 #[cfg(test)]
 mod namespace_tests;

@@ -7,7 +7,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::time::{Duration, Instant};
 
 use crate::netns;
-use crate::probe::{self, ProbeRx};
+use crate::udp::{self, ProbeRx};
 use crate::{Topology, TopologySpec};
 use netem::config::{LossConfig, QueueLimit, RateProfile};
 use netem::LinkConfig;
@@ -26,9 +26,9 @@ fn topo(up: LinkConfig, down: LinkConfig) -> Topology {
 /// (client socket, server socket, server address).
 fn pair(t: &Topology, port: u16) -> (UdpSocket, UdpSocket, SocketAddr) {
     let server_addr = SocketAddrV4::new(t.server_addr(0), port);
-    let server = probe::udp_in(t.server_ns(0), server_addr).expect("server socket");
-    let client = probe::udp_in(t.client_ns(0), SocketAddrV4::new(t.client_addr(0), 0))
-        .expect("client socket");
+    let server = udp::udp_in(t.server_ns(0), server_addr).expect("server socket");
+    let client =
+        udp::udp_in(t.client_ns(0), SocketAddrV4::new(t.client_addr(0), 0)).expect("client socket");
     (client, server, SocketAddr::V4(server_addr))
 }
 
@@ -119,9 +119,9 @@ fn bernoulli_loss_is_inside_its_binomial_interval() {
     let t = topo(up, link(1));
     let (client, server, dst) = pair(&t, 7002);
     let n = 4000u64;
-    let sent = probe::send_paced(&client, dst, 200, 20_000.0, n).expect("send");
+    let sent = udp::send_paced(&client, dst, 200, 20_000.0, n).expect("send");
     assert_eq!(sent, n);
-    let got = probe::receive_probes(&server, Duration::from_millis(300), Duration::from_secs(5))
+    let got = udp::receive_probes(&server, Duration::from_millis(300), Duration::from_secs(5))
         .expect("receive");
     let lost = n - got.len() as u64;
     let stats = t.shutdown().expect("shutdown").up;
@@ -155,9 +155,9 @@ fn rate_limit_holds_at_10_mbit() {
     // Offered at ~1.5× the rate so the link is always busy.
     let rx = std::thread::scope(|s| {
         let h = s.spawn(|| {
-            probe::receive_probes(&server, Duration::from_millis(500), Duration::from_secs(6))
+            udp::receive_probes(&server, Duration::from_millis(500), Duration::from_secs(6))
         });
-        probe::send_paced(&client, dst, payload, 1500.0, n).expect("send");
+        udp::send_paced(&client, dst, payload, 1500.0, n).expect("send");
         h.join().expect("receiver").expect("receive")
     });
     assert_eq!(rx.len() as u64, n, "no loss configured");
@@ -204,9 +204,9 @@ fn a_mahimahi_trace_paces_the_forwarder_at_its_average_rate() {
     let pps = 1.5 * mean / ip_bits;
     let rx = std::thread::scope(|s| {
         let h = s.spawn(|| {
-            probe::receive_probes(&server, Duration::from_millis(500), Duration::from_secs(10))
+            udp::receive_probes(&server, Duration::from_millis(500), Duration::from_secs(10))
         });
-        probe::send_paced(&client, dst, payload, pps, n).expect("send");
+        udp::send_paced(&client, dst, payload, pps, n).expect("send");
         h.join().expect("receiver").expect("receive")
     });
     assert_eq!(rx.len() as u64, n, "no loss configured");
@@ -304,8 +304,8 @@ fn captures_are_read_by_tshark() {
     };
     let t = Topology::create(&spec).expect("topology");
     let (client, server, dst) = pair(&t, 7005);
-    probe::send_paced(&client, dst, 100, 1000.0, 10).expect("send");
-    let got = probe::receive_probes(&server, Duration::from_millis(200), Duration::from_secs(2))
+    udp::send_paced(&client, dst, 100, 1000.0, 10).expect("send");
+    let got = udp::receive_probes(&server, Duration::from_millis(200), Duration::from_secs(2))
         .expect("receive");
     assert_eq!(got.len(), 10);
     let report = t.shutdown().expect("shutdown");
@@ -477,9 +477,9 @@ fn cross_traffic_follows_its_schedule_through_the_forwarder() {
 /// Median and minimum of `n` UDP echoes from client `c` to server `s` on `port`.
 fn echo_rtts(t: &Topology, c: usize, s: usize, port: u16, n: usize) -> (Duration, Duration) {
     let dst = SocketAddrV4::new(t.server_addr(s), port);
-    let server = probe::udp_in(t.server_ns(s), dst).expect("server socket");
-    let client = probe::udp_in(t.client_ns(c), SocketAddrV4::new(t.client_addr(c), 0))
-        .expect("client socket");
+    let server = udp::udp_in(t.server_ns(s), dst).expect("server socket");
+    let client =
+        udp::udp_in(t.client_ns(c), SocketAddrV4::new(t.client_addr(c), 0)).expect("client socket");
     client
         .set_read_timeout(Some(Duration::from_secs(1)))
         .expect("timeout");

@@ -581,7 +581,7 @@ mod tests {
     use super::*;
     use crate::kernel_tcp::{pep_controller, settings};
     use crate::mapping::check_supported;
-    use crate::probe;
+    use crate::udp;
     use crate::TopologySpec;
 
     const TCP: &str = r#"
@@ -675,8 +675,8 @@ cc = "cubic"
 
         // UDP both ways, addresses unchanged.
         let server_addr = SocketAddrV4::new(topo.server_addr(0), 5000);
-        let server = probe::udp_in(topo.server_ns(0), server_addr).expect("server socket");
-        let client = probe::udp_in(topo.client_ns(0), SocketAddrV4::new(topo.client_addr(0), 0))
+        let server = udp::udp_in(topo.server_ns(0), server_addr).expect("server socket");
+        let client = udp::udp_in(topo.client_ns(0), SocketAddrV4::new(topo.client_addr(0), 0))
             .expect("client socket");
         for sock in [&server, &client] {
             sock.set_read_timeout(Some(Duration::from_secs(2)))

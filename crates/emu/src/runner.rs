@@ -20,6 +20,7 @@ use crate::forwarder::{ForwarderReport, WaitMode};
 use crate::kernel_tcp;
 use crate::mapping;
 use crate::pep::{self, PepOutcome, PepSite};
+use crate::probes::Probes;
 use crate::topology::{ChildHandle, Topology, TopologySpec};
 
 /// How long servers may take to bind.
@@ -197,6 +198,7 @@ pub fn run(point: &SweepPoint, spec: &RunSpec, opts: &RunOptions) -> Result<EmuR
         flows,
         links,
         cross: driven.cross,
+        probes: driven.probes,
         fairness,
         warnings: run_warnings,
         forwarder: Some(::results::Forwarder {
@@ -306,6 +308,8 @@ struct Driven {
     clients: Vec<ClientOutcome>,
     /// Cross-traffic counters.
     cross: Vec<Cross>,
+    /// Latency probes' results.
+    probes: Vec<::results::Probe>,
     /// The run's start on the wall clock, s since the Unix epoch (the clients report on it).
     t0_unix_s: f64,
 }
@@ -378,6 +382,8 @@ fn drive(
     } else {
         Some(CrossTraffic::start(topo, &s.cross, n, n, t0, seed)?)
     };
+    let flow_names: Vec<String> = s.flows.iter().map(|f| f.name.clone()).collect();
+    let mut probes = Probes::start(topo, &s.probes, &flow_names, t0, s.duration)?;
     let mut order: Vec<usize> = (0..s.flows.len()).collect();
     order.sort_by_key(|&i| s.flows[i].start);
     let mut running: Vec<(usize, ChildHandle, std::thread::JoinHandle<String>)> = Vec::new();
@@ -466,9 +472,11 @@ fn drive(
         };
     }
     let cross = cross.as_mut().map(CrossTraffic::stop).unwrap_or_default();
+    let probes = probes.stop();
     Ok(Driven {
         clients: outcomes,
         cross,
+        probes,
         t0_unix_s,
     })
 }

@@ -1,6 +1,6 @@
 //! docs/results.md lists every column that results.parquet, connections.parquet and
 //! series.parquet hold, with its type: the doc cannot drift from the code. A reference sweep exercises every stack (quic,
-//! tcp, quic-model), cross traffic, a measurement window and a sweep axis; a column it writes
+//! tcp, quic-model), cross traffic, a latency probe, a measurement window and a sweep axis; a column it writes
 //! that the doc's tables do not list (or list with another type) fails the test.
 //!
 //! Column names with parts that depend on the scenario are normalised before the lookup: a sweep
@@ -46,6 +46,10 @@ size_min = "100B"
 size_max = "1000B"
 gap_min = "25ms"
 gap_max = "100ms"
+
+[[probe]]
+flow = "t"
+interval = "100ms"
 "#;
 
 /// `| \`name\` | type | meaning |` rows of the doc's tables: name → type.

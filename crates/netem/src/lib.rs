@@ -33,6 +33,7 @@ pub mod link;
 pub mod loss;
 pub mod mahimahi;
 pub mod pcap;
+pub mod probe;
 pub mod qdisc;
 pub mod rate;
 mod rng;

@@ -22,7 +22,9 @@ use crate::loss::LossModel;
 use crate::qdisc::{Ecn, Packet, PacketMeta, Qdisc};
 use crate::rate::Serializer;
 use crate::rng::{stream, streams};
-use crate::sojourn::{DelayWindow, QueueDelay};
+use quantile::DelayHistogram;
+
+use crate::sojourn::DelayWindow;
 
 /// Outcome of offering a packet to the link.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,7 +107,7 @@ pub struct LinkStats {
     /// Queue delay (arrival to start of serialization) of every packet `poll` returned, a
     /// duplicate copy counted once: delay under load, in bounded memory.
     #[serde(default)]
-    pub queue_delay: QueueDelay,
+    pub queue_delay: DelayHistogram,
 }
 
 impl LinkStats {
@@ -142,6 +144,7 @@ impl LinkStats {
             ce_marked_bytes: self.ce_marked_bytes,
             queue_delay_mean_s: delay.map(|d| d.mean_s),
             queue_delay_p50_s: delay.map(|d| d.p50_s),
+            queue_delay_p95_s: delay.map(|d| d.p95_s),
             queue_delay_p99_s: delay.map(|d| d.p99_s),
             queue_delay_max_s: delay.map(|d| d.max_s),
         }

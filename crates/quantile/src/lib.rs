@@ -5,7 +5,8 @@
 //! interpolation between two), so a p99 latency is a latency some request had; it is the
 //! definition HDR histograms use, so the load tester's histogram percentiles agree with it.
 //!
-//! Histograms (the research model's one-way delay, the emulator's release lateness) find the
+//! Histograms ([`DelayHistogram`]: queue delays, one-way delays, probe round trips; the
+//! emulator's release lateness) find the
 //! bucket holding that rank with [`bucket_at_rank`] and report a value of the bucket (its
 //! middle, or its upper edge: each histogram documents which).
 //!
@@ -16,6 +17,10 @@
 //! rank, and it has its own name so that no caller mistakes one for the other.
 
 #![warn(missing_docs)]
+
+mod delay;
+
+pub use delay::{DelayHistogram, DelaySummary};
 
 /// The 1-based rank of the `q` quantile among `n` values: ⌈q·n⌉, `q` clamped to [0, 1], the
 /// rank clamped to [1, n]; 0 only when `n` is 0.

@@ -22,6 +22,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use quantile::DelaySummary;
+
 pub mod fairness;
 pub mod layout;
 pub mod store;
@@ -56,6 +58,9 @@ pub struct Run {
     pub links: BTreeMap<String, Link>,
     /// Cross-traffic sources, in scenario order.
     pub cross: Vec<Cross>,
+    /// Latency probes, in scenario order; left out of the JSON when the scenario has none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub probes: Vec<Probe>,
     /// Fairness between the flows over the measurement window (Jain's index, also per sample
     /// bin); absent with fewer than two flows. Each flow's share is [`Flow::share`].
     #[serde(default)]
@@ -242,6 +247,12 @@ pub struct Flow {
     /// `flows.0.model.one_way_delay_p95_s` reach `summary.csv` like every other metric.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<ModelFlow>,
+    /// One-way delay of the packets that reached the data receiver, from the moment their
+    /// sender (the data sender, or a PEP in front of the receiver) put them on the path:
+    /// queueing, serialization and propagation on every link. Every stack has it in the
+    /// simulator; absent when no packet arrived, and in the emulator.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub one_way_delay: Option<DelaySummary>,
     /// What ECN did, for a flow with `flow.ecn = true`; absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ecn: Option<EcnFlow>,
@@ -449,6 +460,9 @@ pub struct Link {
     /// Median queue delay, s (nearest rank over a log-linear histogram: within 0.8%).
     #[serde(default)]
     pub queue_delay_p50_s: Option<f64>,
+    /// 95th percentile of the queue delay, s (same histogram).
+    #[serde(default)]
+    pub queue_delay_p95_s: Option<f64>,
     /// 99th percentile of the queue delay, s (same histogram).
     #[serde(default)]
     pub queue_delay_p99_s: Option<f64>,
@@ -479,6 +493,27 @@ pub struct Cross {
     pub sent_bytes: u64,
     /// Packets that crossed the bottleneck and reached the sink, packets.
     pub delivered_packets: u64,
+}
+
+/// A latency probe: timestamped UDP request/echo exchanges between the client and the server
+/// of a flow at a fixed interval (flent's RRUL ping). Paths such as `probes.0.rtt.p99_s` reach
+/// `summary.csv`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Probe {
+    /// Probe name from the scenario.
+    pub name: String,
+    /// Name of the flow whose client and server exchanged the probes.
+    pub flow: String,
+    /// Requests the client sent, packets.
+    pub sent_packets: u64,
+    /// Requests whose echo came back before the run ended (a duplicate counts once), packets.
+    pub answered_packets: u64,
+    /// Round-trip time of the answered requests; absent when none was answered.
+    pub rtt: Option<DelaySummary>,
+    /// One-way delay of those requests, client → server.
+    pub up: Option<DelaySummary>,
+    /// One-way delay of their echoes, server → client.
+    pub down: Option<DelaySummary>,
 }
 
 /// One sample of one flow (plus the bottleneck queues) at the end of a bin (simulator only).

@@ -204,6 +204,7 @@ pub fn scenario(
         },
         flows,
         cross: vec![],
+        probes: vec![],
     }
 }
 

@@ -23,6 +23,10 @@ pub const MAX_RATE_STEPS: usize = 1_000_000;
 /// the first run began.
 pub const MAX_FLOWS: u64 = 10_000;
 
+/// Most `[[probe]]` tables in one scenario: the emulator runs two threads and two UDP sockets
+/// per probe, on ports counted up from 7000.
+pub const MAX_PROBES: usize = 100;
+
 /// Most time-series samples in one run (`run.duration / run.sample_interval`): each sample is an
 /// event of the simulator and, with series recorded, one row per flow held in memory (about
 /// 130 B) and written to `series/<id>.csv`. 100,000 samples is an hour at 36 ms.

@@ -36,6 +36,8 @@ pub struct Scenario {
     pub flows: Vec<FlowSpec>,
     /// Cross-traffic sources crossing the bottleneck.
     pub cross: Vec<CrossSpec>,
+    /// Latency probes between the client and the server of a flow.
+    pub probes: Vec<ProbeSpec>,
 }
 
 /// A link with its two directions: `up` is client → server, `down` is server → client.
@@ -200,6 +202,7 @@ impl FlowSpec {
 
 /// Cross-traffic sources live in netem, where both engines generate them.
 pub use netem::cross::{CrossPattern, CrossSpec};
+pub use netem::probe::{ProbeMessage, ProbeSpec};
 
 /// One point of a sweep: the axis values that produced it (for tables) and the scenario.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

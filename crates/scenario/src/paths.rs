@@ -50,7 +50,7 @@ pub(crate) fn parse_key(text: &str) -> Result<KeyPath, PathError> {
     let mut segs = Vec::new();
     let mut registry_parts: Vec<&str> = Vec::new();
     for (i, part) in parts.iter().enumerate() {
-        let array = i == 1 && matches!(parts[0], "flow" | "cross");
+        let array = i == 1 && matches!(parts[0], "flow" | "cross" | "probe");
         if array {
             if let Ok(n) = part.parse::<usize>() {
                 segs.push(Seg::Index(n));

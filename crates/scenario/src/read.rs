@@ -60,6 +60,7 @@ fn section_title(prefix: &str, user_path: &str) -> String {
         "" => "the top level".to_string(),
         "flow" => "[[flow]]".to_string(),
         "cross" => "[[cross]]".to_string(),
+        "probe" => "[[probe]]".to_string(),
         "variant[]" => "[[variant]]".to_string(),
         "run" | "link" => format!("[{user_path}]"),
         _ => user_path.to_string(),
@@ -113,6 +114,13 @@ impl<'a> Reader<'a> {
     /// The user's entry for `key`, from the most specific table that has it.
     pub(crate) fn entry(&self, key: &str) -> Option<&'a Entry> {
         self.layers.iter().find_map(|t| t.get(key))
+    }
+
+    /// Where the user's value of `key` is, or the table's position when it is not set: where
+    /// an error about the value points.
+    pub(crate) fn value_at(&self, key: &str) -> At {
+        self.entry(key)
+            .map_or_else(|| self.at().clone(), |e| e.node.at.clone())
     }
 
     /// Whether the user set `key` in the table at `layer` (0 = most specific).

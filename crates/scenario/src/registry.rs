@@ -468,6 +468,13 @@ static KEYS: &[KeyDoc] = &[
     with_context(key("cross.off", Duration, Required, "onoff: silence between bursts.", "\"2s\""), &["cross.pattern=\"onoff\"", "cross.on=\"1s\""]),
     key("cross.start", Duration, Value("0s"), "When the source starts.", "\"1s\""),
     key("cross.stop", Duration, Unset, "When it stops; none = end of the run.", "\"5s\""),
+    // --- latency probes ---
+    key("probe.name", Str, Context("`probe{i}`"), "Name of the probe in results.", "\"ping\""),
+    with_context(key("probe.flow", Str, Context("the first flow"), "Name of the flow whose client sends the requests and whose server echoes them: they cross that flow's access links and the bottleneck, with their own UDP port (a flow of their own for FQ-CoDel).", "\"bulk.1\""), &["flow.count=2", "flow.name=\"bulk\""]),
+    key("probe.interval", Duration, Value("200ms"), "Time between two requests (flent's RRUL ping interval); at least 1 ms.", "\"100ms\""),
+    key("probe.size", Size, Value("64B"), "UDP payload of a request and of its echo; 28 B to 1472 B.", "\"200B\""),
+    key("probe.start", Duration, Value("0s"), "When the first request leaves.", "\"1s\""),
+    key("probe.stop", Duration, Unset, "No request from this time on; none = until the end of the run.", "\"5s\""),
     // --- protocol variants ---
     key("variant[].name", Str, Required, "The variant's name: its value of the `variant` axis in results, tables and figures (unique, not empty, at most 100 characters).", "\"tcp-tls1.3\""),
     key("variant[].set", Table, Unset, "Overrides with the keys of `--set`: `{ \"flow.stack\" = \"tcp\", \"flow.1.tls\" = \"1.2\" }` or nested tables (`{ flow = { stack = \"tcp\" } }`); a table-valued key (`link.loss`, `link.up`) is set whole. Left out: the scenario as written.", "{ \"flow.stack\" = \"tcp\" }"),
@@ -528,6 +535,13 @@ static SECTIONS: &[SectionDoc] = &[
     SectionDoc { prefix: "flow.client_access", title: "flow.client_access", doc: "Link between this flow's client and the bottleneck (same in both directions)." },
     SectionDoc { prefix: "flow.server_access", title: "flow.server_access", doc: "Link between the bottleneck and this flow's server (same in both directions)." },
     SectionDoc { prefix: "cross", title: "[[cross]]", doc: "UDP cross traffic injected at the bottleneck." },
+    SectionDoc {
+        prefix: "probe",
+        title: "[[probe]]",
+        doc: "Latency under load, as flent's RRUL test pings: small timestamped UDP requests at a fixed \
+              interval from a flow's client, echoed by its server, reported per run as round-trip \
+              and one-way delay distributions (`probes.N.rtt.p99_s`, `.up`, `.down`).",
+    },
     SectionDoc {
         prefix: "variant[]",
         title: "[[variant]]",
@@ -699,7 +713,7 @@ mod tests {
     fn children_of_sections() {
         assert_eq!(
             children(""),
-            ["run", "link", "flow", "cross", "variant", "sweep"]
+            ["run", "link", "flow", "cross", "probe", "variant", "sweep"]
         );
         assert!(children("link").starts_with(&["rate", "rate_schedule", "rate_trace"]));
         assert_eq!(children("link.blackout[]"), ["start", "duration", "period"]);

@@ -537,7 +537,7 @@ fn every_registry_key_is_read_by_the_parser() {
     let dir = tmp.path().to_path_buf();
     std::fs::write(dir.join("test-trace.csv"), "0,1Mbit\n1,2Mbit\n").expect("write trace");
     std::fs::write(dir.join("test-trace.down"), "1\n1\n3\n").expect("write trace");
-    let base = "[[flow]]\n[[cross]]\npattern = \"cbr\"\nrate = \"1Mbit\"\n";
+    let base = "[[flow]]\n[[cross]]\npattern = \"cbr\"\nrate = \"1Mbit\"\n[[probe]]\n";
     let run = |set: &[String]| parse_str(base, "t.toml", &dir, set, &[]);
     for k in keys() {
         // `[[variant]]` cannot be written with --set; tests_variants.rs covers its keys.

@@ -197,3 +197,30 @@ fn the_total_number_of_flows_is_capped() {
         "{e}"
     );
 }
+
+#[test]
+fn probes_name_their_flow_and_stay_small() {
+    let base = "[[flow]]\nname = \"a\"\n[[flow]]\nname = \"b\"\n";
+    let ok = parse(&format!("{base}[[probe]]\nflow = \"b\"\n")).expect("valid");
+    let p = &ok.points[0].scenario.probes[0];
+    assert_eq!((p.name.as_str(), p.flow, p.payload), ("probe0", 1, 64));
+    assert_eq!(p.interval, std::time::Duration::from_millis(200));
+    let e = err(&format!("{base}[[probe]]\nflow = \"c\"\n"));
+    assert_eq!((e.line, e.column), (Some(6), Some(8)), "{e}");
+    assert!(e.message.contains("no flow is named \"c\""), "{e}");
+    assert_eq!(e.allowed, ["a", "b"]);
+    let e = err(&format!("{base}[[probe]]\nsize = \"20B\"\n"));
+    assert!(
+        e.message.contains("probe.0.size must be 28 to 1472 bytes"),
+        "{e}"
+    );
+    let e = err(&format!("{base}[[probe]]\ninterval = \"0ms\"\n"));
+    assert!(e.message.contains("at least 1ms"), "{e}");
+    let e = err(&format!("{base}[[probe]]\nstart = \"1s\"\nstop = \"1s\"\n"));
+    assert!(e.message.contains("stop must be after start"), "{e}");
+    let many = format!("{base}{}", "[[probe]]\n".repeat(101));
+    assert!(parse(&format!("{base}{}", "[[probe]]\n".repeat(100))).is_ok());
+    assert!(err(&many).message.contains("at most 100 [[probe]]"));
+    let e = err(&format!("{base}[[probe]]\ncount = 3\n"));
+    assert!(e.message.contains("unknown key"), "{e}");
+}

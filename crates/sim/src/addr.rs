@@ -14,6 +14,8 @@ use netem::wire::{
 pub const SERVER_PORT: u16 = 443;
 /// Destination port of cross-traffic datagrams (the discard service).
 pub const CROSS_PORT: u16 = 9;
+/// Port latency probes are echoed from (the echo service).
+pub const PROBE_PORT: u16 = 7;
 
 fn host(net: u8, index: usize) -> Ipv4Addr {
     // 254 hosts per /24 inside 10.net.0.0/16.
@@ -44,6 +46,14 @@ pub fn cross_addr(i: usize, left: bool) -> SocketAddr {
         host(if left { 3 } else { 4 }, i),
         10000 + (i % 20000) as u16,
     ))
+}
+
+/// Client and server ends of latency probe `i` between the hosts of flow `flow`: the flow's
+/// own hosts, the echo service's port on the server.
+pub fn probe_addrs(i: usize, flow: usize) -> (SocketAddr, SocketAddr) {
+    let client = SocketAddrV4::new(host(1, flow), 30000 + (i % 10000) as u16);
+    let server = SocketAddrV4::new(host(2, flow), PROBE_PORT);
+    (SocketAddr::V4(client), SocketAddr::V4(server))
 }
 
 /// Writes an IPv4 + UDP header for `payload_len` bytes into `out` (UDP checksum 0: "none",

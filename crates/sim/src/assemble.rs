@@ -86,6 +86,7 @@ fn flow(slot: &FlowSlot, window: f64) -> (Flow, Vec<String>) {
             .model
             .as_ref()
             .map(|m| model_flow(m, report.ack_frames_sent)),
+        one_way_delay: slot.one_way_delay.summary(),
         ecn: report.ecn.map(|e| results::EcnFlow {
             capable: e.capable,
             ce_received: Some(e.ce_received),
@@ -168,6 +169,11 @@ impl Sim {
                 delivered_packets: c.delivered_packets,
             })
             .collect();
+        let probes = self
+            .probes
+            .iter()
+            .map(|p| p.log.to_result(&p.spec, &self.flows[p.spec.flow].name))
+            .collect();
         let fairness = match results::fairness::fairness(
             &flows,
             &self.series,
@@ -188,6 +194,7 @@ impl Sim {
             flows,
             links,
             cross,
+            probes,
             fairness,
             series: std::mem::take(&mut self.series),
             warnings,

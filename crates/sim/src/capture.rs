@@ -82,6 +82,12 @@ impl Capture {
                 addr::ipv4_udp_header(src, dst, pkt.payload.len(), self.ip_ident, &mut bytes);
                 bytes.extend_from_slice(&pkt.payload);
             }
+            Owner::Probe { probe, flow } => {
+                let (c, s) = addr::probe_addrs(probe as usize, flow as usize);
+                let (src, dst) = if pkt.up { (c, s) } else { (s, c) };
+                addr::ipv4_udp_header(src, dst, pkt.payload.len(), self.ip_ident, &mut bytes);
+                bytes.extend_from_slice(&pkt.payload);
+            }
             Owner::Cross(c) => {
                 let src = addr::cross_addr(c as usize, pkt.up);
                 let mut dst = addr::cross_addr(c as usize, !pkt.up);

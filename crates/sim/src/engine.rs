@@ -29,6 +29,9 @@ use crate::addr;
 use crate::agents::{build_agent, routes};
 use crate::capture::Capture;
 use netem::cross::CrossSource;
+use quantile::DelayHistogram;
+
+use crate::probes::ProbeRun;
 use netem::wire::IPV4_UDP_OVERHEAD;
 use results::{Run, SeriesRow};
 
@@ -93,6 +96,11 @@ const SEED_CROSS: u64 = 300;
 pub(crate) enum Owner {
     Flow(u32),
     Cross(u32),
+    /// A latency probe's request (up) or echo (down), between the hosts of flow `flow`.
+    Probe {
+        probe: u32,
+        flow: u32,
+    },
 }
 
 /// A packet in the network. `payload` is the UDP payload (empty for cross traffic, whose bytes
@@ -115,6 +123,8 @@ pub(crate) struct Packet {
     /// The IP ECN codepoint: as the stack sent it (`Transmit::ecn`), CE once a queue
     /// discipline marked it; handed to the receiving agent with the payload.
     pub(crate) ecn: Ecn,
+    /// When its sender put it on the path (flows: the agent's transmission), for one-way delay.
+    pub(crate) sent_at: Duration,
     pub(crate) payload: Vec<u8>,
 }
 
@@ -148,16 +158,25 @@ fn flow_of(pkt: &Packet, spec: Option<&FlowSpec>) -> u64 {
             dst.set_port(addr::CROSS_PORT);
             (addr::cross_addr(c, pkt.up), dst, PROTO_UDP)
         }
+        Owner::Probe { probe, flow } => {
+            let (client, server) = addr::probe_addrs(probe as usize, flow as usize);
+            if pkt.up {
+                (client, server, PROTO_UDP)
+            } else {
+                (server, client, PROTO_UDP)
+            }
+        }
     };
     let ((s, sp), (d, dp)) = (v4(src), v4(dst));
     flow_hash(s, d, proto, sp, dp)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Ev {
+pub(crate) enum Ev {
     Link(u32),
     Timer(u32, u8),
     Cross(u32),
+    Probe(u32),
     Sample,
     Mark,
 }
@@ -212,12 +231,14 @@ pub(crate) struct FlowSlot {
     pub(crate) mark_delivered: [Option<u64>; 2],
     /// Receiver payload bytes at the measurement window's start and end marks.
     pub(crate) mark_udp: [Option<u64>; 2],
+    /// One-way delay of the packets delivered to `receiver`.
+    pub(crate) one_way_delay: DelayHistogram,
     finished: bool,
 }
 
 /// One run in progress.
 pub struct Sim {
-    now: Duration,
+    pub(crate) now: Duration,
     seq: u64,
     /// Pending events. A 4-ary heap: most entries are far-future link wake-ups that a pop
     /// sifts past, and half the levels of a binary heap make each pop cheaper (measured with
@@ -227,8 +248,9 @@ pub struct Sim {
     link_wake: Vec<Option<u64>>,
     pub(crate) flows: Vec<FlowSlot>,
     pub(crate) cross: Vec<CrossSource>,
+    pub(crate) probes: Vec<ProbeRun>,
     clock: VirtualClock,
-    end: Duration,
+    pub(crate) end: Duration,
     /// `end` in nanoseconds, the unit of the event queue.
     end_ns: u64,
     sample_interval: Duration,
@@ -309,6 +331,7 @@ impl Sim {
                 last_udp_rx: 0,
                 mark_delivered: [None, None],
                 mark_udp: [None, None],
+                one_way_delay: DelayHistogram::default(),
                 finished: false,
             });
         }
@@ -318,6 +341,7 @@ impl Sim {
             .enumerate()
             .map(|(i, c)| CrossSource::new(c.clone(), sub_seed(seed, SEED_CROSS + i as u64)))
             .collect();
+        let probes = scenario.probes.iter().cloned().map(ProbeRun::new).collect();
         let pcap = opts.pcap.as_deref().map(Capture::create).transpose()?;
         let n_links = links.len();
         let unfinished = flows.len();
@@ -329,6 +353,7 @@ impl Sim {
             link_wake: vec![None; n_links],
             flows,
             cross,
+            probes,
             clock,
             end: scenario.duration,
             end_ns: scenario.duration.as_nanos() as u64,
@@ -347,7 +372,7 @@ impl Sim {
         })
     }
 
-    fn push(&mut self, t: Duration, ev: Ev) -> u64 {
+    pub(crate) fn push(&mut self, t: Duration, ev: Ev) -> u64 {
         let ns = t.max(self.now).as_nanos() as u64;
         self.seq += 1;
         // An entry after the run's end is never processed nor counted (`run` stops at the
@@ -376,6 +401,11 @@ impl Sim {
         for c in 0..self.cross.len() {
             if let Some(t) = self.cross[c].next_time() {
                 self.push(t, Ev::Cross(c as u32));
+            }
+        }
+        for p in 0..self.probes.len() {
+            if let Some(t) = self.probes[p].next_time(self.end) {
+                self.push(t, Ev::Probe(p as u32));
             }
         }
         if !self.sample_interval.is_zero() {
@@ -413,6 +443,7 @@ impl Sim {
             Ev::Link(l) => self.on_link(l as usize, t),
             Ev::Timer(f, s) => self.on_timer(f as usize, Side::ALL[usize::from(s) % 3], t),
             Ev::Cross(c) => self.on_cross(c as usize),
+            Ev::Probe(p) => self.on_probe(p as usize),
             Ev::Sample => self.on_sample(),
             Ev::Mark => self.on_mark(),
         }
@@ -437,7 +468,7 @@ impl Sim {
                                 .agent
                                 .corrupt_payload_reaches_endpoint()
                     }
-                    Owner::Cross(_) => false,
+                    Owner::Cross(_) | Owner::Probe { .. } => false,
                 };
                 if !reaches {
                     // Caught by the receiving host's IP/UDP/TCP checksum.
@@ -456,7 +487,7 @@ impl Sim {
     }
 
     /// Moves a packet to its next link or delivers it.
-    fn forward(&mut self, pkt: Packet) {
+    pub(crate) fn forward(&mut self, pkt: Packet) {
         match pkt.owner {
             Owner::Cross(c) => {
                 if pkt.hop >= 1 {
@@ -478,6 +509,14 @@ impl Sim {
                     self.deliver(f as usize, pkt);
                 }
             }
+            Owner::Probe { probe, flow } => {
+                let route = &self.flows[flow as usize].routes[pkt.from.index()][pkt.to.index()];
+                if let Some(&l) = route.get(usize::from(pkt.hop)) {
+                    self.enqueue(l, pkt);
+                } else {
+                    self.deliver_probe(probe as usize, pkt);
+                }
+            }
         }
     }
 
@@ -489,13 +528,13 @@ impl Sim {
         {
             let flow = match pkt.owner {
                 Owner::Flow(f) => Some(&self.flows[f as usize].spec),
-                Owner::Cross(_) => None,
+                Owner::Cross(_) | Owner::Probe { .. } => None,
             };
             cap.packet(self.now, &pkt, flow);
         }
         let spec = match pkt.owner {
             Owner::Flow(f) => Some(&self.flows[f as usize].spec),
-            Owner::Cross(_) => None,
+            Owner::Cross(_) | Owner::Probe { .. } => None,
         };
         let meta = PacketMeta {
             ip_bytes: pkt.wire_len,
@@ -520,6 +559,10 @@ impl Sim {
     fn deliver(&mut self, f: usize, pkt: Packet) {
         let side = pkt.to;
         self.flows[f].udp_rx[side.index()] += u64::from(pkt.payload_len);
+        if side == self.flows[f].receiver {
+            let delay = self.now.saturating_sub(pkt.sent_at);
+            self.flows[f].one_way_delay.record(delay);
+        }
         self.clock.set(self.now);
         self.flows[f]
             .agent
@@ -588,6 +631,7 @@ impl Sim {
                 payload_len: t.payload_len,
                 header_len: t.header_len,
                 ecn: t.ecn,
+                sent_at: self.now,
                 payload: t.bytes,
             };
             self.forward(pkt);
@@ -631,6 +675,7 @@ impl Sim {
                 payload_len: size,
                 header_len: IPV4_UDP_OVERHEAD,
                 ecn: Ecn::NotEct,
+                sent_at: self.now,
                 payload: Vec::new(),
             };
             self.forward(pkt);

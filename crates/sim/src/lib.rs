@@ -8,6 +8,7 @@ mod agents;
 mod assemble;
 mod capture;
 pub mod engine;
+mod probes;
 mod sim_engine;
 
 pub use self::engine::{RunOptions, SimError};

@@ -134,24 +134,7 @@ pub struct ModelMetrics {
     pub app_limited_s: f64,
     /// One-way delay of the data packets that reached the receiver (sent → received), or
     /// `None` when none arrived.
-    pub one_way_delay: Option<DelayStats>,
-}
-
-/// Summary of a delay distribution, in seconds.
-#[derive(Debug, Clone, Copy, Default, Serialize)]
-pub struct DelayStats {
-    /// Mean.
-    pub mean_s: f64,
-    /// Median.
-    pub p50_s: f64,
-    /// 95th percentile.
-    pub p95_s: f64,
-    /// 99th percentile.
-    pub p99_s: f64,
-    /// Largest.
-    pub max_s: f64,
-    /// Samples.
-    pub count: u64,
+    pub one_way_delay: Option<quantile::DelaySummary>,
 }
 
 /// A datagram or segment leaving an endpoint.

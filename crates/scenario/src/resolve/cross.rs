@@ -24,7 +24,7 @@ pub(crate) fn cross(
     let start = r.duration("start")?.unwrap_or_default();
     let stop = r.duration("stop")?;
     if stop.is_some_and(|s| s <= start) {
-        return Err(errors.at(&value_at(&r, "stop"), "stop must be after start"));
+        return Err(errors.at(&r.value_at("stop"), "stop must be after start"));
     }
     let Some(pattern) = r.choice::<PatternName>("pattern")? else {
         return Err(r.missing("pattern"));
@@ -43,16 +43,13 @@ pub(crate) fn cross(
         PatternName::Uniform => {
             let (payload_min, payload_max) = (payload(&r, "size_min")?, payload(&r, "size_max")?);
             if payload_min > payload_max {
-                return Err(errors.at(
-                    &value_at(&r, "size_min"),
-                    "size_min is larger than size_max",
-                ));
+                return Err(errors.at(&r.value_at("size_min"), "size_min is larger than size_max"));
             }
             let gap_min = r.duration("gap_min")?;
             let gap_min = r.required("gap_min", gap_min)?;
             let gap_max = nonzero(&r, "gap_max")?;
             if gap_min > gap_max {
-                return Err(errors.at(&value_at(&r, "gap_min"), "gap_min is longer than gap_max"));
+                return Err(errors.at(&r.value_at("gap_min"), "gap_min is longer than gap_max"));
             }
             CrossPattern::Uniform {
                 payload_min,
@@ -64,7 +61,7 @@ pub(crate) fn cross(
     };
     let name = r.string("name")?.unwrap_or_else(|| format!("cross{index}"));
     // Same rule as flow names: names in results must stay usable as file names.
-    check_key_name(&name, "cross.name", &value_at(&r, "name"), r.errors)?;
+    check_key_name(&name, "cross.name", &r.value_at("name"), r.errors)?;
     Ok(CrossSpec {
         name,
         up: r.choice::<Direction>("direction")? == Some(Direction::Up),
@@ -74,16 +71,11 @@ pub(crate) fn cross(
     })
 }
 
-fn value_at(r: &Reader<'_>, key: &str) -> At {
-    r.entry(key)
-        .map_or_else(|| r.at().clone(), |e| e.node.at.clone())
-}
-
 fn rate(r: &Reader<'_>) -> Result<u64, ScenarioError> {
     match r.rate("rate")? {
         Some(Rate::Bps(b)) if b > 0 => Ok(b),
         Some(_) => Err(r.errors.at(
-            &value_at(r, "rate"),
+            &r.value_at("rate"),
             "cross traffic needs a finite rate above zero",
         )),
         None => Err(r.missing("rate")),
@@ -95,7 +87,7 @@ fn payload(r: &Reader<'_>, key: &str) -> Result<u32, ScenarioError> {
     let v = r.required(key, v)?;
     if v == 0 || v > MAX_PAYLOAD {
         return Err(r.errors.at(
-            &value_at(r, key),
+            &r.value_at(key),
             format!("{} must be 1 to {MAX_PAYLOAD} bytes", r.path_of(key)),
         ));
     }
@@ -107,7 +99,7 @@ fn nonzero(r: &Reader<'_>, key: &str) -> Result<Duration, ScenarioError> {
     let v = r.required(key, v)?;
     if v.is_zero() {
         return Err(r.errors.at(
-            &value_at(r, key),
+            &r.value_at(key),
             format!("{} must be greater than zero", r.path_of(key)),
         ));
     }

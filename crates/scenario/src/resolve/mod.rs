@@ -6,6 +6,7 @@ mod knobs;
 mod link;
 mod loss;
 mod noop;
+mod probe;
 mod qdisc;
 mod quicmodel;
 mod rate;
@@ -15,7 +16,7 @@ mod tcp;
 use std::path::Path;
 
 use crate::error::{At, Errors, ScenarioError};
-use crate::limits::MAX_FLOWS;
+use crate::limits::{MAX_FLOWS, MAX_PROBES};
 use crate::model::{DuplexLink, FlowSpec, Scenario};
 use crate::read::{check_keys, expected};
 use crate::tree::{Table, Val};
@@ -130,6 +131,27 @@ pub(crate) fn resolve(
         crosses.push(c);
     }
 
+    let mut probes = Vec::new();
+    for (i, (t, at)) in table_array(root, "probe", errors)?.iter().enumerate() {
+        if i == MAX_PROBES {
+            return Err(errors.at(
+                at,
+                format!("a scenario has at most {MAX_PROBES} [[probe]] tables"),
+            ));
+        }
+        let p = probe::probe(t, at, i, &flows, errors)?;
+        if p.start >= run.duration {
+            return Err(errors.at(
+                at,
+                format!(
+                    "probe {} starts after the end of the run (run.duration)",
+                    p.name
+                ),
+            ));
+        }
+        probes.push(p);
+    }
+
     let scenario = Scenario {
         name: run.name,
         duration: run.duration,
@@ -139,6 +161,7 @@ pub(crate) fn resolve(
         bottleneck,
         flows,
         cross: crosses,
+        probes,
     };
     Ok((
         scenario,

@@ -30,10 +30,7 @@ pub(crate) fn run(
     let start = At::File { line: 1, column: 1 };
     let (t, at) = table.unwrap_or((&empty, &start));
     let r = Reader::new(t, at, "run", "run", errors)?;
-    let value_at = |key: &str| {
-        r.entry(key)
-            .map_or_else(|| at.clone(), |e| e.node.at.clone())
-    };
+    let value_at = |key: &str| r.value_at(key);
     let duration = r.duration("duration")?.unwrap_or_default();
     let sample_interval = r.duration("sample_interval")?.unwrap_or_default();
     for (key, d) in [("duration", duration), ("sample_interval", sample_interval)] {

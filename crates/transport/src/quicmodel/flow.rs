@@ -12,7 +12,6 @@ use std::time::Duration;
 
 use super::app::App;
 use super::connection::Endpoint;
-use super::metrics::DelayHist;
 use super::wire::Reader;
 use super::{Params, QuicModelFlowConfig, QuicModelFlowError};
 use crate::agent::{EcnReport, FlowReport, ModelMetrics, SenderSample, Side, Transmit};
@@ -61,7 +60,7 @@ pub struct QuicModelConnections {
     now: Duration,
     malformed: u64,
     stray: u64,
-    owd: DelayHist,
+    owd: quantile::DelayHistogram,
 }
 
 impl std::fmt::Debug for QuicModelConnections {
@@ -84,7 +83,7 @@ impl FlowDriver<QuicModelConnections> {
             now: Duration::ZERO,
             malformed: 0,
             stray: 0,
-            owd: DelayHist::default(),
+            owd: quantile::DelayHistogram::default(),
         };
         Ok(FlowDriver::from_parts(config.plan, conns))
     }
@@ -312,7 +311,7 @@ impl Connections for QuicModelConnections {
             cwnd_limited_s: limited[0],
             flow_control_limited_s: limited[1],
             app_limited_s: limited[2],
-            one_way_delay: self.owd.stats(),
+            one_way_delay: self.owd.summary(),
         });
         report.first_congestion_s = first_congestion.map(|t| t.as_secs_f64());
         report.packets_sent = self.sum(s, |e| e.stats.packets_sent);

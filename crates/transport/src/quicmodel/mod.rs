@@ -54,7 +54,6 @@ mod ecn;
 mod flow;
 mod flowctl;
 mod knobs;
-mod metrics;
 mod pacing;
 mod ranges;
 mod recovery;
