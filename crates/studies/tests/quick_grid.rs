@@ -83,3 +83,38 @@ fn model_fair_share_is_fair() {
 fn model_and_quinn_agree_when_configured_alike() {
     check("model-vs-quic");
 }
+
+#[test]
+fn codel_drops_at_its_control_law_spacing() {
+    check("codel-control-law");
+}
+
+#[test]
+fn codel_holds_the_standing_queue_near_its_target() {
+    check("codel-standing-queue");
+}
+
+#[test]
+fn red_average_queue_follows_its_parameters() {
+    check("red-average-queue");
+}
+
+#[test]
+fn pie_settles_around_its_target() {
+    check("pie-target");
+}
+
+#[test]
+fn fq_codel_isolates_a_sparse_flow() {
+    check("fq-codel-sparse");
+}
+
+#[test]
+fn fq_codel_shares_between_round_trips() {
+    check("fq-codel-rtt-fairness");
+}
+
+#[test]
+fn ecn_turns_aqm_drops_into_marks() {
+    check("aqm-ecn");
+}

@@ -61,6 +61,8 @@ pub enum Measure {
     /// Application goodput of a download (first packet → last byte) and its completion time
     /// (the model-vs-quinn cross-check compares both).
     DownloadGoodput,
+    /// A queue discipline's behaviour, judged by [`super::aqm::judge`].
+    Aqm(super::aqm::AqmCheck),
 }
 
 /// IPv4 + TCP + timestamps option: the TCP model's per-segment header bytes.

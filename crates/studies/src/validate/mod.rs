@@ -3,6 +3,7 @@
 //!
 //! `quiclab validate` runs the full grids; the test suite runs [`Grid::Quick`].
 
+pub mod aqm;
 pub mod cases;
 pub mod model;
 
@@ -17,8 +18,9 @@ use cases::{CaseRun, Measure, FAIR_SHARE_SENDERS};
 
 /// Names of the cases, in the order they run: seed 001's four for QUIC, then the TCP model's
 /// counterparts and the QUIC-vs-TCP cross-check, then the QUIC research model's: seed
-/// 001's four with INET's configuration, Mathis up to 2%, and the model-vs-quinn cross-check.
-pub const CASES: [&str; 16] = [
+/// 001's four with INET's configuration, Mathis up to 2%, and the model-vs-quinn cross-check;
+/// then the queue disciplines' ([`aqm::CASES`]).
+pub const CASES: [&str; 23] = [
     "link-bandwidth",
     "mathis",
     "high-loss",
@@ -35,6 +37,13 @@ pub const CASES: [&str; 16] = [
     "model-flow-control",
     "model-fair-share",
     "model-vs-quic",
+    "codel-control-law",
+    "codel-standing-queue",
+    "red-average-queue",
+    "pie-target",
+    "fq-codel-sparse",
+    "fq-codel-rtt-fairness",
+    "aqm-ecn",
 ];
 
 /// One checked point.
@@ -172,6 +181,7 @@ pub fn plan(grid: Grid, only: &[String]) -> Vec<CaseRun> {
     if want("model-vs-quic") {
         runs.extend(model::model_vs_quic(grid));
     }
+    runs.extend(aqm::plan(&want));
     runs
 }
 
@@ -212,7 +222,9 @@ fn job_inputs(run: &CaseRun) -> (SweepPoint, RunSpec) {
 fn needs_series(run: &CaseRun) -> bool {
     matches!(
         run.measure,
-        Measure::PayloadThroughputAfterFirstLoss | Measure::FairShareBins
+        Measure::PayloadThroughputAfterFirstLoss
+            | Measure::FairShareBins
+            | Measure::Aqm(aqm::AqmCheck::SteadyDelay { .. })
     )
 }
 
@@ -260,7 +272,7 @@ fn measure(run: &CaseRun, result: Result<results::Run, EngineError>) -> Measured
                 None => f64::NAN,
             }
         }
-        Measure::FairShareBins => 0.0,
+        Measure::FairShareBins | Measure::Aqm(_) => 0.0,
         Measure::DownloadGoodput => flow.goodput_bps.unwrap_or(f64::NAN),
     };
     let bins = result
@@ -306,18 +318,29 @@ pub fn run(
         })
         .collect();
     let results = experiment::run_in_memory(&SimEngine::default(), &jobs, executor, progress)?;
-    let measured: Vec<Measured> = runs
-        .iter()
-        .zip(results)
+    let mut points = Vec::new();
+    // The queue disciplines' runs are judged one by one on their whole result (and reported
+    // last, as they are listed).
+    let mut aqm_points = Vec::new();
+    let mut other = Vec::new();
+    for (r, result) in runs.iter().zip(results) {
+        match (r.measure, result) {
+            (Measure::Aqm(check), Ok(result)) => aqm_points.push(aqm::judge(r, check, &result)),
+            (Measure::Aqm(_), Err(e)) => aqm_points.push(aqm::failed(r, &e.to_string())),
+            (_, result) => other.push((r, result)),
+        }
+    }
+    let runs: Vec<&CaseRun> = other.iter().map(|(r, _)| *r).collect();
+    let measured: Vec<Measured> = other
+        .into_iter()
         .map(|(r, result)| measure(r, result))
         .collect();
-    let mut points = Vec::new();
     // Fair-share runs are judged together per case; QUIC-vs-TCP runs in (quic, tcp) pairs.
     let mut fair: Vec<(&'static str, f64, Vec<&Measured>)> = Vec::new();
     let mut pending_quic: Option<(&CaseRun, &Measured)> = None;
     // Model vs quinn: per path and controller, the repetitions of each stack.
     let mut cross: Vec<(String, Vec<&Measured>, Vec<&Measured>)> = Vec::new();
-    for (r, m) in runs.iter().zip(&measured) {
+    for (&r, m) in runs.iter().zip(&measured) {
         if r.case == "model-vs-quic" {
             let (label, stack) = r.label.rsplit_once('|').unwrap_or((&r.label, "quic"));
             let i = match cross.iter().position(|(l, _, _)| l == label) {
@@ -382,6 +405,7 @@ pub fn run(
     for (label, quic, model) in &cross {
         points.extend(compare_model(label, quic, model));
     }
+    points.extend(aqm_points);
     Ok(ValidationReport { points })
 }
 
