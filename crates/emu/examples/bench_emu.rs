@@ -12,7 +12,8 @@ fn main() {
         wait: WaitMode::Sleep,
     };
     let out = match only {
-        Some("throughput") => bench::throughput_figure(opts).map(|t| serde_json::json!(t)),
+        Some("throughput") => bench::throughput_figure(opts, netem::qdisc::QdiscConfig::DropTail)
+            .map(|t| serde_json::json!(t)),
         Some("delay") => [WaitMode::Sleep, WaitMode::Spin]
             .into_iter()
             .flat_map(|w| [0, 15].map(|d| bench::delay_figure(d, w, quick)))

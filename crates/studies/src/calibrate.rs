@@ -33,6 +33,10 @@ pub const PATHS: &[(&str, &str)] = &[
     ("geo", "GEO 600 ms, 20/2 Mbit/s"),
     ("geo-loss-1", "GEO + 1% loss"),
     ("bandwidth-on-demand", "bandwidth on demand"),
+    ("codel", "CoDel 10 Mbit/s, 20 ms"),
+    ("codel-ecn", "CoDel + ECN"),
+    ("fq-codel", "FQ-CoDel + 2 Mbit/s UDP"),
+    ("fq-codel-ecn", "FQ-CoDel + UDP + ECN"),
 ];
 
 /// Paths of `--quick` (the test suite's run): the clean and the 2%-loss path.
@@ -43,6 +47,9 @@ pub const QUICK_REPS: u32 = 3;
 pub const QUICK_SIZE: &str = "150KB";
 /// A cell is flagged when an emu/sim ratio of medians is outside 1 ± this.
 pub const TOLERANCE: f64 = 0.10;
+/// Queue delays are compared only when the simulator's median is at least this, s: below it
+/// the queue is not standing and the ratio of two small numbers is noise.
+pub const MIN_COMPARED_QUEUE_DELAY_S: f64 = 0.001;
 
 /// Stack and controller of a cell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -453,6 +460,8 @@ pub struct Side {
     pub completion_s: Stat,
     /// Goodput, bit/s.
     pub goodput_bps: Stat,
+    /// Mean queue delay of the bottleneck's data direction (down), s.
+    pub queue_delay_s: Stat,
     /// Runs stored (with or without a completion).
     pub runs: usize,
     /// The effective configuration of the first stored run (`flows[0].config`).
@@ -482,16 +491,23 @@ pub struct Row {
     pub completion_ratio: Option<f64>,
     /// emu/sim ratio of median goodputs.
     pub goodput_ratio: Option<f64>,
+    /// emu/sim ratio of median queue delays (None below [`MIN_COMPARED_QUEUE_DELAY_S`]).
+    pub queue_delay_ratio: Option<f64>,
 }
 
 impl Row {
-    /// Outside ±[`TOLERANCE`] in either ratio (None: not comparable).
+    /// Outside ±[`TOLERANCE`] in any ratio (None: not comparable).
     pub fn outside(&self) -> Option<bool> {
         let off = |r: Option<f64>| r.map(|r| (r - 1.0).abs() > TOLERANCE);
-        match (off(self.completion_ratio), off(self.goodput_ratio)) {
-            (None, None) => None,
-            (a, b) => Some(a.unwrap_or(false) || b.unwrap_or(false)),
+        let flags = [
+            off(self.completion_ratio),
+            off(self.goodput_ratio),
+            off(self.queue_delay_ratio),
+        ];
+        if flags.iter().all(Option::is_none) {
+            return None;
         }
+        Some(flags.iter().any(|f| *f == Some(true)))
     }
 }
 
@@ -526,6 +542,14 @@ fn read_side(dir: &Path) -> Result<Option<Side>, CalibrateError> {
             runs.iter()
                 .filter(|r| flow(r, "completion_s").is_some())
                 .filter_map(|r| flow(r, "goodput_bps"))
+                .collect(),
+        ),
+        queue_delay_s: Stat::of(
+            runs.iter()
+                .filter_map(|r| {
+                    r.pointer("/links/bottleneck_down/queue_delay_mean_s")
+                        .and_then(Value::as_f64)
+                })
                 .collect(),
         ),
         runs: runs.len(),
@@ -567,6 +591,11 @@ pub fn table(plan: &Plan, out: &Path) -> Result<Vec<Row>, CalibrateError> {
                 size,
                 completion_ratio: ratio(&emu, &sim, |s| &s.completion_s),
                 goodput_ratio: ratio(&emu, &sim, |s| &s.goodput_bps),
+                queue_delay_ratio: sim
+                    .as_ref()
+                    .and_then(|s| s.queue_delay_s.median)
+                    .filter(|d| *d >= MIN_COMPARED_QUEUE_DELAY_S)
+                    .and_then(|_| ratio(&emu, &sim, |s| &s.queue_delay_s)),
                 sim,
                 emu,
             });
@@ -603,8 +632,8 @@ fn size_text(b: Option<u64>) -> String {
 }
 
 /// One row's cells, in the order of both renderings: path, variant, size, sim and emu completion,
-/// their ratio, sim and emu goodput, their ratio.
-fn cells(r: &Row) -> [String; 9] {
+/// their ratio, sim and emu goodput, their ratio, sim and emu queue delay, their ratio.
+fn cells(r: &Row) -> [String; 12] {
     [
         r.label.clone(),
         r.variant.name().to_string(),
@@ -615,6 +644,9 @@ fn cells(r: &Row) -> [String; 9] {
         stat_text(r.sim.as_ref().map(|s| &s.goodput_bps), 1e6, 2),
         stat_text(r.emu.as_ref().map(|s| &s.goodput_bps), 1e6, 2),
         ratio_text(r.goodput_ratio),
+        stat_text(r.sim.as_ref().map(|s| &s.queue_delay_s), 1e-3, 1),
+        stat_text(r.emu.as_ref().map(|s| &s.queue_delay_s), 1e-3, 1),
+        ratio_text(r.queue_delay_ratio),
     ]
 }
 
@@ -623,7 +655,7 @@ pub fn render_text(rows: &[Row]) -> String {
     let mut t = String::new();
     let _ = writeln!(
         t,
-        "{:<28} {:<10} {:>7}  {:<24} {:<24} {:>5}  {:<22} {:<22} {:>5}  flag",
+        "{:<28} {:<10} {:>7}  {:<24} {:<24} {:>5}  {:<22} {:<22} {:>5}  {:<20} {:<20} {:>5}  flag",
         "path",
         "variant",
         "size",
@@ -632,6 +664,9 @@ pub fn render_text(rows: &[Row]) -> String {
         "ratio",
         "sim goodput Mbit/s",
         "emu goodput Mbit/s",
+        "ratio",
+        "sim queue ms",
+        "emu queue ms",
         "ratio"
     );
     for r in rows {
@@ -643,8 +678,8 @@ pub fn render_text(rows: &[Row]) -> String {
         };
         let _ = writeln!(
             t,
-            "{:<28} {:<10} {:>7}  {:<24} {:<24} {:>5}  {:<22} {:<22} {:>5}  {flag}",
-            c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8],
+            "{:<28} {:<10} {:>7}  {:<24} {:<24} {:>5}  {:<22} {:<22} {:>5}  {:<20} {:<20} {:>5}  {flag}",
+            c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10], c[11],
         );
     }
     t
@@ -723,7 +758,8 @@ pub fn render_markdown(plan: &Plan, rows: &[Row], out: &Path, notes: Option<&str
         d,
         "\nMedians with distribution-free 95% intervals (none below 6 values); the ratio is emu/sim of the medians; \
          a cell is flagged when a ratio is outside 1 ± {TOLERANCE}. Completion is first packet to last byte of the download; \
-         goodput its size over that time. The download size of each path (column *size*) is chosen so that the emulator half \
+         goodput its size over that time; queue is the bottleneck's mean queue delay in the download's direction, \
+         compared only where the simulator's median is at least 1 ms (a shorter queue is not standing). The download size of each path (column *size*) is chosen so that the emulator half \
          takes at most 35 minutes at 10 repetitions; a size is part of the path's scenario file.\n"
     );
     let mut t = Markdown::new([
@@ -735,6 +771,9 @@ pub fn render_markdown(plan: &Plan, rows: &[Row], out: &Path, notes: Option<&str
         "ratio",
         "sim goodput Mbit/s",
         "emu goodput Mbit/s",
+        "ratio",
+        "sim queue ms",
+        "emu queue ms",
         "ratio",
         "",
     ]);
