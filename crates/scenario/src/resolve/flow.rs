@@ -266,10 +266,8 @@ fn scalable_ecn(
     if !config.needs_ecn() {
         return Ok(transport);
     }
-    if r.boolean("ecn")? == Some(false) {
-        let at = r
-            .entry("ecn")
-            .map_or_else(|| r.at().clone(), |e| e.node.at.clone());
+    if let (Some(e), Some(false)) = (r.entry("ecn"), r.boolean("ecn")?) {
+        let at = e.node.at.clone();
         return Err(r.errors.at(
             &at,
             format!(
