@@ -63,7 +63,7 @@ impl Dctcp {
     fn ce_ssthresh(&self) -> u64 {
         let mds = self.reno.mds();
         let cwnd = self.reno.window() / mds;
-        let segments = cwnd - (u128::from(cwnd) * u128::from(self.alpha) >> 11) as u64;
+        let segments = cwnd - ((u128::from(cwnd) * u128::from(self.alpha)) >> 11) as u64;
         (segments * mds).max(self.reno.min_window())
     }
 }
