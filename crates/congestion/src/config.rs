@@ -73,4 +73,46 @@ pub enum CcConfig {
         /// Window knobs (`loss_reduction_factor` is CUBIC's β, default 0.7).
         common: CommonCcConfig,
     },
+    /// DCTCP (RFC 8257) as Linux's `tcp_dctcp.c`: Reno growth, a CE reaction of
+    /// cwnd · (1 − α/2) with α the marked fraction's moving average, Reno's halving on loss.
+    Dctcp {
+        /// Window knobs (`loss_reduction_factor` is the loss response, default 0.5).
+        common: CommonCcConfig,
+    },
+    /// TCP Prague (draft-briscoe-iccrg-prague-congestion-control, L4STeam's `tcp_prague.c`):
+    /// DCTCP's α with a fractional window, RTT-independent additive increase, ECT(1).
+    Prague {
+        /// Window knobs (`loss_reduction_factor` is the loss response, default 0.5).
+        common: CommonCcConfig,
+    },
+}
+
+/// The ECN-capable codepoint a sender puts on its packets when ECN is in use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Ect {
+    /// ECT(0): classic ECN (RFC 3168); a DualPI2 queue puts it in the classic queue.
+    Ect0,
+    /// ECT(1): the L4S identifier (RFC 9331); a DualPI2 queue puts it in the L queue.
+    Ect1,
+}
+
+impl CcConfig {
+    /// The codepoint of a sender running this controller: the one place both transports take
+    /// it from. Prague sends ECT(1) (RFC 9331); every other controller ECT(0), DCTCP included,
+    /// as Linux 6.18 does (`INET_ECN_xmit` sets ECT(0); the ECT(1) flag for congestion
+    /// controls came in later kernels).
+    pub fn ect(&self) -> Ect {
+        match self {
+            CcConfig::Prague { .. } => Ect::Ect1,
+            _ => Ect::Ect0,
+        }
+    }
+
+    /// A scalable controller that needs ECN and per-ACK accurate CE feedback (Linux's
+    /// `TCP_CONG_NEEDS_ECN`): the TCP model negotiates ECN for it whatever `flow.ecn` says,
+    /// marks every packet ECN-capable (SYN, pure ACKs and retransmissions too) and its
+    /// receiver echoes CE as Linux's DCTCP does (ECE exactly on ACKs of CE-marked data).
+    pub fn needs_ecn(&self) -> bool {
+        matches!(self, CcConfig::Dctcp { .. } | CcConfig::Prague { .. })
+    }
 }

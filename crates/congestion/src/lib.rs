@@ -1,6 +1,9 @@
 //! Congestion controllers shared by every quiclab transport: `none`, NewReno (RFC 9002 §7, exact
-//! or approximate counting, or Linux's Reno) and CUBIC in two profiles: Linux's `tcp_cubic.c`
-//! with its HyStart, or RFC 9438 with optional HyStart++ (RFC 9406).
+//! or approximate counting, or Linux's Reno), CUBIC in two profiles (Linux's `tcp_cubic.c`
+//! with its HyStart, or RFC 9438 with optional HyStart++, RFC 9406), and the scalable
+//! ECN-driven controllers DCTCP (RFC 8257 as Linux's `tcp_dctcp.c`) and TCP Prague (the ICCRG
+//! draft and the L4STeam's reference code). [`CcConfig::ect`] is the ECN codepoint a sender
+//! running the controller uses.
 //!
 //! Controllers are pure state machines behind [`CongestionController`]; [`build`] makes one from a
 //! [`CcConfig`]. The trait mirrors quinn-proto's `congestion::Controller` so a thin adapter can
@@ -28,9 +31,16 @@
 //!   receiver reported CE-marked. TCP with RFC 3168 feedback counts every byte an ACK carrying
 //!   ECE acknowledges (the receiver repeats ECE until it sees CWR, so this over-counts); QUIC's
 //!   ACK_ECN counts packets, so the research model reports the CE count's increase times the
-//!   mean size of the newly acknowledged packets. A controller that reacts to the fraction of
-//!   marked bytes (DCTCP, Prague) reads it here; the classic response to CE still arrives as
+//!   mean size of the newly acknowledged packets. With a controller that [needs
+//!   ECN](CcConfig::needs_ecn) (DCTCP, Prague) the TCP model's receiver echoes CE as Linux's
+//!   DCTCP does (ECE exactly on the ACKs of CE-marked data, an immediate ACK when that
+//!   changes), so the count is accurate to the ACK. DCTCP and Prague take the marked fraction
+//!   from here; the reaction itself still arrives as
 //!   [`on_congestion_event`](CongestionController::on_congestion_event) with `lost_bytes` 0.
+//! - `lost_bytes` 0 in `on_congestion_event` means a reduction not caused by a newly detected
+//!   loss: an ECN-CE reaction, or TCP's tail-loss-probe repair (for which Linux also asks the
+//!   controller's ssthresh); DCTCP and Prague answer it with their α-scaled reduction, and a
+//!   loss (`lost_bytes` > 0) or a timeout with the classic one.
 //! - [`on_congestion_event`](CongestionController::on_congestion_event): once per batch of losses
 //!   (or ECN-CE increase) with the send time of the newest lost packet. Call it for every batch:
 //!   the controller ignores events for packets sent at or before its current recovery start (one
@@ -43,22 +53,25 @@
 //! Determinism: no clocks, no randomness; CUBIC uses `f64` (including `cbrt`), so results are
 //! bit-identical for the same inputs on the same platform.
 
+mod ce_window;
 pub mod config;
 mod cubic;
 mod cubic_linux;
+mod dctcp;
 #[cfg(test)]
 mod fluid;
 mod hystart;
 mod newreno;
 mod none;
 mod params;
+mod prague;
 mod recovery;
 
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-pub use config::{CcConfig, CommonCcConfig, CubicProfile, RenoCounting};
+pub use config::{CcConfig, CommonCcConfig, CubicProfile, Ect, RenoCounting};
 
 /// RTT information available at an ACK.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -135,6 +148,17 @@ pub trait CongestionController: Send + Sync + std::fmt::Debug {
     fn initial_window(&self) -> u64;
     /// Current state, for metrics.
     fn phase(&self) -> Phase;
+    /// The rate in bytes per second the controller wants the sender to pace at (Prague);
+    /// `None`: the transport's own pacing, if any.
+    fn pacing_rate(&self) -> Option<u64> {
+        None
+    }
+    /// The controller sets its window on every ACK, during reductions too (Linux's
+    /// `cong_control`, which Prague uses): the transport runs no proportional rate reduction
+    /// of its own and passes the ACKs of a window reduction on as able to grow the window.
+    fn controls_reductions(&self) -> bool {
+        false
+    }
     /// A boxed copy of this controller with its full state.
     fn box_clone(&self) -> Box<dyn CongestionController>;
 }
@@ -172,6 +196,8 @@ pub fn build(
             common,
             max_datagram_size,
         )),
+        CcConfig::Dctcp { common } => Box::new(dctcp::Dctcp::new(common, max_datagram_size)),
+        CcConfig::Prague { common } => Box::new(prague::Prague::new(common, max_datagram_size)),
     }
 }
 

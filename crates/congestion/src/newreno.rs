@@ -191,35 +191,13 @@ impl CongestionController for NewReno {
         persistent_congestion: bool,
         _lost_bytes: u64,
     ) {
-        let min = self.limits.min_window();
-        if !self.recovery.covers(sent) {
-            self.recovery.enter(now);
-            let ssthresh = self.reduced();
-            self.ssthresh = Some(ssthresh);
-            self.cwnd = ssthresh;
-            self.bytes_acked = 0;
-            self.cwnd_cnt = 0;
-        }
-        if persistent_congestion {
-            self.cwnd = min;
-            self.bytes_acked = 0;
-            self.cwnd_cnt = 0;
-            self.recovery.reset();
-        }
+        let ssthresh = self.reduced();
+        self.reduce_to(now, sent, persistent_congestion, ssthresh);
     }
 
-    fn on_retransmission_timeout(&mut self, _now: Duration, reduce: bool, window: u64) {
-        if reduce {
-            self.ssthresh = Some(self.reduced());
-        }
-        let mds = self.limits.mds();
-        self.cwnd = window.max(mds);
-        if self.counting == RenoCounting::Linux {
-            self.cwnd = self.cwnd / mds * mds;
-        }
-        self.bytes_acked = 0;
-        self.cwnd_cnt = 0;
-        self.recovery.reset();
+    fn on_retransmission_timeout(&mut self, now: Duration, reduce: bool, window: u64) {
+        let ssthresh = self.reduced();
+        self.timeout_to(now, reduce, window, ssthresh);
     }
 
     fn on_mtu_update(&mut self, max_datagram_size: u64) {
@@ -245,6 +223,58 @@ impl CongestionController for NewReno {
 
     fn box_clone(&self) -> Box<dyn CongestionController> {
         Box::new(self.clone())
+    }
+}
+
+impl NewReno {
+    /// A congestion event whose new ssthresh is `ssthresh` bytes (a controller built on Reno,
+    /// such as DCTCP, computes its own): once per recovery period, as `on_congestion_event`.
+    pub(crate) fn reduce_to(
+        &mut self,
+        now: Duration,
+        sent: Duration,
+        persistent_congestion: bool,
+        ssthresh: u64,
+    ) {
+        let min = self.limits.min_window();
+        if !self.recovery.covers(sent) {
+            self.recovery.enter(now);
+            self.ssthresh = Some(ssthresh);
+            self.cwnd = ssthresh;
+            self.bytes_acked = 0;
+            self.cwnd_cnt = 0;
+        }
+        if persistent_congestion {
+            self.cwnd = min;
+            self.bytes_acked = 0;
+            self.cwnd_cnt = 0;
+            self.recovery.reset();
+        }
+    }
+
+    /// A retransmission timeout whose new ssthresh (when `reduce`) is `ssthresh` bytes.
+    pub(crate) fn timeout_to(&mut self, _now: Duration, reduce: bool, window: u64, ssthresh: u64) {
+        if reduce {
+            self.ssthresh = Some(ssthresh);
+        }
+        let mds = self.limits.mds();
+        self.cwnd = window.max(mds);
+        if self.counting == RenoCounting::Linux {
+            self.cwnd = self.cwnd / mds * mds;
+        }
+        self.bytes_acked = 0;
+        self.cwnd_cnt = 0;
+        self.recovery.reset();
+    }
+
+    /// Current max datagram size in bytes.
+    pub(crate) fn mds(&self) -> u64 {
+        self.limits.mds()
+    }
+
+    /// Minimum window in bytes.
+    pub(crate) fn min_window(&self) -> u64 {
+        self.limits.min_window()
     }
 }
 

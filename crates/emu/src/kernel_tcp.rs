@@ -113,6 +113,10 @@ pub(crate) fn controller(f: &FlowSpec) -> Result<&'static str, EmuError> {
             "flow.cubic_profile",
             "kernel TCP runs Linux's CUBIC (cubic_profile = \"linux\") only",
         )),
+        CcChoice::Ours(CcConfig::Dctcp { .. } | CcConfig::Prague { .. }) => Err(unsupported(
+            "flow.cc",
+            "the emulator does not yet run kernel DCTCP or Prague (Linux 6.18 has DCTCP; Prague is out of tree)",
+        )),
         _ => Err(unsupported(
             "flow.cc",
             "quinn's controllers exist only for QUIC",
@@ -146,6 +150,10 @@ pub(crate) fn pep_controller(pep: &PepSpec) -> Result<&'static str, EmuError> {
         CcConfig::Cubic { .. } => Err(unsupported(
             "flow.pep_cc",
             "kernel TCP runs Linux's CUBIC with HyStart only",
+        )),
+        CcConfig::Dctcp { .. } | CcConfig::Prague { .. } => Err(unsupported(
+            "flow.pep_cc",
+            "the emulator does not yet run kernel DCTCP or Prague",
         )),
     }
 }

@@ -58,8 +58,16 @@ fn ours(cc: OurCc) -> Option<CcChoice> {
             profile: CubicProfile::Rfc9438,
             common: common(0.7),
         },
-        OurCc::None => return None,
+        // quinn passes no per-ACK ECN counts to a controller, which DCTCP and Prague need.
+        OurCc::None | OurCc::Dctcp | OurCc::Prague => return None,
     }))
+}
+
+fn ours_on_quinn(name: &str) -> bool {
+    !matches!(
+        OurCc::from_name(name),
+        Some(OurCc::None | OurCc::Dctcp | OurCc::Prague)
+    )
 }
 
 /// Names accepted by `--quic-cc`: the scenario's `flow.cc` values a real endpoint runs.
@@ -67,7 +75,7 @@ pub fn quic_cc_names() -> Vec<&'static str> {
     CC_NAMES
         .iter()
         .copied()
-        .filter(|n| *n != OurCc::None.name())
+        .filter(|n| ours_on_quinn(n))
         .collect()
 }
 

@@ -128,7 +128,7 @@ fn bad_enum_lists_allowed_values() {
     let e = err("[run]\nduration = \"10s\"\n\n\n\n\n\n\n\n\n[[flow]]\ncc =     \"cubik\"\n");
     assert_eq!(
         e.to_string(),
-        "t.toml:12:10: unknown value \"cubik\" for flow.cc (did you mean \"cubic\"?); allowed: newreno, newreno-approx, cubic, none, quinn-newreno, quinn-cubic, quinn-bbr"
+        "t.toml:12:10: unknown value \"cubik\" for flow.cc (did you mean \"cubic\"?); allowed: newreno, newreno-approx, cubic, none, dctcp, prague, quinn-newreno, quinn-cubic, quinn-bbr"
     );
 }
 
@@ -595,6 +595,10 @@ fn every_allowed_name_parses_to_its_own_scenario() {
             }
             if k.path == "flow.cc" && name.starts_with("quinn-") {
                 set.retain(|s| !s.starts_with("flow.stack"));
+            }
+            // quinn passes no per-ACK ECN counts: the scalable controllers run on TCP.
+            if k.path == "flow.cc" && (*name == "dctcp" || *name == "prague") {
+                set.push("flow.stack=\"tcp\"".into());
             }
             set.push(format!("{}=\"{name}\"", k.path));
             let loaded = parse_str(base, "t.toml", dir.path(), &set, &[])
@@ -1224,7 +1228,7 @@ fn quic_model_values_are_checked() {
     assert_eq!((e.line, e.column), (Some(3), Some(6)), "{e}");
     assert_eq!(
         e.to_string(),
-        "t.toml:3:6: cc = \"quinn-bbr\" applies only to flows with stack = \"quic\", but this flow has stack = \"quic-model\"; allowed for stack = \"quic-model\": newreno, newreno-approx, cubic, none"
+        "t.toml:3:6: cc = \"quinn-bbr\" applies only to flows with stack = \"quic\", but this flow has stack = \"quic-model\"; allowed for stack = \"quic-model\": newreno, newreno-approx, cubic, none, dctcp, prague"
     );
     for cc in ["newreno", "newreno-approx", "cubic", "none"] {
         ok(&format!("{MODEL_HEAD}cc = \"{cc}\"\n"));
@@ -1315,5 +1319,38 @@ fn a_bare_probability_of_5_percent_or_more_is_warned_with_the_percentage_form() 
     assert_eq!(
         l.warnings,
         ["--set link.loss=0.2: link.loss = 0.2 is a probability, i.e. 20%; if you meant 0.2%, write \"0.2%\""]
+    );
+}
+
+#[test]
+fn scalable_controllers_turn_ecn_on_and_quinn_refuses_them() {
+    let load = parse;
+    for stack in ["tcp", "quic-model"] {
+        let l = load(&format!("[[flow]]\nstack = \"{stack}\"\ncc = \"prague\"\n")).expect("parses");
+        let f = &l.points[0].scenario.flows[0];
+        assert_eq!(f.cc.name(), "prague");
+        let on = match &f.transport {
+            crate::model::FlowTransport::Tcp { knobs, .. } => knobs.ecn,
+            crate::model::FlowTransport::QuicModel(k) => k.common.ecn,
+            crate::model::FlowTransport::Quic(_) => unreachable!(),
+        };
+        assert!(on, "{stack}: cc = prague turns ECN on");
+    }
+    let e = load("[[flow]]\nstack = \"tcp\"\ncc = \"dctcp\"\necn = false\n")
+        .expect_err("ecn = false beside dctcp")
+        .to_string();
+    assert!(
+        e.contains("t.toml:4:7: flow.0.ecn = false: cc = \"dctcp\" is driven by ECN marks"),
+        "{e}"
+    );
+    let e = load("[[flow]]\nstack = \"quic\"\ncc = \"dctcp\"\n")
+        .expect_err("quinn has no per-ACK ECN counts")
+        .to_string();
+    assert!(e.contains("t.toml:3:6: cc = \"dctcp\""), "{e}");
+    assert!(
+        e.contains(
+            "allowed for stack = \"quic\": newreno, newreno-approx, cubic, none, quinn-newreno"
+        ),
+        "{e}"
     );
 }

@@ -40,6 +40,19 @@ choice! {
         Cubic = "cubic",
         /// No congestion control (a fixed window).
         None = "none",
+        /// DCTCP (RFC 8257, Linux's `tcp_dctcp.c`): ECN-driven, ECT(0).
+        Dctcp = "dctcp",
+        /// TCP Prague (the ICCRG draft, L4S): ECN-driven, ECT(1), RTT-independent, paced.
+        Prague = "prague",
+    }
+}
+
+/// The IP codepoint of an ECN-capable packet of a sender running `cc`: the one mapping of
+/// the controller's choice ([`CcConfig::ect`]) onto the wire, for every stack.
+pub fn ect_codepoint(cc: &CcConfig) -> netem::Ecn {
+    match cc.ect() {
+        congestion::Ect::Ect0 => netem::Ecn::Ect0,
+        congestion::Ect::Ect1 => netem::Ecn::Ect1,
     }
 }
 
@@ -71,6 +84,8 @@ impl CcChoice {
             CcChoice::QuinnBbr => return QuinnCc::Bbr.name(),
             CcChoice::Ours(CcConfig::None) => OurCc::None,
             CcChoice::Ours(CcConfig::Cubic { .. }) => OurCc::Cubic,
+            CcChoice::Ours(CcConfig::Dctcp { .. }) => OurCc::Dctcp,
+            CcChoice::Ours(CcConfig::Prague { .. }) => OurCc::Prague,
             // `reno_profile` tells Linux's counting from RFC 9002's; both are `newreno`.
             CcChoice::Ours(CcConfig::NewReno { counting, .. }) => match counting {
                 RenoCounting::Exact | RenoCounting::Linux | RenoCounting::Inet => OurCc::NewReno,

@@ -109,6 +109,7 @@ pub(crate) fn flow(
         },
         Stack::QuicModel => FlowTransport::QuicModel(quic_model(&r, mtu)?),
     };
+    let transport = scalable_ecn(&r, &cc, transport)?;
     noop::record(
         table,
         at,
@@ -246,7 +247,42 @@ fn congestion_control(r: &Reader<'_>, stack: Stack) -> Result<CcChoice, Scenario
             common,
         },
         OurCc::None => CcConfig::None,
+        OurCc::Dctcp => CcConfig::Dctcp { common },
+        OurCc::Prague => CcConfig::Prague { common },
     }))
+}
+
+/// A controller that needs ECN (DCTCP, Prague) turns `flow.ecn` on, as Linux's
+/// `TCP_CONG_NEEDS_ECN` makes such a socket negotiate ECN whatever `net.ipv4.tcp_ecn` says;
+/// `ecn = false` beside it asks for the impossible and is refused.
+fn scalable_ecn(
+    r: &Reader<'_>,
+    cc: &CcChoice,
+    mut transport: FlowTransport,
+) -> Result<FlowTransport, ScenarioError> {
+    let CcChoice::Ours(config) = cc else {
+        return Ok(transport);
+    };
+    if !config.needs_ecn() {
+        return Ok(transport);
+    }
+    if let (Some(e), Some(false)) = (r.entry("ecn"), r.boolean("ecn")?) {
+        let at = e.node.at.clone();
+        return Err(r.errors.at(
+            &at,
+            format!(
+                "{} = false: cc = {:?} is driven by ECN marks and needs ECN; set ecn = true or leave the key out",
+                r.path_of("ecn"),
+                cc.name()
+            ),
+        ));
+    }
+    match &mut transport {
+        FlowTransport::Tcp { knobs, .. } => knobs.ecn = true,
+        FlowTransport::QuicModel(k) => k.common.ecn = true,
+        FlowTransport::Quic(k) => k.common.ecn = true,
+    }
+    Ok(transport)
 }
 
 fn at_least_one(r: &Reader<'_>, key: &str) -> Result<u64, ScenarioError> {

@@ -57,8 +57,14 @@ pub(crate) fn record(
     let no_common = (!ours).then(|| {
         format!(
             "applies only to quiclab's controllers ({}), and this flow has cc = {cc:?}; choose one of them or leave the key out",
-            [OurCc::NewReno, OurCc::NewRenoApprox, OurCc::Cubic]
-                .map(|c| c.name())
+            [
+                OurCc::NewReno,
+                OurCc::NewRenoApprox,
+                OurCc::Cubic,
+                OurCc::Dctcp,
+                OurCc::Prague,
+            ]
+            .map(|c| c.name())
                 .join(", ")
         )
     });

@@ -11,7 +11,7 @@ use crate::choices::PepSite;
 use crate::registry::{self, DefaultValue};
 use crate::resolve::knobs::{overlay, user};
 use crate::tree::{parse_arg_value, Table, Val};
-use transport::cc_adapter::{OurCc, QuinnCc};
+use transport::cc_adapter::{OurCc, QuinnCc, CC_NAMES};
 
 /// Rejects keys (and `cc` values) of `table` that the flow's stack does not have and that are
 /// set to something other than their default: that model would ignore them silently, and a
@@ -46,6 +46,27 @@ pub(crate) fn check_stack_keys(
         if let Some(k) = registry::find(&format!("flow.{}", e.key)) {
             if !k.applies_to(stack) && !at_default(table, at, user_path, k, &e.key, errors) {
                 return Err(wrong(&e.key_at, format!("{user_path}.{}", e.key), k.stacks));
+            }
+        }
+        if e.key == "cc" && stack == Stack::Quic {
+            // quinn's controller interface reports CE only as a congestion event, without the
+            // per-ACK counts DCTCP and Prague estimate their marked fraction from.
+            if let Val::Str(v) = &e.node.val {
+                if matches!(OurCc::from_name(v), Some(OurCc::Dctcp | OurCc::Prague)) {
+                    let allowed: Vec<&str> = CC_NAMES
+                        .iter()
+                        .copied()
+                        .filter(|n| {
+                            !matches!(OurCc::from_name(n), Some(OurCc::Dctcp | OurCc::Prague))
+                        })
+                        .collect();
+                    return Err(wrong(
+                        &e.node.at,
+                        format!("cc = {v:?} (it needs per-ACK ECN counts, which quinn's controller interface does not pass)"),
+                        &[Stack::Tcp, Stack::QuicModel],
+                    )
+                    .with_allowed_titled("allowed for stack = \"quic\"", &allowed));
+                }
             }
         }
         if e.key == "cc" && stack != Stack::Quic {
@@ -146,6 +167,12 @@ pub(crate) fn pep(r: &Reader<'_>) -> Result<Option<PepSpec>, ScenarioError> {
             hystart: true,
             profile: CubicProfile::Linux,
             common: common(0.7),
+        },
+        OurCc::Dctcp => CcConfig::Dctcp {
+            common: common(0.5),
+        },
+        OurCc::Prague => CcConfig::Prague {
+            common: common(0.5),
         },
     };
     Ok(Some(PepSpec {

@@ -343,6 +343,21 @@ impl Endpoint {
         self.validated = true;
     }
 
+    /// The window the pacer paces (it refills at 1.25 · window / SRTT): the congestion
+    /// window, or for a controller with its own pacing rate (Prague) the window that makes the
+    /// refill that rate.
+    fn pacing_window(&self) -> u64 {
+        match self.cc.pacing_rate() {
+            Some(rate) => {
+                let w = u128::from(rate) * self.rtt.smoothed.as_nanos() * 4 / 5_000_000_000;
+                u64::try_from(w)
+                    .unwrap_or(u64::MAX)
+                    .max(u64::from(self.p.max_udp))
+            }
+            None => self.cc.window(),
+        }
+    }
+
     fn new(
         side: Side,
         conn: u32,
@@ -420,7 +435,7 @@ impl Endpoint {
             pending: Pending::default(),
             close: Close::Open,
             stats: Stats::default(),
-            ecn: EcnPath::new(k.common.ecn),
+            ecn: EcnPath::new(k.common.ecn, crate::cc_adapter::ect_codepoint(&p.cc)),
             ecn_ce_of_ack: 0,
             limit: None,
             handshake_complete_at: None,
@@ -1280,7 +1295,7 @@ impl Endpoint {
                 elicit_ok = false;
                 limit = Some(Limit::Cwnd);
             } else if data && self.p.knobs.pacing {
-                let wnd = self.cc.window();
+                let wnd = self.pacing_window();
                 if let Some(t) = self
                     .pacer
                     .delay(self.rtt.smoothed, u64::from(max), max, wnd, now)

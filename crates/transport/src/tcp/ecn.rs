@@ -5,6 +5,16 @@
 //! Linux 6.18 has the Accurate ECN code, but its `net.ipv4.tcp_ecn` accepts only 0–2 (values
 //! 3–5, which negotiate AccECN, came later), so a 6.18 kernel negotiates RFC 3168 ECN at most;
 //! the model does the same.
+//!
+//! A controller that needs ECN (DCTCP, Prague; Linux's `TCP_CONG_NEEDS_ECN`) changes three
+//! things, as in Linux: every segment leaves ECN-capable (SYN, SYN-ACK, pure ACKs and
+//! retransmissions too, not only new data), with the controller's codepoint; and the receiver
+//! runs DCTCP's CE state machine (`dctcp_ece_ack_update`) instead of RFC 3168's echo: ECE
+//! reflects whether the latest data segment was CE-marked, and when that changes the ACK goes
+//! out at once, preceded by any ACK held back for earlier segments with the old ECE, so each
+//! ACK's ECE covers exactly the data it acknowledges. Linux 6.18 sends ECT(0) for DCTCP; the
+//! model gives Prague ECT(1) (the L4STeam kernel's choice) over the same feedback, since
+//! AccECN, which Prague uses there, is not negotiated by 6.18.
 
 use super::segment::{Segment, CWR, ECE, SYN};
 
@@ -20,6 +30,12 @@ pub(crate) struct EcnState {
     seen: bool,
     /// CE-marked data segments received.
     ce_received: u64,
+    /// The controller needs ECN: ECT on every segment, DCTCP's CE echo.
+    scalable: bool,
+    /// Codepoint of an ECN-capable segment.
+    ect: Option<netem::Ecn>,
+    /// DCTCP's CE state: the latest data segment was CE-marked.
+    ce_state: bool,
 }
 
 /// What the receiver owes after a data segment's ECN processing.
@@ -27,8 +43,12 @@ pub(crate) struct EcnState {
 pub(crate) struct EcnAck {
     /// Acknowledge the next two segments at once (tcp_enter_quickack_mode(sk, 2)).
     pub quickack: bool,
-    /// Acknowledge this segment at once (CWR on data: the sender's window may be tiny).
+    /// Acknowledge this segment at once (CWR on data: the sender's window may be tiny; or
+    /// DCTCP's CE state changed).
     pub now: bool,
+    /// DCTCP's CE state changed: an ACK held back for earlier segments goes out first, up to
+    /// the data before this segment, with this ECE.
+    pub prior_ece: Option<bool>,
 }
 
 /// Flags of the client's SYN: ECE | CWR when it asks for ECN. A retransmitted SYN asks no
@@ -57,6 +77,28 @@ impl EcnState {
         EcnState {
             ok: asked && syn_ack.has(ECE) && !syn_ack.has(CWR),
             ..EcnState::default()
+        }
+    }
+
+    /// The sender's controller `cc`: its codepoint and whether it needs ECN.
+    pub(crate) fn with_controller(mut self, cc: &congestion::CcConfig) -> Self {
+        self.scalable = cc.needs_ecn();
+        self.ect = Some(crate::cc_adapter::ect_codepoint(cc));
+        self
+    }
+
+    /// The IP codepoint of an outgoing segment: ECN-capable for new data once ECN is
+    /// negotiated (tcp_ecn_send), and for every segment with a controller that needs ECN
+    /// (the SYN before negotiation too, as `tcp_ecn_send_syn` does for it).
+    pub(crate) fn codepoint(&self, new_data: bool, syn: bool) -> netem::Ecn {
+        let capable = if self.scalable {
+            self.ok || syn
+        } else {
+            self.ok && new_data
+        };
+        match self.ect {
+            Some(ect) if capable => ect,
+            _ => netem::Ecn::NotEct,
         }
     }
 
@@ -90,6 +132,10 @@ impl EcnState {
             self.demand_cwr = false;
             ack.now = true;
         }
+        if self.scalable {
+            self.dctcp_on_data(ecn, &mut ack);
+            return ack;
+        }
         match ecn {
             netem::Ecn::NotEct => {
                 // Linux: after ECT was seen, a Not-ECT segment is probably a retransmission,
@@ -108,6 +154,30 @@ impl EcnState {
             netem::Ecn::Ect0 | netem::Ecn::Ect1 => self.seen = true,
         }
         ack
+    }
+
+    /// DCTCP's receiver (`dctcp_ece_ack_update`): ECE follows the CE state of the latest data
+    /// segment; a change is acknowledged at once. A Not-ECT segment (the sender lost ECN)
+    /// leaves the state alone and, after ECT was seen, asks for quick ACKs as RFC 3168's does.
+    fn dctcp_on_data(&mut self, ecn: netem::Ecn, ack: &mut EcnAck) {
+        let ce = match ecn {
+            netem::Ecn::NotEct => {
+                ack.quickack = self.seen;
+                return;
+            }
+            netem::Ecn::Ce => {
+                self.ce_received += 1;
+                true
+            }
+            netem::Ecn::Ect0 | netem::Ecn::Ect1 => false,
+        };
+        self.seen = true;
+        if ce != self.ce_state {
+            ack.prior_ece = Some(self.ce_state);
+            ack.now = true;
+        }
+        self.ce_state = ce;
+        self.demand_cwr = ce;
     }
 
     /// ECE on an incoming non-SYN segment means the peer saw CE (tcp_ecn_rcv_ecn_echo).
@@ -161,7 +231,8 @@ mod tests {
             first,
             EcnAck {
                 quickack: true,
-                now: false
+                now: false,
+                prior_ece: None
             }
         );
         assert_eq!(r.outgoing_flags(false), ECE);
@@ -179,6 +250,88 @@ mod tests {
         // CWR and CE on one segment: the new mark is echoed again.
         r.on_data(&seg(ACK | CWR, 100), netem::Ecn::Ce);
         assert_eq!(r.outgoing_flags(false), ECE);
+    }
+
+    fn dctcp() -> congestion::CcConfig {
+        congestion::CcConfig::Dctcp {
+            common: congestion::CommonCcConfig {
+                initial_window_packets: 10,
+                loss_reduction_factor: 0.5,
+                minimum_window_packets: 2,
+            },
+        }
+    }
+
+    #[test]
+    fn dctcp_echoes_exactly_the_marked_segments_and_acks_each_change_at_once() {
+        let mut r = EcnState::for_syn(&seg(SYN | ECE | CWR, 0)).with_controller(&dctcp());
+        assert_eq!(
+            r.on_data(&seg(ACK, 100), netem::Ecn::Ect0),
+            EcnAck::default()
+        );
+        assert_eq!(r.outgoing_flags(false), 0);
+        let to_ce = r.on_data(&seg(ACK, 100), netem::Ecn::Ce);
+        assert_eq!(
+            to_ce,
+            EcnAck {
+                quickack: false,
+                now: true,
+                prior_ece: Some(false)
+            },
+            "the held-back ACK goes out without ECE, then this one at once"
+        );
+        assert_eq!(r.outgoing_flags(false), ECE);
+        assert_eq!(r.on_data(&seg(ACK, 100), netem::Ecn::Ce), EcnAck::default());
+        // CWR does not end the echo: only an unmarked segment does.
+        let cwr = r.on_data(&seg(ACK | CWR, 100), netem::Ecn::Ce);
+        assert!(cwr.now && cwr.prior_ece.is_none());
+        assert_eq!(r.outgoing_flags(false), ECE);
+        let back = r.on_data(&seg(ACK, 100), netem::Ecn::Ect0);
+        assert_eq!(back.prior_ece, Some(true));
+        assert_eq!(r.outgoing_flags(false), 0);
+        assert_eq!(r.ce_received(), 3);
+    }
+
+    #[test]
+    fn codepoints_come_from_the_controller() {
+        let classic = EcnState::for_syn(&seg(SYN | ECE | CWR, 0));
+        assert_eq!(
+            classic.codepoint(true, false),
+            netem::Ecn::NotEct,
+            "no controller yet"
+        );
+        let cubic = congestion::CcConfig::None;
+        let classic = classic.with_controller(&cubic);
+        assert_eq!(classic.codepoint(true, false), netem::Ecn::Ect0);
+        assert_eq!(
+            classic.codepoint(false, false),
+            netem::Ecn::NotEct,
+            "ACKs and retransmissions"
+        );
+        let d = EcnState::for_syn(&seg(SYN | ECE | CWR, 0)).with_controller(&dctcp());
+        assert_eq!(
+            d.codepoint(false, false),
+            netem::Ecn::Ect0,
+            "DCTCP: every segment"
+        );
+        let prague = congestion::CcConfig::Prague {
+            common: congestion::CommonCcConfig {
+                initial_window_packets: 10,
+                loss_reduction_factor: 0.5,
+                minimum_window_packets: 2,
+            },
+        };
+        let p = EcnState::default().with_controller(&prague);
+        assert_eq!(
+            p.codepoint(false, true),
+            netem::Ecn::Ect1,
+            "Prague's SYN is ECT(1)"
+        );
+        assert_eq!(
+            p.codepoint(true, false),
+            netem::Ecn::NotEct,
+            "not negotiated"
+        );
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::ecn::{self, EcnState};
 use super::receiver::Receiver;
-use super::segment::{Segment, ACK, CWR, FIN, MAX_SACK_BLOCKS, RST, SACK_OK, SYN};
+use super::segment::{Segment, ACK, CWR, ECE, FIN, MAX_SACK_BLOCKS, RST, SACK_OK, SYN};
 use super::sender::{AckInfo, Sender, SenderStats};
 use super::Params;
 use crate::agent::{Side, Transmit};
@@ -40,6 +40,9 @@ pub(crate) struct Endpoint {
     failed: Option<&'static str>,
     pure_acks: u64,
     ecn: EcnState,
+    /// DCTCP's CE echo: an ACK held back when the CE state changed, sent before the next
+    /// segment (acknowledgement number, ECE).
+    prior_ack: Option<(u64, bool)>,
 }
 
 impl Endpoint {
@@ -56,7 +59,7 @@ impl Endpoint {
         }
         let mut e = Self::new(conn, p, now, State::SynRcvd, Some(rcv));
         e.snd.set_peer_window(syn.window);
-        e.ecn = EcnState::for_syn(syn);
+        e.ecn = EcnState::for_syn(syn).with_controller(&p.controller);
         if e.ecn.ok() {
             e.snd.enable_ecn();
         }
@@ -78,7 +81,8 @@ impl Endpoint {
             reset_by_peer: false,
             failed: None,
             pure_acks: 0,
-            ecn: EcnState::default(),
+            ecn: EcnState::default().with_controller(&p.controller),
+            prior_ack: None,
         }
     }
 
@@ -258,6 +262,13 @@ impl Endpoint {
         if owed.quickack {
             rcv.enter_quickack(2);
         }
+        if let Some(ece) = owed.prior_ece {
+            // dctcp_ece_ack_update: an ACK the receiver was holding back reports the earlier
+            // segments with their own CE state before this one changes it.
+            if rcv.timeout().is_some() || rcv.ack_due() {
+                self.prior_ack = Some((rcv.ack(), ece));
+            }
+        }
         if seg.len > 0 || seg.has(FIN) {
             if let Some((_, ecr)) = seg.ts {
                 let echoed = Duration::from_micros(ecr);
@@ -282,7 +293,7 @@ impl Endpoint {
             rcv.set_rtt(rtt);
         }
         self.snd.set_peer_window(seg.window);
-        self.ecn = EcnState::for_syn_ack(self.p.knobs.ecn, seg);
+        self.ecn = EcnState::for_syn_ack(self.p.knobs.ecn, seg).with_controller(&self.p.controller);
         if self.ecn.ok() {
             self.snd.enable_ecn();
         }
@@ -396,20 +407,38 @@ impl Endpoint {
                 } else {
                     seg.flags |= ecn::syn_flags(self.p.knobs.ecn, self.hs_retries > 0);
                 }
-                Some(transmit(&seg))
+                let mut t = transmit(&seg);
+                t.ecn = self.ecn.codepoint(false, true);
+                Some(t)
             }
             State::Established => {
                 let ts = self.ts(now);
                 let rcv = self.rcv.as_mut()?;
+                if let Some((ack, ece)) = self.prior_ack.take() {
+                    let seg = Segment {
+                        conn: self.conn,
+                        flags: ACK | if ece { ECE } else { 0 },
+                        seq: self.snd.snd_nxt(),
+                        ack,
+                        window: rcv.advertise(false),
+                        ts,
+                        ..Default::default()
+                    };
+                    self.pure_acks += 1;
+                    let mut t = transmit(&seg);
+                    t.ecn = self.ecn.codepoint(false, false);
+                    return Some(t);
+                }
                 let mut seg = Segment {
                     conn: self.conn,
                     flags: ACK | self.ecn.outgoing_flags(false),
                     ts,
                     ..Default::default()
                 };
-                // tcp_ecn_send: new data leaves ECT(0), the first after a reduction with
-                // CWR; retransmissions and pure ACKs leave Not-ECT.
-                let mut ect = false;
+                // tcp_ecn_send: new data leaves ECN-capable, the first after a reduction with
+                // CWR; retransmissions and pure ACKs leave Not-ECT unless the controller
+                // needs ECN.
+                let mut new_data = false;
                 if let Some(o) = self.snd.next(now) {
                     seg.seq = o.seq;
                     seg.len = o.len;
@@ -417,7 +446,7 @@ impl Endpoint {
                         seg.flags |= FIN;
                     }
                     if self.ecn.ok() && o.len > 0 && !o.retransmission {
-                        ect = true;
+                        new_data = true;
                         if self.snd.take_cwr() {
                             seg.flags |= CWR;
                         }
@@ -439,9 +468,7 @@ impl Endpoint {
                 seg.nsack = n as u8;
                 rcv.on_ack_sent();
                 let mut t = transmit(&seg);
-                if ect {
-                    t.ecn = netem::Ecn::Ect0;
-                }
+                t.ecn = self.ecn.codepoint(new_data, false);
                 Some(t)
             }
         }

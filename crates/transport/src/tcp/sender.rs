@@ -798,7 +798,10 @@ impl Sender {
         // Linux's order: the state machine (recovery exit and entry) runs before the
         // controller sees the ACK, so the ACK that starts recovery does not grow the window
         // and the one that ends it may.
-        let in_recovery = self.reducing();
+        // A controller that sets its window on every ACK (Prague) grows during a reduction
+        // as it decides, and the transport's PRR stays out of its way (Linux: cong_control).
+        let own = self.cc.controls_reductions();
+        let in_recovery = self.reducing() && !own;
         self.feed_controller(&delivered, in_recovery, a.ece && self.ecn, now);
         self.delivered = delivered;
         if self.prr && in_recovery {
@@ -880,6 +883,12 @@ impl Sender {
         self.recovery = Some(self.nxt);
         self.recover = self.nxt.saturating_sub(1);
         if self.cwr.take().is_some() {
+            // Linux enters Recovery from CWR without a new ssthresh, but a controller that
+            // watches the state (Prague's set_state) still makes its loss response.
+            if self.cc.controls_reductions() {
+                self.cc
+                    .on_congestion_event(now, losses.newest_sent, false, losses.bytes);
+            }
             return;
         }
         self.start_reduction();
