@@ -118,3 +118,8 @@ fn fq_codel_shares_between_round_trips() {
 fn ecn_turns_aqm_drops_into_marks() {
     check("aqm-ecn");
 }
+
+#[test]
+fn dualpi2_keeps_the_l4s_queue_short() {
+    check("dualpi2-l4s");
+}

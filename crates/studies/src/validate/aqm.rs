@@ -17,6 +17,8 @@
 //!   with Jain's index at least 0.99.
 //! - **ECN**: with `ecn` on, CoDel marks the flow's packets instead of dropping them; the
 //!   flow loses (almost) nothing.
+//! - **DualPI2** (RFC 9332): beside a classic CUBIC flow, a scalable Prague flow's p99 queueing
+//!   delay stays near the 1 ms step threshold.
 
 use std::path::Path;
 
@@ -26,7 +28,7 @@ use super::cases::{CaseRun, Measure};
 use super::PointResult;
 
 /// The case names, in the order they run.
-pub const CASES: [&str; 7] = [
+pub const CASES: [&str; 8] = [
     "codel-control-law",
     "codel-standing-queue",
     "red-average-queue",
@@ -34,6 +36,7 @@ pub const CASES: [&str; 7] = [
     "fq-codel-sparse",
     "fq-codel-rtt-fairness",
     "aqm-ecn",
+    "dualpi2-l4s",
 ];
 
 /// What an AQM run is judged on.
@@ -58,6 +61,9 @@ pub enum AqmCheck {
     Fairness,
     /// The flow's packets were marked, not dropped, and it lost at most this fraction.
     EcnMarks,
+    /// The scalable flow (the first) queues at most `max_queue_s` at its p99 above the base
+    /// one-way delay `base_owd_s`, beside the classic flow (the second).
+    L4sDelay { base_owd_s: f64, max_queue_s: f64 },
 }
 
 /// CoDel's drops between `first_drop_s` and `end_s` by the control law: the largest n with
@@ -232,7 +238,53 @@ pub fn plan(want: &dyn Fn(&str) -> bool) -> Vec<CaseRun> {
             ));
         }
     }
+    if want("dualpi2-l4s") {
+        for stack in ["tcp", "quic-model"] {
+            let text = format!(
+                "[run]\nduration = \"20s\"\nmeasure_from = \"5s\"\n\
+                 [link]\nrate = \"40Mbit\"\nrtt = \"20ms\"\nqueue = \"8bdp\"\nqdisc = \"dualpi2\"\n\
+                 [[flow]]\nname = \"prague\"\nstack = \"{stack}\"\ncc = \"prague\"\ndirection = \"down\"\n\
+                 [[flow]]\nname = \"cubic\"\nstack = \"{stack}\"\ncc = \"cubic\"\ndirection = \"down\"\n\
+                 ecn = true\n"
+            );
+            // 10 ms of propagation and one 1500-byte serialization at 40 Mbit/s.
+            let base = 0.010 + 1500.0 * 8.0 / 40e6;
+            runs.push(run(
+                "dualpi2-l4s",
+                format!("{stack}: Prague + CUBIC, 40 Mbit/s 20 ms"),
+                &text,
+                AqmCheck::L4sDelay {
+                    base_owd_s: base,
+                    max_queue_s: 0.002,
+                },
+            ));
+        }
+    }
     runs
+}
+
+/// Rates (bit/s) of a scalable flow (window 2/p_L) and a classic one (Reno-friendly 1.22/√p_C,
+/// or CUBIC's 1.054·(RTT/p_C)^¾ when larger) sharing `capacity_bps` through DualPI2 with
+/// coupling `k` (p_C = (p_L/k)², RFC 9332 §2.1), at their round trips: the fluid model's
+/// prediction of the split.
+pub fn dualpi2_split(capacity_bps: f64, mss: f64, rtt_l: f64, rtt_c: f64, k: f64) -> (f64, f64) {
+    let rates = |p_l: f64| {
+        let p_c = (p_l / k).powi(2);
+        let w_c = (1.22 / p_c.sqrt()).max(1.054 * (rtt_c / p_c).powf(0.75));
+        (2.0 / p_l * mss * 8.0 / rtt_l, w_c * mss * 8.0 / rtt_c)
+    };
+    // The total falls as p_L rises: bisect on a log scale.
+    let (mut lo, mut hi) = (1e-9_f64, 1.0_f64);
+    for _ in 0..200 {
+        let mid = (lo * hi).sqrt();
+        let (l, c) = rates(mid);
+        if l + c > capacity_bps {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    rates(lo)
 }
 
 /// The verdict on one AQM run.
@@ -352,6 +404,31 @@ pub fn judge(r: &CaseRun, check: AqmCheck, result: &results::Run) -> PointResult
             );
             p
         }
+        AqmCheck::L4sDelay {
+            base_owd_s,
+            max_queue_s,
+        } => {
+            let (l, c) = (&result.flows[0], &result.flows[1]);
+            let queue = l.one_way_delay.map_or(f64::NAN, |d| d.p99_s - base_owd_s);
+            let mut p = point(max_queue_s, queue, 0.0, "s");
+            p.pass = queue <= max_queue_s;
+            let rate = |f: &results::Flow| f.window_goodput_bps.unwrap_or(f64::NAN);
+            // Round trips: the data direction's mean one-way delay and the idle return path.
+            let rtt = |f: &results::Flow| f.one_way_delay.map_or(f64::NAN, |d| d.mean_s) + 0.010;
+            let (pl, pc) = dualpi2_split(40e6, 1448.0, rtt(l), rtt(c), 2.0);
+            p.note = format!(
+                "Prague's p99 one-way delay above the base (at most {:.0} ms); CUBIC's queue p99 \
+                 {:.1} ms; Prague {} : CUBIC {} (ratio {:.2}; the fluid model at their round trips \
+                 predicts {:.2})",
+                max_queue_s * 1e3,
+                c.one_way_delay.map_or(f64::NAN, |d| d.p99_s - base_owd_s) * 1e3,
+                units::si(rate(l), "bit/s"),
+                units::si(rate(c), "bit/s"),
+                rate(l) / rate(c),
+                pl / pc
+            );
+            p
+        }
     };
     if let Some(e) = failed {
         p.pass = false;
@@ -393,6 +470,15 @@ mod tests {
         let avg = red_average(0.2, 30_000.0, 90_000.0, 0.5);
         assert!((avg - (30_000.0 + 60_000.0 * 2.0 / 9.0)).abs() < 1e-6);
         assert_eq!(red_average(0.0, 30_000.0, 90_000.0, 0.5), 30_000.0);
+    }
+
+    #[test]
+    fn the_fluid_split_meets_the_capacity_and_favours_the_shorter_round_trip() {
+        let (l, c) = dualpi2_split(40e6, 1448.0, 0.0207, 0.0349, 2.0);
+        assert!(((l + c) / 40e6 - 1.0).abs() < 1e-6, "{l} {c}");
+        assert!((l / c - 1.38).abs() < 0.01, "{}", l / c);
+        let (l, c) = dualpi2_split(40e6, 1448.0, 0.03, 0.03, 2.0);
+        assert!(l < c * 1.0 && l > 0.5 * c, "equal round trips: {l} {c}");
     }
 
     #[test]

@@ -20,7 +20,7 @@ use cases::{CaseRun, Measure, FAIR_SHARE_SENDERS};
 /// counterparts and the QUIC-vs-TCP cross-check, then the QUIC research model's: seed
 /// 001's four with INET's configuration, Mathis up to 2%, and the model-vs-quinn cross-check;
 /// then the queue disciplines' ([`aqm::CASES`]).
-pub const CASES: [&str; 23] = [
+pub const CASES: [&str; 24] = [
     "link-bandwidth",
     "mathis",
     "high-loss",
@@ -44,6 +44,7 @@ pub const CASES: [&str; 23] = [
     "fq-codel-sparse",
     "fq-codel-rtt-fairness",
     "aqm-ecn",
+    "dualpi2-l4s",
 ];
 
 /// One checked point.
