@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 /// Metrics plotted when the user names none; `*` matches one path segment (a flow index).
 /// Paths containing a word of [`BY_NAME`] are added too.
-pub const DEFAULT_METRICS: [&str; 7] = [
+pub const DEFAULT_METRICS: [&str; 9] = [
     "flows.*.goodput_bps",
     "flows.*.window_goodput_bps",
     "flows.*.completion_s",
@@ -16,6 +16,8 @@ pub const DEFAULT_METRICS: [&str; 7] = [
     "flows.*.handshake_s",
     "flows.*.packets_lost",
     "links.bottleneck_down.utilisation",
+    "probes.*.rtt.p50_s",
+    "probes.*.rtt.p99_s",
 ];
 
 /// Words that make any metric a default one (fairness indices and shares come in later
@@ -121,7 +123,7 @@ pub fn scale(metric: &str, max_abs: f64) -> Scale {
 pub fn label(metric: &str, flow_names: &[String]) -> String {
     let segs: Vec<&str> = metric.split('.').collect();
     let last = segs.last().copied().unwrap_or(metric);
-    let name = ["_bps", "_ms", "_us", "_s", "_bytes", "_packets"]
+    let mut name = ["_bps", "_ms", "_us", "_s", "_bytes", "_packets"]
         .iter()
         .find_map(|suf| last.strip_suffix(suf))
         .unwrap_or(last)
@@ -140,6 +142,15 @@ pub fn label(metric: &str, flow_names: &[String]) -> String {
             }
             ("connections", Ok(n)) => {
                 ctx.push(format!("connection {}", n + 1));
+                i += 2;
+            }
+            // `probes.0.rtt.p99_s` → "rtt p99 (probe 1)": the delay's kind names the figure.
+            ("probes", Ok(n)) => {
+                ctx.push(format!("probe {}", n + 1));
+                if i + 4 == segs.len() {
+                    name = format!("{} {name}", segs[i + 2]);
+                    i += 1;
+                }
                 i += 2;
             }
             (other, _) => {
@@ -208,6 +219,7 @@ mod tests {
     #[test]
     fn labels_and_units_come_from_the_path() {
         let names = vec!["bulk".to_string()];
+        assert_eq!(label("probes.0.rtt.p99_s", &names), "rtt p99 (probe 1)");
         assert_eq!(label("flows.0.goodput_bps", &names), "goodput (flow bulk)");
         assert_eq!(
             label("flows.0.connections.1.completion_s", &names),

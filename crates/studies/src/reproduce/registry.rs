@@ -61,7 +61,9 @@ pub struct Experiment {
 pub struct Column {
     /// Header, with the unit.
     pub header: &'static str,
-    /// The metric under `flows.<i>.` in the result (e.g. `window_goodput_bps`).
+    /// The metric under `flows.<i>.` in the result (e.g. `window_goodput_bps`), or a figure of
+    /// the whole run when it starts with `links.`, `probes.` or `fairness.` (see
+    /// [`Column::path`]).
     pub metric: &'static str,
     /// If set, the cell is mean(metric) / mean(per) (a ratio of totals, e.g. ACK frames per
     /// data packet), without a confidence interval.
@@ -70,6 +72,18 @@ pub struct Column {
     pub scale: f64,
     /// Decimal places shown.
     pub decimals: usize,
+}
+
+impl Column {
+    /// The dotted path of this column's metric in a run's result, for the reading of `flow`.
+    pub fn path(&self, flow: usize) -> String {
+        let whole_run = ["links.", "probes.", "fairness."];
+        if whole_run.iter().any(|p| self.metric.starts_with(p)) {
+            self.metric.to_string()
+        } else {
+            format!("flows.{flow}.{}", self.metric)
+        }
+    }
 }
 
 /// A comparison of two variants' rows of an experiment, over its x values.
@@ -572,6 +586,76 @@ const SEED000: Study = Study {
     validation: &[],
 };
 
+/// Latency under load: the figures of the RRUL-like load on each buffer or discipline.
+const LATENCY_COLUMNS: &[Column] = &[
+    Column {
+        header: "down utilisation (%)",
+        metric: "links.bottleneck_down.utilisation",
+        per: None,
+        scale: 100.0,
+        decimals: 1,
+    },
+    Column {
+        header: "ping RTT p50 (ms)",
+        metric: "probes.0.rtt.p50_s",
+        per: None,
+        scale: 1e3,
+        decimals: 1,
+    },
+    Column {
+        header: "ping RTT p99 (ms)",
+        metric: "probes.0.rtt.p99_s",
+        per: None,
+        scale: 1e3,
+        decimals: 1,
+    },
+    Column {
+        header: "down queue p99 (ms)",
+        metric: "links.bottleneck_down.queue_delay_p99_s",
+        per: None,
+        scale: 1e3,
+        decimals: 1,
+    },
+    Column {
+        header: "Jain (8 flows)",
+        metric: "fairness.jain",
+        per: None,
+        scale: 1.0,
+        decimals: 3,
+    },
+];
+
+/// Every flow of the files on quinn (the files' own stack) or on the TCP model.
+const LATENCY_STACKS: &[Variant] = &[single!("quic", &[]), single!("tcp", &["flow.stack=tcp"])];
+
+/// An experiment of the latency-under-load study from its file.
+macro_rules! latency {
+    ($name:literal, $file:literal) => {
+        Experiment {
+            name: $name,
+            file: concat!("scenarios/studies/latency-under-load/", $file),
+            text: include_str!(concat!(
+                "../../../../scenarios/studies/latency-under-load/",
+                $file
+            )),
+            variants: LATENCY_STACKS,
+            columns: LATENCY_COLUMNS,
+            comparisons: &[],
+        }
+    };
+}
+
+/// Bufferbloat and its cures under an RRUL-like load (flent's realtime response under load).
+const LATENCY_UNDER_LOAD: Study = Study {
+    name: "latency-under-load",
+    title: "Latency under load: drop-tail buffers against RED, CoDel, FQ-CoDel, PIE and DualPI2, QUIC and TCP",
+    seed: 5000,
+    full_reps: 10,
+    until: None,
+    experiments: &[latency!("buffers", "buffers.toml"), latency!("aqm", "aqm.toml")],
+    validation: &["fq-codel-sparse"],
+};
+
 /// Every study, in the order `quiclab reproduce` without arguments runs them.
 pub const STUDIES: &[Study] = &[Study {
     name: "seed003",
@@ -608,7 +692,7 @@ pub const STUDIES: &[Study] = &[Study {
         seed002!("50M/10M", "asym-50-10.toml"),
     ],
     validation: &[],
-}, SEED001, SEED000];
+}, SEED001, SEED000, LATENCY_UNDER_LOAD];
 
 impl Experiment {
     /// Its relative comparisons as (baseline, variant) protocol pairs, in registry order.

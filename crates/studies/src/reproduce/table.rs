@@ -229,7 +229,7 @@ pub fn metric_rows(
             let cells = columns
                 .iter()
                 .map(|c| {
-                    let num = get(c.metric)?;
+                    let num = metrics.get(c.path(rd.flow).as_str()).copied()?;
                     match c.per {
                         None => Some(Cell {
                             n: num.n,
