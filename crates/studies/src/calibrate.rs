@@ -507,7 +507,7 @@ impl Row {
         if flags.iter().all(Option::is_none) {
             return None;
         }
-        Some(flags.iter().any(|f| *f == Some(true)))
+        Some(flags.contains(&Some(true)))
     }
 }
 
@@ -888,8 +888,8 @@ mod tests {
     }
 
     #[test]
-    fn a_cell_is_flagged_by_either_ratio() {
-        let row = |c: Option<f64>, g: Option<f64>| Row {
+    fn a_cell_is_flagged_by_any_ratio() {
+        let row = |c: Option<f64>, g: Option<f64>, q: Option<f64>| Row {
             path: "p".into(),
             label: "p".into(),
             variant: Variant::TcpCubic,
@@ -898,10 +898,13 @@ mod tests {
             emu: None,
             completion_ratio: c,
             goodput_ratio: g,
+            queue_delay_ratio: q,
         };
-        assert_eq!(row(Some(1.05), Some(0.95)).outside(), Some(false));
-        assert_eq!(row(Some(1.15), Some(0.95)).outside(), Some(true));
-        assert_eq!(row(Some(1.0), Some(0.85)).outside(), Some(true));
-        assert_eq!(row(None, None).outside(), None);
+        assert_eq!(row(Some(1.05), Some(0.95), None).outside(), Some(false));
+        assert_eq!(row(Some(1.15), Some(0.95), None).outside(), Some(true));
+        assert_eq!(row(Some(1.0), Some(0.85), None).outside(), Some(true));
+        assert_eq!(row(Some(1.0), Some(1.0), Some(0.75)).outside(), Some(true));
+        assert_eq!(row(None, None, Some(1.02)).outside(), Some(false));
+        assert_eq!(row(None, None, None).outside(), None);
     }
 }
