@@ -27,18 +27,6 @@ use scenario::model::Scenario;
 use super::cases::{CaseRun, Measure};
 use super::PointResult;
 
-/// The case names, in the order they run.
-pub const CASES: [&str; 8] = [
-    "codel-control-law",
-    "codel-standing-queue",
-    "red-average-queue",
-    "pie-target",
-    "fq-codel-sparse",
-    "fq-codel-rtt-fairness",
-    "aqm-ecn",
-    "dualpi2-l4s",
-];
-
 /// What an AQM run is judged on.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum AqmCheck {
@@ -483,7 +471,12 @@ mod tests {
 
     #[test]
     fn every_case_has_runs_and_its_scenarios_parse() {
-        for case in CASES {
+        // The queue cases close the suite's list, from CoDel's control law on.
+        let first = super::super::CASES
+            .iter()
+            .position(|c| *c == "codel-control-law")
+            .expect("listed");
+        for &case in &super::super::CASES[first..] {
             let runs = plan(&|c| c == case);
             assert!(!runs.is_empty(), "{case}");
             assert!(runs.iter().all(|r| r.case == case));

@@ -19,7 +19,7 @@ use cases::{CaseRun, Measure, FAIR_SHARE_SENDERS};
 /// Names of the cases, in the order they run: seed 001's four for QUIC, then the TCP model's
 /// counterparts and the QUIC-vs-TCP cross-check, then the QUIC research model's: seed
 /// 001's four with INET's configuration, Mathis up to 2%, and the model-vs-quinn cross-check;
-/// then the queue disciplines' ([`aqm::CASES`]).
+/// then the queue disciplines' ([`aqm`]).
 pub const CASES: [&str; 24] = [
     "link-bandwidth",
     "mathis",
