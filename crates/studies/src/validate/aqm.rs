@@ -120,7 +120,7 @@ fn overload(rate: &str, qdisc: &str, secs: u32) -> String {
 
 const STACKS: [&str; 3] = ["tcp", "quic", "quic-model"];
 
-/// Every AQM validation run, in [`CASES`] order, filtered by `want`.
+/// Every AQM validation run, in the order of [`super::CASES`], filtered by `want`.
 pub fn plan(want: &dyn Fn(&str) -> bool) -> Vec<CaseRun> {
     let mut runs = Vec::new();
     if want("codel-control-law") {
