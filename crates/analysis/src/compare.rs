@@ -100,6 +100,9 @@ pub struct PairedTable {
     pub source: String,
     /// Its rows.
     pub rows: Vec<crate::paired::PairedRow>,
+    /// The harm each variant shows against the baseline taken as the run without a
+    /// competitor (`crate::harm`), for the metrics whose direction is known.
+    pub harm: Vec<crate::harm::HarmRow>,
 }
 
 /// One source against the first source at one sweep point, for one metric (source − first),
@@ -187,9 +190,15 @@ pub fn compare_sources(
                 source_label: source.label.clone(),
                 source: e,
             })?;
+        let (harm, _) =
+            crate::harm::harm_rows(&set, baseline).map_err(|e| CompareError::Paired {
+                source_label: source.label.clone(),
+                source: e,
+            })?;
         paired.push(PairedTable {
             source: source.label.clone(),
             rows,
+            harm,
         });
     }
     let unpaired = unpaired_rows(&pairs, metrics);

@@ -10,8 +10,10 @@
 #![warn(missing_docs)]
 
 pub mod compare;
+pub mod ellipse;
 pub mod error;
 pub mod format;
+pub mod harm;
 pub mod inference;
 pub mod paired;
 pub mod parquet;

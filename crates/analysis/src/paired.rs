@@ -138,6 +138,80 @@ pub struct PairedRow {
     pub effect_size: Option<f64>,
 }
 
+/// The repetitions of one variant paired with the baseline's at one point, for one metric.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pairs<'a> {
+    /// The sweep point (axes other than `variant`).
+    pub point: &'a [(String, String)],
+    /// Dotted metric path.
+    pub metric: &'a str,
+    /// The variant.
+    pub variant: &'a str,
+    /// The baseline variant.
+    pub baseline: &'a str,
+    /// The variant's values, repetition by repetition.
+    pub variant_values: Vec<f64>,
+    /// The baseline's values of the same repetitions.
+    pub baseline_values: Vec<f64>,
+}
+
+impl PairedSet {
+    /// The index of `baseline` (the first variant when None).
+    fn baseline_index(&self, baseline: Option<&str>) -> std::result::Result<usize, PairedError> {
+        match baseline {
+            None => Ok(0),
+            Some(name) => self.variants.iter().position(|v| v == name).ok_or_else(|| {
+                PairedError::UnknownBaseline {
+                    name: name.to_string(),
+                    variants: self.variants.clone(),
+                }
+            }),
+        }
+    }
+
+    /// Every variant's repetitions paired with `baseline`'s (the first variant when None),
+    /// point by point (in the order first seen) and metric by metric. A (point, metric,
+    /// variant) with no repetition in common with the baseline is left out.
+    pub fn pairs(
+        &self,
+        baseline: Option<&str>,
+    ) -> std::result::Result<Vec<Pairs<'_>>, PairedError> {
+        let base = self.baseline_index(baseline)?;
+        let mut out = Vec::new();
+        for (p, point) in self.points.iter().enumerate() {
+            for (m, metric) in self.metrics.iter().enumerate() {
+                let Some(reference) = self.cells.get(&(p, m, base)) else {
+                    continue;
+                };
+                for (v, variant) in self.variants.iter().enumerate() {
+                    if v == base {
+                        continue;
+                    }
+                    let Some(values) = self.cells.get(&(p, m, v)) else {
+                        continue;
+                    };
+                    let (a, b): (Vec<f64>, Vec<f64>) = values
+                        .iter()
+                        .filter_map(|(rep, x)| reference.get(rep).map(|y| (*x, *y)))
+                        .unzip();
+                    if a.is_empty() {
+                        continue;
+                    }
+                    out.push(Pairs {
+                        point,
+                        metric,
+                        variant,
+                        baseline: &self.variants[base],
+                        variant_values: a,
+                        baseline_values: b,
+                    });
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
 /// Every variant against `baseline` (the first variant when None), point by point (in the
 /// order first seen) and metric by metric, with the p-values Holm-adjusted across all rows. A
 /// (point, metric, variant) with no repetition paired with the baseline has no row.
@@ -145,56 +219,31 @@ pub fn paired_rows(
     set: &PairedSet,
     baseline: Option<&str>,
 ) -> std::result::Result<Vec<PairedRow>, PairedError> {
-    let base = match baseline {
-        None => 0,
-        Some(name) => set.variants.iter().position(|v| v == name).ok_or_else(|| {
-            PairedError::UnknownBaseline {
-                name: name.to_string(),
-                variants: set.variants.clone(),
-            }
-        })?,
-    };
     let mut rows = Vec::new();
-    if set.variants.len() < 2 {
-        return Ok(rows);
-    }
-    for (p, point) in set.points.iter().enumerate() {
-        for (m, metric) in set.metrics.iter().enumerate() {
-            let Some(reference) = set.cells.get(&(p, m, base)) else {
-                continue;
-            };
-            for (v, variant) in set.variants.iter().enumerate() {
-                if v == base {
-                    continue;
-                }
-                let Some(values) = set.cells.get(&(p, m, v)) else {
-                    continue;
-                };
-                let (a, b): (Vec<f64>, Vec<f64>) = values
-                    .iter()
-                    .filter_map(|(rep, x)| reference.get(rep).map(|y| (*x, *y)))
-                    .unzip();
-                let Ok(stats) = inference::paired(&a, &b, BOOTSTRAP_SEED) else {
-                    continue;
-                };
-                rows.push(PairedRow {
-                    point: point.clone(),
-                    metric: metric.clone(),
-                    variant: variant.clone(),
-                    baseline: set.variants[base].clone(),
-                    n_pairs: stats.n,
-                    diff: stats.diff,
-                    diff_ci: stats.diff_ci,
-                    ratio: stats.ratio,
-                    ratio_ci: stats.ratio_ci,
-                    p_t: stats.p_t,
-                    p_wilcoxon: stats.p_wilcoxon,
-                    p_t_holm: None,
-                    p_wilcoxon_holm: None,
-                    effect_size: stats.effect_size,
-                });
-            }
-        }
+    for pairs in set.pairs(baseline)? {
+        let Ok(stats) = inference::paired(
+            &pairs.variant_values,
+            &pairs.baseline_values,
+            BOOTSTRAP_SEED,
+        ) else {
+            continue;
+        };
+        rows.push(PairedRow {
+            point: pairs.point.to_vec(),
+            metric: pairs.metric.to_string(),
+            variant: pairs.variant.to_string(),
+            baseline: pairs.baseline.to_string(),
+            n_pairs: stats.n,
+            diff: stats.diff,
+            diff_ci: stats.diff_ci,
+            ratio: stats.ratio,
+            ratio_ci: stats.ratio_ci,
+            p_t: stats.p_t,
+            p_wilcoxon: stats.p_wilcoxon,
+            p_t_holm: None,
+            p_wilcoxon_holm: None,
+            effect_size: stats.effect_size,
+        });
     }
     let t = inference::holm(&rows.iter().map(|r| r.p_t).collect::<Vec<_>>());
     let w = inference::holm(&rows.iter().map(|r| r.p_wilcoxon).collect::<Vec<_>>());

@@ -23,6 +23,11 @@ pub struct CompareArgs {
     /// the first variant of the scenario.
     #[arg(long)]
     pub baseline: Option<String>,
+    /// Also print harm (Ware et al.): the baseline is the run without a competitor (e.g. a
+    /// variant with `flow.1.count=0`), each other variant the run with it; per pair
+    /// (alone − with)/alone where more is better, (with − alone)/with where less is.
+    #[arg(long)]
+    pub harm: bool,
     /// Print the comparison as one JSON object (`rows`, `paired`, `unpaired`, `missing`)
     /// instead of tables.
     #[arg(long)]
@@ -41,6 +46,16 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<Exit> {
         println!("{}", serde_json::to_string(&comparison)?);
     } else {
         print!("{}", analysis::compare::render_all(&comparison));
+        if args.harm {
+            for table in &comparison.paired {
+                let alone = table.harm.first().map_or("", |r| r.alone.as_str());
+                println!(
+                    "\nHarm: variants of {} against {alone} (the run without the competitor), repetitions matched by index; 0 = no harm, 1 = all of it, < 0 = helped\n",
+                    table.source
+                );
+                print!("{}", analysis::harm::render(&table.harm));
+            }
+        }
     }
     for w in &comparison.missing {
         eprintln!("warning: {w}");

@@ -35,6 +35,11 @@ pub struct PlotArgs {
     /// points spread over the sweep].
     #[arg(long = "run", value_name = "ID")]
     pub runs: Vec<String>,
+    /// Throughput against delay as Pantheon draws it (repeatable): `DELAY_METRIC:FLOW`, each
+    /// sweep point at its mean delay and the summed window goodput of FLOW and its copies, with
+    /// the mean's 95% confidence ellipse; e.g. `probes.0.rtt.p95_s:down`.
+    #[arg(long = "tradeoff", value_name = "METRIC:FLOW", value_parser = figures::tradeoff::TradeoffSpec::parse)]
+    pub tradeoffs: Vec<figures::tradeoff::TradeoffSpec>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = PlotFormat::Svg)]
     pub format: PlotFormat,
@@ -52,6 +57,7 @@ pub fn run(args: &PlotArgs) -> anyhow::Result<Exit> {
         x: args.x.clone(),
         runs: args.runs.clone(),
         max_series_points: SERIES_POINTS,
+        tradeoffs: args.tradeoffs.clone(),
     };
     let figs = match figures::figures(&d, &opts) {
         Ok(f) => f,

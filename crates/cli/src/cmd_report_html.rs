@@ -12,11 +12,14 @@ use crate::exit::{self, Exit};
 pub struct ReportArgs {
     /// Results directory (written by `quiclab sim`, `emu` or `reproduce`).
     pub dir: PathBuf,
+    /// Also draw throughput against delay (repeatable; as `quiclab plot --tradeoff`).
+    #[arg(long = "tradeoff", value_name = "METRIC:FLOW", value_parser = figures::tradeoff::TradeoffSpec::parse)]
+    pub tradeoffs: Vec<figures::tradeoff::TradeoffSpec>,
 }
 
 /// Runs `quiclab report`.
 pub fn run(args: &ReportArgs) -> anyhow::Result<Exit> {
-    let path = figures::write_report(&args.dir)?;
+    let path = figures::write_report(&args.dir, &args.tradeoffs)?;
     println!("{}", path.display());
     Ok(exit::SUCCESS)
 }

@@ -525,3 +525,42 @@ fn adaptive_limits_without_a_target_are_refused() {
         text(&o.stderr)
     );
 }
+
+/// Harm (Ware et al.): a bulk flow alone (its competitor's count set to 0 in one variant) and
+/// beside a second bulk flow; the competitor takes a large, significant part of its goodput.
+#[test]
+fn compare_harm_pairs_the_run_without_the_competitor_with_the_run_with_it() {
+    let s = Scratch::new("harm");
+    s.file(
+        "h.toml",
+        "[run]\nduration = \"6s\"\nmeasure_from = \"2s\"\nreps = 3\n\n[link]\nrate = \"10Mbit\"\nrtt = \"40ms\"\n\n\
+         [[flow]]\nname = \"victim\"\napp = \"bulk\"\nstack = \"tcp\"\ncc = \"cubic\"\n\n\
+         [[flow]]\nname = \"competitor\"\napp = \"bulk\"\nstack = \"tcp\"\ncc = \"cubic\"\n\n\
+         [[variant]]\nname = \"alone\"\nset = { \"flow.1.count\" = 0 }\n\n[[variant]]\nname = \"with\"\n",
+    );
+    assert_ok(&quiclab(&["sim", "h.toml", "--out", "out"], &s.0));
+    let o = quiclab(
+        &[
+            "compare",
+            "out",
+            "--metric",
+            "flows.0.window_goodput_bps",
+            "--baseline",
+            "alone",
+            "--harm",
+        ],
+        &s.0,
+    );
+    assert_ok(&o);
+    let out = text(&o.stdout);
+    let row = out
+        .lines()
+        .find(|l| l.contains("with vs alone"))
+        .unwrap_or_else(|| panic!("no harm row:\n{out}"));
+    let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+    // | point | metric | better | variant | pairs | harm | CI |
+    assert_eq!(cells[3], "more", "{row}");
+    assert_eq!(cells[5], "3", "{row}");
+    let harm: f64 = cells[6].parse().expect("harm value");
+    assert!((0.25..0.75).contains(&harm), "{row}");
+}

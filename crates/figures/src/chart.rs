@@ -184,6 +184,135 @@ pub struct PanelChart {
     pub panels: Vec<Panel>,
 }
 
+/// One point of a [`TradeoffChart`]: a mean (x, y) pair, its name drawn beside it, and the
+/// boundary of its 95% confidence region (empty with too few runs for one).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TradeoffPoint {
+    /// Text beside the point (the scheme or parameter value).
+    pub name: String,
+    /// Mean of x.
+    pub x: f64,
+    /// Mean of y.
+    pub y: f64,
+    /// Closed boundary of the confidence region, in data coordinates.
+    pub region: Vec<(f64, f64)>,
+}
+
+/// One series (one colour) of a [`TradeoffChart`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct TradeoffSeries {
+    /// Legend label.
+    pub label: String,
+    /// Second legend line, may be empty.
+    pub note: String,
+    /// The points.
+    pub points: Vec<TradeoffPoint>,
+}
+
+/// Pantheon's throughput-against-delay plane: each scheme a named point inside its confidence
+/// region, delay on a logarithmic x axis (it spans decades under bufferbloat).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TradeoffChart {
+    /// Title above the plot.
+    pub title: String,
+    /// x axis label (with its unit).
+    pub x_label: String,
+    /// y axis label (with its unit).
+    pub y_label: String,
+    /// The series.
+    pub series: Vec<TradeoffSeries>,
+    /// A line of small text under the plot.
+    pub footnote: String,
+}
+
+/// Renders a [`TradeoffChart`] as an SVG document of `size` pixels. Non-positive x values
+/// cannot sit on the log axis and are left out.
+pub fn tradeoff_chart(c: &TradeoffChart, size: (u32, u32)) -> Result<String, ChartError> {
+    let entries: Vec<(String, String, Key)> = c
+        .series
+        .iter()
+        .map(|s| (s.label.clone(), s.note.clone(), Key::Marker))
+        .collect();
+    let shown = |x: f64, y: f64| x > 0.0 && x.is_finite() && y.is_finite();
+    let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
+    for p in c.series.iter().flat_map(|s| s.points.iter()) {
+        for (x, y) in p.region.iter().copied().chain([(p.x, p.y)]) {
+            if shown(x, y) {
+                (x0, x1, y0, y1) = (x0.min(x), x1.max(x), y0.min(y), y1.max(y));
+            }
+        }
+    }
+    if x0 > x1 {
+        (x0, x1, y0, y1) = (1.0, 10.0, 0.0, 1.0);
+    }
+    let (y0, y1) = padded(y0, y1);
+    framed(size, &entries, &c.footnote, |root, plot| {
+        let mut chart = ChartBuilder::on(plot)
+            .caption(&c.title, (FONT, 17))
+            .margin(12)
+            .x_label_area_size(46)
+            .y_label_area_size(70)
+            .build_cartesian_2d((x0 / 1.25..x1 * 1.25).log_scale(), y0..y1)
+            .map_err(err)?;
+        styled(&mut chart.configure_mesh())
+            .x_desc(&c.x_label)
+            .y_desc(&c.y_label)
+            .x_labels(10)
+            .y_labels(8)
+            .x_label_formatter(&|v| one_two_five(*v))
+            .y_label_formatter(&|v| tick(*v))
+            .x_max_light_lines(0)
+            .y_max_light_lines(2)
+            .draw()
+            .map_err(err)?;
+        for (i, s) in c.series.iter().enumerate() {
+            let col = colour(i);
+            // The same names recur in every series (one per discipline and protocol), so
+            // each series writes its names in its colour and at its own side of the dot:
+            // clustered points stay readable.
+            let (vpos, dy) = match i % 3 {
+                0 => (VPos::Bottom, -4),
+                1 => (VPos::Center, 0),
+                _ => (VPos::Top, 4),
+            };
+            let name_style = TextStyle::from((FONT, 11).into_font())
+                .color(&col)
+                .pos(Pos::new(HPos::Left, vpos));
+            for p in s.points.iter().filter(|p| shown(p.x, p.y)) {
+                let region: Vec<(f64, f64)> = p
+                    .region
+                    .iter()
+                    .copied()
+                    .filter(|&(x, y)| shown(x, y))
+                    .collect();
+                if region.len() >= 3 {
+                    chart
+                        .draw_series(std::iter::once(Polygon::new(
+                            region.clone(),
+                            col.mix(0.18).filled(),
+                        )))
+                        .map_err(err)?;
+                    let mut closed = region;
+                    closed.push(closed[0]);
+                    chart
+                        .draw_series(std::iter::once(PathElement::new(
+                            closed,
+                            ShapeStyle::from(&col.mix(0.8)).stroke_width(1),
+                        )))
+                        .map_err(err)?;
+                }
+                chart
+                    .draw_series(std::iter::once(Circle::new((p.x, p.y), 4, col.filled())))
+                    .map_err(err)?;
+                let (px, py) = chart.backend_coord(&(p.x, p.y));
+                root.draw_text(&p.name, &name_style, (px + 7, py + dy))
+                    .map_err(err)?;
+            }
+        }
+        Ok(())
+    })
+}
+
 /// The points of the empirical CDF of `values`: (value, fraction ≤ value), ascending in both.
 ///
 /// Non-finite values are dropped (a metric that was not measured has no place on the curve).
@@ -281,6 +410,23 @@ fn shorten(label: &str) -> String {
         let mut s: String = label.chars().take(LEGEND_CHARS - 1).collect();
         s.push('…');
         s
+    }
+}
+
+/// A tick label on a log axis: only the 1-2-5 values are written, so the labels of the
+/// decade's tick marks (100, 200 … 900) do not run into each other.
+fn one_two_five(v: f64) -> String {
+    if v <= 0.0 || !v.is_finite() {
+        return String::new();
+    }
+    let mantissa = v / 10f64.powf(v.log10().floor());
+    if [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .any(|m| (mantissa - m).abs() < 1e-6)
+    {
+        tick(v)
+    } else {
+        String::new()
     }
 }
 

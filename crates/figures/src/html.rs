@@ -13,6 +13,7 @@ use serde_json::Value;
 use crate::data::ResultsDir;
 use crate::error::FigureError;
 use crate::sweep::key_label;
+use crate::tradeoff::TradeoffSpec;
 use crate::{metric, Figure, FigureKind, PlotOptions};
 
 /// Per-flow metrics tabulated (the full set is in summary.csv); names with a word of
@@ -56,10 +57,11 @@ fn inline_svg(svg: &str) -> &str {
     svg.find("<svg").map_or(svg, |i| &svg[i..])
 }
 
-/// The report of `d`.
-pub fn report(d: &ResultsDir) -> Result<String, FigureError> {
+/// The report of `d`, with the throughput-against-delay figures of `tradeoffs`.
+pub fn report(d: &ResultsDir, tradeoffs: &[TradeoffSpec]) -> Result<String, FigureError> {
     let opts = PlotOptions {
         max_series_points: SERIES_POINTS,
+        tradeoffs: tradeoffs.to_vec(),
         ..PlotOptions::default()
     };
     let figs = crate::figures(d, &opts)?;
@@ -87,12 +89,16 @@ pub fn render(d: &ResultsDir, figs: &[Figure]) -> String {
     let _ = writeln!(
         o,
         "<p class=\"toc\"><a href=\"#scenario\">Scenario</a> · <a href=\"#warnings\">Warnings</a> · \
-         <a href=\"#results\">Results per sweep point</a>{} · <a href=\"#sweep\">Sweep figures ({})</a> · \
+         <a href=\"#results\">Results per sweep point</a>{} · {}<a href=\"#sweep\">Sweep figures ({})</a> · \
          <a href=\"#cdf\">Completion-time CDFs ({})</a> · <a href=\"#series\">Time series ({})</a></p>",
         if has_variants {
             " · <a href=\"#paired\">Paired comparisons</a>"
         } else {
             ""
+        },
+        match count(FigureKind::Tradeoff) {
+            0 => String::new(),
+            n => format!("<a href=\"#tradeoff\">Throughput against delay ({n})</a> · "),
         },
         count(FigureKind::Sweep),
         count(FigureKind::Cdf),
@@ -103,6 +109,12 @@ pub fn render(d: &ResultsDir, figs: &[Figure]) -> String {
     let shown = table_section(&mut o, d);
     crate::html_paired::section(&mut o, d, &shown);
     for (kind, anchor, heading, empty) in [
+        (
+            FigureKind::Tradeoff,
+            "tradeoff",
+            "Throughput against delay",
+            "",
+        ),
         (
             FigureKind::Sweep,
             "sweep",
@@ -122,8 +134,12 @@ pub fn render(d: &ResultsDir, figs: &[Figure]) -> String {
             "No time series recorded (`quiclab sim` writes them unless --no-series; reproduce does not).",
         ),
     ] {
-        let _ = writeln!(o, "<h2 id=\"{anchor}\">{heading}</h2>");
         let mine: Vec<&Figure> = figs.iter().filter(|f| f.kind == kind).collect();
+        // Drawn only when asked for, so its absence says nothing about the data.
+        if kind == FigureKind::Tradeoff && mine.is_empty() {
+            continue;
+        }
+        let _ = writeln!(o, "<h2 id=\"{anchor}\">{heading}</h2>");
         if mine.is_empty() {
             let _ = writeln!(o, "<p>{}</p>", escape(empty));
         }

@@ -24,6 +24,7 @@ mod html_paired;
 pub mod metric;
 pub mod series;
 pub mod sweep;
+pub mod tradeoff;
 
 use results::layout::REPORT_FILE;
 use std::collections::BTreeSet;
@@ -41,6 +42,8 @@ pub enum FigureKind {
     Cdf,
     /// One run's time series.
     Series,
+    /// Throughput against delay, one point per sweep point ([`tradeoff`]).
+    Tradeoff,
 }
 
 /// One rendered figure.
@@ -73,6 +76,9 @@ pub struct PlotOptions {
     pub runs: Vec<String>,
     /// How many points get a representative time-series figure when `runs` is empty.
     pub max_series_points: usize,
+    /// Throughput-against-delay figures to draw (none unless asked: which delay and which
+    /// flows are the question's, not the directory's).
+    pub tradeoffs: Vec<tradeoff::TradeoffSpec>,
 }
 
 /// Whether any point of `d` measures inside a window (`run.measure_from` > 0 or
@@ -95,7 +101,7 @@ pub fn available_metrics(d: &ResultsDir) -> BTreeSet<String> {
 }
 
 /// A comma-separated list, shortened after 20 items.
-fn listing<'a>(items: impl IntoIterator<Item = &'a String>) -> String {
+pub(crate) fn listing<'a>(items: impl IntoIterator<Item = &'a String>) -> String {
     let v: Vec<&String> = items.into_iter().collect();
     let mut s = v
         .iter()
@@ -221,6 +227,9 @@ pub fn figures(d: &ResultsDir, opts: &PlotOptions) -> Result<Vec<Figure>, Figure
             .collect()
     };
     out.extend(cdf::figures(d, &cdf_metrics)?);
+    for spec in &opts.tradeoffs {
+        out.extend(tradeoff::figures(d, spec)?);
+    }
     for id in chosen_runs(d, opts)? {
         out.push(series::figure(d, &id)?);
     }
@@ -344,9 +353,12 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 }
 
 /// Renders `DIR/report.html` and returns its path.
-pub fn write_report(dir: &Path) -> Result<PathBuf, FigureError> {
+pub fn write_report(
+    dir: &Path,
+    tradeoffs: &[tradeoff::TradeoffSpec],
+) -> Result<PathBuf, FigureError> {
     let d = ResultsDir::open(dir)?;
-    let html = html::report(&d)?;
+    let html = html::report(&d, tradeoffs)?;
     let path = dir.join(REPORT_FILE);
     write_file(&path, html.as_bytes())?;
     Ok(path)

@@ -381,7 +381,7 @@ static KEYS: &[KeyDoc] = &[
     key("link.down", Table, Unset, "Keys for the down direction (server → client) only; accepts every `link` key except `up`/`down`.", "{ delay = \"300ms\" }"),
     // --- flows ---
     key("flow.name", Str, Context("`flow{i}`, i = index of the `[[flow]]`"), "Unique name of the flow in results and qlog file names: a plain name like `run.name`.", "\"bulk\""),
-    key("flow.count", Int, Value("1"), "Replicate this flow; copies are named `{name}.0` … `{name}.{count-1}`.", "2"),
+    key("flow.count", Int, Value("1"), "Replicate this flow; copies are named `{name}.0` … `{name}.{count-1}`. `0` runs no copy: a variant without a competitor, the baseline of `quiclab compare --harm` (declare competitors last, so the other flows keep their `flows.N` index).", "2"),
     one_of(key("flow.stack", Enum, Value("quic"), "Transport: `quic` = the real quinn-proto state machine; `tcp` = quiclab's Linux-like TCP model with TLS modelled as messages; `quic-model` = quiclab's QUIC research model (RFC 9000/9002 semantics and real wire sizes without cryptography, with INET's and ModQUIC's knobs; simulator only).", "\"tcp\""), names_of::<Stack>()),
     one_of(key("flow.app", Enum, Value("bulk"), "Workload: saturated `bulk` sender, or `download` of `size` bytes.", "\"download\""), names_of::<App>()),
     one_of(key("flow.direction", Enum, Value("up"), "bulk: who sends; `up` = the client uploads, `down` = the server sends.", "\"down\""), names_of::<Direction>()),

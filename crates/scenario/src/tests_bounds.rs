@@ -224,3 +224,19 @@ fn probes_name_their_flow_and_stay_small() {
     let e = err(&format!("{base}[[probe]]\ncount = 3\n"));
     assert!(e.message.contains("unknown key"), "{e}");
 }
+
+#[test]
+fn a_flow_with_count_zero_is_not_run_but_not_every_flow_can_be_removed() {
+    let base = "[[flow]]\nname = \"cubic\"\n[[flow]]\nname = \"bbr\"\ncount = 0\n";
+    let ok = parse(base).expect("valid");
+    let names: Vec<&str> = ok.points[0]
+        .scenario
+        .flows
+        .iter()
+        .map(|f| f.name.as_str())
+        .collect();
+    assert_eq!(names, ["cubic"]);
+    let e = err("[[flow]]\ncount = 0\n");
+    assert!(e.message.contains("every [[flow]] has count = 0"), "{e}");
+    assert_eq!(e.line, Some(1), "{e}");
+}

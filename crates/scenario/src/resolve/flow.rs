@@ -58,7 +58,7 @@ pub(crate) fn flow(
         .entry("name")
         .map_or_else(|| at.clone(), |e| e.node.at.clone());
     check_key_name(&name, "flow.name", &name_at, errors)?;
-    let count = r.uint_in("count", 1, 10_000)?.unwrap_or(1);
+    let count = r.uint_in("count", 0, 10_000)?.unwrap_or(1);
     let stack = r.choice::<Stack>("stack")?.unwrap_or(Stack::Quic);
     check_stack_keys(table, at, stack, &user_path, errors)?;
     let start = r.duration("start")?.unwrap_or_default();

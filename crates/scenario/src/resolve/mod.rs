@@ -78,6 +78,12 @@ pub(crate) fn resolve(
             ));
         }
     }
+    if total == 0 {
+        return Err(errors.at(
+            &first.at,
+            "every [[flow]] has count = 0: there is nothing to run (count 0 removes a flow, e.g. a competitor in one variant)",
+        ));
+    }
     let mut flows: Vec<FlowSpec> = Vec::new();
     let mut names = std::collections::BTreeSet::new();
     for d in drafts {

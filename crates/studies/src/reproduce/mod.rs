@@ -12,6 +12,7 @@ pub mod paired;
 pub mod registry;
 pub mod screen;
 pub mod table;
+pub mod ware;
 
 use std::path::{Path, PathBuf};
 
@@ -299,18 +300,28 @@ pub struct Written {
     pub report: PathBuf,
 }
 
-/// Writes the study's table (`markdown`, `csv`), its figures (`figures/*.svg`) and
+/// Writes `study`'s table (`markdown`, `csv`), its figures (`figures/*.svg`) and
 /// `report.html` into its results directory `out`.
-pub fn write(out: &Path, markdown: &str, csv: &str) -> Result<Written, ReproduceError> {
+pub fn write(
+    study: &Study,
+    out: &Path,
+    markdown: &str,
+    csv: &str,
+) -> Result<Written, ReproduceError> {
     let md_path = out.join(TABLE_MD);
     let csv_path = out.join(TABLE_CSV);
     experiment::files::write_atomic(&md_path, markdown.as_bytes())?;
     experiment::files::write_atomic(&csv_path, csv.as_bytes())?;
     let d = figures::ResultsDir::open(out)?;
-    let figs = figures::figures(&d, &figures::PlotOptions::default())?;
+    let tradeoffs: Vec<_> = study.tradeoff.iter().map(|t| t.spec()).collect();
+    let opts = figures::PlotOptions {
+        tradeoffs: tradeoffs.clone(),
+        ..figures::PlotOptions::default()
+    };
+    let figs = figures::figures(&d, &opts)?;
     let dir = out.join(results::layout::FIGURES_DIR);
     figures::write_figures(&dir, &figs)?;
-    let report = figures::write_report(out)?;
+    let report = figures::write_report(out, &tradeoffs)?;
     Ok(Written {
         markdown: md_path,
         csv: csv_path,
@@ -361,7 +372,7 @@ pub fn run(
             Some((text, passed)) => (format!("{}\n{text}", tables.markdown), passed),
             None => (tables.markdown, true),
         };
-    let written = write(out, &markdown, &tables.csv)?;
+    let written = write(prepared.study, out, &markdown, &tables.csv)?;
     Ok(Outcome::Finished {
         markdown,
         csv: tables.csv,

@@ -209,6 +209,7 @@ mod tests {
             variants: &[],
             columns,
             comparisons: &[],
+            set: &[],
         }
     }
 

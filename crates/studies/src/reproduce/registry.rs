@@ -26,6 +26,30 @@ pub struct Study {
     /// tables: the paper's validation figures (seed 001's Fig. 3–6); quick grid by default, the
     /// full grid with `--full`.
     pub validation: &'static [&'static str],
+    /// Pantheon's throughput-against-delay figure of each experiment, if the study asks for it.
+    pub tradeoff: Option<Tradeoff>,
+}
+
+/// A study's throughput-against-delay figure (`figures::tradeoff`).
+#[derive(Debug)]
+pub struct Tradeoff {
+    /// Run-level delay metric, seconds.
+    pub delay: &'static str,
+    /// What the delay is, for the figure.
+    pub delay_label: &'static str,
+    /// The flow (with its copies) whose window goodput is the throughput.
+    pub flow: &'static str,
+}
+
+impl Tradeoff {
+    /// The figure specification.
+    pub fn spec(&self) -> figures::tradeoff::TradeoffSpec {
+        figures::tradeoff::TradeoffSpec {
+            delay: self.delay.into(),
+            delay_label: self.delay_label.into(),
+            flow: self.flow.into(),
+        }
+    }
 }
 
 /// Repetitions until the answer is clear (`experiment::adaptive`) for a study's `--full` run.
@@ -54,6 +78,9 @@ pub struct Experiment {
     pub columns: &'static [Column],
     /// Comparisons between the variants' rows printed after the experiment's table.
     pub comparisons: &'static [Comparison],
+    /// Overrides (`key=value`) applied to the file before the variants' own: one file serves
+    /// several experiments that differ in a setting other than the swept one.
+    pub set: &'static [&'static str],
 }
 
 /// One figure of a metrics table, read from each run's result.
@@ -104,6 +131,14 @@ pub enum Comparison {
         a: &'static str,
         /// Protocol label on the y axis.
         b: &'static str,
+    },
+    /// An analytic model's prediction of the first column at each x, beside every protocol's
+    /// measured mean and their difference (the bbr-coexistence study against Ware et al.).
+    Model {
+        /// The model, as the table names it.
+        name: &'static str,
+        /// The prediction for an x value (`None`: the model says nothing there).
+        predict: fn(&str) -> Option<f64>,
     },
 }
 
@@ -210,6 +245,7 @@ macro_rules! seed003 {
             variants: $variants,
             columns: &[],
             comparisons: &[],
+            set: &[],
         }
     };
 }
@@ -263,6 +299,7 @@ macro_rules! seed002 {
             variants: SATELLITE,
             columns: &[],
             comparisons: &[],
+            set: &[],
         }
     };
 }
@@ -388,6 +425,7 @@ macro_rules! seed001 {
             variants: $variants,
             columns: $columns,
             comparisons: $comparisons,
+            set: &[],
         }
     };
 }
@@ -430,6 +468,7 @@ const SEED001: Study = Study {
         "model-flow-control",
         "model-fair-share",
     ],
+    tradeoff: None,
 };
 
 /// Application goodput in the measurement window (seed 000's "average data rate").
@@ -537,6 +576,7 @@ macro_rules! seed000 {
             variants: $variants,
             columns: $columns,
             comparisons: $comparisons,
+            set: &[],
         }
     };
 }
@@ -584,6 +624,7 @@ const SEED000: Study = Study {
         ),
     ],
     validation: &[],
+    tradeoff: None,
 };
 
 /// Latency under load: the figures of the RRUL-like load on each buffer or discipline.
@@ -617,6 +658,20 @@ const LATENCY_COLUMNS: &[Column] = &[
         decimals: 1,
     },
     Column {
+        header: "down AQM drops",
+        metric: "links.bottleneck_down.aqm_dropped_packets",
+        per: None,
+        scale: 1.0,
+        decimals: 0,
+    },
+    Column {
+        header: "down CE marks",
+        metric: "links.bottleneck_down.ce_marked_packets",
+        per: None,
+        scale: 1.0,
+        decimals: 0,
+    },
+    Column {
         header: "Jain (8 flows)",
         metric: "fairness.jain",
         per: None,
@@ -625,8 +680,13 @@ const LATENCY_COLUMNS: &[Column] = &[
     },
 ];
 
-/// Every flow of the files on quinn (the files' own stack) or on the TCP model.
-const LATENCY_STACKS: &[Variant] = &[single!("quic", &[]), single!("tcp", &["flow.stack=tcp"])];
+/// Every flow of the files on quinn (the files' own stack), on the TCP model with Linux's
+/// CUBIC, or on the TCP model with TCP Prague (the L4S sender: ECT(1), scalable response).
+const LATENCY_STACKS: &[Variant] = &[
+    single!("quic", &[]),
+    single!("tcp", &["flow.stack=tcp"]),
+    single!("tcp-prague", &["flow.stack=tcp", "flow.cc=prague"]),
+];
 
 /// An experiment of the latency-under-load study from its file.
 macro_rules! latency {
@@ -641,6 +701,7 @@ macro_rules! latency {
             variants: LATENCY_STACKS,
             columns: LATENCY_COLUMNS,
             comparisons: &[],
+            set: &[],
         }
     };
 }
@@ -648,12 +709,21 @@ macro_rules! latency {
 /// Bufferbloat and its cures under an RRUL-like load (flent's realtime response under load).
 const LATENCY_UNDER_LOAD: Study = Study {
     name: "latency-under-load",
-    title: "Latency under load: drop-tail buffers against RED, CoDel, FQ-CoDel, PIE and DualPI2, QUIC and TCP",
+    title: "Latency under load: drop-tail buffers against RED, CoDel, FQ-CoDel, PIE and DualPI2, with and without ECN; QUIC, TCP and TCP Prague",
     seed: 5000,
     full_reps: 10,
     until: None,
-    experiments: &[latency!("buffers", "buffers.toml"), latency!("aqm", "aqm.toml")],
+    experiments: &[
+        latency!("buffers", "buffers.toml"),
+        latency!("aqm", "aqm.toml"),
+        latency!("ecn", "ecn.toml"),
+    ],
     validation: &["fq-codel-sparse"],
+    tradeoff: Some(Tradeoff {
+        delay: "probes.0.rtt.p95_s",
+        delay_label: "ping RTT p95",
+        flow: "down",
+    }),
 };
 
 /// Every study, in the order `quiclab reproduce` without arguments runs them.
@@ -673,6 +743,7 @@ pub const STUDIES: &[Study] = &[Study {
         seed003!("shared", "shared.toml", SHARED),
     ],
     validation: &[],
+    tradeoff: None,
 }, Study {
     name: "seed002",
     title: "Indra / Aberdeen, QUIC over GEO satellite: download time, QUIC vs TCP vs TCP through a PEP",
@@ -692,6 +763,7 @@ pub const STUDIES: &[Study] = &[Study {
         seed002!("50M/10M", "asym-50-10.toml"),
     ],
     validation: &[],
+    tradeoff: None,
 }, SEED001, SEED000, LATENCY_UNDER_LOAD];
 
 impl Experiment {
@@ -701,7 +773,7 @@ impl Experiment {
             .iter()
             .filter_map(|c| match c {
                 Comparison::Relative { baseline, variant } => Some((*baseline, *variant)),
-                Comparison::R2 { .. } => None,
+                _ => None,
             })
             .collect()
     }
@@ -727,7 +799,12 @@ impl Experiment {
         only: &[String],
     ) -> Result<scenario::LoadedScenario, scenario::ScenarioError> {
         let inputs = scenario::Inputs {
-            overrides: user.to_vec(),
+            overrides: self
+                .set
+                .iter()
+                .map(|s| s.to_string())
+                .chain(user.iter().cloned())
+                .collect(),
             axes: Vec::new(),
             variants: only.to_vec(),
             defined_variants: self.variant_defs(),

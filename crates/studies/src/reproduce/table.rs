@@ -385,6 +385,7 @@ pub fn metric_markdown(
         s.push_str(&t.render());
         s.push('\n');
         s.push_str(&comparisons_markdown(e, rows));
+        s.push_str(&model_markdown(e, rows));
     }
     s
 }
@@ -449,7 +450,7 @@ fn comparisons_markdown(e: &Experiment, rows: &[MetricRow]) -> String {
         .iter()
         .filter_map(|c| match c {
             Comparison::R2 { a, b } => Some((*a, *b)),
-            Comparison::Relative { .. } => None,
+            _ => None,
         })
         .collect();
     if !fits.is_empty() {
@@ -469,6 +470,57 @@ fn comparisons_markdown(e: &Experiment, rows: &[MetricRow]) -> String {
                 cells.push(match r_squared(&pts) {
                     Some(r2) => format!("{:.0}%", r2 * 100.0),
                     None => "n/a".to_string(),
+                });
+            }
+            t.row(cells);
+        }
+        s.push_str(&t.render());
+        s.push('\n');
+    }
+    s
+}
+
+/// The model comparisons of `e`: per x, each model's prediction of the first column and each
+/// protocol's measured mean with its difference from the prediction (in the column's unit).
+fn model_markdown(e: &Experiment, rows: &[MetricRow]) -> String {
+    let mut s = String::new();
+    let Some(col) = e.columns.first() else {
+        return s;
+    };
+    let mine: Vec<&MetricRow> = rows.iter().filter(|r| r.experiment == e.name).collect();
+    let mut xs: Vec<&str> = Vec::new();
+    let mut protocols: Vec<&str> = Vec::new();
+    for r in &mine {
+        if !xs.contains(&r.x.as_str()) {
+            xs.push(&r.x);
+        }
+        if !protocols.contains(&r.protocol.as_str()) {
+            protocols.push(&r.protocol);
+        }
+    }
+    for c in e.comparisons {
+        let Comparison::Model { name, predict } = c else {
+            continue;
+        };
+        let _ = writeln!(s, "{} against {name} (measured − model):\n", col.header);
+        let mut t = Markdown::with_columns([("x", Align::Left), ("model", Align::Right)]);
+        for p in &protocols {
+            t.column(*p, Align::Right).column("− model", Align::Right);
+        }
+        for x in &xs {
+            // The model predicts the metric itself; the table shows it in the column's unit.
+            let model = predict(x).map(|v| v * col.scale);
+            let mut cells = vec![x.to_string(), fixed(model, 1.0, col.decimals)];
+            for p in &protocols {
+                let measured = mine
+                    .iter()
+                    .find(|r| r.x == *x && r.protocol == *p)
+                    .and_then(|r| r.cells.first().copied().flatten())
+                    .map(|c| c.mean);
+                cells.push(fixed(measured, 1.0, col.decimals));
+                cells.push(match (measured, model) {
+                    (Some(m), Some(v)) => format!("{:+.*}", col.decimals, m - v),
+                    _ => String::new(),
                 });
             }
             t.row(cells);
@@ -650,6 +702,7 @@ mod tests {
             variants: &[],
             columns: COLS,
             comparisons: CMP,
+            set: &[],
         };
         let mut info = Vec::new();
         let mut summary = Vec::new();
