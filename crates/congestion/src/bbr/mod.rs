@@ -258,10 +258,6 @@ impl Bbr {
         (u64::from(self.next_random()) * n) >> 32
     }
 
-    pub(crate) fn mode(&self) -> Mode {
-        self.mode
-    }
-
     fn max_bw(&self) -> u64 {
         self.bw.get()
     }

@@ -521,7 +521,7 @@ mod tests {
         assert_eq!(l.count, 1);
         assert_eq!(b.pipe(), 200, "segments 4 and 5 remain in flight");
         assert_eq!(b.next_lost(), Some((1, 100, false)));
-        b.retransmitted(1, Duration::from_millis(50), 6);
+        b.retransmitted(1, Duration::from_millis(50), 6, TxState::default());
         assert_eq!(b.pipe(), 300);
         assert_eq!(b.next_lost(), None);
         out.clear();
@@ -563,7 +563,7 @@ mod tests {
         b.timeout_mark_lost(None, Duration::ZERO, false);
         assert_eq!(b.pipe(), 0);
         assert_eq!(b.next_lost(), Some((1, 100, false)));
-        b.retransmitted(1, Duration::from_millis(9), 9);
+        b.retransmitted(1, Duration::from_millis(9), 9, TxState::default());
         assert_eq!(b.next_lost(), Some((101, 100, false)));
         assert_eq!(b.pipe(), 100);
         let l = b.mark_first_lost();

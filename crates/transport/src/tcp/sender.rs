@@ -1165,7 +1165,7 @@ mod tests {
     /// An established sender with a 1 ms RTT, a huge peer window and `n` segments written.
     fn sender(n: u64) -> (Sender, u64) {
         let p = params();
-        let mut s = Sender::new(&p, Duration::ZERO);
+        let mut s = Sender::new(&p, Duration::ZERO, 0);
         s.on_handshake_rtt(MS);
         s.set_peer_window(1 << 30);
         s.write(n * u64::from(p.mss));
@@ -1305,7 +1305,7 @@ mod tests {
             common.initial_window_packets = iw;
         }
         f(&mut p);
-        let mut s = Sender::new(&p, Duration::ZERO);
+        let mut s = Sender::new(&p, Duration::ZERO, 0);
         s.on_handshake_rtt(rtt);
         s.set_peer_window(1 << 30);
         s.write(n * u64::from(p.mss));
