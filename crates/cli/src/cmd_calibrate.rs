@@ -99,8 +99,14 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<Exit> {
     let mut plan = plan;
     for name in &args.variants {
         let Some(v) = calibrate::Variant::from_name(name) else {
-            let names: Vec<&str> = calibrate::Variant::WITH_BBR.iter().map(|v| v.name()).collect();
-            eprintln!("error: unknown variant {name:?}; allowed: {}", names.join(", "));
+            let names: Vec<&str> = calibrate::Variant::WITH_BBR
+                .iter()
+                .map(|v| v.name())
+                .collect();
+            eprintln!(
+                "error: unknown variant {name:?}; allowed: {}",
+                names.join(", ")
+            );
             return Ok(exit::BAD_INPUT);
         };
         plan.variants.push(v);

@@ -235,9 +235,8 @@ fn emu_cleanup_alone_succeeds() {
 /// endpoint into the flow's configuration record); nothing of the run is left behind.
 #[test]
 fn emu_tcp_bbr_runs_the_kernels_bbr() {
-    let available =
-        std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
-            .expect("the kernel lists its controllers");
+    let available = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
+        .expect("the kernel lists its controllers");
     let dir = Scratch::new("emu-bbr");
     let scenario = dir.file("tiny.toml", TINY);
     let out = dir.path("out");
@@ -258,7 +257,11 @@ fn emu_tcp_bbr_runs_the_kernels_bbr() {
     if !available.split_whitespace().any(|c| c == "bbr") {
         // Refused up front, quoting the kernel's list.
         assert_eq!(o.status.code(), Some(2), "stderr: {}", text(&o.stderr));
-        assert!(text(&o.stderr).contains(available.trim()), "{}", text(&o.stderr));
+        assert!(
+            text(&o.stderr).contains(available.trim()),
+            "{}",
+            text(&o.stderr)
+        );
         return;
     }
     assert!(
@@ -273,7 +276,11 @@ fn emu_tcp_bbr_runs_the_kernels_bbr() {
     assert_eq!(f.error, None, "{f:?}");
     assert_eq!(f.bytes_delivered, 1_000_000);
     let config = f.config.as_ref().expect("kernel settings read back");
-    assert_eq!(config.cc.as_deref(), Some("bbr"), "the socket's TCP_CONGESTION");
+    assert_eq!(
+        config.cc.as_deref(),
+        Some("bbr"),
+        "the socket's TCP_CONGESTION"
+    );
     let completion = f.completion_s.expect("completion");
     assert!(
         (0.8..2.5).contains(&completion),

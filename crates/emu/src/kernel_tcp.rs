@@ -74,7 +74,11 @@ const AVAILABLE_CC: &str = "/proc/sys/net/ipv4/tcp_available_congestion_control"
 
 /// Refuses controller `name` unless the host kernel lists it in `available` (the contents of
 /// `tcp_available_congestion_control`), quoting the list.
-fn check_available(key: &str, name: &'static str, available: &str) -> Result<&'static str, EmuError> {
+fn check_available(
+    key: &str,
+    name: &'static str,
+    available: &str,
+) -> Result<&'static str, EmuError> {
     if available.split_whitespace().any(|n| n == name) {
         return Ok(name);
     }
@@ -477,7 +481,10 @@ mod tests {
             .expect_err("not listed")
             .to_string();
         assert!(e.contains("flow.cc"), "{e}");
-        assert!(e.contains("\"reno bbr cubic\""), "the list, read at run time: {e}");
+        assert!(
+            e.contains("\"reno bbr cubic\""),
+            "the list, read at run time: {e}"
+        );
         let e = check_available("flow.cc", "bbr", "reno cubic")
             .expect_err("a kernel without BBR")
             .to_string();

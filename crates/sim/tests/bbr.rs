@@ -87,7 +87,11 @@ fn bbr_keeps_the_standing_queue_near_one_bdp_in_a_deep_buffer() {
         "standing queue {} ms, one BDP is 40 ms",
         bbr.queue_ms
     );
-    assert!(cubic.queue_ms > 2.0 * bbr.queue_ms, "CUBIC {} ms", cubic.queue_ms);
+    assert!(
+        cubic.queue_ms > 2.0 * bbr.queue_ms,
+        "CUBIC {} ms",
+        cubic.queue_ms
+    );
 }
 
 #[test]

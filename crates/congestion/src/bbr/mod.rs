@@ -317,7 +317,9 @@ impl Bbr {
     /// Segments per TSO burst Linux budgets for (see the module docs).
     fn tso_segs_goal(&self) -> u64 {
         let bytes = (self.pacing_rate >> PACING_SHIFT).min(TSO_MAX_BYTES);
-        (bytes / self.mss).max(self.min_tso_segs()).min(TSO_MAX_SEGS)
+        (bytes / self.mss)
+            .max(self.min_tso_segs())
+            .min(TSO_MAX_SEGS)
     }
 
     fn save_cwnd(&mut self) {
@@ -371,8 +373,10 @@ impl Bbr {
         if EXTRA_ACKED_GAIN == 0 || !self.full_bw_reached {
             return 0;
         }
-        let max_aggr = u64::try_from(u128::from(self.bw()) * u128::from(EXTRA_ACKED_MAX_US) / u128::from(BW_UNIT))
-            .unwrap_or(u64::MAX);
+        let max_aggr = u64::try_from(
+            u128::from(self.bw()) * u128::from(EXTRA_ACKED_MAX_US) / u128::from(BW_UNIT),
+        )
+        .unwrap_or(u64::MAX);
         ((EXTRA_ACKED_GAIN * self.extra_acked()) >> BBR_SCALE).min(max_aggr)
     }
 
@@ -584,9 +588,14 @@ impl Bbr {
                 self.extra_acked[self.extra_acked_win_idx] = 0;
             }
         }
-        let epoch_us = micros(self.conn.delivered_mstamp.saturating_sub(self.ack_epoch_mstamp));
-        let mut expected = u64::try_from(u128::from(self.bw()) * u128::from(epoch_us) / u128::from(BW_UNIT))
-            .unwrap_or(u64::MAX);
+        let epoch_us = micros(
+            self.conn
+                .delivered_mstamp
+                .saturating_sub(self.ack_epoch_mstamp),
+        );
+        let mut expected =
+            u64::try_from(u128::from(self.bw()) * u128::from(epoch_us) / u128::from(BW_UNIT))
+                .unwrap_or(u64::MAX);
         // A slower ACK rate than expected, or a very old epoch, starts a new epoch.
         if self.ack_epoch_acked <= expected
             || self.ack_epoch_acked + rs.acked_sacked >= ACK_EPOCH_ACKED_RESET_THRESH
@@ -629,7 +638,7 @@ impl Bbr {
 
     fn check_probe_rtt_done(&mut self) {
         let now = self.conn.now;
-        if !self.probe_rtt_done_stamp.is_some_and(|t| now > t) {
+        if self.probe_rtt_done_stamp.is_none_or(|t| now <= t) {
             return;
         }
         // Wait a whole filter window before the next PROBE_RTT.

@@ -126,12 +126,16 @@ fn three_rounds_without_growth_end_startup_and_drain_ends_at_one_bdp() {
     p.fill_pipe(200);
     assert!(p.b.full_bw_reached);
     assert_eq!(p.b.full_bw, bw(40), "the last bandwidth that grew by 25%");
-    assert_eq!(p.b.mode, Mode::Drain, "200 packets in flight are above a BDP");
+    assert_eq!(
+        p.b.mode,
+        Mode::Drain,
+        "200 packets in flight are above a BDP"
+    );
     assert_eq!(p.b.pacing_gain, DRAIN_GAIN);
     assert_eq!(p.b.cwnd_gain, HIGH_GAIN);
     // ssthresh = BDP 45 + 3 · TSO goal + rounding. The pacing rate then was STARTUP's:
     // 45 packets/10 ms · 739/256 · 0.99 ≈ 12.86 MB/s; >> 10 = 12561 B = 12 segments.
-    assert_eq!(p.b.ssthresh(), Some((45 + 3 * 12 + 1) / 2 * 2 * MSS));
+    assert_eq!(p.b.ssthresh(), Some((45u64 + 3 * 12).div_ceil(2) * 2 * MSS));
     // With the queue drained below that, PROBE_BW starts, at a phase other than 3/4.
     p.ack(MS, 1, 45, false, 40);
     assert_eq!(p.b.mode, Mode::ProbeBw);
@@ -170,14 +174,20 @@ fn the_gain_cycle_probes_drains_and_cruises() {
     // BDP at 45 packets/10 ms is 45; at gain 5/4, ⌈56.25⌉ = 57, plus 3 · TSO goal + even
     // rounding + 2 (phase 0) = 57 + 3·g → even, + 2.
     let g = p.b.tso_segs_goal();
-    let probe_target = (57 + 3 * g + 1) / 2 * 2 + 2;
+    let probe_target = (57 + 3 * g).div_ceil(2) * 2 + 2;
     assert_eq!(p.b.inflight(bw(45), PACING_GAIN[0]), probe_target);
     // Not yet a min RTT: stays, whatever is in flight.
     p.ack(5 * MS, 1, 45, false, probe_target + 10);
     assert_eq!(p.b.cycle_idx, 0);
     // A min RTT (strictly more) but in flight short of the target (+ TSO goal counted at
     // the next departure while probing) and no loss: stays.
-    p.ack(5 * MS + Duration::from_micros(1), 1, 45, false, probe_target - g - 2);
+    p.ack(
+        5 * MS + Duration::from_micros(1),
+        1,
+        45,
+        false,
+        probe_target - g - 2,
+    );
     assert_eq!(p.b.cycle_idx, 0);
     // A loss ends the probe.
     p.ack_with(MS, 1, 45, false, 10, |rs| {
@@ -194,7 +204,10 @@ fn the_gain_cycle_probes_drains_and_cruises() {
     assert_eq!(p.b.cycle_idx, 2);
     // Gain 1: one phase per min RTT.
     p.ack(10 * MS, 1, 45, false, cruise);
-    assert_eq!(p.b.cycle_idx, 2, "exactly 10 ms is not more than the min RTT");
+    assert_eq!(
+        p.b.cycle_idx, 2,
+        "exactly 10 ms is not more than the min RTT"
+    );
     p.ack(Duration::from_micros(1), 1, 45, false, cruise);
     assert_eq!(p.b.cycle_idx, 3);
 }
@@ -217,7 +230,11 @@ fn probe_rtt_enters_after_ten_seconds_and_exits_after_200_ms_and_a_round() {
     p.ack_with(MS, 1, 45, false, 50, rtt);
     assert_eq!(p.b.mode, Mode::ProbeRtt);
     assert_eq!(p.b.phase(), Phase::ProbeRtt);
-    assert_eq!(p.b.min_rtt_us, Some(12_000), "the expired filter took the sample");
+    assert_eq!(
+        p.b.min_rtt_us,
+        Some(12_000),
+        "the expired filter took the sample"
+    );
     assert_eq!(p.b.cwnd, CWND_MIN_TARGET);
     assert_eq!(p.b.prior_cwnd, before, "saved for the exit");
     assert!(p.b.marks_app_limited());
@@ -290,7 +307,11 @@ fn a_policer_is_detected_from_two_lossy_intervals_with_one_rate() {
         }
     }
     assert_eq!(p.b.lt_bw, bw(10));
-    assert_eq!(p.b.bw(), bw(10), "the policed rate, not the 45 of the filter");
+    assert_eq!(
+        p.b.bw(),
+        bw(10),
+        "the policed rate, not the 45 of the filter"
+    );
     assert_eq!(p.b.pacing_gain, BBR_UNIT);
     // 48 rounds later BBR probes again.
     for _ in 0..47 {
@@ -318,9 +339,8 @@ fn a_timeout_takes_the_transports_window_and_restores_after_loss() {
     // Leaving it restores the saved window (then capped by the target as usual: 2 BDP plus
     // the aggregation allowance and the quantization budget).
     p.ack(MS, 1, 45, false, 1);
-    let target = p
-        .b
-        .quantization_budget(p.b.bdp(bw(45), CWND_GAIN) + p.b.ack_aggregation_cwnd());
+    let target =
+        p.b.quantization_budget(p.b.bdp(bw(45), CWND_GAIN) + p.b.ack_aggregation_cwnd());
     assert_eq!(p.b.cwnd, (saved + 1).min(target));
     assert!(p.b.cwnd > CWND_MIN_TARGET);
 }

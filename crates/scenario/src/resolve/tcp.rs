@@ -58,11 +58,13 @@ pub(crate) fn check_stack_keys(
                     } else {
                         "it needs per-ACK delivery-rate samples, which only the TCP model takes"
                     };
-                    return Err(wrong(&e.node.at, format!("cc = {v:?} ({why})"), &[Stack::Tcp])
-                        .with_allowed_titled(
-                            &format!("allowed for stack = {:?}", stack.name()),
-                            &allowed,
-                        ));
+                    return Err(
+                        wrong(&e.node.at, format!("cc = {v:?} ({why})"), &[Stack::Tcp])
+                            .with_allowed_titled(
+                                &format!("allowed for stack = {:?}", stack.name()),
+                                &allowed,
+                            ),
+                    );
                 }
             }
         }

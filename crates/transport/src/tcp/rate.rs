@@ -254,7 +254,9 @@ mod tests {
     fn a_window_from_idle_samples_its_deliveries_over_the_longer_phase() {
         let mut r = RateSampler::default();
         let tx: Vec<TxState> = (0..4u32).map(|k| r.on_sent(k * MS, k == 0)).collect();
-        assert!(tx.iter().all(|t| t.delivered == 1 && t.first_tx_mstamp.is_zero()));
+        assert!(tx
+            .iter()
+            .all(|t| t.delivered == 1 && t.first_tx_mstamp.is_zero()));
         let mut last = None;
         for k in 0..3u32 {
             let mut rs = AckSample::default();
@@ -262,16 +264,28 @@ mod tests {
             last = Some(r.gen(&rs, &cx(1), (10 + k) * MS));
         }
         let s = last.unwrap();
-        assert_eq!(s.delivered, Some(3), "1 + 3 delivered now, 1 when segment 2 left");
+        assert_eq!(
+            s.delivered,
+            Some(3),
+            "1 + 3 delivered now, 1 when segment 2 left"
+        );
         assert_eq!(s.prior_delivered, 1);
-        assert_eq!(s.interval, Some(12 * MS), "ACK phase 12 − 0 beats send phase 2 − 0");
+        assert_eq!(
+            s.interval,
+            Some(12 * MS),
+            "ACK phase 12 − 0 beats send phase 2 − 0"
+        );
         assert_eq!(s.total_delivered, 4);
         assert_eq!(s.delivered_mstamp, 12 * MS);
         // A segment sent now carries delivered 4 and the ACK's time: the next window's
         // samples start from here.
         let t = r.on_sent(12 * MS, false);
         assert_eq!((t.delivered, t.delivered_mstamp), (4, 12 * MS));
-        assert_eq!(t.first_tx_mstamp, 2 * MS, "send time of the latest delivered segment");
+        assert_eq!(
+            t.first_tx_mstamp,
+            2 * MS,
+            "send time of the latest delivered segment"
+        );
     }
 
     /// A stretch ACK delivering two segments at once: the most recently sent one (highest
@@ -299,7 +313,10 @@ mod tests {
         r.on_delivered(&mut rs, &delivered(b, 104 * MS));
         r.on_delivered(&mut rs, &delivered(a, 100 * MS));
         let s = r.gen(&rs, &cx(6), 110 * MS);
-        assert_eq!(s.prior_delivered, 52, "the newest segment defines the sample");
+        assert_eq!(
+            s.prior_delivered, 52,
+            "the newest segment defines the sample"
+        );
         assert_eq!(s.delivered, Some(66 - 52));
         // Send phase 104 − 90 = 14 ms; ACK phase 110 − 99 = 11 ms: the send phase.
         assert_eq!(s.interval, Some(14 * MS));

@@ -384,7 +384,7 @@ impl Scoreboard {
                 continue;
             }
             // Counted as Linux's tp->lost counts: segments not already awaiting retransmission.
-            if !(s.lost && !s.retx_in_flight) && (forget_sacks || !s.sacked) {
+            if (!s.lost || s.retx_in_flight) && (forget_sacks || !s.sacked) {
                 marked += 1;
             }
             self.update(i, |s| {

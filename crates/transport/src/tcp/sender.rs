@@ -915,7 +915,7 @@ impl Sender {
         self.feed_controller(&delivered, in_recovery, a.ece && self.ecn, now);
         if prior_packets {
             let cx = AckContext {
-                newly_delivered: newly_delivered,
+                newly_delivered,
                 newly_lost: self.ack_lost,
                 prior_in_flight,
                 sack_reneg,
