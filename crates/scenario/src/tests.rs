@@ -128,7 +128,7 @@ fn bad_enum_lists_allowed_values() {
     let e = err("[run]\nduration = \"10s\"\n\n\n\n\n\n\n\n\n[[flow]]\ncc =     \"cubik\"\n");
     assert_eq!(
         e.to_string(),
-        "t.toml:12:10: unknown value \"cubik\" for flow.cc (did you mean \"cubic\"?); allowed: newreno, newreno-approx, cubic, none, dctcp, prague, quinn-newreno, quinn-cubic, quinn-bbr"
+        "t.toml:12:10: unknown value \"cubik\" for flow.cc (did you mean \"cubic\"?); allowed: newreno, newreno-approx, cubic, none, dctcp, prague, bbr, quinn-newreno, quinn-cubic, quinn-bbr"
     );
 }
 
