@@ -1,6 +1,6 @@
 //! `quiclab calibrate`: the calibration matrix (`studies::calibrate`) — every path of
-//! `scenarios/calibration/` with QUIC (cubic), TCP (cubic) and TCP (reno) in the simulator and
-//! the emulator, stored per cell (resumable), then one table of medians, 95% intervals and
+//! `scenarios/calibration/` with QUIC (cubic), TCP (cubic) and TCP (reno), and TCP (bbr) on
+//! some, in the simulator and the emulator, stored per cell (resumable), then one table of medians, 95% intervals and
 //! emu/sim ratios, optionally rendered as Markdown (`docs/calibration.md`).
 
 use std::path::{Path, PathBuf};
@@ -30,6 +30,10 @@ pub struct CalibrateArgs {
     /// Only this path (a file stem of the scenarios directory); repeatable.
     #[arg(long = "path", value_name = "NAME")]
     paths: Vec<String>,
+    /// Only this variant (`quic-cubic`, `tcp-cubic`, `tcp-reno`, `tcp-bbr`) where a path has
+    /// it; repeatable.
+    #[arg(long = "variant", value_name = "NAME")]
+    variants: Vec<String>,
     /// Results directory (one resumable results directory per engine, path and variant).
     #[arg(long, value_name = "DIR", default_value = "results/calibration")]
     out: PathBuf,
@@ -90,7 +94,23 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<Exit> {
         },
         quick: args.quick,
         only: args.paths.clone(),
+        variants: Vec::new(),
     };
+    let mut plan = plan;
+    for name in &args.variants {
+        let Some(v) = calibrate::Variant::from_name(name) else {
+            let names: Vec<&str> = calibrate::Variant::WITH_BBR
+                .iter()
+                .map(|v| v.name())
+                .collect();
+            eprintln!(
+                "error: unknown variant {name:?}; allowed: {}",
+                names.join(", ")
+            );
+            return Ok(exit::BAD_INPUT);
+        };
+        plan.variants.push(v);
+    }
     let emu_check = |s: &scenario::model::Scenario| {
         emu::check_supported(s)
             .map(|_| ())

@@ -80,7 +80,8 @@ fn quick_calibration_tabulates_both_engines_from_stored_results() {
         ("clean", "clean 10 Mbit/s, 15 ms, 25 pkt"),
         ("bernoulli-2", "2% Bernoulli"),
     ] {
-        for variant in ["quic-cubic", "tcp-cubic", "tcp-reno"] {
+        // Both quick paths run BBR too (studies::calibrate::BBR_PATHS).
+        for variant in ["quic-cubic", "tcp-cubic", "tcp-reno", "tcp-bbr"] {
             let sim = median(completions(&out.join("sim").join(path).join(variant)));
             let emu = median(completions(&out.join("emu").join(path).join(variant)));
             let row = rows
@@ -103,7 +104,7 @@ fn quick_calibration_tabulates_both_engines_from_stored_results() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 6);
+    assert_eq!(checked, 8);
     // Both engines record the configuration the TCP knobs define; the emulator's is read back
     // from the kernel, so the buffer limits match the simulator's instead of the host's.
     let sim_cfg = first_config(&out.join("sim/clean/tcp-cubic"));

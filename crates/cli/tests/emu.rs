@@ -229,3 +229,66 @@ fn emu_cleanup_alone_succeeds() {
     let o = quiclab(&["emu", "--cleanup"], &dir.0);
     assert!(o.status.success(), "stderr: {}", text(&o.stderr));
 }
+
+/// `cc = "bbr"` on `stack = "tcp"` runs the kernel's BBR: the download completes at the link's
+/// speed and the data sender's socket reports `bbr` (TCP_CONGESTION, read back by the
+/// endpoint into the flow's configuration record); nothing of the run is left behind.
+#[test]
+fn emu_tcp_bbr_runs_the_kernels_bbr() {
+    let available = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
+        .expect("the kernel lists its controllers");
+    let dir = Scratch::new("emu-bbr");
+    let scenario = dir.file("tiny.toml", TINY);
+    let out = dir.path("out");
+    let before = stale_namespaces();
+    let o = quiclab(
+        &[
+            "emu",
+            scenario.to_str().expect("utf-8 path"),
+            "--set",
+            "flow.stack=\"tcp\"",
+            "--set",
+            "flow.cc=\"bbr\"",
+            "--out",
+            out.to_str().expect("utf-8 path"),
+        ],
+        &dir.0,
+    );
+    if !available.split_whitespace().any(|c| c == "bbr") {
+        // Refused up front, quoting the kernel's list.
+        assert_eq!(o.status.code(), Some(2), "stderr: {}", text(&o.stderr));
+        assert!(
+            text(&o.stderr).contains(available.trim()),
+            "{}",
+            text(&o.stderr)
+        );
+        return;
+    }
+    assert!(
+        o.status.success(),
+        "stderr: {}\nstdout: {}",
+        text(&o.stderr),
+        text(&o.stdout)
+    );
+    let line = std::fs::read_to_string(out.join("results.jsonl")).expect("results.jsonl");
+    let run: results::Run = serde_json::from_str(line.trim()).expect("a results::Run");
+    let f = &run.flows[0];
+    assert_eq!(f.error, None, "{f:?}");
+    assert_eq!(f.bytes_delivered, 1_000_000);
+    let config = f.config.as_ref().expect("kernel settings read back");
+    assert_eq!(
+        config.cc.as_deref(),
+        Some("bbr"),
+        "the socket's TCP_CONGESTION"
+    );
+    let completion = f.completion_s.expect("completion");
+    assert!(
+        (0.8..2.5).contains(&completion),
+        "completion {completion} s is not what 10 Mbit/s allows"
+    );
+    assert!(
+        leftovers(&before).is_empty(),
+        "left behind: {:?}",
+        leftovers(&before)
+    );
+}

@@ -85,6 +85,14 @@ pub enum CcConfig {
         /// Window knobs (`loss_reduction_factor` is the loss response, default 0.5).
         common: CommonCcConfig,
     },
+    /// BBR v1 as Linux 6.18's `tcp_bbr.c`: a model of the bottleneck bandwidth (windowed max
+    /// of delivery-rate samples) and the minimum RTT, paced at gain · bandwidth with a window
+    /// of 2 · BDP. Needs per-ACK delivery-rate samples (the TCP model).
+    Bbr {
+        /// Window knobs (`initial_window_packets`; loss does not reduce BBR multiplicatively,
+        /// so `loss_reduction_factor` is unused; BBR's own minimum window is 4 packets).
+        common: CommonCcConfig,
+    },
 }
 
 /// The ECN-capable codepoint a sender puts on its packets when ECN is in use.
@@ -114,5 +122,12 @@ impl CcConfig {
     /// receiver echoes CE as Linux's DCTCP does (ECE exactly on ACKs of CE-marked data).
     pub fn needs_ecn(&self) -> bool {
         matches!(self, CcConfig::Dctcp { .. } | CcConfig::Prague { .. })
+    }
+
+    /// The controller works from per-ACK delivery-rate samples
+    /// ([`on_rate_sample`](crate::CongestionController::on_rate_sample)): only a transport
+    /// that samples delivery rates (the TCP model) may run it.
+    pub fn needs_rate_samples(&self) -> bool {
+        matches!(self, CcConfig::Bbr { .. })
     }
 }

@@ -47,12 +47,30 @@
 //!   reduction per window, RFC 9002 §7.3.2). `persistent_congestion` (RFC 9002 §7.6) additionally
 //!   collapses the window to the minimum and forgets the recovery period, even if the reduction
 //!   itself was ignored.
+//! - [`on_rate_sample`](CongestionController::on_rate_sample): once per ACK that the
+//!   transport's delivery-rate sampler (Linux's `tcp_rate.c`) processed, after the loss
+//!   state machine ran for that ACK and after its `on_ack`/`on_end_acks` calls (Linux's
+//!   `cong_control` hook sees the ACK last). Counts in a [`RateSample`] are packets (TCP
+//!   segments), as Linux counts them; `in_flight` is the packets in flight after the ACK.
+//!   Only transports that sample delivery rates call it (today the TCP model); window-based
+//!   controllers ignore it. A controller that needs it (BBR) says so with
+//!   [`needs_rate_samples`](CcConfig::needs_rate_samples), so a transport without a sampler
+//!   refuses it. After the call the transport reads
+//!   [`marks_app_limited`](CongestionController::marks_app_limited).
+//! - [`on_tx_start`](CongestionController::on_tx_start): when a data segment leaves with
+//!   nothing in flight (Linux's `CA_EVENT_TX_START`), with whether the sampler currently
+//!   marks the connection application-limited.
+//! - [`pacing_rate`](CongestionController::pacing_rate): read before each data segment; while
+//!   it is `Some`, the TCP model paces as Linux's internal pacing does (a segment leaves no
+//!   earlier than the previous one's departure plus its length at the rate).
 //! - [`window`](CongestionController::window) may be read at any time. Windows never fall below
 //!   `minimum_window_packets` (at least one) datagrams.
 //!
-//! Determinism: no clocks, no randomness; CUBIC uses `f64` (including `cbrt`), so results are
+//! Determinism: no clocks and no global randomness: BBR's random gain-cycle phase comes from
+//! the seed given to [`build_seeded`]; CUBIC uses `f64` (including `cbrt`), so results are
 //! bit-identical for the same inputs on the same platform.
 
+mod bbr;
 mod ce_window;
 pub mod config;
 mod cubic;
@@ -84,6 +102,65 @@ pub struct RttSample {
     pub min: Duration,
 }
 
+/// The sender's loss-recovery state at an ACK, as a controller that watches it sees it
+/// (Linux's `icsk_ca_state`, with Disorder folded into `Open`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub enum CaState {
+    /// No loss being repaired.
+    #[default]
+    Open,
+    /// A window reduction in answer to ECN-Echo (Linux's CWR state).
+    Cwr,
+    /// Fast recovery.
+    Recovery,
+    /// After a retransmission timeout, until everything sent before it is acknowledged.
+    Loss,
+}
+
+/// One ACK's delivery-rate sample (Linux's `struct rate_sample`, filled as `tcp_rate.c`
+/// does). Counts are packets (segments).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RateSample {
+    /// Packets delivered between the transmission of the most recently sent packet this ACK
+    /// delivered and now; `None`: no valid sample (no timing information, SACK reneging, or
+    /// an interval shorter than the minimum RTT).
+    pub delivered: Option<u64>,
+    /// The sample's interval: the longer of its send phase and its ACK phase; `None` with
+    /// `delivered` (or alone when the interval was shorter than the minimum RTT).
+    pub interval: Option<Duration>,
+    /// The connection's delivered count when that packet was sent.
+    pub prior_delivered: u64,
+    /// Packets in flight before this ACK was processed.
+    pub prior_in_flight: u64,
+    /// That packet was sent while the connection was application-limited.
+    pub is_app_limited: bool,
+    /// The ACK may have been delayed by the receiver (one runt segment acknowledged alone).
+    pub is_ack_delayed: bool,
+    /// Packets newly marked lost while processing this ACK.
+    pub losses: u64,
+    /// Packets newly acknowledged or SACKed by this ACK.
+    pub acked_sacked: u64,
+    /// RTT of the most recently sent packet this ACK delivered (never retransmitted), or
+    /// from the timestamp echo; `None` if neither gives one.
+    pub rtt: Option<Duration>,
+    /// Connection totals at this ACK: packets delivered (the SYN counts, as in Linux) and
+    /// marked lost.
+    pub total_delivered: u64,
+    /// Packets marked lost since the connection started (RTO markings included).
+    pub total_lost: u64,
+    /// When the delivered count last grew (Linux's `delivered_mstamp`).
+    pub delivered_mstamp: Duration,
+    /// The transport's smoothed and minimum RTT (zero before any sample).
+    pub srtt: Duration,
+    /// The transport's minimum RTT, the handshake's included.
+    pub min_rtt: Duration,
+    /// The pacing layer's earliest departure time for the next segment (Linux's
+    /// `tcp_wstamp_ns`); at most `now` when nothing is held back.
+    pub next_departure: Duration,
+    /// The loss-recovery state after this ACK's loss detection.
+    pub ca_state: CaState,
+}
+
 /// The controller's state, for metrics and traces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Phase {
@@ -95,6 +172,14 @@ pub enum Phase {
     Recovery,
     /// No congestion control (`none`).
     Unlimited,
+    /// BBR's STARTUP.
+    Startup,
+    /// BBR's DRAIN.
+    Drain,
+    /// BBR's PROBE_BW.
+    ProbeBw,
+    /// BBR's PROBE_RTT.
+    ProbeRtt,
 }
 
 /// A congestion controller; see the crate docs for the callback contract.
@@ -153,6 +238,22 @@ pub trait CongestionController: Send + Sync + std::fmt::Debug {
     fn pacing_rate(&self) -> Option<u64> {
         None
     }
+    /// One ACK's delivery-rate sample (see the crate docs); `in_flight` = packets in flight
+    /// after the ACK. Window-based controllers ignore it.
+    fn on_rate_sample(&mut self, now: Duration, rs: &RateSample, in_flight: u64) {
+        let _ = (now, rs, in_flight);
+    }
+    /// After [`on_rate_sample`](Self::on_rate_sample): the transport must mark the
+    /// connection application-limited now (BBR's PROBE_RTT keeps its low-rate samples out of
+    /// the bandwidth filter this way, writing Linux's `tp->app_limited`).
+    fn marks_app_limited(&self) -> bool {
+        false
+    }
+    /// A data segment leaves with nothing in flight (Linux's `CA_EVENT_TX_START`);
+    /// `app_limited`: the rate sampler marks the connection application-limited.
+    fn on_tx_start(&mut self, now: Duration, app_limited: bool) {
+        let _ = (now, app_limited);
+    }
     /// The controller sets its window on every ACK, during reductions too (Linux's
     /// `cong_control`, which Prague uses): the transport runs no proportional rate reduction
     /// of its own and passes the ACKs of a window reduction on as able to grow the window.
@@ -169,15 +270,26 @@ impl Clone for Box<dyn CongestionController> {
     }
 }
 
-/// Builds the controller `config` describes for datagrams of `max_datagram_size` bytes.
-/// `now` is unused by today's controllers; it is there for ones that need a start time (BBR).
+/// Builds the controller `config` describes for datagrams of `max_datagram_size` bytes,
+/// starting at `now` (BBR's min-RTT filter starts then), with seed 0 for anything random.
 pub fn build(
     config: &CcConfig,
     max_datagram_size: u64,
     now: Duration,
 ) -> Box<dyn CongestionController> {
-    let _ = now;
+    build_seeded(config, max_datagram_size, now, 0)
+}
+
+/// [`build`] with a seed for the controller's random choices (BBR's gain-cycle start phase);
+/// the transport derives it from the run seed so a run stays a pure function of it.
+pub fn build_seeded(
+    config: &CcConfig,
+    max_datagram_size: u64,
+    now: Duration,
+    seed: u64,
+) -> Box<dyn CongestionController> {
     match config {
+        CcConfig::Bbr { common } => Box::new(bbr::Bbr::new(common, max_datagram_size, now, seed)),
         CcConfig::None => Box::new(none::Unlimited),
         CcConfig::NewReno { counting, common } => {
             Box::new(newreno::NewReno::new(*counting, common, max_datagram_size))

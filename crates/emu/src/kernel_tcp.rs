@@ -69,10 +69,45 @@ pub(crate) fn check(f: &FlowSpec, warnings: &mut Vec<String>) -> Result<(), EmuE
     Ok(())
 }
 
-/// The kernel controller of a TCP flow's sockets (`TCP_CONGESTION`); refuses, by key, what
-/// the kernel does not run: it takes only the initial window of our knobs (route `initcwnd`),
-/// and Linux's variants only (the RFC profiles exist in the simulator).
+/// Where the kernel lists the congestion controllers it has loaded (host-wide).
+const AVAILABLE_CC: &str = "/proc/sys/net/ipv4/tcp_available_congestion_control";
+
+/// Refuses controller `name` unless the host kernel lists it in `available` (the contents of
+/// `tcp_available_congestion_control`), quoting the list.
+fn check_available(
+    key: &str,
+    name: &'static str,
+    available: &str,
+) -> Result<&'static str, EmuError> {
+    if available.split_whitespace().any(|n| n == name) {
+        return Ok(name);
+    }
+    Err(unsupported(
+        key,
+        format!(
+            "this host's kernel does not offer {name:?}: {AVAILABLE_CC} lists {:?}",
+            available.trim()
+        ),
+    ))
+}
+
+/// [`check_available`] against the running kernel's list, read now.
+fn kernel_offers(key: &str, name: &'static str) -> Result<&'static str, EmuError> {
+    let available = std::fs::read_to_string(AVAILABLE_CC)
+        .map_err(|e| EmuError::io(format!("cannot read {AVAILABLE_CC}"), e))?;
+    check_available(key, name, &available)
+}
+
+/// The kernel controller of a TCP flow's sockets (`TCP_CONGESTION`), if the running kernel
+/// offers it; refuses, by key, what the kernel does not run: it takes only the initial window
+/// of our knobs (route `initcwnd`), and Linux's variants only (the RFC profiles exist in the
+/// simulator).
 pub(crate) fn controller(f: &FlowSpec) -> Result<&'static str, EmuError> {
+    kernel_offers("flow.cc", controller_name(f)?)
+}
+
+/// [`controller`] without the look at the running kernel.
+fn controller_name(f: &FlowSpec) -> Result<&'static str, EmuError> {
     if let CcChoice::Ours(CcConfig::NewReno { common, .. } | CcConfig::Cubic { common, .. }) = f.cc
     {
         if common.minimum_window_packets != 2 {
@@ -113,6 +148,17 @@ pub(crate) fn controller(f: &FlowSpec) -> Result<&'static str, EmuError> {
             "flow.cubic_profile",
             "kernel TCP runs Linux's CUBIC (cubic_profile = \"linux\") only",
         )),
+        // The kernel's BBR keeps its own minimum window (4) and has no decrease factor; only
+        // the initial window (route `initcwnd`) carries over.
+        CcChoice::Ours(CcConfig::Bbr { common }) => {
+            if common.minimum_window_packets != 2 {
+                return Err(unsupported(
+                    "flow.min_window",
+                    "kernel TCP keeps its own minimum window",
+                ));
+            }
+            Ok("bbr")
+        }
         CcChoice::Ours(CcConfig::Dctcp { .. } | CcConfig::Prague { .. }) => Err(unsupported(
             "flow.cc",
             "the emulator does not yet run kernel DCTCP or Prague (Linux 6.18 has DCTCP; Prague is out of tree)",
@@ -127,7 +173,13 @@ pub(crate) fn controller(f: &FlowSpec) -> Result<&'static str, EmuError> {
 /// The kernel controller of a PEP's sockets for `flow.pep_cc`; refuses what the kernel does
 /// not run, by name.
 pub(crate) fn pep_controller(pep: &PepSpec) -> Result<&'static str, EmuError> {
+    kernel_offers("flow.pep_cc", pep_controller_name(pep)?)
+}
+
+/// [`pep_controller`] without the look at the running kernel.
+fn pep_controller_name(pep: &PepSpec) -> Result<&'static str, EmuError> {
     match pep.cc {
+        CcConfig::Bbr { .. } => Ok("bbr"),
         CcConfig::Cubic {
             profile: CubicProfile::Linux,
             hystart: true,
@@ -408,6 +460,35 @@ mod tests {
         f.cc = builder::linux_reno();
         assert_eq!(controller(&f).expect("supported"), "reno");
         assert_eq!(controller(&download()).expect("supported"), "cubic");
+    }
+
+    #[test]
+    fn tcp_bbr_is_the_kernels_bbr_if_the_kernel_lists_it() {
+        let mut f = download();
+        f.cc = CcChoice::Ours(CcConfig::Bbr {
+            common: congestion::CommonCcConfig {
+                initial_window_packets: 10,
+                loss_reduction_factor: 0.5,
+                minimum_window_packets: 2,
+            },
+        });
+        assert_eq!(controller_name(&f).expect("supported"), "bbr");
+        assert_eq!(
+            check_available("flow.cc", "bbr", "reno bbr cubic\n").expect("listed"),
+            "bbr"
+        );
+        let e = check_available("flow.cc", "dctcp", "reno bbr cubic\n")
+            .expect_err("not listed")
+            .to_string();
+        assert!(e.contains("flow.cc"), "{e}");
+        assert!(
+            e.contains("\"reno bbr cubic\""),
+            "the list, read at run time: {e}"
+        );
+        let e = check_available("flow.cc", "bbr", "reno cubic")
+            .expect_err("a kernel without BBR")
+            .to_string();
+        assert!(e.contains("does not offer \"bbr\""), "{e}");
     }
 
     #[test]

@@ -58,15 +58,16 @@ fn ours(cc: OurCc) -> Option<CcChoice> {
             profile: CubicProfile::Rfc9438,
             common: common(0.7),
         },
-        // quinn passes no per-ACK ECN counts to a controller, which DCTCP and Prague need.
-        OurCc::None | OurCc::Dctcp | OurCc::Prague => return None,
+        // quinn passes no per-ACK ECN counts to a controller, which DCTCP and Prague need,
+        // nor delivery-rate samples, which BBR needs (quinn's own is quinn-bbr).
+        OurCc::None | OurCc::Dctcp | OurCc::Prague | OurCc::Bbr => return None,
     }))
 }
 
 fn ours_on_quinn(name: &str) -> bool {
     !matches!(
         OurCc::from_name(name),
-        Some(OurCc::None | OurCc::Dctcp | OurCc::Prague)
+        Some(OurCc::None | OurCc::Dctcp | OurCc::Prague | OurCc::Bbr)
     )
 }
 

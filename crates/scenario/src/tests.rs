@@ -128,7 +128,7 @@ fn bad_enum_lists_allowed_values() {
     let e = err("[run]\nduration = \"10s\"\n\n\n\n\n\n\n\n\n[[flow]]\ncc =     \"cubik\"\n");
     assert_eq!(
         e.to_string(),
-        "t.toml:12:10: unknown value \"cubik\" for flow.cc (did you mean \"cubic\"?); allowed: newreno, newreno-approx, cubic, none, dctcp, prague, quinn-newreno, quinn-cubic, quinn-bbr"
+        "t.toml:12:10: unknown value \"cubik\" for flow.cc (did you mean \"cubic\"?); allowed: newreno, newreno-approx, cubic, none, dctcp, prague, bbr, quinn-newreno, quinn-cubic, quinn-bbr"
     );
 }
 
@@ -597,7 +597,7 @@ fn every_allowed_name_parses_to_its_own_scenario() {
                 set.retain(|s| !s.starts_with("flow.stack"));
             }
             // quinn passes no per-ACK ECN counts: the scalable controllers run on TCP.
-            if k.path == "flow.cc" && (*name == "dctcp" || *name == "prague") {
+            if k.path == "flow.cc" && (*name == "dctcp" || *name == "prague" || *name == "bbr") {
                 set.push("flow.stack=\"tcp\"".into());
             }
             set.push(format!("{}=\"{name}\"", k.path));
@@ -1230,6 +1230,13 @@ fn quic_model_values_are_checked() {
         e.to_string(),
         "t.toml:3:6: cc = \"quinn-bbr\" applies only to flows with stack = \"quic\", but this flow has stack = \"quic-model\"; allowed for stack = \"quic-model\": newreno, newreno-approx, cubic, none, dctcp, prague"
     );
+    // BBR needs delivery-rate samples, which only the TCP model takes.
+    let e = model_err("cc = \"bbr\"");
+    assert_eq!((e.line, e.column), (Some(3), Some(6)), "{e}");
+    assert_eq!(
+        e.to_string(),
+        "t.toml:3:6: cc = \"bbr\" (it needs per-ACK delivery-rate samples, which only the TCP model takes) applies only to flows with stack = \"tcp\", but this flow has stack = \"quic-model\"; allowed for stack = \"quic-model\": newreno, newreno-approx, cubic, none, dctcp, prague"
+    );
     for cc in ["newreno", "newreno-approx", "cubic", "none"] {
         ok(&format!("{MODEL_HEAD}cc = \"{cc}\"\n"));
     }
@@ -1353,4 +1360,15 @@ fn scalable_controllers_turn_ecn_on_and_quinn_refuses_them() {
         ),
         "{e}"
     );
+    let e = load("[[flow]]\nstack = \"quic\"\ncc = \"bbr\"\n")
+        .expect_err("quinn passes no delivery-rate samples")
+        .to_string();
+    assert!(e.contains("t.toml:3:6: cc = \"bbr\""), "{e}");
+    assert!(e.contains("quinn-bbr"), "{e}");
+    assert!(
+        e.contains("allowed for stack = \"quic\": newreno, newreno-approx, cubic, none, quinn-newreno, quinn-cubic, quinn-bbr"),
+        "{e}"
+    );
+    let f = load("[[flow]]\nstack = \"tcp\"\ncc = \"bbr\"\n").expect("bbr on tcp");
+    assert_eq!(f.points[0].scenario.flows[0].cc.name(), "bbr");
 }

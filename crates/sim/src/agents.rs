@@ -96,6 +96,7 @@ pub(crate) fn build_agent(
                 plan: spec.plan(),
                 knobs: *knobs,
                 pep: *pep,
+                seed,
             })
             .map_err(|e| failed(&e))?,
         ),

@@ -1,6 +1,7 @@
 //! The calibration matrix (`quiclab calibrate`): one table of paths, each run with QUIC (cubic),
-//! TCP (cubic) and TCP (reno) in the simulator and in the emulator, compared by the medians of
-//! completion time and goodput with 95% intervals and the emu/sim ratio.
+//! TCP (cubic) and TCP (reno), and some also with TCP (bbr), in the simulator and in the
+//! emulator, compared by the medians of completion time and goodput with 95% intervals and the
+//! emu/sim ratio.
 //!
 //! Each path is a scenario file (`scenarios/calibration/<path>.toml`) so any cell can be run by
 //! hand; a cell is the file with `--set flow.0.stack=… --set flow.0.cc=…`. Every cell of every
@@ -37,6 +38,20 @@ pub const PATHS: &[(&str, &str)] = &[
     ("codel-ecn", "CoDel + ECN"),
     ("fq-codel", "FQ-CoDel + 2 Mbit/s UDP"),
     ("fq-codel-ecn", "FQ-CoDel + UDP + ECN"),
+    ("shallow-buffer", "20 Mbit/s, 40 ms, 0.25-BDP queue"),
+    ("deep-buffer", "20 Mbit/s, 40 ms, 8-BDP queue"),
+];
+
+/// Paths that also run TCP with BBR ([`Variant::TcpBbr`]): the clean and lossy paths, the
+/// long and the high-BDP paths, and the two buffer extremes.
+pub const BBR_PATHS: &[&str] = &[
+    "clean",
+    "bernoulli-1",
+    "bernoulli-2",
+    "high-bdp",
+    "geo",
+    "shallow-buffer",
+    "deep-buffer",
 ];
 
 /// Paths of `--quick` (the test suite's run): the clean and the 2%-loss path.
@@ -60,11 +75,35 @@ pub enum Variant {
     TcpCubic,
     /// TCP with Reno (the model's NewReno; the kernel's `reno`).
     TcpReno,
+    /// TCP with BBR v1 (the model's, after Linux's `tcp_bbr.c`; the kernel's `bbr`), on
+    /// [`BBR_PATHS`] only.
+    TcpBbr,
 }
 
 impl Variant {
-    /// Every variant, in table order.
+    /// The variants every path runs, in table order.
     pub const ALL: [Variant; 3] = [Variant::QuicCubic, Variant::TcpCubic, Variant::TcpReno];
+    /// The variants of a [`BBR_PATHS`] path.
+    pub const WITH_BBR: [Variant; 4] = [
+        Variant::QuicCubic,
+        Variant::TcpCubic,
+        Variant::TcpReno,
+        Variant::TcpBbr,
+    ];
+
+    /// The variants of `path`, in table order.
+    pub fn for_path(path: &str) -> &'static [Variant] {
+        if BBR_PATHS.contains(&path) {
+            &Variant::WITH_BBR
+        } else {
+            &Variant::ALL
+        }
+    }
+
+    /// The variant called `name` ([`Variant::name`]).
+    pub fn from_name(name: &str) -> Option<Variant> {
+        Variant::WITH_BBR.into_iter().find(|v| v.name() == name)
+    }
 
     /// Directory and display name.
     pub fn name(self) -> &'static str {
@@ -72,6 +111,7 @@ impl Variant {
             Variant::QuicCubic => "quic-cubic",
             Variant::TcpCubic => "tcp-cubic",
             Variant::TcpReno => "tcp-reno",
+            Variant::TcpBbr => "tcp-bbr",
         }
     }
 
@@ -81,6 +121,7 @@ impl Variant {
             Variant::QuicCubic => ("quic", "cubic"),
             Variant::TcpCubic => ("tcp", "cubic"),
             Variant::TcpReno => ("tcp", "newreno"),
+            Variant::TcpBbr => ("tcp", "bbr"),
         };
         vec![format!("flow.0.stack={stack}"), format!("flow.0.cc={cc}")]
     }
@@ -116,6 +157,8 @@ pub struct Plan {
     pub quick: bool,
     /// Only these paths (file stems); empty: every path of the table.
     pub only: Vec<String>,
+    /// Only these variants (where a path has them); empty: every variant of each path.
+    pub variants: Vec<Variant>,
 }
 
 impl Plan {
@@ -126,6 +169,15 @@ impl Plan {
             .copied()
             .filter(|(p, _)| !self.quick || QUICK_PATHS.contains(p))
             .filter(|(p, _)| self.only.is_empty() || self.only.iter().any(|o| o == p))
+            .collect()
+    }
+
+    /// The variants this plan runs on `path`, in table order.
+    pub fn variants(&self, path: &str) -> Vec<Variant> {
+        Variant::for_path(path)
+            .iter()
+            .copied()
+            .filter(|v| self.variants.is_empty() || self.variants.contains(v))
             .collect()
     }
 
@@ -165,7 +217,7 @@ impl Plan {
             ));
         }
         for (path, _) in self.paths() {
-            for v in Variant::ALL {
+            for v in self.variants(path) {
                 let loaded = self.load(path, v).map_err(|e| e.to_string())?;
                 if let Some(check) = emulator {
                     for p in &loaded.points {
@@ -372,7 +424,7 @@ pub fn run_half(
     let date = utc_text(SystemTime::now());
     let mut outcome = HalfOutcome::default();
     for (path, _) in plan.paths() {
-        for variant in Variant::ALL {
+        for variant in plan.variants(path) {
             let loaded = plan.load(path, variant)?;
             let dir = cell_dir(out, kind, path, variant);
             fsutil::create_dir_all(&dir).map_err(io(&dir))?;
@@ -575,7 +627,7 @@ fn ratio(emu: &Option<Side>, sim: &Option<Side>, pick: fn(&Side) -> &Stat) -> Op
 pub fn table(plan: &Plan, out: &Path) -> Result<Vec<Row>, CalibrateError> {
     let mut rows = Vec::new();
     for (path, label) in plan.paths() {
-        for variant in Variant::ALL {
+        for variant in plan.variants(path) {
             let size = plan.load(path, variant).ok().and_then(|l| {
                 match l.points.first()?.scenario.flows.first()?.workload {
                     scenario::model::Workload::Download { size, .. } => Some(size),
@@ -729,9 +781,9 @@ pub fn render_markdown(plan: &Plan, rows: &[Row], out: &Path, notes: Option<&str
         d,
         "Generated by `quiclab calibrate` from the results stored in its `--out` directory; do not edit by hand.\n\
          Each path is a scenario file in `scenarios/calibration/` (run one cell by hand with \
-         `quiclab sim|emu scenarios/calibration/<path>.toml --set flow.0.stack=<quic|tcp> --set flow.0.cc=<cubic|newreno>`), \
-         run with QUIC (quiclab's CUBIC with HyStart++, the same `cc` code in both engines), TCP with CUBIC and TCP with Reno \
-         (the model's in the simulator, the kernel's in the emulator, configured from the same TCP knobs: `tcp_rmem`/`tcp_wmem`, \
+         `quiclab sim|emu scenarios/calibration/<path>.toml --set flow.0.stack=<quic|tcp> --set flow.0.cc=<cubic|newreno|bbr>`), \
+         run with QUIC (quiclab's CUBIC with HyStart++, the same `cc` code in both engines), TCP with CUBIC, TCP with Reno \
+         and, on some paths, TCP with BBR (the model's in the simulator, the kernel's in the emulator, configured from the same TCP knobs: `tcp_rmem`/`tcp_wmem`, \
          route `initcwnd`/`rto_min`, `tcp_sack`, `tcp_timestamps`).\n"
     );
     for kind in [EngineKind::Sim, EngineKind::Emu] {

@@ -44,6 +44,8 @@ choice! {
         Dctcp = "dctcp",
         /// TCP Prague (the ICCRG draft, L4S): ECN-driven, ECT(1), RTT-independent, paced.
         Prague = "prague",
+        /// BBR v1 (Linux's `tcp_bbr.c`): model-based, paced; `stack = "tcp"` only.
+        Bbr = "bbr",
     }
 }
 
@@ -86,6 +88,7 @@ impl CcChoice {
             CcChoice::Ours(CcConfig::Cubic { .. }) => OurCc::Cubic,
             CcChoice::Ours(CcConfig::Dctcp { .. }) => OurCc::Dctcp,
             CcChoice::Ours(CcConfig::Prague { .. }) => OurCc::Prague,
+            CcChoice::Ours(CcConfig::Bbr { .. }) => OurCc::Bbr,
             // `reno_profile` tells Linux's counting from RFC 9002's; both are `newreno`.
             CcChoice::Ours(CcConfig::NewReno { counting, .. }) => match counting {
                 RenoCounting::Exact | RenoCounting::Linux | RenoCounting::Inet => OurCc::NewReno,

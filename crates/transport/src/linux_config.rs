@@ -78,9 +78,11 @@ pub fn tcp_ecn(t: &TcpKnobs) -> u8 {
 /// The initial window of one of our controllers, packets (`None` for quinn's and `none`).
 pub fn initial_window(cc: &CcChoice) -> Option<u64> {
     match cc {
-        CcChoice::Ours(CcConfig::NewReno { common, .. } | CcConfig::Cubic { common, .. }) => {
-            Some(common.initial_window_packets)
-        }
+        CcChoice::Ours(
+            CcConfig::NewReno { common, .. }
+            | CcConfig::Cubic { common, .. }
+            | CcConfig::Bbr { common },
+        ) => Some(common.initial_window_packets),
         _ => None,
     }
 }

@@ -249,6 +249,7 @@ fn congestion_control(r: &Reader<'_>, stack: Stack) -> Result<CcChoice, Scenario
         OurCc::None => CcConfig::None,
         OurCc::Dctcp => CcConfig::Dctcp { common },
         OurCc::Prague => CcConfig::Prague { common },
+        OurCc::Bbr => CcConfig::Bbr { common },
     }))
 }
 

@@ -63,6 +63,7 @@ pub(crate) fn record(
                 OurCc::Cubic,
                 OurCc::Dctcp,
                 OurCc::Prague,
+                OurCc::Bbr,
             ]
             .map(|c| c.name())
                 .join(", ")

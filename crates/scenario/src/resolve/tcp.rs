@@ -48,18 +48,32 @@ pub(crate) fn check_stack_keys(
                 return Err(wrong(&e.key_at, format!("{user_path}.{}", e.key), k.stacks));
             }
         }
+        if e.key == "cc" && stack != Stack::Tcp {
+            // BBR works from per-ACK delivery-rate samples, which only the TCP model takes.
+            if let Val::Str(v) = &e.node.val {
+                if OurCc::from_name(v) == Some(OurCc::Bbr) {
+                    let allowed = allowed_ours(stack);
+                    let why = if stack == Stack::Quic {
+                        "it needs per-ACK delivery-rate samples, which only the TCP model takes; quinn's own BBR is cc = \"quinn-bbr\""
+                    } else {
+                        "it needs per-ACK delivery-rate samples, which only the TCP model takes"
+                    };
+                    return Err(
+                        wrong(&e.node.at, format!("cc = {v:?} ({why})"), &[Stack::Tcp])
+                            .with_allowed_titled(
+                                &format!("allowed for stack = {:?}", stack.name()),
+                                &allowed,
+                            ),
+                    );
+                }
+            }
+        }
         if e.key == "cc" && stack == Stack::Quic {
             // quinn's controller interface reports CE only as a congestion event, without the
             // per-ACK counts DCTCP and Prague estimate their marked fraction from.
             if let Val::Str(v) = &e.node.val {
                 if matches!(OurCc::from_name(v), Some(OurCc::Dctcp | OurCc::Prague)) {
-                    let allowed: Vec<&str> = CC_NAMES
-                        .iter()
-                        .copied()
-                        .filter(|n| {
-                            !matches!(OurCc::from_name(n), Some(OurCc::Dctcp | OurCc::Prague))
-                        })
-                        .collect();
+                    let allowed = allowed_ours(stack);
                     return Err(wrong(
                         &e.node.at,
                         format!("cc = {v:?} (it needs per-ACK ECN counts, which quinn's controller interface does not pass)"),
@@ -75,7 +89,7 @@ pub(crate) fn check_stack_keys(
                     return Err(wrong(&e.node.at, format!("cc = {v:?}"), &[Stack::Quic])
                         .with_allowed_titled(
                             &format!("allowed for stack = {:?}", stack.name()),
-                            OurCc::NAMES,
+                            &allowed_ours(stack),
                         ));
                 }
             }
@@ -174,6 +188,9 @@ pub(crate) fn pep(r: &Reader<'_>) -> Result<Option<PepSpec>, ScenarioError> {
         OurCc::Prague => CcConfig::Prague {
             common: common(0.5),
         },
+        OurCc::Bbr => CcConfig::Bbr {
+            common: common(0.5),
+        },
     };
     Ok(Some(PepSpec {
         position,
@@ -182,4 +199,19 @@ pub(crate) fn pep(r: &Reader<'_>) -> Result<Option<PepSpec>, ScenarioError> {
         receive_window_max: user(r, "pep_receive_window_max")?.unwrap_or(d.receive_window_max),
         send_buffer: user(r, "pep_send_buffer")?.unwrap_or(d.send_buffer),
     }))
+}
+
+/// The `flow.cc` names a flow of `stack` accepts: quinn's only on `quic`; DCTCP and Prague
+/// not on `quic` (quinn passes no per-ACK ECN counts); BBR only on `tcp` (rate samples).
+fn allowed_ours(stack: Stack) -> Vec<&'static str> {
+    CC_NAMES
+        .iter()
+        .copied()
+        .filter(|n| match OurCc::from_name(n) {
+            Some(OurCc::Dctcp | OurCc::Prague) => stack != Stack::Quic,
+            Some(OurCc::Bbr) => stack == Stack::Tcp,
+            Some(_) => true,
+            None => stack == Stack::Quic,
+        })
+        .collect()
 }

@@ -71,7 +71,12 @@ impl Endpoint {
             p,
             conn,
             state,
-            snd: Sender::new(&p, now),
+            // One seed per connection and side (a client's and a server's differ).
+            snd: Sender::new(
+                &p,
+                now,
+                crate::seeded::sub_seed(p.seed, (u64::from(conn) << 1) | u64::from(rcv.is_some())),
+            ),
             rcv,
             syn_pending: true,
             hs_first_sent: None,

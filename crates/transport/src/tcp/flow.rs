@@ -97,7 +97,8 @@ pub struct TcpConnections {
 impl FlowDriver<TcpConnections> {
     /// Validates the configuration; nothing is sent before `cfg.start`.
     pub fn new(cfg: TcpFlowConfig) -> Result<TcpFlow, TcpFlowError> {
-        let p = Params::new(&cfg.knobs, cfg.plan.cc)?;
+        let mut p = Params::new(&cfg.knobs, cfg.plan.cc)?;
+        p.seed = cfg.seed;
         let pep = PepParams::from_config(&cfg)?;
         let (http1, response_sizes) = match cfg.plan.workload {
             Workload::Download { size, streams, .. } => {

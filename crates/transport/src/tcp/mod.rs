@@ -16,7 +16,11 @@
 //! ECN (`ecn`): RFC 3168 negotiation and feedback as Linux 6.18 runs them (no Accurate ECN:
 //! that kernel cannot negotiate it); the sender's CWR reduction uses PRR like fast recovery.
 //!
-//! Not modelled: pacing (Linux without fq does not pace), TSO/GRO, tail-loss probes and RACK
+//! Pacing (`sender`): Linux's internal pacing (no fq qdisc), only while the controller gives a
+//! pacing rate (BBR, Prague). Delivery-rate sampling (`rate`) as Linux's `tcp_rate.c` feeds
+//! the controllers that need it (BBR).
+//!
+//! Not modelled: TSO/GRO, tail-loss probes and RACK
 //! (a tail loss waits for the RTO), PRR (RFC 6675's pipe rule limits recovery sending), D-SACK
 //! undo, HTTP/2 and TLS record overhead inside the byte stream.
 
@@ -26,6 +30,7 @@ mod endpoint;
 mod flow;
 mod knobs;
 mod pep;
+mod rate;
 mod receiver;
 mod rtt;
 mod scoreboard;
@@ -51,6 +56,8 @@ pub struct TcpFlowConfig {
     /// A split-connection PEP on the path (the engine routes the client's and the server's
     /// segments to `Side::Middle`); `None`: end to end.
     pub pep: Option<PepSpec>,
+    /// Seed of the controllers' random choices (BBR's gain-cycle phase), from the run seed.
+    pub seed: u64,
 }
 
 /// Errors building a flow.
@@ -85,6 +92,8 @@ pub(crate) struct Params {
     pub syn_retries: u32,
     /// Consecutive RTO backoffs before giving up.
     pub max_backoffs: u32,
+    /// Seed of the controllers' random choices; each endpoint derives its own from it.
+    pub seed: u64,
 }
 
 impl Params {
@@ -131,6 +140,7 @@ impl Params {
             wscale,
             syn_retries: SYN_RETRIES,
             max_backoffs: DATA_RETRIES,
+            seed: 0,
         })
     }
 }

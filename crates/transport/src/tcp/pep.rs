@@ -59,8 +59,10 @@ impl PepParams {
             ecn: false,
             ..cfg.knobs
         };
-        let p = Params::new(&own, CcChoice::Ours(pep.cc))
+        let mut p = Params::new(&own, CcChoice::Ours(pep.cc))
             .map_err(|TcpFlowError::Invalid(m)| TcpFlowError::Invalid(format!("PEP: {m}")))?;
+        // The PEP's legs draw from their own stream of the flow's seed.
+        p.seed = crate::seeded::sub_seed(cfg.seed, 1);
         Ok(Some(PepParams {
             p,
             buffer: pep.buffer,

@@ -8,6 +8,8 @@
 use std::collections::{BTreeSet, VecDeque};
 use std::time::Duration;
 
+use super::rate::TxState;
+
 /// How many SACKed segments above a hole declare it lost (RFC 6675 DupThresh).
 pub(crate) const DUP_THRESH: usize = 3;
 
@@ -34,6 +36,8 @@ pub(crate) struct SentSeg {
     pub retx_in_flight: bool,
     /// Ever retransmitted (Karn's rule).
     pub retransmitted: bool,
+    /// The rate sampler's snapshot at its latest transmission.
+    pub tx: TxState,
 }
 
 impl SentSeg {
@@ -90,6 +94,8 @@ pub(crate) struct Delivered {
     pub pn: u64,
     /// Ever retransmitted (no RTT sample).
     pub retransmitted: bool,
+    /// The rate sampler's snapshot at its latest transmission.
+    pub tx: TxState,
 }
 
 impl From<&SentSeg> for Delivered {
@@ -101,6 +107,7 @@ impl From<&SentSeg> for Delivered {
             bytes: s.bytes(),
             pn: s.pn,
             retransmitted: s.retransmitted,
+            tx: s.tx,
         }
     }
 }
@@ -368,12 +375,17 @@ impl Scoreboard {
         rack_rtt: Option<Duration>,
         now: Duration,
         forget_sacks: bool,
-    ) {
+    ) -> u64 {
+        let mut marked = 0;
         for i in 0..self.segs.len() {
             let s = self.segs[i];
             let recent = rack_rtt.is_some_and(|rtt| now.saturating_sub(s.sent) < rtt);
             if !forget_sacks && i > 0 && recent {
                 continue;
+            }
+            // Counted as Linux's tp->lost counts: segments not already awaiting retransmission.
+            if (!s.lost || s.retx_in_flight) && (forget_sacks || !s.sacked) {
+                marked += 1;
             }
             self.update(i, |s| {
                 if forget_sacks && s.sacked {
@@ -392,6 +404,7 @@ impl Scoreboard {
             self.sacked_out = 0;
         }
         self.retx_cursor = 0;
+        marked
     }
 
     /// Declares the first outstanding segment lost (fast retransmit without SACK, NewReno
@@ -440,8 +453,9 @@ impl Scoreboard {
         None
     }
 
-    /// Records the retransmission of the segment starting at `start`.
-    pub(crate) fn retransmitted(&mut self, start: u64, now: Duration, pn: u64) {
+    /// Records the retransmission of the segment starting at `start`, with the rate
+    /// sampler's snapshot at that moment.
+    pub(crate) fn retransmitted(&mut self, start: u64, now: Duration, pn: u64, tx: TxState) {
         let i = self.index_after(start);
         if self.segs.get(i).is_some_and(|s| s.start == start) {
             self.update(i, |s| {
@@ -449,8 +463,23 @@ impl Scoreboard {
                 s.retransmitted = true;
                 s.sent = now;
                 s.pn = pn;
+                s.tx = tx;
             });
         }
+    }
+
+    /// Lost segments not yet retransmitted exist (Linux's lost_out > retrans_out).
+    pub(crate) fn has_lost_unretransmitted(&self) -> bool {
+        // As `next_lost` walks: lost segments form a prefix of the unSACKed ones.
+        for s in self.segs.iter().skip(self.index_after(self.retx_cursor)) {
+            if s.lost && !s.retx_in_flight && !s.sacked {
+                return true;
+            }
+            if !s.lost && !s.sacked {
+                return false;
+            }
+        }
+        false
     }
 }
 
@@ -472,6 +501,7 @@ mod tests {
                 lost: false,
                 retx_in_flight: false,
                 retransmitted: false,
+                tx: TxState::default(),
             });
         }
         b
@@ -491,7 +521,7 @@ mod tests {
         assert_eq!(l.count, 1);
         assert_eq!(b.pipe(), 200, "segments 4 and 5 remain in flight");
         assert_eq!(b.next_lost(), Some((1, 100, false)));
-        b.retransmitted(1, Duration::from_millis(50), 6);
+        b.retransmitted(1, Duration::from_millis(50), 6, TxState::default());
         assert_eq!(b.pipe(), 300);
         assert_eq!(b.next_lost(), None);
         out.clear();
@@ -533,7 +563,7 @@ mod tests {
         b.timeout_mark_lost(None, Duration::ZERO, false);
         assert_eq!(b.pipe(), 0);
         assert_eq!(b.next_lost(), Some((1, 100, false)));
-        b.retransmitted(1, Duration::from_millis(9), 9);
+        b.retransmitted(1, Duration::from_millis(9), 9, TxState::default());
         assert_eq!(b.next_lost(), Some((101, 100, false)));
         assert_eq!(b.pipe(), 100);
         let l = b.mark_first_lost();

@@ -35,12 +35,23 @@
 //!   the head restarts the timer (tcp_xmit_retransmit_queue), so a slow retransmission round
 //!   does not fire a spurious timeout. Spurious-timeout undo (F-RTO, D-SACK, Eifel) is not
 //!   modelled.
+//! - **Pacing** (Linux's internal pacing, `tcp_update_skb_after_send` / `tcp_pacing_check`,
+//!   which paces when no fq qdisc does): while the controller gives a pacing rate, a data
+//!   segment (new or retransmitted) leaves no earlier than the departure time the previous
+//!   one set: that one's departure plus its payload length at the rate, less up to half of
+//!   it as credit for time the sender sat idle past its slot. The first nine data segments
+//!   leave unpaced (as Linux: paced once ten data segments have gone out). Pure ACKs are
+//!   never held back.
+//! - **Delivery-rate sampling** (`rate`, Linux's `tcp_rate.c`): every transmission takes a
+//!   snapshot, every ACK that finds data outstanding makes a sample the controller gets
+//!   after the loss state machine ran (Linux's `cong_control` order).
 
 use std::time::Duration;
 
-use congestion::CongestionController;
+use congestion::{CaState, CongestionController};
 
 use super::knobs::LossRecovery;
+use super::rate::{AckContext, AckSample, DeliveredTx, RateSampler};
 use super::rtt::RttEstimator;
 use super::scoreboard::{Delivered, Losses, RackState, Scoreboard, SentSeg, DUP_THRESH};
 use super::segment::SEQ_LIMIT;
@@ -184,12 +195,20 @@ pub(crate) struct Sender {
     tlp_retrans: bool,
     /// Reused buffer of newly delivered segments.
     delivered: Vec<Delivered>,
+    /// Delivery-rate sampler.
+    rate: RateSampler,
+    /// Earliest departure time of the next data segment (Linux's tcp_wstamp_ns).
+    wstamp: Duration,
+    /// The pacing timer: a data segment waits for `wstamp`.
+    pace_wake: Option<Duration>,
+    /// Segments newly marked lost while processing the current ACK.
+    ack_lost: u64,
     stats: SenderStats,
 }
 
 impl Sender {
     /// A sender whose first data byte has sequence number 1 (the SYN took 0).
-    pub(crate) fn new(p: &Params, now: Duration) -> Self {
+    pub(crate) fn new(p: &Params, now: Duration, seed: u64) -> Self {
         Sender {
             mss: p.mss,
             sack: p.knobs.sack,
@@ -201,7 +220,7 @@ impl Sender {
             fin_queued: false,
             peer_edge: 1,
             board: Scoreboard::default(),
-            cc: congestion::build(&p.controller, u64::from(p.mss), now),
+            cc: congestion::build_seeded(&p.controller, u64::from(p.mss), now, seed),
             rtt: RttEstimator::new(p.knobs.initial_rto, p.knobs.min_rto),
             pn: 0,
             recovery: None,
@@ -232,6 +251,10 @@ impl Sender {
             tlp_high_seq: None,
             tlp_retrans: false,
             delivered: Vec::new(),
+            rate: RateSampler::default(),
+            wstamp: Duration::ZERO,
+            pace_wake: None,
+            ack_lost: 0,
             stats: SenderStats::default(),
         }
     }
@@ -292,8 +315,17 @@ impl Sender {
     }
 
     /// The application appends `n` bytes (saturating: a bulk sender writes "infinitely").
+    /// Linux's tcp_sendmsg first checks whether the connection was application-limited.
     pub(crate) fn write(&mut self, n: u64) {
         if !self.fin_queued {
+            let mss = u64::from(self.mss);
+            self.rate.check_app_limited(
+                self.stream_end.saturating_sub(self.nxt),
+                mss,
+                self.board.pipe().div_ceil(mss),
+                self.cwnd() / mss,
+                self.board.has_lost_unretransmitted(),
+            );
             self.stream_end = self.stream_end.saturating_add(n).min(SEQ_LIMIT / 2);
         }
     }
@@ -319,9 +351,45 @@ impl Sender {
     }
 
     /// Retransmission or persist timer deadline (never both: one needs data in flight, the
-    /// other none).
+    /// other none), or the pacing timer if earlier.
     pub(crate) fn timeout(&self) -> Option<Duration> {
-        self.rto_deadline.or(self.persist_deadline)
+        let t = self.rto_deadline.or(self.persist_deadline);
+        match (t, self.pace_wake) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// tcp_pacing_check: a data segment must wait for its departure time; arms the pacing
+    /// timer if so.
+    fn paced_out(&mut self, now: Duration) -> bool {
+        if self.cc.pacing_rate().is_none() || self.wstamp <= now {
+            return false;
+        }
+        self.pace_wake = Some(self.wstamp);
+        true
+    }
+
+    /// Bookkeeping of every data transmission (new, retransmitted or probe) of `len` payload
+    /// bytes: the controller's transmission-start event, the departure time of the next
+    /// segment (tcp_update_skb_after_send) and the rate sampler's snapshot.
+    fn on_data_sent(&mut self, now: Duration, len: u32) -> super::rate::TxState {
+        if self.board.pipe() == 0 {
+            self.cc.on_tx_start(now, self.rate.app_limited());
+        }
+        let prior = self.wstamp;
+        self.wstamp = self.wstamp.max(now);
+        if let Some(rate) = self.cc.pacing_rate().filter(|&r| r > 0) {
+            // data_segments already counts this one: Linux paces from the tenth on.
+            if self.stats.data_segments >= 10 {
+                let len_ns = u64::from(len).saturating_mul(1_000_000_000) / rate;
+                // Time the sender spent idle past its slot is credit, up to half a slot.
+                let credit = u64::try_from((self.wstamp - prior).as_nanos()).unwrap_or(u64::MAX);
+                let len_ns = len_ns - (len_ns / 2).min(credit);
+                self.wstamp += Duration::from_nanos(len_ns);
+            }
+        }
+        self.rate.on_sent(now, self.board.is_empty())
     }
 
     /// A zero-window probe is due; taking it clears the request.
@@ -538,6 +606,9 @@ impl Sender {
     }
 
     fn next_segment(&mut self, now: Duration) -> Option<Outgoing> {
+        if self.tlp_pending && self.paced_out(now) {
+            return None;
+        }
         if std::mem::take(&mut self.tlp_pending) {
             if let Some(out) = self.loss_probe(now) {
                 return Some(out);
@@ -552,13 +623,17 @@ impl Sender {
                 self.cwnd_limited = true;
                 return None;
             }
+            if self.paced_out(now) {
+                return None;
+            }
             let pn = self.next_pn();
-            self.board.retransmitted(seq, now, pn);
-            self.cc.on_sent(now, bytes, pn);
             self.stats.retransmissions += 1;
             if len > 0 {
                 self.stats.data_segments += 1;
             }
+            let tx = self.on_data_sent(now, len);
+            self.board.retransmitted(seq, now, pn, tx);
+            self.cc.on_sent(now, bytes, pn);
             self.note_sent();
             if seq == self.una && self.timer_kind != TimerKind::Reorder {
                 // Linux restarts the RTO when it retransmits the head: the retransmission
@@ -588,11 +663,17 @@ impl Sender {
                 self.cwnd_limited = true;
                 return None;
             }
+            if self.paced_out(now) {
+                return None;
+            }
             let fin = self.fin_queued && self.nxt + len == self.stream_end;
             return Some(self.send_new(now, len as u32, fin));
         }
         self.cwnd_limited = false;
         if self.fin_queued && self.nxt == self.stream_end {
+            if self.paced_out(now) {
+                return None;
+            }
             return Some(self.send_new(now, 0, true));
         }
         None
@@ -618,12 +699,13 @@ impl Sender {
         } else {
             let (seq, len, fin) = self.board.last()?;
             let pn = self.next_pn();
-            self.board.retransmitted(seq, now, pn);
-            self.cc.on_sent(now, u64::from(len).max(1), pn);
             self.stats.retransmissions += 1;
             if len > 0 {
                 self.stats.data_segments += 1;
             }
+            let tx = self.on_data_sent(now, len);
+            self.board.retransmitted(seq, now, pn, tx);
+            self.cc.on_sent(now, u64::from(len).max(1), pn);
             self.tlp_retrans = true;
             Outgoing {
                 seq,
@@ -649,6 +731,10 @@ impl Sender {
 
     fn send_new_inner(&mut self, now: Duration, len: u32, fin: bool) -> Outgoing {
         let pn = self.next_pn();
+        if len > 0 {
+            self.stats.data_segments += 1;
+        }
+        let tx = self.on_data_sent(now, len);
         let seg = SentSeg {
             start: self.nxt,
             len,
@@ -660,13 +746,11 @@ impl Sender {
             lost: false,
             retx_in_flight: false,
             retransmitted: false,
+            tx,
         };
         self.nxt = seg.end();
         self.board.push(seg);
         self.cc.on_sent(now, u64::from(len).max(1), pn);
-        if len > 0 {
-            self.stats.data_segments += 1;
-        }
         self.arm_rto(now);
         Outgoing {
             seq: seg.start,
@@ -684,6 +768,12 @@ impl Sender {
         }
         // The peer is alive: probes it answers never add up to a give-up.
         self.probes_unanswered = 0;
+        let mss = u64::from(self.mss);
+        // Linux samples rates (and calls the controller) only for ACKs that find data out.
+        let prior_packets = !self.board.is_empty();
+        let prior_in_flight = self.board.pipe().div_ceil(mss);
+        let prior_sacked_out = self.board.sacked_out();
+        self.ack_lost = 0;
         self.peer_edge = self.peer_edge.max(a.ack.saturating_add(a.window));
         let mut delivered = std::mem::take(&mut self.delivered);
         delivered.clear();
@@ -704,7 +794,25 @@ impl Sender {
             self.una = a.ack;
         }
         let cum_acked = (delivered.len() - sacked) as u64;
-        self.rtt_sample(&delivered, advanced, a.ts_ecr, now);
+        let rtt = self.rtt_sample(&delivered, advanced, a.ts_ecr, now);
+        let mut rs = AckSample::default();
+        for d in &delivered {
+            self.rate.on_delivered(
+                &mut rs,
+                &DeliveredTx {
+                    tx: d.tx,
+                    sent: d.sent,
+                    retransmitted: d.retransmitted,
+                },
+            );
+        }
+        RateSampler::set_rtt(&mut rs, rtt);
+        // FLAG_ACK_MAYBE_DELAYED: one runt segment cumulatively acknowledged alone.
+        let maybe_delayed = delivered.len() == 1
+            && sacked == 0
+            && prior_sacked_out == 0
+            && delivered[0].bytes < mss;
+        let sack_reneg = advanced && self.sack && self.board.head_sacked();
         if self.rack {
             self.rack_advance(&delivered, now);
         }
@@ -768,7 +876,7 @@ impl Sender {
             Some(_) if advanced && !self.sack => {
                 // NewReno partial ACK: the next hole is lost too; retransmit it at once.
                 self.dupacks = self.dupacks.saturating_sub(cum_acked.saturating_sub(1));
-                self.board.mark_first_lost();
+                self.ack_lost += self.board.mark_first_lost().count;
             }
             None if advanced && !self.sack => self.dupacks = 0,
             _ => {}
@@ -781,6 +889,7 @@ impl Sender {
                 self.board.mark_lost_by_sack()
             };
             newly_lost = losses.count > 0;
+            self.ack_lost += losses.count;
             if newly_lost {
                 self.on_losses(losses, now);
             }
@@ -789,6 +898,7 @@ impl Sender {
             let fresh = self.una > self.recover && self.una >= self.loss_until;
             if self.recovery.is_none() && self.dupacks == DUP_THRESH as u64 && fresh {
                 let losses = self.board.mark_first_lost();
+                self.ack_lost += losses.count;
                 self.on_losses(losses, now);
             }
         }
@@ -803,6 +913,27 @@ impl Sender {
         let own = self.cc.controls_reductions();
         let in_recovery = self.reducing() && !own;
         self.feed_controller(&delivered, in_recovery, a.ece && self.ecn, now);
+        if prior_packets {
+            let cx = AckContext {
+                newly_delivered,
+                newly_lost: self.ack_lost,
+                prior_in_flight,
+                sack_reneg,
+                min_rtt: self.rtt.sample().min,
+                srtt: self.rtt.smoothed(),
+                ack_maybe_delayed: maybe_delayed,
+                next_departure: self.wstamp,
+                ca_state: self.ca_state(),
+            };
+            let mut sample = self.rate.gen(&rs, &cx, now);
+            // Linux also requires the delivered segment to be the latest one sent.
+            sample.is_ack_delayed &= sample.delivered == Some(1);
+            let in_flight = self.board.pipe().div_ceil(mss);
+            self.cc.on_rate_sample(now, &sample, in_flight);
+            if self.cc.marks_app_limited() {
+                self.rate.mark_app_limited(in_flight);
+            }
+        }
         self.delivered = delivered;
         if self.prr && in_recovery {
             self.prr_update(newly_delivered, advanced, newly_lost);
@@ -822,7 +953,7 @@ impl Sender {
         advanced: bool,
         ts_ecr: Option<u64>,
         now: Duration,
-    ) {
+    ) -> Option<Duration> {
         let newest = delivered
             .iter()
             .filter(|d| !d.retransmitted)
@@ -838,6 +969,20 @@ impl Sender {
         };
         if let Some(s) = sample {
             self.rtt.on_sample(s);
+        }
+        sample
+    }
+
+    /// The loss-recovery state as a controller watching it sees it (Linux's icsk_ca_state).
+    fn ca_state(&self) -> CaState {
+        if self.una < self.loss_until {
+            CaState::Loss
+        } else if self.recovery.is_some() {
+            CaState::Recovery
+        } else if self.cwr.is_some() {
+            CaState::Cwr
+        } else {
+            CaState::Open
         }
     }
 
@@ -919,6 +1064,10 @@ impl Sender {
     /// The retransmission or persist timer fired. Returns false once the retry limit is
     /// exceeded (RTO backoffs, or probes the peer never answered).
     pub(crate) fn on_timeout(&mut self, now: Duration) -> bool {
+        if self.pace_wake.is_some_and(|t| t <= now) {
+            // The held segment goes out at the next poll.
+            self.pace_wake = None;
+        }
         if self.persist_deadline.is_some_and(|t| t <= now) {
             self.persist_deadline = None;
             self.probes_unanswered += 1;
@@ -949,6 +1098,7 @@ impl Sender {
                 // tcp_rack_reo_timeout: whatever is due now is lost; a first loss starts
                 // recovery with one delivered segment's worth of PRR credit.
                 let losses = self.rack_detect(now);
+                self.rate.on_lost(losses.count);
                 if losses.count > 0 {
                     self.on_losses(losses, now);
                     if self.prr && self.recovery.is_some() {
@@ -977,7 +1127,8 @@ impl Sender {
         } else {
             None
         };
-        self.board.timeout_mark_lost(rack_rtt, now, reneged);
+        let marked = self.board.timeout_mark_lost(rack_rtt, now, reneged);
+        self.rate.on_lost(marked);
         // tcp_enter_loss: the first timeout since the cumulative ACK last advanced sets a new
         // ssthresh unless fast recovery already did (a new signal even inside the Loss state
         // of an earlier timeout: a retransmission of it was lost); repeated backoffs for the
@@ -1014,7 +1165,7 @@ mod tests {
     /// An established sender with a 1 ms RTT, a huge peer window and `n` segments written.
     fn sender(n: u64) -> (Sender, u64) {
         let p = params();
-        let mut s = Sender::new(&p, Duration::ZERO);
+        let mut s = Sender::new(&p, Duration::ZERO, 0);
         s.on_handshake_rtt(MS);
         s.set_peer_window(1 << 30);
         s.write(n * u64::from(p.mss));
@@ -1154,7 +1305,7 @@ mod tests {
             common.initial_window_packets = iw;
         }
         f(&mut p);
-        let mut s = Sender::new(&p, Duration::ZERO);
+        let mut s = Sender::new(&p, Duration::ZERO, 0);
         s.on_handshake_rtt(rtt);
         s.set_peer_window(1 << 30);
         s.write(n * u64::from(p.mss));

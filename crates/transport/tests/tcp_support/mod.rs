@@ -328,6 +328,7 @@ pub fn config(workload: Workload) -> TcpFlowConfig {
             ..TcpKnobs::default()
         },
         pep: None,
+        seed: 0,
     }
 }
 
