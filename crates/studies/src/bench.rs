@@ -32,7 +32,7 @@ pub enum BenchError {
 }
 
 /// The fixed benchmark scenarios: (file name for messages, text).
-pub const SCENARIOS: [(&str, &str); 6] = [
+pub const SCENARIOS: [(&str, &str); 7] = [
     (
         "scenarios/bench/download-10mbit.toml",
         include_str!("../../../scenarios/bench/download-10mbit.toml"),
@@ -56,6 +56,10 @@ pub const SCENARIOS: [(&str, &str); 6] = [
     (
         "scenarios/bench/model-download-1gbit.toml",
         include_str!("../../../scenarios/bench/model-download-1gbit.toml"),
+    ),
+    (
+        "scenarios/bench/tcp-bbr-download-1gbit.toml",
+        include_str!("../../../scenarios/bench/tcp-bbr-download-1gbit.toml"),
     ),
 ];
 

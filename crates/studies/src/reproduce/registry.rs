@@ -726,6 +726,96 @@ const LATENCY_UNDER_LOAD: Study = Study {
     }),
 };
 
+/// BBR against CUBIC: BBR's share, the CUBIC flows' and the queue it leaves.
+const COEXISTENCE_COLUMNS: &[Column] = &[
+    Column {
+        header: "BBR share (%)",
+        metric: "share",
+        per: None,
+        scale: 100.0,
+        decimals: 1,
+    },
+    Column {
+        header: "BBR goodput (Mbit/s)",
+        metric: "window_goodput_bps",
+        per: None,
+        scale: 1e-6,
+        decimals: 2,
+    },
+    Column {
+        header: "Jain (all flows)",
+        metric: "fairness.jain",
+        per: None,
+        scale: 1.0,
+        decimals: 3,
+    },
+    Column {
+        header: "queue p50 (ms)",
+        metric: "links.bottleneck_down.queue_delay_p50_s",
+        per: None,
+        scale: 1e3,
+        decimals: 1,
+    },
+    Column {
+        header: "drops",
+        metric: "links.bottleneck_down.dropped_queue_packets",
+        per: None,
+        scale: 1.0,
+        decimals: 0,
+    },
+];
+
+/// The file's TCP model (Linux's BBR against Linux's CUBIC), or quinn's BBR against quiclab's
+/// CUBIC on quinn.
+const COEXISTENCE_STACKS: &[Variant] = &[
+    single!("tcp", &[]),
+    single!(
+        "quic",
+        &[
+            "flow.0.stack=quic",
+            "flow.0.cc=quinn-bbr",
+            "flow.1.stack=quic",
+            "flow.1.cc=cubic"
+        ]
+    ),
+];
+
+/// An experiment of the bbr-coexistence study: the buffer sweep against `$cubic` CUBIC flows.
+macro_rules! coexistence {
+    ($name:literal, $set:literal) => {
+        Experiment {
+            name: $name,
+            file: "scenarios/studies/bbr-coexistence/buffers.toml",
+            text: include_str!("../../../../scenarios/studies/bbr-coexistence/buffers.toml"),
+            variants: COEXISTENCE_STACKS,
+            columns: COEXISTENCE_COLUMNS,
+            comparisons: &[Comparison::Model {
+                name: "Ware et al.'s model (IMC 2019)",
+                predict: super::ware::study_prediction,
+            }],
+            set: &[$set],
+        }
+    };
+}
+
+/// One BBR flow against 1–16 CUBIC flows over buffers of 0.5–64 BDP (Ware et al., IMC 2019).
+const BBR_COEXISTENCE: Study = Study {
+    name: "bbr-coexistence",
+    title: "BBR against CUBIC: one BBR flow's share beside 1–16 CUBIC flows, buffers of 0.5–64 BDP, against Ware et al.'s model",
+    seed: 6000,
+    full_reps: 10,
+    until: None,
+    experiments: &[
+        coexistence!("cubic-1", "flow.1.count=1"),
+        coexistence!("cubic-2", "flow.1.count=2"),
+        coexistence!("cubic-4", "flow.1.count=4"),
+        coexistence!("cubic-8", "flow.1.count=8"),
+        coexistence!("cubic-16", "flow.1.count=16"),
+    ],
+    validation: &[],
+    tradeoff: None,
+};
+
 /// Every study, in the order `quiclab reproduce` without arguments runs them.
 pub const STUDIES: &[Study] = &[Study {
     name: "seed003",
@@ -764,7 +854,7 @@ pub const STUDIES: &[Study] = &[Study {
     ],
     validation: &[],
     tradeoff: None,
-}, SEED001, SEED000, LATENCY_UNDER_LOAD];
+}, SEED001, SEED000, LATENCY_UNDER_LOAD, BBR_COEXISTENCE];
 
 impl Experiment {
     /// Its relative comparisons as (baseline, variant) protocol pairs, in registry order.

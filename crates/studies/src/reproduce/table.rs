@@ -763,4 +763,49 @@ mod tests {
         let text = csv(&[row]);
         assert_eq!(text.lines().nth(1), Some("e,k,1,\"tcp,tls\",1,0,,,,,"));
     }
+
+    #[test]
+    fn a_model_comparison_puts_the_prediction_beside_each_protocol() {
+        fn half(x: &str) -> Option<f64> {
+            (x == "1bdp").then_some(0.5)
+        }
+        const MODEL: &[Comparison] = &[Comparison::Model {
+            name: "a model",
+            predict: half,
+        }];
+        const SHARE: &[Column] = &[Column {
+            header: "share (%)",
+            metric: "share",
+            per: None,
+            scale: 100.0,
+            decimals: 1,
+        }];
+        let e = Experiment {
+            name: "e",
+            file: "f.toml",
+            text: "",
+            variants: &[],
+            columns: SHARE,
+            comparisons: MODEL,
+            set: &[],
+        };
+        let row = |x: &str, protocol: &str, mean: f64| MetricRow {
+            experiment: "e".into(),
+            parameter: "link.queue".into(),
+            x: x.into(),
+            protocol: protocol.into(),
+            point: 0,
+            runs: 3,
+            cells: vec![Some(Cell {
+                n: 3,
+                mean,
+                ci95: None,
+            })],
+        };
+        let rows = [row("1bdp", "tcp", 47.0), row("2bdp", "tcp", 40.0)];
+        let md = model_markdown(&e, &rows);
+        assert!(md.contains("share (%) against a model"), "{md}");
+        assert!(md.contains("| 1bdp | 50.0 | 47.0 | -3.0 |"), "{md}");
+        assert!(md.contains("| 2bdp |  | 40.0 |  |"), "{md}");
+    }
 }
