@@ -247,11 +247,7 @@ pub fn tradeoff_chart(c: &TradeoffChart, size: (u32, u32)) -> Result<String, Cha
     }
     let (y0, y1) = padded(y0, y1);
     framed(size, &entries, &c.footnote, |root, plot| {
-        let mut chart = ChartBuilder::on(plot)
-            .caption(&c.title, (FONT, 17))
-            .margin(12)
-            .x_label_area_size(46)
-            .y_label_area_size(70)
+        let mut chart = house_chart(plot, &c.title, 46, 70)
             .build_cartesian_2d((x0 / 1.25..x1 * 1.25).log_scale(), y0..y1)
             .map_err(err)?;
         styled(&mut chart.configure_mesh())
@@ -584,6 +580,23 @@ fn framed(
     Ok(buf)
 }
 
+/// A chart builder on `plot` in the house layout: `title` above, the margin, and label areas
+/// of `x_area` (under the plot) and `y_area` (left of it) pixels.
+fn house_chart<'a, 'b>(
+    plot: &'a Area<'b>,
+    title: &str,
+    x_area: u32,
+    y_area: u32,
+) -> ChartBuilder<'a, 'b, SVGBackend<'b>> {
+    let mut builder = ChartBuilder::on(plot);
+    builder
+        .caption(title, (FONT, 17))
+        .margin(12)
+        .x_label_area_size(x_area)
+        .y_label_area_size(y_area);
+    builder
+}
+
 /// The house style of axis descriptions, tick labels and grid lines.
 fn styled<'m, 'a, 'b, 'g, X, Y, XT, YT>(
     mesh: &'m mut MeshStyle<'a, 'b, X, Y, SVGBackend<'g>>,
@@ -644,11 +657,7 @@ pub fn line_chart(c: &LineChart, size: (u32, u32)) -> Result<String, ChartError>
                 .x_extent
                 .iter()
                 .fold((f64::MAX, f64::MIN), |(a, b), x| (a.min(*x), b.max(*x)));
-            let mut chart = ChartBuilder::on(plot)
-                .caption(&c.title, (FONT, 17))
-                .margin(12)
-                .x_label_area_size(46)
-                .y_label_area_size(70)
+            let mut chart = house_chart(plot, &c.title, 46, 70)
                 .build_cartesian_2d((lo / 1.3..hi * 1.3).log_scale(), y0..y1)
                 .map_err(err)?;
             styled(&mut chart.configure_mesh())
@@ -676,13 +685,14 @@ pub fn line_chart(c: &LineChart, size: (u32, u32)) -> Result<String, ChartError>
             let extra_lines = wrapped
                 .as_ref()
                 .map_or(0, |w| w.iter().map(Vec::len).max().unwrap_or(1) - 1);
-            let mut chart = ChartBuilder::on(plot)
-                .caption(&c.title, (FONT, 17))
-                .margin(12)
-                .x_label_area_size(46 + CATEGORY_LINE_H * extra_lines as u32)
-                .y_label_area_size(70)
-                .build_cartesian_2d(x0..x1, y0..y1)
-                .map_err(err)?;
+            let mut chart = house_chart(
+                plot,
+                &c.title,
+                46 + CATEGORY_LINE_H * extra_lines as u32,
+                70,
+            )
+            .build_cartesian_2d(x0..x1, y0..y1)
+            .map_err(err)?;
             let cats = match &c.x_axis {
                 XAxis::Categories(c) if wrapped.is_none() => Some(c.clone()),
                 XAxis::Categories(c) => Some(vec![String::new(); c.len()]),
@@ -842,11 +852,7 @@ pub fn cdf_chart(c: &CdfChart, size: (u32, u32)) -> Result<String, ChartError> {
             } else {
                 (1e-3, 1.0)
             };
-            let mut chart = ChartBuilder::on(plot)
-                .caption(&c.title, (FONT, 17))
-                .margin(12)
-                .x_label_area_size(46)
-                .y_label_area_size(60)
+            let mut chart = house_chart(plot, &c.title, 46, 60)
                 .build_cartesian_2d((lo..hi).log_scale(), 0.0..1.0)
                 .map_err(err)?;
             styled(&mut chart.configure_mesh())
@@ -870,11 +876,7 @@ pub fn cdf_chart(c: &CdfChart, size: (u32, u32)) -> Result<String, ChartError> {
         } else {
             let (lo, hi) = if lo <= hi { padded(lo, hi) } else { (0.0, 1.0) };
             let lo = if lo < 0.0 && lo > -0.2 * hi { 0.0 } else { lo };
-            let mut chart = ChartBuilder::on(plot)
-                .caption(&c.title, (FONT, 17))
-                .margin(12)
-                .x_label_area_size(46)
-                .y_label_area_size(60)
+            let mut chart = house_chart(plot, &c.title, 46, 60)
                 .build_cartesian_2d(lo..hi, 0.0..1.0)
                 .map_err(err)?;
             styled(&mut chart.configure_mesh())
@@ -937,11 +939,7 @@ pub fn scatter_chart(c: &ScatterChart, size: (u32, u32)) -> Result<String, Chart
         .map(|s| (s.label.clone(), s.note.clone(), Key::Marker))
         .collect();
     framed(size, &entries, &c.footnote, |_, plot| {
-        let mut chart = ChartBuilder::on(plot)
-            .caption(&c.title, (FONT, 17))
-            .margin(12)
-            .x_label_area_size(46)
-            .y_label_area_size(70)
+        let mut chart = house_chart(plot, &c.title, 46, 70)
             .build_cartesian_2d(0.0..x_max, 0.0..y_max)
             .map_err(err)?;
         styled(&mut chart.configure_mesh())
