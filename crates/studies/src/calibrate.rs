@@ -40,6 +40,7 @@ pub const PATHS: &[(&str, &str)] = &[
     ("fq-codel-ecn", "FQ-CoDel + UDP + ECN"),
     ("shallow-buffer", "20 Mbit/s, 40 ms, 0.25-BDP queue"),
     ("deep-buffer", "20 Mbit/s, 40 ms, 8-BDP queue"),
+    ("bbr-vs-cubic", "BBR against CUBIC, 10 Mbit/s, 40 ms, 2 BDP"),
 ];
 
 /// Paths that also run TCP with BBR ([`Variant::TcpBbr`]): the clean and lossy paths, the
@@ -53,6 +54,14 @@ pub const BBR_PATHS: &[&str] = &[
     "shallow-buffer",
     "deep-buffer",
 ];
+
+/// Paths where two bulk flows share the bottleneck and the cell compares flow 0's share of the
+/// summed goodput instead of a download's completion: run with TCP (bbr) and, as the control,
+/// TCP (cubic).
+pub const SHARE_PATHS: &[&str] = &["bbr-vs-cubic"];
+/// A sharing cell is flagged when flow 0's median shares differ by more than this (10
+/// percentage points).
+pub const SHARE_TOLERANCE: f64 = 0.10;
 
 /// Paths of `--quick` (the test suite's run): the clean and the 2%-loss path.
 pub const QUICK_PATHS: &[&str] = &["clean", "bernoulli-2"];
@@ -91,9 +100,14 @@ impl Variant {
         Variant::TcpBbr,
     ];
 
+    /// The variants of a [`SHARE_PATHS`] path.
+    pub const SHARING: [Variant; 2] = [Variant::TcpCubic, Variant::TcpBbr];
+
     /// The variants of `path`, in table order.
     pub fn for_path(path: &str) -> &'static [Variant] {
-        if BBR_PATHS.contains(&path) {
+        if SHARE_PATHS.contains(&path) {
+            &Variant::SHARING
+        } else if BBR_PATHS.contains(&path) {
             &Variant::WITH_BBR
         } else {
             &Variant::ALL
@@ -514,6 +528,9 @@ pub struct Side {
     pub goodput_bps: Stat,
     /// Mean queue delay of the bottleneck's data direction (down), s.
     pub queue_delay_s: Stat,
+    /// Flow 0's share of the flows' summed goodput over the measurement window, fraction
+    /// (runs with more than one flow).
+    pub share: Stat,
     /// Runs stored (with or without a completion).
     pub runs: usize,
     /// The effective configuration of the first stored run (`flows[0].config`).
@@ -545,6 +562,8 @@ pub struct Row {
     pub goodput_ratio: Option<f64>,
     /// emu/sim ratio of median queue delays (None below [`MIN_COMPARED_QUEUE_DELAY_S`]).
     pub queue_delay_ratio: Option<f64>,
+    /// emu − sim difference of flow 0's median shares, fraction (sharing paths).
+    pub share_difference: Option<f64>,
 }
 
 impl Row {
@@ -555,6 +574,7 @@ impl Row {
             off(self.completion_ratio),
             off(self.goodput_ratio),
             off(self.queue_delay_ratio),
+            self.share_difference.map(|d| d.abs() > SHARE_TOLERANCE),
         ];
         if flags.iter().all(Option::is_none) {
             return None;
@@ -604,6 +624,7 @@ fn read_side(dir: &Path) -> Result<Option<Side>, CalibrateError> {
                 })
                 .collect(),
         ),
+        share: Stat::of(runs.iter().filter_map(|r| flow(r, "share")).collect()),
         runs: runs.len(),
         config: runs[0].pointer("/flows/0/config").cloned(),
         late_p99_us: runs
@@ -621,6 +642,10 @@ fn ratio(emu: &Option<Side>, sim: &Option<Side>, pick: fn(&Side) -> &Stat) -> Op
     let e = pick(emu.as_ref()?).median?;
     let s = pick(sim.as_ref()?).median?;
     (s > 0.0).then(|| e / s)
+}
+
+fn difference(emu: &Option<Side>, sim: &Option<Side>, pick: fn(&Side) -> &Stat) -> Option<f64> {
+    Some(pick(emu.as_ref()?).median? - pick(sim.as_ref()?).median?)
 }
 
 /// The table from what is stored under `out` (either half may be missing).
@@ -648,6 +673,7 @@ pub fn table(plan: &Plan, out: &Path) -> Result<Vec<Row>, CalibrateError> {
                     .and_then(|s| s.queue_delay_s.median)
                     .filter(|d| *d >= MIN_COMPARED_QUEUE_DELAY_S)
                     .and_then(|_| ratio(&emu, &sim, |s| &s.queue_delay_s)),
+                share_difference: difference(&emu, &sim, |s| &s.share),
                 sim,
                 emu,
             });
@@ -702,6 +728,42 @@ fn cells(r: &Row) -> [String; 12] {
     ]
 }
 
+/// The row belongs to a [`SHARE_PATHS`] path (it is drawn in the sharing table).
+fn is_sharing(r: &Row) -> bool {
+    SHARE_PATHS.contains(&r.path.as_str())
+}
+
+fn flag_text(r: &Row, outside: &'static str) -> &'static str {
+    match r.outside() {
+        Some(true) => outside,
+        Some(false) => "ok",
+        None => "–",
+    }
+}
+
+fn share_text(s: Option<&Side>) -> String {
+    stat_text(s.map(|s| &s.share), 0.01, 1)
+}
+
+fn points_text(d: Option<f64>) -> String {
+    d.map_or("–".into(), |d| format!("{:+.1}", d * 100.0))
+}
+
+/// A sharing row's cells: path, variant, sim and emu share of flow 0 (%), their difference
+/// (points), sim and emu queue delay, their ratio.
+fn sharing_cells(r: &Row) -> [String; 8] {
+    [
+        r.label.clone(),
+        r.variant.name().to_string(),
+        share_text(r.sim.as_ref()),
+        share_text(r.emu.as_ref()),
+        points_text(r.share_difference),
+        stat_text(r.sim.as_ref().map(|s| &s.queue_delay_s), 1e-3, 1),
+        stat_text(r.emu.as_ref().map(|s| &s.queue_delay_s), 1e-3, 1),
+        ratio_text(r.queue_delay_ratio),
+    ]
+}
+
 /// The table as fixed-width text (what `quiclab calibrate` prints).
 pub fn render_text(rows: &[Row]) -> String {
     let mut t = String::new();
@@ -721,18 +783,37 @@ pub fn render_text(rows: &[Row]) -> String {
         "emu queue ms",
         "ratio"
     );
-    for r in rows {
+    for r in rows.iter().filter(|r| !is_sharing(r)) {
         let c = cells(r);
-        let flag = match r.outside() {
-            Some(true) => "OUTSIDE ±10%",
-            Some(false) => "ok",
-            None => "–",
-        };
+        let flag = flag_text(r, "OUTSIDE ±10%");
         let _ = writeln!(
             t,
             "{:<28} {:<10} {:>7}  {:<24} {:<24} {:>5}  {:<22} {:<22} {:>5}  {:<20} {:<20} {:>5}  {flag}",
             c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10], c[11],
         );
+    }
+    if rows.iter().any(is_sharing) {
+        let _ = writeln!(
+            t,
+            "\n{:<44} {:<10} {:<20} {:<20} {:>6}  {:<20} {:<20} {:>5}  flag",
+            "sharing path",
+            "variant",
+            "sim share of flow 0 %",
+            "emu share of flow 0 %",
+            "points",
+            "sim queue ms",
+            "emu queue ms",
+            "ratio"
+        );
+        for r in rows.iter().filter(|r| is_sharing(r)) {
+            let c = sharing_cells(r);
+            let flag = flag_text(r, "OUTSIDE");
+            let _ = writeln!(
+                t,
+                "{:<44} {:<10} {:<20} {:<20} {:>6}  {:<20} {:<20} {:>5}  {flag}",
+                c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7],
+            );
+        }
     }
     t
 }
@@ -829,15 +910,37 @@ pub fn render_markdown(plan: &Plan, rows: &[Row], out: &Path, notes: Option<&str
         "ratio",
         "",
     ]);
-    for r in rows {
-        let flag = match r.outside() {
-            Some(true) => "**outside ±10%**",
-            Some(false) => "ok",
-            None => "–",
-        };
+    for r in rows.iter().filter(|r| !is_sharing(r)) {
+        let flag = flag_text(r, "**outside ±10%**");
         t.row(cells(r).into_iter().chain([flag.to_string()]));
     }
     d.push_str(&t.render());
+    if rows.iter().any(is_sharing) {
+        let _ = writeln!(
+            d,
+            "\n### Sharing a bottleneck\n\n\
+             Two bulk flows share the path; flow 0 runs the variant's controller, flow 1 CUBIC. The cell compares flow 0's \
+             median share of the summed goodput over the measurement window, flagged when the engines differ by more \
+             than {:.0} percentage points, and the queue delay as above.\n",
+            SHARE_TOLERANCE * 100.0
+        );
+        let mut t = Markdown::new([
+            "path",
+            "variant",
+            "sim share of flow 0 %",
+            "emu share of flow 0 %",
+            "difference, points",
+            "sim queue ms",
+            "emu queue ms",
+            "ratio",
+            "",
+        ]);
+        for r in rows.iter().filter(|r| is_sharing(r)) {
+            let flag = flag_text(r, "**outside**");
+            t.row(sharing_cells(r).into_iter().chain([flag.to_string()]));
+        }
+        d.push_str(&t.render());
+    }
     let outside: Vec<String> = rows
         .iter()
         .filter(|r| r.outside() == Some(true))
@@ -951,6 +1054,7 @@ mod tests {
             completion_ratio: c,
             goodput_ratio: g,
             queue_delay_ratio: q,
+            share_difference: None,
         };
         assert_eq!(row(Some(1.05), Some(0.95), None).outside(), Some(false));
         assert_eq!(row(Some(1.15), Some(0.95), None).outside(), Some(true));
@@ -958,5 +1062,11 @@ mod tests {
         assert_eq!(row(Some(1.0), Some(1.0), Some(0.75)).outside(), Some(true));
         assert_eq!(row(None, None, Some(1.02)).outside(), Some(false));
         assert_eq!(row(None, None, None).outside(), None);
+        let shared = |d: f64| Row {
+            share_difference: Some(d),
+            ..row(None, None, Some(1.02))
+        };
+        assert_eq!(shared(-0.08).outside(), Some(false));
+        assert_eq!(shared(0.12).outside(), Some(true));
     }
 }

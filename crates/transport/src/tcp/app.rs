@@ -17,20 +17,45 @@ use super::endpoint::Endpoint;
 use super::TlsMode;
 use crate::workload::Workload;
 
-/// Size of one HTTP request.
+/// Size of one HTTP/1.1 request.
 pub(crate) const REQUEST: u64 = 100;
 /// Response frame size of the multiplexing server (HTTP/2's default max frame size).
 pub(crate) const FRAME: u64 = 16 * 1024;
 /// "Until the flow stops".
 const UNBOUNDED: u64 = u64::MAX;
 
+// TLS 1.3 and HTTP/2 as our endpoints (rustls with the committed ECDSA test chain, hyper's
+// HTTP/2) put them on the wire, record overhead included, so that the simulator's TCP and
+// the emulator's kernel TCP carry the same bytes, and quinn in the simulator (which runs
+// rustls with the same chain) carries a handshake of the same size. Each constant is one
+// write: the small ones leave as segments of their own (see `Sender::write`).
+
 /// TLS 1.3 ClientHello (key share, SNI, ALPN, extensions).
-const CLIENT_HELLO: u64 = 300;
-/// TLS 1.3 ServerHello + EncryptedExtensions + Certificate (3.5 kB chain) + CertificateVerify +
+const TLS13_CLIENT_HELLO: u64 = 227;
+/// TLS 1.3 ServerHello + EncryptedExtensions + Certificate (leaf + CA) + CertificateVerify +
 /// Finished.
-const TLS13_SERVER_FLIGHT: u64 = 4_200;
-/// TLS 1.3 client Finished.
-const TLS13_CLIENT_FINISHED: u64 = 80;
+const TLS13_SERVER_FLIGHT: u64 = 1_325;
+/// TLS 1.3 client ChangeCipherSpec (middlebox compatibility) + Finished.
+const TLS13_CLIENT_FINISHED: u64 = 64;
+/// The server's two TLS 1.3 NewSessionTickets, sent once it has read the client's Finished.
+const TLS13_TICKETS: u64 = 184;
+/// HTTP/2 client connection preface.
+const H2_PREFACE: u64 = 46;
+/// HTTP/2 client SETTINGS and connection WINDOW_UPDATE.
+const H2_CLIENT_SETTINGS: u64 = 68;
+/// One HTTP/2 request (HEADERS).
+const H2_REQUEST: u64 = 54;
+/// HTTP/2 server SETTINGS, sent once it has read the client's preface.
+const H2_SERVER_SETTINGS: u64 = 55;
+/// HTTP/2 server connection WINDOW_UPDATE and SETTINGS ACK (two writes), sent once it has
+/// read the client's SETTINGS.
+const H2_SERVER_WINDOW_UPDATE: u64 = 35;
+const H2_SERVER_SETTINGS_ACK: u64 = 31;
+/// HTTP/2 client SETTINGS ACK, sent once it has read the server's SETTINGS.
+const H2_CLIENT_SETTINGS_ACK: u64 = 31;
+
+/// TLS 1.2 ClientHello.
+const TLS12_CLIENT_HELLO: u64 = 300;
 /// TLS 1.2 ServerHello + Certificate + ServerKeyExchange + ServerHelloDone.
 const TLS12_SERVER_FLIGHT: u64 = 4_300;
 /// TLS 1.2 ClientKeyExchange + ChangeCipherSpec + Finished.
@@ -66,42 +91,83 @@ pub(crate) struct Script {
     pos: usize,
     /// Bytes already read towards the current `Read`.
     got: u64,
+    /// Bytes the server sends after the handshake that the client has not yet planned to
+    /// read: it reads them right before its first response (HTTP/1.1 exchanges are
+    /// appended later).
+    unread_preamble: u64,
+}
+
+/// The HTTP/2 connection set-up is modelled for TLS 1.3 (the only mode whose sizes are
+/// measured from our endpoints).
+fn h2_setup(tls: TlsMode, workload: Workload, http1: bool) -> bool {
+    tls == TlsMode::Tls13 && !http1 && matches!(workload, Workload::Download { .. })
 }
 
 impl Script {
+    fn new(steps: Vec<Step>, unread_preamble: u64) -> Script {
+        Script {
+            steps,
+            pos: 0,
+            got: 0,
+            unread_preamble,
+        }
+    }
+
+    /// Reads what the server sent since the handshake ahead of the first response.
+    fn read_preamble(&mut self) {
+        let n = std::mem::take(&mut self.unread_preamble);
+        if n > 0 {
+            self.steps.push(Step::Read { n, payload: false });
+        }
+    }
+
     /// The client's script.
     pub(crate) fn client(tls: TlsMode, workload: Workload, http1: bool) -> Script {
-        let mut s = match tls {
-            TlsMode::None => vec![Step::Ready],
-            TlsMode::Tls13 => vec![
-                Step::Write(CLIENT_HELLO),
-                Step::Read {
-                    n: TLS13_SERVER_FLIGHT,
-                    payload: false,
-                },
-                Step::Ready,
-                // The request rides right behind the Finished.
-                Step::Write(TLS13_CLIENT_FINISHED),
-            ],
-            TlsMode::Tls12 => vec![
-                Step::Write(CLIENT_HELLO),
-                Step::Read {
-                    n: TLS12_SERVER_FLIGHT,
-                    payload: false,
-                },
-                Step::Write(TLS12_CLIENT_FLIGHT),
-                Step::Read {
-                    n: TLS12_SERVER_FINISHED,
-                    payload: false,
-                },
-                Step::Ready,
-            ],
+        let h2 = h2_setup(tls, workload, http1);
+        let (steps, preamble) = match tls {
+            TlsMode::None => (vec![Step::Ready], 0),
+            TlsMode::Tls13 => {
+                let mut s = vec![
+                    Step::Write(TLS13_CLIENT_HELLO),
+                    Step::Read {
+                        n: TLS13_SERVER_FLIGHT,
+                        payload: false,
+                    },
+                    Step::Ready,
+                    // The request rides right behind the Finished.
+                    Step::Write(TLS13_CLIENT_FINISHED),
+                ];
+                if h2 {
+                    s.extend([Step::Write(H2_PREFACE), Step::Write(H2_CLIENT_SETTINGS)]);
+                }
+                (s, TLS13_TICKETS)
+            }
+            TlsMode::Tls12 => (
+                vec![
+                    Step::Write(TLS12_CLIENT_HELLO),
+                    Step::Read {
+                        n: TLS12_SERVER_FLIGHT,
+                        payload: false,
+                    },
+                    Step::Write(TLS12_CLIENT_FLIGHT),
+                    Step::Read {
+                        n: TLS12_SERVER_FINISHED,
+                        payload: false,
+                    },
+                    Step::Ready,
+                ],
+                0,
+            ),
         };
+        let mut script = Script::new(steps, preamble);
         match workload {
-            Workload::Bulk { upload: true } => s.push(Step::Write(UNBOUNDED)),
+            // The upload never reads: what the server sent after the handshake stays in the
+            // receive buffer.
+            Workload::Bulk { upload: true } => script.steps.push(Step::Write(UNBOUNDED)),
             Workload::Bulk { upload: false } => {
-                s.push(Step::Write(REQUEST));
-                s.push(Step::Read {
+                script.steps.push(Step::Write(REQUEST));
+                script.read_preamble();
+                script.steps.push(Step::Read {
                     n: UNBOUNDED,
                     payload: true,
                 });
@@ -109,38 +175,73 @@ impl Script {
             // HTTP/1.1: the flow appends each exchange when it assigns the request.
             Workload::Download { .. } if http1 => {}
             Workload::Download { size, streams, .. } => {
-                s.push(Step::Write(REQUEST * u64::from(streams.max(1))));
-                s.push(Step::Read {
+                let request = if h2 { H2_REQUEST } else { REQUEST };
+                script
+                    .steps
+                    .push(Step::Write(request * u64::from(streams.max(1))));
+                if h2 {
+                    // The tickets and the server's SETTINGS, answered; then the server's
+                    // replies to the client's SETTINGS.
+                    script.steps.extend([
+                        Step::Read {
+                            n: std::mem::take(&mut script.unread_preamble) + H2_SERVER_SETTINGS,
+                            payload: false,
+                        },
+                        Step::Write(H2_CLIENT_SETTINGS_ACK),
+                        Step::Read {
+                            n: H2_SERVER_WINDOW_UPDATE + H2_SERVER_SETTINGS_ACK,
+                            payload: false,
+                        },
+                    ]);
+                }
+                script.read_preamble();
+                script.steps.push(Step::Read {
                     n: size,
                     payload: true,
                 });
             }
         }
-        Script {
-            steps: s,
-            pos: 0,
-            got: 0,
-        }
+        script
     }
 
     /// The server's script.
     pub(crate) fn server(tls: TlsMode, workload: Workload, http1: bool) -> Script {
+        let h2 = h2_setup(tls, workload, http1);
         let mut s = match tls {
             TlsMode::None => vec![],
-            TlsMode::Tls13 => vec![
-                Step::Read {
-                    n: CLIENT_HELLO,
-                    payload: false,
-                },
-                Step::Write(TLS13_SERVER_FLIGHT),
-                Step::Read {
-                    n: TLS13_CLIENT_FINISHED,
-                    payload: false,
-                },
-            ],
+            TlsMode::Tls13 => {
+                let mut s = vec![
+                    Step::Read {
+                        n: TLS13_CLIENT_HELLO,
+                        payload: false,
+                    },
+                    Step::Write(TLS13_SERVER_FLIGHT),
+                    Step::Read {
+                        n: TLS13_CLIENT_FINISHED,
+                        payload: false,
+                    },
+                    Step::Write(TLS13_TICKETS),
+                ];
+                if h2 {
+                    s.extend([
+                        Step::Read {
+                            n: H2_PREFACE,
+                            payload: false,
+                        },
+                        Step::Write(H2_SERVER_SETTINGS),
+                        Step::Read {
+                            n: H2_CLIENT_SETTINGS,
+                            payload: false,
+                        },
+                        Step::Write(H2_SERVER_WINDOW_UPDATE),
+                        Step::Write(H2_SERVER_SETTINGS_ACK),
+                    ]);
+                }
+                s
+            }
             TlsMode::Tls12 => vec![
                 Step::Read {
-                    n: CLIENT_HELLO,
+                    n: TLS12_CLIENT_HELLO,
                     payload: false,
                 },
                 Step::Write(TLS12_SERVER_FLIGHT),
@@ -165,24 +266,28 @@ impl Script {
             }
             Workload::Download { .. } if http1 => {}
             Workload::Download { size, streams, .. } => {
+                let request = if h2 { H2_REQUEST } else { REQUEST };
                 s.push(Step::Read {
-                    n: REQUEST * u64::from(streams.max(1)),
+                    n: request * u64::from(streams.max(1)),
                     payload: false,
                 });
                 // The responses, interleaved frame by frame (see `response_layout`).
                 s.push(Step::Write(size));
+                if h2 {
+                    s.push(Step::Read {
+                        n: H2_CLIENT_SETTINGS_ACK,
+                        payload: false,
+                    });
+                }
             }
         }
-        Script {
-            steps: s,
-            pos: 0,
-            got: 0,
-        }
+        Script::new(s, 0)
     }
 
     /// Client side of one HTTP/1.1 exchange: send a request, then read its `response` bytes.
     pub(crate) fn push_client_exchange(&mut self, response: u64) {
         self.steps.push(Step::Write(REQUEST));
+        self.read_preamble();
         self.steps.push(Step::Read {
             n: response,
             payload: true,
@@ -324,12 +429,28 @@ mod tests {
         assert!(!s.steps.iter().any(|st| matches!(st, Step::Write(REQUEST))));
         c.push_client_exchange(500);
         s.push_server_exchange(500);
+        // The first exchange reads the session tickets ahead of its response.
+        assert_eq!(
+            c.steps[c.steps.len() - 3..],
+            [
+                Step::Write(REQUEST),
+                Step::Read {
+                    n: TLS13_TICKETS,
+                    payload: false
+                },
+                Step::Read {
+                    n: 500,
+                    payload: true
+                }
+            ]
+        );
+        c.push_client_exchange(700);
         assert_eq!(
             c.steps[c.steps.len() - 2..],
             [
                 Step::Write(REQUEST),
                 Step::Read {
-                    n: 500,
+                    n: 700,
                     payload: true
                 }
             ]

@@ -447,6 +447,9 @@ impl Endpoint {
                 if let Some(o) = self.snd.next(now) {
                     seg.seq = o.seq;
                     seg.len = o.len;
+                    if o.len > 0 {
+                        rcv.on_data_sent(now);
+                    }
                     if o.fin {
                         seg.flags |= FIN;
                     }

@@ -32,6 +32,8 @@ pub(crate) struct Receiver {
     /// is kept (the window bounds the memory); a map keeps insertion O(log n) with hundreds of
     /// holes, as a slow start overshooting a deep queue leaves them.
     ooo: BTreeMap<u64, u64>,
+    /// Bytes in `ooo`: they occupy the receive buffer as unread data does.
+    ooo_bytes: u64,
     /// Starts of the most recently received out-of-order segments, newest first (the first
     /// SACK block must report the newest arrival).
     recent: [u64; 4],
@@ -50,12 +52,22 @@ pub(crate) struct Receiver {
     ack_now: bool,
     delack_deadline: Option<Duration>,
     quickacks: u32,
+    /// Interactive ("ping-pong") mode: this end sent data within a delayed-ACK timeout of
+    /// receiving some, so Linux stops quick-ACKing (tcp_in_quickack_mode) and delays ACKs
+    /// that a reply could carry. A client sending its TLS Finished and request right after
+    /// the server's flight enters it, so a download's first flights are acknowledged every
+    /// second segment, not one by one.
+    pingpong: bool,
     delayed_ack: bool,
     delack_timeout: Duration,
     mss: u64,
     max_sack: usize,
-    /// Receive buffer; the part not holding unread data is window.
+    /// Receive buffer; the part not holding unread or out-of-order data is window.
     wnd: u64,
+    /// Most the window may offer now (Linux's rcv_ssthresh): it starts at the initial window
+    /// and opens by two segments per data segment received, so a buffer that autotuning
+    /// enlarges at once still opens to the sender gradually.
+    rcv_ssthresh: u64,
     wnd_max: u64,
     wscale: u8,
     right_edge: u64,
@@ -80,6 +92,7 @@ impl Receiver {
         Receiver {
             nxt,
             ooo: BTreeMap::new(),
+            ooo_bytes: 0,
             recent: [0; 4],
             n_recent: 0,
             fin_seq: None,
@@ -91,6 +104,7 @@ impl Receiver {
             ack_now: false,
             delack_deadline: None,
             quickacks: QUICKACKS,
+            pingpong: false,
             delayed_ack: p.knobs.delayed_ack,
             delack_timeout: p.knobs.delayed_ack_timeout,
             mss: u64::from(p.mss),
@@ -100,6 +114,7 @@ impl Receiver {
                 0
             },
             wnd: p.knobs.initial_receive_window,
+            rcv_ssthresh: p.knobs.initial_receive_window,
             wnd_max: p.knobs.receive_window_max,
             wscale: p.wscale,
             right_edge: nxt,
@@ -189,15 +204,35 @@ impl Receiver {
         n
     }
 
-    /// Free buffer space, held back to zero while it is below min(buffer / 2, MSS)
-    /// (receiver silly-window avoidance, RFC 9293 §3.8.6.2.2), and rounded down to the
-    /// window-scale granularity like on the wire.
+    /// Buffer space not holding unread or out-of-order data (Linux's tcp_space).
+    fn free_space(&self) -> u64 {
+        self.wnd
+            .saturating_sub(self.readable)
+            .saturating_sub(self.ooo_bytes)
+    }
+
+    /// Free buffer space up to `rcv_ssthresh` (Linux's __tcp_select_window), held back to
+    /// zero while it is below min(buffer / 2, MSS) (receiver silly-window avoidance,
+    /// RFC 9293 §3.8.6.2.2), and rounded down to the window-scale granularity like on the
+    /// wire. Out-of-order data takes space, so during a loss recovery the right edge stops
+    /// advancing and a sender with enough in flight becomes window-limited, as with Linux.
     fn window_candidate(&self) -> u64 {
-        let free = self.wnd.saturating_sub(self.readable);
+        let free = self.free_space();
         if free < (self.wnd / 2).min(self.mss) {
             return 0;
         }
-        (free >> self.wscale) << self.wscale
+        (free.min(self.rcv_ssthresh) >> self.wscale) << self.wscale
+    }
+
+    /// Linux's tcp_grow_window for a data segment of `len` bytes (in order, or out of order
+    /// with SACK; Linux skips segments under 128 bytes): the offered window may open by
+    /// two segments, up to the free space.
+    fn grow_window(&mut self, len: u64) {
+        if len < 128 {
+            return;
+        }
+        let room = self.free_space().saturating_sub(self.rcv_ssthresh);
+        self.rcv_ssthresh += room.min((2 * self.mss).max(2 * len));
     }
 
     /// Asks for an ACK at the next opportunity (duplicate SYN, window probe, …).
@@ -208,6 +243,19 @@ impl Receiver {
     /// Acknowledges at least the next `n` data segments at once (tcp_enter_quickack_mode).
     pub(crate) fn enter_quickack(&mut self, n: u32) {
         self.quickacks = self.quickacks.max(n);
+        self.pingpong = false;
+    }
+
+    /// This end sends a data segment at `now` (Linux's tcp_event_data_sent): a reply within
+    /// a delayed-ACK timeout of the last data received enters interactive mode (Linux's
+    /// tcp_pingpong_thresh is 1).
+    pub(crate) fn on_data_sent(&mut self, now: Duration) {
+        if self
+            .last_data
+            .is_some_and(|t| now.saturating_sub(t) < self.delack_timeout)
+        {
+            self.pingpong = true;
+        }
     }
 
     /// An ACK must go out now.
@@ -225,6 +273,8 @@ impl Receiver {
         if self.delack_deadline.is_some_and(|t| t <= now) {
             self.delack_deadline = None;
             self.ack_now = true;
+            // A delayed ACK that no reply carried: the exchange is not interactive.
+            self.pingpong = false;
         }
     }
 
@@ -241,6 +291,11 @@ impl Receiver {
 
     /// Any segment carrying our ACK went out.
     pub(crate) fn on_ack_sent(&mut self) {
+        // Linux counts quick ACKs down per ACK of new data sent (tcp_dec_quickack_mode),
+        // in interactive mode too; outside it `schedule_ack` has counted them already.
+        if self.pingpong && (self.ack_now || self.delack_deadline.is_some()) {
+            self.quickacks = self.quickacks.saturating_sub(1);
+        }
         self.last_ack_sent = self.nxt;
         self.ack_now = false;
         self.delack_deadline = None;
@@ -301,6 +356,9 @@ impl Receiver {
         if len > 0 {
             if seq > self.nxt {
                 self.insert_ooo(seq, end);
+                if self.max_sack > 0 {
+                    self.grow_window(end - seq);
+                }
                 self.ack_now = true;
                 return DataOutcome::Accepted;
             }
@@ -308,6 +366,7 @@ impl Receiver {
             self.nxt = end;
             self.absorb_ooo();
             self.readable += self.nxt - before;
+            self.grow_window(end - seq);
         }
         if let Some(f) = self.fin_seq {
             if !self.fin_received && self.nxt == f {
@@ -345,7 +404,7 @@ impl Receiver {
     fn schedule_ack(&mut self, filled_hole: bool, now: Duration) {
         if filled_hole || !self.delayed_ack {
             self.ack_now = true;
-        } else if self.quickacks > 0 {
+        } else if self.quickacks > 0 && !self.pingpong {
             self.quickacks -= 1;
             self.ack_now = true;
         } else if self.nxt - self.last_ack_sent > self.mss {
@@ -364,14 +423,17 @@ impl Receiver {
                 l = a;
                 r = r.max(b);
                 self.ooo.remove(&a);
+                self.ooo_bytes -= b - a;
             }
         }
         // Ranges starting inside [l, r] merge from the right.
         while let Some((&a, &b)) = self.ooo.range(l..=r).next() {
             r = r.max(b);
             self.ooo.remove(&a);
+            self.ooo_bytes -= b - a;
         }
         self.ooo.insert(l, r);
+        self.ooo_bytes += r - l;
         let keep = self.n_recent.min(self.recent.len() - 1);
         self.recent.copy_within(0..keep, 1);
         self.recent[0] = seq;
@@ -384,7 +446,9 @@ impl Receiver {
             if *entry.key() > self.nxt {
                 break;
             }
+            let start = *entry.key();
             let end = entry.remove();
+            self.ooo_bytes -= end - start;
             self.nxt = self.nxt.max(end);
         }
         if self.ooo.is_empty() {
@@ -520,6 +584,104 @@ mod tests {
         }
         r.take_readable_max(u64::MAX, 20 * MS);
         assert_eq!(r.window_size(), 168 * m);
+    }
+
+    #[test]
+    fn the_offered_window_opens_two_segments_per_segment_received() {
+        let mut p = params();
+        p.knobs.initial_receive_window = 64 * 1024;
+        p.knobs.receive_window_max = 6 << 20;
+        p.wscale = 0;
+        let m = u64::from(p.mss);
+        let mut r = Receiver::new(&p, 0, Duration::ZERO);
+        r.set_rtt(10 * MS);
+        // Autotuning enlarges the buffer at once ...
+        let mut seq = 1;
+        for _ in 0..20 {
+            r.on_data(seq, p.mss, false, MS);
+            seq += m;
+        }
+        r.take_readable_max(u64::MAX, 10 * MS);
+        assert_eq!(r.window_size(), 168 * m);
+        // ... but the window offered is still the initial one ...
+        assert_eq!(r.advertise(false), 64 * 1024);
+        // ... and opens by two segments per segment received (and read) from now on.
+        for _ in 0..10 {
+            r.on_data(seq, p.mss, false, 11 * MS);
+            r.take_readable_max(u64::MAX, 11 * MS);
+            seq += m;
+        }
+        assert_eq!(r.advertise(false), 64 * 1024 + 20 * m);
+        // Tiny segments (under 128 bytes) do not open it.
+        r.on_data(seq, 100, false, 12 * MS);
+        r.take_readable_max(u64::MAX, 12 * MS);
+        assert_eq!(r.advertise(false), 64 * 1024 + 20 * m);
+    }
+
+    #[test]
+    fn out_of_order_data_occupies_the_window_so_its_edge_stops() {
+        let mut p = params();
+        p.knobs.initial_receive_window = 20 * u64::from(p.mss);
+        p.knobs.receive_window_max = p.knobs.initial_receive_window;
+        p.wscale = 0;
+        let m = u64::from(p.mss);
+        let mut r = Receiver::new(&p, 0, Duration::ZERO);
+        assert_eq!(r.advertise(false), 20 * m);
+        // Segment 0 is lost; 1..10 arrive and wait in the out-of-order queue.
+        for k in 1..=10 {
+            r.on_data(1 + k * m, p.mss, false, MS);
+        }
+        assert_eq!(r.ooo_bytes, 10 * m);
+        // The right edge stays where it was (20 segments above the hole), not 20 above it
+        // plus what arrived.
+        assert_eq!(1 + r.advertise(false), 1 + 20 * m);
+        // The hole fills: everything is in order, read, and the window is whole again.
+        r.on_data(1, p.mss, false, MS);
+        assert_eq!(r.ooo_bytes, 0);
+        assert_eq!(r.take_readable_max(u64::MAX, MS), 11 * m);
+        assert_eq!(r.advertise(false), 20 * m);
+    }
+
+    #[test]
+    fn a_quick_reply_enters_interactive_mode_and_a_delayed_ack_leaves_it() {
+        let p = params();
+        let mut r = Receiver::new(&p, 0, Duration::ZERO);
+        let m = u64::from(p.mss);
+        r.on_data(1, 300, false, MS);
+        assert!(r.ack_due(), "quick-ACK mode at the start");
+        // This end replies within the delayed-ACK timeout: interactive mode.
+        r.on_data_sent(2 * MS);
+        r.on_ack_sent();
+        let mut seq = 301;
+        r.on_data(seq, p.mss, false, 3 * MS);
+        seq += m;
+        assert!(!r.ack_due(), "no quick ACK in interactive mode");
+        r.on_data(seq, p.mss, false, 3 * MS);
+        seq += m;
+        assert!(
+            r.ack_due(),
+            "every second full segment is still acknowledged"
+        );
+        r.on_ack_sent();
+        r.on_data(seq, p.mss, false, 4 * MS);
+        seq += m;
+        let t = r.timeout().expect("delayed ACK armed");
+        r.on_timeout(t);
+        assert!(r.ack_due());
+        r.on_ack_sent();
+        // The delayed ACK fired: quick ACKs again.
+        r.on_data(seq, p.mss, false, t + MS);
+        assert!(r.ack_due());
+        // A reply later than the timeout does not make the exchange interactive.
+        r.on_ack_sent();
+        r.on_data_sent(t + MS + p.knobs.delayed_ack_timeout);
+        r.on_data(
+            seq + m,
+            p.mss,
+            false,
+            t + 2 * MS + p.knobs.delayed_ack_timeout,
+        );
+        assert!(r.ack_due());
     }
 
     #[test]

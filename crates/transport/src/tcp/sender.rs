@@ -46,6 +46,7 @@
 //!   snapshot, every ACK that finds data outstanding makes a sample the controller gets
 //!   after the loss state machine ran (Linux's `cong_control` order).
 
+use std::collections::VecDeque;
 use std::time::Duration;
 
 use congestion::{CaState, CongestionController};
@@ -137,6 +138,8 @@ pub(crate) struct Sender {
     nxt: u64,
     /// Sequence number after the last byte the application wrote.
     stream_end: u64,
+    /// Ends of writes that leave as segments of their own (see [`Sender::write`]).
+    write_ends: VecDeque<u64>,
     fin_queued: bool,
     /// Right edge of the peer's receive window.
     peer_edge: u64,
@@ -217,6 +220,7 @@ impl Sender {
             una: 1,
             nxt: 1,
             stream_end: 1,
+            write_ends: VecDeque::new(),
             fin_queued: false,
             peer_edge: 1,
             board: Scoreboard::default(),
@@ -316,8 +320,19 @@ impl Sender {
 
     /// The application appends `n` bytes (saturating: a bulk sender writes "infinitely").
     /// Linux's tcp_sendmsg first checks whether the connection was application-limited.
+    ///
+    /// Our endpoints write with `TCP_NODELAY`, so Linux pushes each write out at once when
+    /// the windows let all of it go, and the next write starts a new segment: the small
+    /// TLS and HTTP/2 messages after a handshake leave as small segments, whose RTT samples
+    /// set CUBIC's HyStart baseline without a full segment's serialisation time. Data
+    /// written while earlier data has to wait joins it instead (tcp_sendmsg fills the
+    /// unsent tail). A paced sender past its first ten segments is taken as waiting.
     pub(crate) fn write(&mut self, n: u64) {
         if !self.fin_queued {
+            let unsent = self.stream_end.saturating_sub(self.nxt);
+            if unsent > 0 && self.would_leave_now(unsent) {
+                self.write_ends.push_back(self.stream_end);
+            }
             let mss = u64::from(self.mss);
             self.rate.check_app_limited(
                 self.stream_end.saturating_sub(self.nxt),
@@ -328,6 +343,26 @@ impl Sender {
             );
             self.stream_end = self.stream_end.saturating_add(n).min(SEQ_LIMIT / 2);
         }
+    }
+
+    /// All `unsent` bytes at the end of the stream would leave now: the congestion window,
+    /// the peer's window and the send buffer take them and no pacing holds them back.
+    fn would_leave_now(&self, unsent: u64) -> bool {
+        let paced = self.cc.pacing_rate().is_some() && self.stats.data_segments >= 10;
+        !paced
+            && self.pipe().saturating_add(unsent) <= self.cwnd().max(u64::from(self.mss))
+            && self.stream_end <= self.peer_edge
+            && self.stream_end <= self.una.saturating_add(self.send_buffer)
+    }
+
+    /// Length of the next new segment when `edge` bounds what may be sent: a full segment,
+    /// or less where the window or a write that leaves on its own ends it.
+    fn new_segment_len(&mut self, edge: u64) -> u64 {
+        while self.write_ends.front().is_some_and(|&end| end <= self.nxt) {
+            self.write_ends.pop_front();
+        }
+        let end = self.write_ends.front().map_or(edge, |&w| w.min(edge));
+        (end - self.nxt).min(u64::from(self.mss))
     }
 
     /// The application closes: a FIN follows the last byte.
@@ -653,7 +688,7 @@ impl Sender {
             .min(self.una.saturating_add(self.send_buffer))
             .min(self.peer_edge);
         if self.nxt < edge {
-            let len = (edge - self.nxt).min(u64::from(self.mss));
+            let len = self.new_segment_len(edge);
             if len < u64::from(self.mss) && edge < self.stream_end && pipe > 0 {
                 // Silly-window avoidance: a runt limited by a window waits for the window.
                 self.cwnd_limited = false;
@@ -692,7 +727,7 @@ impl Sender {
         let out = if self.nxt < edge
             && (edge - self.nxt >= u64::from(self.mss) || edge == self.stream_end)
         {
-            let len = (edge - self.nxt).min(u64::from(self.mss));
+            let len = self.new_segment_len(edge);
             let fin = self.fin_queued && self.nxt + len == self.stream_end;
             self.tlp_retrans = false;
             self.send_new_inner(now, len as u32, fin)
@@ -1170,6 +1205,30 @@ mod tests {
         s.set_peer_window(1 << 30);
         s.write(n * u64::from(p.mss));
         (s, u64::from(p.mss))
+    }
+
+    #[test]
+    fn small_writes_that_can_leave_at_once_leave_as_their_own_segments() {
+        let p = params();
+        let m = u64::from(p.mss);
+        let mut s = Sender::new(&p, Duration::ZERO, 0);
+        s.on_handshake_rtt(MS);
+        s.set_peer_window(1 << 30);
+        // Three writes in one instant with the window open: 184 B, 55 B, then a bulk.
+        s.write(184);
+        s.write(55);
+        s.write(10 * m);
+        let lens: Vec<u32> = (0..4).map(|_| s.next(MS).expect("segment").len).collect();
+        assert_eq!(lens, [184, 55, p.mss, p.mss]);
+        // Data written while the window is full waits, and the next write joins it: the
+        // initial window's ten segments leave, two 100-byte writes wait and leave as one.
+        let (mut s, m) = sender(10);
+        while s.next(MS).is_some() {}
+        s.write(100);
+        s.write(100);
+        assert!(s.next(MS).is_none(), "the window is full");
+        ack(&mut s, 1 + 2 * m, &[], 2 * MS);
+        assert_eq!(s.next(2 * MS).expect("segment after the ACK").len, 200);
     }
 
     fn ack(s: &mut Sender, ack: u64, sacks: &[(u64, u64)], now: Duration) {
