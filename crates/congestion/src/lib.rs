@@ -71,6 +71,7 @@
 //! bit-identical for the same inputs on the same platform.
 
 mod bbr;
+mod bbr_common;
 mod ce_window;
 pub mod config;
 mod cubic;
