@@ -48,7 +48,7 @@
 
 use std::time::Duration;
 
-use congestion::{CaState, CongestionController};
+use congestion::{CaState, CongestionController, LostPacket};
 
 use super::knobs::LossRecovery;
 use super::rate::{AckContext, AckSample, DeliveredTx, RateSampler};
@@ -389,7 +389,8 @@ impl Sender {
                 self.wstamp += Duration::from_nanos(len_ns);
             }
         }
-        self.rate.on_sent(now, self.board.is_empty())
+        let in_flight = self.board.pipe().div_ceil(u64::from(self.mss)) + 1;
+        self.rate.on_sent(now, self.board.is_empty(), in_flight)
     }
 
     /// A zero-window probe is due; taking it clears the request.
@@ -876,7 +877,9 @@ impl Sender {
             Some(_) if advanced && !self.sack => {
                 // NewReno partial ACK: the next hole is lost too; retransmit it at once.
                 self.dupacks = self.dupacks.saturating_sub(cum_acked.saturating_sub(1));
-                self.ack_lost += self.board.mark_first_lost().count;
+                let n = self.board.mark_first_lost().count;
+                self.report_lost(now, self.ack_lost);
+                self.ack_lost += n;
             }
             None if advanced && !self.sack => self.dupacks = 0,
             _ => {}
@@ -889,6 +892,7 @@ impl Sender {
                 self.board.mark_lost_by_sack()
             };
             newly_lost = losses.count > 0;
+            self.report_lost(now, self.ack_lost);
             self.ack_lost += losses.count;
             if newly_lost {
                 self.on_losses(losses, now);
@@ -898,6 +902,7 @@ impl Sender {
             let fresh = self.una > self.recover && self.una >= self.loss_until;
             if self.recovery.is_none() && self.dupacks == DUP_THRESH as u64 && fresh {
                 let losses = self.board.mark_first_lost();
+                self.report_lost(now, self.ack_lost);
                 self.ack_lost += losses.count;
                 self.on_losses(losses, now);
             }
@@ -924,6 +929,7 @@ impl Sender {
                 ack_maybe_delayed: maybe_delayed,
                 next_departure: self.wstamp,
                 ca_state: self.ca_state(),
+                is_cwnd_limited: self.cwnd_limited,
             };
             let mut sample = self.rate.gen(&rs, &cx, now);
             // Linux also requires the delivered segment to be the latest one sent.
@@ -1019,6 +1025,22 @@ impl Sender {
             .on_end_acks(now, self.board.pipe(), app_limited, Some(largest));
     }
 
+    /// Passes each segment the scoreboard newly marked lost to the controller, in marking
+    /// order; `counted`: losses of this ACK marked before them, which the rate sampler
+    /// adds only when the ACK ends.
+    fn report_lost(&mut self, now: Duration, counted: u64) {
+        let mut lost = self.rate.lost() + counted;
+        for tx in self.board.drain_lost_tx() {
+            lost += 1;
+            let p = LostPacket {
+                tx_in_flight: tx.in_flight,
+                lost: lost - tx.lost,
+                is_app_limited: tx.is_app_limited,
+            };
+            self.cc.on_packet_lost(now, &p);
+        }
+    }
+
     /// Newly detected losses: one congestion event per recovery episode. Inside a CWR
     /// reduction, recovery takes over without a second reduction (tcp_enter_recovery).
     fn on_losses(&mut self, losses: Losses, now: Duration) {
@@ -1098,6 +1120,7 @@ impl Sender {
                 // tcp_rack_reo_timeout: whatever is due now is lost; a first loss starts
                 // recovery with one delivered segment's worth of PRR credit.
                 let losses = self.rack_detect(now);
+                self.report_lost(now, 0);
                 self.rate.on_lost(losses.count);
                 if losses.count > 0 {
                     self.on_losses(losses, now);
@@ -1128,6 +1151,7 @@ impl Sender {
             None
         };
         let marked = self.board.timeout_mark_lost(rack_rtt, now, reneged);
+        self.report_lost(now, 0);
         self.rate.on_lost(marked);
         // tcp_enter_loss: the first timeout since the cumulative ACK last advanced sets a new
         // ssthresh unless fast recovery already did (a new signal even inside the Loss state
