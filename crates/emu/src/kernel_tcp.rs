@@ -507,7 +507,9 @@ mod tests {
         };
         let mut f = download();
         f.cc = CcChoice::Ours(CcConfig::Bbr3 { common });
-        let e = controller_name(&f).expect_err("no kernel BBRv3").to_string();
+        let e = controller_name(&f)
+            .expect_err("no kernel BBRv3")
+            .to_string();
         assert!(e.contains("flow.cc") && e.contains("no BBRv3"), "{e}");
         let pep = PepSpec {
             cc: CcConfig::Bbr3 { common },

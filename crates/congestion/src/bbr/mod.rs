@@ -45,8 +45,8 @@ use crate::{CaState, CongestionController, Phase, RateSample, RttSample};
 
 use crate::bbr_common::filter::MaxFilter;
 use crate::bbr_common::{
-    bdp, micros, millis, packets_in_net_at_edt, rate_bytes_per_sec, tso_segs_goal,
-    window_per_rtt, SeededRng, BBR_SCALE, BBR_UNIT, BW_UNIT,
+    bdp, micros, millis, packets_in_net_at_edt, rate_bytes_per_sec, tso_segs_goal, window_per_rtt,
+    SeededRng, BBR_SCALE, BBR_UNIT, BW_UNIT,
 };
 /// 2/ln 2, rounded up so STARTUP at least doubles per round.
 const HIGH_GAIN: u64 = BBR_UNIT * 2885 / 1000 + 1;

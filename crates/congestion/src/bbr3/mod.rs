@@ -318,9 +318,7 @@ impl Bbr3 {
     /// The offload budget (three send quanta), the pipelining floor and UP's extra 2
     /// packets, which keep UP above the BDP even when the BDP is tiny.
     fn quantization_budget(&self, inflight: u64) -> u64 {
-        let mut cap = inflight
-            .max(3 * self.tso_segs_goal())
-            .max(MIN_PIPE_CWND);
+        let mut cap = inflight.max(3 * self.tso_segs_goal()).max(MIN_PIPE_CWND);
         if self.mode == Mode::ProbeBw && self.cycle == Cycle::Up {
             cap += 2;
         }
@@ -343,14 +341,11 @@ impl Bbr3 {
             return UNSET;
         }
         let headroom = ((self.inflight_hi * HEADROOM) >> BBR_SCALE).max(1);
-        self.inflight_hi
-            .saturating_sub(headroom)
-            .max(MIN_PIPE_CWND)
+        self.inflight_hi.saturating_sub(headroom).max(MIN_PIPE_CWND)
     }
 
     fn probe_rtt_cwnd(&self) -> u64 {
-        self.bdp(self.bw(), PROBE_RTT_CWND_GAIN)
-            .max(MIN_PIPE_CWND)
+        self.bdp(self.bw(), PROBE_RTT_CWND_GAIN).max(MIN_PIPE_CWND)
     }
 
     fn packets_in_net_at_edt(&self, inflight_now: u64) -> u64 {
@@ -539,8 +534,7 @@ impl Bbr3 {
             }
             // A cautious probe reached the old inflight_hi without losing too much: probe
             // again at once, this time holding inflight_hi for a round.
-            if self.mode == Mode::ProbeBw && self.stopped_risky_probe && !self.prev_probe_too_high
-            {
+            if self.mode == Mode::ProbeBw && self.stopped_risky_probe && !self.prev_probe_too_high {
                 self.start_probe_refill();
                 return true;
             }
@@ -676,10 +670,7 @@ impl Bbr3 {
         if self.inflight_lo == UNSET {
             self.inflight_lo = self.cwnd;
         }
-        self.bw_lo = self
-            .bw_latest
-            .max((self.bw_lo * BETA) >> BBR_SCALE)
-            .max(1);
+        self.bw_lo = self.bw_latest.max((self.bw_lo * BETA) >> BBR_SCALE).max(1);
         self.inflight_lo = self
             .inflight_latest
             .max((self.inflight_lo * BETA) >> BBR_SCALE);
@@ -773,8 +764,8 @@ impl Bbr3 {
             self.reset_congestion_signals();
         }
         if self.mode == Mode::Drain {
-            let drained = self.packets_in_net_at_edt(in_flight)
-                <= self.inflight(self.max_bw(), BBR_UNIT);
+            let drained =
+                self.packets_in_net_at_edt(in_flight) <= self.inflight(self.max_bw(), BBR_UNIT);
             if drained || self.round_count > self.drain_start_round + DRAIN_MAX_ROUNDS {
                 self.start_probe_down();
             }

@@ -282,7 +282,9 @@ mod tests {
     #[test]
     fn a_window_from_idle_samples_its_deliveries_over_the_longer_phase() {
         let mut r = RateSampler::default();
-        let tx: Vec<TxState> = (0..4u32).map(|k| r.on_sent(k * MS, k == 0, u64::from(k) + 1)).collect();
+        let tx: Vec<TxState> = (0..4u32)
+            .map(|k| r.on_sent(k * MS, k == 0, u64::from(k) + 1))
+            .collect();
         assert!(tx
             .iter()
             .all(|t| t.delivered == 1 && t.first_tx_mstamp.is_zero()));
