@@ -1336,6 +1336,94 @@ mod tests {
         (s, u64::from(p.mss))
     }
 
+    /// A controller that records the per-packet loss reports and otherwise is the one it
+    /// wraps.
+    #[derive(Debug, Clone)]
+    struct LossRecorder {
+        inner: Box<dyn CongestionController>,
+        lost: std::sync::Arc<std::sync::Mutex<Vec<LostPacket>>>,
+    }
+
+    impl CongestionController for LossRecorder {
+        fn on_sent(&mut self, now: Duration, bytes: u64, pn: u64) {
+            self.inner.on_sent(now, bytes, pn);
+        }
+        fn on_ack(
+            &mut self,
+            now: Duration,
+            sent: Duration,
+            b: u64,
+            al: bool,
+            r: &congestion::RttSample,
+        ) {
+            self.inner.on_ack(now, sent, b, al, r);
+        }
+        fn on_end_acks(&mut self, now: Duration, f: u64, al: bool, l: Option<u64>) {
+            self.inner.on_end_acks(now, f, al, l);
+        }
+        fn on_congestion_event(&mut self, now: Duration, sent: Duration, pc: bool, b: u64) {
+            self.inner.on_congestion_event(now, sent, pc, b);
+        }
+        fn on_retransmission_timeout(&mut self, now: Duration, reduce: bool, window: u64) {
+            self.inner.on_retransmission_timeout(now, reduce, window);
+        }
+        fn on_mtu_update(&mut self, size: u64) {
+            self.inner.on_mtu_update(size);
+        }
+        fn on_packet_lost(&mut self, _now: Duration, lost: &LostPacket) {
+            self.lost.lock().expect("not poisoned").push(*lost);
+        }
+        fn window(&self) -> u64 {
+            self.inner.window()
+        }
+        fn ssthresh(&self) -> Option<u64> {
+            self.inner.ssthresh()
+        }
+        fn initial_window(&self) -> u64 {
+            self.inner.initial_window()
+        }
+        fn phase(&self) -> congestion::Phase {
+            self.inner.phase()
+        }
+        fn box_clone(&self) -> Box<dyn CongestionController> {
+            Box::new(self.clone())
+        }
+    }
+
+    /// Every segment marked lost reaches the controller once, in marking order, with the
+    /// segments in flight at its send (itself included) and the segments lost since then
+    /// (itself included): segments 0 and 1 of a window of 10, lost by SACK, left with 1 and 2
+    /// in flight; then a timeout loses the 6 segments after the SACKed ones and the two
+    /// retransmissions, each counting all the losses before it.
+    #[test]
+    fn each_lost_segment_is_reported_with_its_flight() {
+        let (mut s, m) = sender_with(100, 100 * MS, 10, |p| p.knobs.rack = false);
+        let lost = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let none = congestion::build(&congestion::CcConfig::None, m, Duration::ZERO);
+        let inner = std::mem::replace(&mut s.cc, none);
+        s.cc = Box::new(LossRecorder {
+            inner,
+            lost: lost.clone(),
+        });
+        assert_eq!(send_all(&mut s, Duration::ZERO).len(), 10);
+        ack(&mut s, 1, &[(1 + 2 * m, 1 + 5 * m)], 100 * MS);
+        let seen = |k: usize| lost.lock().expect("not poisoned")[k..].to_vec();
+        // The first flight left while the write found the window empty: application-limited.
+        let report = |tx_in_flight, lost| LostPacket {
+            tx_in_flight,
+            lost,
+            is_app_limited: true,
+        };
+        assert_eq!(seen(0), [report(1, 1), report(2, 2)]);
+        let resent = send_all(&mut s, 100 * MS);
+        assert_eq!(&resent[..2], &[1, 1 + m], "the holes go out again");
+        let deadline = s.timeout().expect("the RTO runs");
+        assert!(s.on_timeout(deadline));
+        let after: Vec<u64> = seen(2).iter().map(|p| p.lost).collect();
+        assert_eq!(after.len(), 2 + 5, "two retransmissions and segments 5..10");
+        assert!(after.windows(2).all(|w| w[0] < w[1]), "{after:?}");
+    }
+
     #[test]
     fn a_timeout_after_progress_is_a_new_congestion_event_but_a_backoff_is_not() {
         // Without RACK-TLP: no probe, every segment is lost at the timeout.
