@@ -192,7 +192,7 @@ pub(crate) fn pep(r: &Reader<'_>) -> Result<Option<PepSpec>, ScenarioError> {
             common: common(0.5),
         },
         OurCc::Bbr3 => CcConfig::Bbr3 {
-            common: common(0.7),
+            common: common(0.5),
         },
     };
     Ok(Some(PepSpec {
