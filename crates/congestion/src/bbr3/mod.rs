@@ -43,8 +43,12 @@
 //! - Entering CRUISE clamps `inflight_lo` to `inflight_hi`; a retransmission timeout outside
 //!   probing starts `inflight_lo` from the window before it, so the next loss round cuts from
 //!   there.
-//! - The round counter only advances on ACKs with a valid rate sample; bandwidth samples are
-//!   rounded up; the pacing rate only grows before the pipe is first full.
+//! - The round counter only advances on ACKs with a valid rate sample (an ACK without one
+//!   says nothing about which flight it ends), and bandwidth samples are rounded up (so a
+//!   low rate can still grow in integer units).
+//!
+//! Where the two differ in a constant we take the draft's: DRAIN paces at 0.5 and DOWN at 0.9
+//! (Linux: 0.35 and 0.91), and DRAIN also ends after 3 rounds.
 //!
 //! Not modelled: a response to ECN marks (the draft leaves it experimental; CE feedback
 //! only saves the window here, as a congestion event does), the undo of a spurious recovery
