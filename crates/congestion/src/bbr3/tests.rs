@@ -80,7 +80,7 @@ impl Path {
     /// STARTUP through rounds of 10, 20, 40, 45, 45, 45 packets per 10 ms, then DRAIN
     /// down to 40 in flight (below the BDP of 46 with rounding): PROBE_BW's DOWN, which
     /// stays while the flight before the ACK (50) is above the BDP.
-    fn to_probe_bw(&mut self) {
+    fn enter_probe_bw(&mut self) {
         for n in [10, 20, 40, 45, 45, 45] {
             self.ack(10 * MS, n, n, true, 60);
         }
@@ -90,8 +90,8 @@ impl Path {
     }
 
     /// DOWN with a flight below the BDP: CRUISE.
-    fn to_cruise(&mut self) {
-        self.to_probe_bw();
+    fn enter_cruise(&mut self) {
+        self.enter_probe_bw();
         self.ack(MS, 1, 45, false, 20);
         assert_eq!(self.b.cycle, Cycle::Cruise);
     }
@@ -117,7 +117,7 @@ fn gains_per_state_are_the_drafts() {
 #[test]
 fn the_pacing_rate_applies_each_states_gain() {
     let mut p = Path::new(0);
-    p.to_probe_bw();
+    p.enter_probe_bw();
     let est = p.b.bw();
     assert_eq!(est, bw(45));
     assert_eq!(p.b.pacing_rate, rate_bytes_per_sec(est, MSS, 230));
@@ -216,7 +216,7 @@ fn startup_exits_on_loss_above_two_percent_with_six_loss_events() {
 /// A PROBE_BW flow in UP, probing: `inflight_hi` set, the window at 60.
 fn probing_up() -> Path {
     let mut p = Path::new(0);
-    p.to_cruise();
+    p.enter_cruise();
     p.b.start_probe_refill();
     p.b.bw_probe_samples = true;
     p.b.start_probe_up(bw(45));
@@ -263,7 +263,7 @@ fn inflight_hi_comes_from_the_flight_of_a_lost_packet() {
 
     // The same loss outside probing only marks the loss round.
     let mut q = Path::new(0);
-    q.to_cruise();
+    q.enter_cruise();
     q.b.on_packet_lost(q.now, &high);
     assert_eq!(q.b.inflight_hi, UNSET);
     assert_eq!(q.b.cycle, Cycle::Cruise);
@@ -307,7 +307,7 @@ fn inflight_hi_falls_at_most_to_beta_of_the_target() {
 #[test]
 fn the_short_term_model_falls_by_beta_per_loss_round_and_resets_at_refill() {
     let mut p = Path::new(0);
-    p.to_cruise();
+    p.enter_cruise();
     let cwnd = p.b.cwnd;
     // A loss round delivering 10 packets per 10 ms.
     p.ack(10 * MS, 10, 10, true, 30);
@@ -337,7 +337,7 @@ fn the_short_term_model_falls_by_beta_per_loss_round_and_resets_at_refill() {
 #[test]
 fn the_short_term_cut_stops_at_the_latest_delivery() {
     let mut p = Path::new(0);
-    p.to_cruise();
+    p.enter_cruise();
     let cwnd = p.b.cwnd;
     let high = cwnd * 9 / 10;
     assert!(high > (cwnd * BETA) >> BBR_SCALE);
@@ -362,7 +362,7 @@ fn the_short_term_cut_stops_at_the_latest_delivery() {
 #[test]
 fn probe_bw_cycles_down_cruise_refill_up_and_up_doubles_its_growth() {
     let mut p = Path::new(7);
-    p.to_probe_bw();
+    p.enter_probe_bw();
     assert_eq!(p.b.cycle, Cycle::Down);
     let wait = p.b.probe_wait;
     assert!(wait >= 2000 * MS && wait < 3000 * MS, "{wait:?}");
@@ -425,7 +425,7 @@ fn probe_bw_cycles_down_cruise_refill_up_and_up_doubles_its_growth() {
 #[test]
 fn up_ends_on_a_plateau_and_the_filter_advances_a_round_later() {
     let mut p = Path::new(0);
-    p.to_cruise();
+    p.enter_cruise();
     p.b.start_probe_refill();
     p.ack(10 * MS, 45, 45, true, 40);
     assert_eq!(p.b.cycle, Cycle::Up);
@@ -446,7 +446,7 @@ fn up_ends_on_a_plateau_and_the_filter_advances_a_round_later() {
 #[test]
 fn probe_rtt_after_five_seconds_at_half_the_bdp() {
     let mut p = Path::new(0);
-    p.to_cruise();
+    p.enter_cruise();
     let stamp = p.b.probe_rtt_min_stamp;
     let rtt12 = |rs: &mut RateSample| rs.rtt = Some(12 * MS);
     // Higher RTTs every 100 ms up to 5 s after the minimum's stamp: no PROBE_RTT.
@@ -481,7 +481,7 @@ fn probe_rtt_after_five_seconds_at_half_the_bdp() {
 fn the_probe_wait_is_seeded() {
     let waits = |seed| {
         let mut p = Path::new(seed);
-        p.to_probe_bw();
+        p.enter_probe_bw();
         (p.b.probe_wait, p.b.rounds_since_probe)
     };
     assert_eq!(waits(3), waits(3));
@@ -497,7 +497,7 @@ fn the_probe_wait_is_seeded() {
 #[test]
 fn recovery_saves_and_restores_the_window() {
     let mut p = Path::new(0);
-    p.to_cruise();
+    p.enter_cruise();
     let before = p.b.cwnd;
     p.b.on_congestion_event(p.now, p.now, false, 1000);
     p.b.cwnd = 10;
