@@ -93,6 +93,15 @@ pub enum CcConfig {
         /// so `loss_reduction_factor` is unused; BBR's own minimum window is 4 packets).
         common: CommonCcConfig,
     },
+    /// BBRv3 as the IETF CCWG draft (draft-ietf-ccwg-bbr): BBR's model plus a short-term
+    /// rate and volume cut by 0.7 in loss rounds and a long-term volume bounded where a
+    /// probing flight lost more than 2%; PROBE_BW cycles DOWN, CRUISE, REFILL, UP. Needs
+    /// per-ACK delivery-rate samples and per-packet loss reports (the TCP model).
+    Bbr3 {
+        /// Window knobs (`initial_window_packets`; BBRv3's loss response is its own β = 0.7,
+        /// so `loss_reduction_factor` is unused; its minimum window is 4 packets).
+        common: CommonCcConfig,
+    },
 }
 
 /// The ECN-capable codepoint a sender puts on its packets when ECN is in use.
@@ -128,6 +137,6 @@ impl CcConfig {
     /// ([`on_rate_sample`](crate::CongestionController::on_rate_sample)): only a transport
     /// that samples delivery rates (the TCP model) may run it.
     pub fn needs_rate_samples(&self) -> bool {
-        matches!(self, CcConfig::Bbr { .. })
+        matches!(self, CcConfig::Bbr { .. } | CcConfig::Bbr3 { .. })
     }
 }

@@ -2,7 +2,8 @@
 //! or approximate counting, or Linux's Reno), CUBIC in two profiles (Linux's `tcp_cubic.c`
 //! with its HyStart, or RFC 9438 with optional HyStart++, RFC 9406), and the scalable
 //! ECN-driven controllers DCTCP (RFC 8257 as Linux's `tcp_dctcp.c`) and TCP Prague (the ICCRG
-//! draft and the L4STeam's reference code). [`CcConfig::ect`] is the ECN codepoint a sender
+//! draft and the L4STeam's reference code), and the model-based BBR v1 (Linux's `tcp_bbr.c`)
+//! and BBRv3 (the IETF CCWG draft). [`CcConfig::ect`] is the ECN codepoint a sender
 //! running the controller uses.
 //!
 //! Controllers are pure state machines behind [`CongestionController`]; [`build`] makes one from a
@@ -57,6 +58,16 @@
 //!   [`needs_rate_samples`](CcConfig::needs_rate_samples), so a transport without a sampler
 //!   refuses it. After the call the transport reads
 //!   [`marks_app_limited`](CongestionController::marks_app_limited).
+//!   A sample also carries the sampled packet's `tx_in_flight`, the `lost` count since it
+//!   was sent and whether the sender was window-limited (BBRv3's loss-rate and probing
+//!   checks).
+//! - [`on_packet_lost`](CongestionController::on_packet_lost): once per packet the
+//!   transport newly marks lost (by SACK, RACK, a duplicate-ACK count, the reordering
+//!   timer or a timeout), in marking order, as it marks it and so before the ACK's
+//!   [`on_rate_sample`](CongestionController::on_rate_sample), with the packets in flight at
+//!   its send and the packets marked lost since then, itself included (Linux's
+//!   `skb_marked_lost` hook). Transports with a rate sampler call it (today the TCP model);
+//!   controllers other than BBRv3 ignore it.
 //! - [`on_tx_start`](CongestionController::on_tx_start): when a data segment leaves with
 //!   nothing in flight (Linux's `CA_EVENT_TX_START`), with whether the sampler currently
 //!   marks the connection application-limited.
@@ -66,11 +77,13 @@
 //! - [`window`](CongestionController::window) may be read at any time. Windows never fall below
 //!   `minimum_window_packets` (at least one) datagrams.
 //!
-//! Determinism: no clocks and no global randomness: BBR's random gain-cycle phase comes from
-//! the seed given to [`build_seeded`]; CUBIC uses `f64` (including `cbrt`), so results are
+//! Determinism: no clocks and no global randomness: BBR's random gain-cycle phase and
+//! BBRv3's random probe waits come from the seed given to [`build_seeded`]; CUBIC uses `f64` (including `cbrt`), so results are
 //! bit-identical for the same inputs on the same platform.
 
 mod bbr;
+mod bbr3;
+mod bbr_common;
 mod ce_window;
 pub mod config;
 mod cubic;
@@ -159,6 +172,27 @@ pub struct RateSample {
     pub next_departure: Duration,
     /// The loss-recovery state after this ACK's loss detection.
     pub ca_state: CaState,
+    /// Packets in flight when the sample's packet was sent, itself included (Linux's
+    /// `tx.in_flight`); 0 without a sampled packet.
+    pub tx_in_flight: u64,
+    /// Packets marked lost between the sending of the sample's packet and this ACK (Linux's
+    /// `tp->lost - tx.lost`); 0 without a sampled packet.
+    pub lost: u64,
+    /// The sender was limited by the congestion window when it last stopped sending (Linux's
+    /// `tp->is_cwnd_limited`).
+    pub is_cwnd_limited: bool,
+}
+
+/// One packet newly marked lost, as the transport remembers it from its (latest) sending;
+/// counts are packets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LostPacket {
+    /// Packets in flight when it was sent, itself included.
+    pub tx_in_flight: u64,
+    /// Packets marked lost since it was sent, itself included.
+    pub lost: u64,
+    /// It was sent while the connection was application-limited.
+    pub is_app_limited: bool,
 }
 
 /// The controller's state, for metrics and traces.
@@ -243,6 +277,11 @@ pub trait CongestionController: Send + Sync + std::fmt::Debug {
     fn on_rate_sample(&mut self, now: Duration, rs: &RateSample, in_flight: u64) {
         let _ = (now, rs, in_flight);
     }
+    /// One packet newly marked lost (see the crate docs). Only controllers that judge the
+    /// loss rate of the flight a lost packet belonged to (BBRv3) use it.
+    fn on_packet_lost(&mut self, now: Duration, lost: &LostPacket) {
+        let _ = (now, lost);
+    }
     /// After [`on_rate_sample`](Self::on_rate_sample): the transport must mark the
     /// connection application-limited now (BBR's PROBE_RTT keeps its low-rate samples out of
     /// the bandwidth filter this way, writing Linux's `tp->app_limited`).
@@ -280,7 +319,8 @@ pub fn build(
     build_seeded(config, max_datagram_size, now, 0)
 }
 
-/// [`build`] with a seed for the controller's random choices (BBR's gain-cycle start phase);
+/// [`build`] with a seed for the controller's random choices (BBR's gain-cycle start phase,
+/// BBRv3's probe waits);
 /// the transport derives it from the run seed so a run stays a pure function of it.
 pub fn build_seeded(
     config: &CcConfig,
@@ -290,6 +330,9 @@ pub fn build_seeded(
 ) -> Box<dyn CongestionController> {
     match config {
         CcConfig::Bbr { common } => Box::new(bbr::Bbr::new(common, max_datagram_size, now, seed)),
+        CcConfig::Bbr3 { common } => {
+            Box::new(bbr3::Bbr3::new(common, max_datagram_size, now, seed))
+        }
         CcConfig::None => Box::new(none::Unlimited),
         CcConfig::NewReno { counting, common } => {
             Box::new(newreno::NewReno::new(*counting, common, max_datagram_size))

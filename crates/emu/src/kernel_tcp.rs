@@ -159,6 +159,7 @@ fn controller_name(f: &FlowSpec) -> Result<&'static str, EmuError> {
             }
             Ok("bbr")
         }
+        CcChoice::Ours(CcConfig::Bbr3 { .. }) => Err(unsupported("flow.cc", NO_KERNEL_BBR3)),
         CcChoice::Ours(CcConfig::Dctcp { .. } | CcConfig::Prague { .. }) => Err(unsupported(
             "flow.cc",
             "the emulator does not yet run kernel DCTCP or Prague (Linux 6.18 has DCTCP; Prague is out of tree)",
@@ -207,8 +208,12 @@ fn pep_controller_name(pep: &PepSpec) -> Result<&'static str, EmuError> {
             "flow.pep_cc",
             "the emulator does not yet run kernel DCTCP or Prague",
         )),
+        CcConfig::Bbr3 { .. } => Err(unsupported("flow.pep_cc", NO_KERNEL_BBR3)),
     }
 }
+
+/// Why kernel TCP cannot run `bbr3`.
+const NO_KERNEL_BBR3: &str = "kernel TCP has no BBRv3: Linux's `bbr` is BBR v1 and BBRv3 is out of tree (Google's v3 branch, where it also registers as `bbr`); `bbr3` runs in the simulator's TCP model only";
 
 /// How a TCP flow's knobs are set in the kernel: per-namespace sysctls and attributes of the
 /// route to the peer, in both of the flow's namespaces (client and server).
@@ -489,6 +494,31 @@ mod tests {
             .expect_err("a kernel without BBR")
             .to_string();
         assert!(e.contains("does not offer \"bbr\""), "{e}");
+    }
+
+    /// Kernel TCP has no BBRv3 (its `bbr` is v1): refused by name, for the flow and a PEP,
+    /// before any look at the running kernel's list.
+    #[test]
+    fn bbr3_is_refused_for_kernel_tcp() {
+        let common = congestion::CommonCcConfig {
+            initial_window_packets: 10,
+            loss_reduction_factor: 0.7,
+            minimum_window_packets: 2,
+        };
+        let mut f = download();
+        f.cc = CcChoice::Ours(CcConfig::Bbr3 { common });
+        let e = controller_name(&f)
+            .expect_err("no kernel BBRv3")
+            .to_string();
+        assert!(e.contains("flow.cc") && e.contains("no BBRv3"), "{e}");
+        let pep = PepSpec {
+            cc: CcConfig::Bbr3 { common },
+            ..PepSpec::default()
+        };
+        let e = pep_controller_name(&pep)
+            .expect_err("no kernel BBRv3")
+            .to_string();
+        assert!(e.contains("flow.pep_cc") && e.contains("no BBRv3"), "{e}");
     }
 
     #[test]

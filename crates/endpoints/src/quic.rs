@@ -59,15 +59,15 @@ fn ours(cc: OurCc) -> Option<CcChoice> {
             common: common(0.7),
         },
         // quinn passes no per-ACK ECN counts to a controller, which DCTCP and Prague need,
-        // nor delivery-rate samples, which BBR needs (quinn's own is quinn-bbr).
-        OurCc::None | OurCc::Dctcp | OurCc::Prague | OurCc::Bbr => return None,
+        // nor delivery-rate samples, which BBR and BBRv3 need (quinn's own is quinn-bbr).
+        OurCc::None | OurCc::Dctcp | OurCc::Prague | OurCc::Bbr | OurCc::Bbr3 => return None,
     }))
 }
 
 fn ours_on_quinn(name: &str) -> bool {
     !matches!(
         OurCc::from_name(name),
-        Some(OurCc::None | OurCc::Dctcp | OurCc::Prague | OurCc::Bbr)
+        Some(OurCc::None | OurCc::Dctcp | OurCc::Prague | OurCc::Bbr | OurCc::Bbr3)
     )
 }
 

@@ -128,7 +128,7 @@ fn bad_enum_lists_allowed_values() {
     let e = err("[run]\nduration = \"10s\"\n\n\n\n\n\n\n\n\n[[flow]]\ncc =     \"cubik\"\n");
     assert_eq!(
         e.to_string(),
-        "t.toml:12:10: unknown value \"cubik\" for flow.cc (did you mean \"cubic\"?); allowed: newreno, newreno-approx, cubic, none, dctcp, prague, bbr, quinn-newreno, quinn-cubic, quinn-bbr"
+        "t.toml:12:10: unknown value \"cubik\" for flow.cc (did you mean \"cubic\"?); allowed: newreno, newreno-approx, cubic, none, dctcp, prague, bbr, bbr3, quinn-newreno, quinn-cubic, quinn-bbr"
     );
 }
 
@@ -597,7 +597,7 @@ fn every_allowed_name_parses_to_its_own_scenario() {
                 set.retain(|s| !s.starts_with("flow.stack"));
             }
             // quinn passes no per-ACK ECN counts: the scalable controllers run on TCP.
-            if k.path == "flow.cc" && (*name == "dctcp" || *name == "prague" || *name == "bbr") {
+            if k.path == "flow.cc" && matches!(*name, "dctcp" | "prague" | "bbr" | "bbr3") {
                 set.push("flow.stack=\"tcp\"".into());
             }
             set.push(format!("{}=\"{name}\"", k.path));
@@ -1237,6 +1237,9 @@ fn quic_model_values_are_checked() {
         e.to_string(),
         "t.toml:3:6: cc = \"bbr\" (it needs per-ACK delivery-rate samples, which only the TCP model takes) applies only to flows with stack = \"tcp\", but this flow has stack = \"quic-model\"; allowed for stack = \"quic-model\": newreno, newreno-approx, cubic, none, dctcp, prague"
     );
+    let e = model_err("cc = \"bbr3\"");
+    assert_eq!((e.line, e.column), (Some(3), Some(6)), "{e}");
+    assert!(e.to_string().contains("cc = \"bbr3\" (it needs per-ACK delivery-rate samples, which only the TCP model takes) applies only to flows with stack = \"tcp\""), "{e}");
     for cc in ["newreno", "newreno-approx", "cubic", "none"] {
         ok(&format!("{MODEL_HEAD}cc = \"{cc}\"\n"));
     }
@@ -1371,4 +1374,25 @@ fn scalable_controllers_turn_ecn_on_and_quinn_refuses_them() {
     );
     let f = load("[[flow]]\nstack = \"tcp\"\ncc = \"bbr\"\n").expect("bbr on tcp");
     assert_eq!(f.points[0].scenario.flows[0].cc.name(), "bbr");
+    // BBRv3 likewise: TCP only, refused on quinn's stack at the value's position.
+    let e = load("[[flow]]\nstack = \"quic\"\ncc = \"bbr3\"\n")
+        .expect_err("quinn passes no delivery-rate samples")
+        .to_string();
+    assert!(
+        e.contains("t.toml:3:6: cc = \"bbr3\" (it needs per-ACK delivery-rate samples"),
+        "{e}"
+    );
+    assert!(
+        e.contains(
+            "allowed for stack = \"quic\": newreno, newreno-approx, cubic, none, quinn-newreno"
+        ),
+        "{e}"
+    );
+    let f = load("[[flow]]\nstack = \"tcp\"\ncc = \"bbr3\"\n").expect("bbr3 on tcp");
+    let cc = &f.points[0].scenario.flows[0].cc;
+    assert_eq!(cc.name(), "bbr3");
+    assert!(
+        matches!(cc, CcChoice::Ours(CcConfig::Bbr3 { .. })),
+        "{cc:?}"
+    );
 }

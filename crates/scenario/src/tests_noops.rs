@@ -122,7 +122,7 @@ fn controller_keys_of_another_controller_are_errors() {
         "{e}"
     );
     let e = err("[[flow]]\ncc = \"quinn-cubic\"\ninitial_window = \"4pkt\"\n");
-    assert!(e.contains("initial_window = \"4pkt\" applies only to quiclab's controllers (newreno, newreno-approx, cubic, dctcp, prague, bbr)"), "{e}");
+    assert!(e.contains("initial_window = \"4pkt\" applies only to quiclab's controllers (newreno, newreno-approx, cubic, dctcp, prague, bbr, bbr3)"), "{e}");
     let e = err("[[flow]]\nstack = \"tcp\"\npep_buffer = \"1MB\"\n");
     assert!(
         e.contains("pep_buffer = \"1MB\" applies only with a PEP"),

@@ -46,6 +46,9 @@ choice! {
         Prague = "prague",
         /// BBR v1 (Linux's `tcp_bbr.c`): model-based, paced; `stack = "tcp"` only.
         Bbr = "bbr",
+        /// BBRv3 (the IETF CCWG draft): model-based, paced, loss-bounded; `stack = "tcp"`
+        /// only.
+        Bbr3 = "bbr3",
     }
 }
 
@@ -89,6 +92,7 @@ impl CcChoice {
             CcChoice::Ours(CcConfig::Dctcp { .. }) => OurCc::Dctcp,
             CcChoice::Ours(CcConfig::Prague { .. }) => OurCc::Prague,
             CcChoice::Ours(CcConfig::Bbr { .. }) => OurCc::Bbr,
+            CcChoice::Ours(CcConfig::Bbr3 { .. }) => OurCc::Bbr3,
             // `reno_profile` tells Linux's counting from RFC 9002's; both are `newreno`.
             CcChoice::Ours(CcConfig::NewReno { counting, .. }) => match counting {
                 RenoCounting::Exact | RenoCounting::Linux | RenoCounting::Inet => OurCc::NewReno,

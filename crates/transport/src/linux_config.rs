@@ -81,7 +81,8 @@ pub fn initial_window(cc: &CcChoice) -> Option<u64> {
         CcChoice::Ours(
             CcConfig::NewReno { common, .. }
             | CcConfig::Cubic { common, .. }
-            | CcConfig::Bbr { common },
+            | CcConfig::Bbr { common }
+            | CcConfig::Bbr3 { common },
         ) => Some(common.initial_window_packets),
         _ => None,
     }

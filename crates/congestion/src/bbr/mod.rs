@@ -35,7 +35,6 @@
 //! the same numbers. Not modelled: the undo of a spurious recovery (the TCP model does not
 //! undo), `sk_max_pacing_rate` (unlimited) and the window clamp.
 
-mod filter;
 #[cfg(test)]
 mod tests;
 
@@ -44,14 +43,11 @@ use std::time::Duration;
 use crate::config::CommonCcConfig;
 use crate::{CaState, CongestionController, Phase, RateSample, RttSample};
 
-use filter::MaxFilter;
-
-/// Bandwidth fixed point: packets per µs scaled by 2^24.
-const BW_SCALE: u32 = 24;
-const BW_UNIT: u64 = 1 << BW_SCALE;
-/// Gain fixed point: 256 = 1.0.
-const BBR_SCALE: u32 = 8;
-const BBR_UNIT: u64 = 1 << BBR_SCALE;
+use crate::bbr_common::filter::MaxFilter;
+use crate::bbr_common::{
+    bdp, micros, millis, packets_in_net_at_edt, rate_bytes_per_sec, tso_segs_goal, window_per_rtt,
+    SeededRng, BBR_SCALE, BBR_UNIT, BW_UNIT,
+};
 /// 2/ln 2, rounded up so STARTUP at least doubles per round.
 const HIGH_GAIN: u64 = BBR_UNIT * 2885 / 1000 + 1;
 /// ln 2/2: drains STARTUP's queue in about one round.
@@ -102,16 +98,6 @@ const EXTRA_ACKED_WIN_RTTS: u32 = 5;
 const ACK_EPOCH_ACKED_RESET_THRESH: u64 = 1 << 20;
 /// The aggregation allowance is at most this long at the estimated bandwidth.
 const EXTRA_ACKED_MAX_US: u64 = 100_000;
-/// Pace 1% below the estimate, to drain queues at the bottleneck.
-const PACING_MARGIN_PERCENT: u64 = 1;
-/// Below this pacing rate (bit/s) the TSO goal is one segment.
-const MIN_TSO_RATE: u64 = 1_200_000;
-/// Linux's default `sk_pacing_shift`: TSO bursts of about 1 ms at the pacing rate.
-const PACING_SHIFT: u32 = 10;
-/// GSO_LEGACY_MAX_SIZE − 1 − MAX_TCP_HEADER (320 bytes on x86-64).
-const TSO_MAX_BYTES: u64 = 65_536 - 1 - 320;
-/// The TSO goal's ceiling, in segments.
-const TSO_MAX_SEGS: u64 = 0x7F;
 /// Linux's TCP_INIT_CWND.
 const TCP_INIT_CWND: u64 = 10;
 
@@ -185,7 +171,7 @@ pub(crate) struct Bbr {
     /// The transport's counters at the latest ACK (a timeout or a transmission start uses
     /// them between ACKs).
     conn: Conn,
-    rng: u64,
+    rng: SeededRng,
 }
 
 impl Bbr {
@@ -237,25 +223,11 @@ impl Bbr {
                 delivered_mstamp: now,
                 ..Conn::default()
             },
-            rng: seed,
+            rng: SeededRng::new(seed),
         };
         b.init_pacing_rate_from_rtt();
         b.reset_lt_bw_sampling();
         b
-    }
-
-    /// SplitMix64: a deterministic stream from the seed.
-    fn next_random(&mut self) -> u32 {
-        self.rng = self.rng.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.rng;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) >> 32) as u32
-    }
-
-    /// Uniform in `0..n` the way `prandom_u32_max` maps a 32-bit draw.
-    fn random_below(&mut self, n: u64) -> u64 {
-        (u64::from(self.next_random()) * n) >> 32
     }
 
     fn max_bw(&self) -> u64 {
@@ -276,11 +248,7 @@ impl Bbr {
 
     /// `rate` (packets/µs · 2^24) times `gain`, in bytes per second, 1% below.
     fn rate_bytes_per_sec(&self, rate: u64, gain: u64) -> u64 {
-        let mut r = u128::from(rate) * u128::from(self.mss);
-        r *= u128::from(gain);
-        r >>= BBR_SCALE;
-        r *= u128::from(1_000_000 / 100 * (100 - PACING_MARGIN_PERCENT));
-        u64::try_from(r >> BW_SCALE).unwrap_or(u64::MAX)
+        rate_bytes_per_sec(rate, self.mss, gain)
     }
 
     /// high_gain · cwnd / SRTT (a nominal 1 ms before any RTT sample).
@@ -291,7 +259,7 @@ impl Bbr {
             self.has_seen_rtt = true;
             micros(self.conn.srtt).max(1)
         };
-        let bw = self.cwnd * BW_UNIT / rtt_us;
+        let bw = window_per_rtt(self.cwnd, rtt_us);
         self.pacing_rate = self.rate_bytes_per_sec(bw, HIGH_GAIN);
     }
 
@@ -306,20 +274,9 @@ impl Bbr {
         }
     }
 
-    fn min_tso_segs(&self) -> u64 {
-        if self.pacing_rate < (MIN_TSO_RATE >> 3) {
-            1
-        } else {
-            2
-        }
-    }
-
     /// Segments per TSO burst Linux budgets for (see the module docs).
     fn tso_segs_goal(&self) -> u64 {
-        let bytes = (self.pacing_rate >> PACING_SHIFT).min(TSO_MAX_BYTES);
-        (bytes / self.mss)
-            .max(self.min_tso_segs())
-            .min(TSO_MAX_SEGS)
+        tso_segs_goal(self.pacing_rate, self.mss)
     }
 
     fn save_cwnd(&mut self) {
@@ -332,12 +289,7 @@ impl Bbr {
 
     /// ⌈bw · min_rtt · gain⌉ in packets (the initial window before any RTT sample).
     fn bdp(&self, bw: u64, gain: u64) -> u64 {
-        let Some(min_rtt) = self.min_rtt_us else {
-            return TCP_INIT_CWND;
-        };
-        let w = u128::from(bw) * u128::from(min_rtt);
-        let bdp = ((w * u128::from(gain)) >> BBR_SCALE).div_ceil(u128::from(BW_UNIT));
-        u64::try_from(bdp).unwrap_or(u64::MAX)
+        bdp(bw, self.min_rtt_us, gain, TCP_INIT_CWND)
     }
 
     fn quantization_budget(&self, cwnd: u64) -> u64 {
@@ -357,16 +309,18 @@ impl Bbr {
     /// Packets still in the network when the next segment may leave (the pacing layer may
     /// hold it back past now).
     fn packets_in_net_at_edt(&self, inflight_now: u64) -> u64 {
-        let edt = self.conn.next_departure.max(self.conn.now);
-        let interval_us = micros(edt - self.conn.now);
-        let interval_delivered =
-            u64::try_from((u128::from(self.bw()) * u128::from(interval_us)) >> BW_SCALE)
-                .unwrap_or(u64::MAX);
-        let mut at_edt = inflight_now;
-        if self.pacing_gain > BBR_UNIT {
-            at_edt += self.tso_segs_goal();
-        }
-        at_edt.saturating_sub(interval_delivered)
+        let departing = if self.pacing_gain > BBR_UNIT {
+            self.tso_segs_goal()
+        } else {
+            0
+        };
+        packets_in_net_at_edt(
+            self.conn.now,
+            self.conn.next_departure,
+            self.bw(),
+            inflight_now,
+            departing,
+        )
     }
 
     fn ack_aggregation_cwnd(&self) -> u64 {
@@ -457,7 +411,7 @@ impl Bbr {
 
     fn reset_probe_bw_mode(&mut self) {
         self.mode = Mode::ProbeBw;
-        let r = self.random_below(CYCLE_RAND) as usize;
+        let r = self.rng.below(CYCLE_RAND) as usize;
         self.cycle_idx = CYCLE_LEN - 1 - r;
         self.advance_cycle_phase();
     }
@@ -712,16 +666,6 @@ impl Bbr {
         self.set_pacing_rate(bw, self.pacing_gain);
         self.set_cwnd(rs, in_flight, bw, self.cwnd_gain);
     }
-}
-
-/// Whole microseconds.
-fn micros(d: Duration) -> u64 {
-    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
-}
-
-/// Whole milliseconds.
-fn millis(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 impl CongestionController for Bbr {

@@ -71,6 +71,9 @@ impl Path {
             min_rtt: 10 * MS,
             next_departure: self.now,
             ca_state: CaState::Open,
+            tx_in_flight: 0,
+            lost: 0,
+            is_cwnd_limited: false,
         };
         f(&mut rs);
         self.lost = rs.total_lost;

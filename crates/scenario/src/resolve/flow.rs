@@ -250,6 +250,7 @@ fn congestion_control(r: &Reader<'_>, stack: Stack) -> Result<CcChoice, Scenario
         OurCc::Dctcp => CcConfig::Dctcp { common },
         OurCc::Prague => CcConfig::Prague { common },
         OurCc::Bbr => CcConfig::Bbr { common },
+        OurCc::Bbr3 => CcConfig::Bbr3 { common },
     }))
 }
 

@@ -64,6 +64,7 @@ pub(crate) fn record(
                 OurCc::Dctcp,
                 OurCc::Prague,
                 OurCc::Bbr,
+                OurCc::Bbr3,
             ]
             .map(|c| c.name())
                 .join(", ")

@@ -51,7 +51,7 @@ pub(crate) fn check_stack_keys(
         if e.key == "cc" && stack != Stack::Tcp {
             // BBR works from per-ACK delivery-rate samples, which only the TCP model takes.
             if let Val::Str(v) = &e.node.val {
-                if OurCc::from_name(v) == Some(OurCc::Bbr) {
+                if matches!(OurCc::from_name(v), Some(OurCc::Bbr | OurCc::Bbr3)) {
                     let allowed = allowed_ours(stack);
                     let why = if stack == Stack::Quic {
                         "it needs per-ACK delivery-rate samples, which only the TCP model takes; quinn's own BBR is cc = \"quinn-bbr\""
@@ -191,6 +191,9 @@ pub(crate) fn pep(r: &Reader<'_>) -> Result<Option<PepSpec>, ScenarioError> {
         OurCc::Bbr => CcConfig::Bbr {
             common: common(0.5),
         },
+        OurCc::Bbr3 => CcConfig::Bbr3 {
+            common: common(0.5),
+        },
     };
     Ok(Some(PepSpec {
         position,
@@ -202,14 +205,15 @@ pub(crate) fn pep(r: &Reader<'_>) -> Result<Option<PepSpec>, ScenarioError> {
 }
 
 /// The `flow.cc` names a flow of `stack` accepts: quinn's only on `quic`; DCTCP and Prague
-/// not on `quic` (quinn passes no per-ACK ECN counts); BBR only on `tcp` (rate samples).
+/// not on `quic` (quinn passes no per-ACK ECN counts); BBR and BBRv3 only on `tcp` (rate
+/// samples).
 fn allowed_ours(stack: Stack) -> Vec<&'static str> {
     CC_NAMES
         .iter()
         .copied()
         .filter(|n| match OurCc::from_name(n) {
             Some(OurCc::Dctcp | OurCc::Prague) => stack != Stack::Quic,
-            Some(OurCc::Bbr) => stack == Stack::Tcp,
+            Some(OurCc::Bbr | OurCc::Bbr3) => stack == Stack::Tcp,
             Some(_) => true,
             None => stack == Stack::Quic,
         })

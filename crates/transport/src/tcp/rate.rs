@@ -26,6 +26,10 @@ pub(crate) struct TxState {
     pub first_tx_mstamp: Duration,
     /// Sent while the connection was application-limited.
     pub is_app_limited: bool,
+    /// Segments in flight when it left, itself included (Linux's `tx.in_flight`).
+    pub in_flight: u64,
+    /// The connection's lost count when it left (Linux's `tx.lost`).
+    pub lost: u64,
 }
 
 /// One newly delivered segment, as the rate sampler needs it.
@@ -63,6 +67,8 @@ pub(crate) struct AckSample {
     is_app_limited: bool,
     is_retrans: bool,
     rtt: Option<Duration>,
+    tx_in_flight: u64,
+    tx_lost: u64,
 }
 
 impl Default for RateSampler {
@@ -98,13 +104,20 @@ pub(crate) struct AckContext {
     pub next_departure: Duration,
     /// Loss-recovery state after this ACK's loss detection.
     pub ca_state: CaState,
+    /// The sender was window-limited when it last stopped sending.
+    pub is_cwnd_limited: bool,
 }
 
 impl RateSampler {
     /// The snapshot a segment takes as it leaves at `now` (`tcp_rate_skb_sent`);
     /// `nothing_outstanding`: no segment was outstanding before it (Linux's packets_out is 0),
-    /// so the sample's phases start now.
-    pub(crate) fn on_sent(&mut self, now: Duration, nothing_outstanding: bool) -> TxState {
+    /// so the sample's phases start now; `in_flight`: segments in flight with it.
+    pub(crate) fn on_sent(
+        &mut self,
+        now: Duration,
+        nothing_outstanding: bool,
+        in_flight: u64,
+    ) -> TxState {
         if nothing_outstanding {
             self.first_tx_mstamp = now;
             self.delivered_mstamp = now;
@@ -114,6 +127,8 @@ impl RateSampler {
             delivered_mstamp: self.delivered_mstamp,
             first_tx_mstamp: self.first_tx_mstamp,
             is_app_limited: self.app_limited.is_some(),
+            in_flight,
+            lost: self.lost,
         }
     }
 
@@ -125,6 +140,8 @@ impl RateSampler {
             rs.prior_mstamp = d.tx.delivered_mstamp;
             rs.is_app_limited = d.tx.is_app_limited;
             rs.is_retrans = d.retransmitted;
+            rs.tx_in_flight = d.tx.in_flight;
+            rs.tx_lost = d.tx.lost;
             self.first_tx_mstamp = d.sent;
             // The send phase: from the first segment of the window to this one.
             rs.interval = d.sent.saturating_sub(d.tx.first_tx_mstamp);
@@ -140,6 +157,12 @@ impl RateSampler {
     /// Segments newly marked lost outside ACK processing (a timeout).
     pub(crate) fn on_lost(&mut self, n: u64) {
         self.lost += n;
+    }
+
+    /// Segments marked lost so far, not counting those of the ACK being processed (they
+    /// are added when it ends).
+    pub(crate) fn lost(&self) -> u64 {
+        self.lost
     }
 
     /// Whether the connection is marked application-limited.
@@ -176,10 +199,15 @@ impl RateSampler {
             min_rtt: cx.min_rtt,
             next_departure: cx.next_departure,
             ca_state: cx.ca_state,
+            tx_in_flight: 0,
+            lost: 0,
+            is_cwnd_limited: cx.is_cwnd_limited,
         };
         let Some(prior) = rs.prior_delivered else {
             return out;
         };
+        out.tx_in_flight = rs.tx_in_flight;
+        out.lost = self.lost - rs.tx_lost;
         if cx.sack_reneg {
             return out;
         }
@@ -235,6 +263,7 @@ mod tests {
             ack_maybe_delayed: false,
             next_departure: Duration::ZERO,
             ca_state: CaState::Open,
+            is_cwnd_limited: false,
         }
     }
 
@@ -253,7 +282,9 @@ mod tests {
     #[test]
     fn a_window_from_idle_samples_its_deliveries_over_the_longer_phase() {
         let mut r = RateSampler::default();
-        let tx: Vec<TxState> = (0..4u32).map(|k| r.on_sent(k * MS, k == 0)).collect();
+        let tx: Vec<TxState> = (0..4u32)
+            .map(|k| r.on_sent(k * MS, k == 0, u64::from(k) + 1))
+            .collect();
         assert!(tx
             .iter()
             .all(|t| t.delivered == 1 && t.first_tx_mstamp.is_zero()));
@@ -279,7 +310,7 @@ mod tests {
         assert_eq!(s.delivered_mstamp, 12 * MS);
         // A segment sent now carries delivered 4 and the ACK's time: the next window's
         // samples start from here.
-        let t = r.on_sent(12 * MS, false);
+        let t = r.on_sent(12 * MS, false, 2);
         assert_eq!((t.delivered, t.delivered_mstamp), (4, 12 * MS));
         assert_eq!(
             t.first_tx_mstamp,
@@ -301,18 +332,27 @@ mod tests {
             delivered_mstamp: 95 * MS,
             first_tx_mstamp: 90 * MS,
             is_app_limited: false,
+            in_flight: 10,
+            lost: 0,
         };
         let b = TxState {
             delivered: 52,
             delivered_mstamp: 99 * MS,
             first_tx_mstamp: 90 * MS,
             is_app_limited: true,
+            in_flight: 11,
+            lost: 2,
         };
         r.delivered = 60;
+        r.lost = 5;
         let mut rs = AckSample::default();
         r.on_delivered(&mut rs, &delivered(b, 104 * MS));
         r.on_delivered(&mut rs, &delivered(a, 100 * MS));
-        let s = r.gen(&rs, &cx(6), 110 * MS);
+        let mut c = cx(6);
+        c.newly_lost = 1;
+        let s = r.gen(&rs, &c, 110 * MS);
+        // The newest segment's flight: 11 in flight when it left, 2 lost then, 5 + 1 now.
+        assert_eq!((s.tx_in_flight, s.lost), (11, 4));
         assert_eq!(
             s.prior_delivered, 52,
             "the newest segment defines the sample"
@@ -327,7 +367,7 @@ mod tests {
     #[test]
     fn intervals_below_the_minimum_rtt_and_sack_reneging_give_no_rate() {
         let mut r = RateSampler::default();
-        let t = r.on_sent(Duration::ZERO, true);
+        let t = r.on_sent(Duration::ZERO, true, 1);
         let mut rs = AckSample::default();
         r.on_delivered(&mut rs, &delivered(t, Duration::ZERO));
         // 5 ms < min RTT 10 ms: delivered is reported, the interval is not.
@@ -352,7 +392,7 @@ mod tests {
         // passes 1 + 3 = 4.
         r.check_app_limited(500, 1448, 3, 10, false);
         assert!(r.app_limited());
-        let t = r.on_sent(Duration::ZERO, false);
+        let t = r.on_sent(Duration::ZERO, false, 4);
         assert!(t.is_app_limited);
         for _ in 0..3 {
             r.gen(&AckSample::default(), &cx(1), 20 * MS);

@@ -151,6 +151,9 @@ pub(crate) struct Scoreboard {
     /// lets RACK examine just the segments sent before the RACK segment instead of walking
     /// the whole window on every ACK.
     rack_candidates: BTreeSet<(Duration, u64, u64)>,
+    /// What each segment newly marked lost remembered of its sending, in marking order,
+    /// until the sender passes it on to the controller ([`Scoreboard::drain_lost_tx`]).
+    lost_tx: Vec<TxState>,
 }
 
 /// What RACK (RFC 8985 §6.2) needs to know to declare segments lost.
@@ -175,6 +178,12 @@ impl Scoreboard {
     /// RFC 6675 `pipe`: bytes the sender believes are in the network.
     pub(crate) fn pipe(&self) -> u64 {
         self.pipe
+    }
+
+    /// The sending snapshots of the segments marked lost since the last call, oldest
+    /// marking first.
+    pub(crate) fn drain_lost_tx(&mut self) -> std::vec::Drain<'_, TxState> {
+        self.lost_tx.drain(..)
     }
 
     /// No segment outstanding.
@@ -308,6 +317,7 @@ impl Scoreboard {
             }
             if !s.sacked && !s.lost && !s.retx_in_flight {
                 losses.add(s);
+                self.lost_tx.push(s.tx);
                 let start = s.start;
                 self.update(i, |s| s.lost = true);
                 self.retx_cursor = self.retx_cursor.min(start);
@@ -353,6 +363,7 @@ impl Scoreboard {
             let elapsed = now.saturating_sub(s.sent);
             if elapsed >= deadline {
                 losses.add(&s);
+                self.lost_tx.push(s.tx);
                 self.update(i, |s| {
                     s.lost = true;
                     s.retx_in_flight = false;
@@ -386,6 +397,7 @@ impl Scoreboard {
             // Counted as Linux's tp->lost counts: segments not already awaiting retransmission.
             if (!s.lost || s.retx_in_flight) && (forget_sacks || !s.sacked) {
                 marked += 1;
+                self.lost_tx.push(s.tx);
             }
             self.update(i, |s| {
                 if forget_sacks && s.sacked {
@@ -416,6 +428,7 @@ impl Scoreboard {
             let awaiting_retransmission = s.lost && !s.retx_in_flight;
             if !s.sacked && !awaiting_retransmission {
                 losses.add(s);
+                self.lost_tx.push(s.tx);
                 let start = s.start;
                 self.update(0, |s| {
                     s.lost = true;

@@ -49,7 +49,7 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use congestion::{CaState, CongestionController};
+use congestion::{CaState, CongestionController, LostPacket};
 
 use super::knobs::LossRecovery;
 use super::rate::{AckContext, AckSample, DeliveredTx, RateSampler};
@@ -424,7 +424,8 @@ impl Sender {
                 self.wstamp += Duration::from_nanos(len_ns);
             }
         }
-        self.rate.on_sent(now, self.board.is_empty())
+        let in_flight = self.board.pipe().div_ceil(u64::from(self.mss)) + 1;
+        self.rate.on_sent(now, self.board.is_empty(), in_flight)
     }
 
     /// A zero-window probe is due; taking it clears the request.
@@ -911,7 +912,9 @@ impl Sender {
             Some(_) if advanced && !self.sack => {
                 // NewReno partial ACK: the next hole is lost too; retransmit it at once.
                 self.dupacks = self.dupacks.saturating_sub(cum_acked.saturating_sub(1));
-                self.ack_lost += self.board.mark_first_lost().count;
+                let n = self.board.mark_first_lost().count;
+                self.report_lost(now, self.ack_lost);
+                self.ack_lost += n;
             }
             None if advanced && !self.sack => self.dupacks = 0,
             _ => {}
@@ -924,6 +927,7 @@ impl Sender {
                 self.board.mark_lost_by_sack()
             };
             newly_lost = losses.count > 0;
+            self.report_lost(now, self.ack_lost);
             self.ack_lost += losses.count;
             if newly_lost {
                 self.on_losses(losses, now);
@@ -933,6 +937,7 @@ impl Sender {
             let fresh = self.una > self.recover && self.una >= self.loss_until;
             if self.recovery.is_none() && self.dupacks == DUP_THRESH as u64 && fresh {
                 let losses = self.board.mark_first_lost();
+                self.report_lost(now, self.ack_lost);
                 self.ack_lost += losses.count;
                 self.on_losses(losses, now);
             }
@@ -959,6 +964,7 @@ impl Sender {
                 ack_maybe_delayed: maybe_delayed,
                 next_departure: self.wstamp,
                 ca_state: self.ca_state(),
+                is_cwnd_limited: self.cwnd_limited,
             };
             let mut sample = self.rate.gen(&rs, &cx, now);
             // Linux also requires the delivered segment to be the latest one sent.
@@ -1054,6 +1060,22 @@ impl Sender {
             .on_end_acks(now, self.board.pipe(), app_limited, Some(largest));
     }
 
+    /// Passes each segment the scoreboard newly marked lost to the controller, in marking
+    /// order; `counted`: losses of this ACK marked before them, which the rate sampler
+    /// adds only when the ACK ends.
+    fn report_lost(&mut self, now: Duration, counted: u64) {
+        let mut lost = self.rate.lost() + counted;
+        for tx in self.board.drain_lost_tx() {
+            lost += 1;
+            let p = LostPacket {
+                tx_in_flight: tx.in_flight,
+                lost: lost - tx.lost,
+                is_app_limited: tx.is_app_limited,
+            };
+            self.cc.on_packet_lost(now, &p);
+        }
+    }
+
     /// Newly detected losses: one congestion event per recovery episode. Inside a CWR
     /// reduction, recovery takes over without a second reduction (tcp_enter_recovery).
     fn on_losses(&mut self, losses: Losses, now: Duration) {
@@ -1133,6 +1155,7 @@ impl Sender {
                 // tcp_rack_reo_timeout: whatever is due now is lost; a first loss starts
                 // recovery with one delivered segment's worth of PRR credit.
                 let losses = self.rack_detect(now);
+                self.report_lost(now, 0);
                 self.rate.on_lost(losses.count);
                 if losses.count > 0 {
                     self.on_losses(losses, now);
@@ -1163,6 +1186,7 @@ impl Sender {
             None
         };
         let marked = self.board.timeout_mark_lost(rack_rtt, now, reneged);
+        self.report_lost(now, 0);
         self.rate.on_lost(marked);
         // tcp_enter_loss: the first timeout since the cumulative ACK last advanced sets a new
         // ssthresh unless fast recovery already did (a new signal even inside the Loss state
@@ -1369,6 +1393,94 @@ mod tests {
         s.set_peer_window(1 << 30);
         s.write(n * u64::from(p.mss));
         (s, u64::from(p.mss))
+    }
+
+    /// A controller that records the per-packet loss reports and otherwise is the one it
+    /// wraps.
+    #[derive(Debug, Clone)]
+    struct LossRecorder {
+        inner: Box<dyn CongestionController>,
+        lost: std::sync::Arc<std::sync::Mutex<Vec<LostPacket>>>,
+    }
+
+    impl CongestionController for LossRecorder {
+        fn on_sent(&mut self, now: Duration, bytes: u64, pn: u64) {
+            self.inner.on_sent(now, bytes, pn);
+        }
+        fn on_ack(
+            &mut self,
+            now: Duration,
+            sent: Duration,
+            b: u64,
+            al: bool,
+            r: &congestion::RttSample,
+        ) {
+            self.inner.on_ack(now, sent, b, al, r);
+        }
+        fn on_end_acks(&mut self, now: Duration, f: u64, al: bool, l: Option<u64>) {
+            self.inner.on_end_acks(now, f, al, l);
+        }
+        fn on_congestion_event(&mut self, now: Duration, sent: Duration, pc: bool, b: u64) {
+            self.inner.on_congestion_event(now, sent, pc, b);
+        }
+        fn on_retransmission_timeout(&mut self, now: Duration, reduce: bool, window: u64) {
+            self.inner.on_retransmission_timeout(now, reduce, window);
+        }
+        fn on_mtu_update(&mut self, size: u64) {
+            self.inner.on_mtu_update(size);
+        }
+        fn on_packet_lost(&mut self, _now: Duration, lost: &LostPacket) {
+            self.lost.lock().expect("not poisoned").push(*lost);
+        }
+        fn window(&self) -> u64 {
+            self.inner.window()
+        }
+        fn ssthresh(&self) -> Option<u64> {
+            self.inner.ssthresh()
+        }
+        fn initial_window(&self) -> u64 {
+            self.inner.initial_window()
+        }
+        fn phase(&self) -> congestion::Phase {
+            self.inner.phase()
+        }
+        fn box_clone(&self) -> Box<dyn CongestionController> {
+            Box::new(self.clone())
+        }
+    }
+
+    /// Every segment marked lost reaches the controller once, in marking order, with the
+    /// segments in flight at its send (itself included) and the segments lost since then
+    /// (itself included): segments 0 and 1 of a window of 10, lost by SACK, left with 1 and 2
+    /// in flight; then a timeout loses the 6 segments after the SACKed ones and the two
+    /// retransmissions, each counting all the losses before it.
+    #[test]
+    fn each_lost_segment_is_reported_with_its_flight() {
+        let (mut s, m) = sender_with(100, 100 * MS, 10, |p| p.knobs.rack = false);
+        let lost = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let none = congestion::build(&congestion::CcConfig::None, m, Duration::ZERO);
+        let inner = std::mem::replace(&mut s.cc, none);
+        s.cc = Box::new(LossRecorder {
+            inner,
+            lost: lost.clone(),
+        });
+        assert_eq!(send_all(&mut s, Duration::ZERO).len(), 10);
+        ack(&mut s, 1, &[(1 + 2 * m, 1 + 5 * m)], 100 * MS);
+        let seen = |k: usize| lost.lock().expect("not poisoned")[k..].to_vec();
+        // The first flight left while the write found the window empty: application-limited.
+        let report = |tx_in_flight, lost| LostPacket {
+            tx_in_flight,
+            lost,
+            is_app_limited: true,
+        };
+        assert_eq!(seen(0), [report(1, 1), report(2, 2)]);
+        let resent = send_all(&mut s, 100 * MS);
+        assert_eq!(&resent[..2], &[1, 1 + m], "the holes go out again");
+        let deadline = s.timeout().expect("the RTO runs");
+        assert!(s.on_timeout(deadline));
+        let after: Vec<u64> = seen(2).iter().map(|p| p.lost).collect();
+        assert_eq!(after.len(), 2 + 5, "two retransmissions and segments 5..10");
+        assert!(after.windows(2).all(|w| w[0] < w[1]), "{after:?}");
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! The windowed running maximum BBR keeps its bandwidth estimate in (Linux's `lib/minmax.c`,
+//! The windowed running maximum BBR keeps its estimates in (Linux's `lib/minmax.c`,
 //! Kathleen Nichols' algorithm): the best, second-best and third-best samples of the window,
 //! each from a later part of it, so the maximum can expire without storing every sample.
 
