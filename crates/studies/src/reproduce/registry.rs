@@ -769,6 +769,7 @@ const COEXISTENCE_COLUMNS: &[Column] = &[
 /// CUBIC on quinn.
 const COEXISTENCE_STACKS: &[Variant] = &[
     single!("tcp", &[]),
+    single!("tcp-bbr3", &["flow.0.cc=bbr3"]),
     single!(
         "quic",
         &[
