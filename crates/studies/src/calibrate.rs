@@ -528,8 +528,9 @@ pub struct Side {
     pub goodput_bps: Stat,
     /// Mean queue delay of the bottleneck's data direction (down), s.
     pub queue_delay_s: Stat,
-    /// Flow 0's share of the flows' summed goodput over the measurement window, fraction
-    /// (runs with more than one flow).
+    /// Flow 0's share of the flows' summed goodput over the whole run, fraction (runs with
+    /// more than one flow): the emulator measures kernel TCP's goodput over the whole run only,
+    /// so both engines are compared on that.
     pub share: Stat,
     /// Runs stored (with or without a completion).
     pub runs: usize,
@@ -624,7 +625,7 @@ fn read_side(dir: &Path) -> Result<Option<Side>, CalibrateError> {
                 })
                 .collect(),
         ),
-        share: Stat::of(runs.iter().filter_map(|r| flow(r, "share")).collect()),
+        share: Stat::of(runs.iter().filter_map(whole_run_share).collect()),
         runs: runs.len(),
         config: runs[0].pointer("/flows/0/config").cloned(),
         late_p99_us: runs
@@ -636,6 +637,21 @@ fn read_side(dir: &Path) -> Result<Option<Side>, CalibrateError> {
             .max(),
         load,
     }))
+}
+
+/// Flow 0's part of the flows' summed whole-run goodput (None with one flow or a flow without
+/// a goodput).
+fn whole_run_share(run: &Value) -> Option<f64> {
+    let flows = run.get("flows")?.as_array()?;
+    if flows.len() < 2 {
+        return None;
+    }
+    let goodputs: Vec<f64> = flows
+        .iter()
+        .map(|f| f.get("goodput_bps").and_then(Value::as_f64))
+        .collect::<Option<_>>()?;
+    let total: f64 = goodputs.iter().sum();
+    (total > 0.0).then(|| goodputs[0] / total)
 }
 
 fn ratio(emu: &Option<Side>, sim: &Option<Side>, pick: fn(&Side) -> &Stat) -> Option<f64> {
@@ -920,7 +936,8 @@ pub fn render_markdown(plan: &Plan, rows: &[Row], out: &Path, notes: Option<&str
             d,
             "\n### Sharing a bottleneck\n\n\
              Two bulk flows share the path; flow 0 runs the variant's controller, flow 1 CUBIC. The cell compares flow 0's \
-             median share of the summed goodput over the measurement window, flagged when the engines differ by more \
+             median share of the two flows' summed goodput over the whole run (the emulator measures kernel TCP's goodput over \
+             the whole run only), flagged when the engines differ by more \
              than {:.0} percentage points, and the queue delay as above.\n",
             SHARE_TOLERANCE * 100.0
         );
@@ -1068,5 +1085,15 @@ mod tests {
         };
         assert_eq!(shared(-0.08).outside(), Some(false));
         assert_eq!(shared(0.12).outside(), Some(true));
+    }
+
+    #[test]
+    fn the_share_is_flow_zeros_part_of_the_whole_run_goodput() {
+        let run = |g: &[f64]| serde_json::json!({"flows": g.iter().map(|g| serde_json::json!({"goodput_bps": g})).collect::<Vec<_>>()});
+        assert_eq!(whole_run_share(&run(&[6.0, 2.0])), Some(0.75));
+        assert_eq!(whole_run_share(&run(&[6.0])), None);
+        assert_eq!(whole_run_share(&run(&[0.0, 0.0])), None);
+        let missing = serde_json::json!({"flows": [{"goodput_bps": 1.0}, {"goodput_bps": null}]});
+        assert_eq!(whole_run_share(&missing), None);
     }
 }
