@@ -87,6 +87,9 @@ pub struct QuicModelFlowConfig {
     pub plan: FlowPlan,
     /// The model's knobs.
     pub knobs: QuicModelKnobs,
+    /// Seed of the controllers' random choices (BBR's gain-cycle phase, BBRv3's probe
+    /// waits), from the run seed.
+    pub seed: u64,
 }
 
 /// Errors building a flow.
@@ -113,6 +116,8 @@ pub(crate) struct Params {
     pub max_udp: u32,
     /// Congestion controller.
     pub cc: CcConfig,
+    /// Seed of the controllers' random choices; each endpoint derives its own from it.
+    pub seed: u64,
 }
 
 impl Params {
@@ -122,7 +127,7 @@ impl Params {
         let CcChoice::Ours(cc) = cc else {
             return bad(
                 "flow.cc: the quic-model stack uses quiclab's controllers (none, newreno, \
-                 newreno-approx, reno-linux, cubic, cubic-hystart…), not quinn's"
+                 newreno-approx, reno-linux, cubic, cubic-hystart, bbr, bbr3…), not quinn's"
                     .into(),
             );
         };
@@ -171,6 +176,7 @@ impl Params {
             knobs: *k,
             max_udp: u32::from(k.mtu) - IPV4_UDP_OVERHEAD,
             cc,
+            seed: 0,
         })
     }
 }
