@@ -76,7 +76,6 @@ pub(crate) struct AckSample {
     tx_lost: u64,
 }
 
-
 /// What `gen` needs from the sender besides the delivered segments.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct AckContext {

@@ -52,11 +52,11 @@ use std::time::Duration;
 use congestion::{CaState, CongestionController, LostPacket};
 
 use super::knobs::LossRecovery;
-use crate::rate::{AckContext, AckSample, DeliveredTx, RateSampler};
 use super::rtt::RttEstimator;
 use super::scoreboard::{Delivered, Losses, RackState, Scoreboard, SentSeg, DUP_THRESH};
 use super::segment::SEQ_LIMIT;
 use super::Params;
+use crate::rate::{AckContext, AckSample, DeliveredTx, RateSampler};
 
 /// Shortest wait before a timeout repairs SACK reneging (Linux: 10 ms).
 const RENEGING_DELAY: Duration = Duration::from_millis(10);
