@@ -66,7 +66,8 @@
 //!   timer or a timeout), in marking order, as it marks it and so before the ACK's
 //!   [`on_rate_sample`](CongestionController::on_rate_sample), with the packets in flight at
 //!   its send and the packets marked lost since then, itself included (Linux's
-//!   `skb_marked_lost` hook). Transports with a rate sampler call it (today the TCP model);
+//!   `skb_marked_lost` hook). Transports with a rate sampler call it (the TCP model, and the
+//!   QUIC research model for controllers that [use rate samples](CongestionController::uses_rate_samples));
 //!   controllers other than BBRv3 ignore it.
 //! - [`on_tx_start`](CongestionController::on_tx_start): when a data segment leaves with
 //!   nothing in flight (Linux's `CA_EVENT_TX_START`), with whether the sampler currently
@@ -271,6 +272,12 @@ pub trait CongestionController: Send + Sync + std::fmt::Debug {
     /// `None`: the transport's own pacing, if any.
     fn pacing_rate(&self) -> Option<u64> {
         None
+    }
+    /// The controller is driven by delivery-rate samples (BBR, BBRv3): a transport that
+    /// samples only for such controllers (the QUIC research model) runs its sampler, reports
+    /// lost packets and paces at [`pacing_rate`](Self::pacing_rate) when this is true.
+    fn uses_rate_samples(&self) -> bool {
+        false
     }
     /// One ACK's delivery-rate sample (see the crate docs); `in_flight` = packets in flight
     /// after the ACK. Window-based controllers ignore it.

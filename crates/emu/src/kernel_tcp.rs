@@ -213,7 +213,7 @@ fn pep_controller_name(pep: &PepSpec) -> Result<&'static str, EmuError> {
 }
 
 /// Why kernel TCP cannot run `bbr3`.
-const NO_KERNEL_BBR3: &str = "kernel TCP has no BBRv3: Linux's `bbr` is BBR v1 and BBRv3 is out of tree (Google's v3 branch, where it also registers as `bbr`); `bbr3` runs in the simulator's TCP model only";
+const NO_KERNEL_BBR3: &str = "kernel TCP has no BBRv3: Linux's `bbr` is BBR v1 and BBRv3 is out of tree (Google's v3 branch, where it also registers as `bbr`); `bbr3` runs only in the simulator (the TCP model and the QUIC research model)";
 
 /// How a TCP flow's knobs are set in the kernel: per-namespace sysctls and attributes of the
 /// route to the peer, in both of the flow's namespaces (client and server).

@@ -100,12 +100,13 @@ pub(crate) fn build_agent(
             })
             .map_err(|e| failed(&e))?,
         ),
-        // Sans-IO and pure: the run's seed, addresses and trace outputs are not its concern
-        // (its pcap view is written by `capture`).
+        // Sans-IO and pure: addresses and trace outputs are not its concern (its pcap view is
+        // written by `capture`); the seed only feeds the controllers' random choices.
         FlowTransport::QuicModel(knobs) => Box::new(
             QuicModelFlow::new(QuicModelFlowConfig {
                 plan: spec.plan(),
                 knobs: *knobs,
+                seed,
             })
             .map_err(|e| failed(&e))?,
         ),

@@ -32,7 +32,7 @@ pub enum BenchError {
 }
 
 /// The fixed benchmark scenarios: (file name for messages, text).
-pub const SCENARIOS: [(&str, &str); 7] = [
+pub const SCENARIOS: [(&str, &str); 10] = [
     (
         "scenarios/bench/download-10mbit.toml",
         include_str!("../../../scenarios/bench/download-10mbit.toml"),
@@ -60,6 +60,18 @@ pub const SCENARIOS: [(&str, &str); 7] = [
     (
         "scenarios/bench/tcp-bbr-download-1gbit.toml",
         include_str!("../../../scenarios/bench/tcp-bbr-download-1gbit.toml"),
+    ),
+    (
+        "scenarios/bench/tcp-bbr3-download-1gbit.toml",
+        include_str!("../../../scenarios/bench/tcp-bbr3-download-1gbit.toml"),
+    ),
+    (
+        "scenarios/bench/model-bbr-download-1gbit.toml",
+        include_str!("../../../scenarios/bench/model-bbr-download-1gbit.toml"),
+    ),
+    (
+        "scenarios/bench/model-bbr3-download-1gbit.toml",
+        include_str!("../../../scenarios/bench/model-bbr3-download-1gbit.toml"),
     ),
 ];
 

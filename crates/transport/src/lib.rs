@@ -9,6 +9,8 @@
 //! - [`quic_common`]: the knobs both QUIC stacks share ([`quic_common::QuicCommonKnobs`]).
 //! - [`quicmodel`]: the QUIC research model with INET's and ModQUIC's knobs ([`quicmodel::QuicModelKnobs`]).
 //! - [`cc_adapter`]: quiclab's congestion controllers plugged into quinn.
+//! - `rate`: delivery-rate sampling (draft-cheng-iccrg-delivery-rate-estimation) for the TCP
+//!   model and the QUIC research model.
 //! - [`qlog`]: qlog files that keep their write failures (simulator and real endpoints).
 //! - [`seeded`], [`tls`], [`clock`]: everything that makes a QUIC run a pure function of its seed.
 //! - [`null_crypto`]: the null AEAD of `flow.crypto = "none"` (same sizes and results, less CPU).
@@ -24,6 +26,7 @@ pub mod qlog;
 pub mod quic;
 pub mod quic_common;
 pub mod quicmodel;
+mod rate;
 pub mod seeded;
 pub mod tcp;
 pub mod tls;

@@ -777,3 +777,46 @@ fn fifo_sends_streams_one_after_the_other_and_round_robin_interleaves() {
         }
     }
 }
+
+/// A controller that works from delivery-rate samples (BBR) is paced at its own rate, one
+/// departure time per packet: no two data datagrams leave at the same instant, where quinn's
+/// token bucket (NewReno here) lets the initial window go as one burst. Its samples make it
+/// fill the link; without them it would stay at its initial window (10 packets per 40 ms RTT,
+/// about 3 Mbit/s).
+#[test]
+fn bbr_is_paced_per_packet_and_fills_the_link_from_its_rate_samples() {
+    for bbr in [false, true] {
+        let mut cfg = bulk(secs(3));
+        if bbr {
+            cfg.plan.cc =
+                transport::cc_adapter::CcChoice::Ours(congestion::config::CcConfig::Bbr {
+                    common: congestion::config::CommonCcConfig {
+                        initial_window_packets: 10,
+                        loss_reduction_factor: 0.5,
+                        minimum_window_packets: 2,
+                    },
+                });
+        }
+        let mut net = Net::new(100_000_000, ms(20)).traced();
+        let (_, r) = run(cfg, &mut net, secs(3));
+        assert!(r.error.is_none(), "{:?}", r.error);
+        let sends: Vec<Duration> = net
+            .seen(Dir::Up)
+            .into_iter()
+            .filter(|s| s.has_stream())
+            .map(|s| s.at)
+            .collect();
+        let most_at_once = sends
+            .chunk_by(|a, b| a == b)
+            .map(<[Duration]>::len)
+            .max()
+            .unwrap_or(0);
+        let goodput = r.bytes_delivered as f64 * 8.0 / 3.0;
+        if bbr {
+            assert_eq!(most_at_once, 1, "BBR's packets leave one at a time");
+            assert!(goodput > 0.7 * 100e6, "goodput {goodput}");
+        } else {
+            assert!(most_at_once >= 10, "the bucket's burst: {most_at_once}");
+        }
+    }
+}

@@ -692,6 +692,10 @@ impl CongestionController for Bbr {
         self.main(rs, in_flight);
     }
 
+    fn uses_rate_samples(&self) -> bool {
+        true
+    }
+
     fn marks_app_limited(&self) -> bool {
         self.mark_app_limited
     }

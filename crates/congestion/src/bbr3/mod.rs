@@ -967,6 +967,10 @@ impl CongestionController for Bbr3 {
         }
     }
 
+    fn uses_rate_samples(&self) -> bool {
+        true
+    }
+
     fn marks_app_limited(&self) -> bool {
         self.mark_app_limited
     }

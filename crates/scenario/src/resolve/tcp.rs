@@ -48,23 +48,19 @@ pub(crate) fn check_stack_keys(
                 return Err(wrong(&e.key_at, format!("{user_path}.{}", e.key), k.stacks));
             }
         }
-        if e.key == "cc" && stack != Stack::Tcp {
-            // BBR works from per-ACK delivery-rate samples, which only the TCP model takes.
+        if e.key == "cc" && stack == Stack::Quic {
+            // BBR works from per-ACK delivery-rate samples, which quinn's controller
+            // interface does not pass; the two models sample them.
             if let Val::Str(v) = &e.node.val {
                 if matches!(OurCc::from_name(v), Some(OurCc::Bbr | OurCc::Bbr3)) {
                     let allowed = allowed_ours(stack);
-                    let why = if stack == Stack::Quic {
-                        "it needs per-ACK delivery-rate samples, which only the TCP model takes; quinn's own BBR is cc = \"quinn-bbr\""
-                    } else {
-                        "it needs per-ACK delivery-rate samples, which only the TCP model takes"
-                    };
-                    return Err(
-                        wrong(&e.node.at, format!("cc = {v:?} ({why})"), &[Stack::Tcp])
-                            .with_allowed_titled(
-                                &format!("allowed for stack = {:?}", stack.name()),
-                                &allowed,
-                            ),
-                    );
+                    let why = "it needs per-ACK delivery-rate samples, which quinn's controller interface does not pass; quinn's own BBR is cc = \"quinn-bbr\"";
+                    return Err(wrong(
+                        &e.node.at,
+                        format!("cc = {v:?} ({why})"),
+                        &[Stack::Tcp, Stack::QuicModel],
+                    )
+                    .with_allowed_titled("allowed for stack = \"quic\"", &allowed));
                 }
             }
         }
@@ -213,7 +209,7 @@ fn allowed_ours(stack: Stack) -> Vec<&'static str> {
         .copied()
         .filter(|n| match OurCc::from_name(n) {
             Some(OurCc::Dctcp | OurCc::Prague) => stack != Stack::Quic,
-            Some(OurCc::Bbr | OurCc::Bbr3) => stack == Stack::Tcp,
+            Some(OurCc::Bbr | OurCc::Bbr3) => stack != Stack::Quic,
             Some(_) => true,
             None => stack == Stack::Quic,
         })

@@ -19,7 +19,7 @@
 use std::cell::Cell;
 use std::time::Duration;
 
-use congestion::{CongestionController, RttSample};
+use congestion::{CaState, CongestionController, LostPacket, RttSample};
 
 use super::ack::{AckPolicy, AckState, Arrival};
 use super::ecn::EcnPath;
@@ -36,6 +36,7 @@ use super::wire::{
 };
 use super::Params;
 use crate::agent::{Side, Transmit};
+use crate::rate::{AckContext, AckSample, DeliveredTx, RateSampler};
 use netem::wire::IPV4_UDP_OVERHEAD;
 
 /// ClientHello CRYPTO bytes (full handshake / resumption).
@@ -194,6 +195,21 @@ struct Built {
     ibit: bool,
 }
 
+/// What a controller driven by delivery-rate samples (BBR, BBRv3) needs of the sender, kept
+/// only for such a controller so the others run exactly as without it.
+#[derive(Debug, Clone)]
+struct RateDriven {
+    sampler: RateSampler,
+    /// Earliest departure of the next paced 1-RTT packet (Linux's `tcp_wstamp_ns`).
+    next_departure: Duration,
+    /// The current recovery period (RFC 9002 §7.3.2): when it started and the state the
+    /// controller sees during it.
+    recovery: Option<(Duration, CaState)>,
+    /// In-flight packets declared lost and not yet counted by the sampler (the ACK frame
+    /// being processed counts them when it ends, a loss timer at once).
+    pending_lost: u64,
+}
+
 /// One endpoint of a connection.
 pub(crate) struct Endpoint {
     /// Client or server.
@@ -226,6 +242,8 @@ pub(crate) struct Endpoint {
     last_send: Option<Duration>,
     rtt: Rtt,
     cc: Box<dyn CongestionController>,
+    /// Delivery-rate sampling, recovery state and rate pacing for a controller that uses them.
+    rate: Option<RateDriven>,
     in_flight: u64,
     app_limited: bool,
     pacer: Pacer,
@@ -343,6 +361,13 @@ impl Endpoint {
         self.validated = true;
     }
 
+    /// The next paced packet's earliest departure when a rate-driven controller sets the
+    /// pacing rate itself (BBR); `None`: quinn's token bucket paces.
+    fn rate_pacing(&self) -> Option<Duration> {
+        let r = self.rate.as_ref()?;
+        self.cc.pacing_rate().map(|_| r.next_departure)
+    }
+
     /// The window the pacer paces (it refills at 1.25 · window / SRTT): the congestion
     /// window, or for a controller with its own pacing rate (Prague) the window that makes the
     /// refill that rate.
@@ -367,7 +392,20 @@ impl Endpoint {
         data_sender: bool,
     ) -> Endpoint {
         let k = &p.knobs;
-        let cc = congestion::build(&p.cc, u64::from(p.max_udp), now);
+        // One seed per connection and side, as the TCP model derives them.
+        let seed = crate::seeded::sub_seed(
+            p.seed,
+            (u64::from(conn) << 1) | u64::from(side == Side::Server),
+        );
+        let cc = congestion::build_seeded(&p.cc, u64::from(p.max_udp), now, seed);
+        let rate = cc.uses_rate_samples().then(|| RateDriven {
+            // QUIC's handshake packets are sampled like any other: nothing counts as
+            // delivered before them.
+            sampler: RateSampler::new(0),
+            next_departure: now,
+            recovery: None,
+            pending_lost: 0,
+        });
         let rtt = Rtt::new(k.common.initial_rtt);
         let pacer = Pacer::new(rtt.smoothed, cc.window(), p.max_udp, now);
         let queue_limit = k
@@ -410,6 +448,7 @@ impl Endpoint {
             last_send: None,
             rtt,
             cc,
+            rate,
             in_flight: 0,
             app_limited: false,
             pacer,
@@ -742,6 +781,12 @@ impl Endpoint {
             return;
         }
         self.largest_acked[s] = Some(self.largest_acked[s].map_or(a.largest, |l| l.max(a.largest)));
+        let mss = u64::from(self.p.max_udp);
+        // As Linux, a rate sample needs packets in flight before the ACK; counts are packets,
+        // from bytes as the TCP model counts its pipe.
+        let prior_packets = self.in_flight > 0;
+        let prior_in_flight = self.in_flight.div_ceil(mss);
+        let mut rs = AckSample::default();
         // RTT sample from the largest, if newly acknowledged and ack-eliciting.
         let mut sample = None;
         if let Some(p) = self.sent[s].get(a.largest) {
@@ -779,6 +824,7 @@ impl Endpoint {
             in_flight,
             elicit_out,
             app_limited,
+            rate,
             ..
         } = self;
         let log = &mut sent[s];
@@ -811,6 +857,21 @@ impl Endpoint {
                 if p.in_flight {
                     *in_flight = in_flight.saturating_sub(u64::from(p.size));
                     cc.on_ack(now, p.time, u64::from(p.size), *app_limited, &rtt);
+                    if let Some(r) = rate.as_mut() {
+                        // QUIC never sends a packet number twice: no sample is ambiguous.
+                        r.sampler.on_delivered(
+                            &mut rs,
+                            &DeliveredTx {
+                                tx: p.tx,
+                                sent: p.time,
+                                retransmitted: false,
+                            },
+                        );
+                        // RFC 9002 §7.3.2: a packet sent during recovery ends it.
+                        if r.recovery.is_some_and(|(start, _)| p.time > start) {
+                            r.recovery = None;
+                        }
+                    }
                 }
                 if p.ack_largest != u64::MAX {
                     acks[s].peer_saw_ack_up_to(p.ack_largest);
@@ -858,6 +919,39 @@ impl Endpoint {
             self.pto_count = 0;
         }
         self.detect_losses(space, now);
+        if let Some(r) = self.rate.as_mut() {
+            let newly_lost = std::mem::take(&mut r.pending_lost);
+            if prior_packets {
+                RateSampler::set_rtt(&mut rs, sample);
+                let (srtt, min_rtt) = if self.rtt.sampled {
+                    (self.rtt.smoothed, self.rtt.min)
+                } else {
+                    (Duration::ZERO, Duration::ZERO)
+                };
+                let cx = AckContext {
+                    newly_delivered: newly_count,
+                    newly_lost,
+                    prior_in_flight,
+                    // A QUIC receiver cannot take back an acknowledgement.
+                    sack_reneg: false,
+                    min_rtt,
+                    srtt,
+                    // The frame says how long the receiver held it, where Linux guesses.
+                    ack_maybe_delayed: space == SpaceId::Data && a.delay > 0,
+                    next_departure: r.next_departure,
+                    ca_state: r.recovery.map_or(CaState::Open, |(_, st)| st),
+                    is_cwnd_limited: !self.app_limited,
+                };
+                let rate_sample = r.sampler.gen(&rs, &cx, now);
+                let in_flight = self.in_flight.div_ceil(mss);
+                self.cc.on_rate_sample(now, &rate_sample, in_flight);
+                if self.cc.marks_app_limited() {
+                    r.sampler.mark_app_limited(in_flight);
+                }
+            } else {
+                r.sampler.on_lost(newly_lost);
+            }
+        }
         self.sent[s].trim();
     }
 
@@ -887,7 +981,17 @@ impl Endpoint {
         self.stats.congestion_events += 1;
         self.stats.ce_congestion_events += 1;
         self.stats.first_congestion.get_or_insert(now);
-        self.cc.on_congestion_event(now, sent, false, 0);
+        match self.rate.as_mut() {
+            None => self.cc.on_congestion_event(now, sent, false, 0),
+            // A rate-driven controller hears of a reduction once, when it starts (Linux's
+            // ssthresh hook on entering CWR).
+            Some(r) => {
+                if r.recovery.is_none_or(|(start, _)| sent > start) {
+                    r.recovery = Some((now, CaState::Cwr));
+                    self.cc.on_congestion_event(now, sent, false, 0);
+                }
+            }
+        }
     }
 
     fn detect_losses(&mut self, space: SpaceId, now: Duration) {
@@ -905,6 +1009,8 @@ impl Endpoint {
             crypto,
             pending,
             rtt,
+            rate,
+            cc,
             ..
         } = self;
         let c = &mut crypto[s];
@@ -912,6 +1018,18 @@ impl Endpoint {
             if let Some(p) = log.get(pn) {
                 for f in log.frames_of(p) {
                     requeue(f, streams, c, pending);
+                }
+                if let (true, Some(r)) = (p.in_flight, rate.as_mut()) {
+                    r.pending_lost += 1;
+                    let lost = r.sampler.lost() + r.pending_lost;
+                    cc.on_packet_lost(
+                        now,
+                        &LostPacket {
+                            tx_in_flight: p.tx.in_flight,
+                            lost: lost - p.tx.lost,
+                            is_app_limited: p.tx.is_app_limited,
+                        },
+                    );
                 }
             }
         });
@@ -929,8 +1047,30 @@ impl Endpoint {
             self.stats.congestion_events += 1;
             self.stats.first_congestion.get_or_insert(now);
             let before = (self.cc.window(), self.cc.ssthresh());
-            self.cc
-                .on_congestion_event(now, newest, lost.persistent, lost.bytes);
+            match self.rate.as_mut() {
+                None => self
+                    .cc
+                    .on_congestion_event(now, newest, lost.persistent, lost.bytes),
+                Some(r) => {
+                    // A rate-driven controller hears of a recovery period once, when it
+                    // starts (Linux's ssthresh hook on entering recovery), and of persistent
+                    // congestion as of a retransmission timeout, the TCP event it stands
+                    // for: the window becomes what is still in flight plus one packet
+                    // (tcp_enter_loss) and the Loss state lasts until a packet sent after
+                    // it is acknowledged.
+                    if r.recovery.is_none_or(|(start, _)| newest > start) {
+                        r.recovery = Some((now, CaState::Recovery));
+                        self.cc
+                            .on_congestion_event(now, newest, lost.persistent, lost.bytes);
+                    }
+                    if lost.persistent {
+                        r.recovery = Some((now, CaState::Loss));
+                        let mss = u64::from(self.p.max_udp);
+                        let window = (self.in_flight.div_ceil(mss) + 1) * mss;
+                        self.cc.on_retransmission_timeout(now, false, window);
+                    }
+                }
+            }
             // The controller reduces once per recovery period: a changed window or ssthresh is
             // a new period, the moment RFC 9002 Appendix B.6 (and INET) sends one packet.
             if self.p.knobs.send_one_on_loss && before != (self.cc.window(), self.cc.ssthresh()) {
@@ -1055,6 +1195,10 @@ impl Endpoint {
         }
         if is_loss {
             self.detect_losses(space, now);
+            if let Some(r) = self.rate.as_mut() {
+                // Outside an ACK frame the sampler counts its losses at once.
+                r.sampler.on_lost(std::mem::take(&mut r.pending_lost));
+            }
             return;
         }
         self.pto_count += 1;
@@ -1178,6 +1322,19 @@ impl Endpoint {
                     Limit::App
                 });
                 self.app_limited = l != Limit::Cwnd;
+                if let (Limit::App, Some(r)) = (l, self.rate.as_mut()) {
+                    // Nothing waits: lost frames are queued again as soon as their packet is
+                    // declared lost, so none awaits repair either. A flow-control limit is
+                    // not application-limited, as a receive-window limit is not in Linux.
+                    let mss = u64::from(max);
+                    r.sampler.check_app_limited(
+                        0,
+                        mss,
+                        self.in_flight.div_ceil(mss),
+                        self.cc.window() / mss,
+                        false,
+                    );
+                }
                 self.set_limit(l, now);
             }
             return None;
@@ -1207,6 +1364,28 @@ impl Endpoint {
             self.stats.packets_sent += 1;
             let in_flight = self.sent[i].get(b.pn).is_some_and(|r| r.in_flight);
             if in_flight {
+                if let Some(r) = self.rate.as_mut() {
+                    let mss = u64::from(max);
+                    let nothing_out = self.in_flight == 0;
+                    if nothing_out {
+                        self.cc.on_tx_start(now, r.sampler.app_limited());
+                    }
+                    let tx = r
+                        .sampler
+                        .on_sent(now, nothing_out, self.in_flight.div_ceil(mss) + 1);
+                    if let Some(rec) = self.sent[i].get_mut(b.pn) {
+                        rec.tx = tx;
+                    }
+                    if b.space == SpaceId::Data && self.p.knobs.pacing {
+                        if let Some(rate) = self.cc.pacing_rate().filter(|&r| r > 0) {
+                            // The next packet leaves no earlier than this one's length at
+                            // the rate after this one (RFC 9002 §7.7's pacing).
+                            let len_ns = u64::from(b.size).saturating_mul(1_000_000_000) / rate;
+                            r.next_departure =
+                                r.next_departure.max(now) + Duration::from_nanos(len_ns);
+                        }
+                    }
+                }
                 self.in_flight += u64::from(b.size);
                 self.cc.on_sent(now, u64::from(b.size), b.pn);
                 if self.p.knobs.pacing {
@@ -1295,11 +1474,15 @@ impl Endpoint {
                 elicit_ok = false;
                 limit = Some(Limit::Cwnd);
             } else if data && self.p.knobs.pacing {
-                let wnd = self.pacing_window();
-                if let Some(t) = self
-                    .pacer
-                    .delay(self.rtt.smoothed, u64::from(max), max, wnd, now)
-                {
+                let wait = match self.rate_pacing() {
+                    Some(at) => (at > now).then_some(at),
+                    None => {
+                        let wnd = self.pacing_window();
+                        self.pacer
+                            .delay(self.rtt.smoothed, u64::from(max), max, wnd, now)
+                    }
+                };
+                if let Some(t) = wait {
                     self.pacing_wake = Some(t);
                     elicit_ok = false;
                     limit = Some(Limit::Cwnd);

@@ -75,7 +75,10 @@ impl std::fmt::Debug for QuicModelConnections {
 impl FlowDriver<QuicModelConnections> {
     /// Builds the flow (validating the knobs); nothing is sent before `plan.start`.
     pub fn new(config: QuicModelFlowConfig) -> Result<Self, QuicModelFlowError> {
-        let p = Params::new(&config.knobs, config.plan.cc)?;
+        let p = Params {
+            seed: config.seed,
+            ..Params::new(&config.knobs, config.plan.cc)?
+        };
         let conns = QuicModelConnections {
             p,
             conns: Vec::new(),

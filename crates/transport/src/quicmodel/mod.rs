@@ -40,6 +40,26 @@
 //! RETIRE_CONNECTION_ID exchange, no NEW_TOKEN, no key updates. Application data written
 //! instantly (no 64 KiB write chunks).
 //!
+//! # BBR and BBRv3
+//!
+//! A controller that works from delivery-rate samples (its `uses_rate_samples`: BBR, BBRv3)
+//! gets what the TCP model gives it, from the same sampler (`crate::rate`): a sample per ACK
+//! frame after loss detection, with the recovery state (RFC 9002 §7.3.2's recovery period as
+//! Recovery, an ECN-CE reduction as CWR, persistent congestion as a timeout's Loss, since that
+//! is the TCP event it stands for), a report per packet declared lost, the transmission-start
+//! event and application-limited marking; and 1-RTT packets are paced at its rate, one
+//! departure time per packet (RFC 9002 §7.7 allows any pacer), where quinn's token bucket would
+//! allow 2 ms bursts. Other controllers run exactly as without any of it. A QUIC sender's
+//! samples differ from TCP's in three ways, handled so:
+//!
+//! - An ACK frame may acknowledge many packets in several ranges: it gives one sample, defined
+//!   by the packet with the highest delivered count at its send, as a stretch ACK does in TCP.
+//! - QUIC never reuses a packet number and cannot renege an acknowledgement: every sample is
+//!   unambiguous (no retransmission flag) and TCP's SACK-reneging case never arises.
+//! - The frame reports its ACK delay: a frame the receiver held is marked delayed, in place of
+//!   Linux's guess from a lone runt segment; the sample's RTT stays the raw one, as RFC 9002's
+//!   and Linux's minimum RTT are.
+//!
 //! The idle timeout is quinn's default (30 s, restarted by every packet received and the first
 //! ack-eliciting packet sent after it); a connection that times out fails the flow with
 //! `Client connection lost: timed out` (or `Server …`), as the quinn flow reports it.
@@ -87,6 +107,9 @@ pub struct QuicModelFlowConfig {
     pub plan: FlowPlan,
     /// The model's knobs.
     pub knobs: QuicModelKnobs,
+    /// Seed of the controllers' random choices (BBR's gain-cycle phase, BBRv3's probe
+    /// waits), from the run seed.
+    pub seed: u64,
 }
 
 /// Errors building a flow.
@@ -113,6 +136,8 @@ pub(crate) struct Params {
     pub max_udp: u32,
     /// Congestion controller.
     pub cc: CcConfig,
+    /// Seed of the controllers' random choices; each endpoint derives its own from it.
+    pub seed: u64,
 }
 
 impl Params {
@@ -122,7 +147,7 @@ impl Params {
         let CcChoice::Ours(cc) = cc else {
             return bad(
                 "flow.cc: the quic-model stack uses quiclab's controllers (none, newreno, \
-                 newreno-approx, reno-linux, cubic, cubic-hystart…), not quinn's"
+                 newreno-approx, reno-linux, cubic, cubic-hystart, bbr, bbr3…), not quinn's"
                     .into(),
             );
         };
@@ -171,6 +196,7 @@ impl Params {
             knobs: *k,
             max_udp: u32::from(k.mtu) - IPV4_UDP_OVERHEAD,
             cc,
+            seed: 0,
         })
     }
 }

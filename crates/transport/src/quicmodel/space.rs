@@ -9,6 +9,8 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
+use crate::rate::TxState;
+
 /// The three packet-number spaces; 0-RTT and 1-RTT share `Data`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum SpaceId {
@@ -80,6 +82,9 @@ pub(crate) struct SentPacket {
     pub acked: bool,
     /// Sent ECT(0).
     pub ect: bool,
+    /// The delivery-rate sampler's snapshot at sending (in-flight packets, and only while a
+    /// controller uses rate samples).
+    pub tx: TxState,
     /// Index of its first frame in the frame log.
     frame_start: u64,
     /// Frames it recorded.
@@ -143,6 +148,7 @@ impl SentLog {
             outstanding: true,
             acked: false,
             ect: false,
+            tx: TxState::default(),
             frame_start,
             nframes,
             ack_largest,

@@ -17,8 +17,8 @@
 //! that kernel cannot negotiate it); the sender's CWR reduction uses PRR like fast recovery.
 //!
 //! Pacing (`sender`): Linux's internal pacing (no fq qdisc), only while the controller gives a
-//! pacing rate (BBR, Prague). Delivery-rate sampling (`rate`) as Linux's `tcp_rate.c` feeds
-//! the controllers that need it (BBR).
+//! pacing rate (BBR, Prague). Delivery-rate sampling (the crate's `rate` module, shared with
+//! the QUIC research model) as Linux's `tcp_rate.c` feeds the controllers that need it (BBR).
 //!
 //! Not modelled: TSO/GRO, tail-loss probes and RACK
 //! (a tail loss waits for the RTO), PRR (RFC 6675's pipe rule limits recovery sending), D-SACK
@@ -30,7 +30,6 @@ mod endpoint;
 mod flow;
 mod knobs;
 mod pep;
-mod rate;
 mod receiver;
 mod rtt;
 mod scoreboard;

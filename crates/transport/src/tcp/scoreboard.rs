@@ -8,7 +8,7 @@
 use std::collections::{BTreeSet, VecDeque};
 use std::time::Duration;
 
-use super::rate::TxState;
+use crate::rate::TxState;
 
 /// How many SACKed segments above a hole declare it lost (RFC 6675 DupThresh).
 pub(crate) const DUP_THRESH: usize = 3;

@@ -42,7 +42,7 @@
 //!   it as credit for time the sender sat idle past its slot. The first nine data segments
 //!   leave unpaced (as Linux: paced once ten data segments have gone out). Pure ACKs are
 //!   never held back.
-//! - **Delivery-rate sampling** (`rate`, Linux's `tcp_rate.c`): every transmission takes a
+//! - **Delivery-rate sampling** (the shared `rate` module, Linux's `tcp_rate.c`): every transmission takes a
 //!   snapshot, every ACK that finds data outstanding makes a sample the controller gets
 //!   after the loss state machine ran (Linux's `cong_control` order).
 
@@ -52,11 +52,11 @@ use std::time::Duration;
 use congestion::{CaState, CongestionController, LostPacket};
 
 use super::knobs::LossRecovery;
-use super::rate::{AckContext, AckSample, DeliveredTx, RateSampler};
 use super::rtt::RttEstimator;
 use super::scoreboard::{Delivered, Losses, RackState, Scoreboard, SentSeg, DUP_THRESH};
 use super::segment::SEQ_LIMIT;
 use super::Params;
+use crate::rate::{AckContext, AckSample, DeliveredTx, RateSampler};
 
 /// Shortest wait before a timeout repairs SACK reneging (Linux: 10 ms).
 const RENEGING_DELAY: Duration = Duration::from_millis(10);
@@ -255,7 +255,8 @@ impl Sender {
             tlp_high_seq: None,
             tlp_retrans: false,
             delivered: Vec::new(),
-            rate: RateSampler::default(),
+            // Linux counts the SYN (or SYN-ACK) as delivered by the end of the handshake.
+            rate: RateSampler::new(1),
             wstamp: Duration::ZERO,
             pace_wake: None,
             ack_lost: 0,
@@ -408,7 +409,7 @@ impl Sender {
     /// Bookkeeping of every data transmission (new, retransmitted or probe) of `len` payload
     /// bytes: the controller's transmission-start event, the departure time of the next
     /// segment (tcp_update_skb_after_send) and the rate sampler's snapshot.
-    fn on_data_sent(&mut self, now: Duration, len: u32) -> super::rate::TxState {
+    fn on_data_sent(&mut self, now: Duration, len: u32) -> crate::rate::TxState {
         if self.board.pipe() == 0 {
             self.cc.on_tx_start(now, self.rate.app_limited());
         }

@@ -260,6 +260,7 @@ pub fn config(workload: Workload) -> QuicModelFlowConfig {
             cc: CcChoice::Ours(newreno()),
         },
         knobs: QuicModelKnobs::default(),
+        seed: 0,
     }
 }
 

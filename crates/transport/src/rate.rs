@@ -1,15 +1,20 @@
-//! Delivery-rate sampling as Linux's `tcp_rate.c`: every transmission records the
-//! connection's delivered count and when it last grew; every ACK turns the most recently
-//! sent segment it delivered into a sample `delivered / max(send interval, ACK interval)`.
+//! Delivery-rate sampling as draft-cheng-iccrg-delivery-rate-estimation specifies it (the
+//! algorithm of Linux's `tcp_rate.c`), shared by the TCP model and the QUIC research model:
+//! every transmission records the connection's delivered count and when it last grew; every
+//! ACK turns the most recently sent packet it delivered into a sample
+//! `delivered / max(send interval, ACK interval)`.
 //!
-//! Counts are segments, as Linux's are (one per segment here: the model has no TSO). The
-//! delivered count starts at 1: Linux counts the SYN (client) or the SYN-ACK (server) as
-//! delivered by the end of the handshake.
+//! Counts are packets: TCP segments (one per segment: the TCP model has no TSO) or QUIC
+//! packets that count in flight. Where the delivered count starts is the transport's choice
+//! ([`RateSampler::new`]): Linux counts the SYN (client) or SYN-ACK (server) as delivered by
+//! the end of the handshake, so the TCP model starts at 1; the QUIC model starts at 0, as the
+//! draft does, since its handshake packets are sampled like any other.
 //!
-//! Application-limited marking (`tcp_rate_check_app_limited`) runs when the application
-//! writes: if less than a segment was waiting, the window was not full and every lost
-//! segment had been retransmitted, the connection is application-limited until what is in
-//! flight now has been delivered, and samples of segments sent meanwhile say so.
+//! Application-limited marking (the draft's "detecting application-limited phases", Linux's
+//! `tcp_rate_check_app_limited`) runs when the sender finds less than a packet to send: if the
+//! window was not full and every lost packet had been repaired, the connection is
+//! application-limited until what is in flight now has been delivered, and samples of packets
+//! sent meanwhile say so.
 
 use std::time::Duration;
 
@@ -71,18 +76,6 @@ pub(crate) struct AckSample {
     tx_lost: u64,
 }
 
-impl Default for RateSampler {
-    fn default() -> Self {
-        RateSampler {
-            delivered: 1,
-            lost: 0,
-            delivered_mstamp: Duration::ZERO,
-            first_tx_mstamp: Duration::ZERO,
-            app_limited: None,
-        }
-    }
-}
-
 /// What `gen` needs from the sender besides the delivered segments.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct AckContext {
@@ -109,6 +102,17 @@ pub(crate) struct AckContext {
 }
 
 impl RateSampler {
+    /// A sampler whose delivered count starts at `delivered` (see the module docs).
+    pub(crate) fn new(delivered: u64) -> RateSampler {
+        RateSampler {
+            delivered,
+            lost: 0,
+            delivered_mstamp: Duration::ZERO,
+            first_tx_mstamp: Duration::ZERO,
+            app_limited: None,
+        }
+    }
+
     /// The snapshot a segment takes as it leaves at `now` (`tcp_rate_skb_sent`);
     /// `nothing_outstanding`: no segment was outstanding before it (Linux's packets_out is 0),
     /// so the sample's phases start now; `in_flight`: segments in flight with it.
@@ -281,7 +285,7 @@ mod tests {
     /// max(send phase 2 − 0 = 2 ms, ACK phase 12 − 0 = 12 ms).
     #[test]
     fn a_window_from_idle_samples_its_deliveries_over_the_longer_phase() {
-        let mut r = RateSampler::default();
+        let mut r = RateSampler::new(1);
         let tx: Vec<TxState> = (0..4u32)
             .map(|k| r.on_sent(k * MS, k == 0, u64::from(k) + 1))
             .collect();
@@ -324,7 +328,7 @@ mod tests {
     /// compressed ACK phase.
     #[test]
     fn a_compressed_ack_uses_the_send_phase_and_the_newest_segment() {
-        let mut r = RateSampler::default();
+        let mut r = RateSampler::new(1);
         // Steady state: segment a sent at 100 ms after delivered reached 50 at 95 ms, with
         // the window's first send at 90 ms; segment b later with delivered 52 at 99 ms.
         let a = TxState {
@@ -366,7 +370,7 @@ mod tests {
 
     #[test]
     fn intervals_below_the_minimum_rtt_and_sack_reneging_give_no_rate() {
-        let mut r = RateSampler::default();
+        let mut r = RateSampler::new(1);
         let t = r.on_sent(Duration::ZERO, true, 1);
         let mut rs = AckSample::default();
         r.on_delivered(&mut rs, &delivered(t, Duration::ZERO));
@@ -383,11 +387,39 @@ mod tests {
         assert_eq!(s.total_delivered, 3);
     }
 
+    /// A sampler starting at 0 (the QUIC model's): two packets leave from idle at 0 and
+    /// 5 ms, one ACK at 40 ms delivers both. Both left with delivered = 0, which is a valid
+    /// base (Linux's `!prior_delivered` test would read it as "no sample"): 2 − 0 = 2
+    /// packets over max(send phase 0 − 0 = 0, ACK phase 40 − 0 = 40 ms).
+    #[test]
+    fn a_sampler_starting_at_zero_samples_its_first_flight() {
+        let mut r = RateSampler::new(0);
+        let t0 = r.on_sent(Duration::ZERO, true, 1);
+        let t1 = r.on_sent(5 * MS, false, 2);
+        assert_eq!((t0.delivered, t1.delivered), (0, 0));
+        let mut rs = AckSample::default();
+        r.on_delivered(&mut rs, &delivered(t0, Duration::ZERO));
+        r.on_delivered(&mut rs, &delivered(t1, 5 * MS));
+        let s = r.gen(&rs, &cx(2), 40 * MS);
+        assert_eq!(s.prior_delivered, 0);
+        assert_eq!(s.delivered, Some(2));
+        assert_eq!(s.interval, Some(40 * MS));
+        assert_eq!((s.total_delivered, s.tx_in_flight), (2, 1));
+        // Nothing delivered and nothing in flight: the mark is 1 (never 0, which would read
+        // as "not limited"), so it holds through the first delivery and ends with the second.
+        let mut idle = RateSampler::new(0);
+        idle.mark_app_limited(0);
+        idle.gen(&AckSample::default(), &cx(1), 50 * MS);
+        assert!(idle.app_limited());
+        idle.gen(&AckSample::default(), &cx(1), 51 * MS);
+        assert!(!idle.app_limited());
+    }
+
     /// tcp_rate_check_app_limited: marked while the window has room and nothing waits; the
     /// mark holds until what was in flight then (plus what was delivered) is delivered.
     #[test]
     fn app_limited_marks_until_the_bubble_is_delivered() {
-        let mut r = RateSampler::default();
+        let mut r = RateSampler::new(1);
         // Half a segment waits, 3 of 10 in flight, nothing lost: limited until delivered
         // passes 1 + 3 = 4.
         r.check_app_limited(500, 1448, 3, 10, false);
