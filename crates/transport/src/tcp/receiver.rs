@@ -498,6 +498,15 @@ mod tests {
 
     const MS: Duration = Duration::from_millis(1);
 
+    /// A receiver whose window is `segments` full segments and never grows, unscaled.
+    fn fixed_window_receiver(segments: u64) -> (Receiver, Params) {
+        let mut p = params();
+        p.knobs.initial_receive_window = segments * u64::from(p.mss);
+        p.knobs.receive_window_max = p.knobs.initial_receive_window;
+        p.wscale = 0;
+        (Receiver::new(&p, 0, Duration::ZERO), p)
+    }
+
     #[test]
     fn out_of_order_gives_sack_blocks_newest_first() {
         let p = params();
@@ -620,12 +629,8 @@ mod tests {
 
     #[test]
     fn out_of_order_data_occupies_the_window_so_its_edge_stops() {
-        let mut p = params();
-        p.knobs.initial_receive_window = 20 * u64::from(p.mss);
-        p.knobs.receive_window_max = p.knobs.initial_receive_window;
-        p.wscale = 0;
+        let (mut r, p) = fixed_window_receiver(20);
         let m = u64::from(p.mss);
-        let mut r = Receiver::new(&p, 0, Duration::ZERO);
         assert_eq!(r.advertise(false), 20 * m);
         // Segment 0 is lost; 1..10 arrive and wait in the out-of-order queue.
         for k in 1..=10 {
@@ -728,12 +733,8 @@ mod tests {
 
     #[test]
     fn unread_data_closes_the_window_and_a_read_reopens_it_with_an_ack() {
-        let mut p = params();
-        p.knobs.initial_receive_window = 10 * u64::from(p.mss);
-        p.knobs.receive_window_max = p.knobs.initial_receive_window;
-        p.wscale = 0;
+        let (mut r, p) = fixed_window_receiver(10);
         let m = u64::from(p.mss);
-        let mut r = Receiver::new(&p, 0, Duration::ZERO);
         assert_eq!(r.advertise(false), 10 * m);
         for k in 0..10 {
             r.on_data(1 + k * m, p.mss, false, MS);
