@@ -185,11 +185,14 @@ async fn a_patient_pool_serves_a_burst_on_few_connections_an_eager_one_opens_one
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_patient_pool_grows_when_requests_take_longer_than_opening() {
-    // 16 downloads of 8 MB, each far longer than a loopback handshake: waiting for a busy
-    // connection would be slower than opening one, so the pool grows (doubling per opening).
-    let patient = connections_opened_for_a_burst(PoolGrowth::Patient, 16, "/8000000").await;
+    // 16 downloads of 16 MB, each far longer than a loopback handshake: waiting for a busy
+    // connection would be slower than opening one, so the pool grows (at most doubling per
+    // opening). How far it gets before the queue drains depends on the machine's speed (9 to
+    // 16 on an idle 2-core machine, fewer under load); growing past two doublings is what only a
+    // pool that grows can do.
+    let patient = connections_opened_for_a_burst(PoolGrowth::Patient, 16, "/16000000").await;
     assert!(
-        patient >= 8,
+        patient >= 4,
         "patient pool opened only {patient} connections for 16 slow requests"
     );
 }
