@@ -42,7 +42,6 @@ pub fn completion_metrics(d: &ResultsDir) -> Vec<String> {
 
 /// The CDF figures of `metrics` (completion times by default).
 pub fn figures(d: &ResultsDir, metrics: &[String]) -> Result<Vec<Figure>, FigureError> {
-    let flow_names = d.flow_names();
     let axes = varying_axes(d);
     let mut out = Vec::new();
     for m in metrics {
@@ -50,6 +49,7 @@ pub fn figures(d: &ResultsDir, metrics: &[String]) -> Result<Vec<Figure>, Figure
         let mut groups: Vec<Vec<usize>> = Vec::new();
         let mut group_sets: Vec<BTreeSet<&str>> = Vec::new();
         let mut curve_axes: Vec<Vec<(String, String)>> = Vec::new();
+        let mut curve_points: Vec<&crate::data::PointData> = Vec::new();
         for p in &d.points {
             let runs = d.runs_of(p.index);
             if runs.is_empty() {
@@ -77,6 +77,7 @@ pub fn figures(d: &ResultsDir, metrics: &[String]) -> Result<Vec<Figure>, Figure
             };
             groups[g].push(curves.len());
             curve_axes.push(key.clone());
+            curve_points.push(p);
             curves.push(Cdf {
                 label: if key.is_empty() {
                     format!("point {}", p.index)
@@ -105,11 +106,13 @@ pub fn figures(d: &ResultsDir, metrics: &[String]) -> Result<Vec<Figure>, Figure
                 *v *= sc.factor;
             }
         }
-        let label = metric::label(m, &flow_names);
         // Inside a group, label curves by the axes that vary there; the ones constant in the
         // group (a study's experiment) go in the title.
-        let mut chunks: Vec<(String, Vec<Cdf>)> = Vec::new();
+        let mut chunks: Vec<(String, String, Vec<Cdf>)> = Vec::new();
         for g in &groups {
+            // The flows as this group's points name them.
+            let names = ResultsDir::flow_names_of(g.iter().map(|&i| curve_points[i]));
+            let label = metric::label(m, &names);
             let first = &curve_axes[g[0]];
             let (constant, _): (Vec<&(String, String)>, Vec<_>) = first
                 .iter()
@@ -141,12 +144,12 @@ pub fn figures(d: &ResultsDir, metrics: &[String]) -> Result<Vec<Figure>, Figure
                     if parts > 1 {
                         ctx.push_str(&format!(" ({}/{parts})", k + 1));
                     }
-                    chunks.push((ctx, chunk.to_vec()));
+                    chunks.push((label.clone(), ctx, chunk.to_vec()));
                 }
             }
         }
         let parts = chunks.len();
-        for (i, (ctx, chunk)) in chunks.into_iter().enumerate() {
+        for (i, (label, ctx, chunk)) in chunks.into_iter().enumerate() {
             let title = format!("CDF of {label}{ctx}");
             let missing: usize = chunk.iter().map(|c| c.runs - c.values.len()).sum();
             let mut foot =

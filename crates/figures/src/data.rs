@@ -238,17 +238,11 @@ impl ResultsDir {
         names
     }
 
-    /// Flow names by index (from the point with the most flows; `flows.N.name` of the runs when
-    /// `sweep.json` is missing).
+    /// Flow names by index over every point (see [`ResultsDir::flow_names_of`]; `flows.N.name`
+    /// of the runs when `sweep.json` is missing).
     pub fn flow_names(&self) -> Vec<String> {
-        let from_points = self
-            .points
-            .iter()
-            .max_by_key(|p| p.flows.len())
-            .map(|p| p.flows.iter().map(|f| f.name.clone()).collect::<Vec<_>>())
-            .unwrap_or_default();
-        if !from_points.is_empty() {
-            return from_points;
+        if !self.points.iter().all(|p| p.flows.is_empty()) {
+            return Self::flow_names_of(&self.points);
         }
         let mut names: Vec<String> = Vec::new();
         for r in &self.runs {
@@ -266,6 +260,23 @@ impl ResultsDir {
             }
         }
         names
+    }
+
+    /// Flow names by index as the given points have them: a name where every point with that
+    /// flow agrees on it, empty where they differ (a study's experiments name their flows
+    /// differently, so a figure of one experiment must not borrow another's names).
+    pub fn flow_names_of<'a>(points: impl IntoIterator<Item = &'a PointData>) -> Vec<String> {
+        let mut names: Vec<Option<String>> = Vec::new();
+        for p in points {
+            for (i, f) in p.flows.iter().enumerate() {
+                if names.len() <= i {
+                    names.push(Some(f.name.clone()));
+                } else if names[i].as_deref().is_some_and(|n| n != f.name) {
+                    names[i] = None;
+                }
+            }
+        }
+        names.into_iter().map(Option::unwrap_or_default).collect()
     }
 
     /// Path of the series file of run `id`.

@@ -293,9 +293,10 @@ fn completing_flows(d: &ResultsDir, p: usize) -> Vec<usize> {
 
 fn warnings_section(o: &mut String, d: &ResultsDir) {
     let reps = d.reps() as usize;
-    let names = d.flow_names();
     let mut items: Vec<String> = Vec::new();
     for p in &d.points {
+        // The point's own flow names (another experiment may name its flows differently).
+        let names = ResultsDir::flow_names_of([p]);
         let runs = d.runs_of(p.index);
         let at = if p.axes.is_empty() {
             format!("point {}", p.index)
@@ -315,7 +316,7 @@ fn warnings_section(o: &mut String, d: &ResultsDir) {
                 .filter(|r| !r.metrics.contains_key(&key))
                 .count();
             if incomplete > 0 {
-                let name = names.get(i).cloned().unwrap_or_else(|| i.to_string());
+                let name = names.get(i).filter(|n| !n.is_empty()).cloned().unwrap_or_else(|| i.to_string());
                 items.push(format!(
                     "{at}: flow {name} did not complete in {incomplete} of {} runs within the run's duration; its means are over the completed ones",
                     runs.len()
@@ -328,7 +329,7 @@ fn warnings_section(o: &mut String, d: &ResultsDir) {
             if let Some(flows) = r.json.get("flows").and_then(Value::as_array) {
                 for (i, f) in flows.iter().enumerate() {
                     if let Some(e) = f.get("error").and_then(Value::as_str) {
-                        let name = names.get(i).cloned().unwrap_or_else(|| i.to_string());
+                        let name = names.get(i).filter(|n| !n.is_empty()).cloned().unwrap_or_else(|| i.to_string());
                         let text = format!("flow {name}: {e}");
                         match errors.iter_mut().find(|(t, _)| *t == text) {
                             Some((_, ids)) => ids.push(&r.id),

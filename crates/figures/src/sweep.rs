@@ -186,17 +186,16 @@ pub fn figures(
     metrics: &[String],
     axes: &[String],
 ) -> Result<Vec<Figure>, FigureError> {
-    let flow_names = d.flow_names();
     let mut out = Vec::new();
     for m in metrics {
         for a in axes {
             let facets = experiments_with(d, a);
             if facets.len() < 2 {
-                out.extend(figure(d, m, a, &flow_names, None)?);
+                out.extend(figure(d, m, a, None)?);
                 continue;
             }
             for e in &facets {
-                out.extend(figure(d, m, a, &flow_names, Some(e))?);
+                out.extend(figure(d, m, a, Some(e))?);
             }
         }
     }
@@ -232,7 +231,6 @@ fn figure(
     d: &ResultsDir,
     metric_path: &str,
     axis: &str,
-    flow_names: &[String],
     experiment: Option<&str>,
 ) -> Result<Option<Figure>, FigureError> {
     let value_of = |p: &crate::data::PointData, k: &str| {
@@ -345,7 +343,10 @@ fn figure(
             }
         })
         .collect();
-    let label = metric::label(metric_path, flow_names);
+    let label = metric::label(
+        metric_path,
+        &ResultsDir::flow_names_of(subset.iter().copied()),
+    );
     let x_label = if unit.is_empty() {
         axis.to_string()
     } else {

@@ -217,3 +217,59 @@ fn experiments_sharing_an_axis_get_a_figure_each() {
     assert!(fig7.svg.contains("variant=1:10"), "its own series");
     assert!(!fig7.svg.contains("p0.02"), "no other experiment's series");
 }
+
+#[test]
+fn each_experiments_figures_name_its_flows_as_it_does() {
+    // seed003's shape: most experiments have one flow `download`; the shared-medium one has
+    // `quic` and `tcp`. A figure of the first kind must not call its flow "quic".
+    let mut points = Vec::new();
+    for (exp, x) in [("loss", "link.loss"), ("shared", "link.rate")] {
+        for v in ["1", "2"] {
+            points.push(vec![("experiment", exp), (x, v)]);
+        }
+    }
+    let mut d = dir(points, 2, |p, _| Some(1.0 + p as f64));
+    for p in &mut d.points {
+        let names: &[&str] = if p.index < 2 {
+            &["download"]
+        } else {
+            &["quic", "tcp"]
+        };
+        p.flows = names
+            .iter()
+            .map(|n| figures::data::FlowInfo {
+                name: (*n).into(),
+                stack: "Quic".into(),
+                workload: "Download".into(),
+            })
+            .collect();
+    }
+    let opts = PlotOptions {
+        metrics: vec!["flows.0.completion_s".into()],
+        ..PlotOptions::default()
+    };
+    let figs = figures::figures(&d, &opts).expect("figures");
+    let title = |id: &str| {
+        figs.iter()
+            .find(|f| f.id == id)
+            .unwrap_or_else(|| panic!("no {id}"))
+            .title
+            .clone()
+    };
+    assert!(
+        title("sweep-flows.0.completion_s-vs-link.loss").contains("flow download"),
+        "{}",
+        title("sweep-flows.0.completion_s-vs-link.loss")
+    );
+    assert!(title("sweep-flows.0.completion_s-vs-link.rate").contains("flow quic"));
+    let cdfs: Vec<&str> = figs
+        .iter()
+        .filter(|f| f.kind == FigureKind::Cdf)
+        .map(|f| f.title.as_str())
+        .collect();
+    assert!(
+        cdfs.iter().any(|t| t.contains("flow download") && t.contains("loss"))
+            && cdfs.iter().any(|t| t.contains("flow quic") && t.contains("shared")),
+        "{cdfs:?}"
+    );
+}
