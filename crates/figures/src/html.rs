@@ -596,6 +596,45 @@ mod tests {
     }
 
     #[test]
+    fn only_downloads_that_did_not_complete_are_warned_about() {
+        // Flow 0 is a bulk transfer (it never completes, by design); flow 1 a download that
+        // completed in one of two runs.
+        let mut p = point(0, None, "Tcp");
+        p.flows = vec![
+            FlowInfo {
+                name: "bulk".into(),
+                stack: "Tcp".into(),
+                workload: "Bulk".into(),
+            },
+            FlowInfo {
+                name: "page".into(),
+                stack: "Quic".into(),
+                workload: "Download".into(),
+            },
+        ];
+        let mut d = dir(vec![p]);
+        for rep in 0..2 {
+            let json = serde_json::json!({"flows": [{"name": "bulk"}, {"name": "page"}]});
+            let mut metrics = std::collections::BTreeMap::new();
+            metrics.insert("flows.0.goodput_bps".to_string(), 1e6);
+            if rep == 0 {
+                metrics.insert("flows.1.completion_s".to_string(), 2.0);
+            }
+            d.runs.push(crate::data::RunData {
+                id: format!("p0-r{rep}"),
+                point: 0,
+                rep,
+                json,
+                metrics: metrics.into_iter().collect(),
+            });
+        }
+        let mut o = String::new();
+        warnings_section(&mut o, &d);
+        assert_eq!(o.matches("did not complete").count(), 1, "{o}");
+        assert!(o.contains("flow page did not complete in 1 of 2 runs"), "{o}");
+    }
+
+    #[test]
     fn variants_get_a_paired_table_and_a_single_variant_none() {
         let mut d = dir(vec![
             point(0, Some("quic-1rtt"), "Quic"),
