@@ -19,7 +19,7 @@ pub struct ReportArgs {
 
 /// Runs `quiclab report`.
 pub fn run(args: &ReportArgs) -> anyhow::Result<Exit> {
-    let path = figures::write_report(&args.dir, &args.tradeoffs)?;
+    let path = figures::write_report(&args.dir, &args.tradeoffs, &[])?;
     println!("{}", path.display());
     Ok(exit::SUCCESS)
 }

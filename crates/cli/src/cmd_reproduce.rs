@@ -217,7 +217,7 @@ fn finish_study(
         ),
         None => (tables.markdown, code),
     };
-    let written = lib::write(study, out, &md, &tables.csv)?;
+    let written = lib::write(study, out, &md, &tables.csv, &tables.figures)?;
     println!("\n{md}");
     eprintln!(
         "table in {} and {}",

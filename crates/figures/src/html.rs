@@ -58,13 +58,18 @@ fn inline_svg(svg: &str) -> &str {
 }
 
 /// The report of `d`, with the throughput-against-delay figures of `tradeoffs`.
-pub fn report(d: &ResultsDir, tradeoffs: &[TradeoffSpec]) -> Result<String, FigureError> {
+pub fn report(
+    d: &ResultsDir,
+    tradeoffs: &[TradeoffSpec],
+    leading: &[Figure],
+) -> Result<String, FigureError> {
     let opts = PlotOptions {
         max_series_points: SERIES_POINTS,
         tradeoffs: tradeoffs.to_vec(),
         ..PlotOptions::default()
     };
-    let figs = crate::figures(d, &opts)?;
+    let mut figs = leading.to_vec();
+    figs.extend(crate::figures(d, &opts)?);
     Ok(render(d, &figs))
 }
 
@@ -88,9 +93,13 @@ pub fn render(d: &ResultsDir, figs: &[Figure]) -> String {
     });
     let _ = writeln!(
         o,
-        "<p class=\"toc\"><a href=\"#scenario\">Scenario</a> · <a href=\"#warnings\">Warnings</a> · \
+        "<p class=\"toc\">{}<a href=\"#scenario\">Scenario</a> · <a href=\"#warnings\">Warnings</a> · \
          <a href=\"#results\">Results per sweep point</a>{} · {}<a href=\"#sweep\">Sweep figures ({})</a> · \
          <a href=\"#cdf\">Completion-time CDFs ({})</a> · <a href=\"#series\">Time series ({})</a></p>",
+        match count(FigureKind::Study) {
+            0 => String::new(),
+            n => format!("<a href=\"#study\">The study's figures ({n})</a> · "),
+        },
         if has_variants {
             " · <a href=\"#paired\">Paired comparisons</a>"
         } else {
@@ -103,6 +112,14 @@ pub fn render(d: &ResultsDir, figs: &[Figure]) -> String {
         count(FigureKind::Sweep),
         count(FigureKind::Cdf),
         count(FigureKind::Series)
+    );
+    // A study's own figures lead: they are what its paper draws.
+    figure_section(
+        &mut o,
+        figs,
+        FigureKind::Study,
+        "study",
+        "The study's figures",
     );
     scenario_section(&mut o, d);
     warnings_section(&mut o, d);
@@ -151,13 +168,7 @@ pub fn render(d: &ResultsDir, figs: &[Figure]) -> String {
             );
         }
         for f in mine {
-            let _ = writeln!(
-                o,
-                "<figure id=\"fig-{id}\" class=\"figure\" data-figure=\"{id}\">\n{svg}\n<figcaption>{cap}</figcaption></figure>",
-                id = escape(&f.id),
-                svg = inline_svg(&f.svg),
-                cap = escape(&f.caption)
-            );
+            figure_html(&mut o, f);
         }
     }
     let _ = writeln!(
@@ -167,6 +178,29 @@ pub fn render(d: &ResultsDir, figs: &[Figure]) -> String {
          as SVG through <code>quiclab plot</code>.</p>\n</body></html>"
     );
     o
+}
+
+/// The figures of `kind` under a heading, nothing when there are none.
+fn figure_section(o: &mut String, figs: &[Figure], kind: FigureKind, anchor: &str, heading: &str) {
+    let mine: Vec<&Figure> = figs.iter().filter(|f| f.kind == kind).collect();
+    if mine.is_empty() {
+        return;
+    }
+    let _ = writeln!(o, "<h2 id=\"{anchor}\">{heading}</h2>");
+    for f in mine {
+        figure_html(o, f);
+    }
+}
+
+/// One figure, inline, with its caption.
+fn figure_html(o: &mut String, f: &Figure) {
+    let _ = writeln!(
+        o,
+        "<figure id=\"fig-{id}\" class=\"figure\" data-figure=\"{id}\">\n{svg}\n<figcaption>{cap}</figcaption></figure>",
+        id = escape(&f.id),
+        svg = inline_svg(&f.svg),
+        cap = escape(&f.caption)
+    );
 }
 
 fn scenario_section(o: &mut String, d: &ResultsDir) {
@@ -316,7 +350,11 @@ fn warnings_section(o: &mut String, d: &ResultsDir) {
                 .filter(|r| !r.metrics.contains_key(&key))
                 .count();
             if incomplete > 0 {
-                let name = names.get(i).filter(|n| !n.is_empty()).cloned().unwrap_or_else(|| i.to_string());
+                let name = names
+                    .get(i)
+                    .filter(|n| !n.is_empty())
+                    .cloned()
+                    .unwrap_or_else(|| i.to_string());
                 items.push(format!(
                     "{at}: flow {name} did not complete in {incomplete} of {} runs within the run's duration; its means are over the completed ones",
                     runs.len()
@@ -329,7 +367,11 @@ fn warnings_section(o: &mut String, d: &ResultsDir) {
             if let Some(flows) = r.json.get("flows").and_then(Value::as_array) {
                 for (i, f) in flows.iter().enumerate() {
                     if let Some(e) = f.get("error").and_then(Value::as_str) {
-                        let name = names.get(i).filter(|n| !n.is_empty()).cloned().unwrap_or_else(|| i.to_string());
+                        let name = names
+                            .get(i)
+                            .filter(|n| !n.is_empty())
+                            .cloned()
+                            .unwrap_or_else(|| i.to_string());
                         let text = format!("flow {name}: {e}");
                         match errors.iter_mut().find(|(t, _)| *t == text) {
                             Some((_, ids)) => ids.push(&r.id),
@@ -631,7 +673,10 @@ mod tests {
         let mut o = String::new();
         warnings_section(&mut o, &d);
         assert_eq!(o.matches("did not complete").count(), 1, "{o}");
-        assert!(o.contains("flow page did not complete in 1 of 2 runs"), "{o}");
+        assert!(
+            o.contains("flow page did not complete in 1 of 2 runs"),
+            "{o}"
+        );
     }
 
     #[test]

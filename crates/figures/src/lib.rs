@@ -36,6 +36,9 @@ pub use error::FigureError;
 /// What a figure shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FigureKind {
+    /// A study's own measure against an experiment's parameter, one line per protocol
+    /// (`quiclab reproduce`; first in its report).
+    Study,
     /// A metric against a sweep axis.
     Sweep,
     /// A CDF of completion times.
@@ -356,9 +359,10 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 pub fn write_report(
     dir: &Path,
     tradeoffs: &[tradeoff::TradeoffSpec],
+    leading: &[Figure],
 ) -> Result<PathBuf, FigureError> {
     let d = ResultsDir::open(dir)?;
-    let html = html::report(&d, tradeoffs)?;
+    let html = html::report(&d, tradeoffs, leading)?;
     let path = dir.join(REPORT_FILE);
     write_file(&path, html.as_bytes())?;
     Ok(path)

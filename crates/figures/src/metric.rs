@@ -118,6 +118,15 @@ pub fn scale(metric: &str, max_abs: f64) -> Scale {
     }
 }
 
+/// The values a metric can take, as (lowest, highest): a confidence interval is drawn no
+/// further. Every metric quiclab records is non-negative; fractions (a link's utilisation, a
+/// flow's share, Jain's index) are at most 1.
+pub fn domain(metric: &str) -> (Option<f64>, Option<f64>) {
+    let last = metric.rsplit('.').next().unwrap_or(metric);
+    let fraction = last == "utilisation" || last == "share" || last.starts_with("jain");
+    (Some(0.0), fraction.then_some(1.0))
+}
+
 /// A human label: the field name without its unit suffix, and where it lives
 /// (`flows.0.goodput_bps` → `goodput (flow bulk)`).
 pub fn label(metric: &str, flow_names: &[String]) -> String {

@@ -218,9 +218,6 @@ fn experiments_with(d: &ResultsDir, axis: &str) -> Vec<String> {
     out
 }
 
-/// One drawn cell: x, the statistics, n (runs with the value) and N (runs recorded).
-type Cell = (f64, analysis::Summary, usize, usize);
-
 /// One series of a sweep figure: its key and, per x value, the point indices.
 struct SeriesCells {
     key: Vec<(String, String)>,
@@ -284,57 +281,150 @@ fn figure(
         };
         s.cells[xi].push(p.index);
     }
-    let (kind, xs, unit) = x_axis(&x_values);
-    // Raw statistics first, to choose one display unit for the whole figure.
-    let mut raw: Vec<(String, Vec<Cell>)> = Vec::new();
-    let mut max_abs: f64 = 0.0;
-    for s in &series {
-        let mut pts = Vec::new();
-        for (xi, cell) in s.cells.iter().enumerate() {
-            if cell.is_empty() {
-                continue;
-            }
-            let runs: Vec<_> = cell.iter().flat_map(|&p| d.runs_of(p)).collect();
-            let values: Vec<f64> = runs
-                .iter()
-                .filter_map(|r| r.metrics.get(metric_path).copied())
-                .collect();
-            let Ok(sum) = analysis::summarize(&values) else {
-                // Recorded but never measured here: no point to draw, but the count still shows.
-                pts.push((xs[xi], empty_summary(), 0, runs.len()));
-                continue;
-            };
-            max_abs = max_abs.max(sum.ci95_high.abs()).max(sum.ci95_low.abs());
-            pts.push((xs[xi], sum, values.len(), runs.len()));
-        }
-        raw.push((key_label(&s.key), pts));
-    }
-    if raw
+    let measured: Vec<Measured> = series
         .iter()
-        .all(|(_, pts)| pts.iter().all(|(_, _, n, _)| *n == 0))
+        .map(|s| Measured {
+            label: key_label(&s.key),
+            cells: s
+                .cells
+                .iter()
+                .enumerate()
+                .filter(|(_, cell)| !cell.is_empty())
+                .map(|(xi, cell)| {
+                    let runs: Vec<_> = cell.iter().flat_map(|&p| d.runs_of(p)).collect();
+                    let values: Vec<f64> = runs
+                        .iter()
+                        .filter_map(|r| r.metrics.get(metric_path).copied())
+                        .collect();
+                    (
+                        x_values[xi].clone(),
+                        analysis::summarize(&values).ok(),
+                        runs.len(),
+                    )
+                })
+                .collect(),
+        })
+        .collect();
+    let label = metric::label(
+        metric_path,
+        &ResultsDir::flow_names_of(subset.iter().copied()),
+    );
+    let id = match experiment {
+        Some(e) => format!(
+            "sweep-{}-{}-vs-{}",
+            metric::slug(e),
+            metric::slug(metric_path),
+            metric::slug(axis)
+        ),
+        None => format!(
+            "sweep-{}-vs-{}",
+            metric::slug(metric_path),
+            metric::slug(axis)
+        ),
+    };
+    let title = match experiment {
+        Some(e) => format!("{label} vs {axis} ({e})"),
+        None => format!("{label} vs {axis}"),
+    };
+    let series_are = if others.is_empty() {
+        "sweep".to_string()
+    } else {
+        others.join(" × ")
+    };
+    measure_figure(&MeasureSpec {
+        id,
+        title,
+        metric: metric_path,
+        label,
+        axis,
+        x_values: &x_values,
+        series_are: &series_are,
+        series: &measured,
+    })
+}
+
+/// One line of a [`measure_figure`]: per x value (an axis value as written in the scenario),
+/// the statistics of the runs that measured the metric (`None`: none did) and how many runs
+/// were recorded there.
+#[derive(Debug, Clone)]
+pub struct Measured {
+    /// Legend label.
+    pub label: String,
+    /// (x value, statistics, runs recorded), in x order.
+    pub cells: Vec<(String, Option<analysis::Summary>, usize)>,
+}
+
+/// What a [`measure_figure`] draws.
+#[derive(Debug, Clone)]
+pub struct MeasureSpec<'a> {
+    /// File stem.
+    pub id: String,
+    /// Title.
+    pub title: String,
+    /// The metric's path or field name (its unit suffix picks the display unit).
+    pub metric: &'a str,
+    /// Human name of the metric, without unit.
+    pub label: String,
+    /// The x axis's name.
+    pub axis: &'a str,
+    /// Every x value, in axis order.
+    pub x_values: &'a [String],
+    /// What one line stands for, for the caption (`variant`, `protocol`).
+    pub series_are: &'a str,
+    /// The lines.
+    pub series: &'a [Measured],
+}
+
+/// A metric against an axis, one line per series with 95% CI bars and n/N, from statistics
+/// already computed: the sweep figures and a study's own figures (its measure per protocol)
+/// share it. `None` when nothing was measured.
+pub fn measure_figure(spec: &MeasureSpec<'_>) -> Result<Option<Figure>, FigureError> {
+    let (kind, xs, unit) = x_axis(spec.x_values);
+    let x_of = |v: &str| {
+        spec.x_values
+            .iter()
+            .position(|x| x == v)
+            .map_or(0.0, |i| xs[i])
+    };
+    if spec
+        .series
+        .iter()
+        .all(|s| s.cells.iter().all(|(_, sum, _)| sum.is_none()))
     {
         return Ok(None);
     }
-    let sc = metric::scale(metric_path, max_abs);
+    // One display unit for the whole figure, chosen for the largest value drawn.
+    let max_abs = spec
+        .series
+        .iter()
+        .flat_map(|s| &s.cells)
+        .filter_map(|(_, sum, _)| sum.as_ref())
+        .map(|s| s.ci95_high.abs().max(s.ci95_low.abs()))
+        .fold(0.0, f64::max);
+    let sc = metric::scale(spec.metric, max_abs);
     let mut missing = 0;
-    let lines: Vec<Line> = raw
-        .into_iter()
-        .map(|(label, pts)| {
-            let counts: Vec<(usize, usize)> = pts.iter().map(|p| (p.2, p.3)).collect();
+    let lines: Vec<Line> = spec
+        .series
+        .iter()
+        .map(|s| {
+            let counts: Vec<(usize, usize)> = s
+                .cells
+                .iter()
+                .map(|(_, sum, runs)| (sum.as_ref().map_or(0, |x| x.n), *runs))
+                .collect();
             missing += counts.iter().map(|(n, big_n)| big_n - n).sum::<usize>();
             Line {
-                label,
+                label: s.label.clone(),
                 note: n_of_n(&counts),
-                points: pts
+                points: s
+                    .cells
                     .iter()
-                    .filter(|p| p.2 > 0)
-                    .map(|(x, s, _, _)| {
-                        // The interval as the tables show it: none for one run (no bar),
-                        // clipped at 0 for a metric never negative.
-                        let (low, high) = s.ci95().unwrap_or((s.mean, s.mean));
+                    .filter_map(|(x, sum, _)| sum.as_ref().map(|sum| (x, sum)))
+                    .map(|(x, sum)| {
+                        let (low, high) = ci_bar(sum, spec.metric);
                         CiPoint {
-                            x: *x,
-                            mean: s.mean * sc.factor,
+                            x: x_of(x),
+                            mean: sum.mean * sc.factor,
                             low: low * sc.factor,
                             high: high * sc.factor,
                         }
@@ -343,10 +433,7 @@ fn figure(
             }
         })
         .collect();
-    let label = metric::label(
-        metric_path,
-        &ResultsDir::flow_names_of(subset.iter().copied()),
-    );
+    let axis = spec.axis;
     let x_label = if unit.is_empty() {
         axis.to_string()
     } else {
@@ -357,14 +444,10 @@ fn figure(
     if missing > 0 {
         foot.push_str(&format!(" · ⚠ {missing} run(s) without a value"));
     }
-    let title = match experiment {
-        Some(e) => format!("{label} vs {axis} ({e})"),
-        None => format!("{label} vs {axis}"),
-    };
     let c = LineChart {
-        title: title.clone(),
+        title: spec.title.clone(),
         x_label,
-        y_label: metric::axis_label(&label, &sc),
+        y_label: metric::axis_label(&spec.label, &sc),
         x_axis: kind,
         lines,
         log_x: spread_over_decades(&xs),
@@ -373,33 +456,17 @@ fn figure(
     };
     let svg = chart::line_chart(&c, SIZE)?;
     Ok(Some(Figure {
-        id: match experiment {
-            Some(e) => format!(
-                "sweep-{}-{}-vs-{}",
-                metric::slug(e),
-                metric::slug(metric_path),
-                metric::slug(axis)
-            ),
-            None => format!(
-                "sweep-{}-vs-{}",
-                metric::slug(metric_path),
-                metric::slug(axis)
-            ),
-        },
-        title,
+        id: spec.id.clone(),
+        title: spec.title.clone(),
         caption: format!(
             "{} against {axis}; one {} per {}. {foot}.",
-            metric::axis_label(&label, &sc),
+            metric::axis_label(&spec.label, &sc),
             if matches!(c.x_axis, XAxis::Categories(_)) {
                 "bar"
             } else {
                 "line"
             },
-            if others.is_empty() {
-                "sweep".to_string()
-            } else {
-                others.join(" × ")
-            }
+            spec.series_are
         ),
         svg,
         kind: FigureKind::Sweep,
@@ -407,17 +474,15 @@ fn figure(
     }))
 }
 
-fn empty_summary() -> analysis::Summary {
-    analysis::Summary {
-        n: 0,
-        mean: f64::NAN,
-        sd: f64::NAN,
-        ci95_low: f64::NAN,
-        ci95_high: f64::NAN,
-        min: f64::NAN,
-        max: f64::NAN,
-        median: f64::NAN,
-    }
+/// The error bar of `sum`: its 95% interval as the tables show it (none for one run), never
+/// beyond what `metric` can take (below 0, a share above 1).
+pub fn ci_bar(sum: &analysis::Summary, metric: &str) -> (f64, f64) {
+    let (lower, upper) = metric::domain(metric);
+    let (low, high) = sum.ci95().unwrap_or((sum.mean, sum.mean));
+    (
+        lower.map_or(low, |l| low.max(l)),
+        upper.map_or(high, |u| high.min(u)),
+    )
 }
 
 #[cfg(test)]
@@ -463,6 +528,21 @@ mod tests {
         );
         assert!(!spread_over_decades(&[2.0, 5.0, 10.0, 20.0]), "one decade");
         assert!(!spread_over_decades(&[0.0, 10.0, 1000.0]), "zero");
+    }
+
+    #[test]
+    fn error_bars_stay_inside_the_metrics_domain() {
+        // Two runs far apart: Student's t interval spans far beyond both values.
+        let share = analysis::summarize(&[0.55, 0.99]).expect("two values");
+        assert!(share.ci95_high > 1.0 && share.ci95_low < 0.0);
+        assert_eq!(ci_bar(&share, "flows.0.share"), (0.0, 1.0));
+        assert_eq!(ci_bar(&share, "fairness.jain"), (0.0, 1.0));
+        let time = analysis::summarize(&[0.5, 9.5]).expect("two values");
+        let (low, high) = ci_bar(&time, "flows.0.completion_s");
+        assert_eq!(low, 0.0);
+        assert!(high > 9.5, "no upper bound for a time");
+        let one = analysis::summarize(&[3.0]).expect("one value");
+        assert_eq!(ci_bar(&one, "flows.0.completion_s"), (3.0, 3.0));
     }
 
     #[test]

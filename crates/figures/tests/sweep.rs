@@ -268,8 +268,11 @@ fn each_experiments_figures_name_its_flows_as_it_does() {
         .map(|f| f.title.as_str())
         .collect();
     assert!(
-        cdfs.iter().any(|t| t.contains("flow download") && t.contains("loss"))
-            && cdfs.iter().any(|t| t.contains("flow quic") && t.contains("shared")),
+        cdfs.iter()
+            .any(|t| t.contains("flow download") && t.contains("loss"))
+            && cdfs
+                .iter()
+                .any(|t| t.contains("flow quic") && t.contains("shared")),
         "{cdfs:?}"
     );
 }

@@ -11,6 +11,7 @@ pub mod combine;
 pub mod paired;
 pub mod registry;
 pub mod screen;
+pub mod study_figures;
 pub mod table;
 pub mod ware;
 
@@ -103,6 +104,8 @@ pub struct Tables {
     pub csv: String,
     /// One line per row that did not complete every run.
     pub incomplete: Vec<String>,
+    /// The study's own figures (its measure per protocol), first in its report.
+    pub figures: Vec<figures::Figure>,
 }
 
 /// Combines the study's experiments (or `options.only`) into one sweep; with `emulator`, keeps
@@ -198,7 +201,10 @@ impl Prepared {
                  clear; `stopping.csv` says why each point stopped)"
             )
         };
-        let (markdown, csv, incomplete) = if self.experiments.iter().any(|e| !e.columns.is_empty())
+        let (markdown, csv, incomplete, study_figures) = if self
+            .experiments
+            .iter()
+            .any(|e| !e.columns.is_empty())
         {
             let rows = table::metric_rows(&self.combined.info, &summary, &self.experiments);
             let md = format!(
@@ -211,7 +217,8 @@ impl Prepared {
                     table::metric_markdown(&self.experiments, &rows, &attempted)
                 );
             let incomplete = table::metric_incomplete(&rows, &attempted);
-            (md, table::metric_csv(&self.experiments, &rows), incomplete)
+            let csv = table::metric_csv(&self.experiments, &rows);
+            (md, csv, incomplete, Vec::new())
         } else {
             let rows = table::rows(&self.combined.info, &summary);
             let md = format!(
@@ -224,7 +231,8 @@ impl Prepared {
                     table::markdown(&rows, &attempted)
                 );
             let incomplete = table::incomplete(&rows, &attempted);
-            (md, table::csv(&rows), incomplete)
+            let figs = study_figures::download_figures(&rows)?;
+            (md, table::csv(&rows), incomplete, figs)
         };
         let values = experiment::summary::values(&runs, &stored);
         let paired = paired::markdown(&self.experiments, &self.combined.info, &values);
@@ -255,6 +263,7 @@ impl Prepared {
             markdown: markdown + &notes,
             csv,
             incomplete,
+            figures: study_figures,
         })
     }
 }
@@ -300,13 +309,14 @@ pub struct Written {
     pub report: PathBuf,
 }
 
-/// Writes `study`'s table (`markdown`, `csv`), its figures (`figures/*.svg`) and
-/// `report.html` into its results directory `out`.
+/// Writes `study`'s table (`markdown`, `csv`), its figures (`figures/*.svg`: its own
+/// `study_figures` and the generic ones) and `report.html` into its results directory `out`.
 pub fn write(
     study: &Study,
     out: &Path,
     markdown: &str,
     csv: &str,
+    study_figures: &[figures::Figure],
 ) -> Result<Written, ReproduceError> {
     let md_path = out.join(TABLE_MD);
     let csv_path = out.join(TABLE_CSV);
@@ -318,10 +328,11 @@ pub fn write(
         tradeoffs: tradeoffs.clone(),
         ..figures::PlotOptions::default()
     };
-    let figs = figures::figures(&d, &opts)?;
+    let mut figs = study_figures.to_vec();
+    figs.extend(figures::figures(&d, &opts)?);
     let dir = out.join(results::layout::FIGURES_DIR);
     figures::write_figures(&dir, &figs)?;
-    let report = figures::write_report(out, &tradeoffs)?;
+    let report = figures::write_report(out, &tradeoffs, study_figures)?;
     Ok(Written {
         markdown: md_path,
         csv: csv_path,
@@ -372,7 +383,7 @@ pub fn run(
             Some((text, passed)) => (format!("{}\n{text}", tables.markdown), passed),
             None => (tables.markdown, true),
         };
-    let written = write(prepared.study, out, &markdown, &tables.csv)?;
+    let written = write(prepared.study, out, &markdown, &tables.csv, &tables.figures)?;
     Ok(Outcome::Finished {
         markdown,
         csv: tables.csv,
