@@ -97,7 +97,7 @@ fn spread_over_decades(xs: &[f64]) -> bool {
     logs.sort_by(f64::total_cmp);
     let span = logs[logs.len() - 1] - logs[0];
     let widest = logs.windows(2).map(|w| w[1] - w[0]).fold(0.0, f64::max);
-    span >= 2.0 && widest < span / 2.0
+    span >= 2.0 && widest <= span / 2.0
 }
 
 /// `name=value, …` of a series key.
@@ -522,6 +522,10 @@ mod tests {
     #[test]
     fn log_axis_only_for_values_spread_over_decades() {
         assert!(spread_over_decades(&[1.0, 2.0, 5.0, 10.0, 15.0, 100.0]));
+        assert!(
+            spread_over_decades(&[0.1, 1.0, 10.0]),
+            "seed 002's sizes: 100 kB, 1 MB, 10 MB"
+        );
         assert!(
             !spread_over_decades(&[0.001, 10.0, 20.0, 25.0, 30.0]),
             "one stand-in"
