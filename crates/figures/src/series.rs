@@ -18,7 +18,7 @@ pub const PANEL_H: u32 = 170;
 
 /// Per-flow columns drawn, each in its own panel: (column, panel label without unit).
 const FLOW_PANELS: [(&str, &str); 4] = [
-    ("goodput_bps", "goodput"),
+    ("goodput_bps", "goodput (in order)"),
     ("cwnd_bytes", "cwnd"),
     ("srtt_ms", "sRTT"),
     ("in_flight_bytes", "in flight"),
@@ -186,6 +186,26 @@ pub fn figure(d: &ResultsDir, id: &str) -> Result<Figure, FigureError> {
                 (f.clone(), pts)
             })
             .collect();
+        // Beside the in-order goodput, the rate at which payload arrived: a bin right after a
+        // repaired loss delivers everything held behind the hole at once, so goodput can exceed
+        // the capacity there while the arrival rate cannot.
+        if col == "goodput_bps" {
+            if let Some(arrivals) = table.columns.get("payload_throughput_bps") {
+                for f in &flows {
+                    let pts: Vec<(f64, f64)> = table
+                        .t
+                        .iter()
+                        .zip(arrivals)
+                        .zip(&table.flow)
+                        .filter(|((_, v), fl)| *fl == f && v.is_finite())
+                        .map(|((t, v), _)| (*t, v * sc.factor))
+                        .collect();
+                    if !pts.is_empty() {
+                        lines.push((format!("{f} arrival rate"), pts));
+                    }
+                }
+            }
+        }
         for (label, pts) in capacity {
             let pts = pts.into_iter().map(|(t, v)| (t, v * sc.factor)).collect();
             lines.push((label.to_string(), pts));
@@ -249,9 +269,11 @@ pub fn figure(d: &ResultsDir, id: &str) -> Result<Figure, FigureError> {
         id: format!("series-{}", metric::slug(id)),
         title,
         caption: format!(
-            "Time series of run {id}, one sample per bin: goodput at the data receiver (under the \
-             bottleneck's capacity over the bin), the data sender's cwnd, sRTT and bytes in \
-             flight per flow; the bottleneck queues in packets and the mean queue delay of the \
+            "Time series of run {id}, one sample per bin: goodput at the data receiver (bytes the \
+             application could read in order; the bin after a repaired loss releases what waited \
+             behind the hole, so it can exceed the capacity) beside the rate at which payload \
+             arrived, under the bottleneck's capacity over the bin; the data sender's cwnd, sRTT \
+             and bytes in flight per flow; the bottleneck queues in packets and the mean queue delay of the \
              packets that left them in the bin."
         ),
         svg,

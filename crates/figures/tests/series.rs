@@ -63,3 +63,22 @@ fn capacity_and_queue_delay_are_drawn_where_measured() {
     let fig = figures::series::figure(&d, "p0-r0").expect("figure");
     assert!(!fig.svg.contains("capacity") && !fig.svg.contains("queue delay"));
 }
+
+#[test]
+fn goodput_says_it_is_in_order_and_is_drawn_beside_the_arrival_rate() {
+    // The bin after a repaired loss: 30 Mbit/s of goodput on a 12 Mbit/s link, while payload
+    // arrived at 12 Mbit/s.
+    let csv = format!(
+        "{HEADER}\n\
+         0.1,a,0,12000000,14000,60,14000,0,0,0,0,12000000,12000000,0,0,0,0\n\
+         0.2,a,30000000,12000000,28000,61,28000,0,3,0,4500,12000000,12000000,0,0,1.5,3\n"
+    );
+    let (_tmp, d) = results(&csv);
+    let fig = figures::series::figure(&d, "p0-r0").expect("figure");
+    assert!(fig.svg.contains("goodput (in order)"), "panel label");
+    assert!(
+        fig.svg.contains("a arrival rate"),
+        "the arrival rate is drawn"
+    );
+    assert!(fig.caption.contains("in order"), "{}", fig.caption);
+}

@@ -523,7 +523,9 @@ pub struct SeriesRow {
     pub t_s: f64,
     /// Flow name.
     pub flow: String,
-    /// Application goodput during the bin, bit/s.
+    /// Application goodput during the bin, bit/s: bytes the application could read in order, so
+    /// the bin after a repaired loss, which releases everything held behind the hole, can exceed
+    /// the link's capacity (`payload_throughput_bps` cannot).
     pub goodput_bps: f64,
     /// Transport payload throughput at the data receiver during the bin, bit/s.
     pub payload_throughput_bps: f64,
