@@ -20,6 +20,14 @@ if ! command -v tshark >/dev/null 2>&1; then
     $SUDO apt-get install -y -qq tshark >/dev/null
 fi
 
+# `quiclab plot` converts figures to PDF and PNG with the text in DejaVu Sans.
+if [ ! -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ]; then
+    echo "setup: installing fonts-dejavu-core"
+    export DEBIAN_FRONTEND=noninteractive
+    $SUDO apt-get update -qq
+    $SUDO apt-get install -y -qq fonts-dejavu-core >/dev/null
+fi
+
 # The emulator builds its namespaces and veth pairs with iproute2's `ip` (offloads are switched
 # off through the ethtool ioctl directly, so no ethtool binary is needed).
 if ! command -v ip >/dev/null 2>&1; then

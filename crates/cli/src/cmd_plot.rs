@@ -1,5 +1,5 @@
-//! `quiclab plot`: SVG figures of a results directory (sweep curves with 95% CIs, completion
-//! CDFs, representative runs' time series) into `DIR/figures/` or one file.
+//! `quiclab plot`: figures of a results directory (sweep curves with 95% CIs, completion CDFs,
+//! representative runs' time series) as SVG, PDF and PNG into `DIR/figures/`, or one file.
 
 use std::path::PathBuf;
 
@@ -16,6 +16,20 @@ const SERIES_POINTS: usize = 6;
 pub enum PlotFormat {
     /// Scalable vector graphics (text stays text; opens in any browser).
     Svg,
+    /// PDF, vector, fonts embedded (for LaTeX).
+    Pdf,
+    /// PNG at 300 dpi (slides, documents without vector graphics).
+    Png,
+}
+
+impl PlotFormat {
+    fn export(self) -> figures::export::Format {
+        match self {
+            PlotFormat::Svg => figures::export::Format::Svg,
+            PlotFormat::Pdf => figures::export::Format::Pdf,
+            PlotFormat::Png => figures::export::Format::Png,
+        }
+    }
 }
 
 /// Options of `quiclab plot`.
@@ -40,11 +54,11 @@ pub struct PlotArgs {
     /// the mean's 95% confidence ellipse; e.g. `probes.0.rtt.p95_s:down`.
     #[arg(long = "tradeoff", value_name = "METRIC:FLOW", value_parser = figures::tradeoff::TradeoffSpec::parse)]
     pub tradeoffs: Vec<figures::tradeoff::TradeoffSpec>,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = PlotFormat::Svg)]
-    pub format: PlotFormat,
-    /// Output: a directory for the figures [default: DIR/figures], or a `.svg` file when the
-    /// options select exactly one figure.
+    /// Output formats (repeatable or comma-separated) [default: svg, pdf and png].
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub format: Vec<PlotFormat>,
+    /// Output: a directory for the figures [default: DIR/figures], or one `.svg`, `.pdf` or
+    /// `.png` file (its extension picks the format) when the options select exactly one figure.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
 }
@@ -74,15 +88,17 @@ pub fn run(args: &PlotArgs) -> anyhow::Result<Exit> {
         );
         return Ok(exit::SUCCESS);
     }
-    let extension = match args.format {
-        PlotFormat::Svg => "svg",
+    let formats: Vec<figures::export::Format> = if args.format.is_empty() {
+        figures::export::Format::ALL.to_vec()
+    } else {
+        args.format.iter().map(|f| f.export()).collect()
     };
-    match &args.out {
-        Some(file)
-            if file
-                .extension()
-                .is_some_and(|e| e.eq_ignore_ascii_case(extension)) =>
-        {
+    let single = args.out.as_ref().and_then(|file| {
+        let ext = file.extension()?.to_str()?;
+        figures::export::Format::of_extension(ext).map(|f| (file, f))
+    });
+    match (single, &args.out) {
+        (Some((file, format)), _) => {
             if figs.len() != 1 {
                 let ids: Vec<&str> = figs.iter().map(|f| f.id.as_str()).collect();
                 bail!(
@@ -93,14 +109,15 @@ pub fn run(args: &PlotArgs) -> anyhow::Result<Exit> {
                     ids.join(", ")
                 );
             }
-            figures::write_file(file, figs[0].svg.as_bytes())?;
+            let bytes = figures::export::convert(&figs[0].svg, format)?;
+            figures::write_file(file, &bytes)?;
             println!("{}", file.display());
         }
-        out => {
+        (None, out) => {
             let dir = out
                 .clone()
                 .unwrap_or_else(|| args.dir.join(results::layout::FIGURES_DIR));
-            for p in figures::write_figures(&dir, &figs)? {
+            for p in figures::write_figures(&dir, &figs, &formats)? {
                 println!("{}", p.display());
             }
             eprintln!("{} figure(s) in {}", figs.len(), dir.display());

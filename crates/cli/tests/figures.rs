@@ -142,6 +142,64 @@ fn plot_writes_parseable_svgs_with_monotonic_cdfs() {
 }
 
 #[test]
+fn plot_writes_pdf_and_png_beside_each_svg_and_one_file_in_the_format_its_name_asks() {
+    let scratch = Scratch::new("plotformats");
+    let out = sweep(&scratch);
+    let o = quiclab(&["plot", out.to_str().unwrap()], &scratch.0);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let dir = out.join("figures");
+    let svgs = svg_files(&dir);
+    assert!(!svgs.is_empty());
+    for svg in &svgs {
+        let pdf = std::fs::read(svg.with_extension("pdf")).expect("a PDF beside the SVG");
+        assert!(pdf.starts_with(b"%PDF-"), "{}", svg.display());
+        let png = std::fs::read(svg.with_extension("png")).expect("a PNG beside the SVG");
+        assert!(png.starts_with(b"\x89PNG"), "{}", svg.display());
+    }
+    // SVG only when asked: the others this command wrote are removed.
+    let o = quiclab(
+        &["plot", out.to_str().unwrap(), "--format", "svg"],
+        &scratch.0,
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(!svgs[0].with_extension("pdf").exists());
+    // One figure into one file, its extension picking the format: one run without time series
+    // has a single figure (the completion CDF).
+    let single = scratch.file("single.toml", SWEEP.split("[sweep]").next().unwrap());
+    let one = scratch.path("one");
+    let o = quiclab(
+        &[
+            "sim",
+            single.to_str().unwrap(),
+            "--reps",
+            "1",
+            "--no-series",
+            "--out",
+            one.to_str().unwrap(),
+        ],
+        &scratch.0,
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    for (name, magic) in [("one.pdf", &b"%PDF-"[..]), ("one.png", &b"\x89PNG"[..])] {
+        let file = scratch.path(name);
+        let o = quiclab(
+            &[
+                "plot",
+                one.to_str().unwrap(),
+                "--out",
+                file.to_str().unwrap(),
+            ],
+            &scratch.0,
+        );
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        assert!(
+            std::fs::read(&file).expect("file").starts_with(magic),
+            "{name}"
+        );
+    }
+}
+
+#[test]
 fn plot_rejects_unknown_metric_naming_the_flag_and_choices() {
     let scratch = Scratch::new("plotbad");
     let out = sweep(&scratch);

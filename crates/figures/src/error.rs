@@ -49,6 +49,9 @@ pub enum FigureError {
     /// Drawing failed.
     #[error(transparent)]
     Chart(#[from] ChartError),
+    /// Converting a figure to PDF or PNG failed.
+    #[error("{0}")]
+    Export(String),
 }
 
 impl FigureError {

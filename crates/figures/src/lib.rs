@@ -19,6 +19,7 @@ pub mod cdf;
 pub mod chart;
 pub mod data;
 pub mod error;
+pub mod export;
 pub mod html;
 mod html_paired;
 pub mod metric;
@@ -273,30 +274,40 @@ pub const WRITTEN_LIST: &str = ".quiclab-figures";
 /// not written by us and is left alone.
 const MAX_STALE_CHECK_BYTES: u64 = 64 * 1024 * 1024;
 
-/// Writes each figure as `<out>/<id>.svg` and returns the paths. Figures this function wrote
+/// Writes each figure as `<out>/<id>.<ext>` in each of `formats` and returns the paths. Files
+/// this function wrote
 /// into `out` earlier that the new set no longer contains (a metric or point gone since) are
 /// removed, so the directory never shows stale figures beside fresh ones. Only files it
-/// provably wrote go: listed in `out/.quiclab-figures`, a plain `.svg` name inside `out`, still a
+/// provably wrote go: listed in `out/.quiclab-figures`, a plain figure name inside `out`, still a
 /// regular file (never a link) with the length and hash recorded when it was written; anything
 /// else, such as a figure the user edited or put there, stays.
-pub fn write_figures(out: &Path, figs: &[Figure]) -> Result<Vec<PathBuf>, FigureError> {
+pub fn write_figures(
+    out: &Path,
+    figs: &[Figure],
+    formats: &[export::Format],
+) -> Result<Vec<PathBuf>, FigureError> {
     ensure_dir(out)?;
     let previous = read_written_list(out);
     let mut paths = Vec::new();
     let mut list = String::new();
+    let mut names = Vec::new();
     for f in figs {
-        let name = format!("{}.svg", f.id);
-        let p = out.join(&name);
-        write_file(&p, f.svg.as_bytes())?;
-        list.push_str(&format!(
-            "{name}\t{}\t{:016x}\n",
-            f.svg.len(),
-            fnv1a(f.svg.as_bytes())
-        ));
-        paths.push(p);
+        for &format in formats {
+            let name = format!("{}.{}", f.id, format.extension());
+            let bytes = export::convert(&f.svg, format)?;
+            let p = out.join(&name);
+            write_file(&p, &bytes)?;
+            list.push_str(&format!(
+                "{name}\t{}\t{:016x}\n",
+                bytes.len(),
+                fnv1a(&bytes)
+            ));
+            paths.push(p);
+            names.push(name);
+        }
     }
     for (name, len, hash) in previous {
-        if figs.iter().any(|f| format!("{}.svg", f.id) == name) {
+        if names.contains(&name) {
             continue;
         }
         let p = out.join(&name);
@@ -308,7 +319,8 @@ pub fn write_figures(out: &Path, figs: &[Figure]) -> Result<Vec<PathBuf>, Figure
     Ok(paths)
 }
 
-/// The entries of `out/.quiclab-figures` that are safe names (`x.svg`, no path separators);
+/// The entries of `out/.quiclab-figures` that are safe names (`x.svg`, `x.pdf`, `x.png`, no
+/// path separators);
 /// an absent, linked, oversized or unreadable list is empty (nothing is removed).
 fn read_written_list(out: &Path) -> Vec<(String, u64, u64)> {
     let Some(text) = read_ours(&out.join(WRITTEN_LIST)) else {
@@ -323,7 +335,12 @@ fn read_written_list(out: &Path) -> Vec<(String, u64, u64)> {
             let name = it.next()?;
             let len = it.next()?.parse().ok()?;
             let hash = u64::from_str_radix(it.next()?, 16).ok()?;
-            let safe = name.ends_with(".svg")
+            let figure = Path::new(name)
+                .extension()
+                .and_then(|e| e.to_str())
+                .and_then(export::Format::of_extension)
+                .is_some();
+            let safe = figure
                 && !name.starts_with('.')
                 && !name.contains(['/', '\0'])
                 && Path::new(name).file_name() == Some(std::ffi::OsStr::new(name));
@@ -395,6 +412,7 @@ mod tests {
                 fig("c", "<svg>c</svg>"),
                 fig("d", "<svg>d</svg>"),
             ],
+            &[export::Format::Svg],
         )
         .expect("first");
         // The user's own files, and one of ours that the user edited since.
@@ -413,7 +431,8 @@ mod tests {
         )
         .expect("tamper");
 
-        let paths = write_figures(&dir, &[fig("a", "<svg>a2</svg>")]).expect("second");
+        let paths = write_figures(&dir, &[fig("a", "<svg>a2</svg>")], &[export::Format::Svg])
+            .expect("second");
         assert_eq!(paths, [dir.join("a.svg")]);
         assert!(dir.join("a.svg").exists());
         assert!(!dir.join("b.svg").exists(), "stale figure of ours stays");
@@ -427,6 +446,22 @@ mod tests {
         let list = std::fs::read_to_string(dir.join(WRITTEN_LIST)).expect("list");
         assert_eq!(list.lines().count(), 1, "{list}");
         assert!(list.starts_with("a.svg\t"), "{list}");
+        tmp.remove().expect("clean");
+    }
+
+    #[test]
+    fn every_format_is_written_and_a_format_no_longer_asked_for_is_removed() {
+        let tmp = fsutil::PrivateDir::new("figures-formats-").expect("dir");
+        let dir = tmp.path().join("figures");
+        let svg = r#"<svg xmlns="http://www.w3.org/2000/svg" width="20" height="10"><rect width="20" height="10"/></svg>"#;
+        let paths = write_figures(&dir, &[fig("a", svg)], &export::Format::ALL).expect("all");
+        assert_eq!(
+            paths,
+            [dir.join("a.svg"), dir.join("a.pdf"), dir.join("a.png")]
+        );
+        write_figures(&dir, &[fig("a", svg)], &[export::Format::Svg]).expect("svg only");
+        assert!(dir.join("a.svg").exists());
+        assert!(!dir.join("a.pdf").exists() && !dir.join("a.png").exists());
         tmp.remove().expect("clean");
     }
 }

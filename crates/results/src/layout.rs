@@ -129,7 +129,7 @@ pub const ENTRIES: &[Entry] = &[
         name: FIGURES_DIR,
         kind: Kind::Dir,
         written_by: "`plot`",
-        doc: "SVG figures of the directory, the default output of `quiclab plot`.",
+        doc: "Figures of the directory (SVG, PDF and PNG), the default output of `quiclab plot`.",
     },
     Entry {
         name: REPORT_FILE,

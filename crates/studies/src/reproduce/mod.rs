@@ -331,7 +331,8 @@ pub fn write(
     let mut figs = study_figures.to_vec();
     figs.extend(figures::figures(&d, &opts)?);
     let dir = out.join(results::layout::FIGURES_DIR);
-    figures::write_figures(&dir, &figs)?;
+    // SVG only: the report inlines it; `quiclab plot` adds PDF and PNG of any figure.
+    figures::write_figures(&dir, &figs, &[figures::export::Format::Svg])?;
     let report = figures::write_report(out, &tradeoffs, study_figures)?;
     Ok(Written {
         markdown: md_path,
