@@ -32,6 +32,17 @@ impl PlotFormat {
     }
 }
 
+/// Figure sizes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PlotSize {
+    /// 960 px wide, the legend beside the plot, a title and a footnote (the report's figures).
+    Screen,
+    /// One column of a two-column paper: 3.5 × 2.6 in, text at least 8 pt, legend above.
+    OneColumn,
+    /// Across both columns: 7 × 3 in, text at least 8 pt, legend above.
+    TwoColumn,
+}
+
 /// Options of `quiclab plot`.
 #[derive(Debug, Clone, Args)]
 pub struct PlotArgs {
@@ -54,6 +65,10 @@ pub struct PlotArgs {
     /// the mean's 95% confidence ellipse; e.g. `probes.0.rtt.p95_s:down`.
     #[arg(long = "tradeoff", value_name = "METRIC:FLOW", value_parser = figures::tradeoff::TradeoffSpec::parse)]
     pub tradeoffs: Vec<figures::tradeoff::TradeoffSpec>,
+    /// Size of the sweep, CDF and throughput-against-delay figures (time series are drawn for
+    /// the screen); print sizes leave the title and footnote to the paper's caption.
+    #[arg(long, value_enum, default_value_t = PlotSize::Screen)]
+    pub size: PlotSize,
     /// Output formats (repeatable or comma-separated) [default: svg, pdf and png].
     #[arg(long, value_enum, value_delimiter = ',')]
     pub format: Vec<PlotFormat>,
@@ -72,6 +87,11 @@ pub fn run(args: &PlotArgs) -> anyhow::Result<Exit> {
         runs: args.runs.clone(),
         max_series_points: SERIES_POINTS,
         tradeoffs: args.tradeoffs.clone(),
+        size: match args.size {
+            PlotSize::Screen => figures::FigureSize::Screen,
+            PlotSize::OneColumn => figures::FigureSize::OneColumn,
+            PlotSize::TwoColumn => figures::FigureSize::TwoColumn,
+        },
     };
     let figs = match figures::figures(&d, &opts) {
         Ok(f) => f,

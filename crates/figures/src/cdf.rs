@@ -8,7 +8,7 @@ use crate::metric;
 use std::collections::BTreeSet;
 
 use crate::sweep::{axis_set, key_label, n_of_n, varying_axes};
-use crate::{Figure, FigureKind};
+use crate::{Figure, FigureKind, FigureSize};
 
 /// Most curves in one CDF figure (more are split over several figures).
 pub const CURVES: usize = 10;
@@ -41,7 +41,11 @@ pub fn completion_metrics(d: &ResultsDir) -> Vec<String> {
 }
 
 /// The CDF figures of `metrics` (completion times by default).
-pub fn figures(d: &ResultsDir, metrics: &[String]) -> Result<Vec<Figure>, FigureError> {
+pub fn figures(
+    d: &ResultsDir,
+    metrics: &[String],
+    size: FigureSize,
+) -> Result<Vec<Figure>, FigureError> {
     let axes = varying_axes(d);
     let mut out = Vec::new();
     for m in metrics {
@@ -160,14 +164,27 @@ pub fn figures(d: &ResultsDir, metrics: &[String]) -> Result<Vec<Figure>, Figure
             if log_x {
                 foot.push_str(" · log x axis");
             }
-            let c = CdfChart {
-                title: title.clone(),
-                x_label: metric::axis_label(&label, &sc),
-                log_x,
-                curves: chunk,
-                footnote: foot.clone(),
+            let print = size.is_print();
+            let (x_name, curves) = if print {
+                let curves = chunk
+                    .into_iter()
+                    .map(|c| Cdf {
+                        label: crate::sweep::values_only(&c.label),
+                        ..c
+                    })
+                    .collect();
+                (metric::without_context(&label), curves)
+            } else {
+                (label.clone(), chunk)
             };
-            let svg = chart::cdf_chart(&c, SIZE)?;
+            let c = CdfChart {
+                title: if print { String::new() } else { title.clone() },
+                x_label: metric::axis_label(&x_name, &sc),
+                log_x,
+                curves,
+                footnote: if print { String::new() } else { foot.clone() },
+            };
+            let svg = chart::cdf_chart(&c, size.canvas(SIZE))?;
             let mut id = format!("cdf-{}", metric::slug(m));
             if parts > 1 {
                 id.push_str(&format!("-{}", i + 1));

@@ -34,6 +34,47 @@ const LEGEND_W: u32 = 300;
 const LEGEND_CHARS: usize = 40;
 const FONT: &str = "sans-serif";
 
+/// What a chart is drawn on: a size in SVG units and, for print, the size in inches that those
+/// units fill. A print canvas has its legend in a band above the plot (no column beside it),
+/// and the SVG declares its size in inches so that a document includes it at that size.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Canvas {
+    /// Width and height in SVG units (px on screen).
+    pub size: (u32, u32),
+    /// Width and height in inches on paper; `None`: a screen figure of `size` px.
+    pub print_in: Option<(f64, f64)>,
+}
+
+impl From<(u32, u32)> for Canvas {
+    fn from(size: (u32, u32)) -> Canvas {
+        Canvas {
+            size,
+            print_in: None,
+        }
+    }
+}
+
+/// Size of the smallest text plotters writes for the house style (the legend's notes), SVG
+/// units: what a print canvas is scaled by so that this text prints at [`MIN_PRINT_PT`].
+pub const SMALLEST_TEXT_UNITS: f64 = 11.0 * 0.806_451_6;
+/// The smallest text on paper, pt.
+pub const MIN_PRINT_PT: f64 = 8.0;
+
+impl Canvas {
+    /// A canvas printing at `width_in` × `height_in` inches, its smallest text at
+    /// [`MIN_PRINT_PT`] (1 pt = 1/72 in).
+    pub fn print(width_in: f64, height_in: f64) -> Canvas {
+        let units_per_in = 72.0 * SMALLEST_TEXT_UNITS / MIN_PRINT_PT;
+        Canvas {
+            size: (
+                (width_in * units_per_in).floor() as u32,
+                (height_in * units_per_in).floor() as u32,
+            ),
+            print_in: Some((width_in, height_in)),
+        }
+    }
+}
+
 /// Colour of series `i`.
 pub fn colour(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
@@ -225,9 +266,9 @@ pub struct TradeoffChart {
     pub footnote: String,
 }
 
-/// Renders a [`TradeoffChart`] as an SVG document of `size` pixels. Non-positive x values
+/// Renders a [`TradeoffChart`] as an SVG document on `canvas` (a screen size in px converts into one). Non-positive x values
 /// cannot sit on the log axis and are left out.
-pub fn tradeoff_chart(c: &TradeoffChart, size: (u32, u32)) -> Result<String, ChartError> {
+pub fn tradeoff_chart(c: &TradeoffChart, canvas: impl Into<Canvas>) -> Result<String, ChartError> {
     let entries: Vec<(String, String, Key)> = c
         .series
         .iter()
@@ -246,7 +287,7 @@ pub fn tradeoff_chart(c: &TradeoffChart, size: (u32, u32)) -> Result<String, Cha
         (x0, x1, y0, y1) = (1.0, 10.0, 0.0, 1.0);
     }
     let (y0, y1) = padded(y0, y1);
-    framed(size, &entries, &c.footnote, |root, plot| {
+    framed(canvas.into(), &entries, &c.footnote, |root, plot| {
         let mut chart = house_chart(plot, &c.title, 46, 70)
             .build_cartesian_2d((x0 / 1.25..x1 * 1.25).log_scale(), y0..y1)
             .map_err(err)?;
@@ -540,14 +581,6 @@ fn legend(area: &Area<'_>, entries: &[(String, String, Key)]) -> Result<(), Char
     Ok(())
 }
 
-/// The plot area (left, `size`'s height less the footnote's line) and the legend column (right,
-/// the whole height) of a chart drawn on `root`, which may be taller than `size` (see [`fitted`]).
-fn split<'a>(root: &Area<'a>, size: (u32, u32)) -> (Area<'a>, Area<'a>) {
-    let (left, side) = root.split_horizontally(size.0.saturating_sub(LEGEND_W));
-    let (plot, _) = left.split_vertically(size.1.saturating_sub(28));
-    (plot, side)
-}
-
 /// Draws `footnote` at the bottom of `root`.
 fn footnote(root: &Area<'_>, text: &str, height: u32) -> Result<(), ChartError> {
     if text.is_empty() {
@@ -558,26 +591,140 @@ fn footnote(root: &Area<'_>, text: &str, height: u32) -> Result<(), ChartError> 
         .map_err(err)
 }
 
-/// Draws one figure of `size` pixels: a white canvas tall enough for the legend `entries`,
-/// `draw` fills the plot area (given with the whole canvas, for labels outside the plot), then
-/// the legend beside it and the footnote under it.
+/// Draws one figure on `canvas`: a white canvas, `draw` fills the plot area (given with the
+/// whole canvas, for labels outside the plot), then the legend and the footnote under the plot.
+/// On screen the legend is a column beside the plot and the canvas grows taller when the legend
+/// needs it; in print it is a band above the plot and the canvas keeps its size.
 fn framed(
-    size: (u32, u32),
+    canvas: Canvas,
     entries: &[(String, String, Key)],
     note: &str,
     draw: impl FnOnce(&Area<'_>, &Area<'_>) -> Result<(), ChartError>,
 ) -> Result<String, ChartError> {
+    let size = canvas.size;
     let mut buf = String::new();
     {
-        let root = SVGBackend::with_string(&mut buf, fitted(size, entries)).into_drawing_area();
+        let svg_size = match canvas.print_in {
+            Some(_) => size,
+            None => fitted(size, entries),
+        };
+        let root = SVGBackend::with_string(&mut buf, svg_size).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
-        let (plot, side) = split(&root, size);
-        draw(&root, &plot)?;
-        legend(&side, entries)?;
+        let note_h = if note.is_empty() { 0 } else { 28 };
+        match canvas.print_in {
+            Some(_) => {
+                let rows = band_rows(entries, size.0);
+                let band_h = BAND_ROW_H * rows.len() as u32 + 6;
+                let (band, rest) = root.split_vertically(band_h);
+                let (plot, _) = rest.split_vertically(size.1.saturating_sub(band_h + note_h));
+                draw(&root, &plot)?;
+                legend_band(&band, entries, &rows)?;
+            }
+            None => {
+                let (left, side) = root.split_horizontally(size.0.saturating_sub(LEGEND_W));
+                let (plot, _) = left.split_vertically(size.1.saturating_sub(note_h));
+                draw(&root, &plot)?;
+                legend(&side, entries)?;
+            }
+        }
         footnote(&root, note, size.1)?;
         root.present().map_err(err)?;
     }
-    Ok(buf)
+    Ok(match canvas.print_in {
+        Some((w, h)) => in_inches(&buf, w, h),
+        None => buf,
+    })
+}
+
+/// `svg` with its root's width and height in inches (its viewBox keeps the drawing units).
+fn in_inches(svg: &str, width_in: f64, height_in: f64) -> String {
+    let Some(end) = svg.find('>') else {
+        return svg.to_string();
+    };
+    let (root, rest) = svg.split_at(end);
+    let mut out = String::new();
+    for attr in root.split(' ') {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        if attr.starts_with("width=") {
+            out.push_str(&format!("width=\"{width_in}in\""));
+        } else if attr.starts_with("height=") {
+            out.push_str(&format!("height=\"{height_in}in\""));
+        } else {
+            out.push_str(attr);
+        }
+    }
+    out + rest
+}
+
+/// Height of one row of a legend band, SVG units.
+const BAND_ROW_H: u32 = 14;
+/// Approximate advance of one legend character (11-unit sans-serif), SVG units.
+const BAND_CHAR_W: f64 = 5.4;
+/// Width of a band entry's key and the gaps around it, SVG units.
+const BAND_KEY_W: f64 = 34.0;
+
+/// The legend entries of a band `width` units wide, flowed into rows (indices per row).
+fn band_rows(entries: &[(String, String, Key)], width: u32) -> Vec<Vec<usize>> {
+    let mut rows: Vec<Vec<usize>> = vec![Vec::new()];
+    let mut x = 8.0;
+    for (i, (label, _, _)) in entries.iter().enumerate() {
+        let w = BAND_KEY_W + shorten(label).chars().count() as f64 * BAND_CHAR_W;
+        if x + w > f64::from(width) && !rows.last().is_some_and(Vec::is_empty) {
+            rows.push(Vec::new());
+            x = 8.0;
+        }
+        if let Some(r) = rows.last_mut() {
+            r.push(i);
+        }
+        x += w;
+    }
+    rows
+}
+
+/// Draws the legend entries as rows of key + label (notes are left to the caption).
+fn legend_band(
+    area: &Area<'_>,
+    entries: &[(String, String, Key)],
+    rows: &[Vec<usize>],
+) -> Result<(), ChartError> {
+    let label_style = TextStyle::from((FONT, 11).into_font()).color(&BLACK);
+    for (r, row) in rows.iter().enumerate() {
+        let y = 9 + (BAND_ROW_H * r as u32) as i32;
+        let mut x = 8;
+        for &i in row {
+            let (label, _, key) = &entries[i];
+            let c = colour(i);
+            match key {
+                Key::Bar => area
+                    .draw(&Rectangle::new(
+                        [(x + 4, y - 5), (x + 22, y + 5)],
+                        c.mix(0.75).filled(),
+                    ))
+                    .map_err(err)?,
+                _ => area
+                    .draw(&PathElement::new(
+                        vec![(x, y), (x + 26, y)],
+                        ShapeStyle::from(&c).stroke_width(2),
+                    ))
+                    .map_err(err)?,
+            }
+            if *key == Key::Marker {
+                area.draw(&Circle::new((x + 13, y), 3, c.filled()))
+                    .map_err(err)?;
+            }
+            let text = shorten(label);
+            area.draw_text(
+                &text,
+                &label_style.pos(Pos::new(HPos::Left, VPos::Center)),
+                (x + 30, y),
+            )
+            .map_err(err)?;
+            x += (BAND_KEY_W + text.chars().count() as f64 * BAND_CHAR_W) as i32;
+        }
+    }
+    Ok(())
 }
 
 /// A chart builder on `plot` in the house layout: `title` above, the margin, and label areas
@@ -588,10 +735,20 @@ fn house_chart<'a, 'b>(
     x_area: u32,
     y_area: u32,
 ) -> ChartBuilder<'a, 'b, SVGBackend<'b>> {
+    // A print canvas is narrow (a one-column figure is under 300 units wide): its margins and
+    // label areas shrink with it, the text keeps its size.
+    let compact = plot.dim_in_pixel().0 < 500;
+    let (margin, x_area, y_area) = if compact {
+        (6, x_area * 3 / 4, y_area * 3 / 4)
+    } else {
+        (12, x_area, y_area)
+    };
     let mut builder = ChartBuilder::on(plot);
+    if !title.is_empty() {
+        builder.caption(title, (FONT, 17));
+    }
     builder
-        .caption(title, (FONT, 17))
-        .margin(12)
+        .margin(margin)
         .x_label_area_size(x_area)
         .y_label_area_size(y_area);
     builder
@@ -611,8 +768,8 @@ where
         .bold_line_style(RGBColor(215, 215, 215))
 }
 
-/// Renders a [`LineChart`] as an SVG document of `size` pixels.
-pub fn line_chart(c: &LineChart, size: (u32, u32)) -> Result<String, ChartError> {
+/// Renders a [`LineChart`] as an SVG document on `canvas` (a screen size in px converts into one).
+pub fn line_chart(c: &LineChart, canvas: impl Into<Canvas>) -> Result<String, ChartError> {
     let bars = matches!(c.x_axis, XAxis::Categories(_));
     let key = if bars { Key::Bar } else { Key::Marker };
     let entries: Vec<(String, String, Key)> = c
@@ -620,7 +777,7 @@ pub fn line_chart(c: &LineChart, size: (u32, u32)) -> Result<String, ChartError>
         .iter()
         .map(|l| (l.label.clone(), l.note.clone(), key))
         .collect();
-    framed(size, &entries, &c.footnote, |root, plot| {
+    framed(canvas.into(), &entries, &c.footnote, |root, plot| {
         let all = c.lines.iter().flat_map(|l| l.points.iter());
         let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
         for x in c.x_extent.iter().copied().filter(|x| x.is_finite()) {
@@ -822,8 +979,18 @@ where
     Ok(())
 }
 
-/// Renders a [`CdfChart`] as an SVG document of `size` pixels.
-pub fn cdf_chart(c: &CdfChart, size: (u32, u32)) -> Result<String, ChartError> {
+/// How many labels the 0–1 axis of a CDF gets: every 0.1, or every 0.2 on a plot too short
+/// for eleven lines of text.
+fn fraction_labels(plot: &Area<'_>) -> usize {
+    if plot.dim_in_pixel().1 < 300 {
+        6
+    } else {
+        11
+    }
+}
+
+/// Renders a [`CdfChart`] as an SVG document on `canvas` (a screen size in px converts into one).
+pub fn cdf_chart(c: &CdfChart, canvas: impl Into<Canvas>) -> Result<String, ChartError> {
     let curves: Vec<(usize, Vec<(f64, f64)>)> = c
         .curves
         .iter()
@@ -845,7 +1012,7 @@ pub fn cdf_chart(c: &CdfChart, size: (u32, u32)) -> Result<String, ChartError> {
         .iter()
         .map(|l| (l.label.clone(), l.note.clone(), Key::Line))
         .collect();
-    framed(size, &entries, &c.footnote, |_, plot| {
+    framed(canvas.into(), &entries, &c.footnote, |_, plot| {
         if c.log_x {
             let (lo, hi) = if lo <= hi && lo > 0.0 {
                 (lo / 1.5, hi * 1.5)
@@ -858,6 +1025,7 @@ pub fn cdf_chart(c: &CdfChart, size: (u32, u32)) -> Result<String, ChartError> {
             styled(&mut chart.configure_mesh())
                 .x_desc(&c.x_label)
                 .y_desc("fraction ≤ x")
+                .y_labels(fraction_labels(plot))
                 .x_label_formatter(&|v| tick(*v))
                 .y_label_formatter(&|v| tick(*v))
                 // A log axis already has a line per 1–9 × 10^k: light lines would grey it out.
@@ -882,6 +1050,7 @@ pub fn cdf_chart(c: &CdfChart, size: (u32, u32)) -> Result<String, ChartError> {
             styled(&mut chart.configure_mesh())
                 .x_desc(&c.x_label)
                 .y_desc("fraction ≤ x")
+                .y_labels(fraction_labels(plot))
                 .x_label_formatter(&|v| tick(*v))
                 .y_label_formatter(&|v| tick(*v))
                 .max_light_lines(2)
@@ -915,8 +1084,8 @@ fn steps(pts: &[(f64, f64)]) -> Vec<(f64, f64)> {
 /// Colour of failures in a [`ScatterChart`].
 pub const FAILURE_COLOUR: RGBColor = RGBColor(214, 39, 40);
 
-/// Renders a [`ScatterChart`] as an SVG document of `size` pixels; both axes start at 0.
-pub fn scatter_chart(c: &ScatterChart, size: (u32, u32)) -> Result<String, ChartError> {
+/// Renders a [`ScatterChart`] as an SVG document on `canvas` (a screen size in px converts into one); both axes start at 0.
+pub fn scatter_chart(c: &ScatterChart, canvas: impl Into<Canvas>) -> Result<String, ChartError> {
     let xs = c.series.iter().flat_map(|s| {
         s.points
             .iter()
@@ -938,7 +1107,7 @@ pub fn scatter_chart(c: &ScatterChart, size: (u32, u32)) -> Result<String, Chart
         .iter()
         .map(|s| (s.label.clone(), s.note.clone(), Key::Marker))
         .collect();
-    framed(size, &entries, &c.footnote, |_, plot| {
+    framed(canvas.into(), &entries, &c.footnote, |_, plot| {
         let mut chart = house_chart(plot, &c.title, 46, 70)
             .build_cartesian_2d(0.0..x_max, 0.0..y_max)
             .map_err(err)?;

@@ -67,6 +67,36 @@ pub struct Figure {
     pub missing_runs: usize,
 }
 
+/// The size a figure is drawn at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FigureSize {
+    /// For the screen and the report: 960 px wide, the legend beside the plot, a title and a
+    /// footnote.
+    #[default]
+    Screen,
+    /// One column of a two-column paper: 3.5 × 2.6 in, text at least 8 pt, the legend above
+    /// the plot, no title or footnote (the paper's caption says it).
+    OneColumn,
+    /// Across both columns: 7 × 3 in, otherwise as [`FigureSize::OneColumn`].
+    TwoColumn,
+}
+
+impl FigureSize {
+    /// The canvas of a figure whose screen size is `screen` px.
+    pub fn canvas(self, screen: (u32, u32)) -> chart::Canvas {
+        match self {
+            FigureSize::Screen => screen.into(),
+            FigureSize::OneColumn => chart::Canvas::print(3.5, 2.6),
+            FigureSize::TwoColumn => chart::Canvas::print(7.0, 3.0),
+        }
+    }
+
+    /// A size for print (no title or footnote drawn).
+    pub fn is_print(self) -> bool {
+        self != FigureSize::Screen
+    }
+}
+
 /// Which figures to make.
 #[derive(Debug, Clone, Default)]
 pub struct PlotOptions {
@@ -83,6 +113,9 @@ pub struct PlotOptions {
     /// Throughput-against-delay figures to draw (none unless asked: which delay and which
     /// flows are the question's, not the directory's).
     pub tradeoffs: Vec<tradeoff::TradeoffSpec>,
+    /// The size of sweep, CDF and throughput-against-delay figures (time series are drawn for
+    /// the screen).
+    pub size: FigureSize,
 }
 
 /// Whether any point of `d` measures inside a window (`run.measure_from` > 0 or
@@ -220,7 +253,7 @@ pub fn chosen_runs(d: &ResultsDir, opts: &PlotOptions) -> Result<Vec<String>, Fi
 pub fn figures(d: &ResultsDir, opts: &PlotOptions) -> Result<Vec<Figure>, FigureError> {
     let metrics = chosen_metrics(d, opts)?;
     let axes = chosen_axes(d, opts)?;
-    let mut out = sweep::figures(d, &metrics, &axes)?;
+    let mut out = sweep::figures(d, &metrics, &axes, opts.size)?;
     let cdf_metrics: Vec<String> = if opts.metrics.is_empty() {
         cdf::completion_metrics(d)
     } else {
@@ -230,9 +263,9 @@ pub fn figures(d: &ResultsDir, opts: &PlotOptions) -> Result<Vec<Figure>, Figure
             .cloned()
             .collect()
     };
-    out.extend(cdf::figures(d, &cdf_metrics)?);
+    out.extend(cdf::figures(d, &cdf_metrics, opts.size)?);
     for spec in &opts.tradeoffs {
-        out.extend(tradeoff::figures(d, spec)?);
+        out.extend(tradeoff::figures(d, spec, opts.size)?);
     }
     for id in chosen_runs(d, opts)? {
         out.push(series::figure(d, &id)?);

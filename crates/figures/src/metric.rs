@@ -175,6 +175,11 @@ pub fn label(metric: &str, flow_names: &[String]) -> String {
     }
 }
 
+/// A [`label`] without where it was measured: `completion (flow page)` → `completion`.
+pub fn without_context(label: &str) -> String {
+    label.split(" (").next().unwrap_or(label).to_string()
+}
+
 /// `label` plus the unit in brackets when there is one.
 pub fn axis_label(label: &str, scale: &Scale) -> String {
     if scale.unit.is_empty() {

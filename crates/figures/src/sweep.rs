@@ -11,7 +11,7 @@ use crate::chart::{self, CiPoint, Line, LineChart, XAxis};
 use crate::data::ResultsDir;
 use crate::error::FigureError;
 use crate::metric;
-use crate::{Figure, FigureKind};
+use crate::{Figure, FigureKind, FigureSize};
 
 /// Figure size, px.
 pub const SIZE: (u32, u32) = (960, 500);
@@ -100,6 +100,15 @@ fn spread_over_decades(xs: &[f64]) -> bool {
     span >= 2.0 && widest <= span / 2.0
 }
 
+/// A series label `a=x, b=y` as `x, y` (labels without `=` stay as they are).
+pub fn values_only(label: &str) -> String {
+    label
+        .split(", ")
+        .map(|part| part.split_once('=').map_or(part, |(_, v)| v))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// `name=value, …` of a series key.
 pub fn key_label(key: &[(String, String)]) -> String {
     if key.is_empty() {
@@ -185,17 +194,18 @@ pub fn figures(
     d: &ResultsDir,
     metrics: &[String],
     axes: &[String],
+    size: FigureSize,
 ) -> Result<Vec<Figure>, FigureError> {
     let mut out = Vec::new();
     for m in metrics {
         for a in axes {
             let facets = experiments_with(d, a);
             if facets.len() < 2 {
-                out.extend(figure(d, m, a, None)?);
+                out.extend(figure(d, m, a, None, size)?);
                 continue;
             }
             for e in &facets {
-                out.extend(figure(d, m, a, Some(e))?);
+                out.extend(figure(d, m, a, Some(e), size)?);
             }
         }
     }
@@ -229,6 +239,7 @@ fn figure(
     metric_path: &str,
     axis: &str,
     experiment: Option<&str>,
+    size: FigureSize,
 ) -> Result<Option<Figure>, FigureError> {
     let value_of = |p: &crate::data::PointData, k: &str| {
         p.axes.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone())
@@ -340,6 +351,7 @@ fn figure(
         x_values: &x_values,
         series_are: &series_are,
         series: &measured,
+        size,
     })
 }
 
@@ -373,6 +385,8 @@ pub struct MeasureSpec<'a> {
     pub series_are: &'a str,
     /// The lines.
     pub series: &'a [Measured],
+    /// The size drawn at.
+    pub size: FigureSize,
 }
 
 /// A metric against an axis, one line per series with 95% CI bars and n/N, from statistics
@@ -434,6 +448,26 @@ pub fn measure_figure(spec: &MeasureSpec<'_>) -> Result<Option<Figure>, FigureEr
         })
         .collect();
     let axis = spec.axis;
+    let print = spec.size.is_print();
+    // In print the legend names series by their values alone (`quic-1rtt`, not
+    // `variant=quic-1rtt`) and the y axis the metric without where it was measured: the
+    // caption says both, and a one-column figure has no room for them.
+    let lines: Vec<Line> = if print {
+        lines
+            .into_iter()
+            .map(|l| Line {
+                label: values_only(&l.label),
+                ..l
+            })
+            .collect()
+    } else {
+        lines
+    };
+    let y_name = if print {
+        metric::without_context(&spec.label)
+    } else {
+        spec.label.clone()
+    };
     let x_label = if unit.is_empty() {
         axis.to_string()
     } else {
@@ -444,17 +478,23 @@ pub fn measure_figure(spec: &MeasureSpec<'_>) -> Result<Option<Figure>, FigureEr
     if missing > 0 {
         foot.push_str(&format!(" · ⚠ {missing} run(s) without a value"));
     }
+    // In print the paper's caption carries the title and what the bars mean.
+    let print = spec.size.is_print();
     let c = LineChart {
-        title: spec.title.clone(),
+        title: if print {
+            String::new()
+        } else {
+            spec.title.clone()
+        },
         x_label,
-        y_label: metric::axis_label(&spec.label, &sc),
+        y_label: metric::axis_label(&y_name, &sc),
         x_axis: kind,
         lines,
         log_x: spread_over_decades(&xs),
         x_extent: xs.clone(),
-        footnote: foot.clone(),
+        footnote: if print { String::new() } else { foot.clone() },
     };
-    let svg = chart::line_chart(&c, SIZE)?;
+    let svg = chart::line_chart(&c, spec.size.canvas(SIZE))?;
     Ok(Some(Figure {
         id: spec.id.clone(),
         title: spec.title.clone(),

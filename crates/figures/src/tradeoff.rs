@@ -14,7 +14,7 @@ use crate::chart::{self, TradeoffChart, TradeoffPoint, TradeoffSeries};
 use crate::data::{PointData, ResultsDir, RunData};
 use crate::error::FigureError;
 use crate::sweep::{n_of_n, EXPERIMENT_AXIS};
-use crate::{Figure, FigureKind};
+use crate::{Figure, FigureKind, FigureSize};
 
 /// Figure size, px.
 pub const SIZE: (u32, u32) = (960, 560);
@@ -79,7 +79,11 @@ fn axis<'a>(p: &'a PointData, name: &str) -> Option<&'a str> {
 
 /// The figures of `spec` over `d`: one per experiment that has a point measuring both values.
 /// A delay metric or flow name the directory does not have is an error naming what it has.
-pub fn figures(d: &ResultsDir, spec: &TradeoffSpec) -> Result<Vec<Figure>, FigureError> {
+pub fn figures(
+    d: &ResultsDir,
+    spec: &TradeoffSpec,
+    size: FigureSize,
+) -> Result<Vec<Figure>, FigureError> {
     if !d.runs.iter().any(|r| r.metrics.contains_key(&spec.delay)) {
         return Err(FigureError::Unknown {
             what: "--tradeoff delay metric",
@@ -112,7 +116,7 @@ pub fn figures(d: &ResultsDir, spec: &TradeoffSpec) -> Result<Vec<Figure>, Figur
     }
     let mut out = Vec::new();
     for experiment in experiments {
-        if let Some(f) = figure(d, spec, experiment)? {
+        if let Some(f) = figure(d, spec, experiment, size)? {
             out.push(f);
         }
     }
@@ -123,6 +127,7 @@ fn figure(
     d: &ResultsDir,
     spec: &TradeoffSpec,
     experiment: Option<&str>,
+    size: FigureSize,
 ) -> Result<Option<Figure>, FigureError> {
     let mut series: Vec<TradeoffSeries> = Vec::new();
     let mut counts: Vec<Vec<(usize, usize)>> = Vec::new();
@@ -183,14 +188,19 @@ fn figure(
         "Throughput of {} against {}{suffix}",
         spec.flow, spec.delay_label
     );
+    let print = size.is_print();
     let chart = TradeoffChart {
-        title: title.clone(),
+        title: if print { String::new() } else { title.clone() },
         x_label: format!("{} (ms, log scale)", spec.delay_label),
         y_label: format!("{} goodput (Mbit/s)", spec.flow),
         series,
-        footnote: "Dot: mean over runs; shaded: its 95% confidence ellipse (Hotelling T²). Better: up and to the left.".into(),
+        footnote: if print {
+            String::new()
+        } else {
+            "Dot: mean over runs; shaded: its 95% confidence ellipse (Hotelling T²). Better: up and to the left.".into()
+        },
     };
-    let svg = chart::tradeoff_chart(&chart, SIZE).map_err(FigureError::Chart)?;
+    let svg = chart::tradeoff_chart(&chart, size.canvas(SIZE)).map_err(FigureError::Chart)?;
     let slug = experiment
         .map(|e| format!("-{}", crate::metric::slug(e)))
         .unwrap_or_default();

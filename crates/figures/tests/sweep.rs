@@ -276,3 +276,55 @@ fn each_experiments_figures_name_its_flows_as_it_does() {
         "{cdfs:?}"
     );
 }
+
+/// The smallest text of an SVG in pt when the figure is printed `width_pt` wide.
+fn smallest_text_pt(svg: &str, width_pt: f64) -> f64 {
+    let doc = roxmltree::Document::parse(svg).expect("valid SVG");
+    let root = doc.root_element();
+    let view_w: f64 = root
+        .attribute("viewBox")
+        .and_then(|v| v.split_whitespace().nth(2))
+        .and_then(|w| w.parse().ok())
+        .expect("viewBox");
+    doc.descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .filter_map(|n| n.attribute("font-size")?.parse::<f64>().ok())
+        .map(|units| units * width_pt / view_w)
+        .fold(f64::MAX, f64::min)
+}
+
+#[test]
+fn a_one_column_figure_prints_its_text_at_8_pt_or_more() {
+    let mut points = Vec::new();
+    for variant in ["quic-1rtt", "tcp-tls1.3"] {
+        for loss in ["1%", "2%", "5%"] {
+            points.push(vec![("variant", variant), ("link.loss", loss)]);
+        }
+    }
+    let d = dir(points, 3, |p, r| Some(1.0 + p as f64 + 0.1 * f64::from(r)));
+    let figs = |size| {
+        let opts = PlotOptions {
+            metrics: vec!["flows.0.completion_s".into()],
+            x: vec!["link.loss".into()],
+            size,
+            ..PlotOptions::default()
+        };
+        figures::figures(&d, &opts).expect("figures")
+    };
+    let column_pt = 3.5 * 72.0;
+    let print = figs(figures::FigureSize::OneColumn);
+    let sweep = print
+        .iter()
+        .find(|f| f.kind == FigureKind::Sweep)
+        .expect("a sweep figure");
+    let root = roxmltree::Document::parse(&sweep.svg).expect("svg");
+    assert_eq!(root.root_element().attribute("width"), Some("3.5in"));
+    for f in print.iter().filter(|f| f.kind != FigureKind::Series) {
+        let pt = smallest_text_pt(&f.svg, column_pt);
+        assert!(pt >= 7.99, "{}: smallest text {pt:.2} pt", f.id);
+    }
+    // The screen figure shrunk to a column would not do: the measure can fail.
+    let screen = figs(figures::FigureSize::Screen);
+    let f = screen.iter().find(|f| f.kind == FigureKind::Sweep).unwrap();
+    assert!(smallest_text_pt(&f.svg, column_pt) < 4.0);
+}

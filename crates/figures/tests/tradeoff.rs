@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use figures::data::{FlowInfo, PointData, ResultsDir, RunData};
 use figures::tradeoff::{figures, TradeoffSpec};
-use figures::FigureKind;
+use figures::{FigureKind, FigureSize};
 use serde_json::json;
 
 const DELAY: &str = "probes.0.rtt.p95_s";
@@ -89,7 +89,7 @@ fn one_figure_per_experiment_with_a_series_per_variant_and_named_points() {
             5e6 + 1e5 * rep as f64,
         )
     });
-    let figs = figures(&d, &spec("down")).expect("figures");
+    let figs = figures(&d, &spec("down"), FigureSize::Screen).expect("figures");
     let ids: Vec<&str> = figs.iter().map(|f| f.id.as_str()).collect();
     assert_eq!(ids, ["tradeoff-buffers", "tradeoff-aqm"]);
     assert!(figs.iter().all(|f| f.kind == FigureKind::Tradeoff));
@@ -112,7 +112,7 @@ fn one_figure_per_experiment_with_a_series_per_variant_and_named_points() {
 #[test]
 fn identical_runs_draw_points_without_a_region() {
     let d = study(|p, _| (0.05 * (p + 1) as f64, 5e6));
-    let figs = figures(&d, &spec("down")).expect("figures");
+    let figs = figures(&d, &spec("down"), FigureSize::Screen).expect("figures");
     assert_eq!(figs.len(), 2);
     assert_eq!(figs[0].svg.matches("<polygon").count(), 0);
 }
@@ -120,11 +120,13 @@ fn identical_runs_draw_points_without_a_region() {
 #[test]
 fn unknown_delay_metric_or_flow_is_an_error_naming_what_exists() {
     let d = study(|_, _| (0.05, 5e6));
-    let e = figures(&d, &spec("bulk")).unwrap_err().to_string();
+    let e = figures(&d, &spec("bulk"), FigureSize::Screen)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("\"bulk\"") && e.contains("down.0"), "{e}");
     let mut s = spec("down");
     s.delay = "probes.0.rtt.p96_s".into();
-    let e = figures(&d, &s).unwrap_err().to_string();
+    let e = figures(&d, &s, FigureSize::Screen).unwrap_err().to_string();
     assert!(e.contains("p96_s") && e.contains(DELAY), "{e}");
 }
 

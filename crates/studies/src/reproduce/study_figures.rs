@@ -47,6 +47,7 @@ pub fn download_figures(rows: &[Row]) -> Result<Vec<Figure>, FigureError> {
             x_values: &x_values,
             series_are: "protocol",
             series: &series,
+            size: figures::FigureSize::Screen,
         };
         if let Some(mut f) = measure_figure(&spec)? {
             f.kind = FigureKind::Study;
