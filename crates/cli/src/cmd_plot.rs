@@ -137,7 +137,24 @@ pub fn run(args: &PlotArgs) -> anyhow::Result<Exit> {
             let dir = out
                 .clone()
                 .unwrap_or_else(|| args.dir.join(results::layout::FIGURES_DIR));
-            for p in figures::write_figures(&dir, &figs, &formats)? {
+            // Asking for particular figures adds them; the default set replaces what `plot`
+            // drew before (not a study's own figures, which `reproduce` draws).
+            let narrowed = !(args.metrics.is_empty()
+                && args.x.is_empty()
+                && args.runs.is_empty()
+                && args.tradeoffs.is_empty());
+            let plot_kinds = [
+                figures::FigureKind::Sweep,
+                figures::FigureKind::Cdf,
+                figures::FigureKind::Series,
+                figures::FigureKind::Tradeoff,
+            ];
+            let replace = if narrowed {
+                figures::Replace::Nothing
+            } else {
+                figures::Replace::Kinds(&plot_kinds)
+            };
+            for p in figures::write_figures(&dir, &figs, &formats, replace)? {
                 println!("{}", p.display());
             }
             eprintln!("{} figure(s) in {}", figs.len(), dir.display());

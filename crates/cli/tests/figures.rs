@@ -163,6 +163,24 @@ fn plot_writes_pdf_and_png_beside_each_svg_and_one_file_in_the_format_its_name_a
     );
     assert!(o.status.success(), "{}", text(&o.stderr));
     assert!(!svgs[0].with_extension("pdf").exists());
+    // Asking for one metric adds its figures and leaves the others alone.
+    let o = quiclab(
+        &[
+            "plot",
+            out.to_str().unwrap(),
+            "--metric",
+            "flows.0.goodput_bps",
+            "--format",
+            "svg",
+        ],
+        &scratch.0,
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(
+        svg_files(&dir),
+        svgs,
+        "a narrowed plot removed other figures"
+    );
     // One figure into one file, its extension picking the format: one run without time series
     // has a single figure (the completion CDF).
     let single = scratch.file("single.toml", SWEEP.split("[sweep]").next().unwrap());

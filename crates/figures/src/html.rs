@@ -258,10 +258,10 @@ fn scenario_section(o: &mut String, d: &ResultsDir) {
                 o,
                 &format!("flow {i}"),
                 format!(
-                    "{} · stack {} · workload {}",
+                    "{} · {} · {}",
                     f.name,
                     stacks_of_flow(d, i),
-                    f.workload
+                    human_workload(&f.workload)
                 ),
             );
         }
@@ -269,8 +269,27 @@ fn scenario_section(o: &mut String, d: &ResultsDir) {
     let _ = writeln!(o, "</table>");
 }
 
+/// A stack as results record it (`Quic`, `Tcp`, `QuicModel`) in words.
+fn human_stack(stack: &str) -> &str {
+    match stack {
+        "Quic" => "QUIC (quinn)",
+        "Tcp" => "TCP",
+        "QuicModel" => "QUIC research model",
+        other => other,
+    }
+}
+
+/// A workload as results record it (`Download`, `Bulk`) in words.
+fn human_workload(workload: &str) -> String {
+    match workload {
+        "Bulk" => "bulk transfer".into(),
+        other => other.to_lowercase(),
+    }
+}
+
 /// Flow `i`'s stack, or where protocol variants give it several, each with the `variant`
-/// values (else point indices) that use it: `Quic (quic-1rtt, quic-0rtt); Tcp (tcp-tls1.3)`.
+/// values (else point indices) that use it: `QUIC (quinn) (quic-1rtt, quic-0rtt); TCP
+/// (tcp-tls1.3)`.
 fn stacks_of_flow(d: &ResultsDir, i: usize) -> String {
     let mut stacks: Vec<(String, Vec<String>)> = Vec::new();
     for p in &d.points {
@@ -280,13 +299,13 @@ fn stacks_of_flow(d: &ResultsDir, i: usize) -> String {
             .iter()
             .find(|(k, _)| k == "variant")
             .map_or_else(|| format!("point {}", p.index), |(_, v)| v.clone());
-        match stacks.iter_mut().find(|(s, _)| *s == f.stack) {
+        match stacks.iter_mut().find(|(s, _)| s == human_stack(&f.stack)) {
             Some((_, w)) => {
                 if !w.contains(&who) {
                     w.push(who);
                 }
             }
-            None => stacks.push((f.stack.clone(), vec![who])),
+            None => stacks.push((human_stack(&f.stack).to_string(), vec![who])),
         }
     }
     match stacks.as_slice() {
@@ -619,12 +638,15 @@ mod tests {
         ]);
         assert_eq!(
             stacks_of_flow(&d, 0),
-            "Quic (quic-1rtt, quic-0rtt); Tcp (tcp-tls1.3)"
+            "QUIC (quinn) (quic-1rtt, quic-0rtt); TCP (tcp-tls1.3)"
         );
         let d = dir(vec![point(0, None, "Quic"), point(1, None, "Quic")]);
-        assert_eq!(stacks_of_flow(&d, 0), "Quic");
+        assert_eq!(stacks_of_flow(&d, 0), "QUIC (quinn)");
         let d = dir(vec![point(0, None, "Quic"), point(1, None, "Tcp")]);
-        assert_eq!(stacks_of_flow(&d, 0), "Quic (point 0); Tcp (point 1)");
+        assert_eq!(
+            stacks_of_flow(&d, 0),
+            "QUIC (quinn) (point 0); TCP (point 1)"
+        );
     }
 
     fn run(point: usize, rep: u32, completion_s: f64) -> crate::data::RunData {

@@ -307,10 +307,52 @@ pub const WRITTEN_LIST: &str = ".quiclab-figures";
 /// not written by us and is left alone.
 const MAX_STALE_CHECK_BYTES: u64 = 64 * 1024 * 1024;
 
-/// Writes each figure as `<out>/<id>.<ext>` in each of `formats` and returns the paths. Files
-/// this function wrote
-/// into `out` earlier that the new set no longer contains (a metric or point gone since) are
-/// removed, so the directory never shows stale figures beside fresh ones. Only files it
+/// Which figures written earlier a [`write_figures`] replaces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Replace<'a> {
+    /// None: the figures written now are added (or overwrite their own earlier files) and every
+    /// other stays (`quiclab plot --metric …` adds to what is there).
+    Nothing,
+    /// Every figure of these kinds written earlier and not written now: a metric or point gone
+    /// since leaves no stale figure beside fresh ones. Earlier files of unknown kind count as
+    /// replaced.
+    Kinds(&'a [FigureKind]),
+}
+
+impl FigureKind {
+    /// Every kind.
+    pub const ALL: [FigureKind; 5] = [
+        FigureKind::Study,
+        FigureKind::Sweep,
+        FigureKind::Cdf,
+        FigureKind::Series,
+        FigureKind::Tradeoff,
+    ];
+
+    /// Its name in the written list.
+    fn name(self) -> &'static str {
+        match self {
+            FigureKind::Study => "study",
+            FigureKind::Sweep => "sweep",
+            FigureKind::Cdf => "cdf",
+            FigureKind::Series => "series",
+            FigureKind::Tradeoff => "tradeoff",
+        }
+    }
+}
+
+/// One line of the written list: a file this module wrote, its length, hash and kind.
+#[derive(Debug, Clone, PartialEq)]
+struct Written {
+    name: String,
+    len: u64,
+    hash: u64,
+    /// `None` for a list written without kinds.
+    kind: Option<FigureKind>,
+}
+
+/// Writes each figure as `<out>/<id>.<ext>` in each of `formats` and returns the paths, then
+/// removes the earlier files `replace` says the new set replaces. Only files this function
 /// provably wrote go: listed in `out/.quiclab-figures`, a plain figure name inside `out`, still a
 /// regular file (never a link) with the length and hash recorded when it was written; anything
 /// else, such as a figure the user edited or put there, stays.
@@ -318,44 +360,67 @@ pub fn write_figures(
     out: &Path,
     figs: &[Figure],
     formats: &[export::Format],
+    replace: Replace<'_>,
 ) -> Result<Vec<PathBuf>, FigureError> {
     ensure_dir(out)?;
     let previous = read_written_list(out);
     let mut paths = Vec::new();
-    let mut list = String::new();
-    let mut names = Vec::new();
+    let mut written: Vec<Written> = Vec::new();
     for f in figs {
         for &format in formats {
             let name = format!("{}.{}", f.id, format.extension());
             let bytes = export::convert(&f.svg, format)?;
             let p = out.join(&name);
             write_file(&p, &bytes)?;
-            list.push_str(&format!(
-                "{name}\t{}\t{:016x}\n",
-                bytes.len(),
-                fnv1a(&bytes)
-            ));
+            written.push(Written {
+                name,
+                len: bytes.len() as u64,
+                hash: fnv1a(&bytes),
+                kind: Some(f.kind),
+            });
             paths.push(p);
-            names.push(name);
         }
     }
-    for (name, len, hash) in previous {
-        if names.contains(&name) {
+    for w in previous {
+        if written.iter().any(|n| n.name == w.name) {
             continue;
         }
-        let p = out.join(&name);
-        if is_ours(&p, len, hash) {
+        let replaced = match replace {
+            Replace::Nothing => false,
+            Replace::Kinds(kinds) => w.kind.is_none_or(|k| kinds.contains(&k)),
+        };
+        let p = out.join(&w.name);
+        if !replaced {
+            // Still ours and still there: keep track of it for a later replacement.
+            if is_ours(&p, w.len, w.hash) {
+                written.push(w);
+            }
+            continue;
+        }
+        if is_ours(&p, w.len, w.hash) {
             std::fs::remove_file(&p).map_err(FigureError::io(&p))?;
         }
     }
+    let list: String = written
+        .iter()
+        .map(|w| {
+            format!(
+                "{}\t{}\t{:016x}\t{}\n",
+                w.name,
+                w.len,
+                w.hash,
+                w.kind.map_or("", FigureKind::name)
+            )
+        })
+        .collect();
     write_file(&out.join(WRITTEN_LIST), list.as_bytes())?;
     Ok(paths)
 }
 
 /// The entries of `out/.quiclab-figures` that are safe names (`x.svg`, `x.pdf`, `x.png`, no
-/// path separators);
-/// an absent, linked, oversized or unreadable list is empty (nothing is removed).
-fn read_written_list(out: &Path) -> Vec<(String, u64, u64)> {
+/// path separators); an absent, linked, oversized or unreadable list is empty (nothing is
+/// removed).
+fn read_written_list(out: &Path) -> Vec<Written> {
     let Some(text) = read_ours(&out.join(WRITTEN_LIST)) else {
         return Vec::new();
     };
@@ -368,6 +433,9 @@ fn read_written_list(out: &Path) -> Vec<(String, u64, u64)> {
             let name = it.next()?;
             let len = it.next()?.parse().ok()?;
             let hash = u64::from_str_radix(it.next()?, 16).ok()?;
+            let kind = it
+                .next()
+                .and_then(|k| FigureKind::ALL.into_iter().find(|x| x.name() == k));
             let figure = Path::new(name)
                 .extension()
                 .and_then(|e| e.to_str())
@@ -377,7 +445,12 @@ fn read_written_list(out: &Path) -> Vec<(String, u64, u64)> {
                 && !name.starts_with('.')
                 && !name.contains(['/', '\0'])
                 && Path::new(name).file_name() == Some(std::ffi::OsStr::new(name));
-            safe.then(|| (name.to_string(), len, hash))
+            safe.then(|| Written {
+                name: name.to_string(),
+                len,
+                hash,
+                kind,
+            })
         })
         .collect()
 }
@@ -446,6 +519,7 @@ mod tests {
                 fig("d", "<svg>d</svg>"),
             ],
             &[export::Format::Svg],
+            Replace::Kinds(&FigureKind::ALL),
         )
         .expect("first");
         // The user's own files, and one of ours that the user edited since.
@@ -464,8 +538,13 @@ mod tests {
         )
         .expect("tamper");
 
-        let paths = write_figures(&dir, &[fig("a", "<svg>a2</svg>")], &[export::Format::Svg])
-            .expect("second");
+        let paths = write_figures(
+            &dir,
+            &[fig("a", "<svg>a2</svg>")],
+            &[export::Format::Svg],
+            Replace::Kinds(&FigureKind::ALL),
+        )
+        .expect("second");
         assert_eq!(paths, [dir.join("a.svg")]);
         assert!(dir.join("a.svg").exists());
         assert!(!dir.join("b.svg").exists(), "stale figure of ours stays");
@@ -483,16 +562,57 @@ mod tests {
     }
 
     #[test]
+    fn adding_keeps_the_others_and_replacing_keeps_other_kinds() {
+        let tmp = fsutil::PrivateDir::new("figures-add-").expect("dir");
+        let dir = tmp.path().join("figures");
+        let svg = [export::Format::Svg];
+        let mut study = fig("study-a", "<svg>s</svg>");
+        study.kind = FigureKind::Study;
+        let all = Replace::Kinds(&FigureKind::ALL);
+        write_figures(&dir, &[study, fig("cdf-b", "<svg>b</svg>")], &svg, all).expect("first");
+        // `plot --metric`: adds one, removes nothing.
+        write_figures(
+            &dir,
+            &[fig("cdf-c", "<svg>c</svg>")],
+            &svg,
+            Replace::Nothing,
+        )
+        .expect("add");
+        for name in ["study-a.svg", "cdf-b.svg", "cdf-c.svg"] {
+            assert!(dir.join(name).exists(), "{name} removed by an addition");
+        }
+        // A default `plot`: replaces its own kinds, keeps the study's figure.
+        let plot_kinds = [FigureKind::Cdf];
+        write_figures(
+            &dir,
+            &[fig("cdf-d", "<svg>d</svg>")],
+            &svg,
+            Replace::Kinds(&plot_kinds),
+        )
+        .expect("replace");
+        assert!(dir.join("study-a.svg").exists(), "another kind was removed");
+        assert!(!dir.join("cdf-b.svg").exists() && !dir.join("cdf-c.svg").exists());
+        // The kept figure is still tracked: replacing every kind removes it.
+        write_figures(&dir, &[], &svg, all).expect("all");
+        assert!(
+            !dir.join("study-a.svg").exists(),
+            "the kept figure was forgotten"
+        );
+        tmp.remove().expect("clean");
+    }
+
+    #[test]
     fn every_format_is_written_and_a_format_no_longer_asked_for_is_removed() {
         let tmp = fsutil::PrivateDir::new("figures-formats-").expect("dir");
         let dir = tmp.path().join("figures");
         let svg = r#"<svg xmlns="http://www.w3.org/2000/svg" width="20" height="10"><rect width="20" height="10"/></svg>"#;
-        let paths = write_figures(&dir, &[fig("a", svg)], &export::Format::ALL).expect("all");
+        let all = Replace::Kinds(&FigureKind::ALL);
+        let paths = write_figures(&dir, &[fig("a", svg)], &export::Format::ALL, all).expect("all");
         assert_eq!(
             paths,
             [dir.join("a.svg"), dir.join("a.pdf"), dir.join("a.png")]
         );
-        write_figures(&dir, &[fig("a", svg)], &[export::Format::Svg]).expect("svg only");
+        write_figures(&dir, &[fig("a", svg)], &[export::Format::Svg], all).expect("svg only");
         assert!(dir.join("a.svg").exists());
         assert!(!dir.join("a.pdf").exists() && !dir.join("a.png").exists());
         tmp.remove().expect("clean");

@@ -332,7 +332,12 @@ pub fn write(
     figs.extend(figures::figures(&d, &opts)?);
     let dir = out.join(results::layout::FIGURES_DIR);
     // SVG only: the report inlines it; `quiclab plot` adds PDF and PNG of any figure.
-    figures::write_figures(&dir, &figs, &[figures::export::Format::Svg])?;
+    figures::write_figures(
+        &dir,
+        &figs,
+        &[figures::export::Format::Svg],
+        figures::Replace::Kinds(&figures::FigureKind::ALL),
+    )?;
     let report = figures::write_report(out, &tradeoffs, study_figures)?;
     Ok(Written {
         markdown: md_path,
