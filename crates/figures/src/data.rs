@@ -53,6 +53,8 @@ pub struct PointData {
     pub measure_until_s: Option<f64>,
     /// The point's flows.
     pub flows: Vec<FlowInfo>,
+    /// Its bottleneck in words (absent when `sweep.json` is missing).
+    pub path: Option<String>,
 }
 
 /// Everything the figures and the report read from a results directory.
@@ -92,6 +94,9 @@ struct ManifestScenario {
     measure_until: Option<Secs>,
     #[serde(default)]
     flows: Vec<ManifestFlow>,
+    /// The bottleneck as recorded (both directions), for [`crate::path::describe`].
+    #[serde(default)]
+    bottleneck: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -171,6 +176,11 @@ impl ResultsDir {
                         duration_s: p.scenario.duration.as_ref().map(Secs::seconds),
                         measure_from_s: p.scenario.measure_from.as_ref().map(Secs::seconds),
                         measure_until_s: p.scenario.measure_until.as_ref().map(Secs::seconds),
+                        path: p
+                            .scenario
+                            .bottleneck
+                            .as_ref()
+                            .and_then(crate::path::describe),
                         flows: p
                             .scenario
                             .flows

@@ -238,6 +238,18 @@ fn scenario_section(o: &mut String, d: &ResultsDir) {
         row(o, &format!("axis {a}"), vals.join(", "));
     }
     if let Some(p) = d.points.first() {
+        if let Some(path) = &p.path {
+            let varies = d.points.iter().any(|q| q.path.as_ref() != Some(path));
+            row(
+                o,
+                if varies {
+                    "bottleneck (first point; the sweep changes it)"
+                } else {
+                    "bottleneck"
+                },
+                path.clone(),
+            );
+        }
         if let Some(dur) = p.duration_s {
             row(o, "run duration", format!("{dur} s"));
         }

@@ -23,6 +23,7 @@ pub mod export;
 pub mod html;
 mod html_paired;
 pub mod metric;
+pub mod path;
 pub mod series;
 pub mod sweep;
 pub mod tradeoff;
