@@ -361,6 +361,45 @@ fn report_is_self_contained_holds_every_figure_and_renders_in_chromium() {
     );
 }
 
+#[test]
+fn a_one_column_figure_renders_in_chromium_and_as_png() {
+    let scratch = Scratch::new("printfig");
+    let out = sweep(&scratch);
+    let o = quiclab(
+        &[
+            "plot",
+            out.to_str().unwrap(),
+            "--size",
+            "one-column",
+            "--metric",
+            "flows.0.completion_s",
+            "--x",
+            "link.down.loss",
+            "--format",
+            "svg,png",
+        ],
+        &scratch.0,
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let stem = "figures/sweep-flows.0.completion_s-vs-link.down.loss";
+    let (svg_path, png_path) = (
+        out.join(format!("{stem}.svg")),
+        out.join(format!("{stem}.png")),
+    );
+    let svg = std::fs::read_to_string(&svg_path).unwrap();
+    assert!(svg.starts_with("<svg width=\"3.5in\""), "{}", &svg[..80]);
+    // The browser draws it (a 3.5 in figure on a 1200 × 2400 px page: mostly white around it).
+    let (_, var, _) = screenshot(&scratch, &svg_path, "one-column");
+    assert!(var > 20.0, "blank in Chromium: grey variance {var}");
+    // Our PNG is the same figure at 300 dpi: 3.5 in = 1050 px, with text and lines on white.
+    let (mean, var, (w, _)) = grey_stats(&png_path);
+    assert_eq!(w, 1050);
+    assert!(
+        mean > 150.0 && var > 300.0,
+        "PNG mean {mean}, variance {var}"
+    );
+}
+
 /// Screenshot of `page` by headless Chromium (1200 × 2400 px), as grey-level statistics.
 fn screenshot(scratch: &Scratch, page: &Path, name: &str) -> (f64, f64, (u32, u32)) {
     let shot = scratch.path(&format!("{name}.png"));
