@@ -212,6 +212,20 @@ fn seed001_fig7_tabulates_every_ack_ratio_on_both_stacks_with_relative_differenc
     };
     assert!(ibit("model 1:10 + I-bit").is_some_and(|v| v.parse::<f64>().is_ok_and(|n| n > 0.0)));
     assert_eq!(ibit("quinn 1:10").as_deref(), Some(""));
+    // Fig. 7 redrawn as the paper draws it: relative throughput against the RTT (twice the
+    // swept one-way delay), one line per comparison, first in the report.
+    let fig = std::fs::read_to_string(s.0.join("out/figures/study-fig7-relative.svg"))
+        .expect("the study's Fig. 7");
+    for want in [
+        "RTT (twice link.delay)",
+        "model 1:10 vs model 1:1",
+        "quinn 1:2 vs quinn 1:1",
+    ] {
+        assert!(fig.contains(want), "{want} missing");
+    }
+    let report = std::fs::read_to_string(s.0.join("out/report.html")).expect("report");
+    let first = report.find("data-figure=").expect("a figure");
+    assert!(report[first..].starts_with("data-figure=\"study-fig7-relative\""));
 }
 
 #[test]

@@ -120,9 +120,13 @@ pub fn scale(metric: &str, max_abs: f64) -> Scale {
 
 /// The values a metric can take, as (lowest, highest): a confidence interval is drawn no
 /// further. Every metric quiclab records is non-negative; fractions (a link's utilisation, a
-/// flow's share, Jain's index) are at most 1.
+/// flow's share, Jain's index) are at most 1; a study's relative differences are unbounded.
 pub fn domain(metric: &str) -> (Option<f64>, Option<f64>) {
     let last = metric.rsplit('.').next().unwrap_or(metric);
+    // A difference between variants (`relative_…`) has either sign.
+    if last.starts_with("relative") {
+        return (None, None);
+    }
     let fraction = last == "utilisation" || last == "share" || last.starts_with("jain");
     (Some(0.0), fraction.then_some(1.0))
 }

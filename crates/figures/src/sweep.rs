@@ -309,7 +309,9 @@ fn figure(
                         .collect();
                     (
                         x_values[xi].clone(),
-                        analysis::summarize(&values).ok(),
+                        analysis::summarize(&values)
+                            .ok()
+                            .map(|sum| Estimate::of(&sum, metric_path)),
                         runs.len(),
                     )
                 })
@@ -352,18 +354,45 @@ fn figure(
         series_are: &series_are,
         series: &measured,
         size,
+        bars: MEAN_CI_BARS,
     })
 }
 
 /// One line of a [`measure_figure`]: per x value (an axis value as written in the scenario),
-/// the statistics of the runs that measured the metric (`None`: none did) and how many runs
+/// the estimate from the runs that measured the metric (`None`: none did) and how many runs
 /// were recorded there.
 #[derive(Debug, Clone)]
 pub struct Measured {
     /// Legend label.
     pub label: String,
-    /// (x value, statistics, runs recorded), in x order.
-    pub cells: Vec<(String, Option<analysis::Summary>, usize)>,
+    /// (x value, estimate, runs recorded), in x order.
+    pub cells: Vec<(String, Option<Estimate>, usize)>,
+}
+
+/// A drawn value: its mean, the error bar around it and how many runs (or pairs) gave it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Estimate {
+    /// Mean.
+    pub mean: f64,
+    /// Lower end of the error bar.
+    pub low: f64,
+    /// Upper end of the error bar.
+    pub high: f64,
+    /// Runs (or pairs) behind it.
+    pub n: usize,
+}
+
+impl Estimate {
+    /// The mean of `sum` with its 95% interval as [`ci_bar`] draws it for `metric`.
+    pub fn of(sum: &analysis::Summary, metric: &str) -> Estimate {
+        let (low, high) = ci_bar(sum, metric);
+        Estimate {
+            mean: sum.mean,
+            low,
+            high,
+            n: sum.n,
+        }
+    }
 }
 
 /// What a [`measure_figure`] draws.
@@ -387,7 +416,13 @@ pub struct MeasureSpec<'a> {
     pub series: &'a [Measured],
     /// The size drawn at.
     pub size: FigureSize,
+    /// What a point and its bar are, for the footnote.
+    pub bars: &'a str,
 }
+
+/// The footnote of a figure of means over runs.
+pub const MEAN_CI_BARS: &str =
+    "mean ± 95% Student-t CI over the n runs (of N recorded) that measured it";
 
 /// A metric against an axis, one line per series with 95% CI bars and n/N, from statistics
 /// already computed: the sweep figures and a study's own figures (its measure per protocol)
@@ -412,8 +447,8 @@ pub fn measure_figure(spec: &MeasureSpec<'_>) -> Result<Option<Figure>, FigureEr
         .series
         .iter()
         .flat_map(|s| &s.cells)
-        .filter_map(|(_, sum, _)| sum.as_ref())
-        .map(|s| s.ci95_high.abs().max(s.ci95_low.abs()))
+        .filter_map(|(_, est, _)| est.as_ref())
+        .map(|e| e.high.abs().max(e.low.abs()).max(e.mean.abs()))
         .fold(0.0, f64::max);
     let sc = metric::scale(spec.metric, max_abs);
     let mut missing = 0;
@@ -433,15 +468,12 @@ pub fn measure_figure(spec: &MeasureSpec<'_>) -> Result<Option<Figure>, FigureEr
                 points: s
                     .cells
                     .iter()
-                    .filter_map(|(x, sum, _)| sum.as_ref().map(|sum| (x, sum)))
-                    .map(|(x, sum)| {
-                        let (low, high) = ci_bar(sum, spec.metric);
-                        CiPoint {
-                            x: x_of(x),
-                            mean: sum.mean * sc.factor,
-                            low: low * sc.factor,
-                            high: high * sc.factor,
-                        }
+                    .filter_map(|(x, est, _)| est.as_ref().map(|e| (x, e)))
+                    .map(|(x, e)| CiPoint {
+                        x: x_of(x),
+                        mean: e.mean * sc.factor,
+                        low: e.low * sc.factor,
+                        high: e.high * sc.factor,
                     })
                     .collect(),
             }
@@ -473,8 +505,7 @@ pub fn measure_figure(spec: &MeasureSpec<'_>) -> Result<Option<Figure>, FigureEr
     } else {
         format!("{axis} [{unit}]")
     };
-    let mut foot =
-        "mean ± 95% Student-t CI over the n runs (of N recorded) that measured it".to_string();
+    let mut foot = spec.bars.to_string();
     if missing > 0 {
         foot.push_str(&format!(" · ⚠ {missing} run(s) without a value"));
     }

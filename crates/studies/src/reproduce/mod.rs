@@ -218,7 +218,10 @@ impl Prepared {
                 );
             let incomplete = table::metric_incomplete(&rows, &attempted);
             let csv = table::metric_csv(&self.experiments, &rows);
-            (md, csv, incomplete, Vec::new())
+            let values = experiment::summary::values(&runs, &stored);
+            let figs =
+                study_figures::relative_figures(&self.experiments, &self.combined.info, &values)?;
+            (md, csv, incomplete, figs)
         } else {
             let rows = table::rows(&self.combined.info, &summary);
             let md = format!(

@@ -3,9 +3,12 @@
 //! time (0-RTT: the second, resumed connection), which a figure of the flow's completion time
 //! would not show, so these figures are drawn from the study's table rows.
 
-use figures::sweep::{measure_figure, MeasureSpec, Measured};
+use figures::sweep::{measure_figure, Estimate, MeasureSpec, Measured};
 use figures::{Figure, FigureError, FigureKind};
 
+use super::combine::PointInfo;
+use super::paired::{experiment_rows, PointValues};
+use super::registry::Experiment;
 use super::table::Row;
 
 /// One download-time figure per experiment with at least two x values.
@@ -25,7 +28,8 @@ pub fn download_figures(rows: &[Row]) -> Result<Vec<Figure>, FigureError> {
             if !x_values.contains(&r.x) {
                 x_values.push(r.x.clone());
             }
-            let cell = (r.x.clone(), r.download, r.runs);
+            let est = r.download.map(|d| Estimate::of(&d, "completion_s"));
+            let cell = (r.x.clone(), est, r.runs);
             match series.iter_mut().find(|s| s.label == r.protocol) {
                 Some(s) => s.cells.push(cell),
                 None => series.push(Measured {
@@ -48,12 +52,109 @@ pub fn download_figures(rows: &[Row]) -> Result<Vec<Figure>, FigureError> {
             series_are: "protocol",
             series: &series,
             size: figures::FigureSize::Screen,
+            bars: figures::sweep::MEAN_CI_BARS,
         };
         if let Some(mut f) = measure_figure(&spec)? {
             f.kind = FigureKind::Study;
             f.caption = format!(
                 "The measured connection's download time (0-RTT: the second, resumed one), as \
                  the study's table. {}",
+                f.caption
+            );
+            out.push(f);
+        }
+    }
+    Ok(out)
+}
+
+/// The figures of the experiments that compare protocols relative to a baseline (seed 001's
+/// Fig. 7): for the first column, each protocol's mean relative to its baseline's at every x,
+/// in percent, with the bootstrap 95% interval of the paired ratio; against the round-trip time
+/// when the swept key is the one-way `link.delay`, as the paper draws it.
+pub fn relative_figures(
+    experiments: &[&Experiment],
+    info: &[PointInfo],
+    values: &PointValues,
+) -> Result<Vec<Figure>, FigureError> {
+    let mut out = Vec::new();
+    for e in experiments {
+        let Some(first) = e.columns.first().filter(|c| c.per.is_none()) else {
+            continue;
+        };
+        if e.relative_comparisons().is_empty() {
+            continue;
+        }
+        let rows = experiment_rows(e, info, values);
+        let parameter = info
+            .iter()
+            .find(|pi| pi.experiment == e.name)
+            .map_or(String::new(), |pi| pi.parameter.clone());
+        let rtt = parameter == "link.delay";
+        let x_of = |x: &str| match (rtt, figures::sweep::numeric(x)) {
+            (true, Some((v, unit))) => format!("{}{unit}", figures::chart::tick(2.0 * v)),
+            _ => x.to_string(),
+        };
+        let mut x_values: Vec<String> = Vec::new();
+        let mut series: Vec<Measured> = Vec::new();
+        for r in rows.iter().filter(|r| r.metric == first.metric) {
+            let x = x_of(r.point.first().map_or("", |(_, x)| x.as_str()));
+            if !x_values.contains(&x) {
+                x_values.push(x.clone());
+            }
+            let pct = |v: f64| (v - 1.0) * 100.0;
+            let est = r.ratio.map(|ratio| {
+                let (low, high) = r.ratio_ci.unwrap_or((ratio, ratio));
+                Estimate {
+                    mean: pct(ratio),
+                    low: pct(low),
+                    high: pct(high),
+                    n: r.n_pairs,
+                }
+            });
+            let label = format!("{} vs {}", r.variant, r.baseline);
+            let cell = (x, est, r.n_pairs);
+            match series.iter_mut().find(|s| s.label == label) {
+                Some(s) => s.cells.push(cell),
+                None => series.push(Measured {
+                    label,
+                    cells: vec![cell],
+                }),
+            }
+        }
+        if x_values.len() < 2 {
+            continue;
+        }
+        let quantity = first
+            .header
+            .split(" (")
+            .next()
+            .unwrap_or(first.header)
+            .to_string();
+        let axis = if rtt {
+            "RTT (twice link.delay)".to_string()
+        } else {
+            parameter.clone()
+        };
+        let spec = MeasureSpec {
+            id: format!("study-{}-relative", figures::metric::slug(e.name)),
+            title: format!("{quantity} relative to the baseline vs {axis} ({})", e.name),
+            metric: "relative_difference",
+            label: format!("{quantity} relative to the baseline (%)"),
+            axis: &axis,
+            x_values: &x_values,
+            series_are: "comparison",
+            series: &series,
+            size: figures::FigureSize::Screen,
+            bars:
+                "mean of the variant over the baseline's, minus 1, with the percentile-bootstrap \
+                   95% interval of that ratio; n/N = pairs of repetitions",
+        };
+        if let Some(mut f) = measure_figure(&spec)? {
+            f.kind = FigureKind::Study;
+            f.caption = format!(
+                "Each protocol's mean {quantity} relative to its baseline's at the same point \
+                 (variants share their seeds: repetition r against repetition r), in percent, \
+                 with the percentile-bootstrap 95% interval of the ratio. {}",
                 f.caption
             );
             out.push(f);
