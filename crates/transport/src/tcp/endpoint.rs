@@ -278,7 +278,7 @@ impl Endpoint {
             if let Some((_, ecr)) = seg.ts {
                 let echoed = Duration::from_micros(ecr);
                 if ecr > 0 && echoed <= now && seg.len > 0 {
-                    rcv.on_ts_echo(now - echoed);
+                    rcv.on_ts_echo(ecr, now - echoed, seg.len);
                 }
             }
             rcv.on_data(seg.seq, seg.len, seg.has(FIN), now);

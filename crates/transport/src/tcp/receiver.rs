@@ -75,6 +75,8 @@ pub(crate) struct Receiver {
     ts_recent: u64,
     /// Receiver's RTT estimate for autotuning (handshake, refined by timestamps).
     rtt: Option<Duration>,
+    /// The last timestamp echo sampled (Linux's rcv_rtt_last_tsecr).
+    last_tsecr: Option<u64>,
     space_seq: u64,
     space_time: Duration,
     /// Bytes the application read in the last measured RTT (Linux's rcvq_space.space).
@@ -120,6 +122,7 @@ impl Receiver {
             right_edge: nxt,
             ts_recent: 0,
             rtt: None,
+            last_tsecr: None,
             space_seq: nxt,
             space_time: now,
             // tcp_init_buffer_space: min(window, TCP_INIT_CWND · MSS).
@@ -359,6 +362,7 @@ impl Receiver {
                 if self.max_sack > 0 {
                     self.grow_window(end - seq);
                 }
+                self.rcvbuf_grow(self.space);
                 self.ack_now = true;
                 return DataOutcome::Accepted;
             }
@@ -456,37 +460,64 @@ impl Receiver {
         }
     }
 
-    /// Linux's dynamic right-sizing (tcp_rcv_space_adjust): once per receiver RTT, if the
-    /// application read more than in the last measured RTT, the window becomes twice what it
-    /// read plus 16 segments, plus twice that again scaled by the read's growth (a sender in
-    /// slow start doubles per RTT, and the ACK sent now is for the next RTT), never below its
-    /// current size and never above the maximum. Linux sizes the buffer from this through the
-    /// per-segment memory overhead and advertises half of it (tcp_adv_win_scale = 1), which
-    /// comes to about the same window (within 3% for a 1448-byte MSS).
+    /// Linux's dynamic right-sizing (tcp_rcv_space_adjust, as of Linux 6.18): once per
+    /// receiver RTT, the bytes the application read in it, less what it left unread, become
+    /// the new measure of the connection's rate when they exceed the last one, and the buffer
+    /// grows from it (`rcvbuf_grow`). Counting only what was consumed keeps a reader that
+    /// stops, or lags, from growing the window.
     fn autotune(&mut self, now: Duration) {
         let Some(rtt) = self.rtt else { return };
         if now < self.space_time + rtt {
             return;
         }
-        let copied = self.copied - self.space_seq;
+        let copied = (self.copied - self.space_seq).saturating_sub(self.readable);
         if copied > self.space {
-            let mut rcvwin = copied.saturating_mul(2).saturating_add(16 * self.mss);
-            let space = self.space.max(1);
-            let grow = u128::from(rcvwin) * u128::from(copied - self.space) / u128::from(space);
-            rcvwin =
-                rcvwin.saturating_add(u64::try_from(grow).unwrap_or(u64::MAX).saturating_mul(2));
-            self.wnd = self.wnd.max(rcvwin.min(self.wnd_max));
-            self.space = copied;
+            self.rcvbuf_grow(copied);
         }
         self.space_seq = self.copied;
         self.space_time = now;
     }
 
-    /// A timestamp echo gives the receiver an RTT sample (Linux's tcp_rcv_rtt_measure_ts).
-    pub(crate) fn on_ts_echo(&mut self, sample: Duration) {
+    /// Linux's tcp_rcvbuf_grow (6.18): the window becomes twice the newly measured rate
+    /// (DRS is one RTT late), plus twice that again scaled by the rate's growth (a sender in
+    /// slow start doubles per RTT), plus the span of out-of-order data above the hole (data
+    /// that a recovery will release at once), never below its current size and never above
+    /// the maximum. Linux sizes the buffer from this through the skbs' payload-to-truesize
+    /// ratio and clamps the window at the same ratio, so the window it offers is this figure.
+    /// Queuing out-of-order data calls it with an unchanged rate, so a loss recovery grows the
+    /// window by the span it holds.
+    fn rcvbuf_grow(&mut self, newval: u64) {
+        let old = std::mem::replace(&mut self.space, newval).max(1);
+        let mut rcvwin = newval.saturating_mul(2);
+        let grow = u128::from(rcvwin) * u128::from(newval.saturating_sub(old)) / u128::from(old);
+        rcvwin = rcvwin.saturating_add(u64::try_from(grow).unwrap_or(u64::MAX).saturating_mul(2));
+        if let Some((_, &end)) = self.ooo.last_key_value() {
+            rcvwin = rcvwin.saturating_add(end - self.nxt);
+        }
+        self.wnd = self.wnd.max(rcvwin.min(self.wnd_max));
+    }
+
+    /// A timestamp echo on a data segment of `len` bytes gives the receiver an RTT sample
+    /// (Linux 6.18's tcp_rcv_rtt_measure_ts and tcp_rcv_rtt_update): one sample per new echo
+    /// value, from segments of at least a full MSS, zero samples skipped. A smaller sample is
+    /// latched at once; a larger one is averaged in (7/8 old) only while nothing waits unread,
+    /// so a reader that lags does not inflate the estimate and with it the buffer.
+    pub(crate) fn on_ts_echo(&mut self, echoed: u64, sample: Duration, len: u32) {
+        if self.last_tsecr == Some(echoed) {
+            return;
+        }
+        self.last_tsecr = Some(echoed);
+        if u64::from(len) < self.mss || sample.is_zero() {
+            return;
+        }
         self.rtt = Some(match self.rtt {
-            Some(r) => (r * 7 + sample) / 8,
-            None => sample,
+            Some(r) if sample >= r => {
+                if self.readable > 0 {
+                    return;
+                }
+                r - r / 8 + sample / 8
+            }
+            _ => sample,
         });
     }
 }
@@ -578,21 +609,79 @@ mod tests {
         r.set_rtt(10 * MS);
         assert_eq!(r.space, 10 * m);
         // 20 segments read within the first RTT: copied = 20 MSS > space = 10 MSS, so
-        // rcvwin = 2·20 + 16 = 56 MSS, grow = 56 · (20 − 10) / 10 = 56, window 56 + 112 = 168 MSS.
+        // rcvwin = 2·20 = 40 MSS, grow = 40 · (20 − 10) / 10 = 40, window 40 + 80 = 120 MSS.
         let mut seq = 1;
         for _ in 0..20 {
             r.on_data(seq, p.mss, false, MS);
             seq += m;
         }
         r.take_readable_max(u64::MAX, 10 * MS);
-        assert_eq!(r.window_size(), 168 * m);
+        assert_eq!(r.window_size(), 120 * m);
         // The same amount again: no growth, the window stays.
         for _ in 0..20 {
             r.on_data(seq, p.mss, false, 15 * MS);
             seq += m;
         }
         r.take_readable_max(u64::MAX, 20 * MS);
-        assert_eq!(r.window_size(), 168 * m);
+        assert_eq!(r.window_size(), 120 * m);
+    }
+
+    #[test]
+    fn bytes_left_unread_do_not_count_as_consumed() {
+        let mut p = params();
+        p.knobs.initial_receive_window = 64 * 1024;
+        p.knobs.receive_window_max = 6 << 20;
+        let m = u64::from(p.mss);
+        let mut r = Receiver::new(&p, 0, Duration::ZERO);
+        r.set_rtt(10 * MS);
+        let mut seq = 1;
+        for _ in 0..20 {
+            r.on_data(seq, p.mss, false, MS);
+            seq += m;
+        }
+        // The application takes 15 segments; 5 stay queued: 15 − 5 = 10 MSS is not more
+        // than the 10 MSS measured at the start, so nothing grows.
+        r.take_readable_max(15 * m, 10 * MS);
+        assert_eq!(r.window_size(), 64 * 1024);
+        assert_eq!(r.space, 10 * m);
+    }
+
+    #[test]
+    fn out_of_order_data_grows_the_window_by_its_span() {
+        let mut p = params();
+        p.knobs.initial_receive_window = 64 * 1024;
+        p.knobs.receive_window_max = 6 << 20;
+        let m = u64::from(p.mss);
+        let mut r = Receiver::new(&p, 0, Duration::ZERO);
+        // Segment 0 is lost; 60 segments above it arrive. The window becomes twice the
+        // measured rate (10 MSS) plus the span from the hole to the highest byte held.
+        for k in 1..=60 {
+            r.on_data(1 + k * m, p.mss, false, MS);
+        }
+        assert_eq!(r.window_size(), 2 * 10 * m + 61 * m);
+    }
+
+    #[test]
+    fn the_receivers_rtt_latches_smaller_samples_and_averages_larger_ones_only_when_drained() {
+        let p = params();
+        let m = u64::from(p.mss);
+        let mut r = Receiver::new(&p, 0, Duration::ZERO);
+        r.on_ts_echo(1, 40 * MS, p.mss);
+        assert_eq!(r.rtt, Some(40 * MS));
+        // The same echo value again is not a new sample; a short segment gives none.
+        r.on_ts_echo(1, 10 * MS, p.mss);
+        r.on_ts_echo(2, 10 * MS, 100);
+        assert_eq!(r.rtt, Some(40 * MS));
+        r.on_ts_echo(3, 20 * MS, p.mss);
+        assert_eq!(r.rtt, Some(20 * MS), "a smaller sample is latched");
+        r.on_ts_echo(4, 100 * MS, p.mss);
+        assert_eq!(r.rtt, Some(20 * MS - 20 * MS / 8 + 100 * MS / 8));
+        // With data waiting unread, a larger sample is ignored.
+        r.on_data(1, p.mss, false, MS);
+        let before = r.rtt;
+        r.on_ts_echo(5, 500 * MS, p.mss);
+        assert_eq!(r.rtt, before);
+        assert_eq!(r.unread(), m);
     }
 
     #[test]
@@ -611,7 +700,7 @@ mod tests {
             seq += m;
         }
         r.take_readable_max(u64::MAX, 10 * MS);
-        assert_eq!(r.window_size(), 168 * m);
+        assert_eq!(r.window_size(), 120 * m);
         // ... but the window offered is still the initial one ...
         assert_eq!(r.advertise(false), 64 * 1024);
         // ... and opens by two segments per segment received (and read) from now on.
