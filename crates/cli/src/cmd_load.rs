@@ -26,6 +26,7 @@ use load::schedule::{Ramp, Retention, Schedule};
 use load::targets::{parse_header, parse_method, parse_url, read_targets_file, Method, Target};
 use load::units::{parse_duration, Rate};
 
+use crate::cmd_plot::PlotSize;
 use crate::exit::{self, Exit};
 use crate::interrupt;
 use crate::via_args::{self, ViaArgs};
@@ -216,6 +217,9 @@ struct PlotArgs {
     /// svg or html [default: from the output file's extension, else svg].
     #[arg(long, value_enum)]
     format: Option<PlotFormat>,
+    /// Figure size; print sizes leave the title and footnote to the paper's caption.
+    #[arg(long, value_enum, default_value_t = PlotSize::Screen)]
+    size: PlotSize,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -692,8 +696,10 @@ fn plot_time(args: &PlotArgs, html: bool) -> anyhow::Result<String> {
             w.as_secs_f64()
         ));
     }
+    let size = figures::FigureSize::from(args.size);
+    let print = size.is_print();
     let chart = figures::chart::ScatterChart {
-        title: title.clone(),
+        title: if print { String::new() } else { title.clone() },
         x_label: "intended send time [s]".into(),
         y_label: "latency [ms]".into(),
         series: load::plot::drawable(&series)
@@ -706,9 +712,9 @@ fn plot_time(args: &PlotArgs, html: bool) -> anyhow::Result<String> {
                 failures: d.failures,
             })
             .collect(),
-        footnote,
+        footnote: if print { String::new() } else { footnote },
     };
-    let svg = figures::chart::scatter_chart(&chart, (960, 540))?;
+    let svg = figures::chart::scatter_chart(&chart, size.canvas((960, 540)))?;
     Ok(if html { html_page(&title, &svg) } else { svg })
 }
 
@@ -766,14 +772,16 @@ fn plot_cdf(args: &PlotArgs, html: bool) -> anyhow::Result<String> {
             w.as_secs_f64()
         ));
     }
+    let size = figures::FigureSize::from(args.size);
+    let print = size.is_print();
     let chart = figures::chart::CdfChart {
-        title: title.clone(),
+        title: if print { String::new() } else { title.clone() },
         x_label: "latency [ms]".into(),
         log_x: true,
         curves,
-        footnote,
+        footnote: if print { String::new() } else { footnote },
     };
-    let svg = figures::chart::cdf_chart(&chart, (960, 500))?;
+    let svg = figures::chart::cdf_chart(&chart, size.canvas((960, 500)))?;
     Ok(if html { html_page(&title, &svg) } else { svg })
 }
 

@@ -43,6 +43,16 @@ pub enum PlotSize {
     TwoColumn,
 }
 
+impl From<PlotSize> for figures::FigureSize {
+    fn from(size: PlotSize) -> Self {
+        match size {
+            PlotSize::Screen => figures::FigureSize::Screen,
+            PlotSize::OneColumn => figures::FigureSize::OneColumn,
+            PlotSize::TwoColumn => figures::FigureSize::TwoColumn,
+        }
+    }
+}
+
 /// Options of `quiclab plot`.
 #[derive(Debug, Clone, Args)]
 pub struct PlotArgs {
@@ -65,8 +75,8 @@ pub struct PlotArgs {
     /// the mean's 95% confidence ellipse; e.g. `probes.0.rtt.p95_s:down`.
     #[arg(long = "tradeoff", value_name = "METRIC:FLOW", value_parser = figures::tradeoff::TradeoffSpec::parse)]
     pub tradeoffs: Vec<figures::tradeoff::TradeoffSpec>,
-    /// Size of the sweep, CDF and throughput-against-delay figures (time series are drawn for
-    /// the screen); print sizes leave the title and footnote to the paper's caption.
+    /// Size of every figure; print sizes leave the title and footnote to the paper's caption
+    /// (a time series gets about an inch per panel).
     #[arg(long, value_enum, default_value_t = PlotSize::Screen)]
     pub size: PlotSize,
     /// Output formats (repeatable or comma-separated) [default: svg, pdf and png].
@@ -87,11 +97,7 @@ pub fn run(args: &PlotArgs) -> anyhow::Result<Exit> {
         runs: args.runs.clone(),
         max_series_points: SERIES_POINTS,
         tradeoffs: args.tradeoffs.clone(),
-        size: match args.size {
-            PlotSize::Screen => figures::FigureSize::Screen,
-            PlotSize::OneColumn => figures::FigureSize::OneColumn,
-            PlotSize::TwoColumn => figures::FigureSize::TwoColumn,
-        },
+        size: args.size.into(),
     };
     let figs = match figures::figures(&d, &opts) {
         Ok(f) => f,

@@ -164,6 +164,15 @@ fn attack_then_report_encode_and_plot_for_every_http_version() {
         .filter(|t| t.trim_end().ends_with(" requests"))
         .count();
     assert_eq!(legend_entries, 2, "{svg}");
+    // At one column's print size: inches declared, the title left to the paper's caption.
+    let o = quiclab(
+        &["load", "plot", "--size", "one-column", "h1.1.jsonl", "h3.jsonl"],
+        &s.0,
+    );
+    assert_ok(&o);
+    let svg = text(&o.stdout);
+    assert!(svg.starts_with("<svg width=\"3.5in\""), "{svg}");
+    assert!(!svg.contains("Latency over time"), "no title in print");
 }
 
 #[test]

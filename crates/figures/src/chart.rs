@@ -1155,10 +1155,12 @@ pub fn scatter_chart(c: &ScatterChart, canvas: impl Into<Canvas>) -> Result<Stri
     })
 }
 
-/// Renders a [`PanelChart`]: `width` px wide, `panel_h` px per panel.
-pub fn panel_chart(c: &PanelChart, width: u32, panel_h: u32) -> Result<String, ChartError> {
+/// Renders a [`PanelChart`] on `canvas`, its panels stacked with equal heights under the title
+/// (screen) or under a legend band (print, no title: the caption says it).
+pub fn panel_chart(c: &PanelChart, canvas: impl Into<Canvas>) -> Result<String, ChartError> {
+    let canvas = canvas.into();
+    let (width, height) = canvas.size;
     let n = c.panels.len().max(1);
-    let height = 40 + panel_h * n as u32;
     let t_max = c
         .panels
         .iter()
@@ -1177,15 +1179,39 @@ pub fn panel_chart(c: &PanelChart, width: u32, panel_h: u32) -> Result<String, C
         .iter()
         .map(|l| (l.clone(), String::new(), Key::Line))
         .collect();
-    let (_, total) = fitted((width, height), &entries);
+    let print = canvas.print_in.is_some();
+    let total = if print {
+        height
+    } else {
+        fitted((width, height), &entries).1
+    };
     let mut buf = String::new();
     {
         let root = SVGBackend::with_string(&mut buf, (width, total)).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
-        let root = root.titled(&c.title, (FONT, 17)).map_err(err)?;
-        let (plots, side) = root.split_horizontally(width.saturating_sub(LEGEND_W));
-        let (plots, _) = plots.split_vertically(height.saturating_sub(40));
-        let areas = plots.split_evenly((n, 1));
+        let plots = if print {
+            let rows = band_rows(&entries, width);
+            let band_h = BAND_ROW_H * rows.len() as u32 + 6;
+            let (band, rest) = root.split_vertically(band_h);
+            legend_band(&band, &entries, &rows)?;
+            rest
+        } else {
+            let root = root.titled(&c.title, (FONT, 17)).map_err(err)?;
+            let (plots, side) = root.split_horizontally(width.saturating_sub(LEGEND_W));
+            legend(&side, &entries)?;
+            plots.split_vertically(height.saturating_sub(40)).0
+        };
+        // A print canvas is narrow: margins and label areas shrink, the text keeps its size.
+        let (margin, x_area, x_area_inner, y_area) = if print {
+            (4, 30, 4, 34)
+        } else {
+            (8, 40, 18, 70)
+        };
+        // Every panel plots on the same height: the last one is taller by its time axis.
+        let plots_h = plots.dim_in_pixel().1;
+        let each = plots_h.saturating_sub(x_area - x_area_inner) / n as u32;
+        let breaks: Vec<u32> = (1..n as u32).map(|k| k * each).collect();
+        let areas = plots.split_by_breakpoints::<u32, u32, _, _>([], breaks);
         for (k, (panel, area)) in c.panels.iter().zip(&areas).enumerate() {
             let y_max = panel
                 .lines
@@ -1195,19 +1221,30 @@ pub fn panel_chart(c: &PanelChart, width: u32, panel_h: u32) -> Result<String, C
                 .fold(0.0, f64::max);
             let y_max = if y_max > 0.0 { y_max * 1.08 } else { 1.0 };
             let last = k + 1 == n;
-            let mut chart = ChartBuilder::on(area)
-                .margin(8)
-                .x_label_area_size(if last { 40 } else { 18 })
-                .y_label_area_size(70)
+            let mut builder = ChartBuilder::on(area);
+            // In print a panel is about an inch tall, too short for its quantity written up
+            // its side: the quantity heads the panel instead, and only the last panel labels
+            // the time axis.
+            if print {
+                builder.caption(&panel.y_label, (FONT, 11));
+            }
+            let mut chart = builder
+                .margin(margin)
+                .x_label_area_size(if last { x_area } else { x_area_inner })
+                .y_label_area_size(y_area)
                 .build_cartesian_2d(0.0..t_max, 0.0..y_max)
                 .map_err(err)?;
             let mut mesh = chart.configure_mesh();
-            mesh.y_desc(&panel.y_label)
-                .y_labels(5)
-                .x_labels(10)
-                .x_label_formatter(&|v| tick(*v))
+            let no_tick = |_: &f64| String::new();
+            let time_tick = |v: &f64| tick(*v);
+            if !print {
+                mesh.y_desc(&panel.y_label);
+            }
+            mesh.y_labels(if print { 3 } else { 5 })
+                .x_labels(if print { 6 } else { 10 })
+                .x_label_formatter(if print && !last { &no_tick } else { &time_tick })
                 .y_label_formatter(&|v| tick(*v))
-                .axis_desc_style((FONT, 13))
+                .axis_desc_style((FONT, if print { 11 } else { 13 }))
                 .label_style((FONT, 11))
                 .light_line_style(RGBColor(244, 244, 244))
                 .bold_line_style(RGBColor(220, 220, 220))
@@ -1226,10 +1263,12 @@ pub fn panel_chart(c: &PanelChart, width: u32, panel_h: u32) -> Result<String, C
                     .map_err(err)?;
             }
         }
-        legend(&side, &entries)?;
         root.present().map_err(err)?;
     }
-    Ok(buf)
+    Ok(match canvas.print_in {
+        Some((w, h)) => in_inches(&buf, w, h),
+        None => buf,
+    })
 }
 
 #[cfg(test)]

@@ -92,6 +92,18 @@ impl FigureSize {
         }
     }
 
+    /// The canvas of a figure of `panels` stacked panels, `panel_h` px each on the screen
+    /// (`width` px wide with a 40 px title): in print every panel gets about an inch (a little
+    /// less across two columns), so the text stays at its print size and the curves readable.
+    pub fn panels_canvas(self, width: u32, panel_h: u32, panels: usize) -> chart::Canvas {
+        let n = panels.max(1) as f64;
+        match self {
+            FigureSize::Screen => (width, 40 + panel_h * panels.max(1) as u32).into(),
+            FigureSize::OneColumn => chart::Canvas::print(3.5, 0.3 + 1.05 * n),
+            FigureSize::TwoColumn => chart::Canvas::print(7.0, 0.3 + 0.9 * n),
+        }
+    }
+
     /// A size for print (no title or footnote drawn).
     pub fn is_print(self) -> bool {
         self != FigureSize::Screen
@@ -114,8 +126,7 @@ pub struct PlotOptions {
     /// Throughput-against-delay figures to draw (none unless asked: which delay and which
     /// flows are the question's, not the directory's).
     pub tradeoffs: Vec<tradeoff::TradeoffSpec>,
-    /// The size of sweep, CDF and throughput-against-delay figures (time series are drawn for
-    /// the screen).
+    /// The size every figure is drawn at.
     pub size: FigureSize,
 }
 
@@ -269,7 +280,7 @@ pub fn figures(d: &ResultsDir, opts: &PlotOptions) -> Result<Vec<Figure>, Figure
         out.extend(tradeoff::figures(d, spec, opts.size)?);
     }
     for id in chosen_runs(d, opts)? {
-        out.push(series::figure(d, &id)?);
+        out.push(series::figure(d, &id, opts.size)?);
     }
     Ok(out)
 }

@@ -9,7 +9,7 @@ use crate::chart::{self, Panel, PanelChart};
 use crate::data::{ResultsDir, RunData};
 use crate::error::FigureError;
 use crate::metric;
-use crate::{Figure, FigureKind};
+use crate::{Figure, FigureKind, FigureSize};
 
 /// Figure width and height per panel, px.
 pub const WIDTH: u32 = 960;
@@ -140,7 +140,7 @@ pub fn representative(d: &ResultsDir, p: usize) -> Option<&RunData> {
 }
 
 /// The time-series figure of run `id`.
-pub fn figure(d: &ResultsDir, id: &str) -> Result<Figure, FigureError> {
+pub fn figure(d: &ResultsDir, id: &str, size: FigureSize) -> Result<Figure, FigureError> {
     let table = read(&d.series_path(id))?;
     let mut flows: Vec<String> = Vec::new();
     for f in &table.flow {
@@ -256,14 +256,14 @@ pub fn figure(d: &ResultsDir, id: &str) -> Result<Figure, FigureError> {
         Some(a) => format!("run {id} ({a})"),
         None => format!("run {id}"),
     };
+    let panels_n = panels.len();
     let svg = chart::panel_chart(
         &PanelChart {
             title: title.clone(),
             x_label: "time [s]".into(),
             panels,
         },
-        WIDTH,
-        PANEL_H,
+        size.panels_canvas(WIDTH, PANEL_H, panels_n),
     )?;
     Ok(Figure {
         id: format!("series-{}", metric::slug(id)),

@@ -6,6 +6,9 @@ use std::collections::BTreeSet;
 use figures::data::{PointData, ResultsDir, RunData};
 use serde_json::json;
 
+mod common;
+use common::smallest_text_pt;
+
 const HEADER: &str = "t_s,flow,goodput_bps,payload_throughput_bps,cwnd_bytes,srtt_ms,in_flight_bytes,queue_up_packets,queue_down_packets,queue_up_bytes,queue_down_bytes,capacity_up_bps,capacity_down_bps,queue_delay_up_mean_ms,queue_delay_up_max_ms,queue_delay_down_mean_ms,queue_delay_down_max_ms";
 
 fn results(csv: &str) -> (fsutil::PrivateDir, ResultsDir) {
@@ -43,7 +46,7 @@ fn capacity_and_queue_delay_are_drawn_where_measured() {
         table.columns["queue_delay_down_mean_ms"][0].is_nan(),
         "absent"
     );
-    let fig = figures::series::figure(&d, "p0-r0").expect("figure");
+    let fig = figures::series::figure(&d, "p0-r0", figures::FigureSize::Screen).expect("figure");
     for label in [
         "capacity down",
         "capacity up",
@@ -60,7 +63,7 @@ fn capacity_and_queue_delay_are_drawn_where_measured() {
         old.join(",")
     );
     let (_tmp, d) = results(&csv);
-    let fig = figures::series::figure(&d, "p0-r0").expect("figure");
+    let fig = figures::series::figure(&d, "p0-r0", figures::FigureSize::Screen).expect("figure");
     assert!(!fig.svg.contains("capacity") && !fig.svg.contains("queue delay"));
 }
 
@@ -74,11 +77,30 @@ fn goodput_says_it_is_in_order_and_is_drawn_beside_the_arrival_rate() {
          0.2,a,30000000,12000000,28000,61,28000,0,3,0,4500,12000000,12000000,0,0,1.5,3\n"
     );
     let (_tmp, d) = results(&csv);
-    let fig = figures::series::figure(&d, "p0-r0").expect("figure");
+    let fig = figures::series::figure(&d, "p0-r0", figures::FigureSize::Screen).expect("figure");
     assert!(fig.svg.contains("goodput (in order)"), "panel label");
     assert!(
         fig.svg.contains("a arrival rate"),
         "the arrival rate is drawn"
     );
     assert!(fig.caption.contains("in order"), "{}", fig.caption);
+}
+
+#[test]
+fn a_one_column_time_series_prints_its_text_at_8_pt_or_more() {
+    let csv = format!(
+        "{HEADER}\n\
+         0.1,a,1000000,1000000,14000,60,14000,0,0,0,0,5000000,12000000,0,0,1.0,2\n\
+         0.2,a,9000000,9000000,28000,61,28000,0,3,0,4500,5000000,24000000,0,0,1.5,3\n"
+    );
+    let (_tmp, d) = results(&csv);
+    let fig = figures::series::figure(&d, "p0-r0", figures::FigureSize::OneColumn).expect("figure");
+    let doc = roxmltree::Document::parse(&fig.svg).expect("svg");
+    assert_eq!(doc.root_element().attribute("width"), Some("3.5in"));
+    let pt = smallest_text_pt(&fig.svg, 3.5 * 72.0);
+    assert!(pt >= 7.99, "smallest text {pt:.2} pt");
+    assert!(fig.svg.contains("goodput (in order)"), "every panel is still drawn");
+    // The screen figure shrunk to a column would not do: the measure can fail.
+    let screen = figures::series::figure(&d, "p0-r0", figures::FigureSize::Screen).expect("figure");
+    assert!(smallest_text_pt(&screen.svg, 3.5 * 72.0) < 4.0);
 }
