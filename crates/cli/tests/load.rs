@@ -166,7 +166,14 @@ fn attack_then_report_encode_and_plot_for_every_http_version() {
     assert_eq!(legend_entries, 2, "{svg}");
     // At one column's print size: inches declared, the title left to the paper's caption.
     let o = quiclab(
-        &["load", "plot", "--size", "one-column", "h1.1.jsonl", "h3.jsonl"],
+        &[
+            "load",
+            "plot",
+            "--size",
+            "one-column",
+            "h1.1.jsonl",
+            "h3.jsonl",
+        ],
         &s.0,
     );
     assert_ok(&o);

@@ -99,7 +99,10 @@ fn a_one_column_time_series_prints_its_text_at_8_pt_or_more() {
     assert_eq!(doc.root_element().attribute("width"), Some("3.5in"));
     let pt = smallest_text_pt(&fig.svg, 3.5 * 72.0);
     assert!(pt >= 7.99, "smallest text {pt:.2} pt");
-    assert!(fig.svg.contains("goodput (in order)"), "every panel is still drawn");
+    assert!(
+        fig.svg.contains("goodput (in order)"),
+        "every panel is still drawn"
+    );
     // The screen figure shrunk to a column would not do: the measure can fail.
     let screen = figures::series::figure(&d, "p0-r0", figures::FigureSize::Screen).expect("figure");
     assert!(smallest_text_pt(&screen.svg, 3.5 * 72.0) < 4.0);

@@ -599,22 +599,30 @@ mod tests {
         );
     }
 
-    #[test]
-    fn autotuning_grows_with_the_reads_growth_like_linux() {
+    /// A receiver with a 64 KiB initial window that autotuning may grow to 6 MiB, its RTT
+    /// 10 ms, and the sequence number after `segments` full segments it received at 1 ms.
+    fn autotuning_receiver(segments: u64) -> (Receiver, Params, u64) {
         let mut p = params();
         p.knobs.initial_receive_window = 64 * 1024;
         p.knobs.receive_window_max = 6 << 20;
         let m = u64::from(p.mss);
         let mut r = Receiver::new(&p, 0, Duration::ZERO);
         r.set_rtt(10 * MS);
-        assert_eq!(r.space, 10 * m);
-        // 20 segments read within the first RTT: copied = 20 MSS > space = 10 MSS, so
-        // rcvwin = 2·20 = 40 MSS, grow = 40 · (20 − 10) / 10 = 40, window 40 + 80 = 120 MSS.
         let mut seq = 1;
-        for _ in 0..20 {
+        for _ in 0..segments {
             r.on_data(seq, p.mss, false, MS);
             seq += m;
         }
+        (r, p, seq)
+    }
+
+    #[test]
+    fn autotuning_grows_with_the_reads_growth_like_linux() {
+        let (mut r, p, mut seq) = autotuning_receiver(20);
+        let m = u64::from(p.mss);
+        assert_eq!(r.space, 10 * m);
+        // 20 segments read within the first RTT: copied = 20 MSS > space = 10 MSS, so
+        // rcvwin = 2·20 = 40 MSS, grow = 40 · (20 − 10) / 10 = 40, window 40 + 80 = 120 MSS.
         r.take_readable_max(u64::MAX, 10 * MS);
         assert_eq!(r.window_size(), 120 * m);
         // The same amount again: no growth, the window stays.
@@ -628,17 +636,8 @@ mod tests {
 
     #[test]
     fn bytes_left_unread_do_not_count_as_consumed() {
-        let mut p = params();
-        p.knobs.initial_receive_window = 64 * 1024;
-        p.knobs.receive_window_max = 6 << 20;
+        let (mut r, p, _) = autotuning_receiver(20);
         let m = u64::from(p.mss);
-        let mut r = Receiver::new(&p, 0, Duration::ZERO);
-        r.set_rtt(10 * MS);
-        let mut seq = 1;
-        for _ in 0..20 {
-            r.on_data(seq, p.mss, false, MS);
-            seq += m;
-        }
         // The application takes 15 segments; 5 stay queued: 15 − 5 = 10 MSS is not more
         // than the 10 MSS measured at the start, so nothing grows.
         r.take_readable_max(15 * m, 10 * MS);
