@@ -6,10 +6,13 @@ use std::time::Duration;
 
 use super::ecn::{self, EcnState};
 use super::receiver::Receiver;
-use super::segment::{Segment, ACK, CWR, ECE, FIN, MAX_SACK_BLOCKS, RST, SACK_OK, SYN};
+use super::segment::{Segment, TsClock, ACK, CWR, ECE, FIN, MAX_SACK_BLOCKS, RST, SACK_OK, SYN};
 use super::sender::{AckInfo, Sender, SenderStats};
 use super::Params;
 use crate::agent::{Side, Transmit};
+
+/// Label of the seed stream that places an endpoint's timestamp ticks.
+const TS_PHASE_STREAM: u64 = 0x7473;
 
 /// Connection state (closing states need no names: FIN is data-like and both halves keep
 /// answering until the flow ends).
@@ -43,6 +46,8 @@ pub(crate) struct Endpoint {
     /// DCTCP's CE echo: an ACK held back when the CE state changed, sent before the next
     /// segment (acknowledgement number, ECE).
     prior_ack: Option<(u64, bool)>,
+    /// This end's timestamps clock.
+    ts_clock: TsClock,
 }
 
 impl Endpoint {
@@ -67,16 +72,17 @@ impl Endpoint {
     }
 
     fn new(conn: u32, p: Params, now: Duration, state: State, rcv: Option<Receiver>) -> Self {
+        // One seed per connection and side (a client's and a server's differ).
+        let seed =
+            crate::seeded::sub_seed(p.seed, (u64::from(conn) << 1) | u64::from(rcv.is_some()));
+        // Where the host's millisecond ticks fall is arbitrary: drawn per run, like a real
+        // host's, so the timestamp granularity varies between repetitions as it does there.
+        let ts_phase = crate::seeded::sub_seed(seed, TS_PHASE_STREAM) % 1_000_000;
         Endpoint {
             p,
             conn,
             state,
-            // One seed per connection and side (a client's and a server's differ).
-            snd: Sender::new(
-                &p,
-                now,
-                crate::seeded::sub_seed(p.seed, (u64::from(conn) << 1) | u64::from(rcv.is_some())),
-            ),
+            snd: Sender::new(&p, now, seed),
             rcv,
             syn_pending: true,
             hs_first_sent: None,
@@ -88,6 +94,7 @@ impl Endpoint {
             pure_acks: 0,
             ecn: EcnState::default().with_controller(&p.controller),
             prior_ack: None,
+            ts_clock: TsClock::new(Duration::from_nanos(ts_phase)),
         }
     }
 
@@ -251,7 +258,7 @@ impl Endpoint {
                 ack: seg.ack,
                 window: seg.window,
                 sacks: seg.sack_blocks(),
-                ts_ecr: seg.ts.map(|t| t.1),
+                ts_age: seg.ts.and_then(|(_, ecr)| self.ts_clock.elapsed(ecr, now)),
                 pure: seg.len == 0 && !seg.has(FIN),
                 ece: self.ecn.echoed(seg),
             };
@@ -276,15 +283,17 @@ impl Endpoint {
         }
         if seg.len > 0 || seg.has(FIN) {
             if let Some((_, ecr)) = seg.ts {
-                let echoed = Duration::from_micros(ecr);
-                if ecr > 0 && echoed <= now && seg.len > 0 {
-                    rcv.on_ts_echo(ecr, now - echoed, seg.len);
+                if let Some(sample) = self.ts_clock.elapsed(ecr, now).filter(|_| seg.len > 0) {
+                    rcv.on_ts_echo(ecr, sample, seg.len);
                 }
             }
             rcv.on_data(seg.seq, seg.len, seg.has(FIN), now);
         }
         if owed.now {
             rcv.force_ack();
+        }
+        if seg.len > 0 {
+            rcv.size_window_on_arrival();
         }
     }
 
@@ -308,16 +317,19 @@ impl Endpoint {
         self.hs_deadline = None;
     }
 
-    /// RTT of the handshake exchange: from the timestamp echo, or (Karn) only if our SYN /
-    /// SYN-ACK was sent once.
+    /// RTT of the handshake exchange: from our SYN / SYN-ACK's send time if it was sent once
+    /// (Karn), else from the timestamp echo in whole milliseconds, at least one (Linux's
+    /// tcp_ack_update_rtt and tcp_synack_rtt_meas).
     fn handshake_rtt(&self, seg: &Segment, now: Duration) -> Option<Duration> {
-        match seg.ts {
-            Some((_, ecr)) if ecr > 0 && Duration::from_micros(ecr) <= now => {
-                Some(now - Duration::from_micros(ecr))
+        if self.hs_retries == 0 {
+            if let Some(t) = self.hs_first_sent {
+                return Some(now.saturating_sub(t));
             }
-            _ if self.hs_retries == 0 => self.hs_first_sent.map(|t| now.saturating_sub(t)),
-            _ => None,
         }
+        let (_, ecr) = seg.ts?;
+        self.ts_clock
+            .elapsed(ecr, now)
+            .map(|d| d.max(Duration::from_millis(1)))
     }
 
     /// Timers due at `now`.
@@ -367,7 +379,7 @@ impl Endpoint {
     }
 
     fn ts(&self, now: Duration) -> Option<(u64, u64)> {
-        let val = u64::try_from(now.as_micros()).unwrap_or(u64::MAX).max(1);
+        let val = self.ts_clock.val(now);
         let ecr = self.rcv.as_ref().map_or(0, |r| r.ts_recent());
         self.p.knobs.timestamps.then_some((val, ecr))
     }

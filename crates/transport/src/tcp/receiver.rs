@@ -45,8 +45,12 @@ pub(crate) struct Receiver {
     /// Sequence number of the next byte the application reads (Linux's copied_seq).
     copied: u64,
     /// The last window advertised was reduced by unread data, so a read may have to announce
-    /// the space it frees (an application that reads at once never needs that).
+    /// the space it frees (tcp_cleanup_rbuf).
     window_held_back: bool,
+    /// The ACK that arriving data calls for was sized on arrival: Linux sends it from the
+    /// softirq before the application runs, so its window does not include what the read
+    /// that follows frees (after a repaired hole, the whole released backlog).
+    sized_on_arrival: bool,
     /// Acknowledgement number last sent.
     last_ack_sent: u64,
     ack_now: bool,
@@ -102,6 +106,7 @@ impl Receiver {
             readable: 0,
             copied: nxt,
             window_held_back: false,
+            sized_on_arrival: false,
             last_ack_sent: nxt,
             ack_now: false,
             delack_deadline: None,
@@ -191,17 +196,24 @@ impl Receiver {
         if n == 0 {
             return 0;
         }
-        self.readable -= n;
-        self.copied += n;
-        // Linux sizes the buffer from what the application consumed (tcp_rcv_space_adjust
-        // runs in recvmsg), so a reader that stops does not grow the window.
+        // Linux sizes the buffer from what the application consumed: tcp_recvmsg runs
+        // tcp_rcv_space_adjust after each skb it copies, so a read that drains a backlog (the
+        // data a repaired hole released) is measured after its first segment, with the rest
+        // still queued and not counted. A reader that stops does not grow the window.
+        let first = n.min(self.mss);
+        self.readable -= first;
+        self.copied += first;
         self.autotune(now);
+        self.readable -= n - first;
+        self.copied += n - first;
         if std::mem::take(&mut self.window_held_back) {
             let known = self.right_edge.saturating_sub(self.nxt);
             let offered = self.window_candidate();
             let shrunk = known < self.mss || known.saturating_mul(2) <= self.wnd;
             if shrunk && offered > known && offered >= known.saturating_mul(2) {
+                // The window update announces the space the read freed.
                 self.ack_now = true;
+                self.sized_on_arrival = false;
             }
         }
         n
@@ -287,9 +299,21 @@ impl Receiver {
         if syn {
             return self.wnd.min(65_535);
         }
-        self.window_held_back = self.readable > 0;
-        self.right_edge = self.right_edge.max(self.nxt + self.window_candidate());
+        if !std::mem::take(&mut self.sized_on_arrival) {
+            self.window_held_back = self.readable > 0;
+            self.right_edge = self.right_edge.max(self.nxt + self.window_candidate());
+        }
         self.right_edge - self.nxt
+    }
+
+    /// Data arrived and an ACK is due at once: its window is what the buffer offers before
+    /// the application reads (see `sized_on_arrival`).
+    pub(crate) fn size_window_on_arrival(&mut self) {
+        if self.ack_now {
+            self.window_held_back = self.readable > 0;
+            self.right_edge = self.right_edge.max(self.nxt + self.window_candidate());
+            self.sized_on_arrival = true;
+        }
     }
 
     /// Any segment carrying our ACK went out.
@@ -616,22 +640,51 @@ mod tests {
         (r, p, seq)
     }
 
-    #[test]
-    fn autotuning_grows_with_the_reads_growth_like_linux() {
-        let (mut r, p, mut seq) = autotuning_receiver(20);
-        let m = u64::from(p.mss);
-        assert_eq!(r.space, 10 * m);
-        // 20 segments read within the first RTT: copied = 20 MSS > space = 10 MSS, so
-        // rcvwin = 2·20 = 40 MSS, grow = 40 · (20 − 10) / 10 = 40, window 40 + 80 = 120 MSS.
-        r.take_readable_max(u64::MAX, 10 * MS);
-        assert_eq!(r.window_size(), 120 * m);
-        // The same amount again: no growth, the window stays.
-        for _ in 0..20 {
-            r.on_data(seq, p.mss, false, 15 * MS);
+    /// Delivers `n` full segments from `seq`, evenly spread over (`from`, `to`], each read
+    /// on arrival; returns the next sequence number.
+    fn receive_and_read(
+        r: &mut Receiver,
+        mut seq: u64,
+        n: u64,
+        from: Duration,
+        to: Duration,
+    ) -> u64 {
+        let m = r.mss;
+        for k in 1..=n {
+            let now = from + (to - from) * u32::try_from(k).unwrap() / u32::try_from(n).unwrap();
+            r.on_data(seq, u32::try_from(m).unwrap(), false, now);
+            r.take_readable_max(u64::MAX, now);
             seq += m;
         }
-        r.take_readable_max(u64::MAX, 20 * MS);
+        seq
+    }
+
+    #[test]
+    fn autotuning_grows_with_the_reads_growth_like_linux() {
+        let (mut r, p, _) = autotuning_receiver(0);
+        let m = u64::from(p.mss);
+        assert_eq!(r.space, 10 * m);
+        // 20 segments read as they arrive within the first RTT: copied = 20 MSS > space =
+        // 10 MSS, so rcvwin = 2·20 = 40 MSS, grow = 40 · (20 − 10) / 10 = 40, window
+        // 40 + 80 = 120 MSS.
+        let seq = receive_and_read(&mut r, 1, 20, Duration::ZERO, 10 * MS);
         assert_eq!(r.window_size(), 120 * m);
+        // The same amount again: no growth, the window stays.
+        receive_and_read(&mut r, seq, 20, 10 * MS, 20 * MS);
+        assert_eq!(r.window_size(), 120 * m);
+    }
+
+    #[test]
+    fn a_drained_backlog_is_measured_after_its_first_segment() {
+        // 20 segments wait unread, then one read takes them all. Linux measures after the
+        // first skb it copies: 1 MSS read, 19 still queued, which is not more than the
+        // 10 MSS measured at the start, so nothing grows (read on arrival, the same bytes
+        // grow the window to 120 MSS).
+        let (mut r, p, _) = autotuning_receiver(20);
+        let m = u64::from(p.mss);
+        assert_eq!(r.take_readable_max(u64::MAX, 10 * MS), 20 * m);
+        assert_eq!(r.window_size(), 64 * 1024);
+        assert_eq!(r.space, 10 * m);
     }
 
     #[test]
@@ -693,12 +746,7 @@ mod tests {
         let mut r = Receiver::new(&p, 0, Duration::ZERO);
         r.set_rtt(10 * MS);
         // Autotuning enlarges the buffer at once ...
-        let mut seq = 1;
-        for _ in 0..20 {
-            r.on_data(seq, p.mss, false, MS);
-            seq += m;
-        }
-        r.take_readable_max(u64::MAX, 10 * MS);
+        let mut seq = receive_and_read(&mut r, 1, 20, Duration::ZERO, 10 * MS);
         assert_eq!(r.window_size(), 120 * m);
         // ... but the window offered is still the initial one ...
         assert_eq!(r.advertise(false), 64 * 1024);
@@ -817,6 +865,32 @@ mod tests {
             assert!(r.advertise(false) <= p.knobs.receive_window_max);
         }
         assert_eq!(r.window_size(), p.knobs.receive_window_max);
+    }
+
+    /// Linux sends the ACK for a segment that fills a hole from the softirq, before the
+    /// application reads what it released: that ACK's window leaves the released data out,
+    /// and the next one offers the space the read freed.
+    #[test]
+    fn the_ack_for_arriving_data_is_sized_before_the_application_reads() {
+        let (mut r, p) = fixed_window_receiver(40);
+        let m = u64::from(p.mss);
+        assert_eq!(r.advertise(false), 40 * m);
+        // Segment 0 is lost; 1..5 wait out of order (the right edge stays 40 above the hole).
+        for k in 1..=5 {
+            r.on_data(1 + k * m, p.mss, false, MS);
+            r.on_ack_sent();
+        }
+        // The hole fills: six segments are in order and an ACK is due at once ...
+        r.on_data(1, p.mss, false, 2 * MS);
+        assert!(r.ack_due());
+        r.size_window_on_arrival();
+        // ... the application reads them before the ACK leaves ...
+        assert_eq!(r.take_readable_max(u64::MAX, 2 * MS), 6 * m);
+        // ... but the ACK offers the window as it was on arrival: 40 above the old hole.
+        assert_eq!(r.advertise(false), 34 * m);
+        r.on_ack_sent();
+        // The next ACK offers the freed space.
+        assert_eq!(r.advertise(false), 40 * m);
     }
 
     #[test]

@@ -481,6 +481,12 @@ impl Scoreboard {
         }
     }
 
+    /// Segments marked lost and neither SACKed nor acknowledged exist, retransmitted or not
+    /// (Linux's lost_out > 0).
+    pub(crate) fn has_lost(&self) -> bool {
+        self.segs.iter().any(|s| s.lost && !s.sacked)
+    }
+
     /// Lost segments not yet retransmitted exist (Linux's lost_out > retrans_out).
     pub(crate) fn has_lost_unretransmitted(&self) -> bool {
         // As `next_lost` walks: lost segments form a prefix of the unSACKed ones.

@@ -5,6 +5,7 @@
 //! absolute 64-bit values starting at 0 (the SYN), which removes wrap-around from the model
 //! without changing any behaviour it studies. Windows travel as bytes (already scaled).
 
+use std::time::Duration;
 /// SYN flag.
 pub const SYN: u8 = 0x01;
 /// ACK flag.
@@ -52,12 +53,44 @@ pub struct Segment {
     pub window: u64,
     /// Data bytes carried.
     pub len: u32,
-    /// Timestamps option: (TSval, TSecr) in microseconds.
+    /// Timestamps option: (TSval, TSecr) in ticks of [`ts_clock`] (milliseconds).
     pub ts: Option<(u64, u64)>,
     /// SACK blocks `[start, end)`; the first `nsack` are valid.
     pub sack: [(u64, u64); MAX_SACK_BLOCKS],
     /// Number of valid SACK blocks.
     pub nsack: u8,
+}
+
+/// The timestamps option's clock (RFC 7323 §5.4): Linux ticks it in milliseconds
+/// (`TCP_TS_HZ` = 1000) unless a route asks for microseconds, so a receiver's RTT samples come
+/// in whole milliseconds, and which whole number a round trip gives depends on where the
+/// host's millisecond boundaries fall (`phase`, below one tick). The value is one above the
+/// ticks elapsed, so no real value is the zero that means "nothing to echo".
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct TsClock {
+    phase: Duration,
+}
+
+impl TsClock {
+    /// A clock whose tick boundaries sit `phase` (taken modulo one tick) before the
+    /// simulation's whole milliseconds.
+    pub(crate) fn new(phase: Duration) -> Self {
+        TsClock {
+            phase: Duration::from_nanos(u64::try_from(phase.as_nanos() % 1_000_000).unwrap_or(0)),
+        }
+    }
+
+    /// The TSval sent at `now`.
+    pub(crate) fn val(self, now: Duration) -> u64 {
+        u64::try_from((now + self.phase).as_millis()).unwrap_or(u64::MAX - 1) + 1
+    }
+
+    /// Time since this clock sent `ecr`, in whole ticks as Linux's `tcp_rtt_tsopt_us`
+    /// measures it; `None` for no echo or a value from the future.
+    pub(crate) fn elapsed(self, ecr: u64, now: Duration) -> Option<Duration> {
+        let ticks = self.val(now).checked_sub(ecr).filter(|_| ecr > 0)?;
+        Some(Duration::from_millis(ticks))
+    }
 }
 
 /// Why a byte string is not a segment.
@@ -224,6 +257,41 @@ impl Reader<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn timestamps_tick_in_milliseconds_and_round_trips_come_in_whole_ticks() {
+        let us = Duration::from_micros;
+        let clock = TsClock::new(Duration::ZERO);
+        assert_eq!(
+            clock.val(Duration::ZERO),
+            1,
+            "never the zero that means no echo"
+        );
+        assert_eq!(clock.val(us(999)), 1);
+        assert_eq!(clock.val(us(1000)), 2);
+        // A 43.2 ms round trip is 43 or 44 ticks, depending on where the ticks fall.
+        let sent = us(10_100);
+        let echo = clock.val(sent);
+        assert_eq!(
+            clock.elapsed(echo, sent + us(43_200)),
+            Some(Duration::from_millis(43))
+        );
+        let shifted = TsClock::new(us(750));
+        let echo = shifted.val(sent);
+        assert_eq!(
+            shifted.elapsed(echo, sent + us(43_200)),
+            Some(Duration::from_millis(44))
+        );
+        // A phase is taken modulo one tick.
+        assert_eq!(TsClock::new(us(1750)).val(sent), shifted.val(sent));
+        // No echo, or one from the future, gives no sample; the same tick gives zero.
+        assert_eq!(clock.elapsed(0, sent), None);
+        assert_eq!(clock.elapsed(clock.val(sent) + 1, sent), None);
+        assert_eq!(
+            clock.elapsed(clock.val(sent), sent + us(100)),
+            Some(Duration::ZERO)
+        );
+    }
 
     fn sample() -> Segment {
         let mut s = Segment {

@@ -98,8 +98,9 @@ pub(crate) struct AckInfo<'a> {
     pub window: u64,
     /// SACK blocks.
     pub sacks: &'a [(u64, u64)],
-    /// TSecr, if timestamps are on.
-    pub ts_ecr: Option<u64>,
+    /// Time since this end sent the TSval the ACK echoes, in whole ticks of its timestamps
+    /// clock (with timestamps on).
+    pub ts_age: Option<Duration>,
     /// Counts as a duplicate ACK if it does not advance (no data, no SYN/FIN).
     pub pure: bool,
     /// ECN-Echo on a connection that negotiated ECN: the receiver saw a CE mark.
@@ -831,7 +832,7 @@ impl Sender {
             self.una = a.ack;
         }
         let cum_acked = (delivered.len() - sacked) as u64;
-        let rtt = self.rtt_sample(&delivered, advanced, a.ts_ecr, now);
+        let rtt = self.rtt_sample(&delivered, advanced, a.ts_age, now);
         let mut rs = AckSample::default();
         for d in &delivered {
             self.rate.on_delivered(
@@ -933,6 +934,17 @@ impl Sender {
             if newly_lost {
                 self.on_losses(losses, now);
             }
+            if ends_recovery
+                && self.recovery.is_none()
+                && self.una >= self.loss_until
+                && self.board.has_lost()
+            {
+                // tcp_fastretrans_alert: the ACK that ends a recovery still finds segments
+                // marked lost (retransmitted, not yet acknowledged: sent after the recovery
+                // began, so it did not cover them). The loss is proven (tcp_time_to_recover's
+                // lost_out), and a new recovery starts at once with its own reduction.
+                self.enter_recovery(now, now, 0);
+            }
         } else if !advanced && a.pure && !self.board.is_empty() {
             self.dupacks += 1;
             let fresh = self.una > self.recover && self.una >= self.loss_until;
@@ -988,12 +1000,13 @@ impl Sender {
     }
 
     /// RFC 6298 sampling: the newest newly delivered segment never retransmitted (Karn);
-    /// with timestamps, TSecr also times ACKs of retransmissions.
+    /// with timestamps, the echo times ACKs of retransmissions, in whole milliseconds and at
+    /// least one (Linux's tcp_rtt_tsopt_us(tp, 1)).
     fn rtt_sample(
         &mut self,
         delivered: &[Delivered],
         advanced: bool,
-        ts_ecr: Option<u64>,
+        ts_age: Option<Duration>,
         now: Duration,
     ) -> Option<Duration> {
         let newest = delivered
@@ -1001,12 +1014,9 @@ impl Sender {
             .filter(|d| !d.retransmitted)
             .map(|d| d.sent)
             .max();
-        let sample = match (newest, ts_ecr) {
+        let sample = match (newest, ts_age) {
             (Some(sent), _) => Some(now.saturating_sub(sent)),
-            (None, Some(ecr)) if advanced && ecr > 0 => {
-                let ecr = Duration::from_micros(ecr);
-                (ecr <= now).then(|| now - ecr)
-            }
+            (None, Some(age)) if advanced => Some(age.max(Duration::from_millis(1))),
             _ => None,
         };
         if let Some(s) = sample {
@@ -1083,20 +1093,25 @@ impl Sender {
         if losses.count == 0 || self.recovery.is_some() || self.una < self.loss_until {
             return;
         }
+        self.enter_recovery(now, losses.newest_sent, losses.bytes);
+    }
+
+    /// Fast recovery starts (Linux's tcp_enter_recovery): everything sent so far must be
+    /// acknowledged before it ends, and the window is reduced unless a CWR reduction is
+    /// already under way. `sent` is the send time of the newest segment that proves the loss.
+    fn enter_recovery(&mut self, now: Duration, sent: Duration, lost_bytes: u64) {
         self.recovery = Some(self.nxt);
         self.recover = self.nxt.saturating_sub(1);
         if self.cwr.take().is_some() {
             // Linux enters Recovery from CWR without a new ssthresh, but a controller that
             // watches the state (Prague's set_state) still makes its loss response.
             if self.cc.controls_reductions() {
-                self.cc
-                    .on_congestion_event(now, losses.newest_sent, false, losses.bytes);
+                self.cc.on_congestion_event(now, sent, false, lost_bytes);
             }
             return;
         }
         self.start_reduction();
-        self.cc
-            .on_congestion_event(now, losses.newest_sent, false, losses.bytes);
+        self.cc.on_congestion_event(now, sent, false, lost_bytes);
         self.count_event(now);
     }
 
@@ -1266,7 +1281,7 @@ mod tests {
                 ack,
                 window: 1 << 30,
                 sacks,
-                ts_ecr: None,
+                ts_age: None,
                 pure: true,
                 ece,
             },
@@ -1597,6 +1612,45 @@ mod tests {
         let again = s.next(201 * MS).expect("retransmitted again");
         assert_eq!((again.seq, again.retransmission), (1, true));
         assert_eq!(s.stats().timeouts, 0);
+    }
+
+    /// Linux's tcp_fastretrans_alert: the ACK that ends a recovery finds a segment sent
+    /// after the recovery began still marked lost (retransmitted, not yet acknowledged), so a
+    /// new recovery starts at once with its own reduction.
+    #[test]
+    fn a_loss_still_outstanding_when_recovery_ends_starts_the_next_recovery() {
+        let (mut s, m) = sender_with(100, 100 * MS, 10, |_| {});
+        let seg = |k: u64| 1 + k * m;
+        send_all(&mut s, Duration::ZERO);
+        // Segment 0 is lost: recovery until everything sent so far (0..9) is acknowledged.
+        ack(&mut s, 1, &[(seg(1), seg(4))], 100 * MS);
+        assert_eq!(send_all(&mut s, 100 * MS).first(), Some(&1));
+        assert_eq!(s.stats().congestion_events, 1);
+        // More SACKs let PRR send new data (10, 11, ...); then segment 7 turns out lost too.
+        ack(&mut s, 1, &[(seg(1), seg(7))], 101 * MS);
+        let new = send_all(&mut s, 101 * MS);
+        assert_eq!(new.first(), Some(&seg(10)), "{new:?}");
+        ack(&mut s, 1, &[(seg(8), seg(10)), (seg(1), seg(7))], 102 * MS);
+        assert_eq!(send_all(&mut s, 102 * MS).first(), Some(&seg(7)));
+        // Segment 0's retransmission arrives; segment 10, sent after the recovery began, is
+        // lost and goes out again inside the same recovery: no second reduction yet.
+        ack(&mut s, seg(7), &[(seg(8), seg(10))], 200 * MS);
+        ack(
+            &mut s,
+            seg(7),
+            &[(seg(11), seg(12)), (seg(8), seg(10))],
+            201 * MS,
+        );
+        assert_eq!(send_all(&mut s, 201 * MS).first(), Some(&seg(10)));
+        assert_eq!(s.stats().congestion_events, 1);
+        // Segment 7's retransmission ends the recovery while segment 10's is still out.
+        ack(&mut s, seg(10), &[(seg(11), seg(12))], 202 * MS);
+        assert_eq!(
+            s.stats().congestion_events,
+            2,
+            "a new recovery, a new reduction"
+        );
+        assert!(s.recovery.is_some());
     }
 
     #[test]
