@@ -71,6 +71,14 @@ pub const QUICK_REPS: u32 = 3;
 pub const QUICK_SIZE: &str = "150KB";
 /// A cell is flagged when an emu/sim ratio of medians is outside 1 ± this.
 pub const TOLERANCE: f64 = 0.10;
+/// The emulator's runs of a cell form two groups when the widest gap between consecutive
+/// sorted values is at least this fraction of the median and at least twice the spread of
+/// either side, with at least [`MIN_GROUP_RUNS`] runs on each: the kernel's run-to-run
+/// variation has modes (sub-millisecond timing picks one), and a median between them stands
+/// for no run.
+pub const GROUP_GAP: f64 = 0.05;
+/// Fewest runs on each side of a split into two groups.
+pub const MIN_GROUP_RUNS: usize = 2;
 /// Queue delays are compared only when the simulator's median is at least this, s: below it
 /// the queue is not standing and the ratio of two small numbers is noise.
 pub const MIN_COMPARED_QUEUE_DELAY_S: f64 = 0.001;
@@ -503,6 +511,33 @@ pub struct Stat {
     pub median: Option<f64>,
     /// 95% interval of the median (None below 6 values).
     pub ci95: Option<(f64, f64)>,
+    /// The two groups the values fall into, lower first (see [`GROUP_GAP`]); None when they
+    /// form one.
+    pub groups: Option<[Group; 2]>,
+}
+
+/// One of two groups of a cell's runs.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Group {
+    /// Runs in the group.
+    pub n: usize,
+    /// The group's median.
+    pub median: f64,
+    /// Smallest and largest value.
+    pub min: f64,
+    /// Largest value.
+    pub max: f64,
+}
+
+impl Group {
+    fn of(sorted: &[f64]) -> Option<Group> {
+        Some(Group {
+            n: sorted.len(),
+            median: quantile::median(sorted)?,
+            min: *sorted.first()?,
+            max: *sorted.last()?,
+        })
+    }
 }
 
 impl Stat {
@@ -515,8 +550,43 @@ impl Stat {
             n,
             median,
             ci95: median_ci95(&values),
+            groups: median.and_then(|m| two_groups(&values, m)),
         }
     }
+
+    /// The value a model's `sim` median is compared with: the median, or with two groups
+    /// the nearer group's median (by ratio), and that group.
+    fn reference_for(&self, sim: f64) -> Option<(f64, Option<Group>)> {
+        match self.groups {
+            Some(g) if sim > 0.0 => {
+                let distance = |x: &Group| (x.median / sim).ln().abs();
+                let near = if distance(&g[0]) <= distance(&g[1]) {
+                    g[0]
+                } else {
+                    g[1]
+                };
+                Some((near.median, Some(near)))
+            }
+            _ => self.median.map(|m| (m, None)),
+        }
+    }
+}
+
+/// Splits sorted `values` at their widest gap when both sides are groups ([`GROUP_GAP`]).
+fn two_groups(values: &[f64], median: f64) -> Option<[Group; 2]> {
+    let (at, gap) = values
+        .windows(2)
+        .enumerate()
+        .map(|(i, w)| (i + 1, w[1] - w[0]))
+        .max_by(|a, b| a.1.total_cmp(&b.1))?;
+    let (lower, upper) = values.split_at(at);
+    let spread = |g: &[f64]| g.last().copied().unwrap_or(0.0) - g.first().copied().unwrap_or(0.0);
+    let groups = lower.len() >= MIN_GROUP_RUNS
+        && upper.len() >= MIN_GROUP_RUNS
+        && gap >= GROUP_GAP * median.abs()
+        && gap >= 2.0 * spread(lower)
+        && gap >= 2.0 * spread(upper);
+    groups.then(|| Some([Group::of(lower)?, Group::of(upper)?]))?
 }
 
 /// One side (engine) of a cell, from its stored results.
@@ -565,6 +635,20 @@ pub struct Row {
     pub queue_delay_ratio: Option<f64>,
     /// emu − sim difference of flow 0's median shares, fraction (sharing paths).
     pub share_difference: Option<f64>,
+    /// Metrics whose emulator runs form two groups, each with the group the ratio compares
+    /// the simulator with and the other one.
+    pub grouped: Vec<Grouped>,
+}
+
+/// A metric whose emulator runs form two groups.
+#[derive(Debug, Clone, Serialize)]
+pub struct Grouped {
+    /// Which metric: `completion`, `goodput` or `queue`.
+    pub metric: &'static str,
+    /// The group the simulator's median is compared with.
+    pub compared: Group,
+    /// The other group.
+    pub other: Group,
 }
 
 impl Row {
@@ -654,10 +738,27 @@ fn whole_run_share(run: &Value) -> Option<f64> {
     (total > 0.0).then(|| goodputs[0] / total)
 }
 
-fn ratio(emu: &Option<Side>, sim: &Option<Side>, pick: fn(&Side) -> &Stat) -> Option<f64> {
-    let e = pick(emu.as_ref()?).median?;
+/// emu/sim ratio of one metric; with two groups of emulator runs, of the nearer group's median,
+/// which is then recorded in `grouped` under `metric`.
+fn ratio(
+    emu: &Option<Side>,
+    sim: &Option<Side>,
+    pick: fn(&Side) -> &Stat,
+    metric: &'static str,
+    grouped: &mut Vec<Grouped>,
+) -> Option<f64> {
+    let e = pick(emu.as_ref()?);
     let s = pick(sim.as_ref()?).median?;
-    (s > 0.0).then(|| e / s)
+    let (reference, group) = e.reference_for(s)?;
+    if let (Some(compared), Some(g)) = (group, e.groups) {
+        let other = if compared == g[0] { g[1] } else { g[0] };
+        grouped.push(Grouped {
+            metric,
+            compared,
+            other,
+        });
+    }
+    (s > 0.0).then(|| reference / s)
 }
 
 fn difference(emu: &Option<Side>, sim: &Option<Side>, pick: fn(&Side) -> &Stat) -> Option<f64> {
@@ -677,19 +778,25 @@ pub fn table(plan: &Plan, out: &Path) -> Result<Vec<Row>, CalibrateError> {
             });
             let sim = read_side(&cell_dir(out, EngineKind::Sim, path, variant))?;
             let emu = read_side(&cell_dir(out, EngineKind::Emu, path, variant))?;
+            let mut grouped = Vec::new();
+            let completion_ratio =
+                ratio(&emu, &sim, |s| &s.completion_s, "completion", &mut grouped);
+            let goodput_ratio = ratio(&emu, &sim, |s| &s.goodput_bps, "goodput", &mut grouped);
+            let queue_delay_ratio = sim
+                .as_ref()
+                .and_then(|s| s.queue_delay_s.median)
+                .filter(|d| *d >= MIN_COMPARED_QUEUE_DELAY_S)
+                .and_then(|_| ratio(&emu, &sim, |s| &s.queue_delay_s, "queue", &mut grouped));
             rows.push(Row {
                 path: path.to_string(),
                 label: label.to_string(),
                 variant,
                 size,
-                completion_ratio: ratio(&emu, &sim, |s| &s.completion_s),
-                goodput_ratio: ratio(&emu, &sim, |s| &s.goodput_bps),
-                queue_delay_ratio: sim
-                    .as_ref()
-                    .and_then(|s| s.queue_delay_s.median)
-                    .filter(|d| *d >= MIN_COMPARED_QUEUE_DELAY_S)
-                    .and_then(|_| ratio(&emu, &sim, |s| &s.queue_delay_s)),
+                completion_ratio,
+                goodput_ratio,
+                queue_delay_ratio,
                 share_difference: difference(&emu, &sim, |s| &s.share),
+                grouped,
                 sim,
                 emu,
             });
@@ -734,14 +841,75 @@ fn cells(r: &Row) -> [String; 12] {
         size_text(r.size),
         stat_text(r.sim.as_ref().map(|s| &s.completion_s), 1.0, 2),
         stat_text(r.emu.as_ref().map(|s| &s.completion_s), 1.0, 2),
-        ratio_text(r.completion_ratio),
+        grouped_ratio_text(r, "completion", r.completion_ratio),
         stat_text(r.sim.as_ref().map(|s| &s.goodput_bps), 1e6, 2),
         stat_text(r.emu.as_ref().map(|s| &s.goodput_bps), 1e6, 2),
-        ratio_text(r.goodput_ratio),
+        grouped_ratio_text(r, "goodput", r.goodput_ratio),
         stat_text(r.sim.as_ref().map(|s| &s.queue_delay_s), 1e-3, 1),
         stat_text(r.emu.as_ref().map(|s| &s.queue_delay_s), 1e-3, 1),
-        ratio_text(r.queue_delay_ratio),
+        grouped_ratio_text(r, "queue", r.queue_delay_ratio),
     ]
+}
+
+/// A ratio, marked † when it compares with one of two groups of emulator runs.
+fn grouped_ratio_text(r: &Row, metric: &str, ratio: Option<f64>) -> String {
+    let t = ratio_text(ratio);
+    if r.grouped.iter().any(|g| g.metric == metric) {
+        format!("{t}†")
+    } else {
+        t
+    }
+}
+
+/// One line per metric compared with one of two groups of emulator runs.
+fn grouped_notes(rows: &[Row]) -> Vec<String> {
+    let mut lines = Vec::new();
+    for r in rows {
+        for g in &r.grouped {
+            let (scale, digits, unit, pick): (f64, usize, &str, fn(&Side) -> &Stat) = match g.metric
+            {
+                "completion" => (1.0, 2, "s", |s| &s.completion_s),
+                "goodput" => (1e6, 2, "Mbit/s", |s| &s.goodput_bps),
+                _ => (1e-3, 1, "ms", |s| &s.queue_delay_s),
+            };
+            let range = |x: &Group| {
+                if x.min == x.max {
+                    format!("{:.d$} {unit}", x.min / scale, d = digits)
+                } else {
+                    format!(
+                        "{:.d$}–{:.d$} {unit}",
+                        x.min / scale,
+                        x.max / scale,
+                        d = digits
+                    )
+                }
+            };
+            let (lower, upper) = if g.compared.median <= g.other.median {
+                (&g.compared, &g.other)
+            } else {
+                (&g.other, &g.compared)
+            };
+            let sim = r
+                .sim
+                .as_ref()
+                .and_then(|s| pick(s).median)
+                .unwrap_or(f64::NAN);
+            lines.push(format!(
+                "{} / {}, {}: the emulator's runs form two groups, {} ({} runs) and {} ({} runs); the simulator's {:.d$} {unit} is compared with the {} one.",
+                r.label,
+                r.variant.name(),
+                g.metric,
+                range(lower),
+                lower.n,
+                range(upper),
+                upper.n,
+                sim / scale,
+                if std::ptr::eq(lower, &g.compared) { "lower" } else { "upper" },
+                d = digits
+            ));
+        }
+    }
+    lines
 }
 
 /// The row belongs to a [`SHARE_PATHS`] path (it is drawn in the sharing table).
@@ -831,6 +999,9 @@ pub fn render_text(rows: &[Row]) -> String {
             );
         }
     }
+    for line in grouped_notes(rows) {
+        let _ = writeln!(t, "† {line}");
+    }
     t
 }
 
@@ -908,8 +1079,13 @@ pub fn render_markdown(plan: &Plan, rows: &[Row], out: &Path, notes: Option<&str
         "\nMedians with distribution-free 95% intervals (none below 6 values); the ratio is emu/sim of the medians; \
          a cell is flagged when a ratio is outside 1 ± {TOLERANCE}. Completion is first packet to last byte of the download; \
          goodput its size over that time; queue is the bottleneck's mean queue delay in the download's direction, \
-         compared only where the simulator's median is at least 1 ms (a shorter queue is not standing). The download size of each path (column *size*) is chosen so that the emulator half \
-         takes at most 35 minutes at 10 repetitions; a size is part of the path's scenario file.\n"
+         compared only where the simulator's median is at least 1 ms (a shorter queue is not standing). \
+         Where the emulator's runs of a metric fall into two groups (the widest gap between sorted values at least {gap:.0}% of the median and \
+         twice either group's spread, at least {min_runs} runs each: sub-millisecond timing picks one of two behaviours of the kernel), a median between \
+         them stands for no run, so the ratio (marked †) compares the simulator with the nearer group's median, and the groups are listed under the table. The download size of each path (column *size*) is chosen so that the emulator half \
+         takes at most 35 minutes at 10 repetitions; a size is part of the path's scenario file.\n",
+        gap = GROUP_GAP * 100.0,
+        min_runs = MIN_GROUP_RUNS,
     );
     let mut t = Markdown::new([
         "path",
@@ -931,6 +1107,13 @@ pub fn render_markdown(plan: &Plan, rows: &[Row], out: &Path, notes: Option<&str
         t.row(cells(r).into_iter().chain([flag.to_string()]));
     }
     d.push_str(&t.render());
+    let group_notes = grouped_notes(rows);
+    if !group_notes.is_empty() {
+        let _ = writeln!(d, "\n† Compared with one of two groups of emulator runs:\n");
+        for line in group_notes {
+            let _ = writeln!(d, "- {line}");
+        }
+    }
     if rows.iter().any(is_sharing) {
         let _ = writeln!(
             d,
@@ -1060,6 +1243,46 @@ mod tests {
     }
 
     #[test]
+    fn runs_with_two_modes_are_compared_by_the_nearer_one() {
+        // The kernel's queue delays on the CoDel path: seven runs near 8.5 ms, three near 19.
+        let kernel = Stat::of(vec![8.4, 8.5, 8.5, 8.5, 8.6, 8.6, 8.6, 18.1, 18.9, 19.9]);
+        let [lower, upper] = kernel.groups.expect("two groups");
+        assert_eq!((lower.n, lower.min, lower.max), (7, 8.4, 8.6));
+        assert_eq!((upper.n, upper.median), (3, 18.9));
+        assert_eq!(kernel.reference_for(18.4), Some((18.9, Some(upper))));
+        assert_eq!(kernel.reference_for(9.0), Some((8.5, Some(lower))));
+        // Spread-out values, a lone outlier, or a gap that is noise are one group.
+        assert_eq!(Stat::of((1..=10).map(f64::from).collect()).groups, None);
+        assert_eq!(
+            Stat::of(vec![8.4, 8.5, 8.5, 8.6, 8.6, 8.6, 19.0]).groups,
+            None
+        );
+        assert_eq!(
+            Stat::of(vec![10.0, 10.0, 10.01, 10.2, 10.21, 10.21]).groups,
+            None
+        );
+        assert_eq!(kernel.reference_for(18.4).map(|r| r.0), Some(18.9));
+        // The ratio records the comparison.
+        let side = |q: Vec<f64>| Side {
+            queue_delay_s: Stat::of(q),
+            ..Side::default()
+        };
+        let mut grouped = Vec::new();
+        let r = ratio(
+            &Some(side(vec![
+                8.4, 8.5, 8.5, 8.5, 8.6, 8.6, 8.6, 18.1, 18.9, 19.9,
+            ])),
+            &Some(side(vec![18.0; 10])),
+            |s| &s.queue_delay_s,
+            "queue",
+            &mut grouped,
+        );
+        assert_eq!(r, Some(18.9 / 18.0));
+        assert_eq!(grouped.len(), 1);
+        assert_eq!(grouped[0].other.n, 7);
+    }
+
+    #[test]
     fn a_cell_is_flagged_by_any_ratio() {
         let row = |c: Option<f64>, g: Option<f64>, q: Option<f64>| Row {
             path: "p".into(),
@@ -1072,6 +1295,7 @@ mod tests {
             goodput_ratio: g,
             queue_delay_ratio: q,
             share_difference: None,
+            grouped: Vec::new(),
         };
         assert_eq!(row(Some(1.05), Some(0.95), None).outside(), Some(false));
         assert_eq!(row(Some(1.15), Some(0.95), None).outside(), Some(true));
