@@ -523,7 +523,7 @@ pub struct Group {
     pub n: usize,
     /// The group's median.
     pub median: f64,
-    /// Smallest and largest value.
+    /// Smallest value.
     pub min: f64,
     /// Largest value.
     pub max: f64,
@@ -586,7 +586,10 @@ fn two_groups(values: &[f64], median: f64) -> Option<[Group; 2]> {
         && gap >= GROUP_GAP * median.abs()
         && gap >= 2.0 * spread(lower)
         && gap >= 2.0 * spread(upper);
-    groups.then(|| Some([Group::of(lower)?, Group::of(upper)?]))?
+    if !groups {
+        return None;
+    }
+    Some([Group::of(lower)?, Group::of(upper)?])
 }
 
 /// One side (engine) of a cell, from its stored results.
@@ -884,7 +887,8 @@ fn grouped_notes(rows: &[Row]) -> Vec<String> {
                     )
                 }
             };
-            let (lower, upper) = if g.compared.median <= g.other.median {
+            let compared_is_lower = g.compared.median <= g.other.median;
+            let (lower, upper) = if compared_is_lower {
                 (&g.compared, &g.other)
             } else {
                 (&g.other, &g.compared)
@@ -904,7 +908,7 @@ fn grouped_notes(rows: &[Row]) -> Vec<String> {
                 range(upper),
                 upper.n,
                 sim / scale,
-                if std::ptr::eq(lower, &g.compared) { "lower" } else { "upper" },
+                if compared_is_lower { "lower" } else { "upper" },
                 d = digits
             ));
         }
