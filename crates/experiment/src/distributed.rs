@@ -119,7 +119,9 @@ pub fn execute_task(engine: &dyn Engine, task: &Task) -> TaskOutcome {
 pub struct OpenSweep<'a> {
     loaded: Cow<'a, LoadedScenario>,
     out: PathBuf,
-    series: bool,
+    /// Per point: whether its runs record time series (all with `Sweep::series`, else the
+    /// points a declared series figure draws).
+    series: Vec<bool>,
     shard: Option<Shard>,
     /// Every run of the sweep, in run order (all shards).
     runs: Vec<RunSpec>,
@@ -174,7 +176,19 @@ impl<'a> OpenSweep<'a> {
         shard::check_and_write(sweep.out, record.as_ref())?;
         let store = ResultsStore::open(sweep.out)?;
         let complete = store.completed_ids()?;
-        if sweep.series {
+        let series: Vec<bool> = sweep
+            .loaded
+            .points
+            .iter()
+            .map(|p| {
+                sweep.series
+                    || p.scenario
+                        .figures
+                        .iter()
+                        .any(|f| f.draws_series_of(&p.axes))
+            })
+            .collect();
+        if series.contains(&true) {
             create_dir(&ResultsLayout::new(sweep.out).series_dir())?;
         }
         let resumed = runs
@@ -190,7 +204,7 @@ impl<'a> OpenSweep<'a> {
         Ok(OpenSweep {
             loaded: Cow::Borrowed(sweep.loaded),
             out: sweep.out.to_path_buf(),
-            series: sweep.series,
+            series,
             shard,
             runs,
             rank,
@@ -288,6 +302,11 @@ impl<'a> OpenSweep<'a> {
         self.record_at(outcome_of.index, outcome).1
     }
 
+    /// Whether the runs of `point` record their time series.
+    fn records_series(&self, point: usize) -> bool {
+        self.series.get(point).copied().unwrap_or(false)
+    }
+
     /// Records a results line as another directory of the same sweep stored it (a shard's,
     /// when merging), with the run's `series/<id>.csv` bytes if it has them: copied as they
     /// are (error records included), so the merged store equals a local sweep's. Idempotent
@@ -314,7 +333,7 @@ impl<'a> OpenSweep<'a> {
         if state.complete.contains(id) {
             return Ok(());
         }
-        if let (true, Some(csv)) = (self.series, series_csv) {
+        if let (true, Some(csv)) = (self.records_series(self.runs[index].point), series_csv) {
             write_atomic(&ResultsLayout::new(&self.out).series(id), csv)?;
         }
         self.store.append(line)?;
@@ -360,7 +379,7 @@ impl<'a> OpenSweep<'a> {
     pub(crate) fn outputs(&self, spec: &RunSpec) -> RunOutputs {
         RunOutputs {
             trace_id: (self.runs.len() > 1).then(|| spec.id.clone()),
-            series: self.series,
+            series: self.records_series(spec.point),
             results_dir: Some(self.out.clone()),
         }
     }
@@ -421,7 +440,7 @@ impl<'a> OpenSweep<'a> {
     /// Series first, then the results line, so a run that counts as complete (its line
     /// exists) always has its series too.
     fn append(&self, run: &results::Run) -> Result<(), ExperimentError> {
-        if self.series {
+        if self.records_series(run.point) {
             write_atomic(
                 &ResultsLayout::new(&self.out).series(&run.id),
                 run.series_csv().as_bytes(),

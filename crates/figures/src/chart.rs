@@ -11,7 +11,6 @@
 
 use plotters::chart::MeshStyle;
 use plotters::coord::ranged1d::ValueFormatter;
-use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -137,6 +136,8 @@ pub struct LineChart {
     pub lines: Vec<Line>,
     /// A logarithmic x axis (for a numeric axis whose values are all positive).
     pub log_x: bool,
+    /// A logarithmic y axis (drawn only when every value and interval end is positive).
+    pub log_y: bool,
     /// Every x the axis must show, points without any value included (so a sweep value where
     /// no run completed is visibly missing rather than cut off the axis).
     pub x_extent: Vec<f64>,
@@ -768,6 +769,22 @@ where
         .bold_line_style(RGBColor(215, 215, 215))
 }
 
+/// Builds `builder`'s chart over `x` and `y0..y1` (logarithmic when `log_y`) and runs `body`
+/// with it bound to `chart`: the two y coordinate types are different types to plotters.
+macro_rules! with_y_scale {
+    ($builder:expr, $x:expr, $log_y:expr, $y0:expr, $y1:expr, |$chart:ident| $body:block) => {
+        if $log_y {
+            let mut $chart = $builder
+                .build_cartesian_2d($x, ($y0..$y1).log_scale())
+                .map_err(err)?;
+            $body
+        } else {
+            let mut $chart = $builder.build_cartesian_2d($x, $y0..$y1).map_err(err)?;
+            $body
+        }
+    };
+}
+
 /// Renders a [`LineChart`] as an SVG document on `canvas` (a screen size in px converts into one).
 pub fn line_chart(c: &LineChart, canvas: impl Into<Canvas>) -> Result<String, ChartError> {
     let bars = matches!(c.x_axis, XAxis::Categories(_));
@@ -801,7 +818,10 @@ pub fn line_chart(c: &LineChart, canvas: impl Into<Canvas>) -> Result<String, Ch
         // Metrics are mostly non-negative: start the axis at 0 when the data are near it, so
         // differences are not exaggerated.
         let bars_from_zero = matches!(c.x_axis, XAxis::Categories(_)) && y0 >= 0.0;
-        let (y0, y1) = if bars_from_zero || (y0 >= 0.0 && y0 < 0.5 * y1) {
+        let log_y = c.log_y && y0 > 0.0 && y0.is_finite();
+        let (y0, y1) = if log_y {
+            (y0 / 1.3, y1 * 1.3)
+        } else if bars_from_zero || (y0 >= 0.0 && y0 < 0.5 * y1) {
             (0.0, padded(y0, y1).1)
         } else {
             padded(y0, y1)
@@ -814,24 +834,32 @@ pub fn line_chart(c: &LineChart, canvas: impl Into<Canvas>) -> Result<String, Ch
                 .x_extent
                 .iter()
                 .fold((f64::MAX, f64::MIN), |(a, b), x| (a.min(*x), b.max(*x)));
-            let mut chart = house_chart(plot, &c.title, 46, 70)
-                .build_cartesian_2d((lo / 1.3..hi * 1.3).log_scale(), y0..y1)
-                .map_err(err)?;
-            styled(&mut chart.configure_mesh())
-                .x_desc(&c.x_label)
-                .y_desc(&c.y_label)
-                .y_labels(8)
-                .x_label_formatter(&|v| tick(*v))
-                .y_label_formatter(&|v| tick(*v))
-                .x_max_light_lines(0)
-                .y_max_light_lines(2)
-                .draw()
-                .map_err(err)?;
-            let decades = (hi / lo).log10();
-            let k = c.lines.len() as f64;
-            let dodge =
-                |x: f64, i: usize| x * 10f64.powf((i as f64 - (k - 1.0) / 2.0) * decades * 0.006);
-            draw_lines(&mut chart, c, false, 0.0, y0, dodge)?;
+            let mut builder = house_chart(plot, &c.title, 46, 70);
+            with_y_scale!(
+                builder,
+                (lo / 1.3..hi * 1.3).log_scale(),
+                log_y,
+                y0,
+                y1,
+                |chart| {
+                    styled(&mut chart.configure_mesh())
+                        .x_desc(&c.x_label)
+                        .y_desc(&c.y_label)
+                        .y_labels(8)
+                        .x_label_formatter(&|v| tick(*v))
+                        .y_label_formatter(&|v| tick(*v))
+                        .x_max_light_lines(0)
+                        .y_max_light_lines(2)
+                        .draw()
+                        .map_err(err)?;
+                    let decades = (hi / lo).log10();
+                    let k = c.lines.len() as f64;
+                    let dodge = |x: f64, i: usize| {
+                        x * 10f64.powf((i as f64 - (k - 1.0) / 2.0) * decades * 0.006)
+                    };
+                    draw_lines(&mut chart, c, false, 0.0, y0, dodge)?;
+                }
+            );
         } else {
             // Category names wider than their slot are wrapped onto lines of their own below
             // the axis instead of running into their neighbours.
@@ -842,72 +870,72 @@ pub fn line_chart(c: &LineChart, canvas: impl Into<Canvas>) -> Result<String, Ch
             let extra_lines = wrapped
                 .as_ref()
                 .map_or(0, |w| w.iter().map(Vec::len).max().unwrap_or(1) - 1);
-            let mut chart = house_chart(
+            let mut builder = house_chart(
                 plot,
                 &c.title,
                 46 + CATEGORY_LINE_H * extra_lines as u32,
                 70,
-            )
-            .build_cartesian_2d(x0..x1, y0..y1)
-            .map_err(err)?;
-            let cats = match &c.x_axis {
-                XAxis::Categories(c) if wrapped.is_none() => Some(c.clone()),
-                XAxis::Categories(c) => Some(vec![String::new(); c.len()]),
-                XAxis::Numeric => None,
-            };
-            let x_fmt = move |v: &f64| match &cats {
-                Some(cats) => {
-                    let i = v.round();
-                    if (v - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < cats.len() {
-                        cats[i as usize].clone()
+            );
+            with_y_scale!(builder, x0..x1, log_y, y0, y1, |chart| {
+                let cats = match &c.x_axis {
+                    XAxis::Categories(c) if wrapped.is_none() => Some(c.clone()),
+                    XAxis::Categories(c) => Some(vec![String::new(); c.len()]),
+                    XAxis::Numeric => None,
+                };
+                let x_fmt = move |v: &f64| match &cats {
+                    Some(cats) => {
+                        let i = v.round();
+                        if (v - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < cats.len() {
+                            cats[i as usize].clone()
+                        } else {
+                            String::new()
+                        }
+                    }
+                    None => tick(*v),
+                };
+                let n_x_labels = match &c.x_axis {
+                    XAxis::Categories(cats) => cats.len() + 1,
+                    XAxis::Numeric => 8,
+                };
+                styled(&mut chart.configure_mesh())
+                    .x_desc(&c.x_label)
+                    .y_desc(&c.y_label)
+                    .x_labels(n_x_labels)
+                    .y_labels(8)
+                    .x_label_formatter(&x_fmt)
+                    .y_label_formatter(&|v| tick(*v))
+                    .max_light_lines(2)
+                    .draw()
+                    .map_err(err)?;
+                if let Some(wrapped) = &wrapped {
+                    let style = TextStyle::from((FONT, 12).into_font())
+                        .color(&BLACK)
+                        .pos(Pos::new(HPos::Center, VPos::Top));
+                    for (i, lines) in wrapped.iter().enumerate() {
+                        let (px, py) = chart.backend_coord(&(i as f64, y0));
+                        for (k, line) in lines.iter().enumerate() {
+                            let y = py + 8 + (CATEGORY_LINE_H as i32) * k as i32;
+                            root.draw_text(line, &style, (px, y)).map_err(err)?;
+                        }
+                    }
+                }
+                let k = c.lines.len() as f64;
+                let span = x1 - x0;
+                // Categories get grouped bars (the seeds' bar charts with CIs), one bar per series
+                // side by side; numeric axes get lines, nudged apart so error bars do not hide each
+                // other.
+                let bar_w = 0.8 / k.max(1.0);
+                let dodge = |x: f64, i: usize| {
+                    if k <= 1.0 {
+                        x
+                    } else if bars {
+                        x + (i as f64 - (k - 1.0) / 2.0) * bar_w
                     } else {
-                        String::new()
+                        x + (i as f64 - (k - 1.0) / 2.0) * (span * 0.012).min(0.6 / k)
                     }
-                }
-                None => tick(*v),
-            };
-            let n_x_labels = match &c.x_axis {
-                XAxis::Categories(cats) => cats.len() + 1,
-                XAxis::Numeric => 8,
-            };
-            styled(&mut chart.configure_mesh())
-                .x_desc(&c.x_label)
-                .y_desc(&c.y_label)
-                .x_labels(n_x_labels)
-                .y_labels(8)
-                .x_label_formatter(&x_fmt)
-                .y_label_formatter(&|v| tick(*v))
-                .max_light_lines(2)
-                .draw()
-                .map_err(err)?;
-            if let Some(wrapped) = &wrapped {
-                let style = TextStyle::from((FONT, 12).into_font())
-                    .color(&BLACK)
-                    .pos(Pos::new(HPos::Center, VPos::Top));
-                for (i, lines) in wrapped.iter().enumerate() {
-                    let (px, py) = chart.backend_coord(&(i as f64, y0));
-                    for (k, line) in lines.iter().enumerate() {
-                        let y = py + 8 + (CATEGORY_LINE_H as i32) * k as i32;
-                        root.draw_text(line, &style, (px, y)).map_err(err)?;
-                    }
-                }
-            }
-            let k = c.lines.len() as f64;
-            let span = x1 - x0;
-            // Categories get grouped bars (the seeds' bar charts with CIs), one bar per series
-            // side by side; numeric axes get lines, nudged apart so error bars do not hide each
-            // other.
-            let bar_w = 0.8 / k.max(1.0);
-            let dodge = |x: f64, i: usize| {
-                if k <= 1.0 {
-                    x
-                } else if bars {
-                    x + (i as f64 - (k - 1.0) / 2.0) * bar_w
-                } else {
-                    x + (i as f64 - (k - 1.0) / 2.0) * (span * 0.012).min(0.6 / k)
-                }
-            };
-            draw_lines(&mut chart, c, bars, bar_w, y0, dodge)?;
+                };
+                draw_lines(&mut chart, c, bars, bar_w, y0, dodge)?;
+            });
         }
         Ok(())
     })
@@ -915,8 +943,8 @@ pub fn line_chart(c: &LineChart, canvas: impl Into<Canvas>) -> Result<String, Ch
 
 /// Draws `c`'s lines (or bars) with their CI error bars on `chart`, whatever its x coordinate
 /// (linear or log); `dodge(x, i)` places series `i`'s point at `x`.
-fn draw_lines<X>(
-    chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<X, RangedCoordf64>>,
+fn draw_lines<X, Y>(
+    chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<X, Y>>,
     c: &LineChart,
     bars: bool,
     bar_w: f64,
@@ -925,6 +953,7 @@ fn draw_lines<X>(
 ) -> Result<(), ChartError>
 where
     X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
 {
     for (i, line) in c.lines.iter().enumerate() {
         let col = colour(i);
@@ -1357,6 +1386,7 @@ mod tests {
             x_axis: XAxis::Numeric,
             lines,
             log_x: false,
+            log_y: false,
             x_extent: vec![0.0, 2.0],
             footnote: "f".into(),
         };
@@ -1410,6 +1440,7 @@ mod tests {
                     .collect(),
             }],
             log_x: false,
+            log_y: false,
             x_extent: vec![],
             footnote: String::new(),
         };

@@ -55,6 +55,8 @@ pub struct PointData {
     pub flows: Vec<FlowInfo>,
     /// Its bottleneck in words (absent when `sweep.json` is missing).
     pub path: Option<String>,
+    /// The figures its scenario asks for (`[[figure]]`).
+    pub figures: Vec<crate::declared::DeclaredSpec>,
 }
 
 /// Everything the figures and the report read from a results directory.
@@ -97,6 +99,8 @@ struct ManifestScenario {
     /// The bottleneck as recorded (both directions), for [`crate::path::describe`].
     #[serde(default)]
     bottleneck: Option<Value>,
+    #[serde(default)]
+    figures: Vec<crate::declared::DeclaredSpec>,
 }
 
 #[derive(Deserialize)]
@@ -181,6 +185,7 @@ impl ResultsDir {
                             .bottleneck
                             .as_ref()
                             .and_then(crate::path::describe),
+                        figures: p.scenario.figures.clone(),
                         flows: p
                             .scenario
                             .flows

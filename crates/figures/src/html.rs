@@ -96,9 +96,14 @@ pub fn render(d: &ResultsDir, figs: &[Figure]) -> String {
         "<p class=\"toc\">{}<a href=\"#scenario\">Scenario</a> · <a href=\"#warnings\">Warnings</a> · \
          <a href=\"#results\">Results per sweep point</a>{} · {}<a href=\"#sweep\">Sweep figures ({})</a> · \
          <a href=\"#cdf\">Completion-time CDFs ({})</a> · <a href=\"#series\">Time series ({})</a></p>",
-        match count(FigureKind::Study) {
-            0 => String::new(),
-            n => format!("<a href=\"#study\">The study's figures ({n})</a> · "),
+        match (count(FigureKind::Study), count(FigureKind::Declared)) {
+            (0, 0) => String::new(),
+            (0, n) => format!("<a href=\"#declared\">The scenario's figures ({n})</a> · "),
+            (s, 0) => format!("<a href=\"#study\">The study's figures ({s})</a> · "),
+            (s, n) => format!(
+                "<a href=\"#study\">The study's figures ({s})</a> · \
+                 <a href=\"#declared\">The scenario's figures ({n})</a> · "
+            ),
         },
         if has_variants {
             " · <a href=\"#paired\">Paired comparisons</a>"
@@ -120,6 +125,14 @@ pub fn render(d: &ResultsDir, figs: &[Figure]) -> String {
         FigureKind::Study,
         "study",
         "The study's figures",
+    );
+    // Then the figures the scenario file asks for ([[figure]]).
+    figure_section(
+        &mut o,
+        figs,
+        FigureKind::Declared,
+        "declared",
+        "The scenario's figures",
     );
     scenario_section(&mut o, d);
     warnings_section(&mut o, d);

@@ -18,6 +18,7 @@
 pub mod cdf;
 pub mod chart;
 pub mod data;
+pub mod declared;
 pub mod error;
 pub mod export;
 pub mod html;
@@ -49,6 +50,8 @@ pub enum FigureKind {
     Series,
     /// Throughput against delay, one point per sweep point ([`tradeoff`]).
     Tradeoff,
+    /// A figure the scenario asks for (`[[figure]]`, [`declared`]).
+    Declared,
 }
 
 /// One rendered figure.
@@ -265,7 +268,15 @@ pub fn chosen_runs(d: &ResultsDir, opts: &PlotOptions) -> Result<Vec<String>, Fi
 pub fn figures(d: &ResultsDir, opts: &PlotOptions) -> Result<Vec<Figure>, FigureError> {
     let metrics = chosen_metrics(d, opts)?;
     let axes = chosen_axes(d, opts)?;
-    let mut out = sweep::figures(d, &metrics, &axes, opts.size)?;
+    // The scenario's own figures lead the default set; figures named on the command line are
+    // drawn alone.
+    let default_set = opts.metrics.is_empty() && opts.x.is_empty() && opts.runs.is_empty();
+    let mut out = if default_set {
+        declared::figures(d, opts.size)?
+    } else {
+        Vec::new()
+    };
+    out.extend(sweep::figures(d, &metrics, &axes, opts.size)?);
     let cdf_metrics: Vec<String> = if opts.metrics.is_empty() {
         cdf::completion_metrics(d)
     } else {
@@ -333,7 +344,8 @@ pub enum Replace<'a> {
 
 impl FigureKind {
     /// Every kind.
-    pub const ALL: [FigureKind; 5] = [
+    pub const ALL: [FigureKind; 6] = [
+        FigureKind::Declared,
         FigureKind::Study,
         FigureKind::Sweep,
         FigureKind::Cdf,
@@ -349,6 +361,7 @@ impl FigureKind {
             FigureKind::Cdf => "cdf",
             FigureKind::Series => "series",
             FigureKind::Tradeoff => "tradeoff",
+            FigureKind::Declared => "declared",
         }
     }
 }

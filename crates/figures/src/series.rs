@@ -39,6 +39,16 @@ const QUEUE_DELAY_COLUMNS: [(&str, &str); 2] = [
     ("queue_delay_up_mean_ms", "queue delay up"),
 ];
 
+/// The panel label of a time-series column drawn by the run figure, if it is one.
+pub(crate) fn column_label(col: &str) -> Option<&'static str> {
+    FLOW_PANELS
+        .iter()
+        .chain(&QUEUE_COLUMNS)
+        .chain(&QUEUE_DELAY_COLUMNS)
+        .find(|(c, _)| *c == col)
+        .map(|(_, name)| *name)
+}
+
 /// A bottleneck column as one line: the first flow's rows (the link's values repeat on every
 /// flow's row of a bin), leaving out bins where it was not measured; `None` if never measured.
 fn link_line(table: &SeriesTable, col: &str, first: &str) -> Option<Vec<(f64, f64)>> {

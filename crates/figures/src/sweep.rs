@@ -8,7 +8,7 @@
 use std::collections::BTreeSet;
 
 use crate::chart::{self, CiPoint, Line, LineChart, XAxis};
-use crate::data::ResultsDir;
+use crate::data::{PointData, ResultsDir};
 use crate::error::FigureError;
 use crate::metric;
 use crate::{Figure, FigureKind, FigureSize};
@@ -234,50 +234,42 @@ struct SeriesCells {
     cells: Vec<Vec<usize>>,
 }
 
-fn figure(
+/// The value of `axis` at point `p`, if the point has that axis.
+pub(crate) fn axis_value(p: &PointData, axis: &str) -> Option<String> {
+    p.axes
+        .iter()
+        .find(|(n, _)| n == axis)
+        .map(|(_, v)| v.clone())
+}
+
+/// The lines of `metric` against `axis` over `subset`, one per combination of the values of
+/// `series_axes`: the x values in order of appearance and each line's estimate per x value.
+/// `None` when the axis takes fewer than two values there.
+pub(crate) fn lines_over(
     d: &ResultsDir,
+    subset: &[&PointData],
     metric_path: &str,
     axis: &str,
-    experiment: Option<&str>,
-    size: FigureSize,
-) -> Result<Option<Figure>, FigureError> {
-    let value_of = |p: &crate::data::PointData, k: &str| {
-        p.axes.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone())
-    };
-    let subset: Vec<&crate::data::PointData> = d
-        .points
-        .iter()
-        .filter(|p| value_of(p, axis).is_some())
-        .filter(|p| experiment.is_none_or(|e| value_of(p, EXPERIMENT_AXIS).as_deref() == Some(e)))
-        .collect();
+    series_axes: &[String],
+) -> Option<(Vec<String>, Vec<Measured>)> {
     let mut x_values: Vec<String> = Vec::new();
-    for p in &subset {
-        if let Some(v) = value_of(p, axis) {
+    for p in subset {
+        if let Some(v) = axis_value(p, axis) {
             if !x_values.contains(&v) {
                 x_values.push(v);
             }
         }
     }
     if x_values.len() < 2 {
-        return Ok(None);
+        return None;
     }
-    // The other axes that vary inside the subset define the series.
-    let others: Vec<String> = d
-        .axis_names()
-        .into_iter()
-        .filter(|a| a != axis)
-        .filter(|a| {
-            let vals: BTreeSet<Option<String>> = subset.iter().map(|p| value_of(p, a)).collect();
-            vals.len() > 1
-        })
-        .collect();
     let mut series: Vec<SeriesCells> = Vec::new();
-    for p in &subset {
-        let key: Vec<(String, String)> = others
+    for p in subset {
+        let key: Vec<(String, String)> = series_axes
             .iter()
-            .map(|a| (a.clone(), value_of(p, a).unwrap_or_else(|| "–".into())))
+            .map(|a| (a.clone(), axis_value(p, a).unwrap_or_else(|| "–".into())))
             .collect();
-        let xi = value_of(p, axis)
+        let xi = axis_value(p, axis)
             .and_then(|v| x_values.iter().position(|x| *x == v))
             .unwrap_or(0);
         let s = match series.iter_mut().position(|s| s.key == key) {
@@ -292,7 +284,7 @@ fn figure(
         };
         s.cells[xi].push(p.index);
     }
-    let measured: Vec<Measured> = series
+    let measured = series
         .iter()
         .map(|s| Measured {
             label: key_label(&s.key),
@@ -318,6 +310,35 @@ fn figure(
                 .collect(),
         })
         .collect();
+    Some((x_values, measured))
+}
+
+fn figure(
+    d: &ResultsDir,
+    metric_path: &str,
+    axis: &str,
+    experiment: Option<&str>,
+    size: FigureSize,
+) -> Result<Option<Figure>, FigureError> {
+    let subset: Vec<&PointData> = d
+        .points
+        .iter()
+        .filter(|p| axis_value(p, axis).is_some())
+        .filter(|p| experiment.is_none_or(|e| axis_value(p, EXPERIMENT_AXIS).as_deref() == Some(e)))
+        .collect();
+    // The other axes that vary inside the subset define the series.
+    let others: Vec<String> = d
+        .axis_names()
+        .into_iter()
+        .filter(|a| a != axis)
+        .filter(|a| {
+            let vals: BTreeSet<Option<String>> = subset.iter().map(|p| axis_value(p, a)).collect();
+            vals.len() > 1
+        })
+        .collect();
+    let Some((x_values, measured)) = lines_over(d, &subset, metric_path, axis, &others) else {
+        return Ok(None);
+    };
     let label = metric::label(
         metric_path,
         &ResultsDir::flow_names_of(subset.iter().copied()),
@@ -355,6 +376,8 @@ fn figure(
         series: &measured,
         size,
         bars: MEAN_CI_BARS,
+        x_scale: AxisScale::Auto,
+        y_scale: AxisScale::Linear,
     })
 }
 
@@ -418,6 +441,33 @@ pub struct MeasureSpec<'a> {
     pub size: FigureSize,
     /// What a point and its bar are, for the footnote.
     pub bars: &'a str,
+    /// Scale of the x axis.
+    pub x_scale: AxisScale,
+    /// Scale of the y axis.
+    pub y_scale: AxisScale,
+}
+
+/// How an axis of a line figure is scaled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AxisScale {
+    /// Logarithmic for positive values spread over two decades or more, else linear.
+    #[default]
+    Auto,
+    /// Linear.
+    Linear,
+    /// Logarithmic where every value is positive.
+    Log,
+}
+
+impl AxisScale {
+    /// Whether values `xs` are drawn on a log axis.
+    fn is_log(self, xs: &[f64]) -> bool {
+        match self {
+            AxisScale::Auto => spread_over_decades(xs),
+            AxisScale::Linear => false,
+            AxisScale::Log => xs.iter().all(|x| *x > 0.0 && x.is_finite()),
+        }
+    }
 }
 
 /// The footnote of a figure of means over runs.
@@ -511,6 +561,11 @@ pub fn measure_figure(spec: &MeasureSpec<'_>) -> Result<Option<Figure>, FigureEr
     }
     // In print the paper's caption carries the title and what the bars mean.
     let print = spec.size.is_print();
+    // A log y axis needs every drawn value positive, interval ends included.
+    let y_values: Vec<f64> = lines
+        .iter()
+        .flat_map(|l| l.points.iter().flat_map(|p| [p.low, p.mean]))
+        .collect();
     let c = LineChart {
         title: if print {
             String::new()
@@ -521,7 +576,8 @@ pub fn measure_figure(spec: &MeasureSpec<'_>) -> Result<Option<Figure>, FigureEr
         y_label: metric::axis_label(&y_name, &sc),
         x_axis: kind,
         lines,
-        log_x: spread_over_decades(&xs),
+        log_x: spec.x_scale.is_log(&xs),
+        log_y: spec.y_scale.is_log(&y_values),
         x_extent: xs.clone(),
         footnote: if print { String::new() } else { foot.clone() },
     };

@@ -205,6 +205,7 @@ pub fn scenario(
         flows,
         cross: vec![],
         probes: vec![],
+        figures: vec![],
     }
 }
 

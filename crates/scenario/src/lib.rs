@@ -12,6 +12,7 @@ pub mod choices;
 mod describe;
 mod docs;
 mod error;
+pub mod figure;
 mod input;
 pub mod limits;
 mod load;
@@ -31,6 +32,8 @@ mod variant;
 mod tests;
 #[cfg(test)]
 mod tests_bounds;
+#[cfg(test)]
+mod tests_figures;
 #[cfg(test)]
 mod tests_mahimahi;
 #[cfg(test)]

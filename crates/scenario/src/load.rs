@@ -194,6 +194,7 @@ pub fn parse_with(
     let mut root = parse_document(text, &errors)?;
     let mut axes = take_file_axes(&mut root, &errors)?;
     let file_variants = take_file_variants(&mut root, &errors)?;
+    let figure_drafts = crate::figure::take_file_figures(&mut root, &errors)?;
     let variants = match (file_variants, inputs.defined_variants.is_empty()) {
         (None, true) => None,
         (Some(v), true) => Some(v),
@@ -270,6 +271,12 @@ pub fn parse_with(
         || file_name.to_string(),
         |s| s.to_string_lossy().into_owned(),
     );
+    let mut axis_names: Vec<String> = Vec::new();
+    if variants.iter().any(Option::is_some) {
+        axis_names.push(VARIANT_AXIS.to_string());
+    }
+    axis_names.extend(axes.iter().map(|a| a.key.text.clone()));
+    let figures = crate::figure::check_axes(figure_drafts, &axis_names, &errors)?;
     let combos = product(&axes, &errors)?;
     if combos.len().saturating_mul(variants.len()) > crate::sweep::MAX_POINTS {
         return Err(errors.whole(format!(
@@ -309,7 +316,7 @@ pub fn parse_with(
                     .map_err(|e| path_error(&errors, &value.at, e))?;
                 labels.push((axis.key.text.clone(), value.val.to_string()));
             }
-            let (scenario, m) =
+            let (mut scenario, m) =
                 resolve(&tree, &default_name, base_dir, &errors).map_err(|mut e| {
                     // An error that only this variant's overrides bring out names it.
                     if let Some(v) = variant {
@@ -319,6 +326,7 @@ pub fn parse_with(
                     }
                     e
                 })?;
+            scenario.figures = figures.clone();
             meta.get_or_insert(m);
             points.push(SweepPoint {
                 axes: labels,

@@ -38,6 +38,10 @@ pub struct Scenario {
     pub cross: Vec<CrossSpec>,
     /// Latency probes between the client and the server of a flow.
     pub probes: Vec<ProbeSpec>,
+    /// The figures the scenario asks for (`[[figure]]`); the engines ignore them, the results
+    /// directory keeps them for `plot`, `report` and `reproduce`.
+    #[serde(default)]
+    pub figures: Vec<FigureSpec>,
 }
 
 /// A link with its two directions: `up` is client → server, `down` is server → client.
@@ -200,6 +204,7 @@ impl FlowSpec {
     }
 }
 
+pub use crate::figure::{AxisScale, FigureKind, FigureSpec};
 /// Cross-traffic sources live in netem, where both engines generate them.
 pub use netem::cross::{CrossPattern, CrossSpec};
 pub use netem::probe::{ProbeMessage, ProbeSpec};

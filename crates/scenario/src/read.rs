@@ -62,6 +62,7 @@ fn section_title(prefix: &str, user_path: &str) -> String {
         "cross" => "[[cross]]".to_string(),
         "probe" => "[[probe]]".to_string(),
         "variant[]" => "[[variant]]".to_string(),
+        "figure[]" => "[[figure]]".to_string(),
         "run" | "link" => format!("[{user_path}]"),
         _ => user_path.to_string(),
     }

@@ -45,6 +45,8 @@ pub enum Kind {
     Table,
     /// An array of tables.
     TableArray,
+    /// A string, or an array of strings.
+    StrList,
 }
 
 impl Kind {
@@ -67,6 +69,7 @@ impl Kind {
             Kind::Qdisc => "name or table",
             Kind::Table => "table",
             Kind::TableArray => "array of tables",
+            Kind::StrList => "string or array of strings",
         }
     }
 }
@@ -475,6 +478,18 @@ static KEYS: &[KeyDoc] = &[
     key("probe.size", Size, Value("64B"), "UDP payload of a request and of its echo; 28 B to 1472 B.", "\"200B\""),
     key("probe.start", Duration, Value("0s"), "When the first request leaves.", "\"1s\""),
     key("probe.stop", Duration, Unset, "No request from this time on; none = until the end of the run.", "\"5s\""),
+    // --- declared figures ---
+    key("figure[].name", Str, Context("`figure{i}`"), "File stem of the figure (a plain name, unique in the scenario).", "\"goodput-vs-loss\""),
+    one_of(key("figure[].kind", Enum, Value("line"), "`line`: the metric's mean and 95% interval against the sweep axis `x`; `cdf`: its distribution over each point's repetitions; `series`: time series of each point's representative run (median completion or goodput), one panel per column of `y`.", "\"series\""), names_of::<crate::figure::FigureKind>()),
+    key("figure[].y", StrList, Required, "line, cdf: the metric paths or `*` patterns of the runs' results (as `plot --metric`); series: the time-series columns, one panel each (`cwnd_bytes`, `srtt_ms`, `in_flight_bytes`, `goodput_bps`, `queue_down_packets`, …).", "[\"cwnd_bytes\", \"srtt_ms\"]"),
+    key("figure[].x", Str, Unset, "line (required): the sweep axis on x, as results name it (`link.down.loss`, `variant`).", "\"flow.size\""),
+    key("figure[].series", StrList, Context("every other axis that varies"), "The axes whose values make the lines (in order; the legend names their values).", "\"variant\""),
+    key("figure[].where", Table, Unset, "Only the points with these axis values: `{ \"flow.size\" = \"10MB\" }`; none = every point.", "{ \"variant\" = \"tcp\" }"),
+    one_of(key("figure[].x_scale", Enum, Value("auto"), "line: the x axis's scale; `auto` is logarithmic when the values are positive and spread over two decades.", "\"log\""), names_of::<crate::figure::AxisScale>()),
+    one_of(key("figure[].y_scale", Enum, Value("linear"), "line: the y axis's scale (`log` needs every value drawn to be positive).", "\"log\""), names_of::<crate::figure::AxisScale>()),
+    key("figure[].title", Str, Context("made from what is drawn"), "Title in the report and on screen-size figures (print sizes leave titles to the paper's caption).", "\"Goodput against loss\""),
+    key("figure[].flow", Str, Context("the first flow"), "series: the flow whose rows are drawn.", "\"bulk.1\""),
+    key("figure[].until", Duration, Unset, "series: the time axis ends here; none = the end of the run.", "\"5s\""),
     // --- protocol variants ---
     key("variant[].name", Str, Required, "The variant's name: its value of the `variant` axis in results, tables and figures (unique, not empty, at most 100 characters).", "\"tcp-tls1.3\""),
     key("variant[].set", Table, Unset, "Overrides with the keys of `--set`: `{ \"flow.stack\" = \"tcp\", \"flow.1.tls\" = \"1.2\" }` or nested tables (`{ flow = { stack = \"tcp\" } }`); a table-valued key (`link.loss`, `link.up`) is set whole. Left out: the scenario as written.", "{ \"flow.stack\" = \"tcp\" }"),
@@ -541,6 +556,15 @@ static SECTIONS: &[SectionDoc] = &[
         doc: "Latency under load, as flent's RRUL test pings: small timestamped UDP requests at a fixed \
               interval from a flow's client, echoed by its server, reported per run as round-trip \
               and one-way delay distributions (`probes.N.rtt.p99_s`, `.up`, `.down`).",
+    },
+    SectionDoc {
+        prefix: "figure[]",
+        title: "[[figure]]",
+        doc: "Figures the scenario asks for. `quiclab plot`, `report` and `reproduce` draw them \
+              first, beside their default figures, at the size and in the formats asked for. The \
+              axes a figure names (`x`, `series`, the keys of `where`) must be axes of the sweep \
+              (`variant` with `[[variant]]` tables); its metrics are checked when it is drawn, \
+              against what the runs measured (an unknown one is an error listing them).",
     },
     SectionDoc {
         prefix: "variant[]",
@@ -713,7 +737,7 @@ mod tests {
     fn children_of_sections() {
         assert_eq!(
             children(""),
-            ["run", "link", "flow", "cross", "probe", "variant", "sweep"]
+            ["run", "link", "flow", "cross", "probe", "figure", "variant", "sweep"]
         );
         assert!(children("link").starts_with(&["rate", "rate_schedule", "rate_trace"]));
         assert_eq!(children("link.blackout[]"), ["start", "duration", "period"]);

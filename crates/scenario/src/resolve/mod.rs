@@ -168,6 +168,7 @@ pub(crate) fn resolve(
         flows,
         cross: crosses,
         probes,
+        figures: Vec::new(),
     };
     Ok((
         scenario,

@@ -3,7 +3,7 @@
 //! time (0-RTT: the second, resumed connection), which a figure of the flow's completion time
 //! would not show, so these figures are drawn from the study's table rows.
 
-use figures::sweep::{measure_figure, Estimate, MeasureSpec, Measured};
+use figures::sweep::{measure_figure, AxisScale, Estimate, MeasureSpec, Measured};
 use figures::{Figure, FigureError, FigureKind};
 
 use super::combine::PointInfo;
@@ -53,6 +53,8 @@ pub fn download_figures(rows: &[Row]) -> Result<Vec<Figure>, FigureError> {
             series: &series,
             size: figures::FigureSize::Screen,
             bars: figures::sweep::MEAN_CI_BARS,
+            x_scale: AxisScale::Auto,
+            y_scale: AxisScale::Linear,
         };
         if let Some(mut f) = measure_figure(&spec)? {
             f.kind = FigureKind::Study;
@@ -148,6 +150,8 @@ pub fn relative_figures(
             bars:
                 "mean of the variant over the baseline's, minus 1, with the percentile-bootstrap \
                    95% interval of that ratio; n/N = pairs of repetitions",
+            x_scale: AxisScale::Auto,
+            y_scale: AxisScale::Linear,
         };
         if let Some(mut f) = measure_figure(&spec)? {
             f.kind = FigureKind::Study;

@@ -1,0 +1,140 @@
+//! `[[figure]]`: declared figures, checked against the sweep and kept in every point.
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::model::{AxisScale, FigureKind};
+use crate::{parse_with, Inputs, LoadedScenario, ScenarioError};
+
+fn run(text: &str, axes: &[&str]) -> Result<LoadedScenario, ScenarioError> {
+    let inputs = Inputs {
+        axes: axes.iter().map(|a| a.to_string()).collect(),
+        ..Inputs::default()
+    };
+    parse_with(text, "t.toml", Path::new("."), &inputs)
+}
+
+fn err(text: &str) -> String {
+    run(text, &[]).expect_err("should be rejected").to_string()
+}
+
+const SWEPT: &str = r#"
+[[flow]]
+app = "download"
+size = "1MB"
+[[variant]]
+name = "quic"
+[[variant]]
+name = "tcp"
+set = { "flow.stack" = "tcp" }
+[sweep]
+"link.loss" = ["0%", "1%"]
+"flow.size" = ["100kB", "1MB"]
+"#;
+
+#[test]
+fn a_figure_is_kept_in_every_point_with_its_defaults() {
+    let text = format!(
+        "{SWEPT}\n[[figure]]\nname = \"dl\"\ny = \"flows.0.completion_s\"\nx = \"flow.size\"\nseries = \"variant\"\nwhere = {{ \"link.loss\" = \"1%\" }}\nx_scale = \"log\"\n\n[[figure]]\nkind = \"series\"\ny = [\"cwnd_bytes\", \"srtt_ms\"]\nuntil = \"2s\"\n"
+    );
+    let s = run(&text, &[]).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(s.points.len(), 8);
+    for p in &s.points {
+        assert_eq!(p.scenario.figures, s.points[0].scenario.figures);
+    }
+    let f = &s.points[0].scenario.figures;
+    assert_eq!(f.len(), 2);
+    assert_eq!(f[0].name, "dl");
+    assert_eq!(f[0].kind, FigureKind::Line);
+    assert_eq!(f[0].x.as_deref(), Some("flow.size"));
+    assert_eq!(f[0].series, ["variant"]);
+    assert_eq!(f[0].filter, [("link.loss".to_string(), "1%".to_string())]);
+    assert_eq!(
+        (f[0].x_scale, f[0].y_scale),
+        (AxisScale::Log, AxisScale::Linear)
+    );
+    assert_eq!(f[1].name, "figure1");
+    assert_eq!(f[1].kind, FigureKind::Series);
+    assert_eq!(f[1].y, ["cwnd_bytes", "srtt_ms"]);
+    assert!(f[1].series.is_empty());
+    assert_eq!(f[1].until, Some(Duration::from_secs(2)));
+    // The spec survives the results directory's JSON (sweep.json).
+    let json = serde_json::to_string(&s.points[0].scenario).expect("serialise");
+    let back: crate::model::Scenario = serde_json::from_str(&json).expect("read back");
+    assert_eq!(back.figures, *f);
+}
+
+#[test]
+fn an_axis_a_figure_names_must_be_swept() {
+    let e = err(&format!(
+        "{SWEPT}\n[[figure]]\ny = \"flows.0.completion_s\"\nx = \"link.rate\"\n"
+    ));
+    assert!(e.starts_with("t.toml:16:5:"), "{e}");
+    assert!(
+        e.contains("names the axis \"link.rate\", which is not swept"),
+        "{e}"
+    );
+    assert!(
+        e.contains("axes of this sweep: variant, link.loss, flow.size"),
+        "{e}"
+    );
+    let e = err(&format!("{SWEPT}\n[[figure]]\ny = \"m\"\nx = \"flow.size\"\nwhere = {{ \"flow.cc\" = \"cubic\" }}\n"));
+    assert!(e.contains("names the axis \"flow.cc\""), "{e}");
+    let e = err("[[figure]]\ny = \"m\"\nx = \"link.loss\"\n");
+    assert!(e.contains("sweeps nothing"), "{e}");
+    // An axis added on the command line counts.
+    let text =
+        "[[flow]]\napp = \"download\"\nsize = \"1MB\"\n[[figure]]\ny = \"m\"\nx = \"link.loss\"\n";
+    let s = run(text, &["link.loss=0%,1%"]).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        s.points[0].scenario.figures[0].x.as_deref(),
+        Some("link.loss")
+    );
+}
+
+#[test]
+fn keys_that_cannot_apply_and_bad_values_are_refused() {
+    let e = err(&format!("{SWEPT}\n[[figure]]\ny = \"m\"\n"));
+    assert!(e.contains("missing key figure.0.x"), "{e}");
+    let e = err(&format!(
+        "{SWEPT}\n[[figure]]\nkind = \"cdf\"\ny = \"m\"\nx = \"flow.size\"\n"
+    ));
+    assert!(
+        e.contains("figure.0.x has no effect on a cdf figure"),
+        "{e}"
+    );
+    let e = err(&format!(
+        "{SWEPT}\n[[figure]]\nkind = \"line\"\ny = \"m\"\nx = \"flow.size\"\nuntil = \"1s\"\n"
+    ));
+    assert!(
+        e.contains("figure.0.until has no effect on a line figure"),
+        "{e}"
+    );
+    let e = err(&format!(
+        "{SWEPT}\n[[figure]]\nkind = \"series\"\ny = \"cwnd_bytes\"\ny_scale = \"log\"\n"
+    ));
+    assert!(
+        e.contains("y_scale has no effect on a series figure"),
+        "{e}"
+    );
+    let e = err(&format!(
+        "{SWEPT}\n[[figure]]\nkind = \"bars\"\ny = \"m\"\n"
+    ));
+    assert!(
+        e.contains("figure.0.kind = \"bars\" is not allowed; allowed: line, cdf, series"),
+        "{e}"
+    );
+    let e = err(&format!(
+        "{SWEPT}\n[[figure]]\ny = \"m\"\nx = \"flow.size\"\ncolour = \"red\"\n"
+    ));
+    assert!(e.contains("unknown key \"figure.0.colour\""), "{e}");
+    assert!(e.contains("allowed keys in [[figure]]"), "{e}");
+    let e = err(&format!("{SWEPT}\n[[figure]]\ny = []\nx = \"flow.size\"\n"));
+    assert!(e.contains("figure.0.y is empty"), "{e}");
+    let e = err(&format!("{SWEPT}\n[[figure]]\nname = \"a\"\ny = \"m\"\nx = \"flow.size\"\n[[figure]]\nname = \"a\"\ny = \"m\"\nx = \"flow.size\"\n"));
+    assert!(e.contains("two figures are named \"a\""), "{e}");
+    let e = err(&format!(
+        "{SWEPT}\n[[figure]]\nname = \"../x\"\ny = \"m\"\nx = \"flow.size\"\n"
+    ));
+    assert!(e.contains("figure.0.name"), "{e}");
+}
