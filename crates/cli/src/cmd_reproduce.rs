@@ -217,7 +217,14 @@ fn finish_study(
         ),
         None => (tables.markdown, code),
     };
-    let written = lib::write(study, out, &md, &tables.csv, &tables.figures)?;
+    let written = lib::write(
+        study,
+        out,
+        &md,
+        &tables.csv,
+        &tables.figures,
+        &tables.paper_html,
+    )?;
     println!("\n{md}");
     eprintln!(
         "table in {} and {}",

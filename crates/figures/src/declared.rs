@@ -33,9 +33,9 @@ pub struct DeclaredSpec {
     /// Axes whose values make the lines; empty: every other axis that varies.
     #[serde(default)]
     pub series: Vec<String>,
-    /// Only points with these axis values.
+    /// Only points whose axis takes one of these values.
     #[serde(default)]
-    pub filter: Vec<(String, String)>,
+    pub filter: Vec<(String, Vec<String>)>,
     /// `auto`, `linear` or `log`.
     #[serde(default)]
     pub x_scale: Option<String>,
@@ -120,7 +120,7 @@ pub fn figures(d: &ResultsDir, size: FigureSize) -> Result<Vec<Figure>, FigureEr
                 dec.spec
                     .filter
                     .iter()
-                    .all(|(k, v)| axis_value(p, k).as_deref() == Some(v.as_str()))
+                    .all(|(k, vs)| axis_value(p, k).is_some_and(|v| vs.contains(&v)))
             })
             .collect();
         let id = match &dec.experiment {

@@ -36,7 +36,7 @@ h1{font-size:1.6em;margin:.4em 0}h2{font-size:1.25em;margin-top:1.6em;border-bot
 h3{font-size:1.05em;margin:1.2em 0 .3em}table{border-collapse:collapse;font-size:.9em;margin:.6em 0}th,td{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}td{white-space:nowrap}
 th{background:#f4f4f4}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .warn{background:#fff4e0;border-left:4px solid #e69500;padding:8px 12px;margin:.6em 0}
-.warn ul{margin:.2em 0;padding-left:1.2em}.ok{color:#2a7a2a}
+.warn ul{margin:.2em 0;padding-left:1.2em}.ok{color:#2a7a2a}.bad{color:#b00020}
 td.incomplete{background:#fff4e0}
 figure{margin:1.2em 0;padding:0}figure svg{max-width:100%;height:auto;border:1px solid #eee}
 figcaption{font-size:.9em;color:#444;margin-top:.3em}
@@ -62,6 +62,7 @@ pub fn report(
     d: &ResultsDir,
     tradeoffs: &[TradeoffSpec],
     leading: &[Figure],
+    preface_html: &str,
 ) -> Result<String, FigureError> {
     let opts = PlotOptions {
         max_series_points: SERIES_POINTS,
@@ -70,11 +71,17 @@ pub fn report(
     };
     let mut figs = leading.to_vec();
     figs.extend(crate::figures(d, &opts)?);
-    Ok(render(d, &figs))
+    Ok(render_with(d, &figs, preface_html))
 }
 
 /// The page of `d` with `figs` (already rendered).
 pub fn render(d: &ResultsDir, figs: &[Figure]) -> String {
+    render_with(d, figs, "")
+}
+
+/// The page of `d` with `figs`, `preface_html` first after the contents line (a study's
+/// comparison with its paper).
+pub fn render_with(d: &ResultsDir, figs: &[Figure], preface_html: &str) -> String {
     let mut o = String::new();
     let title = format!("quiclab report — {}", d.scenario);
     let _ = write!(
@@ -93,9 +100,14 @@ pub fn render(d: &ResultsDir, figs: &[Figure]) -> String {
     });
     let _ = writeln!(
         o,
-        "<p class=\"toc\">{}<a href=\"#scenario\">Scenario</a> · <a href=\"#warnings\">Warnings</a> · \
+        "<p class=\"toc\">{}{}<a href=\"#scenario\">Scenario</a> · <a href=\"#warnings\">Warnings</a> · \
          <a href=\"#results\">Results per sweep point</a>{} · {}<a href=\"#sweep\">Sweep figures ({})</a> · \
          <a href=\"#cdf\">Completion-time CDFs ({})</a> · <a href=\"#series\">Time series ({})</a></p>",
+        if preface_html.contains("id=\"paper\"") {
+            "<a href=\"#paper\">The paper's numbers beside ours</a> · "
+        } else {
+            ""
+        },
         match (count(FigureKind::Study), count(FigureKind::Declared)) {
             (0, 0) => String::new(),
             (0, n) => format!("<a href=\"#declared\">The scenario's figures ({n})</a> · "),
@@ -118,6 +130,9 @@ pub fn render(d: &ResultsDir, figs: &[Figure]) -> String {
         count(FigureKind::Cdf),
         count(FigureKind::Series)
     );
+    if !preface_html.is_empty() {
+        o.push_str(preface_html);
+    }
     // A study's own figures lead: they are what its paper draws.
     figure_section(
         &mut o,

@@ -509,8 +509,19 @@ pub fn write_report(
     tradeoffs: &[tradeoff::TradeoffSpec],
     leading: &[Figure],
 ) -> Result<PathBuf, FigureError> {
+    write_report_with(dir, tradeoffs, leading, "")
+}
+
+/// [`write_report`] with an HTML section of the caller's first in the page (a study's
+/// comparison with its paper).
+pub fn write_report_with(
+    dir: &Path,
+    tradeoffs: &[tradeoff::TradeoffSpec],
+    leading: &[Figure],
+    preface_html: &str,
+) -> Result<PathBuf, FigureError> {
     let d = ResultsDir::open(dir)?;
-    let html = html::report(&d, tradeoffs, leading)?;
+    let html = html::report(&d, tradeoffs, leading, preface_html)?;
     let path = dir.join(REPORT_FILE);
     write_file(&path, html.as_bytes())?;
     Ok(path)

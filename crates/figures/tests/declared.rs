@@ -79,7 +79,7 @@ fn grid(experiment: Option<&'static str>) -> Vec<Vec<(&'static str, &'static str
 fn a_line_figure_draws_the_lines_and_points_it_names_first_in_the_default_set() {
     let line = spec(json!({
         "name": "dl", "kind": "line", "y": ["flows.0.completion_s"], "x": "link.loss",
-        "series": ["variant"], "filter": [["flow.size", "1MB"]],
+        "series": ["variant"], "filter": [["flow.size", ["1MB"]]],
         "x_scale": "linear", "y_scale": "log", "title": "Download time", "flow": null, "until": null
     }));
     let d = dir(grid(None), |_| vec![line.clone()]);
@@ -178,7 +178,7 @@ fn a_series_figure_draws_a_panel_per_column_and_a_line_per_point_up_to_until() {
     std::fs::create_dir(tmp.path().join("series")).expect("series dir");
     let s = spec(json!({
         "name": "cwnd", "kind": "series", "y": ["cwnd_bytes", "srtt_ms"], "series": ["variant"],
-        "filter": [["link.loss", "1%"], ["flow.size", "1MB"]], "until": {"secs": 2, "nanos": 0}
+        "filter": [["link.loss", ["1%"]], ["flow.size", ["1MB"]]], "until": {"secs": 2, "nanos": 0}
     }));
     let mut d = dir(grid(None), |_| vec![s.clone()]);
     d.dir = tmp.path().to_path_buf();

@@ -60,8 +60,8 @@ pub struct FigureSpec {
     pub x: Option<String>,
     /// Axes whose values make the lines; empty: every other axis that varies.
     pub series: Vec<String>,
-    /// Only the points with these axis values (`where` in the file).
-    pub filter: Vec<(String, String)>,
+    /// Only the points whose axis takes one of these values (`where` in the file).
+    pub filter: Vec<(String, Vec<String>)>,
     /// Scale of the x axis (`line`).
     pub x_scale: AxisScale,
     /// Scale of the y axis (`line`).
@@ -82,7 +82,7 @@ impl FigureSpec {
             && self
                 .filter
                 .iter()
-                .all(|(k, v)| axes.iter().any(|(ak, av)| ak == k && av == v))
+                .all(|(k, vs)| axes.iter().any(|(ak, av)| ak == k && vs.contains(av)))
     }
 }
 
@@ -90,6 +90,9 @@ impl FigureSpec {
 pub(crate) struct FigureDraft {
     pub spec: FigureSpec,
     at: At,
+    /// The x axis as written.
+    x_ref: Option<At>,
+    /// Axes named by `series` and `where`, as written.
     axis_refs: Vec<(String, At)>,
 }
 
@@ -137,21 +140,24 @@ pub(crate) fn take_file_figures(
     Ok(out)
 }
 
-/// Checks that every axis a figure names is an axis of the sweep (`axes`, in order) and
-/// returns the specs.
+/// Checks the axes the figures name against the sweep's `axes` and returns the specs. The x
+/// axis of a line figure must be swept. A `series` or `where` axis that is not swept here is
+/// left out with a warning: a study's file names the `variant` axis its study adds, and the
+/// same file run alone has none.
 pub(crate) fn check_axes(
     drafts: Vec<FigureDraft>,
     axes: &[String],
     errors: &Errors,
 ) -> Result<Vec<FigureSpec>, ScenarioError> {
-    for d in &drafts {
-        for (axis, at) in &d.axis_refs {
-            if !axes.contains(axis) {
+    let mut out = Vec::new();
+    for mut d in drafts {
+        if let (Some(x), Some(at)) = (&d.spec.x, &d.x_ref) {
+            if !axes.contains(x) {
                 let message = if axes.is_empty() {
-                    format!("figure {:?} names the axis {axis:?}, but the scenario sweeps nothing: add a [sweep] or [[variant]] tables", d.spec.name)
+                    format!("figure {:?} draws against the axis {x:?}, but the scenario sweeps nothing: add a [sweep]", d.spec.name)
                 } else {
                     format!(
-                        "figure {:?} names the axis {axis:?}, which is not swept",
+                        "figure {:?} draws against the axis {x:?}, which is not swept",
                         d.spec.name
                     )
                 };
@@ -160,8 +166,22 @@ pub(crate) fn check_axes(
                     .with_allowed_titled("axes of this sweep", axes));
             }
         }
+        for (axis, at) in &d.axis_refs {
+            if !axes.contains(axis) {
+                errors.warn(
+                    at,
+                    format!(
+                        "figure {:?} names the axis {axis:?}, which is not swept here: the figure is drawn without it",
+                        d.spec.name
+                    ),
+                );
+            }
+        }
+        d.spec.series.retain(|a| axes.contains(a));
+        d.spec.filter.retain(|(a, _)| axes.contains(a));
+        out.push(d.spec);
     }
-    Ok(drafts.into_iter().map(|d| d.spec).collect())
+    Ok(out)
 }
 
 fn figure(t: &Table, at: &At, index: usize, errors: &Errors) -> Result<FigureDraft, ScenarioError> {
@@ -247,14 +267,16 @@ fn figure(t: &Table, at: &At, index: usize, errors: &Errors) -> Result<FigureDra
                 ),
             ))
         }
-        (FigureKind::Line, Some((x, a))) => axis_refs.push((x.clone(), a.clone())),
-        (_, Some((_, a))) => return Err(errors.at(
-            a,
-            format!(
+        (FigureKind::Line, Some(_)) => {}
+        (_, Some((_, a))) => {
+            return Err(errors.at(
+                a,
+                format!(
                 "{path}.x has no effect on a {} figure: only a line figure has a sweep axis on x",
                 kind_name(kind)
             ),
-        )),
+            ))
+        }
         (_, None) => {}
     }
     let series = list("series")?;
@@ -271,24 +293,34 @@ fn figure(t: &Table, at: &At, index: usize, errors: &Errors) -> Result<FigureDra
             ));
         };
         for we in &w.entries {
-            let value = match &we.node.val {
-                Val::Str(s) => s.clone(),
-                Val::Int(i) => i.to_string(),
-                Val::Float(f) => f.to_string(),
-                Val::Bool(b) => b.to_string(),
-                other => {
-                    return Err(errors.at(
-                        &we.node.at,
+            let one = |n: &Node| -> Result<String, ScenarioError> {
+                match &n.val {
+                    Val::Str(s) => Ok(s.clone()),
+                    Val::Int(i) => Ok(i.to_string()),
+                    Val::Float(f) => Ok(f.to_string()),
+                    Val::Bool(b) => Ok(b.to_string()),
+                    other => Err(errors.at(
+                        &n.at,
                         format!(
                             "{path}.where.{}: {}",
                             we.key,
                             expected("an axis value", other)
                         ),
-                    ))
+                    )),
                 }
             };
+            let values = match &we.node.val {
+                Val::Array(items) if items.is_empty() => {
+                    return Err(errors.at(
+                        &we.node.at,
+                        format!("{path}.where.{} lists no value", we.key),
+                    ))
+                }
+                Val::Array(items) => items.iter().map(one).collect::<Result<Vec<_>, _>>()?,
+                _ => vec![one(&we.node)?],
+            };
             axis_refs.push((we.key.clone(), we.key_at.clone()));
-            filter.push((we.key.clone(), value));
+            filter.push((we.key.clone(), values));
         }
     }
     let only_series = |key: &str| -> Result<(), ScenarioError> {
@@ -330,6 +362,7 @@ fn figure(t: &Table, at: &At, index: usize, errors: &Errors) -> Result<FigureDra
             }
         }
     }
+    let x_ref = x.as_ref().map(|(_, a)| a.clone());
     Ok(FigureDraft {
         spec: FigureSpec {
             name,
@@ -345,6 +378,7 @@ fn figure(t: &Table, at: &At, index: usize, errors: &Errors) -> Result<FigureDra
             until,
         },
         at: at.clone(),
+        x_ref,
         axis_refs,
     })
 }

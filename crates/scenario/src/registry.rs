@@ -484,7 +484,7 @@ static KEYS: &[KeyDoc] = &[
     key("figure[].y", StrList, Required, "line, cdf: the metric paths or `*` patterns of the runs' results (as `plot --metric`); series: the time-series columns, one panel each (`cwnd_bytes`, `srtt_ms`, `in_flight_bytes`, `goodput_bps`, `queue_down_packets`, …).", "[\"cwnd_bytes\", \"srtt_ms\"]"),
     key("figure[].x", Str, Unset, "line (required): the sweep axis on x, as results name it (`link.down.loss`, `variant`).", "\"flow.size\""),
     key("figure[].series", StrList, Context("every other axis that varies"), "The axes whose values make the lines (in order; the legend names their values).", "\"variant\""),
-    key("figure[].where", Table, Unset, "Only the points with these axis values: `{ \"flow.size\" = \"10MB\" }`; none = every point.", "{ \"variant\" = \"tcp\" }"),
+    key("figure[].where", Table, Unset, "Only the points whose axis takes this value or one of these: `{ \"flow.size\" = \"10MB\", variant = [\"tcp\", \"quic\"] }`; none = every point. An axis not swept here (the `variant` axis a study adds, when the file runs alone) is left out with a warning, as in `series`.", "{ \"variant\" = \"tcp\" }"),
     one_of(key("figure[].x_scale", Enum, Value("auto"), "line: the x axis's scale; `auto` is logarithmic when the values are positive and spread over two decades.", "\"log\""), names_of::<crate::figure::AxisScale>()),
     one_of(key("figure[].y_scale", Enum, Value("linear"), "line: the y axis's scale (`log` needs every value drawn to be positive).", "\"log\""), names_of::<crate::figure::AxisScale>()),
     key("figure[].title", Str, Context("made from what is drawn"), "Title in the report and on screen-size figures (print sizes leave titles to the paper's caption).", "\"Goodput against loss\""),

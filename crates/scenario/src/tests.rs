@@ -573,7 +573,11 @@ fn every_registry_key_is_read_by_the_parser() {
 fn every_allowed_name_parses_to_its_own_scenario() {
     let dir = temp_dir("names");
     let base = "[[flow]]\n[[cross]]\npattern = \"cbr\"\nrate = \"1Mbit\"\nsize = \"1000B\"\n";
-    for k in keys().iter().filter(|k| !k.allowed.is_empty()) {
+    // `[[figure]]` cannot be written with --set: tests_figures.rs parses each of its names.
+    for k in keys()
+        .iter()
+        .filter(|k| !k.allowed.is_empty() && !k.path.starts_with("figure[]"))
+    {
         let mut seen = Vec::new();
         for name in k.allowed {
             let mut set: Vec<String> = k.context.iter().map(|c| c.to_string()).collect();

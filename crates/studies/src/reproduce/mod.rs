@@ -9,6 +9,7 @@
 
 pub mod combine;
 pub mod paired;
+pub mod paper;
 pub mod registry;
 pub mod screen;
 pub mod study_figures;
@@ -106,6 +107,9 @@ pub struct Tables {
     pub incomplete: Vec<String>,
     /// The study's own figures (its measure per protocol), first in its report.
     pub figures: Vec<figures::Figure>,
+    /// The paper's numbers beside the study's, as the report's first section (empty for a
+    /// study without a `paper.toml`).
+    pub paper_html: String,
 }
 
 /// Combines the study's experiments (or `options.only`) into one sweep; with `emulator`, keeps
@@ -262,11 +266,30 @@ impl Prepared {
                     .map(|l| format!("\nApproximated in the emulator: {l}\n")),
             )
             .collect();
+        let (markdown, paper_html) = match self.study.paper {
+            None => (markdown, String::new()),
+            Some(text) => {
+                let file = format!("scenarios/studies/{}/paper.toml", self.study.name);
+                let paper = paper::parse(text, &file).map_err(ReproduceError::Scenario)?;
+                // Only the experiments that ran are compared.
+                let mut ran = paper.clone();
+                ran.values
+                    .retain(|v| self.experiments.iter().any(|e| e.name == v.experiment));
+                let rows = paper::compare(&ran, &paper::Rows::from_csv(&csv));
+                // The comparison leads, right after the heading and what the table is.
+                let section = paper::markdown(&ran, &rows);
+                let at = markdown.find("\n### ").map_or(markdown.len(), |i| i + 1);
+                let mut md = markdown;
+                md.insert_str(at, &section);
+                (md, paper::html(&ran, &rows))
+            }
+        };
         Ok(Tables {
             markdown: markdown + &notes,
             csv,
             incomplete,
             figures: study_figures,
+            paper_html,
         })
     }
 }
@@ -320,6 +343,7 @@ pub fn write(
     markdown: &str,
     csv: &str,
     study_figures: &[figures::Figure],
+    paper_html: &str,
 ) -> Result<Written, ReproduceError> {
     let md_path = out.join(TABLE_MD);
     let csv_path = out.join(TABLE_CSV);
@@ -341,7 +365,7 @@ pub fn write(
         &[figures::export::Format::Svg],
         figures::Replace::Kinds(&figures::FigureKind::ALL),
     )?;
-    let report = figures::write_report(out, &tradeoffs, study_figures)?;
+    let report = figures::write_report_with(out, &tradeoffs, study_figures, paper_html)?;
     Ok(Written {
         markdown: md_path,
         csv: csv_path,
@@ -392,7 +416,14 @@ pub fn run(
             Some((text, passed)) => (format!("{}\n{text}", tables.markdown), passed),
             None => (tables.markdown, true),
         };
-    let written = write(prepared.study, out, &markdown, &tables.csv, &tables.figures)?;
+    let written = write(
+        prepared.study,
+        out,
+        &markdown,
+        &tables.csv,
+        &tables.figures,
+        &tables.paper_html,
+    )?;
     Ok(Outcome::Finished {
         markdown,
         csv: tables.csv,

@@ -28,6 +28,9 @@ pub struct Study {
     pub validation: &'static [&'static str],
     /// Pantheon's throughput-against-delay figure of each experiment, if the study asks for it.
     pub tradeoff: Option<Tradeoff>,
+    /// The paper's numbers (`scenarios/studies/<name>/paper.toml`, see [`super::paper`]),
+    /// compared first in the study's table and report.
+    pub paper: Option<&'static str>,
 }
 
 /// A study's throughput-against-delay figure (`figures::tradeoff`).
@@ -434,7 +437,7 @@ macro_rules! seed001 {
 /// differences at lower loss are sweeps.
 const SEED001: Study = Study {
     name: "seed001",
-    title: "Diedrich et al., QUIC in INET: validation (Fig. 3–6) and throughput against the ACK ratio with and without the I-bit (Fig. 7)",
+    title: "Völker et al., QUIC in INET: validation (Fig. 3–6) and throughput against the ACK ratio with and without the I-bit (Fig. 7)",
     seed: 1,
     // "we repeated the simulation 100 times" (§V.A).
     full_reps: 100,
@@ -469,6 +472,7 @@ const SEED001: Study = Study {
         "model-fair-share",
     ],
     tradeoff: None,
+    paper: Some(include_str!("../../../../scenarios/studies/seed001/paper.toml")),
 };
 
 /// Application goodput in the measurement window (seed 000's "average data rate").
@@ -625,6 +629,7 @@ const SEED000: Study = Study {
     ],
     validation: &[],
     tradeoff: None,
+    paper: Some(include_str!("../../../../scenarios/studies/seed000/paper.toml")),
 };
 
 /// Latency under load: the figures of the RRUL-like load on each buffer or discipline.
@@ -724,6 +729,7 @@ const LATENCY_UNDER_LOAD: Study = Study {
         delay_label: "ping RTT p95",
         flow: "down",
     }),
+    paper: Some(include_str!("../../../../scenarios/studies/latency-under-load/paper.toml")),
 };
 
 /// BBR against CUBIC: BBR's share, the CUBIC flows' and the queue it leaves.
@@ -815,6 +821,7 @@ const BBR_COEXISTENCE: Study = Study {
     ],
     validation: &[],
     tradeoff: None,
+    paper: Some(include_str!("../../../../scenarios/studies/bbr-coexistence/paper.toml")),
 };
 
 /// Every study, in the order `quiclab reproduce` without arguments runs them.
@@ -835,6 +842,7 @@ pub const STUDIES: &[Study] = &[Study {
     ],
     validation: &[],
     tradeoff: None,
+    paper: Some(include_str!("../../../../scenarios/studies/seed003/paper.toml")),
 }, Study {
     name: "seed002",
     title: "Indra / Aberdeen, QUIC over GEO satellite: download time, QUIC vs TCP vs TCP through a PEP",
@@ -855,6 +863,7 @@ pub const STUDIES: &[Study] = &[Study {
     ],
     validation: &[],
     tradeoff: None,
+    paper: Some(include_str!("../../../../scenarios/studies/seed002/paper.toml")),
 }, SEED001, SEED000, LATENCY_UNDER_LOAD, BBR_COEXISTENCE];
 
 impl Experiment {
