@@ -254,3 +254,77 @@ fn seed000_window_sweep_compares_the_two_credit_policies() {
     }
     assert!(md.contains("| x | modquic vs quic |"), "{md}");
 }
+
+/// The paper's numbers lead the table and the report, with a verdict per row; the figures the
+/// study's file declares are drawn (the credit mechanism from the time series of the 16 KB
+/// points, which alone record series).
+#[test]
+fn seed000_opens_with_the_paper_comparison_and_draws_its_declared_figures() {
+    let s = Scratch::new("seed000-paper");
+    let (md, _) = run_ok(
+        &s,
+        &[
+            "reproduce",
+            "seed000",
+            "--only",
+            "2mbit",
+            "--only",
+            "window",
+            "--reps",
+            "1",
+            "--set",
+            "run.duration=4s",
+            "--set",
+            "run.measure_from=1s",
+        ],
+    );
+    let paper = md
+        .find("### The paper's numbers beside ours")
+        .expect("paper section");
+    let first_table = md.find("### 2mbit").expect("2mbit table");
+    assert!(paper < first_table, "{md}");
+    // Only the 2 Mbit/s rows of the paper (its Table 5) are compared, each with a verdict.
+    assert!(
+        md.contains("| 2mbit 0% modquic, data rate (Mbit/s) |"),
+        "{md}"
+    );
+    assert!(
+        !md.contains("| Table 2"),
+        "rows of experiments that did not run: {md}"
+    );
+    assert!(md.contains("values of experiments not run here"), "{md}");
+    let section = &md[paper..first_table];
+    let verdicts = ["agrees", "differs", "inconclusive", "not measured"];
+    let rows: Vec<&str> = section
+        .lines()
+        .filter(|l| l.starts_with("| Table"))
+        .collect();
+    assert!(!rows.is_empty(), "{section}");
+    for r in &rows {
+        assert!(
+            verdicts.iter().any(|v| r.ends_with(&format!("| {v} |"))),
+            "{r}"
+        );
+    }
+    let report = std::fs::read_to_string(s.0.join("out/report.html")).expect("report");
+    let h2 = report.find("<h2").expect("a section");
+    assert!(
+        report[h2..].starts_with("<h2 id=\"paper\">"),
+        "{}",
+        &report[h2..h2 + 80]
+    );
+    for f in ["fig-window-credit-vs-cwnd", "fig-window-rate-vs-credit"] {
+        assert!(s.0.join(format!("out/figures/{f}.svg")).is_file(), "{f}");
+        assert!(
+            report.contains(&format!("data-figure=\"{f}\"")),
+            "{f} not in the report"
+        );
+    }
+    // Series only for the points the series figure draws: 16 KB, both policies, one rep each.
+    let mut series: Vec<String> = std::fs::read_dir(s.0.join("out/series"))
+        .expect("series dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    series.sort();
+    assert_eq!(series.len(), 2, "{series:?}");
+}

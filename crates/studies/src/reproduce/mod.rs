@@ -272,16 +272,14 @@ impl Prepared {
                 let file = format!("scenarios/studies/{}/paper.toml", self.study.name);
                 let paper = paper::parse(text, &file).map_err(ReproduceError::Scenario)?;
                 // Only the experiments that ran are compared.
-                let mut ran = paper.clone();
-                ran.values
-                    .retain(|v| self.experiments.iter().any(|e| e.name == v.experiment));
-                let rows = paper::compare(&ran, &paper::Rows::from_csv(&csv));
+                let ran: Vec<&str> = self.experiments.iter().map(|e| e.name).collect();
+                let rows = paper::compare(&paper, &ran, &paper::Rows::from_csv(&csv));
                 // The comparison leads, right after the heading and what the table is.
-                let section = paper::markdown(&ran, &rows);
+                let section = paper::markdown(&paper, &rows);
                 let at = markdown.find("\n### ").map_or(markdown.len(), |i| i + 1);
                 let mut md = markdown;
                 md.insert_str(at, &section);
-                (md, paper::html(&ran, &rows))
+                (md, paper::html(&paper, &rows))
             }
         };
         Ok(Tables {

@@ -68,10 +68,12 @@ pub fn parse(text: &str, file: &str) -> Result<PaperFile, String> {
     for (i, v) in p.values.iter().enumerate() {
         match (v.value, v.relative, &v.baseline) {
             (Some(_), None, None) | (None, Some(_), Some(_)) => {}
-            _ => return Err(format!(
+            _ => {
+                return Err(format!(
                 "{file}: value {i} ({} {} {}) needs either `value`, or `relative` with `baseline`",
                 v.experiment, v.x, v.protocol
-            )),
+            ))
+            }
         }
     }
     Ok(p)
@@ -273,11 +275,12 @@ pub fn compare_one(v: &PaperValue, rows: &Rows, tolerance: f64) -> Compared {
     }
 }
 
-/// Every value of `paper` compared with `rows`.
-pub fn compare(paper: &PaperFile, rows: &Rows) -> Vec<(PaperValue, Compared)> {
+/// The values of `paper` for the experiments `ran`, compared with `rows`.
+pub fn compare(paper: &PaperFile, ran: &[&str], rows: &Rows) -> Vec<(PaperValue, Compared)> {
     paper
         .values
         .iter()
+        .filter(|v| ran.contains(&v.experiment.as_str()))
         .map(|v| (v.clone(), compare_one(v, rows, paper.tolerance)))
         .collect()
 }
@@ -357,17 +360,28 @@ fn cells(v: &PaperValue, c: &Compared) -> [String; 6] {
     ]
 }
 
-/// How many rows of each verdict.
-fn tally(rows: &[(PaperValue, Compared)]) -> String {
+/// How many rows of each verdict, and how many values concern experiments not run.
+fn tally(paper: &PaperFile, rows: &[(PaperValue, Compared)]) -> String {
     let count = |w: Verdict| rows.iter().filter(|(_, c)| c.verdict == w).count();
-    format!(
-        "{} agree, {} differ, {} inconclusive, {} not measured",
+    let skipped = paper.values.len() - rows.len();
+    let mut t = format!(
+        "{} values compared: {} agree, {} differ, {} inconclusive, {} not measured",
+        rows.len(),
         count(Verdict::Agrees),
         count(Verdict::Differs),
         count(Verdict::Inconclusive),
         count(Verdict::NotMeasured)
-    )
+    );
+    if skipped > 0 {
+        t.push_str(&format!(
+            "; {skipped} values of experiments not run here (`--only`)"
+        ));
+    }
+    t
 }
+
+const NONE: &str = "No value of the paper concerns the experiments that ran (what the paper \
+reports and what it leaves out is listed in the study's paper.toml).";
 
 const RULE: &str = "ours: the study's mean with its 95% Student-t interval (a relative \
 difference: the ratio of the two rows' means, its interval from the two rows' intervals at their \
@@ -381,15 +395,14 @@ pub fn markdown(paper: &PaperFile, rows: &[(PaperValue, Compared)]) -> String {
     let _ = writeln!(o, "### The paper's numbers beside ours\n");
     let _ = writeln!(
         o,
-        "{} — tolerance ±{:.0}% ({}). {}: {}.\n",
+        "{} — tolerance ±{:.0}% ({}). {}.\n",
         paper.citation,
         paper.tolerance * 100.0,
         paper.tolerance_why,
-        rows.len(),
-        tally(rows)
+        tally(paper, rows)
     );
     if rows.is_empty() {
-        let _ = writeln!(o, "The paper prints no value this study can be compared with (see the comments in its `paper.toml`).\n");
+        let _ = writeln!(o, "{}\n", NONE);
         return o;
     }
     let _ = writeln!(o, "{RULE}\n");
@@ -410,15 +423,14 @@ pub fn html(paper: &PaperFile, rows: &[(PaperValue, Compared)]) -> String {
     let _ = writeln!(o, "<h2 id=\"paper\">The paper's numbers beside ours</h2>");
     let _ = writeln!(
         o,
-        "<p>{} — tolerance ±{:.0}% ({}). {} values: {}.</p>",
+        "<p>{} — tolerance ±{:.0}% ({}). {}.</p>",
         esc(&paper.citation),
         paper.tolerance * 100.0,
         esc(&paper.tolerance_why),
-        rows.len(),
-        esc(&tally(rows))
+        esc(&tally(paper, rows))
     );
     if rows.is_empty() {
-        let _ = writeln!(o, "<p>The paper prints no value this study can be compared with (see the comments in its <code>paper.toml</code>).</p>");
+        let _ = writeln!(o, "<p>{}</p>", esc(NONE));
         return o;
     }
     let _ = writeln!(o, "<p class=\"note\">{}</p>", esc(RULE));
