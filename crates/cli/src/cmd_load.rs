@@ -883,5 +883,79 @@ fn sweep_points(args: &SweepArgs, path: Option<&EmulatedPath>) -> anyhow::Result
         &SweepProgress,
     )?;
     print!("{}", load::sweep::markdown(&points));
+    if let Some(path) = latency_figure(&args.out, &points)? {
+        eprintln!("figure in {}", path.display());
+    }
     Ok(stopped_code())
+}
+
+/// Mean latency against the offered rate, one line per HTTP version, each mean with its 95%
+/// interval over the successful requests (the seed 004 paper's Fig. 1), written as
+/// `latency-vs-rate.svg` beside the sweep's table; `None` when no request succeeded.
+fn latency_figure(
+    out: &std::path::Path,
+    points: &[load::sweep::SweepPoint],
+) -> anyhow::Result<Option<std::path::PathBuf>> {
+    use figures::sweep::{measure_figure, AxisScale, Estimate, MeasureSpec, Measured};
+    let mut rates: Vec<String> = Vec::new();
+    let mut versions: Vec<String> = Vec::new();
+    for p in points {
+        let r = p.rate.to_string();
+        if !rates.contains(&r) {
+            rates.push(r);
+        }
+        if !versions.contains(&p.http) {
+            versions.push(p.http.clone());
+        }
+    }
+    let series: Vec<Measured> = versions
+        .iter()
+        .map(|h| Measured {
+            label: format!("HTTP/{h}"),
+            cells: points
+                .iter()
+                .filter(|p| &p.http == h)
+                .map(|p| {
+                    let l = &p.summary.latency_ms;
+                    // Normal interval: an attack has hundreds to thousands of requests.
+                    let half = if l.n > 1 {
+                        1.96 * l.sd / (l.n as f64).sqrt()
+                    } else {
+                        0.0
+                    };
+                    let est = (l.n > 0).then(|| Estimate {
+                        mean: l.mean / 1e3,
+                        low: ((l.mean - half) / 1e3).max(0.0),
+                        high: (l.mean + half) / 1e3,
+                        n: l.n as usize,
+                    });
+                    (p.rate.to_string(), est, p.summary.requests as usize)
+                })
+                .collect(),
+        })
+        .collect();
+    let fig = measure_figure(&MeasureSpec {
+        id: "latency-vs-rate".into(),
+        title: "Mean latency against the offered request rate".into(),
+        metric: "latency_s",
+        label: "mean latency".into(),
+        axis: "offered rate (requests/s)",
+        x_values: &rates,
+        series_are: "HTTP version",
+        series: &series,
+        size: figures::FigureSize::Screen,
+        bars: "mean ± 95% normal CI over the n requests (of N sent) that succeeded",
+        x_scale: AxisScale::Auto,
+        y_scale: AxisScale::Linear,
+    })?;
+    let Some(fig) = fig else {
+        return Ok(None);
+    };
+    let paths = figures::write_figures(
+        out,
+        &[fig],
+        &[figures::export::Format::Svg],
+        figures::Replace::Nothing,
+    )?;
+    Ok(paths.into_iter().next())
 }

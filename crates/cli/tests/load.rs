@@ -226,6 +226,11 @@ fn sweep_writes_results_and_tables() {
         assert!(s.path("sweep").join(f).exists(), "{f} missing");
     }
     assert!(text(&o.stdout).contains("| rate (req/s) | HTTP |"));
+    // The paper's Fig. 1: mean latency against the offered rate, a line per HTTP version.
+    let svg = std::fs::read_to_string(s.path("sweep/latency-vs-rate.svg")).expect("figure");
+    for label in ["HTTP/2", "HTTP/3", "n/N = 50–100/50–100", "offered rate"] {
+        assert!(svg.contains(label), "{label} not in the figure");
+    }
 }
 
 #[test]

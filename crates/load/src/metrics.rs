@@ -351,6 +351,9 @@ pub struct Distribution {
     pub min: f64,
     /// Arithmetic mean.
     pub mean: f64,
+    /// Standard deviation (population), for the mean's confidence interval.
+    #[serde(default)]
+    pub sd: f64,
     /// Median.
     pub p50: f64,
     /// 90th percentile.
@@ -372,6 +375,7 @@ impl Distribution {
                 n: 0,
                 min: 0.0,
                 mean: 0.0,
+                sd: 0.0,
                 p50: 0.0,
                 p90: 0.0,
                 p95: 0.0,
@@ -383,6 +387,7 @@ impl Distribution {
             n: h.len(),
             min: ms(h.min()),
             mean: h.mean() / 1e3,
+            sd: h.stdev() / 1e3,
             p50: ms(h.value_at_quantile(0.50)),
             p90: ms(h.value_at_quantile(0.90)),
             p95: ms(h.value_at_quantile(0.95)),
