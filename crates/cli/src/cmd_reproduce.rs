@@ -210,21 +210,16 @@ fn finish_study(
     for line in &tables.incomplete {
         eprintln!("warning: {line}");
     }
-    let (md, code) = match validation_section(args, options, study)? {
-        Some((text, passed)) => (
-            format!("{}\n{text}", tables.markdown),
-            if passed { code } else { exit::FAILURE },
+    let validated = validation_section(args, options, study)?;
+    let preface = tables.preface(validated.as_ref());
+    let (md, code) = match validated {
+        Some(v) => (
+            format!("{}\n{}", tables.markdown, v.markdown),
+            if v.passed { code } else { exit::FAILURE },
         ),
         None => (tables.markdown, code),
     };
-    let written = lib::write(
-        study,
-        out,
-        &md,
-        &tables.csv,
-        &tables.figures,
-        &tables.paper_html,
-    )?;
+    let written = lib::write(study, out, &md, &tables.csv, &tables.figures, &preface)?;
     println!("\n{md}");
     eprintln!(
         "table in {} and {}",
@@ -245,7 +240,7 @@ fn validation_section(
     args: &ReproduceArgs,
     options: &lib::Options,
     study: &'static Study,
-) -> anyhow::Result<Option<(String, bool)>> {
+) -> anyhow::Result<Option<lib::Validated>> {
     if study.validation.is_empty() || !args.only.is_empty() {
         return Ok(None);
     }

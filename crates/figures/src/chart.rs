@@ -1475,3 +1475,131 @@ mod tests {
         assert!(s.ends_with('…'));
     }
 }
+
+/// One checked value of a [`ToleranceChart`]: its relative error and the tolerance it must stay
+/// within.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Checked {
+    /// What was checked (drawn beside its row).
+    pub label: String,
+    /// Relative error, measured / expected − 1 (or the case's own error measure).
+    pub error: f64,
+    /// Allowed |error|.
+    pub tolerance: f64,
+    /// Whether it passed.
+    pub pass: bool,
+}
+
+/// Validation points against their tolerance bands: a row per point, its error as a dot
+/// (a cross when outside) over a grey band of ±tolerance around zero.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToleranceChart {
+    /// Title above the plot.
+    pub title: String,
+    /// x axis label.
+    pub x_label: String,
+    /// The rows, top to bottom.
+    pub items: Vec<Checked>,
+    /// A line of small text under the plot.
+    pub footnote: String,
+}
+
+/// Height of one row of a [`ToleranceChart`], px.
+const TOLERANCE_ROW_H: u32 = 22;
+
+/// Renders a [`ToleranceChart`] 960 px wide, as tall as its rows need.
+pub fn tolerance_chart(c: &ToleranceChart) -> Result<String, ChartError> {
+    let n = c.items.len().max(1);
+    let height = 120 + TOLERANCE_ROW_H * n as u32;
+    let width = 960;
+    let reach = c
+        .items
+        .iter()
+        .flat_map(|i| [i.error.abs(), i.tolerance.abs()])
+        .filter(|v| v.is_finite())
+        .fold(0.0, f64::max)
+        .max(1e-3)
+        * 1.15;
+    let label_w = c
+        .items
+        .iter()
+        .map(|i| i.label.chars().count())
+        .max()
+        .unwrap_or(10)
+        .min(48) as f64
+        * LABEL_CHAR_W;
+    let mut buf = String::new();
+    {
+        let root = SVGBackend::with_string(&mut buf, (width, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let (plot, _) = root.split_vertically(height - 28);
+        let rows = c.items.len();
+        let mut chart = house_chart(&plot, &c.title, 46, (label_w as u32 + 16).max(70))
+            .build_cartesian_2d(-reach..reach, -0.5..(rows.max(1) as f64 - 0.5))
+            .map_err(err)?;
+        let labels: Vec<String> = c.items.iter().map(|i| shorten(&i.label)).collect();
+        let y_fmt = move |v: &f64| {
+            let i = v.round();
+            if (v - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < labels.len() {
+                labels[labels.len() - 1 - i as usize].clone()
+            } else {
+                String::new()
+            }
+        };
+        styled(&mut chart.configure_mesh())
+            .x_desc(&c.x_label)
+            .y_labels(rows + 1)
+            .x_labels(9)
+            .y_label_formatter(&y_fmt)
+            .x_label_formatter(&|v| format!("{}%", tick(*v * 100.0)))
+            .disable_y_mesh()
+            .draw()
+            .map_err(err)?;
+        let y_of = |i: usize| (rows - 1 - i) as f64;
+        chart
+            .draw_series(c.items.iter().enumerate().map(|(i, it)| {
+                Rectangle::new(
+                    [
+                        (-it.tolerance, y_of(i) - 0.32),
+                        (it.tolerance, y_of(i) + 0.32),
+                    ],
+                    RGBColor(215, 215, 215).filled(),
+                )
+            }))
+            .map_err(err)?;
+        chart
+            .draw_series(LineSeries::new(
+                [(0.0, -0.5), (0.0, rows as f64 - 0.5)],
+                ShapeStyle::from(&RGBColor(120, 120, 120)).stroke_width(1),
+            ))
+            .map_err(err)?;
+        let clamp = |e: f64| e.clamp(-reach, reach);
+        chart
+            .draw_series(
+                c.items
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, it)| it.pass)
+                    .map(|(i, it)| Circle::new((clamp(it.error), y_of(i)), 4, colour(0).filled())),
+            )
+            .map_err(err)?;
+        chart
+            .draw_series(
+                c.items
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, it)| !it.pass)
+                    .map(|(i, it)| {
+                        Cross::new(
+                            (clamp(it.error), y_of(i)),
+                            6,
+                            FAILURE_COLOUR.stroke_width(2),
+                        )
+                    }),
+            )
+            .map_err(err)?;
+        footnote(&root, &c.footnote, height)?;
+        root.present().map_err(err)?;
+    }
+    Ok(buf)
+}

@@ -103,11 +103,15 @@ pub fn render_with(d: &ResultsDir, figs: &[Figure], preface_html: &str) -> Strin
         "<p class=\"toc\">{}{}<a href=\"#scenario\">Scenario</a> · <a href=\"#warnings\">Warnings</a> · \
          <a href=\"#results\">Results per sweep point</a>{} · {}<a href=\"#sweep\">Sweep figures ({})</a> · \
          <a href=\"#cdf\">Completion-time CDFs ({})</a> · <a href=\"#series\">Time series ({})</a></p>",
-        if preface_html.contains("id=\"paper\"") {
-            "<a href=\"#paper\">The paper's numbers beside ours</a> · "
-        } else {
-            ""
-        },
+        [
+            ("paper", "The paper's numbers beside ours"),
+            ("validation", "Validation against the paper's analytic cases"),
+            ("explanation", "What the study found, and why"),
+        ]
+        .iter()
+        .filter(|(id, _)| preface_html.contains(&format!("<h2 id=\"{id}\">")))
+        .map(|(id, name)| format!("<a href=\"#{id}\">{name}</a> · "))
+        .collect::<String>(),
         match (count(FigureKind::Study), count(FigureKind::Declared)) {
             (0, 0) => String::new(),
             (0, n) => format!("<a href=\"#declared\">The scenario's figures ({n})</a> · "),

@@ -8,6 +8,7 @@
 //! of it in one call for a front end with no progress display of its own.
 
 pub mod combine;
+pub mod explain;
 pub mod paired;
 pub mod paper;
 pub mod registry;
@@ -110,6 +111,21 @@ pub struct Tables {
     /// The paper's numbers beside the study's, as the report's first section (empty for a
     /// study without a `paper.toml`).
     pub paper_html: String,
+    /// The study doc's explanation of its results, for the report (empty without one).
+    pub explanation_html: String,
+}
+
+impl Tables {
+    /// The report's first part: the paper's numbers, the validation cases (if run), the
+    /// explanation.
+    pub fn preface(&self, validated: Option<&Validated>) -> String {
+        format!(
+            "{}{}{}",
+            self.paper_html,
+            validated.map_or("", |v| v.html.as_str()),
+            self.explanation_html
+        )
+    }
 }
 
 /// Combines the study's experiments (or `options.only`) into one sweep; with `emulator`, keeps
@@ -276,7 +292,11 @@ impl Prepared {
                 let rows = paper::compare(&paper, &ran, &paper::Rows::from_csv(&csv));
                 // The comparison leads, right after the heading and what the table is.
                 let section = paper::markdown(&paper, &rows);
-                let at = markdown.find("\n### ").map_or(markdown.len(), |i| i + 1);
+                let at = ["\n### ", "\n| "]
+                    .iter()
+                    .filter_map(|m| markdown.find(m))
+                    .min()
+                    .map_or(markdown.len(), |i| i + 1);
                 let mut md = markdown;
                 md.insert_str(at, &section);
                 (md, paper::html(&paper, &rows))
@@ -288,19 +308,37 @@ impl Prepared {
             incomplete,
             figures: study_figures,
             paper_html,
+            explanation_html: self
+                .study
+                .explanation
+                .as_ref()
+                .map(explain::Explanation::html)
+                .unwrap_or_default(),
         })
     }
 }
 
+/// The study's validation cases run by [`validation`]: a Markdown section for `table.md`, an
+/// HTML section for the report (a table and each point's error against its tolerance band),
+/// and whether every point passed.
+#[derive(Debug, Clone)]
+pub struct Validated {
+    /// For `table.md`.
+    pub markdown: String,
+    /// For `report.html`.
+    pub html: String,
+    /// Every point within its tolerance.
+    pub passed: bool,
+}
+
 /// The study's validation cases (the paper's validation figures), run on the quick grid or with
-/// `full` the full one, as a Markdown section and whether every point passed; `None` when the
-/// study has none or `only` picked experiments.
+/// `full` the full one; `None` when the study has none or `only` picked experiments.
 pub fn validation(
     study: &Study,
     options: &Options,
     executor: &dyn Executor,
     progress: &dyn Progress,
-) -> Result<Option<(String, bool)>, ReproduceError> {
+) -> Result<Option<Validated>, ReproduceError> {
     if study.validation.is_empty() || !options.only.is_empty() {
         return Ok(None);
     }
@@ -311,13 +349,99 @@ pub fn validation(
     };
     let cases: Vec<String> = study.validation.iter().map(|c| (*c).to_string()).collect();
     let report = crate::validate::run(grid, &cases, executor, progress)?;
-    let text = format!(
-        "### Validation figures (`quiclab validate{} --case {}`)\n\n```\n{}```\n",
+    let command = format!(
+        "quiclab validate{} --case {}",
         if options.full { "" } else { " --quick" },
-        cases.join(" --case "),
+        cases.join(" --case ")
+    );
+    let markdown = format!(
+        "### Validation figures (`{command}`)\n\n```\n{}```\n",
         report.render()
     );
-    Ok(Some((text, report.passed())))
+    let html = validation_html(&report, &command)?;
+    Ok(Some(Validated {
+        markdown,
+        html,
+        passed: report.passed(),
+    }))
+}
+
+/// The validation points as a report section: each case's error against its tolerance band
+/// (a figure), then the table of expected and measured values.
+fn validation_html(
+    report: &crate::validate::ValidationReport,
+    command: &str,
+) -> Result<String, ReproduceError> {
+    use std::fmt::Write as _;
+    let esc = figures::html::escape;
+    let mut o = String::new();
+    let passed = report.points.iter().filter(|p| p.pass).count();
+    let _ = writeln!(
+        o,
+        "<h2 id=\"validation\">Validation against the paper's analytic cases</h2>\n<p>{} of {} points \
+         within their tolerance (<code>{}</code>). Each row: the point's error (measured / expected \
+         − 1; for fair shares 1 − Jain's index) as a dot, a cross when outside its tolerance, over \
+         the grey band of ± its tolerance.</p>",
+        passed,
+        report.points.len(),
+        esc(command)
+    );
+    let mut cases: Vec<&str> = Vec::new();
+    for p in &report.points {
+        if !cases.contains(&p.case.as_str()) {
+            cases.push(&p.case);
+        }
+    }
+    for case in cases {
+        let items: Vec<figures::chart::Checked> = report
+            .points
+            .iter()
+            .filter(|p| p.case == case)
+            .map(|p| figures::chart::Checked {
+                label: p.label.clone(),
+                error: p.error,
+                tolerance: p.tolerance,
+                pass: p.pass,
+            })
+            .collect();
+        let svg = figures::chart::tolerance_chart(&figures::chart::ToleranceChart {
+            title: case.to_string(),
+            x_label: "error against the expected value".into(),
+            items,
+            footnote: "grey: ± tolerance; dot: within it; cross: outside".into(),
+        })
+        .map_err(|e| ReproduceError::Figures(figures::FigureError::from(e)))?;
+        let _ = writeln!(
+            o,
+            "<figure class=\"figure\" data-figure=\"validation-{}\">\n{svg}\n</figure>",
+            esc(case)
+        );
+    }
+    let _ = writeln!(
+        o,
+        "<div class=\"scroll\"><table><tr><th>case</th><th>point</th><th>expected</th><th>measured</th><th>error</th><th>tolerance</th><th>verdict</th></tr>"
+    );
+    for p in &report.points {
+        let value = |v: f64| match p.unit.as_str() {
+            "" => format!("{v:.4}"),
+            "s" => format!("{v:.3} s"),
+            u => units::si(v, u),
+        };
+        let _ = writeln!(
+            o,
+            "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{:+.2}%</td><td class=\"num\">±{:.1}%</td><td class=\"{}\">{}</td></tr>",
+            esc(&p.case),
+            esc(&p.label),
+            esc(&value(p.expected)),
+            esc(&value(p.measured)),
+            p.error * 100.0,
+            p.tolerance * 100.0,
+            if p.pass { "ok" } else { "bad" },
+            if p.pass { "pass" } else { "FAIL" }
+        );
+    }
+    let _ = writeln!(o, "</table></div>");
+    Ok(o)
 }
 
 /// What [`write`] wrote beside the results.
@@ -341,7 +465,7 @@ pub fn write(
     markdown: &str,
     csv: &str,
     study_figures: &[figures::Figure],
-    paper_html: &str,
+    preface_html: &str,
 ) -> Result<Written, ReproduceError> {
     let md_path = out.join(TABLE_MD);
     let csv_path = out.join(TABLE_CSV);
@@ -363,7 +487,7 @@ pub fn write(
         &[figures::export::Format::Svg],
         figures::Replace::Kinds(&figures::FigureKind::ALL),
     )?;
-    let report = figures::write_report_with(out, &tradeoffs, study_figures, paper_html)?;
+    let report = figures::write_report_with(out, &tradeoffs, study_figures, preface_html)?;
     Ok(Written {
         markdown: md_path,
         csv: csv_path,
@@ -409,18 +533,19 @@ pub fn run(
         SweepOutcome::Finished { failures, .. } => failures.len(),
     };
     let tables = prepared.tables(out)?;
-    let (markdown, validation_passed) =
-        match validation(prepared.study, options, executor, progress)? {
-            Some((text, passed)) => (format!("{}\n{text}", tables.markdown), passed),
-            None => (tables.markdown, true),
-        };
+    let validated = validation(prepared.study, options, executor, progress)?;
+    let preface = tables.preface(validated.as_ref());
+    let (markdown, validation_passed) = match &validated {
+        Some(v) => (format!("{}\n{}", tables.markdown, v.markdown), v.passed),
+        None => (tables.markdown, true),
+    };
     let written = write(
         prepared.study,
         out,
         &markdown,
         &tables.csv,
         &tables.figures,
-        &tables.paper_html,
+        &preface,
     )?;
     Ok(Outcome::Finished {
         markdown,
@@ -451,6 +576,39 @@ pub fn select(study: &'static Study, only: &[String]) -> Option<Vec<&'static Exp
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn validation_points_are_drawn_against_their_tolerance_bands_and_tabulated() {
+        use crate::validate::{PointResult, ValidationReport};
+        let point = |case: &str, label: &str, error: f64, pass: bool| PointResult {
+            case: case.into(),
+            label: label.into(),
+            expected: 10e6,
+            measured: 10e6 * (1.0 + error),
+            error,
+            tolerance: 0.05,
+            pass,
+            note: String::new(),
+            unit: "bit/s".into(),
+        };
+        let report = ValidationReport {
+            points: vec![
+                point("mathis", "p=1%", 0.02, true),
+                point("mathis", "p=2%", -0.09, false),
+                point("link-bandwidth", "10Mbit", 0.001, true),
+            ],
+        };
+        let html = validation_html(&report, "quiclab validate --case mathis").expect("html");
+        assert!(html.contains("2 of 3 points"), "{html}");
+        assert!(html.contains("data-figure=\"validation-mathis\""), "{html}");
+        assert!(
+            html.contains("data-figure=\"validation-link-bandwidth\""),
+            "{html}"
+        );
+        // A band per point, a cross for the failed one.
+        assert!(html.contains("p=2%") && html.contains(">FAIL<"), "{html}");
+        assert_eq!(html.matches("<tr><td>").count(), 3);
+    }
 
     #[test]
     fn select_keeps_study_order_and_rejects_unknown_names() {

@@ -31,6 +31,8 @@ pub struct Study {
     /// The paper's numbers (`scenarios/studies/<name>/paper.toml`, see [`super::paper`]),
     /// compared first in the study's table and report.
     pub paper: Option<&'static str>,
+    /// The sections of the study's doc that explain its results, carried into its report.
+    pub explanation: Option<super::explain::Explanation>,
 }
 
 /// A study's throughput-against-delay figure (`figures::tradeoff`).
@@ -473,6 +475,11 @@ const SEED001: Study = Study {
     ],
     tradeoff: None,
     paper: Some(include_str!("../../../../scenarios/studies/seed001/paper.toml")),
+    explanation: Some(super::explain::Explanation {
+        doc: "docs/studies/seed001.md",
+        text: include_str!("../../../../docs/studies/seed001.md"),
+        sections: &["Fig. 7: ACK ratio, with and without the I-bit, model and quinn"],
+    }),
 };
 
 /// Application goodput in the measurement window (seed 000's "average data rate").
@@ -630,6 +637,11 @@ const SEED000: Study = Study {
     validation: &[],
     tradeoff: None,
     paper: Some(include_str!("../../../../scenarios/studies/seed000/paper.toml")),
+    explanation: Some(super::explain::Explanation {
+        doc: "docs/studies/seed000.md",
+        text: include_str!("../../../../docs/studies/seed000.md"),
+        sections: &["Where they agree, where not, and why"],
+    }),
 };
 
 /// Latency under load: the figures of the RRUL-like load on each buffer or discipline.
@@ -730,6 +742,11 @@ const LATENCY_UNDER_LOAD: Study = Study {
         flow: "down",
     }),
     paper: Some(include_str!("../../../../scenarios/studies/latency-under-load/paper.toml")),
+    explanation: Some(super::explain::Explanation {
+        doc: "docs/studies/latency-under-load.md",
+        text: include_str!("../../../../docs/studies/latency-under-load.md"),
+        sections: &["What the numbers say, and why"],
+    }),
 };
 
 /// BBR against CUBIC: BBR's share, the CUBIC flows' and the queue it leaves.
@@ -822,6 +839,11 @@ const BBR_COEXISTENCE: Study = Study {
     validation: &[],
     tradeoff: None,
     paper: Some(include_str!("../../../../scenarios/studies/bbr-coexistence/paper.toml")),
+    explanation: Some(super::explain::Explanation {
+        doc: "docs/studies/bbr-coexistence.md",
+        text: include_str!("../../../../docs/studies/bbr-coexistence.md"),
+        sections: &["What the numbers say, and why"],
+    }),
 };
 
 /// Every study, in the order `quiclab reproduce` without arguments runs them.
@@ -843,6 +865,11 @@ pub const STUDIES: &[Study] = &[Study {
     validation: &[],
     tradeoff: None,
     paper: Some(include_str!("../../../../scenarios/studies/seed003/paper.toml")),
+    explanation: Some(super::explain::Explanation {
+        doc: "docs/studies/seed003.md",
+        text: include_str!("../../../../docs/studies/seed003.md"),
+        sections: &["Where simulation and paper agree, and where not"],
+    }),
 }, Study {
     name: "seed002",
     title: "Indra / Aberdeen, QUIC over GEO satellite: download time, QUIC vs TCP vs TCP through a PEP",
@@ -864,6 +891,11 @@ pub const STUDIES: &[Study] = &[Study {
     validation: &[],
     tradeoff: None,
     paper: Some(include_str!("../../../../scenarios/studies/seed002/paper.toml")),
+    explanation: Some(super::explain::Explanation {
+        doc: "docs/studies/seed002.md",
+        text: include_str!("../../../../docs/studies/seed002.md"),
+        sections: &["What the slides report, and how the simulation compares"],
+    }),
 }, SEED001, SEED000, LATENCY_UNDER_LOAD, BBR_COEXISTENCE];
 
 impl Experiment {
