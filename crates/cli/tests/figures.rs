@@ -546,3 +546,49 @@ fn reproduce_writes_figures_and_a_report_next_to_the_table() {
     assert!(html.contains("data-figure=\"sweep-flows.0.completion_s-vs-link.down.loss\""));
     assert!(html.contains("quiclab report — seed003"));
 }
+
+/// A scenario's `[[figure]]` tables are drawn first by `plot` and `report`; editing a figure
+/// leaves the sweep's record unchanged, so a resumed sweep keeps its results.
+#[test]
+fn declared_figures_are_drawn_first_and_editing_one_keeps_the_results() {
+    let s = Scratch::new("declared-figures");
+    let with = |title: &str| {
+        format!(
+            "{SWEEP}\n[[figure]]\nname = \"dl\"\ny = \"flows.0.completion_s\"\nx = \"link.down.loss\"\nseries = \"flow.stack\"\ntitle = \"{title}\"\n\n[[figure]]\nname = \"cwnd\"\nkind = \"series\"\ny = [\"cwnd_bytes\", \"srtt_ms\"]\nseries = \"flow.stack\"\nwhere = {{ \"link.down.loss\" = \"2%\" }}\n"
+        )
+    };
+    let file = s.file("declared.toml", &with("Download time"));
+    let out = s.path("out");
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "sim",
+            file.to_str().expect("utf-8"),
+            "--out",
+            out.to_str().expect("utf-8"),
+        ];
+        args.extend_from_slice(extra);
+        let o = quiclab(&args, &s.0);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+    };
+    run(&[]);
+    s.file("declared.toml", &with("Download time against loss"));
+    run(&["--resume"]);
+    let o = quiclab(&["plot", out.to_str().expect("utf-8")], &s.0);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let fig =
+        std::fs::read_to_string(out.join("figures/fig-dl.svg")).expect("declared line figure");
+    assert!(
+        fig.contains("Download time against loss"),
+        "the edited title"
+    );
+    assert!(out.join("figures/fig-cwnd.svg").is_file());
+    let o = quiclab(&["report", out.to_str().expect("utf-8")], &s.0);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let report = std::fs::read_to_string(out.join("report.html")).expect("report");
+    let first = report.find("data-figure=").expect("a figure");
+    assert!(
+        report[first..].starts_with("data-figure=\"fig-dl\""),
+        "declared figures lead"
+    );
+    assert!(report.contains("The scenario's figures"));
+}

@@ -167,6 +167,7 @@ impl<'a> OpenSweep<'a> {
             });
         }
         manifest::check_and_write(sweep.out, sweep.loaded, sweep.resume)?;
+        manifest::write_declared_figures(sweep.out, sweep.loaded)?;
         let record = shard.map(|s| ShardManifest {
             shard: s.index,
             shards: s.count,

@@ -19,7 +19,8 @@ use serde::Serialize;
 
 use crate::error::ExperimentError;
 use crate::files::create_dir;
-use results::layout::MANIFEST_FILE;
+use results::layout::{DECLARED_FIGURES_FILE, MANIFEST_FILE};
+use scenario::model::FigureSpec;
 
 /// The record: borrowed, so serialising it copies nothing. Field order is the file's key order.
 #[derive(Debug, Serialize)]
@@ -85,6 +86,51 @@ pub fn check_and_write(
         .map_err(|e| ExperimentError::io("cannot write", &path)(e.into_error()))?
         .commit()
         .map_err(ExperimentError::io("cannot write", &path))
+}
+
+/// Writes `figures.json`: the figures the points declare (each distinct spec once) and, per
+/// point, the indices of its own; removes a stale one when no point declares any.
+pub fn write_declared_figures(dir: &Path, loaded: &LoadedScenario) -> Result<(), ExperimentError> {
+    let path = dir.join(DECLARED_FIGURES_FILE);
+    let mut specs: Vec<&FigureSpec> = Vec::new();
+    let mut points: Vec<Vec<usize>> = Vec::new();
+    for p in &loaded.points {
+        let mut mine = Vec::new();
+        for f in &p.scenario.figures {
+            let k = match specs.iter().position(|s| *s == f) {
+                Some(k) => k,
+                None => {
+                    specs.push(f);
+                    specs.len() - 1
+                }
+            };
+            mine.push(k);
+        }
+        points.push(mine);
+    }
+    if specs.is_empty() {
+        return match std::fs::symlink_metadata(&path) {
+            Ok(m) if m.file_type().is_file() => {
+                std::fs::remove_file(&path).map_err(ExperimentError::io("cannot remove", &path))
+            }
+            _ => Ok(()),
+        };
+    }
+    #[derive(Serialize)]
+    struct Declared<'a> {
+        figures: Vec<&'a FigureSpec>,
+        points: Vec<Vec<usize>>,
+    }
+    let mut text = serde_json::to_string_pretty(&Declared {
+        figures: specs,
+        points,
+    })
+    .map_err(|source| ExperimentError::Json {
+        what: "cannot serialise the declared figures".into(),
+        source,
+    })?;
+    text.push('\n');
+    crate::files::write_atomic(&path, text.as_bytes())
 }
 
 /// A writer that compares what is written with a reader's bytes, holding one chunk at a time.

@@ -24,7 +24,11 @@ use crate::distributed::OpenSweep;
 use crate::error::ExperimentError;
 use crate::runner::{Sweep, SweepOutcome};
 use crate::shard::{self, Shard, ShardManifest};
-use results::layout::MANIFEST_FILE;
+use results::layout::{DECLARED_FIGURES_FILE, MANIFEST_FILE};
+
+/// Largest `figures.json` merged: 50 figures per scenario, a few hundred bytes each, and one
+/// short index list per point.
+const MAX_DECLARED_FIGURES_BYTES: u64 = 64 * 1024 * 1024;
 
 /// A merged sweep: its scenario (rebuilt from the shards' records) and how it ended.
 #[derive(Debug)]
@@ -179,6 +183,16 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<Merged, ExperimentError> 
         series,
     };
     let open = OpenSweep::open(&sweep)?;
+    // The declared figures are no part of sweep.json (a figure changes no result): the first
+    // shard's record carries over.
+    if let Some(first) = dirs.first() {
+        let declared = first.dir.join(DECLARED_FIGURES_FILE);
+        match fsutil::read_bounded(&declared, MAX_DECLARED_FIGURES_BYTES) {
+            Ok(bytes) => crate::files::write_atomic(&out.join(DECLARED_FIGURES_FILE), &bytes)?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(ExperimentError::io("cannot read", &declared)(e)),
+        }
+    }
     for d in &dirs {
         let path = ResultsLayout::new(&d.dir).results();
         let text = crate::files::read_results(&path)?;

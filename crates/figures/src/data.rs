@@ -10,7 +10,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::error::FigureError;
-use results::layout::{ResultsLayout, MANIFEST_FILE, RESULTS_FILE, SERIES_DIR};
+use results::layout::{
+    ResultsLayout, DECLARED_FIGURES_FILE, MANIFEST_FILE, RESULTS_FILE, SERIES_DIR,
+};
 
 /// One stored run.
 #[derive(Debug, Clone)]
@@ -99,8 +101,13 @@ struct ManifestScenario {
     /// The bottleneck as recorded (both directions), for [`crate::path::describe`].
     #[serde(default)]
     bottleneck: Option<Value>,
-    #[serde(default)]
+}
+
+/// `figures.json`: the declared figures and, per point, the indices of its own.
+#[derive(Deserialize)]
+struct DeclaredFile {
     figures: Vec<crate::declared::DeclaredSpec>,
+    points: Vec<Vec<usize>>,
 }
 
 #[derive(Deserialize)]
@@ -185,7 +192,7 @@ impl ResultsDir {
                             .bottleneck
                             .as_ref()
                             .and_then(crate::path::describe),
-                        figures: p.scenario.figures.clone(),
+                        figures: Vec::new(),
                         flows: p
                             .scenario
                             .flows
@@ -207,6 +214,23 @@ impl ResultsDir {
                 points_from_runs(&runs),
             ),
         };
+        let mut points = points;
+        let declared_path = dir.join(DECLARED_FIGURES_FILE);
+        if declared_path.is_file() {
+            let f = fsutil::open_read(&declared_path).map_err(FigureError::io(&declared_path))?;
+            let declared: DeclaredFile =
+                serde_json::from_reader(BufReader::new(f)).map_err(|e| FigureError::Json {
+                    path: declared_path.clone(),
+                    line: e.line(),
+                    source: e,
+                })?;
+            for (p, mine) in points.iter_mut().zip(&declared.points) {
+                p.figures = mine
+                    .iter()
+                    .filter_map(|&k| declared.figures.get(k).cloned())
+                    .collect();
+            }
+        }
         let mut series = BTreeSet::new();
         let sdir = dir.join(SERIES_DIR);
         if let Ok(entries) = std::fs::read_dir(&sdir) {

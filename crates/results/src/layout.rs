@@ -14,6 +14,8 @@ pub const RESULTS_FILE: &str = "results.jsonl";
 pub const MANIFEST_FILE: &str = "sweep.json";
 /// Which shard of a distributed sweep the directory holds (absent in a whole sweep).
 pub const SHARD_FILE: &str = "shard.json";
+/// The figures the scenario declares (`[[figure]]`) and the points each covers.
+pub const DECLARED_FIGURES_FILE: &str = "figures.json";
 /// Per point and metric: n, mean, sd and the 95% interval.
 pub const SUMMARY_FILE: &str = "summary.csv";
 /// Per point, metric and variant: the paired comparison with the baseline variant.
@@ -70,6 +72,12 @@ pub const ENTRIES: &[Entry] = &[
         kind: Kind::File,
         written_by: "`sim`, `emu`, `merge`",
         doc: "What the results were computed from (scenario name, base seed, resolved sweep points); resuming and merging compare it byte for byte.",
+    },
+    Entry {
+        name: DECLARED_FIGURES_FILE,
+        kind: Kind::File,
+        written_by: "`sim`, `emu`, `merge`, when the scenario declares figures",
+        doc: "`{\"figures\": [spec, …], \"points\": [[k, …], …]}`: the `[[figure]]` specs and, per sweep point, the indices of those declared with it; rewritten by every run of the sweep, and not part of what resuming compares (a figure changes no result).",
     },
     Entry {
         name: SHARD_FILE,

@@ -38,9 +38,10 @@ pub struct Scenario {
     pub cross: Vec<CrossSpec>,
     /// Latency probes between the client and the server of a flow.
     pub probes: Vec<ProbeSpec>,
-    /// The figures the scenario asks for (`[[figure]]`); the engines ignore them, the results
-    /// directory keeps them for `plot`, `report` and `reproduce`.
-    #[serde(default)]
+    /// The figures the scenario asks for (`[[figure]]`); the engines ignore them. Not part of
+    /// the serialised scenario (`sweep.json`, which resuming compares: a figure changes no
+    /// result); the results directory keeps them in `figures.json`.
+    #[serde(skip)]
     pub figures: Vec<FigureSpec>,
 }
 
