@@ -307,8 +307,23 @@ fn percent(v: f64) -> String {
     }
 }
 
-/// The comparison as table cells per row: source, row, paper, ours, difference, verdict.
-fn cells(v: &PaperValue, c: &Compared) -> [String; 6] {
+/// The notes of `rows`, each once, in order of first use; a row's note is referred to by its
+/// 1-based number.
+fn notes(rows: &[(PaperValue, Compared)]) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::new();
+    for (v, _) in rows {
+        if let Some(n) = v.note.as_deref() {
+            if !out.contains(&n) {
+                out.push(n);
+            }
+        }
+    }
+    out
+}
+
+/// The comparison as table cells per row: row, paper, ours, difference, verdict, source (with
+/// the number of its note in `notes`).
+fn cells(v: &PaperValue, c: &Compared, notes: &[&str]) -> [String; 6] {
     let relative = v.relative.is_some();
     let shown = |x: f64| if relative { percent(x) } else { number(x) };
     let what = match &v.baseline {
@@ -347,16 +362,20 @@ fn cells(v: &PaperValue, c: &Compared) -> [String; 6] {
         },
     );
     let mut source = v.source.clone();
-    if let Some(n) = &v.note {
-        source.push_str(&format!(" ({n})"));
+    if let Some(k) = v
+        .note
+        .as_deref()
+        .and_then(|n| notes.iter().position(|x| *x == n))
+    {
+        source.push_str(&format!(" [{}]", k + 1));
     }
     [
-        source,
         what,
         paper,
         ours,
         diff,
         c.verdict.word().to_string(),
+        source,
     ]
 }
 
@@ -406,13 +425,20 @@ pub fn markdown(paper: &PaperFile, rows: &[(PaperValue, Compared)]) -> String {
         return o;
     }
     let _ = writeln!(o, "{RULE}\n");
-    let _ = writeln!(o, "| source | row | paper | ours | difference | verdict |");
-    let _ = writeln!(o, "|---|---|---:|---:|---:|---|");
+    let _ = writeln!(o, "| row | paper | ours | difference | verdict | source |");
+    let _ = writeln!(o, "|---|---:|---:|---:|---|---|");
+    let notes = notes(rows);
     for (v, c) in rows {
-        let cells = cells(v, c).map(|s| s.replace('|', "\\|"));
+        let cells = cells(v, c, &notes).map(|s| s.replace('|', "\\|"));
         let _ = writeln!(o, "| {} |", cells.join(" | "));
     }
     o.push('\n');
+    for (k, n) in notes.iter().enumerate() {
+        let _ = writeln!(o, "[{}] {n}  ", k + 1);
+    }
+    if !notes.is_empty() {
+        o.push('\n');
+    }
     o
 }
 
@@ -436,10 +462,11 @@ pub fn html(paper: &PaperFile, rows: &[(PaperValue, Compared)]) -> String {
     let _ = writeln!(o, "<p class=\"note\">{}</p>", esc(RULE));
     let _ = writeln!(
         o,
-        "<div class=\"scroll\"><table><tr><th>source</th><th>row</th><th>paper</th><th>ours</th><th>difference</th><th>verdict</th></tr>"
+        "<div class=\"scroll\"><table><tr><th>row</th><th>paper</th><th>ours</th><th>difference</th><th>verdict</th><th>source</th></tr>"
     );
+    let notes = notes(rows);
     for (v, c) in rows {
-        let [source, what, paper, ours, diff, verdict] = cells(v, c);
+        let [what, paper, ours, diff, verdict, source] = cells(v, c, &notes);
         let class = match c.verdict {
             Verdict::Agrees => "ok",
             Verdict::Differs => "bad",
@@ -447,16 +474,23 @@ pub fn html(paper: &PaperFile, rows: &[(PaperValue, Compared)]) -> String {
         };
         let _ = writeln!(
             o,
-            "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"{class}\">{}</td></tr>",
-            esc(&source),
+            "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"{class}\">{}</td><td>{}</td></tr>",
             esc(&what),
             esc(&paper),
             esc(&ours),
             esc(&diff),
-            esc(&verdict)
+            esc(&verdict),
+            esc(&source)
         );
     }
     let _ = writeln!(o, "</table></div>");
+    if !notes.is_empty() {
+        let _ = writeln!(o, "<ol class=\"note\">");
+        for n in &notes {
+            let _ = writeln!(o, "<li>{}</li>", esc(n));
+        }
+        let _ = writeln!(o, "</ol>");
+    }
     o
 }
 
