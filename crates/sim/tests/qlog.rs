@@ -21,7 +21,7 @@ fn scenario() -> Scenario {
         streams: 1,
         connections: 2,
     };
-    let mut quinn = flow("q", w.clone());
+    let mut quinn = flow("q", w);
     quinn.quic_mut().expect("quic").common.zero_rtt = true;
     let mut model = scenario::builder::on_stack(flow("m", w), Stack::QuicModel);
     model.quic_model_mut().expect("model").common.zero_rtt = true;
