@@ -268,6 +268,7 @@ fn qlog_stream_in(dir: &Path, vantage: Vantage) -> Option<(quinn_proto::QlogStre
         vantage,
         reference_time,
         tap: Some(tap.clone()),
+        clock: None,
     };
     Some((file.into_stream(trace, start)?, tap))
 }

@@ -3,10 +3,11 @@
 //!
 //! quinn-proto 0.11 writes its qlog through the `qlog` crate: JSON-SEQ records (0x1E, JSON,
 //! `\n`) with a header whose vantage point is `unknown`, RTTs in seconds in
-//! `recovery:metrics_updated`, a `group_id` that changes with the peer's connection ID, and
-//! packet events without frames. [`QuinnQlog`] is the writer quinn gets: it collects each record
-//! and writes it to the [`QlogFile`] with our header (vantage point, time base), RTTs in
-//! milliseconds, no `group_id` (one connection per file) and, when the connection's keys are
+//! `recovery:metrics_updated`, a `group_id` that changes with the peer's connection ID, every
+//! loss triggered by `reordering_threshold`, and packet events without frames. [`QuinnQlog`] is
+//! the writer quinn gets: it collects each record and writes it to the [`QlogFile`] with our
+//! header (vantage point, time base), RTTs in milliseconds, no `group_id` (one connection per
+//! file), no loss trigger, the simulator's exact times and, when the connection's keys are
 //! tapped ([`super::tap`]), each packet's sizes and frames.
 
 use std::io::Write;
@@ -14,9 +15,10 @@ use std::time::Instant;
 
 use serde_json::{Map, Value};
 
-use super::schema::{seconds_to_ms, write_record, Header, Vantage, RECORD_SEPARATOR};
+use super::schema::{ms, seconds_to_ms, write_record, Header, Vantage, RECORD_SEPARATOR};
 use super::tap::{Direction, FrameTap};
 use super::QlogFile;
+use crate::clock::VirtualClock;
 
 /// What a quinn qlog file says of itself.
 #[derive(Debug, Clone)]
@@ -31,6 +33,9 @@ pub struct QuinnTrace {
     pub reference_time: f64,
     /// The connection's frame tap (its keys must be wrapped with it), if frames are wanted.
     pub tap: Option<FrameTap>,
+    /// The simulator's clock: event times from it, exact to the nanosecond, rather than
+    /// quinn's (single-precision milliseconds: 49.600002 for 49.6).
+    pub clock: Option<VirtualClock>,
 }
 
 /// The RTT fields of `recovery:metrics_updated`, which quinn writes in seconds.
@@ -69,6 +74,9 @@ impl QuinnQlog {
             return write_record(&mut self.out, &header);
         }
         rec.remove("group_id");
+        if let Some(c) = &self.trace.clock {
+            rec.insert("time".into(), Value::from(ms(c.now())));
+        }
         let name = rec.get("name").and_then(Value::as_str).unwrap_or_default();
         let dir = match name {
             "transport:packet_sent" => Some(Direction::Sent),
@@ -76,9 +84,15 @@ impl QuinnQlog {
             _ => None,
         };
         let metrics = name == "recovery:metrics_updated";
+        let lost = name == "recovery:packet_lost";
         if let Some(Value::Object(data)) = rec.get_mut("data") {
             if metrics {
                 to_ms(data);
+            }
+            if lost {
+                // quinn-proto 0.11.19 compares the send time the wrong way round and calls every
+                // loss `reordering_threshold`: a wrong trigger is worse than none.
+                data.remove("trigger");
             }
             if let (Some(dir), Some(tap)) = (dir, &self.trace.tap) {
                 add_frames(data, dir, tap);
@@ -194,6 +208,7 @@ mod tests {
                 vantage: Vantage::Client,
                 reference_time: 0.0,
                 tap: Some(tap.clone()),
+                clock: None,
             },
         );
         let p = TappedPacket {
@@ -211,6 +226,7 @@ mod tests {
             "\u{1e}{\"qlog_version\":\"0.3\",\"qlog_format\":\"JSON-SEQ\",\"trace\":{\"vantage_point\":{\"type\":\"unknown\"}}}\n",
             "\u{1e}{\"time\":1.5,\"name\":\"recovery:metrics_updated\",\"data\":{\"min_rtt\":0.0224,\"smoothed_rtt\":0.333,\"bytes_in_flight\":3},\"group_id\":\"ab\"}\n",
             "\u{1e}{\"time\":2.0,\"name\":\"transport:packet_sent\",\"data\":{\"header\":{\"packet_type\":\"1RTT\",\"packet_number\":7,\"length\":100}},\"group_id\":\"ab\"}\n",
+            "\u{1e}{\"time\":3.0,\"name\":\"recovery:packet_lost\",\"data\":{\"header\":{\"packet_type\":\"1RTT\",\"packet_number\":5},\"trigger\":\"reordering_threshold\"}}\n",
         );
         for piece in input.as_bytes().chunks(7) {
             w.write_all(piece).unwrap();
@@ -218,7 +234,7 @@ mod tests {
         w.flush().unwrap();
         let out = String::from_utf8(mem.0.lock().unwrap().clone()).unwrap();
         let lines: Vec<&str> = out.split_terminator('\n').collect();
-        assert_eq!(lines.len(), 3, "{out}");
+        assert_eq!(lines.len(), 4, "{out}");
         assert!(lines.iter().all(|l| l.starts_with('\u{1e}')));
         let v: Vec<Value> = lines
             .iter()
@@ -231,5 +247,37 @@ mod tests {
         assert!(v[1].get("group_id").is_none());
         assert_eq!(v[2]["data"]["frames"][0]["frame_type"], "ping");
         assert_eq!(v[2]["data"]["raw"]["payload_length"], 75);
+        assert!(
+            v[3]["data"].get("trigger").is_none(),
+            "quinn's trigger is wrong"
+        );
+        assert_eq!(v[3]["data"]["header"]["packet_number"], 5);
+    }
+
+    #[test]
+    fn the_simulators_clock_gives_exact_times() {
+        let mem = Mem::default();
+        let clock = VirtualClock::new();
+        let file = QlogFile::new(mem.clone(), PathBuf::from("m"), QlogErrors::default());
+        let mut w = QuinnQlog::new(
+            file,
+            QuinnTrace {
+                title: "t".into(),
+                description: "d".into(),
+                vantage: Vantage::Server,
+                reference_time: 0.0,
+                tap: None,
+                clock: Some(clock.clone()),
+            },
+        );
+        clock.set(std::time::Duration::from_micros(49_600));
+        w.write_all(
+            b"\x1e{\"time\":49.600002,\"name\":\"recovery:metrics_updated\",\"data\":{}}\n",
+        )
+        .unwrap();
+        w.flush().unwrap();
+        let out = mem.0.lock().unwrap().clone();
+        let v: Value = serde_json::from_slice(&out[1..out.len() - 1]).unwrap();
+        assert_eq!(v["time"], 49.6);
     }
 }

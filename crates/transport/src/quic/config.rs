@@ -307,6 +307,7 @@ pub(crate) fn qlog_stream(
     side: Side,
     host: &mut Host,
     errors: &QlogErrors,
+    clock: &VirtualClock,
 ) -> Option<(quinn_proto::QlogStream, FrameTap)> {
     let dir = dir?;
     let n = host.qlog_count;
@@ -327,6 +328,7 @@ pub(crate) fn qlog_stream(
         vantage,
         reference_time: 0.0,
         tap: Some(tap.clone()),
+        clock: Some(clock.clone()),
     };
     let stream = file.into_stream(trace, to_instant(Duration::ZERO))?;
     Some((stream, tap))

@@ -303,6 +303,7 @@ impl Connections for QuicConnections {
             Side::Client,
             client,
             &self.qlog_errors,
+            &self.clock,
         );
         let (qlog, tap) = qlog.unzip();
         let transport = match transport(&self.cfg).config(self.probes[0].clone(), qlog) {
@@ -370,6 +371,7 @@ impl Connections for QuicConnections {
         let server_probe = &self.probes[1];
         let qlog_errors = &self.qlog_errors;
         let accept_slot = &self.accept_slot;
+        let clock = &self.clock;
         self.hosts[at(side)].handle(now, remote, payload, ecn, |host| {
             let mut sc = host.server_config.clone()?;
             let (qlog, tap) = qlog_stream(
@@ -378,6 +380,7 @@ impl Connections for QuicConnections {
                 Side::Server,
                 host,
                 qlog_errors,
+                clock,
             )
             .unzip();
             if let Some(slot) = accept_slot {
