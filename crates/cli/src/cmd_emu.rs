@@ -40,7 +40,8 @@ pub struct EmuArgs {
     /// with several runs).
     #[arg(long, value_name = "DIR")]
     pub pcap: Option<PathBuf>,
-    /// qlog of every QUIC connection into DIR (per run and endpoint subdirectories).
+    /// qlog (`.sqlog`, JSON-SEQ) of every QUIC connection into DIR (per run and endpoint
+    /// subdirectories).
     #[arg(long, value_name = "DIR")]
     pub qlog: Option<PathBuf>,
     /// TLS key log for decrypting the captures (run id inserted with several runs).

@@ -43,7 +43,8 @@ pub struct QuicArgs {
     /// Hand datagrams to the kernel one by one instead of as GSO batches.
     #[arg(long)]
     pub no_gso: bool,
-    /// Write one qlog file per QUIC connection into this directory (created if missing).
+    /// Write one qlog per QUIC connection (`<role>-<pid>-<n>.sqlog`, JSON-SEQ) into this
+    /// directory (created if missing).
     #[arg(long)]
     pub qlog_dir: Option<PathBuf>,
     /// No address-validation tokens (`flow.address_token = false`): the server sends no

@@ -32,7 +32,8 @@ pub struct SimArgs {
     /// there are several runs).
     #[arg(long, value_name = "FILE")]
     pub pcap: Option<PathBuf>,
-    /// Write one qlog per connection into this directory (DIR/<run id>/ with several runs).
+    /// Write one qlog per connection and side (`<flow>-<client|server>-<n>.sqlog`, JSON-SEQ)
+    /// into this directory (DIR/<run id>/ with several runs).
     #[arg(long, value_name = "DIR")]
     pub qlog: Option<PathBuf>,
     /// Do not record time series (DIR/series/<id>.csv).

@@ -287,9 +287,9 @@ fn sim_traces_refuse_linked_files_and_directories() {
     assert_refused(&o, "symbolic link");
     s.assert_untouched();
 
-    // One qlog per connection: `<dir>/<flow>-<role>-<n>.qlog`.
-    s.plant("q/d-client-0.qlog", &secret);
-    s.plant("q/d-server-0.qlog", &secret);
+    // One qlog per connection: `<dir>/<flow>-<role>-<n>.sqlog`.
+    s.plant("q/d-client-0.sqlog", &secret);
+    s.plant("q/d-server-0.sqlog", &secret);
     let o = s.run(&["sim", "tiny.toml", "--qlog", "shared/q"], QUICK);
     // The run completes (a trace is not its result) and names each qlog it refused.
     assert_ok(&o);

@@ -7,14 +7,14 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use choice::Choice;
 use congestion::config::{CcConfig, CommonCcConfig, CubicProfile, RenoCounting};
 use quinn::{TransportConfig, VarInt};
 use serde::{Deserialize, Serialize};
 use transport::cc_adapter::{CcChoice, CcProbe, Factory, OurCc, QuinnCc, CC_NAMES};
-use transport::qlog::{QlogErrors, QlogFile};
+use transport::qlog::{FrameTap, QlogErrors, QlogFile, QuinnTrace, Vantage};
 use transport::quic::config::EngineParts;
 pub use transport::quic::config::KnobError;
 pub use transport::quic::{QuicCrypto, QuicKnobs};
@@ -241,19 +241,36 @@ impl QuicConfig {
         ep
     }
 
-    /// Opens a qlog stream for the next connection of `role`, when a qlog directory is set.
-    pub fn qlog_stream(&self, role: &str) -> Option<quinn_proto::QlogStream> {
+    /// Opens a qlog stream for the next connection of `vantage`, when a qlog directory is set,
+    /// with the frame tap the connection's keys must feed.
+    pub fn qlog_stream(&self, vantage: Vantage) -> Option<(quinn_proto::QlogStream, FrameTap)> {
         let dir = self.qlog_dir.as_ref()?;
-        qlog_stream_in(dir, role)
+        qlog_stream_in(dir, vantage)
     }
 }
 
-fn qlog_stream_in(dir: &Path, role: &str) -> Option<quinn_proto::QlogStream> {
+fn qlog_stream_in(dir: &Path, vantage: Vantage) -> Option<(quinn_proto::QlogStream, FrameTap)> {
     // pid + counter keep names unique across processes and connections.
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let path = dir.join(format!("{role}-{}-{n}.qlog", std::process::id()));
-    QlogFile::create(path, &QLOG_ERRORS)?.into_stream(format!("quiclab {role} {n}"), Instant::now())
+    let role = vantage.name();
+    let path = dir.join(format!("{role}-{}-{n}.sqlog", std::process::id()));
+    let file = QlogFile::create(path, &QLOG_ERRORS)?;
+    let start = Instant::now();
+    // The events' time zero on the wall clock, so tools can line up client and server traces.
+    let reference_time = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64() * 1000.0);
+    let tap = FrameTap::default();
+    let trace = QuinnTrace {
+        title: format!("quiclab {role} {n}"),
+        description: "quinn 0.11 (quinn-proto 0.11.19), a quiclab endpoint".into(),
+        vantage,
+        reference_time,
+        tap: Some(tap.clone()),
+        clock: None,
+    };
+    Some((file.into_stream(trace, start)?, tap))
 }
 
 /// qlog problems of this process not yet taken by [`take_qlog_errors`]: one sink per process,
@@ -342,7 +359,7 @@ mod tests {
         let tmp = fsutil::PrivateDir::new("qlog-not-a-dir-").expect("temp dir");
         let dir = tmp.path().join("file");
         std::fs::write(&dir, b"a file, not a directory").expect("write");
-        assert!(qlog_stream_in(&dir, "client").is_none());
+        assert!(qlog_stream_in(&dir, Vantage::Client).is_none());
         tmp.remove().expect("clean up");
         let errs: Vec<String> = take_qlog_errors()
             .into_iter()

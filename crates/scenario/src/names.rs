@@ -9,7 +9,7 @@
 use crate::error::{At, Errors, ScenarioError};
 
 /// Longest accepted name, in characters: well under any file system's 255-byte component limit
-/// even with the suffixes quiclab adds (`-client-12.qlog`, `.{copy}`).
+/// even with the suffixes quiclab adds (`-client-12.sqlog`, `.{copy}`).
 pub const MAX_NAME_LEN: usize = 100;
 
 /// The characters a name may use, for messages and docs.

@@ -100,13 +100,15 @@ pub(crate) fn build_agent(
             })
             .map_err(|e| failed(&e))?,
         ),
-        // Sans-IO and pure: addresses and trace outputs are not its concern (its pcap view is
-        // written by `capture`); the seed only feeds the controllers' random choices.
+        // Sans-IO and pure: addresses are not its concern (its pcap view is written by
+        // `capture`); the seed only feeds the controllers' random choices; its qlogs are a
+        // function of the run.
         FlowTransport::QuicModel(knobs) => Box::new(
             QuicModelFlow::new(QuicModelFlowConfig {
                 plan: spec.plan(),
                 knobs: *knobs,
                 seed,
+                qlog_dir: opts.qlog_dir.clone(),
             })
             .map_err(|e| failed(&e))?,
         ),

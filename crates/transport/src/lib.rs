@@ -11,7 +11,8 @@
 //! - [`cc_adapter`]: quiclab's congestion controllers plugged into quinn.
 //! - `rate`: delivery-rate sampling (draft-cheng-iccrg-delivery-rate-estimation) for the TCP
 //!   model and the QUIC research model.
-//! - [`qlog`]: qlog files that keep their write failures (simulator and real endpoints).
+//! - [`qlog`]: qlog in one schema for quinn and the research model, with frames, in files that
+//!   keep their write failures (simulator and real endpoints).
 //! - [`seeded`], [`tls`], [`clock`]: everything that makes a QUIC run a pure function of its seed.
 //! - [`null_crypto`]: the null AEAD of `flow.crypto = "none"` (same sizes and results, less CPU).
 

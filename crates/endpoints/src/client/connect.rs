@@ -13,6 +13,7 @@ use quinn::crypto::rustls::QuicClientConfig;
 use rustls::pki_types::ServerName;
 use tokio::net::TcpSocket;
 use tokio_rustls::TlsConnector;
+use transport::qlog::{TapClientConfig, Vantage};
 
 use super::conn::{Conn, Handle, ReqBody};
 use super::{ClientConfig, ClientError, HttpVersion, RequestOutcome};
@@ -41,11 +42,21 @@ pub struct Target {
 /// A host's addresses, looked up once.
 type Resolution = tokio::sync::OnceCell<Vec<SocketAddr>>;
 
+/// The QUIC client's configuration, and its parts for a connection that gets its own.
+struct QuicClient {
+    /// For connections without a qlog.
+    base: quinn::ClientConfig,
+    /// The TLS side, shared by every connection (session tickets for 0-RTT).
+    crypto: Arc<dyn quinn::crypto::ClientConfig>,
+    /// The address-validation tokens, shared by every connection.
+    tokens: Arc<dyn quinn_proto::TokenStore>,
+}
+
 /// Shared, expensive-to-build state: TLS configs, the QUIC endpoints, a resolver cache.
 pub(crate) struct Connector {
     http: HttpVersion,
     tcp_tls: Option<TlsConnector>,
-    quic_client: Option<quinn::ClientConfig>,
+    quic_client: Option<QuicClient>,
     quic_config: QuicConfig,
     zero_rtt: bool,
     tcp_cc: Option<String>,
@@ -89,10 +100,19 @@ impl Connector {
                 let c = tls::client_config(&trust, &[b"h3"], keylog, cfg.zero_rtt, false)?;
                 let crypto = QuicClientConfig::try_from(c)
                     .map_err(|e| ClientError::Invalid(format!("QUIC TLS config: {e}")))?;
-                let mut qc = quinn::ClientConfig::new(Arc::new(crypto));
-                qc.transport_config(Arc::new(cfg.quic.transport_config(None)));
-                qc.token_store(cfg.quic.knobs.token_store());
-                (None, Some(qc))
+                let crypto: Arc<dyn quinn::crypto::ClientConfig> = Arc::new(crypto);
+                let tokens = cfg.quic.knobs.token_store();
+                let mut base = quinn::ClientConfig::new(crypto.clone());
+                base.transport_config(Arc::new(cfg.quic.transport_config(None)));
+                base.token_store(tokens.clone());
+                (
+                    None,
+                    Some(QuicClient {
+                        base,
+                        crypto,
+                        tokens,
+                    }),
+                )
             }
         };
         Ok(Self {
@@ -293,15 +313,18 @@ impl Connector {
     }
 
     async fn open_quic(&self, target: &Target, out: &mut RequestOutcome) -> Result<Conn, String> {
-        let base = self.quic_client.as_ref().ok_or("no QUIC configuration")?;
+        let client = self.quic_client.as_ref().ok_or("no QUIC configuration")?;
         let endpoint = self.endpoint(target.addr)?;
-        let cfg = match self.quic_config.qlog_stream("client") {
-            Some(qlog) => {
-                let mut c = base.clone();
+        let cfg = match self.quic_config.qlog_stream(Vantage::Client) {
+            // The connection's own qlog, and its keys parse each packet's frames for it.
+            Some((qlog, tap)) => {
+                let mut c =
+                    quinn::ClientConfig::new(TapClientConfig::new(client.crypto.clone(), tap));
                 c.transport_config(Arc::new(self.quic_config.transport_config(Some(qlog))));
+                c.token_store(client.tokens.clone());
                 c
             }
-            None => base.clone(),
+            None => client.base.clone(),
         };
         let t0 = Instant::now();
         let connecting = endpoint

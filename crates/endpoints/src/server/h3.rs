@@ -17,31 +17,50 @@ use super::{ConnCounters, ServerError, Shared};
 use crate::body::ChunkSlices;
 use crate::quic::QuicConfig;
 use crate::stats::{QuicStatsSnapshot, TransportSnapshot};
+use transport::qlog::{AcceptSlot, TapServerConfig, Vantage};
 
 type H3Stream = h3::server::RequestStream<h3_quinn::BidiStream<Bytes>, Bytes>;
+
+/// The server's config, copied per connection when each needs its own qlog.
+pub(super) struct Base {
+    config: quinn::ServerConfig,
+    /// With qlogs: where the connection being accepted puts its frame tap, for the endpoint's
+    /// keys (which open its first Initial) and its TLS session.
+    accepting: Option<AcceptSlot>,
+}
 
 /// Builds the server endpoint on an already bound UDP socket.
 pub(super) fn endpoint(
     udp: std::net::UdpSocket,
     tls: rustls::ServerConfig,
     quic: &QuicConfig,
-) -> Result<(quinn::Endpoint, quinn::ServerConfig), ServerError> {
+) -> Result<(quinn::Endpoint, Base), ServerError> {
     let crypto =
         QuicServerConfig::try_from(tls).map_err(|e| ServerError::Endpoint(e.to_string()))?;
-    let mut sc = quinn::ServerConfig::with_crypto(Arc::new(crypto));
+    let accepting = quic.qlog_dir.as_ref().map(|_| AcceptSlot::default());
+    let crypto: Arc<dyn quinn::crypto::ServerConfig> = match &accepting {
+        Some(slot) => TapServerConfig::new(Arc::new(crypto), slot.clone()),
+        None => Arc::new(crypto),
+    };
+    let mut sc = quinn::ServerConfig::with_crypto(crypto);
     sc.transport_config(Arc::new(quic.transport_config(None)));
     sc.validation_token_config(quic.knobs.validation_tokens());
     let ep = quic
         .endpoint(udp, Some(sc.clone()))
         .map_err(|e| ServerError::Endpoint(e.to_string()))?;
-    Ok((ep, sc))
+    Ok((
+        ep,
+        Base {
+            config: sc,
+            accepting,
+        },
+    ))
 }
 
 /// Accepts QUIC connections until the endpoint is closed or shutdown is signalled.
-/// `base` is the endpoint's server config, copied per connection when each needs its own qlog.
 pub(super) async fn accept_loop(
     endpoint: quinn::Endpoint,
-    base: quinn::ServerConfig,
+    base: Base,
     quic: QuicConfig,
     shared: Arc<Shared>,
 ) {
@@ -59,11 +78,20 @@ pub(super) async fn accept_loop(
                     incoming.refuse();
                     continue;
                 };
-                let accepted = match quic.qlog_stream("server") {
-                    Some(qlog) => {
-                        let mut sc = base.clone();
+                let accepted = match quic.qlog_stream(Vantage::Server) {
+                    Some((qlog, tap)) => {
+                        let mut sc = base.config.clone();
                         sc.transport_config(Arc::new(quic.transport_config(Some(qlog))));
-                        incoming.accept_with(Arc::new(sc))
+                        // Accepting opens the first Initial and starts the TLS session, both
+                        // synchronously: they find the connection's tap in the slot.
+                        if let Some(slot) = &base.accepting {
+                            slot.set(Some(tap));
+                        }
+                        let accepted = incoming.accept_with(Arc::new(sc));
+                        if let Some(slot) = &base.accepting {
+                            slot.set(None);
+                        }
+                        accepted
                     }
                     None => incoming.accept(),
                 };

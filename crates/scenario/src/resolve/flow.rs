@@ -53,7 +53,7 @@ pub(crate) fn flow(
     let user_path = format!("flow.{index}");
     let r = Reader::new(table, at, "flow", &user_path, errors)?;
     let name = r.string("name")?.unwrap_or_else(|| format!("flow{index}"));
-    // Flow names become qlog file names (`<flow>-client-0.qlog`).
+    // Flow names become qlog file names (`<flow>-client-0.sqlog`).
     let name_at = r
         .entry("name")
         .map_or_else(|| at.clone(), |e| e.node.at.clone());

@@ -20,7 +20,7 @@ use netem::wire::IPV4_UDP_OVERHEAD;
 use super::endpoint::Host;
 use crate::clock::{to_instant, VirtualClock};
 use crate::null_crypto::{NullServerConfig, NullTag};
-use crate::qlog::{QlogErrors, QlogFile, QlogFlusher};
+use crate::qlog::{FrameTap, QlogErrors, QlogFile, QlogFlusher, QuinnTrace, Vantage};
 use crate::quic_common::QuicCommonKnobs;
 use crate::seeded::{SeededCidGenerator, SharedRng};
 use crate::tls;
@@ -297,26 +297,39 @@ pub(crate) fn endpoint_config(knobs: &QuicKnobs, root: &SharedRng) -> EndpointCo
     ep
 }
 
-/// A qlog stream for the next connection of `side` (numbered by `host.qlog_count`), when qlogs
-/// are wanted. A file that cannot be created or written is recorded in `errors`; `host` keeps a
-/// flusher so the flow can flush the files still open before it reports.
+/// A qlog stream for the next connection of `side` (numbered by `host.qlog_count`) and the
+/// frame tap its keys must feed, when qlogs are wanted. A file that cannot be created or written
+/// is recorded in `errors`; `host` keeps a flusher so the flow can flush the files still open
+/// before it reports.
 pub(crate) fn qlog_stream(
     dir: Option<&Path>,
     flow: &str,
     side: Side,
     host: &mut Host,
     errors: &QlogErrors,
-) -> Option<quinn_proto::QlogStream> {
+    clock: &VirtualClock,
+) -> Option<(quinn_proto::QlogStream, FrameTap)> {
     let dir = dir?;
     let n = host.qlog_count;
     host.qlog_count += 1;
-    let role = match side {
-        Side::Client => "client",
-        Side::Server | Side::Middle => "server",
+    let vantage = match side {
+        Side::Client => Vantage::Client,
+        Side::Server | Side::Middle => Vantage::Server,
     };
-    let file = QlogFile::create(dir.join(format!("{flow}-{role}-{n}.qlog")), errors)?;
+    let role = vantage.name();
+    let file = QlogFile::create(dir.join(format!("{flow}-{role}-{n}.sqlog")), errors)?;
     // Closed files flushed themselves when quinn dropped their connection.
     host.qlog_files.retain(QlogFlusher::is_open);
     host.qlog_files.push(file.flusher());
-    file.into_stream(format!("quiclab {flow} {role}"), to_instant(Duration::ZERO))
+    let tap = FrameTap::default();
+    let trace = QuinnTrace {
+        title: format!("quiclab {flow} {role} {n}"),
+        description: "quinn-proto 0.11.19 in the quiclab simulator (virtual time)".into(),
+        vantage,
+        reference_time: 0.0,
+        tap: Some(tap.clone()),
+        clock: Some(clock.clone()),
+    };
+    let stream = file.into_stream(trace, to_instant(Duration::ZERO))?;
+    Some((stream, tap))
 }

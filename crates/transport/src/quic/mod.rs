@@ -27,7 +27,7 @@ use crate::clock::{to_instant, VirtualClock};
 use crate::driver::{Connections, FlowDriver, Lifecycle};
 use crate::flow::FlowPlan;
 use crate::null_crypto::{NullClientConfig, NullTag};
-use crate::qlog::QlogErrors;
+use crate::qlog::{AcceptSlot, QlogErrors, TapClientConfig, TapServerConfig};
 use crate::seeded::{sub_seed, SharedRng};
 use crate::tls::{self, KeyLogBuffer, TlsError, SERVER_NAME};
 use app::App;
@@ -100,6 +100,8 @@ pub struct QuicConnections {
     cid_rng: SharedRng,
     /// This flow's qlog problems (its own sink: flows run in parallel threads).
     qlog_errors: QlogErrors,
+    /// With qlogs, where the server puts the frame tap of the connection it is accepting.
+    accept_slot: Option<AcceptSlot>,
     /// Scratch of [`Connections::drive`]: the connections' events, kept to reuse its
     /// allocation.
     events: Vec<(usize, Event)>,
@@ -175,6 +177,11 @@ impl FlowDriver<QuicConnections> {
             NullTag::for_path(cfg.bit_errors),
         )?;
         server.transport_config(transport(&cfg).config(probes[1].clone(), None)?);
+        // With qlogs, the server's keys parse each packet's frames for the connection's qlog.
+        let accept_slot = cfg.qlog_dir.as_ref().map(|_| AcceptSlot::default());
+        if let Some(slot) = &accept_slot {
+            server.crypto = TapServerConfig::new(server.crypto.clone(), slot.clone());
+        }
         let hosts = [
             Host::new(&cfg.knobs, &root, None),
             Host::new(&cfg.knobs, &root, Some(server)),
@@ -190,6 +197,7 @@ impl FlowDriver<QuicConnections> {
             client_tls,
             token_store,
             qlog_errors: QlogErrors::default(),
+            accept_slot,
             events: Vec::new(),
             pumped: app::Pumped::default(),
             ce_received: [0; 2],
@@ -295,12 +303,19 @@ impl Connections for QuicConnections {
             Side::Client,
             client,
             &self.qlog_errors,
+            &self.clock,
         );
+        let (qlog, tap) = qlog.unzip();
         let transport = match transport(&self.cfg).config(self.probes[0].clone(), qlog) {
             Ok(t) => t,
             Err(e) => return flow.fail(e.to_string()),
         };
-        let mut cc = ClientConfig::new(self.client_tls.clone());
+        // With a qlog, the connection's keys parse each packet's frames for it.
+        let crypto: Arc<dyn quinn_proto::crypto::ClientConfig> = match tap {
+            Some(tap) => TapClientConfig::new(self.client_tls.clone(), tap),
+            None => self.client_tls.clone(),
+        };
+        let mut cc = ClientConfig::new(crypto);
         cc.transport_config(transport);
         cc.token_store(self.token_store.clone());
         let rng = self.cid_rng.clone();
@@ -355,20 +370,31 @@ impl Connections for QuicConnections {
         let cfg = &self.cfg;
         let server_probe = &self.probes[1];
         let qlog_errors = &self.qlog_errors;
+        let accept_slot = &self.accept_slot;
+        let clock = &self.clock;
         self.hosts[at(side)].handle(now, remote, payload, ecn, |host| {
             let mut sc = host.server_config.clone()?;
-            let qlog = qlog_stream(
+            let (qlog, tap) = qlog_stream(
                 cfg.qlog_dir.as_deref(),
                 &cfg.plan.name,
                 Side::Server,
                 host,
                 qlog_errors,
-            );
+                clock,
+            )
+            .unzip();
+            if let Some(slot) = accept_slot {
+                slot.set(tap);
+            }
             if let Ok(t) = transport(cfg).config(server_probe.clone(), qlog) {
                 sc.transport_config(t);
             }
             Some(Arc::new(sc))
         });
+        // The connection is accepted (or refused): later keys belong to their connections.
+        if let Some(slot) = &self.accept_slot {
+            slot.set(None);
+        }
         true
     }
 

@@ -26,6 +26,7 @@ use super::ecn::EcnPath;
 use super::flowctl::FcPolicy;
 use super::knobs::FcUpdate;
 use super::pacing::Pacer;
+use super::qlog::ModelQlog;
 use super::ranges::RangeSet;
 use super::recovery::{detect_lost, Rtt, GRANULARITY, PERSISTENT_CONGESTION_THRESHOLD};
 use super::space::{SentFrame, SentLog, SpaceId};
@@ -36,6 +37,7 @@ use super::wire::{
 };
 use super::Params;
 use crate::agent::{Side, Transmit};
+use crate::qlog::schema::{ms, LossTrigger, Metrics};
 use crate::rate::{AckContext, AckSample, DeliveredTx, RateSampler};
 use netem::wire::IPV4_UDP_OVERHEAD;
 
@@ -282,6 +284,8 @@ pub(crate) struct Endpoint {
     pub ecn: EcnPath,
     /// The CE rise of the ACK frame being processed, for the controller's ECN feedback.
     ecn_ce_of_ack: u64,
+    /// This endpoint's qlog, when qlogs are wanted.
+    qlog: Option<Box<ModelQlog>>,
 }
 
 /// Where a frame's effects go while the packet log is borrowed.
@@ -485,6 +489,31 @@ impl Endpoint {
             elicited_since_recv: false,
             timed_out: false,
             timeout_cache: Cell::new(None),
+            qlog: None,
+        }
+    }
+
+    /// Logs this endpoint's packets, losses and recovery metrics into `qlog`.
+    pub(crate) fn attach_qlog(&mut self, qlog: ModelQlog) {
+        self.qlog = Some(Box::new(qlog));
+    }
+
+    /// `recovery:metrics_updated` when a metric changed (and qlogs are wanted).
+    fn log_metrics(&mut self, now: Duration) {
+        if self.qlog.is_none() {
+            return;
+        }
+        let m = Metrics {
+            min_rtt: Some(ms(self.rtt.min)),
+            smoothed_rtt: Some(ms(self.rtt.smoothed)),
+            latest_rtt: Some(ms(self.rtt.latest)),
+            rtt_variance: Some(ms(self.rtt.var)),
+            pto_count: Some(self.pto_count),
+            congestion_window: Some(self.cc.window()),
+            bytes_in_flight: Some(self.in_flight),
+        };
+        if let Some(q) = &mut self.qlog {
+            q.metrics(now, m);
         }
     }
 
@@ -589,6 +618,10 @@ impl Endpoint {
             if !keys {
                 self.stats.undecryptable += 1;
             }
+            // Logged before its frames take effect, as quinn logs a packet once it is opened.
+            if let (false, Some(q)) = (dup, &mut self.qlog) {
+                q.received(now, &ph, r.clone());
+            }
             let mut elicit = false;
             let mut data = false;
             for _ in 0..ph.frames {
@@ -635,6 +668,7 @@ impl Endpoint {
                 }
             }
         }
+        self.log_metrics(now);
         Ok(())
     }
 
@@ -1011,28 +1045,44 @@ impl Endpoint {
             rtt,
             rate,
             cc,
+            qlog,
             ..
         } = self;
         let c = &mut crypto[s];
-        let lost = detect_lost(&mut sent[s], largest, rtt, now, pc_period, |log, pn| {
-            if let Some(p) = log.get(pn) {
-                for f in log.frames_of(p) {
-                    requeue(f, streams, c, pending);
+        let lost = detect_lost(
+            &mut sent[s],
+            largest,
+            rtt,
+            now,
+            pc_period,
+            |log, pn, by_count| {
+                if let Some(p) = log.get(pn) {
+                    if let Some(q) = qlog {
+                        let trigger = if by_count {
+                            LossTrigger::ReorderingThreshold
+                        } else {
+                            LossTrigger::TimeThreshold
+                        };
+                        q.lost(now, space, pn, p.size, trigger);
+                    }
+                    for f in log.frames_of(p) {
+                        requeue(f, streams, c, pending);
+                    }
+                    if let (true, Some(r)) = (p.in_flight, rate.as_mut()) {
+                        r.pending_lost += 1;
+                        let lost = r.sampler.lost() + r.pending_lost;
+                        cc.on_packet_lost(
+                            now,
+                            &LostPacket {
+                                tx_in_flight: p.tx.in_flight,
+                                lost: lost - p.tx.lost,
+                                is_app_limited: p.tx.is_app_limited,
+                            },
+                        );
+                    }
                 }
-                if let (true, Some(r)) = (p.in_flight, rate.as_mut()) {
-                    r.pending_lost += 1;
-                    let lost = r.sampler.lost() + r.pending_lost;
-                    cc.on_packet_lost(
-                        now,
-                        &LostPacket {
-                            tx_in_flight: p.tx.in_flight,
-                            lost: lost - p.tx.lost,
-                            is_app_limited: p.tx.is_app_limited,
-                        },
-                    );
-                }
-            }
-        });
+            },
+        );
         self.loss_time[s] = lost.loss_time;
         if lost.packets == 0 {
             return;
@@ -1171,6 +1221,11 @@ impl Endpoint {
 
     /// Timers due at `now`.
     pub(crate) fn on_timeout(&mut self, now: Duration) {
+        self.on_timers(now);
+        self.log_metrics(now);
+    }
+
+    fn on_timers(&mut self, now: Duration) {
         self.timeout_cache.set(None);
         if self.close == Close::Done {
             return;
@@ -1275,6 +1330,10 @@ impl Endpoint {
         // Timers change only when something was sent or the pacer set a new wake-up.
         if t.is_some() || self.pacing_wake != wake {
             self.timeout_cache.set(None);
+        }
+        if let (Some(q), Some(t)) = (&mut self.qlog, &t) {
+            q.sent(now, &t.bytes);
+            self.log_metrics(now);
         }
         t
     }

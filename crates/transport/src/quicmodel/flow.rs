@@ -10,12 +10,16 @@
 
 use std::time::Duration;
 
+use std::path::PathBuf;
+
 use super::app::App;
 use super::connection::Endpoint;
+use super::qlog::ModelQlog;
 use super::wire::Reader;
 use super::{Params, QuicModelFlowConfig, QuicModelFlowError};
 use crate::agent::{EcnReport, FlowReport, ModelMetrics, SenderSample, Side, Transmit};
 use crate::driver::{Connections, FlowDriver, Lifecycle};
+use crate::qlog::{QlogErrors, QlogFlusher};
 
 /// One connection: both endpoints and their applications.
 struct Conn {
@@ -61,6 +65,14 @@ pub struct QuicModelConnections {
     malformed: u64,
     stray: u64,
     owd: quantile::DelayHistogram,
+    /// Where each connection's qlogs go (none: no qlog).
+    qlog_dir: Option<PathBuf>,
+    /// The flow's name (qlog file names).
+    name: String,
+    /// qlog files that could not be created or fully written.
+    qlog_errors: QlogErrors,
+    /// The qlog files opened, flushed before the flow reports.
+    qlog_files: Vec<QlogFlusher>,
 }
 
 impl std::fmt::Debug for QuicModelConnections {
@@ -87,6 +99,10 @@ impl FlowDriver<QuicModelConnections> {
             malformed: 0,
             stray: 0,
             owd: quantile::DelayHistogram::default(),
+            qlog_dir: config.qlog_dir,
+            name: config.plan.name.clone(),
+            qlog_errors: QlogErrors::default(),
+            qlog_files: Vec::new(),
         };
         Ok(FlowDriver::from_parts(config.plan, conns))
     }
@@ -142,8 +158,21 @@ impl Connections for QuicModelConnections {
         if token {
             server.address_validated_by_token();
         }
+        let mut client = Endpoint::client(id, self.p, now, resumed, sender == Side::Client);
+        if let Some(dir) = &self.qlog_dir {
+            // Closed files flushed themselves when their endpoint was dropped.
+            self.qlog_files.retain(QlogFlusher::is_open);
+            for ep in [&mut client, &mut server] {
+                if let Some((q, f)) =
+                    ModelQlog::create(dir, &self.name, id, ep.side, &self.qlog_errors)
+                {
+                    ep.attach_qlog(q);
+                    self.qlog_files.push(f);
+                }
+            }
+        }
         self.conns.push(Conn {
-            client: Endpoint::client(id, self.p, now, resumed, sender == Side::Client),
+            client,
             server,
             client_app: App::new(Side::Client, w),
             server_app: App::new(Side::Server, w),
@@ -290,6 +319,11 @@ impl Connections for QuicModelConnections {
     }
 
     fn report(&self, flow: &Lifecycle, report: &mut FlowReport) {
+        // A write failing in a file still open would otherwise surface only after this.
+        for f in &self.qlog_files {
+            f.flush();
+        }
+        report.warnings = self.qlog_errors.to_vec();
         let (s, r) = (flow.data_sender(), flow.workload().data_receiver());
         let first_congestion = self
             .conns

@@ -17,7 +17,8 @@
 //! halves, scheduler, send buffer and send-queue limit), `connection` (one endpoint: handshake,
 //! packet assembly, timers), `app` (the workloads), `metrics` (one-way delay histogram) and
 //! `flow` ([`QuicModelConnections`], both ends of every connection, driven by the shared
-//! [`FlowDriver`](crate::driver::FlowDriver) as [`QuicModelFlow`]).
+//! [`FlowDriver`](crate::driver::FlowDriver) as [`QuicModelFlow`]) and `qlog` (each
+//! endpoint's qlog in quinn's schema, with its frames).
 //!
 //! # Against quinn (0.11, as quiclab configures it)
 //!
@@ -75,12 +76,14 @@ mod flow;
 mod flowctl;
 mod knobs;
 mod pacing;
+mod qlog;
 mod ranges;
 mod recovery;
 mod space;
 mod streams;
 pub mod wire;
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use congestion::config::CcConfig;
@@ -110,6 +113,8 @@ pub struct QuicModelFlowConfig {
     /// Seed of the controllers' random choices (BBR's gain-cycle phase, BBRv3's probe
     /// waits), from the run seed.
     pub seed: u64,
+    /// Directory for one qlog file per connection and side (`<flow>-<side>-<n>.sqlog`).
+    pub qlog_dir: Option<PathBuf>,
 }
 
 /// Errors building a flow.

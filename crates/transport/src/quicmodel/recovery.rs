@@ -108,7 +108,8 @@ pub(crate) struct Lost {
 }
 
 /// Declares lost every outstanding packet below `largest_acked` that is 3 packets or 9/8 RTT
-/// behind, calling `on_lost(pn)` for each (the caller re-queues its frames, then the log is
+/// behind, calling `on_lost(log, pn, by_count)` for each (`by_count`: 3 packets behind, else
+/// only too old) (the caller re-queues its frames, then the log is
 /// trimmed). `pc_period`: the persistent-congestion duration (None: not applicable yet).
 pub(crate) fn detect_lost(
     log: &mut SentLog,
@@ -116,7 +117,7 @@ pub(crate) fn detect_lost(
     rtt: &Rtt,
     now: Duration,
     pc_period: Option<Duration>,
-    mut on_lost: impl FnMut(&SentLog, u64),
+    mut on_lost: impl FnMut(&SentLog, u64, bool),
 ) -> Lost {
     let delay = rtt.loss_delay();
     let mut out = Lost::default();
@@ -146,7 +147,7 @@ pub(crate) fn detect_lost(
             out.loss_time = Some(out.loss_time.map_or(at, |l: Duration| l.min(at)));
             continue;
         }
-        on_lost(log, pn);
+        on_lost(log, pn, by_count);
         if let Some(rec) = log.get_mut(pn) {
             rec.outstanding = false;
         }
@@ -212,9 +213,14 @@ mod tests {
             log.get_mut(pn).unwrap().outstanding = false;
         }
         let mut seen = Vec::new();
-        let l = detect_lost(&mut log, 9, &r, Duration::from_millis(20), None, |_, pn| {
-            seen.push(pn)
-        });
+        let l = detect_lost(
+            &mut log,
+            9,
+            &r,
+            Duration::from_millis(20),
+            None,
+            |_, pn, _| seen.push(pn),
+        );
         assert_eq!(seen, vec![0, 1, 2, 3, 4]);
         assert_eq!(
             l.packets, 5,
@@ -227,7 +233,14 @@ mod tests {
             log2.commit(Duration::from_millis(k), 1000, true, true, u64::MAX);
         }
         log2.get_mut(2).unwrap().outstanding = false;
-        let l = detect_lost(&mut log2, 2, &r, Duration::from_millis(50), None, |_, _| {});
+        let l = detect_lost(
+            &mut log2,
+            2,
+            &r,
+            Duration::from_millis(50),
+            None,
+            |_, _, _| {},
+        );
         assert_eq!(l.packets, 0);
         assert_eq!(l.loss_time, Some(Duration::from_micros(112_500)));
         let l = detect_lost(
@@ -236,7 +249,7 @@ mod tests {
             &r,
             Duration::from_millis(113),
             None,
-            |_, _| {},
+            |_, _, _| {},
         );
         assert_eq!(
             l.packets, 1,
@@ -272,7 +285,14 @@ mod tests {
                 p.outstanding = false;
                 p.acked = true;
             }
-            let l = detect_lost(&mut log, 9, &r, Duration::from_secs(1), period, |_, _| {});
+            let l = detect_lost(
+                &mut log,
+                9,
+                &r,
+                Duration::from_secs(1),
+                period,
+                |_, _, _| {},
+            );
             assert_eq!(l.persistent, expect, "acked between: {acked_between}");
         }
     }

@@ -625,6 +625,7 @@ impl Writer {
 }
 
 /// Reads the model's encoding without allocating.
+#[derive(Clone)]
 pub struct Reader<'a> {
     b: &'a [u8],
     at: usize,

@@ -261,6 +261,7 @@ pub fn config(workload: Workload) -> QuicModelFlowConfig {
         },
         knobs: QuicModelKnobs::default(),
         seed: 0,
+        qlog_dir: None,
     }
 }
 

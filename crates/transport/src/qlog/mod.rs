@@ -1,4 +1,30 @@
-//! qlog files whose failures are kept instead of lost, for the simulator and the real endpoints.
+//! qlog: one JSON-SEQ file (`.sqlog`) per connection and side, in one schema for quinn (the
+//! simulator's and the real endpoints') and the QUIC research model, and files whose write
+//! failures are kept instead of lost.
+//!
+//! # The files
+//!
+//! qlog 0.3 as qvis and the `qlog` crate read it (draft-ietf-quic-qlog-main-schema and
+//! draft-ietf-quic-qlog-quic-events of that version): RFC 7464 JSON text sequences (each record
+//! is 0x1E, one JSON text, `\n`), a header record naming the vantage point (`client` or
+//! `server`) and the time base, then one record per event with its `time` in milliseconds. The
+//! events are `transport:packet_sent` and `transport:packet_received` (header, sizes and
+//! frames), `recovery:packet_lost` and `recovery:metrics_updated` (RTTs in milliseconds, window
+//! and bytes in flight in bytes); [`schema`] types them once for both stacks.
+//!
+//! # Frames from quinn
+//!
+//! quinn-proto 0.11.19 (the newest release) logs packets without their frames. quiclab adds
+//! them without forking quinn: the connection's packet keys are wrapped ([`tap`]) so that the
+//! plaintext of every packet sealed or opened is parsed into frames ([`frames`]) and handed to
+//! the qlog writer, which adds them to quinn's record of that packet ([`quinn`]). The other
+//! ways were a dissector that re-derives the keys from the TLS key log (HKDF labels, header
+//! protection, AEAD, key updates, packet-number recovery: a second QUIC receiver, and only
+//! where the key log exists), and a patched copy of quinn-proto (a fork to carry across
+//! releases). The tap sees exactly the bytes quinn sees, in both engines and with
+//! `crypto = "none"`, and forwards every call, so a run's packets and results do not change.
+//!
+//! # Write failures
 //!
 //! quinn only logs a qlog write that fails (and `BufWriter` discards the error of its final
 //! flush), so a missing or truncated qlog would go unnoticed. [`QlogFile`] records the first
@@ -6,10 +32,18 @@
 //! reports: the simulator keeps one sink per flow (many flows run in parallel threads), the
 //! endpoints one per process.
 
+pub mod frames;
+pub mod quinn;
+pub mod schema;
+pub mod tap;
+
+pub use quinn::QuinnTrace;
+pub use schema::Vantage;
+pub use tap::{AcceptSlot, FrameTap, TapClientConfig, TapServerConfig};
+
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
-use std::time::Instant;
 
 /// A shareable list of qlog problems (files that could not be created or fully written).
 #[derive(Debug, Clone, Default)]
@@ -105,15 +139,6 @@ impl QlogFile {
         QlogFlusher(Arc::downgrade(&self.0))
     }
 
-    /// A quinn qlog stream titled `title` writing into this file, with times relative to `start`.
-    pub fn into_stream(self, title: String, start: Instant) -> Option<quinn_proto::QlogStream> {
-        let mut q = quinn_proto::QlogConfig::default();
-        q.writer(Box::new(self))
-            .title(Some(title))
-            .start_time(start);
-        q.into_stream()
-    }
-
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
         // The writer's state stays usable after a panic elsewhere; at worst a line is cut.
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
@@ -173,14 +198,14 @@ mod tests {
     fn a_failed_qlog_write_is_recorded_once() {
         let errors = QlogErrors::default();
         {
-            let mut q = QlogFile::new(Full, PathBuf::from("full.qlog"), errors.clone());
+            let mut q = QlogFile::new(Full, PathBuf::from("full.sqlog"), errors.clone());
             // Bigger than BufWriter's buffer, so the write reaches the failing file.
             assert!(q.write_all(&[b'x'; 20_000]).is_err());
             assert!(q.write_all(&[b'y'; 20_000]).is_err());
         }
         let errs = errors.take();
         assert_eq!(errs.len(), 1, "{errs:?}");
-        assert!(errs[0].contains("full.qlog"), "{errs:?}");
+        assert!(errs[0].contains("full.sqlog"), "{errs:?}");
         assert!(errs[0].contains("no space left"), "{errs:?}");
         assert!(errors.take().is_empty(), "taken");
     }
@@ -189,7 +214,7 @@ mod tests {
     fn an_error_in_the_final_flush_is_recorded() {
         let errors = QlogErrors::default();
         {
-            let mut q = QlogFile::new(Full, PathBuf::from("flush.qlog"), errors.clone());
+            let mut q = QlogFile::new(Full, PathBuf::from("flush.sqlog"), errors.clone());
             // Fits in the buffer: only the flush on drop reaches the file.
             q.write_all(b"{}").expect("buffered");
             assert!(errors.to_vec().is_empty(), "nothing written yet");
@@ -200,7 +225,7 @@ mod tests {
     #[test]
     fn a_flusher_reaches_the_file_while_it_is_open_and_not_after() {
         let errors = QlogErrors::default();
-        let mut q = QlogFile::new(Full, PathBuf::from("open.qlog"), errors.clone());
+        let mut q = QlogFile::new(Full, PathBuf::from("open.sqlog"), errors.clone());
         let flusher = q.flusher();
         assert!(flusher.is_open());
         q.write_all(b"{}").expect("buffered");
@@ -225,7 +250,7 @@ mod tests {
         let tmp = fsutil::PrivateDir::new("qlog-not-a-dir-").expect("temp dir");
         let file = tmp.path().join("file");
         std::fs::write(&file, b"a file, not a directory").expect("write");
-        let created = QlogFile::create(file.join("client.qlog"), &errors);
+        let created = QlogFile::create(file.join("client.sqlog"), &errors);
         tmp.remove().expect("clean up");
         assert!(created.is_none());
         let errs = errors.take();
