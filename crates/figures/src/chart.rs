@@ -1551,7 +1551,11 @@ pub fn tolerance_chart(c: &ToleranceChart) -> Result<String, ChartError> {
             .y_labels(rows + 1)
             .x_labels(9)
             .y_label_formatter(&y_fmt)
-            .x_label_formatter(&|v| format!("{}%", tick(*v * 100.0)))
+            // A tick at zero can land a rounding error away from it (1.7e-16).
+            .x_label_formatter(&|v| {
+                let pct = *v * 100.0;
+                format!("{}%", tick(if pct.abs() < 1e-9 { 0.0 } else { pct }))
+            })
             .disable_y_mesh()
             .draw()
             .map_err(err)?;

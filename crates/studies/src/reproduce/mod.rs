@@ -289,7 +289,41 @@ impl Prepared {
                 let paper = paper::parse(text, &file).map_err(ReproduceError::Scenario)?;
                 // Only the experiments that ran are compared.
                 let ran: Vec<&str> = self.experiments.iter().map(|e| e.name).collect();
-                let rows = paper::compare(&paper, &ran, &paper::Rows::from_csv(&csv));
+                let values = experiment::summary::values(&runs, &stored);
+                let paired_rows: Vec<(&str, analysis::paired::PairedRow)> = self
+                    .experiments
+                    .iter()
+                    .flat_map(|e| {
+                        paired::experiment_rows(e, &self.combined.info, &values)
+                            .into_iter()
+                            .map(move |r| (e.name, r))
+                    })
+                    .collect();
+                let paired_of = |v: &paper::PaperValue| -> Option<paper::Paired> {
+                    let baseline = v.baseline.as_deref()?;
+                    let e = self.experiments.iter().find(|e| e.name == v.experiment)?;
+                    // The table's header names the metric the paired rows compare.
+                    let key = if e.columns.is_empty() {
+                        "completion_s"
+                    } else {
+                        e.columns.iter().find(|c| c.header == v.metric)?.metric
+                    };
+                    let (_, r) = paired_rows.iter().find(|(name, r)| {
+                        *name == e.name
+                            && r.variant == v.protocol
+                            && r.baseline == baseline
+                            && r.metric == key
+                            && r.point.first().is_some_and(|(_, x)| *x == v.x)
+                    })?;
+                    let (low, high) = r.ratio_ci?;
+                    Some(paper::Paired {
+                        ratio: r.ratio?,
+                        low,
+                        high,
+                        p: r.p_t_holm,
+                    })
+                };
+                let rows = paper::compare(&paper, &ran, &paper::Rows::from_csv(&csv), &paired_of);
                 // The comparison leads, right after the heading and what the table is.
                 let section = paper::markdown(&paper, &rows);
                 let at = ["\n### ", "\n| "]

@@ -205,12 +205,37 @@ pub struct Compared {
     pub ours: Option<(f64, f64, f64)>,
     /// (ours − paper) / |paper| with its interval; absolute difference when the paper's is 0.
     pub diff: Option<(f64, f64, f64)>,
+    /// For a relative value from the paired comparison: its Holm-adjusted paired t p-value
+    /// (does our difference between the two protocols exist at all).
+    pub p: Option<f64>,
     /// The verdict.
     pub verdict: Verdict,
 }
 
 /// Compares one paper value with the study's rows.
-pub fn compare_one(v: &PaperValue, rows: &Rows, tolerance: f64) -> Compared {
+/// The paired comparison of a relative value's protocol with its baseline (repetition against
+/// repetition): the ratio of the means with its bootstrap 95% interval and the paired t-test's
+/// Holm-adjusted p-value.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Paired {
+    /// Mean of the protocol over mean of the baseline.
+    pub ratio: f64,
+    /// 95% interval of the ratio.
+    pub low: f64,
+    /// See `low`.
+    pub high: f64,
+    /// Paired t-test p-value, Holm-adjusted across the experiment's comparisons.
+    pub p: Option<f64>,
+}
+
+/// Compares one paper value with the study's rows; a relative value uses `paired` (the paired
+/// comparison of its two rows) where the study has it.
+pub fn compare_one(
+    v: &PaperValue,
+    rows: &Rows,
+    paired: Option<Paired>,
+    tolerance: f64,
+) -> Compared {
     let row = |protocol: &str| rows.get(&v.experiment, &v.x, protocol, &v.metric);
     let interval = |o: Ours| {
         let h = o.ci95.unwrap_or(0.0);
@@ -218,6 +243,10 @@ pub fn compare_one(v: &PaperValue, rows: &Rows, tolerance: f64) -> Compared {
     };
     let (paper, ours) = match (v.value, v.relative, &v.baseline) {
         (Some(p), _, _) => (p, row(&v.protocol).map(interval)),
+        (None, Some(r), Some(_)) if paired.is_some() => {
+            let p = paired.expect("checked");
+            (r, Some((p.ratio - 1.0, p.low - 1.0, p.high - 1.0)))
+        }
         (None, Some(r), Some(b)) => {
             let ours = match (row(&v.protocol), row(b)) {
                 (Some(a), Some(base)) if base.mean != 0.0 => {
@@ -248,6 +277,7 @@ pub fn compare_one(v: &PaperValue, rows: &Rows, tolerance: f64) -> Compared {
             paper,
             ours: None,
             diff: None,
+            p: None,
             verdict: Verdict::NotMeasured,
         };
     };
@@ -271,17 +301,23 @@ pub fn compare_one(v: &PaperValue, rows: &Rows, tolerance: f64) -> Compared {
         paper,
         ours: Some((m, lo, hi)),
         diff: Some((d.0, dlo, dhi)),
+        p: paired.filter(|_| v.relative.is_some()).and_then(|p| p.p),
         verdict,
     }
 }
 
 /// The values of `paper` for the experiments `ran`, compared with `rows`.
-pub fn compare(paper: &PaperFile, ran: &[&str], rows: &Rows) -> Vec<(PaperValue, Compared)> {
+pub fn compare(
+    paper: &PaperFile,
+    ran: &[&str],
+    rows: &Rows,
+    paired: &dyn Fn(&PaperValue) -> Option<Paired>,
+) -> Vec<(PaperValue, Compared)> {
     paper
         .values
         .iter()
         .filter(|v| ran.contains(&v.experiment.as_str()))
-        .map(|v| (v.clone(), compare_one(v, rows, paper.tolerance)))
+        .map(|v| (v.clone(), compare_one(v, rows, paired(v), paper.tolerance)))
         .collect()
 }
 
@@ -334,7 +370,7 @@ fn cells(v: &PaperValue, c: &Compared, notes: &[&str]) -> [String; 6] {
         None => format!("{} {} {}, {}", v.experiment, v.x, v.protocol, v.metric),
     };
     let paper = format!("{}{}", if v.approximate { "≈" } else { "" }, shown(c.paper));
-    let ours = c.ours.map_or_else(
+    let mut ours = c.ours.map_or_else(
         || "–".to_string(),
         |(m, lo, hi)| {
             if (hi - lo).abs() < f64::EPSILON * m.abs().max(1.0) {
@@ -344,6 +380,11 @@ fn cells(v: &PaperValue, c: &Compared, notes: &[&str]) -> [String; 6] {
             }
         },
     );
+    if let Some(p) = c.p {
+        let t = analysis::format::p_value(p);
+        let eq = if t.starts_with('<') { "" } else { "= " };
+        ours.push_str(&format!(" (paired, p {eq}{t})"));
+    }
     let diff = c.diff.map_or_else(
         || "–".to_string(),
         |(d, lo, hi)| {
@@ -403,8 +444,10 @@ const NONE: &str = "No value of the paper concerns the experiments that ran (wha
 reports and what it leaves out is listed in the study's paper.toml).";
 
 const RULE: &str = "ours: the study's mean with its 95% Student-t interval (a relative \
-difference: the ratio of the two rows' means, its interval from the two rows' intervals at their \
-extremes, which is conservative for paired rows); difference: (ours − paper) / |paper| with the \
+difference: from the paired comparison of the two protocols where the study makes it, the ratio \
+of the means with its bootstrap interval and the Holm-adjusted paired t p-value; otherwise the \
+ratio of the two rows' means, its interval from the two rows' intervals at their extremes, which \
+is conservative for paired rows); difference: (ours − paper) / |paper| with the \
 same interval; verdict: agrees when the whole interval lies within ±tolerance, differs when it \
 lies wholly outside, inconclusive when it straddles it; ≈ marks a value read off a plot.";
 
@@ -518,29 +561,57 @@ mod tests {
         }
     }
 
+    fn compare_one_t(v: &PaperValue, rows: &Rows, tolerance: f64) -> Compared {
+        compare_one(v, rows, None, tolerance)
+    }
+
+    #[test]
+    fn a_relative_value_uses_the_paired_comparison_where_there_is_one() {
+        let rows = Rows::from_csv(CSV);
+        let paired = Paired {
+            ratio: 1.25,
+            low: 1.24,
+            high: 1.26,
+            p: Some(0.001),
+        };
+        let c = compare_one(
+            &value("0%", "modquic", None, Some(0.25)),
+            &rows,
+            Some(paired),
+            0.1,
+        );
+        let (m, lo, hi) = c.ours.expect("paired");
+        assert!((m - 0.25).abs() < 1e-12 && (lo - 0.24).abs() < 1e-12 && (hi - 0.26).abs() < 1e-12);
+        assert_eq!((c.verdict, c.p), (Verdict::Agrees, Some(0.001)));
+        let notes: Vec<&str> = Vec::new();
+        assert!(
+            cells(&value("0%", "modquic", None, Some(0.25)), &c, &notes)[2].contains("paired, p")
+        );
+    }
+
     #[test]
     fn verdicts_read_the_interval_against_the_tolerance() {
         let rows = Rows::from_csv(CSV);
-        let c = compare_one(&value("0%", "modquic", Some(1.891), None), &rows, 0.1);
+        let c = compare_one_t(&value("0%", "modquic", Some(1.891), None), &rows, 0.1);
         assert_eq!(c.verdict, Verdict::Agrees);
         let (d, lo, hi) = c.diff.expect("measured");
         assert!((d - (1.88 - 1.891) / 1.891).abs() < 1e-12 && lo < d && d < hi);
         // 1.50 ± 0.01 against 1.891: wholly below −10%.
         assert_eq!(
-            compare_one(&value("0%", "quic", Some(1.891), None), &rows, 0.1).verdict,
+            compare_one_t(&value("0%", "quic", Some(1.891), None), &rows, 0.1).verdict,
             Verdict::Differs
         );
         // 1.50 ± 0.30 against 1.6: the interval straddles the tolerance.
         assert_eq!(
-            compare_one(&value("1%", "quic", Some(1.6), None), &rows, 0.1).verdict,
+            compare_one_t(&value("1%", "quic", Some(1.6), None), &rows, 0.1).verdict,
             Verdict::Inconclusive
         );
         assert_eq!(
-            compare_one(&value("5%", "quic", Some(1.6), None), &rows, 0.1).verdict,
+            compare_one_t(&value("5%", "quic", Some(1.6), None), &rows, 0.1).verdict,
             Verdict::NotMeasured
         );
         // Relative: 1.88 / 1.50 − 1 = +25.3% against the paper's +25%.
-        let c = compare_one(&value("0%", "modquic", None, Some(0.25)), &rows, 0.1);
+        let c = compare_one_t(&value("0%", "modquic", None, Some(0.25)), &rows, 0.1);
         let (m, lo, hi) = c.ours.expect("both rows");
         assert!(
             (m - (1.88 / 1.5 - 1.0)).abs() < 1e-12 && lo < m && m < hi,
@@ -548,7 +619,7 @@ mod tests {
         );
         assert_eq!(c.verdict, Verdict::Agrees);
         assert_eq!(
-            compare_one(&value("0%", "modquic", None, Some(0.5)), &rows, 0.1).verdict,
+            compare_one_t(&value("0%", "modquic", None, Some(0.5)), &rows, 0.1).verdict,
             Verdict::Differs
         );
     }
