@@ -13,8 +13,8 @@ use crate::chart::{self, Cdf, CdfChart, Panel, PanelChart};
 use crate::data::{PointData, ResultsDir};
 use crate::error::FigureError;
 use crate::sweep::{
-    axis_value, key_label, lines_over, measure_figure, n_of_n, AxisScale, MeasureSpec,
-    EXPERIMENT_AXIS, MEAN_CI_BARS,
+    axis_value, key_label, lines_are, lines_over, measure_figure, n_of_n, series_key, AxisScale,
+    MeasureSpec, EXPERIMENT_AXIS, MEAN_CI_BARS,
 };
 use crate::{metric, series, Figure, FigureKind, FigureSize};
 
@@ -208,11 +208,7 @@ fn line(
             .title
             .clone()
             .unwrap_or_else(|| format!("{label} vs {axis}"));
-        let series_are = if lines_by.is_empty() {
-            "sweep".to_string()
-        } else {
-            lines_by.join(" × ")
-        };
+        let series_are = lines_are(&lines_by);
         let fig = measure_figure(&MeasureSpec {
             id: nth_id(id, m, ms.len()),
             title,
@@ -250,10 +246,7 @@ fn cdf(
                 .iter()
                 .filter_map(|r| r.metrics.get(m).copied())
                 .collect();
-            let key: Vec<(String, String)> = lines_by
-                .iter()
-                .map(|a| (a.clone(), axis_value(p, a).unwrap_or_else(|| "–".into())))
-                .collect();
+            let key = series_key(p, &lines_by);
             let label = key_label(&key);
             // Points that differ only in axes the figure does not separate pool their runs.
             match curves.iter_mut().find(|c| c.label == label) {
@@ -352,10 +345,7 @@ fn series_figure(
         let Some(r) = series::representative(d, p.index) else {
             continue;
         };
-        let key: Vec<(String, String)> = lines_by
-            .iter()
-            .map(|a| (a.clone(), axis_value(p, a).unwrap_or_else(|| "–".into())))
-            .collect();
+        let key = series_key(p, &lines_by);
         runs.push((key_label(&key), r.id.clone()));
     }
     if runs.is_empty() {

@@ -242,6 +242,23 @@ pub(crate) fn axis_value(p: &PointData, axis: &str) -> Option<String> {
         .map(|(_, v)| v.clone())
 }
 
+/// The key of point `p`'s line when lines are made by `axes`: each axis with its value ("–"
+/// where the point has no such axis).
+pub(crate) fn series_key(p: &PointData, axes: &[String]) -> Vec<(String, String)> {
+    axes.iter()
+        .map(|a| (a.clone(), axis_value(p, a).unwrap_or_else(|| "–".into())))
+        .collect()
+}
+
+/// What one line of a figure stands for, for its caption: the axes that make the lines.
+pub(crate) fn lines_are(axes: &[String]) -> String {
+    if axes.is_empty() {
+        "sweep".to_string()
+    } else {
+        axes.join(" × ")
+    }
+}
+
 /// The lines of `metric` against `axis` over `subset`, one per combination of the values of
 /// `series_axes`: the x values in order of appearance and each line's estimate per x value.
 /// `None` when the axis takes fewer than two values there.
@@ -265,10 +282,7 @@ pub(crate) fn lines_over(
     }
     let mut series: Vec<SeriesCells> = Vec::new();
     for p in subset {
-        let key: Vec<(String, String)> = series_axes
-            .iter()
-            .map(|a| (a.clone(), axis_value(p, a).unwrap_or_else(|| "–".into())))
-            .collect();
+        let key = series_key(p, series_axes);
         let xi = axis_value(p, axis)
             .and_then(|v| x_values.iter().position(|x| *x == v))
             .unwrap_or(0);
@@ -360,11 +374,7 @@ fn figure(
         Some(e) => format!("{label} vs {axis} ({e})"),
         None => format!("{label} vs {axis}"),
     };
-    let series_are = if others.is_empty() {
-        "sweep".to_string()
-    } else {
-        others.join(" × ")
-    };
+    let series_are = lines_are(&others);
     measure_figure(&MeasureSpec {
         id,
         title,
