@@ -28,7 +28,7 @@ mod walk {
         for p in entries {
             if p.is_dir() {
                 toml_files(&p, out);
-            } else if p.extension().is_some_and(|e| e == "toml") {
+            } else if scenario::is_scenario_file(&p) {
                 out.push(p);
             }
         }

@@ -299,7 +299,11 @@ fn seed000_opens_with_the_paper_comparison_and_draws_its_declared_figures() {
         .lines()
         .filter(|l| l.starts_with("| 2mbit"))
         .collect();
-    assert_eq!(rows.len(), 18, "Table 5: 6 loss rates × 3 protocols\n{section}");
+    assert_eq!(
+        rows.len(),
+        18,
+        "Table 5: 6 loss rates × 3 protocols\n{section}"
+    );
     for r in &rows {
         assert!(
             verdicts

@@ -50,3 +50,14 @@ pub use load::{load, load_with, parse_str, parse_with, run_seed, Inputs, LoadedS
 pub use registry::{keys, KeyDoc};
 pub use sweep::{MAX_POINTS, MAX_RUNS};
 pub use variant::{VariantDef, MAX_VARIANTS, VARIANT_AXIS};
+
+/// The name of a study's published values beside its scenario files
+/// (`scenarios/studies/<study>/paper.toml`): data, not a scenario.
+pub const PAPER_FILE: &str = "paper.toml";
+
+/// Whether `path` is a scenario file of a scenarios tree: a `.toml` file other than a study's
+/// [`PAPER_FILE`].
+pub fn is_scenario_file(path: &std::path::Path) -> bool {
+    path.extension().is_some_and(|e| e == "toml")
+        && path.file_name().is_some_and(|n| n != PAPER_FILE)
+}

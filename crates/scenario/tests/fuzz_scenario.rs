@@ -464,10 +464,7 @@ fn examples() -> &'static [String] {
                 let p = e.path();
                 if p.is_dir() {
                     dirs.push(p);
-                } else if p.extension().is_some_and(|x| x == "toml")
-                    // A study's published values beside its scenarios, not a scenario.
-                    && p.file_name().is_some_and(|n| n != "paper.toml")
-                {
+                } else if scenario::is_scenario_file(&p) {
                     files.push(p);
                 }
             }
