@@ -359,6 +359,10 @@ fn series_figure(
     for col in &spec.y {
         let mut lines: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
         for (label, table) in &tables {
+            // A run shorter than one sample bin has no rows: nothing to draw, nothing wrong.
+            if table.t.is_empty() {
+                continue;
+            }
             let Some(values) = table.columns.get(col) else {
                 let have: Vec<String> = table.columns.keys().cloned().collect();
                 return Err(FigureError::Unknown {
@@ -399,6 +403,12 @@ fn series_figure(
             y_label: metric::axis_label(&column_name(col), &sc),
             lines,
         });
+    }
+    if panels
+        .iter()
+        .all(|p: &Panel| p.lines.iter().all(|(_, pts)| pts.is_empty()))
+    {
+        return Ok(None);
     }
     let title = spec.title.clone().unwrap_or_else(|| {
         format!(

@@ -210,6 +210,26 @@ fn a_series_figure_draws_a_panel_per_column_and_a_line_per_point_up_to_until() {
         "{}",
         f.svg
     );
+    // Runs shorter than a sample bin have header-only series: no figure, no error.
+    let mut short = d.clone();
+    for r in &short.runs {
+        std::fs::write(
+            tmp.path().join(format!("series/{}.csv", r.id)),
+            "t_s,flow\n",
+        )
+        .expect("write");
+    }
+    short.dir = tmp.path().to_path_buf();
+    assert!(
+        figures::declared::figures(&short, figures::FigureSize::Screen)
+            .expect("no error")
+            .is_empty()
+    );
+    for r in &d.runs {
+        let mut csv = String::from("t_s,flow,cwnd_bytes,srtt_ms\n");
+        csv.push_str("0,dl,10000,20\n");
+        std::fs::write(tmp.path().join(format!("series/{}.csv", r.id)), csv).expect("write");
+    }
     let bad = spec(json!({"name": "q", "kind": "series", "y": ["queue_bytes"]}));
     d.points
         .iter_mut()
