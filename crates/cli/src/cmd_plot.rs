@@ -150,6 +150,7 @@ pub fn run(args: &PlotArgs) -> anyhow::Result<Exit> {
                 && args.runs.is_empty()
                 && args.tradeoffs.is_empty());
             let plot_kinds = [
+                figures::FigureKind::Declared,
                 figures::FigureKind::Sweep,
                 figures::FigureKind::Cdf,
                 figures::FigureKind::Series,
