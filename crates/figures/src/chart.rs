@@ -1484,8 +1484,9 @@ pub struct Checked {
     pub label: String,
     /// Relative error, measured / expected − 1 (or the case's own error measure).
     pub error: f64,
-    /// Allowed |error|.
-    pub tolerance: f64,
+    /// The errors that pass, (lowest, highest): (−tolerance, tolerance), or an upper bound
+    /// alone (−∞, bound).
+    pub band: (f64, f64),
     /// Whether it passed.
     pub pass: bool,
 }
@@ -1515,7 +1516,8 @@ pub fn tolerance_chart(c: &ToleranceChart) -> Result<String, ChartError> {
     let reach = c
         .items
         .iter()
-        .flat_map(|i| [i.error.abs(), i.tolerance.abs()])
+        .flat_map(|i| [i.error.abs(), i.band.0.abs(), i.band.1.abs()])
+        .filter(|v| v.is_finite())
         .filter(|v| v.is_finite())
         .fold(0.0, f64::max)
         .max(1e-3)
@@ -1564,8 +1566,8 @@ pub fn tolerance_chart(c: &ToleranceChart) -> Result<String, ChartError> {
             .draw_series(c.items.iter().enumerate().map(|(i, it)| {
                 Rectangle::new(
                     [
-                        (-it.tolerance, y_of(i) - 0.32),
-                        (it.tolerance, y_of(i) + 0.32),
+                        (it.band.0.max(-reach), y_of(i) - 0.32),
+                        (it.band.1.min(reach), y_of(i) + 0.32),
                     ],
                     RGBColor(215, 215, 215).filled(),
                 )

@@ -400,6 +400,17 @@ pub fn validation(
     }))
 }
 
+/// The errors a validation point passes with: ± its tolerance, or for a one-sided check (an
+/// upper bound, e.g. "at most one target": it passes below the band's lower edge) everything up
+/// to its tolerance.
+fn band(p: &crate::validate::PointResult) -> (f64, f64) {
+    if p.pass && p.error < -p.tolerance {
+        (f64::NEG_INFINITY, p.tolerance)
+    } else {
+        (-p.tolerance, p.tolerance)
+    }
+}
+
 /// The validation points as a report section: each case's error against its tolerance band
 /// (a figure), then the table of expected and measured values.
 fn validation_html(
@@ -434,7 +445,7 @@ fn validation_html(
             .map(|p| figures::chart::Checked {
                 label: p.label.clone(),
                 error: p.error,
-                tolerance: p.tolerance,
+                band: band(p),
                 pass: p.pass,
             })
             .collect();
@@ -463,12 +474,13 @@ fn validation_html(
         };
         let _ = writeln!(
             o,
-            "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{:+.2}%</td><td class=\"num\">±{:.1}%</td><td class=\"{}\">{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{:+.2}%</td><td class=\"num\">{}{:.1}%</td><td class=\"{}\">{}</td></tr>",
             esc(&p.case),
             esc(&p.label),
             esc(&value(p.expected)),
             esc(&value(p.measured)),
             p.error * 100.0,
+            if band(p).0.is_finite() { "±" } else { "≤ +" },
             p.tolerance * 100.0,
             if p.pass { "ok" } else { "bad" },
             if p.pass { "pass" } else { "FAIL" }
@@ -642,6 +654,18 @@ mod tests {
         // A band per point, a cross for the failed one.
         assert!(html.contains("p=2%") && html.contains(">FAIL<"), "{html}");
         assert_eq!(html.matches("<tr><td>").count(), 3);
+        // A one-sided check (at most the expected value) passing far below it shows its bound.
+        let mut sparse = point("fq-codel-sparse", "probe", -0.5, true);
+        sparse.tolerance = 0.0;
+        assert_eq!(band(&sparse), (f64::NEG_INFINITY, 0.0));
+        let html = validation_html(
+            &ValidationReport {
+                points: vec![sparse],
+            },
+            "c",
+        )
+        .expect("html");
+        assert!(html.contains("≤ +0.0%"), "{html}");
     }
 
     #[test]
