@@ -426,7 +426,8 @@ fn validation_html(
         "<h2 id=\"validation\">Validation against the paper's analytic cases</h2>\n<p>{} of {} points \
          within their tolerance (<code>{}</code>). Each row: the point's error (measured / expected \
          − 1; for fair shares 1 − Jain's index) as a dot, a cross when outside its tolerance, over \
-         the grey band of ± its tolerance.</p>",
+         the grey band of the errors that pass (± its tolerance, or up to its bound for a \
+         one-sided check).</p>",
         passed,
         report.points.len(),
         esc(command)
@@ -453,7 +454,7 @@ fn validation_html(
             title: case.to_string(),
             x_label: "error against the expected value".into(),
             items,
-            footnote: "grey: ± tolerance; dot: within it; cross: outside".into(),
+            footnote: "grey: the errors that pass; dot: within them; cross: outside".into(),
         })
         .map_err(|e| ReproduceError::Figures(figures::FigureError::from(e)))?;
         let _ = writeln!(
