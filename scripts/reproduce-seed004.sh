@@ -3,7 +3,8 @@
 # an 11,000-byte page requested at constant rates of 50-1000 req/s over HTTP/1.1 + TLS, HTTP/2 and
 # HTTP/3, against quiclab's own server (all three) and quic-go's HTTP/3 server (the seed compared two
 # QUIC implementations, gQUIC and IETF QUIC; we compare two IETF QUIC servers), on loopback.
-# Then one request per protocol, unloaded, with its latency and the packets it took (from a pcap).
+# Then one request per protocol, unloaded, with its latency and the packets it took (from a pcap),
+# and the paper's Tables 1-4 beside ours (`quiclab load paper`, into OUT_DIR/paper.md).
 #
 # Usage: bash scripts/reproduce-seed004.sh [--emu] [OUT_DIR] [DURATION]   (defaults: out/seed004, 10s)
 # SINGLE_ONLY=1 skips the sweeps and redoes only the single-request table.
@@ -125,11 +126,14 @@ $q load sweep --rates "$rates" --duration "$duration" --http 3 --pool-growth eag
 fi
 
 # One unloaded request per protocol: latency from `quiclab get`, packets from a loopback capture.
+# single.csv holds the same table for `quiclab load paper` (its headers are the metric names).
 single="$out/single.md"
+single_csv="$out/single.csv"
 {
     echo "| server | HTTP | latency, median of 11 (ms, new connection incl. handshake) | packets (one request) | bytes on the wire |"
     echo "|---|---|---:|---:|---:|"
 } >"$single"
+echo 'server,HTTP,"latency, median of 11 (ms, new connection incl. handshake)",packets (one request),bytes on the wire' >"$single_csv"
 for spec in "quiclab:$port:1.1" "quiclab:$port:2" "quiclab:$port:3" "quic-go:$gport:3"; do
     IFS=: read -r name p http <<<"$spec"
     pcap="$tmp/single-$name-$http.pcap"
@@ -153,6 +157,11 @@ for spec in "quiclab:$port:1.1" "quiclab:$port:2" "quiclab:$port:3" "quic-go:$gp
             python3 -c 'import json,sys; print("%.3f" % (json.load(sys.stdin)["total_s"] * 1000))'
     done | sort -n | sed -n 6p)
     echo "| $name | $http | $ms | $packets | $bytes |" >>"$single"
+    echo "$name,$http,$ms,$packets,$bytes" >>"$single_csv"
 done
 echo "== single request"
 cat "$single"
+if [ -z "${SINGLE_ONLY:-}" ]; then
+    echo "== the paper's numbers beside ours ($out/paper.md)"
+    $q load paper scenarios/studies/seed004/paper.toml "$out"
+fi

@@ -51,6 +51,9 @@ enum LoadCommand {
     Encode(EncodeArgs),
     /// Run one attack per (rate, HTTP version) and tabulate them (seed 004's experiment).
     Sweep(SweepArgs),
+    /// Put a study's `paper.toml` beside the tables its sweeps wrote (relative differences and
+    /// a verdict per value, into DIR/paper.md).
+    Paper(crate::cmd_load_paper::PaperArgs),
 }
 
 /// What to send.
@@ -322,6 +325,7 @@ pub fn run(args: &LoadArgs) -> anyhow::Result<Exit> {
         LoadCommand::Plot(a) => plot(a),
         LoadCommand::Encode(a) => encode(a),
         LoadCommand::Sweep(a) => sweep(a),
+        LoadCommand::Paper(a) => crate::cmd_load_paper::run(a),
     }
 }
 
@@ -917,12 +921,9 @@ fn latency_figure(
                 .filter(|p| &p.http == h)
                 .map(|p| {
                     let l = &p.summary.latency_ms;
-                    // Normal interval: an attack has hundreds to thousands of requests.
-                    let half = if l.n > 1 {
-                        1.96 * l.sd / (l.n as f64).sqrt()
-                    } else {
-                        0.0
-                    };
+                    // The batch-means interval (requests under load are correlated); none for
+                    // an attack shorter than two seconds.
+                    let half = p.summary.latency_mean_ci95_ms.unwrap_or(0.0);
                     let est = (l.n > 0).then(|| Estimate {
                         mean: l.mean / 1e3,
                         low: ((l.mean - half) / 1e3).max(0.0),

@@ -12,6 +12,7 @@ mod cmd_emu;
 mod cmd_get;
 mod cmd_interop;
 mod cmd_load;
+mod cmd_load_paper;
 mod cmd_merge;
 mod cmd_pep;
 mod cmd_plot;

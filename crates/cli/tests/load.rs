@@ -208,12 +208,13 @@ fn sweep_writes_results_and_tables() {
     let csv = std::fs::read_to_string(s.path("sweep/table.csv")).unwrap();
     let rows: Vec<&str> = csv.lines().collect();
     assert_eq!(rows.len(), 5, "{csv}");
+    let success_column = rows[0].split(',').position(|c| c == "success_pct").unwrap();
     for (row, prefix) in rows[1..]
         .iter()
         .zip(["50,2,50,", "50,3,50,", "100,2,100,", "100,3,100,"])
     {
         assert!(row.starts_with(prefix), "{row}");
-        let success_pct = row.split(',').nth(9).unwrap();
+        let success_pct = row.split(',').nth(success_column).unwrap();
         assert_eq!(success_pct, "100.00", "not all successful: {row}");
     }
     for f in [
@@ -231,6 +232,76 @@ fn sweep_writes_results_and_tables() {
     for label in ["HTTP/2", "HTTP/3", "n/N = 50–100/50–100", "offered rate"] {
         assert!(svg.contains(label), "{label} not in the figure");
     }
+
+    // A paper's values beside the sweep's table (experiment `sweep` = the directory) and a
+    // hand-made table (`single.csv`); an experiment with neither is named and left out.
+    s.file(
+        "paper.toml",
+        r#"citation = "A paper"
+tolerance = 0.1
+tolerance_why = "test"
+[[value]]
+source = "Table 2"
+experiment = "sweep"
+x = "50"
+protocol = "2"
+metric = "success %"
+value = 100.0
+[[value]]
+source = "Table 2"
+experiment = "sweep"
+x = "100"
+protocol = "3"
+metric = "mean latency (ms)"
+value = 10000.0
+[[value]]
+source = "Table 1"
+experiment = "single"
+x = "quiclab"
+protocol = "3"
+metric = "packets (one request)"
+value = 20.0
+[[value]]
+source = "Table 9"
+experiment = "absent"
+x = "1"
+protocol = "3"
+metric = "success %"
+value = 1.0
+"#,
+    );
+    s.file(
+        "single.csv",
+        "server,HTTP,packets (one request)\nquiclab,3,26\n",
+    );
+    let o = quiclab(&["load", "paper", "paper.toml", "."], &s.0);
+    assert_ok(&o);
+    let md = std::fs::read_to_string(s.path("paper.md")).expect("paper.md");
+    let row = |start: &str| {
+        md.lines()
+            .find(|l| l.starts_with(start))
+            .unwrap_or_else(|| panic!("no row {start} in {md}"))
+            .to_string()
+    };
+    assert!(
+        row("| sweep 50 2, success %").contains("| agrees |"),
+        "{md}"
+    );
+    assert!(
+        row("| sweep 100 3, mean latency (ms)").contains("| differs |"),
+        "{md}"
+    );
+    let single = row("| single quiclab 3, packets (one request)");
+    assert!(
+        single.contains("+30.0%") && single.contains("| differs |"),
+        "{single}"
+    );
+    assert!(md.contains("3 values compared"), "{md}");
+    assert!(
+        text(&o.stderr).contains("experiment absent: neither"),
+        "{}",
+        text(&o.stderr)
+    );
 }
 
 #[test]

@@ -37,6 +37,10 @@ pub struct Metrics {
     tls: Histogram<u64>,
     quic_handshake: Histogram<u64>,
     ttfb: Histogram<u64>,
+    /// Latency sum (µs) and count per whole second of the intended send time: the batches of
+    /// the mean's batch-means interval. One entry per second the attack schedules (a day-long
+    /// attack holds 86,400, about 3 MB).
+    latency_batches: BTreeMap<u64, (u64, u64)>,
     status: BTreeMap<u16, u64>,
     errors: BTreeMap<String, u64>,
 }
@@ -80,6 +84,7 @@ impl Metrics {
             tls: histogram(),
             quic_handshake: histogram(),
             ttfb: histogram(),
+            latency_batches: BTreeMap::new(),
             status: BTreeMap::new(),
             errors: BTreeMap::new(),
         }
@@ -116,6 +121,12 @@ impl Metrics {
             *self.status.entry(code).or_insert(0) += 1;
         }
         self.latency.saturating_record(micros(r.latency_ns));
+        let batch = self
+            .latency_batches
+            .entry(r.intended_ns / 1_000_000_000)
+            .or_insert((0, 0));
+        batch.0 = batch.0.saturating_add(micros(r.latency_ns));
+        batch.1 += 1;
         self.lateness
             .saturating_record(micros(sent.saturating_sub(r.intended_ns)));
         let phases = [
@@ -161,6 +172,11 @@ impl Metrics {
             // Same bounds on both sides (one constructor), so adding cannot fail.
             let _ = mine.add(theirs);
         }
+        for (second, (sum, n)) in &other.latency_batches {
+            let batch = self.latency_batches.entry(*second).or_insert((0, 0));
+            batch.0 = batch.0.saturating_add(*sum);
+            batch.1 += n;
+        }
         for (code, n) in &other.status {
             *self.status.entry(*code).or_insert(0) += n;
         }
@@ -182,6 +198,25 @@ impl Metrics {
     /// The latency histogram (microseconds, from the intended send time).
     pub fn latency_histogram(&self) -> &Histogram<u64> {
         &self.latency
+    }
+
+    /// Half-width of the 95% interval of the mean latency, by batch means: the mean of each
+    /// second's requests is one observation, and Student's t runs over those. Requests under load
+    /// queue behind one another, so their latencies are correlated and an interval that treated
+    /// them as independent would be too narrow; one-second batches of hundreds of requests are
+    /// close to independent. None with fewer than two batches.
+    fn latency_mean_ci95_ms(&self) -> Option<f64> {
+        let means: Vec<f64> = self
+            .latency_batches
+            .values()
+            .filter(|(_, n)| *n > 0)
+            .map(|(sum, n)| *sum as f64 / *n as f64 / 1e3)
+            .collect();
+        if means.len() < 2 {
+            return None;
+        }
+        let s = analysis::stats::summarize(&means).ok()?;
+        Some((s.ci95_high - s.ci95_low) / 2.0)
     }
 
     /// The report of everything added so far.
@@ -234,6 +269,7 @@ impl Metrics {
                 bytes_out: self.bytes_out,
             },
             latency_ms: Distribution::of(&self.latency),
+            latency_mean_ci95_ms: self.latency_mean_ci95_ms(),
             service_ms: Distribution::of(&self.service),
             lateness_ms: Distribution::of(&self.lateness),
             phases_ms: Phases {
@@ -282,6 +318,10 @@ pub struct Summary {
     pub throughput: Throughput,
     /// Latency from the intended send time to completion.
     pub latency_ms: Distribution,
+    /// Half-width of the 95% interval of `latency_ms.mean` by batch means over one-second
+    /// batches of the schedule (absent for an attack shorter than two seconds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_mean_ci95_ms: Option<f64>,
     /// Latency from the actual send to completion.
     pub service_ms: Distribution,
     /// Actual minus intended send time.
@@ -480,6 +520,31 @@ mod tests {
         assert_eq!(s.errors.len(), 1);
         assert!((s.duration_s - 1.0).abs() < 1e-12);
         assert!((s.wait_s - 0.001999).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_mean_latency_interval_comes_from_one_second_batches() {
+        // Ten seconds at 100/s; every request of second k waits k + 1 ms, as when a queue builds
+        // up and drains slowly: latencies within a second are identical, not independent.
+        let mut m = Metrics::new();
+        for seq in 0..1000u64 {
+            let mut r = sample(seq);
+            r.latency_ns = (seq / 100 + 1) * 1_000_000;
+            m.add(&r);
+        }
+        let s = m.summary();
+        // Batch means 1..10 ms: sd 3.028, t(0.975, 9) = 2.262, half-width 2.166 ms.
+        let half = s.latency_mean_ci95_ms.expect("ten batches");
+        assert!((half - 2.166).abs() < 0.002, "{half}");
+        // Requests taken as independent would claim an interval ten times narrower.
+        let naive = 1.96 * s.latency_ms.sd / (s.latency_ms.n as f64).sqrt();
+        assert!(half > 10.0 * naive, "{half} vs {naive}");
+        // Under two seconds there is nothing to estimate the spread from.
+        let mut short = Metrics::new();
+        for seq in 0..50 {
+            short.add(&sample(seq));
+        }
+        assert_eq!(short.summary().latency_mean_ci95_ms, None);
     }
 
     #[test]

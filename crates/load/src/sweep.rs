@@ -219,10 +219,15 @@ pub fn run(
     Ok(points)
 }
 
-/// Writes `table.csv` and `table.md` of `points` into `dir`.
+/// The sweep's table as CSV, in its directory.
+pub const TABLE_CSV: &str = "table.csv";
+/// The sweep's table as Markdown, in its directory.
+pub const TABLE_MD: &str = "table.md";
+
+/// Writes [`TABLE_CSV`] and [`TABLE_MD`] of `points` into `dir`.
 pub fn write_tables(dir: &Path, points: &[SweepPoint]) -> Result<(), SweepError> {
-    write(&dir.join("table.csv"), csv(points))?;
-    write(&dir.join("table.md"), markdown(points))
+    write(&dir.join(TABLE_CSV), csv(points))?;
+    write(&dir.join(TABLE_MD), markdown(points))
 }
 
 fn write(path: &Path, text: String) -> Result<(), SweepError> {
@@ -255,21 +260,24 @@ pub fn attack_name(http: &str, rate: f64) -> String {
     format!("h{http}-{rate}/s")
 }
 
-const HEADER: [&str; 11] = [
-    "rate_per_s",
-    "http",
-    "requests",
-    "achieved_rate_per_s",
-    "mean_latency_ms",
-    "p50_latency_ms",
-    "p99_latency_ms",
-    "throughput_mbit_s",
-    "successes_per_s",
-    "success_pct",
-    "not_sent_on_time",
+/// The table's columns: the CSV header and the Markdown title of each. The titles are also the
+/// metric names a study's `paper.toml` uses for these tables.
+pub const COLUMNS: [(&str, &str); 12] = [
+    ("rate_per_s", "rate (req/s)"),
+    ("http", "HTTP"),
+    ("requests", "requests"),
+    ("achieved_rate_per_s", "achieved (req/s)"),
+    ("mean_latency_ms", "mean latency (ms)"),
+    ("mean_latency_ci95_ms", "± 95% CI (ms)"),
+    ("p50_latency_ms", "p50 (ms)"),
+    ("p99_latency_ms", "p99 (ms)"),
+    ("throughput_mbit_s", "throughput (Mbit/s)"),
+    ("successes_per_s", "successes/s"),
+    ("success_pct", "success %"),
+    ("not_sent_on_time", "not on time"),
 ];
 
-fn cells(p: &SweepPoint) -> [String; 11] {
+fn cells(p: &SweepPoint) -> [String; 12] {
     let s = &p.summary;
     [
         format!("{}", p.rate),
@@ -277,6 +285,8 @@ fn cells(p: &SweepPoint) -> [String; 11] {
         s.requests.to_string(),
         format!("{:.2}", s.rate.achieved),
         format!("{:.3}", s.latency_ms.mean),
+        s.latency_mean_ci95_ms
+            .map_or_else(String::new, |h| format!("{h:.3}")),
         format!("{:.3}", s.latency_ms.p50),
         format!("{:.3}", s.latency_ms.p99),
         format!("{:.3}", s.throughput.mbit_in_per_s),
@@ -288,25 +298,12 @@ fn cells(p: &SweepPoint) -> [String; 11] {
 
 /// The table as CSV (header row first).
 pub fn csv(points: &[SweepPoint]) -> String {
-    tables::csv(HEADER, points.iter().map(cells))
+    tables::csv(COLUMNS.map(|(h, _)| h), points.iter().map(cells))
 }
 
 /// The table as GitHub Markdown.
 pub fn markdown(points: &[SweepPoint]) -> String {
-    let titles = [
-        "rate (req/s)",
-        "HTTP",
-        "requests",
-        "achieved (req/s)",
-        "mean latency (ms)",
-        "p50 (ms)",
-        "p99 (ms)",
-        "throughput (Mbit/s)",
-        "successes/s",
-        "success %",
-        "not on time",
-    ];
-    let mut t = tables::Markdown::with_columns(titles.map(|h| (h, tables::Align::Right)));
+    let mut t = tables::Markdown::with_columns(COLUMNS.map(|(_, h)| (h, tables::Align::Right)));
     for p in points {
         t.row(cells(p));
     }

@@ -142,6 +142,67 @@ impl Rows {
         Rows(out)
     }
 
+    /// Reads a wide table (one row per x and protocol, one column per metric) as the rows of
+    /// `experiment`: `x` and `protocol` name their columns, and each of `metrics` is (the metric's
+    /// name in `paper.toml`, the column of its mean, the column of its 95% half-width if any).
+    /// A row whose mean is empty or not a number is left out; `n` is not known (0).
+    pub fn from_wide_csv(
+        csv: &str,
+        experiment: &str,
+        x: &str,
+        protocol: &str,
+        metrics: &[(&str, &str, Option<&str>)],
+    ) -> Rows {
+        let mut lines = csv.lines();
+        let Some(header) = lines.next() else {
+            return Rows::default();
+        };
+        let cols = split_csv(header);
+        let at = |name: &str| cols.iter().position(|c| c == name);
+        let (Some(xi), Some(pi)) = (at(x), at(protocol)) else {
+            return Rows::default();
+        };
+        let metrics: Vec<(&str, usize, Option<usize>)> = metrics
+            .iter()
+            .filter_map(|(name, mean, ci)| Some((*name, at(mean)?, ci.and_then(|c| at(c)))))
+            .collect();
+        let mut out = Vec::new();
+        for line in lines {
+            let f = split_csv(line);
+            let get = |i: usize| f.get(i).map(String::as_str).unwrap_or("");
+            for (name, mean, ci) in &metrics {
+                let Ok(m) = get(*mean).parse::<f64>() else {
+                    continue;
+                };
+                let key = (
+                    experiment.to_string(),
+                    get(xi).to_string(),
+                    get(pi).to_string(),
+                    (*name).to_string(),
+                );
+                out.push((
+                    key,
+                    Ours {
+                        mean: m,
+                        ci95: ci.and_then(|i| get(i).parse().ok()),
+                        n: 0,
+                    },
+                ));
+            }
+        }
+        Rows(out)
+    }
+
+    /// The rows of `self` and then `other`.
+    pub fn extend(&mut self, other: Rows) {
+        self.0.extend(other.0);
+    }
+
+    /// The header of a CSV table, its fields unquoted.
+    pub fn csv_header(csv: &str) -> Vec<String> {
+        csv.lines().next().map(split_csv).unwrap_or_default()
+    }
+
     fn get(&self, experiment: &str, x: &str, protocol: &str, metric: &str) -> Option<Ours> {
         self.0
             .iter()
@@ -433,9 +494,7 @@ fn tally(paper: &PaperFile, rows: &[(PaperValue, Compared)]) -> String {
         count(Verdict::NotMeasured)
     );
     if skipped > 0 {
-        t.push_str(&format!(
-            "; {skipped} values of experiments not run here (`--only`)"
-        ));
+        t.push_str(&format!("; {skipped} values of experiments not run here"));
     }
     t
 }
@@ -540,6 +599,37 @@ pub fn html(paper: &PaperFile, rows: &[(PaperValue, Compared)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_wide_table_gives_one_row_per_metric_with_its_interval_where_it_has_one() {
+        let csv = "rate,http,mean_ms,ci_ms,\"ok, %\"\n50,1.1,2.0,0.5,100\n100,3,,,99.5\n";
+        let rows = Rows::from_wide_csv(
+            csv,
+            "load",
+            "rate",
+            "http",
+            &[
+                ("mean latency (ms)", "mean_ms", Some("ci_ms")),
+                ("success %", "ok, %", None),
+                ("absent", "no_such_column", None),
+            ],
+        );
+        let ours = |x: &str, p: &str, m: &str| rows.get("load", x, p, m);
+        assert_eq!(
+            ours("50", "1.1", "mean latency (ms)"),
+            Some(Ours {
+                mean: 2.0,
+                ci95: Some(0.5),
+                n: 0
+            })
+        );
+        assert_eq!(ours("50", "1.1", "success %").unwrap().ci95, None);
+        // An empty cell is no measurement, not zero.
+        assert_eq!(ours("100", "3", "mean latency (ms)"), None);
+        assert_eq!(ours("100", "3", "success %").unwrap().mean, 99.5);
+        assert_eq!(ours("50", "1.1", "absent"), None);
+        assert_eq!(Rows::csv_header(csv)[4], "ok, %");
+    }
 
     const CSV: &str = "experiment,parameter,x,protocol,runs,metric,n,mean,ci95\n\
         2mbit,link.down.loss,0%,modquic,20,data rate (Mbit/s),20,1.88,0.01\n\
