@@ -59,10 +59,7 @@ pub fn figures(
             if runs.is_empty() {
                 continue;
             }
-            let values: Vec<f64> = runs
-                .iter()
-                .filter_map(|r| r.metrics.get(m).copied())
-                .collect();
+            let values: Vec<f64> = runs.iter().filter_map(|r| r.value(m)).collect();
             let key: Vec<(String, String)> = p
                 .axes
                 .iter()

@@ -9,6 +9,9 @@
 //! Legends are drawn beside the plot, not over it, so they never hide data, and long labels are
 //! shortened with an ellipsis rather than running off the figure.
 
+mod analytic;
+pub use analytic::{analytic_chart, AnalyticChart, AnalyticSeries};
+
 use plotters::chart::MeshStyle;
 use plotters::coord::ranged1d::ValueFormatter;
 use plotters::prelude::*;

@@ -324,6 +324,20 @@ impl ResultsDir {
     }
 }
 
+impl RunData {
+    /// The value of `metric` in this run: a metric path, or a ratio `A / B` of two
+    /// ([`crate::metric::ratio`]; none when B is zero or either is absent).
+    pub fn value(&self, metric: &str) -> Option<f64> {
+        match crate::metric::ratio(metric) {
+            Some((a, b)) => {
+                let (a, b) = (self.metrics.get(a)?, self.metrics.get(b)?);
+                (*b != 0.0).then(|| a / b)
+            }
+            None => self.metrics.get(metric).copied(),
+        }
+    }
+}
+
 /// Identifier fields that are numbers but not measurements.
 const IDENTIFIERS: [&str; 4] = ["seed", "point", "rep", "events"];
 

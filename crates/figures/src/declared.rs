@@ -242,10 +242,7 @@ fn cdf(
         let mut curves: Vec<Cdf> = Vec::new();
         for p in points {
             let runs = d.runs_of(p.index);
-            let values: Vec<f64> = runs
-                .iter()
-                .filter_map(|r| r.metrics.get(m).copied())
-                .collect();
+            let values: Vec<f64> = runs.iter().filter_map(|r| r.value(m)).collect();
             let key = series_key(p, &lines_by);
             let label = key_label(&key);
             // Points that differ only in axes the figure does not separate pool their runs.

@@ -597,10 +597,7 @@ fn table_section(o: &mut String, d: &ResultsDir) -> Vec<String> {
                 let _ = write!(o, "<td>{}</td>", escape(v));
             }
             for (m, sc) in metrics.iter().zip(&scales) {
-                let values: Vec<f64> = runs
-                    .iter()
-                    .filter_map(|r| r.metrics.get(m).copied())
-                    .collect();
+                let values: Vec<f64> = runs.iter().filter_map(|r| r.value(m)).collect();
                 let big_n = runs.len();
                 let class = if values.len() < big_n {
                     "num incomplete"

@@ -19,7 +19,7 @@ pub fn rows(d: &ResultsDir, metrics: &[String]) -> Vec<PairedRow> {
             continue;
         };
         for m in metrics {
-            if let Some(&v) = r.metrics.get(m) {
+            if let Some(v) = r.value(m) {
                 set.add(&point.axes, r.rep, m, v);
             }
         }

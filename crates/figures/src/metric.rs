@@ -31,6 +31,14 @@ pub fn matches(pattern: &str, path: &str) -> bool {
     p.len() == s.len() && p.iter().zip(&s).all(|(a, b)| *a == "*" || a == b)
 }
 
+/// The two metrics of a ratio `A / B` (a figure's `y` may divide one run metric by another,
+/// e.g. `flows.0.ack_frames_sent / flows.0.packets_sent`, ACK frames per data packet); `None`
+/// for a plain metric path.
+pub fn ratio(metric: &str) -> Option<(&str, &str)> {
+    let (a, b) = metric.split_once(" / ")?;
+    Some((a.trim(), b.trim()))
+}
+
 /// The available metrics each pattern names, in pattern order then path order, no duplicates.
 /// A pattern that matches nothing is returned in `unmatched`.
 pub fn expand<'a>(
@@ -40,6 +48,16 @@ pub fn expand<'a>(
     let mut out: Vec<String> = Vec::new();
     let mut unmatched = Vec::new();
     for pat in patterns {
+        if let Some((a, b)) = ratio(pat) {
+            if available.contains(a) && available.contains(b) {
+                if !out.contains(pat) {
+                    out.push(pat.clone());
+                }
+            } else {
+                unmatched.push(pat.clone());
+            }
+            continue;
+        }
         let hits: Vec<&'a String> = available.iter().filter(|m| matches(pat, m)).collect();
         if hits.is_empty() {
             unmatched.push(pat.clone());
@@ -76,6 +94,10 @@ pub struct Scale {
 
 /// The unit suffix of a field name and its base unit label.
 fn base_unit(metric: &str) -> &'static str {
+    if ratio(metric).is_some() {
+        // A ratio of two metrics: a plain number whatever their units.
+        return "";
+    }
     let last = metric.rsplit('.').next().unwrap_or(metric);
     if last.ends_with("_bps") {
         "bit/s"
@@ -134,6 +156,9 @@ pub fn domain(metric: &str) -> (Option<f64>, Option<f64>) {
 /// A human label: the field name without its unit suffix, and where it lives
 /// (`flows.0.goodput_bps` → `goodput (flow bulk)`).
 pub fn label(metric: &str, flow_names: &[String]) -> String {
+    if let Some((a, b)) = ratio(metric) {
+        return format!("{} / {}", label(a, flow_names), label(b, flow_names));
+    }
     let segs: Vec<&str> = metric.split('.').collect();
     let last = segs.last().copied().unwrap_or(metric);
     let mut name = ["_bps", "_ms", "_us", "_s", "_bytes", "_packets"]

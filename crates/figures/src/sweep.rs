@@ -309,10 +309,8 @@ pub(crate) fn lines_over(
                 .filter(|(_, cell)| !cell.is_empty())
                 .map(|(xi, cell)| {
                     let runs: Vec<_> = cell.iter().flat_map(|&p| d.runs_of(p)).collect();
-                    let values: Vec<f64> = runs
-                        .iter()
-                        .filter_map(|r| r.metrics.get(metric_path).copied())
-                        .collect();
+                    let values: Vec<f64> =
+                        runs.iter().filter_map(|r| r.value(metric_path)).collect();
                     (
                         x_values[xi].clone(),
                         analysis::summarize(&values)

@@ -242,3 +242,41 @@ fn a_series_figure_draws_a_panel_per_column_and_a_line_per_point_up_to_until() {
         "{e}"
     );
 }
+
+#[test]
+fn a_ratio_of_two_metrics_is_drawn_per_run_and_an_unknown_side_is_an_error() {
+    let ratio = spec(json!({
+        "name": "per", "kind": "line", "y": ["flows.0.completion_s / flows.0.packets_sent"],
+        "x": "link.loss", "series": ["variant"]
+    }));
+    let mut d = dir(grid(None), |_| vec![ratio.clone()]);
+    for r in &mut d.runs {
+        let packets = if r.point == 0 { 0.0 } else { 4.0 };
+        r.metrics.insert("flows.0.packets_sent".into(), packets);
+    }
+    // Per run: completion / packets; no value where the denominator is zero.
+    assert_eq!(
+        d.runs[1].value("flows.0.completion_s / flows.0.packets_sent"),
+        Some(0.5)
+    );
+    assert_eq!(
+        d.runs[0].value("flows.0.completion_s / flows.0.packets_sent"),
+        None
+    );
+    let f = &figures::declared::figures(&d, figures::FigureSize::Screen).expect("figures")[0];
+    assert!(
+        f.svg
+            .contains("completion (flow 0) / packets sent (flow 0)"),
+        "{}",
+        f.svg
+    );
+    let bad = spec(json!({
+        "name": "bad", "kind": "line", "y": ["flows.0.completion_s / flows.0.nothing"],
+        "x": "link.loss"
+    }));
+    let d = dir(grid(None), |_| vec![bad.clone()]);
+    let e = figures::declared::figures(&d, figures::FigureSize::Screen)
+        .expect_err("unknown denominator")
+        .to_string();
+    assert!(e.contains("flows.0.nothing"), "{e}");
+}

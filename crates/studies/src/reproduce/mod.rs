@@ -427,11 +427,39 @@ fn validation_html(
          within their tolerance (<code>{}</code>). Each row: the point's error (measured / expected \
          − 1; for fair shares 1 − Jain's index) as a dot, a cross when outside its tolerance, over \
          the grey band of the errors that pass (± its tolerance, or up to its bound for a \
-         one-sided check).</p>",
+         one-sided check). The cases the paper draws come first, drawn as it draws them: the \
+         measured values as dots on the analytic law's line.</p>",
         passed,
         report.points.len(),
         esc(command)
     );
+    for f in &report.figures {
+        let svg = figures::chart::analytic_chart(
+            &figures::chart::AnalyticChart {
+                title: f.title.clone(),
+                x_label: f.x_label.clone(),
+                y_label: f.y_label.clone(),
+                log: f.log,
+                series: f
+                    .series
+                    .iter()
+                    .map(|s| figures::chart::AnalyticSeries {
+                        label: s.label.clone(),
+                        expected: s.expected.clone(),
+                        measured: s.measured.clone(),
+                    })
+                    .collect(),
+                footnote: f.footnote.clone(),
+            },
+            (960, 520),
+        )
+        .map_err(|e| ReproduceError::Figures(figures::FigureError::from(e)))?;
+        let _ = writeln!(
+            o,
+            "<figure class=\"figure\" data-figure=\"paper-{}\">\n{svg}\n</figure>",
+            esc(&f.case)
+        );
+    }
     let mut cases: Vec<&str> = Vec::new();
     for p in &report.points {
         if !cases.contains(&p.case.as_str()) {
@@ -637,16 +665,25 @@ mod tests {
             pass,
             note: String::new(),
             unit: "bit/s".into(),
+            drawn_at: None,
         };
-        let report = ValidationReport {
-            points: vec![
-                point("mathis", "p=1%", 0.02, true),
-                point("mathis", "p=2%", -0.09, false),
-                point("link-bandwidth", "10Mbit", 0.001, true),
-            ],
-        };
+        let mut points = vec![
+            point("mathis", "p=1%", 0.02, true),
+            point("mathis", "p=2%", -0.09, false),
+            point("link-bandwidth", "10Mbit", 0.001, true),
+        ];
+        points[0].drawn_at = Some(crate::validate::DrawnAt::new(20.0, "p = 1%"));
+        points[1].drawn_at = Some(crate::validate::DrawnAt::new(20.0, "p = 2%"));
+        let figures = crate::validate::drawn::per_point_figures(&points);
+        let report = ValidationReport { points, figures };
         let html = validation_html(&report, "quiclab validate --case mathis").expect("html");
         assert!(html.contains("2 of 3 points"), "{html}");
+        // The paper's Fig. 4 comes first, one line per loss rate.
+        let fig4 = html
+            .find("data-figure=\"paper-mathis\"")
+            .expect("Fig. 4 drawn");
+        assert!(fig4 < html.find("data-figure=\"validation-mathis\"").unwrap());
+        assert!(html.contains("p = 2%"), "{html}");
         assert!(html.contains("data-figure=\"validation-mathis\""), "{html}");
         assert!(
             html.contains("data-figure=\"validation-link-bandwidth\""),
@@ -662,6 +699,7 @@ mod tests {
         let html = validation_html(
             &ValidationReport {
                 points: vec![sparse],
+                figures: vec![],
             },
             "c",
         )

@@ -92,6 +92,7 @@ fn run(case: &'static str, label: String, text: &str, check: AqmCheck) -> CaseRu
         seed: 1,
         measure: Measure::Aqm(check),
         loss: None,
+        drawn_at: None,
     }
 }
 
@@ -288,6 +289,7 @@ pub fn judge(r: &CaseRun, check: AqmCheck, result: &results::Run) -> PointResult
         pass: (measured / expected - 1.0).abs() <= tolerance,
         note: String::new(),
         unit: unit.into(),
+        drawn_at: None,
     };
     let failed = result.flows.iter().find_map(|f| f.error.clone());
     let mut p = match check {
@@ -437,6 +439,7 @@ pub fn failed(r: &CaseRun, error: &str) -> PointResult {
         pass: false,
         note: error.to_string(),
         unit: String::new(),
+        drawn_at: None,
     }
 }
 

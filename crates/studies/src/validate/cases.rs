@@ -8,6 +8,8 @@ use scenario::model::{CcChoice, CrossPattern, CrossSpec, FlowSpec, Scenario, Sta
 
 use scenario::builder::*;
 
+use super::DrawnAt;
+
 /// How much of each grid to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Grid {
@@ -31,6 +33,8 @@ pub struct CaseRun {
     pub measure: Measure,
     /// High-loss cases: the reference models and the path, for the report's detail.
     pub loss: Option<LossPoint>,
+    /// Where the point sits in the paper's figure of the case, if the paper draws one.
+    pub drawn_at: Option<DrawnAt>,
 }
 
 /// What a high-loss point compares with.
@@ -169,6 +173,7 @@ pub fn link_bandwidth(grid: Grid, stack: Stack) -> Vec<CaseRun> {
                 seed: 1,
                 measure: Measure::WindowPayloadThroughput,
                 loss: None,
+                drawn_at: Some(DrawnAt::new(f64::from(mtu), "")),
             }
         })
         .collect()
@@ -216,6 +221,7 @@ pub fn mathis(grid: Grid, stack: Stack) -> Vec<CaseRun> {
                 seed: 1,
                 measure: Measure::PayloadThroughputAfterFirstLoss,
                 loss: None,
+                drawn_at: Some(DrawnAt::new(rtt, format!("p = {}%", p * 100.0))),
             });
         }
     }
@@ -367,6 +373,7 @@ pub fn high_loss(grid: Grid, stack: Stack) -> Vec<CaseRun> {
                         rtt_s: rtt / 1e3,
                         models,
                     }),
+                    drawn_at: None,
                 });
             }
         }
@@ -406,6 +413,7 @@ pub fn flow_control(grid: Grid) -> Vec<CaseRun> {
                 seed: 1,
                 measure: Measure::WindowGoodput,
                 loss: None,
+                drawn_at: Some(DrawnAt::new(rtt, format!("{} kB", w / 1000))),
             });
         }
     }
@@ -456,6 +464,7 @@ pub fn fair_share(grid: Grid, stack: Stack) -> Vec<CaseRun> {
             seed: 1000 + rep,
             measure: Measure::FairShareBins,
             loss: None,
+            drawn_at: None,
         })
         .collect()
 }
@@ -488,6 +497,7 @@ pub fn quic_vs_tcp(grid: Grid) -> Vec<CaseRun> {
                 seed: 1,
                 measure: Measure::WindowGoodput,
                 loss: None,
+                drawn_at: None,
             });
         }
     }

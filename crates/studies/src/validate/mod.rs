@@ -5,6 +5,7 @@
 
 pub mod aqm;
 pub mod cases;
+pub mod drawn;
 pub mod model;
 
 use analysis::stats::jain_index;
@@ -15,6 +16,7 @@ use sim::SimEngine;
 
 pub use cases::Grid;
 use cases::{CaseRun, Measure, FAIR_SHARE_SENDERS};
+pub use drawn::{DrawnAt, PaperFigure};
 
 /// Names of the cases, in the order they run: seed 001's four for QUIC, then the TCP model's
 /// counterparts and the QUIC-vs-TCP cross-check, then the QUIC research model's: seed
@@ -65,12 +67,18 @@ pub struct PointResult {
     /// Unit of `expected` and `measured`: `bit/s`, `s`, or empty for a plain number (Jain's
     /// index).
     pub unit: String,
+    /// Where the point sits in the paper's figure of its case, if the paper draws one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub drawn_at: Option<DrawnAt>,
 }
 
 /// Everything `quiclab validate` prints.
 #[derive(Debug, Clone, Serialize)]
 pub struct ValidationReport {
     pub points: Vec<PointResult>,
+    /// The cases the paper draws, drawn as it does (for the study reports).
+    #[serde(skip)]
+    pub figures: Vec<PaperFigure>,
 }
 
 impl ValidationReport {
@@ -398,16 +406,25 @@ pub fn run(
                 })
                 .unwrap_or_default(),
             unit: "bit/s".into(),
+            drawn_at: r.drawn_at.clone(),
         });
     }
+    let mut figures = drawn::per_point_figures(&points);
     for (case, tp_max, reps) in &fair {
         points.extend(check_fair_share(case, reps, *tp_max));
+        let bins: Vec<&[(String, f64, f64)]> = reps.iter().map(|m| m.bins.as_slice()).collect();
+        figures.push(drawn::fair_share_figure(
+            case,
+            &FAIR_SHARE_SENDERS,
+            *tp_max,
+            &bins,
+        ));
     }
     for (label, quic, model) in &cross {
         points.extend(compare_model(label, quic, model));
     }
     points.extend(aqm_points);
-    Ok(ValidationReport { points })
+    Ok(ValidationReport { points, figures })
 }
 
 /// Mean of `f` over the runs where it is defined.
@@ -472,6 +489,7 @@ fn compare_model(label: &str, quic: &[&Measured], model: &[&Measured]) -> Vec<Po
             pass: failed.is_none() && error.abs() <= tol,
             note: failed.clone().unwrap_or_else(|| detail.clone()),
             unit: unit.into(),
+            drawn_at: None,
         }
     };
     vec![
@@ -533,6 +551,7 @@ fn compare_pair(quic: &CaseRun, qm: &Measured, _tcp: &CaseRun, tm: &Measured) ->
         note: failed
             .unwrap_or_else(|| "expected = QUIC goodput, measured = TCP goodput, 5-30 s".into()),
         unit: "bit/s".into(),
+        drawn_at: None,
     }
 }
 
@@ -616,6 +635,7 @@ fn check_fair_share(case: &str, reps: &[&Measured], tp_max: f64) -> Vec<PointRes
                 failed.unwrap_or_else(|| detail.join(", "))
             ),
             unit: String::new(),
+            drawn_at: None,
         });
     }
     out

@@ -13,6 +13,7 @@ use scenario::model::Scenario;
 use super::cases::{
     loss_models, mathis_bps, CaseRun, Grid, LossKind, LossPoint, Measure, FAIR_SHARE_SENDERS,
 };
+use super::DrawnAt;
 
 /// UDP payload bytes per packet in the Mathis cases: MTU 1280 − 28 (seed 001's
 /// maxQuicPacketSize = 1252 B).
@@ -126,6 +127,7 @@ pub fn link_bandwidth(grid: Grid) -> Vec<CaseRun> {
                 seed: 1,
                 measure: Measure::WindowPayloadThroughput,
                 loss: None,
+                drawn_at: Some(DrawnAt::new(f64::from(mtu), "")),
             }
         })
         .collect()
@@ -189,6 +191,7 @@ pub fn mathis(grid: Grid) -> Vec<CaseRun> {
                 seed: 1,
                 measure: Measure::PayloadThroughputAfterFirstLoss,
                 loss: None,
+                drawn_at: Some(DrawnAt::new(rtt, format!("p = {}%", p * 100.0))),
             });
         }
     }
@@ -243,6 +246,7 @@ pub fn high_loss(grid: Grid) -> Vec<CaseRun> {
                         rtt_s: rtt / 1e3,
                         models,
                     }),
+                    drawn_at: None,
                 });
             }
         }
@@ -290,6 +294,7 @@ pub fn flow_control(grid: Grid) -> Vec<CaseRun> {
                 seed: 1,
                 measure: Measure::WindowGoodput,
                 loss: None,
+                drawn_at: Some(DrawnAt::new(rtt, format!("{} kB", w / 1000))),
             });
         }
     }
@@ -333,6 +338,7 @@ pub fn fair_share(grid: Grid) -> Vec<CaseRun> {
             seed: 1000 + rep,
             measure: Measure::FairShareBins,
             loss: None,
+            drawn_at: None,
         })
         .collect()
 }
@@ -459,6 +465,7 @@ pub fn model_vs_quic(grid: Grid) -> Vec<CaseRun> {
                         seed: 1 + rep,
                         measure: Measure::DownloadGoodput,
                         loss: None,
+                        drawn_at: None,
                     });
                 }
             }
