@@ -945,7 +945,7 @@ fn latency_figure(
         series_are: "HTTP version",
         series: &series,
         size: figures::FigureSize::Screen,
-        bars: "mean ± 95% normal CI over the n requests (of N sent) that succeeded",
+        bars: "mean ± 95% batch-means interval (one-second batches of the attack; n of N sent requests succeeded)",
         x_scale: AxisScale::Auto,
         y_scale: AxisScale::Linear,
     })?;

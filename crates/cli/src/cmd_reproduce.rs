@@ -212,14 +212,22 @@ fn finish_study(
     }
     let validated = validation_section(args, options, study)?;
     let preface = tables.preface(validated.as_ref());
-    let (md, code) = match validated {
+    let (md, code) = match &validated {
         Some(v) => (
             format!("{}\n{}", tables.markdown, v.markdown),
             if v.passed { code } else { exit::FAILURE },
         ),
-        None => (tables.markdown, code),
+        None => (tables.markdown.clone(), code),
     };
-    let written = lib::write(study, out, &md, &tables.csv, &tables.figures, &preface)?;
+    let written = lib::write(
+        study,
+        out,
+        &md,
+        &tables.csv,
+        &tables.figures,
+        validated.as_ref(),
+        &preface,
+    )?;
     println!("\n{md}");
     eprintln!(
         "table in {} and {}",

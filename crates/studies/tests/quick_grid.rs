@@ -5,10 +5,23 @@ use studies::validate::{run, Grid};
 /// All cores, no progress output.
 const EXECUTOR: experiment::Threads = experiment::Threads { threads: None };
 
-fn check(case: &str) {
+fn check(case: &str) -> studies::validate::ValidationReport {
     let report = run(Grid::Quick, &[case.to_string()], &EXECUTOR, &()).expect("validation runs");
     println!("{}", report.render());
     assert!(report.passed(), "{case} failed:\n{}", report.render());
+    report
+}
+
+/// The case's paper figure: its title starts with `fig`, and every series has as many measured
+/// values as analytic points on the grid.
+fn drawn_as_the_paper_does(report: &studies::validate::ValidationReport, fig: &str, series: usize) {
+    assert_eq!(report.figures.len(), 1, "one figure per case");
+    let f = &report.figures[0];
+    assert!(f.title.starts_with(fig), "{}", f.title);
+    assert_eq!(f.series.len(), series, "{f:?}");
+    for s in &f.series {
+        assert!(!s.measured.is_empty(), "{f:?}");
+    }
 }
 
 #[test]
@@ -56,12 +69,12 @@ fn quic_and_tcp_agree_on_a_clean_path() {
 
 #[test]
 fn model_link_bandwidth_matches_tpmax() {
-    check("model-link-bandwidth");
+    drawn_as_the_paper_does(&check("model-link-bandwidth"), "Fig. 3", 1);
 }
 
 #[test]
 fn model_mathis_matches_theory() {
-    check("model-mathis");
+    drawn_as_the_paper_does(&check("model-mathis"), "Fig. 4", 2);
 }
 
 #[test]
@@ -71,12 +84,15 @@ fn model_mathis_holds_up_to_two_percent_loss() {
 
 #[test]
 fn model_flow_control_limit_matches_window_over_rtt() {
-    check("model-flow-control");
+    let report = check("model-flow-control");
+    let series = report.figures.first().map_or(0, |f| f.series.len());
+    assert!(series >= 1);
+    drawn_as_the_paper_does(&report, "Fig. 5", series);
 }
 
 #[test]
 fn model_fair_share_is_fair() {
-    check("model-fair-share");
+    drawn_as_the_paper_does(&check("model-fair-share"), "Fig. 6", 3);
 }
 
 #[test]

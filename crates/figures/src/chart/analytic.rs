@@ -154,7 +154,8 @@ pub fn analytic_chart(c: &AnalyticChart, canvas: impl Into<Canvas>) -> Result<St
             draw!(chart);
         } else {
             let (px0, px1) = padded(x0, x1);
-            let y_top = padded(y0, y1).1;
+            // Headroom above the highest value, so a dot at the top is not cut by the frame.
+            let y_top = padded(y0, y1).1.max(y1 + 0.08 * y1.abs());
             // Rates start at zero so the distance between dot and line is not exaggerated.
             let y_bottom = if y0 >= 0.0 { 0.0 } else { padded(y0, y1).0 };
             let mut chart = builder

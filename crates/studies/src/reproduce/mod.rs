@@ -363,6 +363,8 @@ pub struct Validated {
     pub html: String,
     /// Every point within its tolerance.
     pub passed: bool,
+    /// The cases the paper draws, as it draws them ([`paper_figures`]), to be written as files.
+    pub figures: Vec<figures::Figure>,
 }
 
 /// The study's validation cases (the paper's validation figures), run on the quick grid or with
@@ -397,7 +399,50 @@ pub fn validation(
         markdown,
         html,
         passed: report.passed(),
+        figures: paper_figures(&report)?,
     }))
+}
+
+/// The validation cases the paper draws, drawn as it draws them (measured dots on the analytic
+/// law's line), as figures `paper-<case>`: inline in the report and files beside the
+/// study's other figures (the study docs embed them).
+pub fn paper_figures(
+    report: &crate::validate::ValidationReport,
+) -> Result<Vec<figures::Figure>, ReproduceError> {
+    report
+        .figures
+        .iter()
+        .map(|f| {
+            let svg = figures::chart::analytic_chart(
+                &figures::chart::AnalyticChart {
+                    title: f.title.clone(),
+                    x_label: f.x_label.clone(),
+                    y_label: f.y_label.clone(),
+                    log: f.log,
+                    series: f
+                        .series
+                        .iter()
+                        .map(|s| figures::chart::AnalyticSeries {
+                            label: s.label.clone(),
+                            expected: s.expected.clone(),
+                            measured: s.measured.clone(),
+                        })
+                        .collect(),
+                    footnote: f.footnote.clone(),
+                },
+                (960, 520),
+            )
+            .map_err(|e| ReproduceError::Figures(figures::FigureError::from(e)))?;
+            Ok(figures::Figure {
+                id: format!("paper-{}", f.case),
+                title: f.title.clone(),
+                caption: f.footnote.clone(),
+                svg,
+                kind: figures::FigureKind::Study,
+                missing_runs: 0,
+            })
+        })
+        .collect()
 }
 
 /// The errors a validation point passes with: ± its tolerance, or for a one-sided check (an
@@ -433,31 +478,12 @@ fn validation_html(
         report.points.len(),
         esc(command)
     );
-    for f in &report.figures {
-        let svg = figures::chart::analytic_chart(
-            &figures::chart::AnalyticChart {
-                title: f.title.clone(),
-                x_label: f.x_label.clone(),
-                y_label: f.y_label.clone(),
-                log: f.log,
-                series: f
-                    .series
-                    .iter()
-                    .map(|s| figures::chart::AnalyticSeries {
-                        label: s.label.clone(),
-                        expected: s.expected.clone(),
-                        measured: s.measured.clone(),
-                    })
-                    .collect(),
-                footnote: f.footnote.clone(),
-            },
-            (960, 520),
-        )
-        .map_err(|e| ReproduceError::Figures(figures::FigureError::from(e)))?;
+    for f in paper_figures(report)? {
         let _ = writeln!(
             o,
-            "<figure class=\"figure\" data-figure=\"paper-{}\">\n{svg}\n</figure>",
-            esc(&f.case)
+            "<figure class=\"figure\" data-figure=\"{}\">\n{}\n</figure>",
+            esc(&f.id),
+            f.svg
         );
     }
     let mut cases: Vec<&str> = Vec::new();
@@ -540,6 +566,7 @@ pub fn write(
     markdown: &str,
     csv: &str,
     study_figures: &[figures::Figure],
+    validated: Option<&Validated>,
     preface_html: &str,
 ) -> Result<Written, ReproduceError> {
     let md_path = out.join(TABLE_MD);
@@ -554,6 +581,8 @@ pub fn write(
     };
     let mut figs = study_figures.to_vec();
     figs.extend(figures::figures(&d, &opts)?);
+    // Already inline in the preface's validation section: written as files only.
+    figs.extend(validated.iter().flat_map(|v| v.figures.iter().cloned()));
     let dir = out.join(results::layout::FIGURES_DIR);
     // SVG only: the report inlines it; `quiclab plot` adds PDF and PNG of any figure.
     figures::write_figures(
@@ -612,7 +641,7 @@ pub fn run(
     let preface = tables.preface(validated.as_ref());
     let (markdown, validation_passed) = match &validated {
         Some(v) => (format!("{}\n{}", tables.markdown, v.markdown), v.passed),
-        None => (tables.markdown, true),
+        None => (tables.markdown.clone(), true),
     };
     let written = write(
         prepared.study,
@@ -620,6 +649,7 @@ pub fn run(
         &markdown,
         &tables.csv,
         &tables.figures,
+        validated.as_ref(),
         &preface,
     )?;
     Ok(Outcome::Finished {
