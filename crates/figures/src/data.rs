@@ -318,6 +318,42 @@ impl ResultsDir {
         names.into_iter().map(Option::unwrap_or_default).collect()
     }
 
+    /// Indices of the flows that are copies of an earlier one in every point that has them: a
+    /// flow spec with `count = n` expands into flows `name.0` … `name.{n-1}`, alike by
+    /// construction, so figures of `name.0` stand for the rest.
+    pub fn copied_flows(&self) -> std::collections::BTreeSet<usize> {
+        let mut copy: Vec<Option<bool>> = Vec::new();
+        for p in &self.points {
+            for (i, f) in p.flows.iter().enumerate() {
+                let is_copy = f.name.rsplit_once('.').is_some_and(|(base, k)| {
+                    k.parse::<u32>().is_ok_and(|k| k >= 1)
+                        && p.flows.iter().any(|g| g.name == format!("{base}.0"))
+                });
+                if copy.len() <= i {
+                    copy.resize(i + 1, None);
+                }
+                copy[i] = Some(copy[i].unwrap_or(true) && is_copy);
+            }
+        }
+        copy.iter()
+            .enumerate()
+            .filter(|(_, c)| **c == Some(true))
+            .map(|(i, _)| i)
+            .collect()
+    }
+
+    /// Leaves out of a default set of metrics those of the [`copied_flows`](Self::copied_flows):
+    /// they would repeat the first copy's figures once per copy.
+    pub fn drop_copied_flows(&self, metrics: &mut Vec<String>) {
+        let copies = self.copied_flows();
+        metrics.retain(|m| {
+            !m.strip_prefix("flows.")
+                .and_then(|rest| rest.split('.').next())
+                .and_then(|i| i.parse::<usize>().ok())
+                .is_some_and(|i| copies.contains(&i))
+        });
+    }
+
     /// Path of the series file of run `id`.
     pub fn series_path(&self, id: &str) -> PathBuf {
         ResultsLayout::new(&self.dir).series(id)

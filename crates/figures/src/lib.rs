@@ -183,6 +183,7 @@ pub fn chosen_metrics(d: &ResultsDir, opts: &PlotOptions) -> Result<Vec<String>,
                     .is_some_and(|l| l.starts_with("window_"))
             });
         }
+        d.drop_copied_flows(&mut m);
         return Ok(m);
     }
     let (got, unmatched) = metric::expand(&opts.metrics, &available);
@@ -278,7 +279,9 @@ pub fn figures(d: &ResultsDir, opts: &PlotOptions) -> Result<Vec<Figure>, Figure
     };
     out.extend(sweep::figures(d, &metrics, &axes, opts.size)?);
     let cdf_metrics: Vec<String> = if opts.metrics.is_empty() {
-        cdf::completion_metrics(d)
+        let mut m = cdf::completion_metrics(d);
+        d.drop_copied_flows(&mut m);
+        m
     } else {
         metrics
             .iter()

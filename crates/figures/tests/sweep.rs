@@ -315,3 +315,47 @@ fn a_one_column_figure_prints_its_text_at_8_pt_or_more() {
     let f = screen.iter().find(|f| f.kind == FigureKind::Sweep).unwrap();
     assert!(smallest_text_pt(&f.svg, column_pt) < 4.0);
 }
+
+#[test]
+fn the_copies_of_a_counted_flow_get_no_default_figures_of_their_own() {
+    // One BBR flow against three CUBIC copies (`count = 3`: cubic.0, cubic.1, cubic.2).
+    let mut d = dir(
+        vec![vec![("link.queue", "1bdp")], vec![("link.queue", "2bdp")]],
+        2,
+        |p, _| Some(1.0 + p as f64),
+    );
+    for r in &mut d.runs {
+        for i in 1..4 {
+            r.metrics.insert(format!("flows.{i}.completion_s"), 2.0);
+        }
+    }
+    for p in &mut d.points {
+        p.flows = ["bbr", "cubic.0", "cubic.1", "cubic.2"]
+            .iter()
+            .map(|n| figures::data::FlowInfo {
+                name: (*n).into(),
+                ..Default::default()
+            })
+            .collect();
+    }
+    assert_eq!(d.copied_flows().into_iter().collect::<Vec<_>>(), [2, 3]);
+    let chosen = figures::chosen_metrics(&d, &PlotOptions::default()).expect("defaults");
+    for kept in ["flows.0.completion_s", "flows.1.completion_s"] {
+        assert!(
+            chosen.iter().any(|m| m == kept),
+            "{kept} missing: {chosen:?}"
+        );
+    }
+    assert!(!chosen
+        .iter()
+        .any(|m| m.starts_with("flows.2.") || m.starts_with("flows.3.")));
+    // Named on the command line, a copy is drawn.
+    let named = PlotOptions {
+        metrics: vec!["flows.3.completion_s".into()],
+        ..PlotOptions::default()
+    };
+    assert_eq!(
+        figures::chosen_metrics(&d, &named).expect("named"),
+        ["flows.3.completion_s"]
+    );
+}
