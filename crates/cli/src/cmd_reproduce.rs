@@ -41,14 +41,16 @@ pub struct ReproduceArgs {
     /// Parallel runs (default: all cores).
     #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub jobs: Option<u16>,
-    /// Repetitions per point, overriding the quick and full counts (for tests and trials).
-    #[arg(long, hide = true)]
+    /// Repetitions per point, overriding the quick and full counts (the validation grid is the
+    /// quick one, or with `--full` the paper's, whatever this says).
+    #[arg(long)]
     pub reps: Option<u32>,
-    /// Run only these experiments of the study (repeatable).
-    #[arg(long, hide = true, value_name = "EXPERIMENT")]
+    /// Run only these experiments of the study (repeatable; the validation cases are then
+    /// left out).
+    #[arg(long, value_name = "EXPERIMENT")]
     pub only: Vec<String>,
     /// Override a key in every scenario of the study, e.g. `--set flow.size=100kB` (repeatable).
-    #[arg(long = "set", hide = true, value_name = "KEY=VALUE")]
+    #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
     /// Accepted and ignored: reproduce always resumes. The interrupt message of a sweep suggests
     /// re-running with `--resume`, and that command must work.

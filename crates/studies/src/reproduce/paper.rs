@@ -164,7 +164,7 @@ impl Rows {
         };
         let metrics: Vec<(&str, usize, Option<usize>)> = metrics
             .iter()
-            .filter_map(|(name, mean, ci)| Some((*name, at(mean)?, ci.and_then(|c| at(c)))))
+            .filter_map(|(name, mean, ci)| Some((*name, at(mean)?, ci.and_then(&at))))
             .collect();
         let mut out = Vec::new();
         for line in lines {
