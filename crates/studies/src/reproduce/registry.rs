@@ -887,6 +887,7 @@ pub const STUDIES: &[Study] = &[Study {
         seed002!("fixed", "fixed.toml"),
         seed002!("bod", "bod.toml"),
         seed002!("50M/10M", "asym-50-10.toml"),
+        seed002!("bod-jitter", "bod-jitter.toml"),
     ],
     validation: &[],
     tradeoff: None,
