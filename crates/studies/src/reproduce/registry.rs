@@ -259,9 +259,17 @@ macro_rules! seed003 {
 /// (QUIC) or tuned parameters (TCP)"): 16 MiB cover the 50 Mbit/s × 600 ms BDP. The PEP sits at
 /// the gateway (between the satellite hop and the server) and sends over the satellite with a
 /// 100-packet initial window, standing in for the satellite-tuned TCP a real PEP runs there.
+/// QUIC on the satellite paths, with its HyStart++ and without.
+const SATELLITE_QUIC: Variant = single!("quic", &[]);
+/// See [`SATELLITE_QUIC`].
+const SATELLITE_QUIC_NO_HYSTART: Variant = single!("quic-no-hystart", &["flow.hystart=false"]);
+
+/// The QUIC variants alone, for a sweep of a QUIC-only key (the flow-control window).
+const SATELLITE_QUIC_ONLY: &[Variant] = &[SATELLITE_QUIC, SATELLITE_QUIC_NO_HYSTART];
+
 const SATELLITE: &[Variant] = &[
-    single!("quic", &[]),
-    single!("quic-no-hystart", &["flow.hystart=false"]),
+    SATELLITE_QUIC,
+    SATELLITE_QUIC_NO_HYSTART,
     single!(
         "tcp-tls1.3",
         &[
@@ -297,14 +305,17 @@ const SATELLITE: &[Variant] = &[
 /// An experiment of seed 002 from its file under `scenarios/studies/seed002/`.
 macro_rules! seed002 {
     ($name:literal, $file:literal) => {
+        seed002!($name, $file, SATELLITE, &[])
+    };
+    ($name:literal, $file:literal, $variants:expr, $set:expr) => {
         Experiment {
             name: $name,
             file: concat!("scenarios/studies/seed002/", $file),
             text: include_str!(concat!("../../../../scenarios/studies/seed002/", $file)),
-            variants: SATELLITE,
+            variants: $variants,
             columns: &[],
             comparisons: &[],
-            set: &[],
+            set: $set,
         }
     };
 }
@@ -888,6 +899,13 @@ pub const STUDIES: &[Study] = &[Study {
         seed002!("bod", "bod.toml"),
         seed002!("50M/10M", "asym-50-10.toml"),
         seed002!("bod-jitter", "bod-jitter.toml"),
+        seed002!("windows-20M", "windows.toml", SATELLITE_QUIC_ONLY, &[]),
+        seed002!(
+            "windows-50M",
+            "windows.toml",
+            SATELLITE_QUIC_ONLY,
+            &["link.down.rate=50Mbit"]
+        ),
     ],
     validation: &[],
     tradeoff: None,
