@@ -419,15 +419,7 @@ pub fn paper_figures(
                     x_label: f.x_label.clone(),
                     y_label: f.y_label.clone(),
                     log: f.log,
-                    series: f
-                        .series
-                        .iter()
-                        .map(|s| figures::chart::AnalyticSeries {
-                            label: s.label.clone(),
-                            expected: s.expected.clone(),
-                            measured: s.measured.clone(),
-                        })
-                        .collect(),
+                    series: f.series.clone(),
                     footnote: f.footnote.clone(),
                 },
                 (960, 520),

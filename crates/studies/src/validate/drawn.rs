@@ -27,16 +27,10 @@ impl DrawnAt {
     }
 }
 
-/// One series of a [`PaperFigure`].
-#[derive(Debug, Clone, PartialEq)]
-pub struct DrawnSeries {
-    /// Legend label.
-    pub label: String,
-    /// The analytic value, as a line through (x, y); a NaN y breaks it (a step between phases).
-    pub expected: Vec<(f64, f64)>,
-    /// The measured values: (x, mean, 95% low, 95% high); low = high for a single run.
-    pub measured: Vec<(f64, f64, f64, f64)>,
-}
+/// One series of a [`PaperFigure`]: the law as a line through (x, y), a NaN y breaking it (a
+/// step between phases), and the measured (x, mean, 95% low, 95% high), low = high for a single
+/// run. The chart's own type, so the report draws it as it is.
+pub use figures::chart::AnalyticSeries as DrawnSeries;
 
 /// A validation case drawn as the paper draws it.
 #[derive(Debug, Clone, PartialEq)]
