@@ -15,19 +15,24 @@
 # --emu (root): the same sweeps through the emulator instead of loopback, on seed 004's path
 # (scenarios/studies/seed004/path.toml: 100 Mbit/s, 20 ms round trip) at 0% and 1% random loss:
 # `quiclab load sweep --via` puts each server in a server namespace behind the forwarder and the
-# load generator in a client namespace. Writes OUT_DIR/emu-loss{0,1}/{quiclab,quic-go}/table.md
-# (+ emulator.json: the path and each attack's bottleneck counters) and OUT_DIR/emu-single.md (one
-# request on a new connection, median of 11, per protocol and loss). SERVERS="quiclab quic-go nginx"
-# adds nginx (HTTP/1.1 and HTTP/2). A request not answered within TIMEOUT (default 5s here: at 1%
-# loss one connection cannot carry the higher rates, and a 30 s limit would make every such point
-# last 40 s) counts as failed.
+# load generator in a client namespace. Each sweep runs with two pools: `single` (up to 256
+# HTTP/1.1 connections, ONE HTTP/2 and ONE HTTP/3 connection: the configuration of
+# docs/studies/seed004.md's emulator tables, where one QUIC connection collapses at 1% loss) and
+# `default` (the load tester's defaults: 64 HTTP/1.1, 4 HTTP/2 and HTTP/3 connections). Writes
+# OUT_DIR/emu-loss{0,1}/{single,default}/{quiclab,quic-go}/h{1.1,2,3}/table.md (+ emulator.json:
+# the path and each attack's bottleneck counters), OUT_DIR/emu-summary.md (both pools side by
+# side) and OUT_DIR/emu-single.md (one request on a new connection, median of 11, per protocol
+# and loss). SERVERS="quiclab quic-go nginx" adds nginx (HTTP/1.1 and HTTP/2); POOLS="single"
+# runs one pool; RATES overrides the request rates. A request not answered within TIMEOUT
+# (default 5s here: at 1% loss one connection cannot carry the higher rates, and a 30 s limit
+# would make every such point last 40 s) counts as failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 emu=
 if [ "${1:-}" = "--emu" ]; then emu=1; shift; fi
 out=${1:-out/seed004}
 duration=${2:-10s}
-rates=50,100,150,200,250,300,350,400,600,800,1000
+rates=${RATES:-50,100,150,200,250,300,350,400,600,800,1000}
 peers=${QUICLAB_PEERS:-/opt/quiclab-peers}
 q=${QUICLAB_BIN:-target/release/quiclab}
 [ -n "${QUICLAB_BIN:-}" ] || cargo build --release --locked -q -p quiclab
@@ -49,13 +54,21 @@ if [ -n "$emu" ]; then
                 nginx) versions=1.1,2 ;;
                 *) versions=1.1,2,3 ;;
             esac
-            echo "== through the emulator, $loss% loss: $server, HTTP $versions at $rates req/s, $duration each"
-            $q load sweep --via "$path" --set "link.loss=$loss%" --server "$server" --size 11000 \
-                --rates "$rates" --duration "$duration" --http "$versions" --timeout "$timeout" \
-                --pool-growth eager --out "$out/emu-loss$loss/$server"
+            for pool in ${POOLS:-single default}; do
+                for http in ${versions//,/ }; do
+                    conns=()
+                    if [ "$pool" = single ]; then
+                        if [ "$http" = 1.1 ]; then conns=(--connections 256); else conns=(--connections 1); fi
+                    fi
+                    echo "== through the emulator, $loss% loss: $server, HTTP/$http, $pool pool, at $rates req/s, $duration each"
+                    $q load sweep --via "$path" --set "link.loss=$loss%" --server "$server" --size 11000 \
+                        --rates "$rates" --duration "$duration" --http "$http" --timeout "$timeout" \
+                        --pool-growth eager "${conns[@]}" --out "$out/emu-loss$loss/$pool/$server/h$http"
+                done
+            done
             # One request at a time, each on a new connection (the seed's Table 1, latency only).
             for http in ${versions//,/ }; do
-                f="$out/emu-loss$loss/$server/single-h$http.jsonl"
+                f="$out/emu-loss$loss/single-request-$server-h$http.jsonl"
                 $q load attack --via "$path" --set "link.loss=$loss%" --server "$server" --size 11000 \
                     --http "$http" --rate 2/s --requests 11 --new-connection-per-request --output "$f"
                 ms=$($q load report --type json "$f" |
@@ -66,18 +79,21 @@ if [ -n "$emu" ]; then
     done
     echo "== single request through the emulator"
     cat "$single"
-    # One compact table per loss rate: mean latency (success %) per rate and protocol/server.
+    # One compact table per loss rate: mean latency (success %) per rate, protocol/server and pool.
     python3 - "$out" $servers <<'PY' | tee "$out/emu-summary.md"
-import csv, os, sys
+import csv, glob, os, sys
 out, servers = sys.argv[1], sys.argv[2:]
 for loss in ("0", "1"):
     cols, cells, rates = [], {}, []
-    for server in servers:
-        path = os.path.join(out, f"emu-loss{loss}", server, "table.csv")
-        if not os.path.exists(path):
-            continue
+    tables = [
+        (pool, server, path)
+        for pool in ("single", "default")
+        for server in servers
+        for path in sorted(glob.glob(os.path.join(out, f"emu-loss{loss}", pool, server, "h*", "table.csv")))
+    ]
+    for pool, server, path in tables:
         for row in csv.DictReader(open(path)):
-            col = f"{server} HTTP/{row['http']}"
+            col = f"{server} HTTP/{row['http']} ({pool})"
             if col not in cols:
                 cols.append(col)
             rate = float(row["rate_per_s"])

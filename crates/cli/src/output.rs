@@ -122,18 +122,26 @@ fn flow_lines(s: &mut String, f: &Flow, window: &Window, end_s: f64) {
             _ => ABSENT.to_string(),
         }
     );
+    if let Some(d) = &f.one_way_delay {
+        let _ = writeln!(
+            s,
+            "  one-way delay mean {} p50 {} p95 {} max {}",
+            si(d.mean_s, "s"),
+            si(d.p50_s, "s"),
+            si(d.p95_s, "s"),
+            si(d.max_s, "s"),
+        );
+    }
     if let Some(m) = &f.model {
-        // The research model's own figures (seed 001's ACK ratio and I-bit, seed 000's delay).
+        // The research model's own figures (seed 001's ACK ratio and I-bit).
         let ratio = m
             .achieved_ack_ratio
             .map_or_else(|| ABSENT.to_string(), |r| format!("1:{r:.2}"));
         let _ = writeln!(
             s,
-            "  model: ACK ratio {ratio} ({} ACKs), I-bit packets {}, one-way delay mean {} p95 {}, limited by cwnd {} / flow control {} / application {}",
+            "  model: ACK ratio {ratio} ({} ACKs), I-bit packets {}, limited by cwnd {} / flow control {} / application {}",
             count(f.ack_frames_sent),
             m.ibit_packets_sent,
-            opt(m.one_way_delay_mean_s, "s"),
-            opt(m.one_way_delay_p95_s, "s"),
             si(m.cwnd_limited_s, "s"),
             si(m.flow_control_limited_s, "s"),
             si(m.app_limited_s, "s"),
@@ -280,7 +288,6 @@ mod tests {
             model: Some(results::ModelFlow {
                 achieved_ack_ratio: Some(2.0),
                 ibit_packets_sent: 3,
-                one_way_delay_mean_s: Some(0.02),
                 ..results::ModelFlow::default()
             }),
             ..Flow::default()
@@ -292,7 +299,7 @@ mod tests {
         let text = run_summary(&run, &window(0.0, None));
         assert_eq!(text.matches("  model: ").count(), 1, "{text}");
         assert!(
-            text.contains("model: ACK ratio 1:2.00 (50 ACKs), I-bit packets 3, one-way delay mean 20.00 ms p95 –"),
+            text.contains("model: ACK ratio 1:2.00 (50 ACKs), I-bit packets 3, limited by cwnd"),
             "{text}"
         );
     }

@@ -78,7 +78,7 @@ fn model_results_do_not_depend_on_thread_count_and_reach_the_summary() {
     for metric in [
         "flows.0.model.ack_frames_received",
         "flows.0.model.achieved_ack_ratio",
-        "flows.0.model.one_way_delay_p95_s",
+        "flows.0.model.flow_control_limited_s",
         "flows.0.model.cwnd_limited_s",
     ] {
         assert!(

@@ -244,7 +244,7 @@ pub struct Flow {
     pub config: Option<FlowConfig>,
     /// What only the QUIC research model (`stack = "quic-model"`) measures; absent for `quic`
     /// and `tcp` (their stacks expose none of it) and in the emulator. Paths such as
-    /// `flows.0.model.one_way_delay_p95_s` reach `summary.csv` like every other metric.
+    /// `flows.0.model.cwnd_limited_s` reach `summary.csv` like every other metric.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<ModelFlow>,
     /// One-way delay of the packets that reached the data receiver, from the moment their
@@ -299,19 +299,6 @@ pub struct ModelFlow {
     pub flow_control_limited_s: f64,
     /// Time the sender had nothing to send (application-limited), s.
     pub app_limited_s: f64,
-    /// Data packets whose one-way delay (sent by the sender → received by the receiver,
-    /// queueing included) was measured, packets.
-    pub one_way_delay_samples: u64,
-    /// Mean one-way delay of the data packets, s (seed 000's delay); absent without samples.
-    pub one_way_delay_mean_s: Option<f64>,
-    /// Median one-way delay, s.
-    pub one_way_delay_p50_s: Option<f64>,
-    /// 95th percentile of the one-way delay, s.
-    pub one_way_delay_p95_s: Option<f64>,
-    /// 99th percentile of the one-way delay, s.
-    pub one_way_delay_p99_s: Option<f64>,
-    /// Largest one-way delay, s.
-    pub one_way_delay_max_s: Option<f64>,
 }
 
 /// The effective transport configuration of a flow, in Linux's terms so both engines compare.
@@ -657,15 +644,15 @@ mod tests {
             model: Some(ModelFlow {
                 ack_frames_received: 4,
                 achieved_ack_ratio: Some(2.0),
-                one_way_delay_p95_s: Some(0.02),
+                cwnd_limited_s: 1.5,
                 ..ModelFlow::default()
             }),
             ..Flow::default()
         };
         let v = serde_json::to_value(&f).expect("serialise");
         assert_eq!(v["model"]["ack_frames_received"], 4);
-        assert_eq!(v["model"]["one_way_delay_p95_s"], 0.02);
-        assert!(v["model"]["one_way_delay_max_s"].is_null());
+        assert_eq!(v["model"]["cwnd_limited_s"], 1.5);
+        assert!(v["model"]["achieved_ack_ratio"].is_number());
         let back: Flow = serde_json::from_value(v).expect("deserialise");
         assert_eq!(back, f);
     }

@@ -110,7 +110,6 @@ fn flow_completion(conns: &[results::Connection]) -> Option<f64> {
 /// The research model's own figures; `ack_frames_sent` is the receiver's count of the common
 /// report, which the achieved ACK ratio divides by.
 fn model_flow(m: &ModelMetrics, ack_frames_sent: u64) -> ModelFlow {
-    let delay = m.one_way_delay.filter(|d| d.count > 0);
     ModelFlow {
         ack_frames_received: m.ack_frames_received,
         ack_eliciting_received: m.ack_eliciting_received,
@@ -123,12 +122,6 @@ fn model_flow(m: &ModelMetrics, ack_frames_sent: u64) -> ModelFlow {
         cwnd_limited_s: m.cwnd_limited_s,
         flow_control_limited_s: m.flow_control_limited_s,
         app_limited_s: m.app_limited_s,
-        one_way_delay_samples: delay.map_or(0, |d| d.count),
-        one_way_delay_mean_s: delay.map(|d| d.mean_s),
-        one_way_delay_p50_s: delay.map(|d| d.p50_s),
-        one_way_delay_p95_s: delay.map(|d| d.p95_s),
-        one_way_delay_p99_s: delay.map(|d| d.p99_s),
-        one_way_delay_max_s: delay.map(|d| d.max_s),
     }
 }
 

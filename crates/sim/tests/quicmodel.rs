@@ -49,6 +49,12 @@ fn a_model_download_completes_with_the_model_fields_and_the_others_without() {
         assert!(f.completion_s.is_some(), "{} completes", f.name);
     }
     assert!(r.flows[1].model.is_none() && r.flows[2].model.is_none());
+    // The one-way delay is the engine's, alike for every stack: at least the 15 ms of
+    // propagation on each.
+    for f in &r.flows {
+        let d = f.one_way_delay.expect("every stack's delay is measured");
+        assert!(d.count > 100 && d.mean_s >= 0.015, "{}: {d:?}", f.name);
+    }
     let json = serde_json::to_value(&r).expect("json");
     assert!(
         json["flows"][1].get("model").is_none(),
@@ -73,19 +79,10 @@ fn a_model_download_completes_with_the_model_fields_and_the_others_without() {
     assert!((1.0..=2.2).contains(&ratio), "achieved ACK ratio {ratio}");
     assert!(m.ack_eliciting_received >= 300_000 / 1500);
     // One-way delay: at least the 15 ms of propagation, ordered percentiles.
-    assert!(
-        m.one_way_delay_samples >= 200,
-        "{}",
-        m.one_way_delay_samples
-    );
-    let d = [
-        m.one_way_delay_p50_s,
-        m.one_way_delay_p95_s,
-        m.one_way_delay_p99_s,
-        m.one_way_delay_max_s,
-    ]
-    .map(|x| x.expect("measured"));
-    let mean = m.one_way_delay_mean_s.expect("mean");
+    let delay = f.one_way_delay.expect("measured");
+    assert!(delay.count >= 200, "{}", delay.count);
+    let d = [delay.p50_s, delay.p95_s, delay.p99_s, delay.max_s];
+    let mean = delay.mean_s;
     assert!(mean >= 0.015 && mean <= d[3], "mean {mean}, {d:?}");
     assert!(d[0] >= 0.015 && d.windows(2).all(|w| w[0] <= w[1]), "{d:?}");
     let completion = f.completion_s.unwrap_or(0.0);
@@ -326,4 +323,51 @@ fn the_models_handshake_sizes_are_quinns() {
         );
     }
     tmp.remove().expect("remove");
+}
+
+/// Window goodput of the shipped study file's point whose axes take all of `values`.
+fn study_point_goodput(text: &str, file: &str, values: &[&str]) -> f64 {
+    let loaded = scenario::parse_str(text, file, std::path::Path::new("."), &[], &[])
+        .unwrap_or_else(|e| panic!("{e}"));
+    let point = loaded
+        .points
+        .iter()
+        .find(|p| values.iter().all(|v| p.axes.iter().any(|(_, a)| a == v)))
+        .unwrap_or_else(|| panic!("{file}: no point at {values:?}"));
+    let spec = RunSpec {
+        id: "p0-r0".into(),
+        point: 0,
+        rep: 0,
+        seed: 1,
+    };
+    let r = sim::run(point, &spec, &sim::RunOptions::default()).expect("run");
+    r.flows[0].window_goodput_bps.expect("goodput")
+}
+
+/// Seed 001's Fig. 5 set-up on a rate-limited path (the shipped study file): INET's threshold
+/// update re-opens a whole window per round trip only when the window arrives in one instant
+/// (an unlimited link); at any finite rate it re-opens half of one and the goodput halves.
+#[test]
+fn a_threshold_update_halves_credit_limited_goodput_on_a_rate_limited_path() {
+    let text = include_str!("../../../scenarios/studies/seed001/fc-threshold-rate.toml");
+    let goodput = |rate: &str| study_point_goodput(text, "fc-threshold-rate.toml", &[rate]);
+    // W / RTT = 100 kB / 10 ms = 80 Mbit/s.
+    let unlimited = goodput("unlimited");
+    assert!((unlimited / 80e6 - 1.0).abs() < 0.01, "{unlimited}");
+    for rate in ["320Mbit", "80Mbit"] {
+        let g = goodput(rate);
+        assert!((g / 40e6 - 1.0).abs() < 0.03, "{rate}: {g}");
+    }
+}
+
+/// Connection-level credit (MAX_DATA) limits as the stream's does (the shipped study file):
+/// GP = W / RTT for either level.
+#[test]
+fn connection_credit_limits_goodput_as_stream_credit_does() {
+    let text = include_str!("../../../scenarios/studies/seed001/fc-connection.toml");
+    for variant in ["stream-limited", "connection-limited"] {
+        // 100 kB per 20 ms round trip.
+        let g = study_point_goodput(text, "fc-connection.toml", &[variant, "10ms"]);
+        assert!((g / 40e6 - 1.0).abs() < 0.01, "{variant}: {g}");
+    }
 }

@@ -132,9 +132,6 @@ pub struct ModelMetrics {
     pub flow_control_limited_s: f64,
     /// Seconds the data sender had nothing to send (application-limited).
     pub app_limited_s: f64,
-    /// One-way delay of the data packets that reached the receiver (sent → received), or
-    /// `None` when none arrived.
-    pub one_way_delay: Option<quantile::DelaySummary>,
 }
 
 /// A datagram or segment leaving an endpoint.

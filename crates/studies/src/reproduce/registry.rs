@@ -302,6 +302,9 @@ const SATELLITE: &[Variant] = &[
     ),
 ];
 
+/// The PEP variant as its file configures it (the initial window is the swept key).
+const PEP_AS_FILE: &[Variant] = &[single!("tcp-tls1.3+pep", &[])];
+
 /// An experiment of seed 002 from its file under `scenarios/studies/seed002/`.
 macro_rules! seed002 {
     ($name:literal, $file:literal) => {
@@ -322,7 +325,7 @@ macro_rules! seed002 {
 
 /// Result fields of the QUIC research model (`results::Flow`), read by the tables.
 /// The model's per-packet one-way delay, mean, s.
-const ONE_WAY_DELAY_MEAN: &str = "model.one_way_delay_mean_s";
+const ONE_WAY_DELAY_MEAN: &str = "one_way_delay.mean_s";
 /// Packets the data sender sent with the I-bit set, count.
 const IBIT_PACKETS: &str = "model.ibit_packets_sent";
 
@@ -576,6 +579,45 @@ const POLICIES: &[Variant] = &[
     ),
 ];
 
+/// The sensitivity sweep: each update policy with CUBIC and without congestion control; the
+/// file and the experiment set the credit.
+const POLICIES_BY_CONTROLLER: &[Variant] = &[
+    single!("modquic", &["flow.fc_update=every-ack"]),
+    single!(
+        "quic",
+        &[
+            "flow.fc_update=threshold",
+            "flow.fc_threshold=0.5",
+            "flow.fc_immediate=true"
+        ]
+    ),
+    single!(
+        "modquic-no-cc",
+        &["flow.fc_update=every-ack", "flow.cc=none"]
+    ),
+    single!(
+        "quic-no-cc",
+        &[
+            "flow.fc_update=threshold",
+            "flow.fc_threshold=0.5",
+            "flow.fc_immediate=true",
+            "flow.cc=none"
+        ]
+    ),
+];
+
+/// ModQUIC against QUIC, with CUBIC and without congestion control.
+const MODQUIC_VS_QUIC_BY_CONTROLLER: &[Comparison] = &[
+    Comparison::Relative {
+        baseline: "quic",
+        variant: "modquic",
+    },
+    Comparison::Relative {
+        baseline: "quic-no-cc",
+        variant: "modquic-no-cc",
+    },
+];
+
 /// Table 7's fits: ModQUIC against QUIC and against TCP.
 const R2_MODQUIC: &[Comparison] = &[
     Comparison::R2 {
@@ -591,6 +633,9 @@ const R2_MODQUIC: &[Comparison] = &[
 /// An experiment of seed 000 from its file under `scenarios/studies/seed000/`.
 macro_rules! seed000 {
     ($name:literal, $file:literal, $variants:expr, $columns:expr, $comparisons:expr) => {
+        seed000!($name, $file, $variants, $columns, $comparisons, &[])
+    };
+    ($name:literal, $file:literal, $variants:expr, $columns:expr, $comparisons:expr, $set:expr) => {
         Experiment {
             name: $name,
             file: concat!("scenarios/studies/seed000/", $file),
@@ -598,7 +643,7 @@ macro_rules! seed000 {
             variants: $variants,
             columns: $columns,
             comparisons: $comparisons,
-            set: &[],
+            set: $set,
         }
     };
 }
@@ -638,11 +683,42 @@ const SEED000: Study = Study {
             "window",
             "window.toml",
             POLICIES,
-            &[DATA_RATE],
+            &[DATA_RATE, DELAY],
             &[Comparison::Relative {
                 baseline: "quic",
                 variant: "modquic",
             }]
+        ),
+        seed000!(
+            "sensitivity-16KB",
+            "sensitivity.toml",
+            POLICIES_BY_CONTROLLER,
+            &[DATA_RATE],
+            MODQUIC_VS_QUIC_BY_CONTROLLER
+        ),
+        seed000!(
+            "sensitivity-32KB",
+            "sensitivity.toml",
+            POLICIES_BY_CONTROLLER,
+            &[DATA_RATE],
+            MODQUIC_VS_QUIC_BY_CONTROLLER,
+            &["flow.stream_window=32KB", "flow.conn_window=32KB"]
+        ),
+        seed000!(
+            "sensitivity-64KB",
+            "sensitivity.toml",
+            POLICIES_BY_CONTROLLER,
+            &[DATA_RATE],
+            MODQUIC_VS_QUIC_BY_CONTROLLER,
+            &["flow.stream_window=64KB", "flow.conn_window=64KB"]
+        ),
+        seed000!(
+            "sensitivity-1MB",
+            "sensitivity.toml",
+            POLICIES_BY_CONTROLLER,
+            &[DATA_RATE],
+            MODQUIC_VS_QUIC_BY_CONTROLLER,
+            &["flow.stream_window=1MB", "flow.conn_window=1MB"]
         ),
     ],
     validation: &[],
@@ -906,6 +982,7 @@ pub const STUDIES: &[Study] = &[Study {
             SATELLITE_QUIC_ONLY,
             &["link.down.rate=50Mbit"]
         ),
+        seed002!("pep-iw", "pep-iw.toml", PEP_AS_FILE, &[]),
     ],
     validation: &[],
     tradeoff: None,

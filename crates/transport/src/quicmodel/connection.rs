@@ -578,13 +578,12 @@ impl Endpoint {
 
     // ----------------------------------------------------------------- receiving
 
-    /// A datagram arrived at `now`; `owd` records the one-way delay of data packets.
+    /// A datagram arrived at `now`.
     pub(crate) fn on_datagram(
         &mut self,
         bytes: &[u8],
         ecn: netem::Ecn,
         now: Duration,
-        owd: &mut impl FnMut(Duration),
     ) -> Result<(), DecodeError> {
         self.timeout_cache.set(None);
         let (mut r, h) = Reader::new(bytes)?;
@@ -623,16 +622,12 @@ impl Endpoint {
                 q.received(now, &ph, r.clone());
             }
             let mut elicit = false;
-            let mut data = false;
             for _ in 0..ph.frames {
                 let f = r.frame()?;
                 if dup {
                     continue;
                 }
                 elicit |= f.ack_eliciting();
-                if matches!(f, Frame::Stream { .. }) {
-                    data = true;
-                }
                 self.on_frame(space, &f, now);
             }
             if dup {
@@ -662,9 +657,6 @@ impl Endpoint {
                     if space == SpaceId::Data {
                         self.next_bundled_ack = Some(now);
                     }
-                }
-                if data {
-                    owd(now.saturating_sub(h.sent));
                 }
             }
         }
@@ -1573,7 +1565,7 @@ impl Endpoint {
         let writer = w;
         let mut pkt = Pkt::default();
         let mut put = |w: &mut Option<Writer>, pkt: &mut Pkt, f: &Frame, left: &mut u32| {
-            let w = w.get_or_insert_with(|| Writer::new(conn, now));
+            let w = w.get_or_insert_with(|| Writer::new(conn));
             if !pkt.started {
                 pkt.started = true;
                 w.packet(kind, false, pn);

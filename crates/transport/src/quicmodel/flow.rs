@@ -64,7 +64,6 @@ pub struct QuicModelConnections {
     now: Duration,
     malformed: u64,
     stray: u64,
-    owd: quantile::DelayHistogram,
     /// Where each connection's qlogs go (none: no qlog).
     qlog_dir: Option<PathBuf>,
     /// The flow's name (qlog file names).
@@ -98,7 +97,6 @@ impl FlowDriver<QuicModelConnections> {
             now: Duration::ZERO,
             malformed: 0,
             stray: 0,
-            owd: quantile::DelayHistogram::default(),
             qlog_dir: config.qlog_dir,
             name: config.plan.name.clone(),
             qlog_errors: QlogErrors::default(),
@@ -202,7 +200,6 @@ impl Connections for QuicModelConnections {
                 return false;
             }
         };
-        let owd = &mut self.owd;
         let Some(ep) = self
             .conns
             .get_mut(conn as usize)
@@ -211,8 +208,7 @@ impl Connections for QuicModelConnections {
             self.stray += 1;
             return false;
         };
-        let mut record = |d: Duration| owd.record(d);
-        if ep.on_datagram(&payload, ecn, now, &mut record).is_err() {
+        if ep.on_datagram(&payload, ecn, now).is_err() {
             self.malformed += 1;
         }
         true
@@ -348,7 +344,6 @@ impl Connections for QuicModelConnections {
             cwnd_limited_s: limited[0],
             flow_control_limited_s: limited[1],
             app_limited_s: limited[2],
-            one_way_delay: self.owd.summary(),
         });
         report.first_congestion_s = first_congestion.map(|t| t.as_secs_f64());
         report.packets_sent = self.sum(s, |e| e.stats.packets_sent);

@@ -48,7 +48,6 @@
 //! Decoding never panics: malformed input is a [`DecodeError`].
 
 use std::fmt::Write as _;
-use std::time::Duration;
 
 /// Connection-ID length (bytes) of quiclab's quinn endpoints.
 pub const CID_LEN: u32 = 8;
@@ -66,7 +65,7 @@ pub const NEW_CONNECTION_ID_LEN: u32 = 1 + 1 + 1 + 1 + CID_LEN + 16;
 /// Encoding version byte.
 const VERSION: u8 = 1;
 /// Datagram header of the model's encoding.
-pub const DATAGRAM_HEADER: usize = 2 + 1 + 4 + 8 + 2 + 1;
+pub const DATAGRAM_HEADER: usize = 2 + 1 + 4 + 2 + 1;
 
 /// Bytes of a long header's Length field (quinn always writes a two-byte varint).
 const LONG_HEADER_LENGTH_FIELD: u32 = 2;
@@ -436,8 +435,6 @@ pub fn stream_chunk(id: u64, offset: u64, avail: u64, room: u32) -> Option<(u16,
 pub struct DatagramHeader {
     /// Connection index within the flow.
     pub conn: u32,
-    /// When the sender sent it.
-    pub sent: Duration,
     /// Real UDP payload length.
     pub udp_len: u16,
     /// Packets that follow.
@@ -485,14 +482,12 @@ pub struct Writer {
 }
 
 impl Writer {
-    /// A datagram of connection `conn` sent at `sent`.
-    pub fn new(conn: u32, sent: Duration) -> Writer {
+    /// A datagram of connection `conn`.
+    pub fn new(conn: u32) -> Writer {
         let mut buf = Vec::with_capacity(96);
         buf.extend_from_slice(b"QM");
         buf.push(VERSION);
         buf.extend_from_slice(&conn.to_le_bytes());
-        let ns = u64::try_from(sent.as_nanos()).unwrap_or(u64::MAX);
-        buf.extend_from_slice(&ns.to_le_bytes());
         buf.extend_from_slice(&[0, 0, 0]);
         Writer {
             buf,
@@ -642,14 +637,12 @@ impl<'a> Reader<'a> {
         }
         let mut r = Reader { b, at: 3 };
         let conn = r.u32()?;
-        let sent = Duration::from_nanos(r.u64()?);
         let udp_len = r.u16()?;
         let packets = r.u8()?;
         Ok((
             r,
             DatagramHeader {
                 conn,
-                sent,
                 udp_len,
                 packets,
             },
@@ -895,7 +888,7 @@ mod tests {
         });
         // Three more varints: 100 takes two bytes, 0 and 3 one each.
         assert_eq!(ack_ecn.wire_len(), 11);
-        let mut w = Writer::new(7, Duration::from_micros(5));
+        let mut w = Writer::new(7);
         w.packet(PacketKind::OneRtt, true, 42);
         let frames = [
             Frame::Ack(ack),
@@ -922,7 +915,6 @@ mod tests {
         let bytes = w.finish(1300);
         let (h, p) = decode(&bytes).unwrap();
         assert_eq!((h.conn, h.udp_len, h.packets), (7, 1300, 1));
-        assert_eq!(h.sent, Duration::from_micros(5));
         assert!(p[0].0.ibit);
         assert_eq!(p[0].0.pn, 42);
         assert_eq!(p[0].1, frames);
