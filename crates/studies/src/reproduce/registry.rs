@@ -566,31 +566,27 @@ const TCP_CUBIC: Variant = single!("tcp", &["flow.stack=tcp"]);
 /// ModQUIC, QUIC and TCP.
 const MODQUIC_QUIC_TCP: &[Variant] = &[MODQUIC, GQUIC, TCP_CUBIC];
 
+/// ModQUIC's update policy alone: the file sets the credit.
+const EVERY_ACK_POLICY: Variant = single!("modquic", &["flow.fc_update=every-ack"]);
+
+/// gQUIC's update policy alone: the file sets the credit.
+const THRESHOLD_POLICY: Variant = single!(
+    "quic",
+    &[
+        "flow.fc_update=threshold",
+        "flow.fc_threshold=0.5",
+        "flow.fc_immediate=true"
+    ]
+);
+
 /// The window sweep: the file sets the window, the variants only the policy.
-const POLICIES: &[Variant] = &[
-    single!("modquic", &["flow.fc_update=every-ack"]),
-    single!(
-        "quic",
-        &[
-            "flow.fc_update=threshold",
-            "flow.fc_threshold=0.5",
-            "flow.fc_immediate=true"
-        ]
-    ),
-];
+const POLICIES: &[Variant] = &[EVERY_ACK_POLICY, THRESHOLD_POLICY];
 
 /// The sensitivity sweep: each update policy with CUBIC and without congestion control; the
 /// file and the experiment set the credit.
 const POLICIES_BY_CONTROLLER: &[Variant] = &[
-    single!("modquic", &["flow.fc_update=every-ack"]),
-    single!(
-        "quic",
-        &[
-            "flow.fc_update=threshold",
-            "flow.fc_threshold=0.5",
-            "flow.fc_immediate=true"
-        ]
-    ),
+    EVERY_ACK_POLICY,
+    THRESHOLD_POLICY,
     single!(
         "modquic-no-cc",
         &["flow.fc_update=every-ack", "flow.cc=none"]
