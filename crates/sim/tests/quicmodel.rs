@@ -200,7 +200,7 @@ fn model_packets_appear_in_the_pcap_as_udp() {
     )
     .is_empty());
     // Sizes are the real ones: the server's data datagrams are full (mtu − 28 = 1472 B of UDP
-    // payload), and the UDP length equals the real length the encoding records at offset 15.
+    // payload), and the UDP length equals the real length the encoding records at offset 7.
     let rows = tshark_data(&pcap, "udp.srcport == 443", "data.data");
     let lens = tshark_data(&pcap, "udp.srcport == 443", "udp.length");
     assert_eq!(rows.len(), lens.len());
@@ -209,7 +209,7 @@ fn model_packets_appear_in_the_pcap_as_udp() {
         let bytes: Vec<u8> = (0..hex.len() / 2)
             .filter_map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok())
             .collect();
-        let real = u16::from_le_bytes([bytes[15], bytes[16]]) as usize;
+        let real = u16::from_le_bytes([bytes[7], bytes[8]]) as usize;
         let udp_payload = udp_len.parse::<usize>().expect("a length") - 8;
         assert_eq!(udp_payload, bytes.len());
         assert!(udp_payload >= real, "{udp_payload} < {real}");

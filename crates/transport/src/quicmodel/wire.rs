@@ -16,7 +16,7 @@
 //! packets, little-endian throughout:
 //!
 //! ```text
-//! datagram: "QM" (2) | version = 1 (1) | connection index (u32) | send time, ns (u64)
+//! datagram: "QM" (2) | version = 2 (1) | connection index (u32)
 //!           | real UDP payload length (u16) | packet count (u8) | packets…
 //! packet:   kind (u8: 0 Initial, 1 0-RTT, 2 Handshake, 3 1-RTT) | flags (u8: bit 0 I-bit)
 //!           | packet number (u64) | real packet length incl. header and tag (u16)
@@ -43,7 +43,6 @@
 //!                       | reordering threshold (u8)
 //! ```
 //!
-//! The send time is not part of real QUIC: it lets the receiver measure one-way delay.
 //! [`describe`] renders a datagram as one line of text (for pcap readers and debugging).
 //! Decoding never panics: malformed input is a [`DecodeError`].
 
@@ -62,8 +61,9 @@ pub const MAX_FRAMES: u32 = 255;
 /// One NEW_CONNECTION_ID frame with an 8-byte CID: type, sequence, retire prior to, length,
 /// CID, reset token.
 pub const NEW_CONNECTION_ID_LEN: u32 = 1 + 1 + 1 + 1 + CID_LEN + 16;
-/// Encoding version byte.
-const VERSION: u8 = 1;
+/// Encoding version byte (2: the datagram header carries no send time; the simulator
+/// measures one-way delay for every stack alike).
+const VERSION: u8 = 2;
 /// Datagram header of the model's encoding.
 pub const DATAGRAM_HEADER: usize = 2 + 1 + 4 + 2 + 1;
 
