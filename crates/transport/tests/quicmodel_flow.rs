@@ -33,11 +33,6 @@ fn clean_bulk_transfer_fills_the_pipe() {
     );
     let m = r.model.expect("model metrics");
     assert!(m.ack_eliciting_received > 3000);
-    let d = m.one_way_delay.expect("delay samples");
-    assert!(
-        d.p50_s >= 0.015 && d.max_s <= 0.015 + 0.001 + 26.0 * 0.0012,
-        "{d:?}"
-    );
 }
 
 #[test]
@@ -506,7 +501,7 @@ fn garbage_never_panics() {
     let mut now = ms(12);
     for s in trace.iter().take(30) {
         let bytes = {
-            let mut w = transport::quicmodel::wire::Writer::new(s.header.conn, s.header.sent);
+            let mut w = transport::quicmodel::wire::Writer::new(s.header.conn);
             for (h, frames) in &s.packets {
                 w.packet(h.kind, h.ibit, h.pn);
                 for f in frames {
