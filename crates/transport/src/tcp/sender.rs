@@ -692,8 +692,11 @@ impl Sender {
             .min(self.peer_edge);
         if self.nxt < edge {
             let len = self.new_segment_len(edge);
-            if len < u64::from(self.mss) && edge < self.stream_end && pipe > 0 {
-                // Silly-window avoidance: a runt limited by a window waits for the window.
+            let cut_by_window = self.nxt + len == edge && edge < self.stream_end;
+            if len < u64::from(self.mss) && cut_by_window && pipe > 0 {
+                // Silly-window avoidance: a runt limited by a window waits for the window. A
+                // runt that a write ends (a small message written with TCP_NODELAY) fits the
+                // window and leaves, as Linux's tcp_snd_wnd_test lets it.
                 self.cwnd_limited = false;
                 return None;
             }
@@ -1269,6 +1272,25 @@ mod tests {
         assert!(s.next(MS).is_none(), "the window is full");
         ack(&mut s, 1 + 2 * m, &[], 2 * MS);
         assert_eq!(s.next(2 * MS).expect("segment after the ACK").len, 200);
+    }
+
+    /// The server's post-handshake messages behind a response larger than the peer's window:
+    /// each small write ends its own segment and fits the window, so it leaves at once even
+    /// with data in flight; only a segment the window itself cuts short waits.
+    #[test]
+    fn small_writes_leave_while_a_write_behind_them_exceeds_the_peer_window() {
+        let p = params();
+        let m = u64::from(p.mss);
+        let mut s = Sender::new(&p, Duration::ZERO, 0);
+        s.on_handshake_rtt(MS);
+        s.set_peer_window(40 * m);
+        s.write(184);
+        assert_eq!(s.next(MS).expect("the tickets").len, 184);
+        s.write(55);
+        s.write(35);
+        s.write(100 * m);
+        let lens: Vec<u32> = (0..3).map(|_| s.next(MS).expect("segment").len).collect();
+        assert_eq!(lens, [55, 35, p.mss]);
     }
 
     fn ack(s: &mut Sender, ack: u64, sacks: &[(u64, u64)], now: Duration) {
