@@ -1240,29 +1240,33 @@ mod tests {
 
     const MS: Duration = Duration::from_millis(1);
 
-    /// An established sender with a 1 ms RTT, a huge peer window and `n` segments written.
-    fn sender(n: u64) -> (Sender, u64) {
+    /// An established sender with a 1 ms RTT, a peer window of `window` bytes and nothing
+    /// written yet, with its MSS.
+    fn established(window: u64) -> (Sender, u64) {
         let p = params();
         let mut s = Sender::new(&p, Duration::ZERO, 0);
         s.on_handshake_rtt(MS);
-        s.set_peer_window(1 << 30);
-        s.write(n * u64::from(p.mss));
+        s.set_peer_window(window);
         (s, u64::from(p.mss))
+    }
+
+    /// An established sender with a 1 ms RTT, a huge peer window and `n` segments written.
+    fn sender(n: u64) -> (Sender, u64) {
+        let (mut s, m) = established(1 << 30);
+        s.write(n * m);
+        (s, m)
     }
 
     #[test]
     fn small_writes_that_can_leave_at_once_leave_as_their_own_segments() {
-        let p = params();
-        let m = u64::from(p.mss);
-        let mut s = Sender::new(&p, Duration::ZERO, 0);
-        s.on_handshake_rtt(MS);
-        s.set_peer_window(1 << 30);
+        let (mut s, m) = established(1 << 30);
+        let mss = m as u32;
         // Three writes in one instant with the window open: 184 B, 55 B, then a bulk.
         s.write(184);
         s.write(55);
         s.write(10 * m);
         let lens: Vec<u32> = (0..4).map(|_| s.next(MS).expect("segment").len).collect();
-        assert_eq!(lens, [184, 55, p.mss, p.mss]);
+        assert_eq!(lens, [184, 55, mss, mss]);
         // Data written while the window is full waits, and the next write joins it: the
         // initial window's ten segments leave, two 100-byte writes wait and leave as one.
         let (mut s, m) = sender(10);
@@ -1279,10 +1283,7 @@ mod tests {
     /// with data in flight; only a segment the window itself cuts short waits.
     #[test]
     fn small_writes_leave_while_a_write_behind_them_exceeds_the_peer_window() {
-        let p = params();
-        let m = u64::from(p.mss);
-        let mut s = Sender::new(&p, Duration::ZERO, 0);
-        s.on_handshake_rtt(MS);
+        let (mut s, m) = established(1 << 30);
         s.set_peer_window(40 * m);
         s.write(184);
         assert_eq!(s.next(MS).expect("the tickets").len, 184);
@@ -1290,7 +1291,7 @@ mod tests {
         s.write(35);
         s.write(100 * m);
         let lens: Vec<u32> = (0..3).map(|_| s.next(MS).expect("segment").len).collect();
-        assert_eq!(lens, [55, 35, p.mss]);
+        assert_eq!(lens, [55, 35, m as u32]);
     }
 
     fn ack(s: &mut Sender, ack: u64, sacks: &[(u64, u64)], now: Duration) {
