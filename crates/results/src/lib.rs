@@ -299,6 +299,12 @@ pub struct ModelFlow {
     pub flow_control_limited_s: f64,
     /// Time the sender had nothing to send (application-limited), s.
     pub app_limited_s: f64,
+    /// Download: the first response stream's completion, s from its connection's start (the
+    /// earliest over the connections; seed 001's stream scheduler); absent before any completes.
+    pub first_stream_completion_s: Option<f64>,
+    /// Download: the response streams' mean completion, s from their connection's start;
+    /// absent before any completes.
+    pub mean_stream_completion_s: Option<f64>,
 }
 
 /// The effective transport configuration of a flow, in Linux's terms so both engines compare.

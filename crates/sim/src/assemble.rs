@@ -122,6 +122,8 @@ fn model_flow(m: &ModelMetrics, ack_frames_sent: u64) -> ModelFlow {
         cwnd_limited_s: m.cwnd_limited_s,
         flow_control_limited_s: m.flow_control_limited_s,
         app_limited_s: m.app_limited_s,
+        first_stream_completion_s: m.first_stream_completion_s,
+        mean_stream_completion_s: m.mean_stream_completion_s,
     }
 }
 

@@ -371,3 +371,51 @@ fn connection_credit_limits_goodput_as_stream_credit_does() {
         assert!((g / 40e6 - 1.0).abs() < 0.01, "{variant}: {g}");
     }
 }
+
+/// Seed 001's stream scheduler (the shipped study file): FIFO finishes the four streams one
+/// after another, round-robin all of them at the end of the same transfer.
+#[test]
+fn fifo_finishes_streams_in_turn_and_round_robin_together() {
+    let text = include_str!("../../../scenarios/studies/seed001/scheduler.toml");
+    let loaded = scenario::parse_str(text, "scheduler.toml", std::path::Path::new("."), &[], &[])
+        .unwrap_or_else(|e| panic!("{e}"));
+    let run_variant = |name: &str| {
+        let point = loaded
+            .points
+            .iter()
+            .find(|p| p.axes.iter().any(|(_, v)| v == name))
+            .unwrap_or_else(|| panic!("no variant {name}"));
+        let spec = RunSpec {
+            id: "p0-r0".into(),
+            point: 0,
+            rep: 0,
+            seed: 1,
+        };
+        let r = sim::run(point, &spec, &sim::RunOptions::default()).expect("run");
+        let f = &r.flows[0];
+        let m = f.model.as_ref().expect("model figures");
+        (
+            f.completion_s.expect("complete"),
+            m.first_stream_completion_s.expect("a first stream"),
+            m.mean_stream_completion_s.expect("a mean"),
+        )
+    };
+    let (t_rr, first_rr, mean_rr) = run_variant("round-robin");
+    let (t_fifo, first_fifo, mean_fifo) = run_variant("fifo");
+    // The same transfer either way.
+    assert!((t_fifo / t_rr - 1.0).abs() < 0.02, "{t_fifo} vs {t_rr}");
+    // Round-robin: every stream ends with the transfer.
+    assert!(
+        first_rr > 0.95 * t_rr && mean_rr > 0.97 * t_rr,
+        "{first_rr} {mean_rr} of {t_rr}"
+    );
+    // FIFO: the first stream at about a quarter, the mean at about 0.625 of the transfer.
+    assert!(
+        (first_fifo / t_fifo - 0.25).abs() < 0.06,
+        "{first_fifo} of {t_fifo}"
+    );
+    assert!(
+        (mean_fifo / t_fifo - 0.625).abs() < 0.05,
+        "{mean_fifo} of {t_fifo}"
+    );
+}

@@ -132,6 +132,12 @@ pub struct ModelMetrics {
     pub flow_control_limited_s: f64,
     /// Seconds the data sender had nothing to send (application-limited).
     pub app_limited_s: f64,
+    /// Download: the first response stream's completion, seconds from its connection's start
+    /// (the earliest over the connections); `None` before any completes.
+    pub first_stream_completion_s: Option<f64>,
+    /// Download: the mean completion of the response streams, seconds from their connection's
+    /// start; `None` before any completes.
+    pub mean_stream_completion_s: Option<f64>,
 }
 
 /// A datagram or segment leaving an endpoint.

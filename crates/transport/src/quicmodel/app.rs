@@ -35,6 +35,13 @@ pub(crate) struct App {
     opened: bool,
     /// Client: response streams fully read.
     done_streams: u32,
+    /// When the application first ran, at the connection's start (stream completion times
+    /// count from here).
+    opened_at: Option<Duration>,
+    /// Client: the first response stream's completion, from `opened_at`.
+    first_stream_done: Option<Duration>,
+    /// Client: the sum of the response streams' completion times, from `opened_at`.
+    stream_done_sum: Duration,
     /// Server: request streams answered (by receive index).
     answered: Vec<u64>,
     /// The client has every response.
@@ -68,6 +75,9 @@ impl App {
             streams,
             opened: false,
             done_streams: 0,
+            opened_at: None,
+            first_stream_done: None,
+            stream_done_sum: Duration::ZERO,
             answered: Vec::new(),
             complete: false,
         }
@@ -76,6 +86,7 @@ impl App {
     /// Opens streams once possible, reads everything readable, answers requests and writes.
     pub(crate) fn run(&mut self, ep: &mut Endpoint, now: Duration, stop: bool) -> Progress {
         let mut prog = Progress::default();
+        let opened_at = *self.opened_at.get_or_insert(now);
         if !ep.can_send_streams() {
             return prog;
         }
@@ -123,6 +134,11 @@ impl App {
         });
         prog.delivered = delivered;
         self.done_streams += done;
+        if done > 0 {
+            let since = now.saturating_sub(opened_at);
+            self.first_stream_done.get_or_insert(since);
+            self.stream_done_sum += since * done;
+        }
         if side == Side::Server {
             for &id in &finished_requests[..nreq] {
                 self.answer(ep, id);
@@ -155,6 +171,16 @@ impl App {
             prog.completed = true;
         }
         prog
+    }
+
+    /// Client: response streams completed, the first one's completion and the sum of all of
+    /// theirs (each from the connection's start).
+    pub(crate) fn stream_completions(&self) -> (u32, Option<Duration>, Duration) {
+        (
+            self.done_streams,
+            self.first_stream_done,
+            self.stream_done_sum,
+        )
     }
 
     fn answer(&mut self, ep: &mut Endpoint, id: u64) {

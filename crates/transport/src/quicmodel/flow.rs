@@ -334,6 +334,17 @@ impl Connections for QuicModelConnections {
                 *a += b;
             }
         }
+        let (mut streams_done, mut stream_sum) = (0u32, Duration::ZERO);
+        let mut first_stream: Option<Duration> = None;
+        for c in &self.conns {
+            let (n, first, sum) = c.client_app.stream_completions();
+            streams_done += n;
+            stream_sum += sum;
+            first_stream = match (first_stream, first) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+        }
         report.model = Some(ModelMetrics {
             ack_frames_received: self.sum(s, |e| e.stats.ack_frames_received),
             ack_eliciting_received: self.sum(r, |e| e.stats.ack_eliciting_received),
@@ -344,6 +355,9 @@ impl Connections for QuicModelConnections {
             cwnd_limited_s: limited[0],
             flow_control_limited_s: limited[1],
             app_limited_s: limited[2],
+            first_stream_completion_s: first_stream.map(|d| d.as_secs_f64()),
+            mean_stream_completion_s: (streams_done > 0)
+                .then(|| stream_sum.as_secs_f64() / f64::from(streams_done)),
         });
         report.first_congestion_s = first_congestion.map(|t| t.as_secs_f64());
         report.packets_sent = self.sum(s, |e| e.stats.packets_sent);
