@@ -325,8 +325,8 @@ fn the_models_handshake_sizes_are_quinns() {
     tmp.remove().expect("remove");
 }
 
-/// Window goodput of the shipped study file's point whose axes take all of `values`.
-fn study_point_goodput(text: &str, file: &str, values: &[&str]) -> f64 {
+/// One run of the shipped study file's point whose axes take all of `values`.
+fn run_study_point(text: &str, file: &str, values: &[&str]) -> results::Run {
     let loaded = scenario::parse_str(text, file, std::path::Path::new("."), &[], &[])
         .unwrap_or_else(|e| panic!("{e}"));
     let point = loaded
@@ -340,8 +340,14 @@ fn study_point_goodput(text: &str, file: &str, values: &[&str]) -> f64 {
         rep: 0,
         seed: 1,
     };
-    let r = sim::run(point, &spec, &sim::RunOptions::default()).expect("run");
-    r.flows[0].window_goodput_bps.expect("goodput")
+    sim::run(point, &spec, &sim::RunOptions::default()).expect("run")
+}
+
+/// Window goodput of the shipped study file's point whose axes take all of `values`.
+fn study_point_goodput(text: &str, file: &str, values: &[&str]) -> f64 {
+    run_study_point(text, file, values).flows[0]
+        .window_goodput_bps
+        .expect("goodput")
 }
 
 /// Seed 001's Fig. 5 set-up on a rate-limited path (the shipped study file): INET's threshold
@@ -377,21 +383,8 @@ fn connection_credit_limits_goodput_as_stream_credit_does() {
 #[test]
 fn fifo_finishes_streams_in_turn_and_round_robin_together() {
     let text = include_str!("../../../scenarios/studies/seed001/scheduler.toml");
-    let loaded = scenario::parse_str(text, "scheduler.toml", std::path::Path::new("."), &[], &[])
-        .unwrap_or_else(|e| panic!("{e}"));
     let run_variant = |name: &str| {
-        let point = loaded
-            .points
-            .iter()
-            .find(|p| p.axes.iter().any(|(_, v)| v == name))
-            .unwrap_or_else(|| panic!("no variant {name}"));
-        let spec = RunSpec {
-            id: "p0-r0".into(),
-            point: 0,
-            rep: 0,
-            seed: 1,
-        };
-        let r = sim::run(point, &spec, &sim::RunOptions::default()).expect("run");
+        let r = run_study_point(text, "scheduler.toml", &[name]);
         let f = &r.flows[0];
         let m = f.model.as_ref().expect("model figures");
         (
