@@ -85,6 +85,10 @@ fn a_model_download_completes_with_the_model_fields_and_the_others_without() {
     let mean = delay.mean_s;
     assert!(mean >= 0.015 && mean <= d[3], "mean {mean}, {d:?}");
     assert!(d[0] >= 0.015 && d.windows(2).all(|w| w[0] <= w[1]), "{d:?}");
+    // At most the propagation, one packet's serialization and a full 100-packet queue at
+    // 20 Mbit/s (60 ms).
+    let bound = 0.015 + 0.0006 + 100.0 * 1500.0 * 8.0 / 20e6;
+    assert!(d[3] <= bound, "max {} above {bound}", d[3]);
     let completion = f.completion_s.unwrap_or(0.0);
     for t in [m.cwnd_limited_s, m.flow_control_limited_s, m.app_limited_s] {
         assert!(
