@@ -416,3 +416,19 @@ fn fifo_finishes_streams_in_turn_and_round_robin_together() {
         "{mean_fifo} of {t_fifo}"
     );
 }
+
+/// Seed 001's send-queue limit (the shipped study file): INET's queue keeps bytes until they are
+/// acknowledged, so with L below the path's BDP each resume writes (1 − ρ)·L and waits a round
+/// trip plus (1 − 2ρ)·L at the bottleneck rate for the next: goodput
+/// (1 − ρ)·L / (R + (1 − 2ρ)·L / C).
+#[test]
+fn the_send_queue_limit_refills_a_batch_per_round_trip_from_its_low_water_mark() {
+    let text = include_str!("../../../scenarios/studies/seed001/send-queue.toml");
+    let (limit, rtt, rate) = (50_000.0, 0.010, 10e6);
+    for low in ["0", "0.2", "0.4"] {
+        let rho: f64 = low.parse().unwrap();
+        let expected = 8.0 * (1.0 - rho) * limit / (rtt + (1.0 - 2.0 * rho) * limit / rate);
+        let g = study_point_goodput(text, "send-queue.toml", &[low]);
+        assert!((g / expected - 1.0).abs() < 0.03, "ρ = {low}: {g} against {expected}");
+    }
+}

@@ -77,11 +77,11 @@ pub struct QuicModelKnobs {
     pub window_autotuning: bool,
     /// Stream scheduler of the sender.
     pub scheduler: StreamScheduler,
-    /// Send-queue limit (bytes): the application stops writing when this much data is queued
-    /// unsent (INET's `sendQueueLimit`); `None`: only `send_window` limits.
+    /// Send-queue limit (bytes): the application stops writing when this much data is written
+    /// but not yet acknowledged (INET's `sendQueueLimit`); `None`: only `send_window` limits.
     pub send_queue_limit: Option<u64>,
-    /// The application resumes writing when the queue drains below this fraction of the limit
-    /// (INET's `sendQueueLowWaterRatio`: 0.4).
+    /// The application resumes writing when acknowledgements drain the queue below this
+    /// fraction of the limit (INET's `sendQueueLowWaterRatio`: 0.4).
     pub send_queue_low_water: f64,
     /// On entering a recovery period, send one packet at once whatever the congestion window
     /// (RFC 9002 Appendix B.6's MaybeSendOnePacket; INET's NewReno); off: as quinn, nothing

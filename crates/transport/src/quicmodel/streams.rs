@@ -147,7 +147,7 @@ pub(crate) struct Streams {
     scheduler: StreamScheduler,
     /// Send buffer: written but unacknowledged bytes allowed.
     send_window: u64,
-    /// Send-queue limit (unsent bytes), and its low-water mark.
+    /// Send-queue limit (written but unacknowledged bytes), and its low-water mark.
     queue_limit: Option<(u64, u64)>,
     /// Writing paused by the send-queue limit until the queue drains to low water.
     queue_paused: bool,
@@ -236,21 +236,26 @@ impl Streams {
     }
 
     /// The application writes as much as the send buffer and the send-queue limit allow.
+    ///
+    /// The send queue holds a byte from its write until its acknowledgement (INET's stream send
+    /// queue), so the limit counts `buffered`, not `unsent`: writing stops once the queue
+    /// reaches the limit and resumes only when acknowledgements drain it below the low-water
+    /// mark, which gives the application's refills their hysteresis. An empty queue always
+    /// resumes, so a mark of 0 waits for the last acknowledgement.
     pub(crate) fn app_write(&mut self) {
-        if let Some((limit, low)) = self.queue_limit {
-            if self.queue_paused && self.unsent <= low {
+        if let Some((_, low)) = self.queue_limit {
+            if self.queue_paused && (self.buffered < low || self.buffered == 0) {
                 self.queue_paused = false;
             }
             if self.queue_paused {
                 return;
             }
-            let _ = limit;
         }
         let n = self.send.len();
         for i in 0..n {
             let space = self.send_window.saturating_sub(self.buffered);
             let queue_room = match self.queue_limit {
-                Some((limit, _)) => limit.saturating_sub(self.unsent),
+                Some((limit, _)) => limit.saturating_sub(self.buffered),
                 None => u64::MAX,
             };
             let s = &mut self.send[i];
@@ -266,7 +271,7 @@ impl Streams {
             self.unsent += k;
         }
         if let Some((limit, _)) = self.queue_limit {
-            if self.unsent >= limit {
+            if self.buffered >= limit {
                 self.queue_paused = true;
             }
         }
@@ -592,22 +597,30 @@ mod tests {
     }
 
     #[test]
-    fn send_queue_limit_pauses_until_low_water() {
+    fn send_queue_limit_holds_bytes_until_acknowledged_and_resumes_below_low_water() {
         let mut c = cfg(StreamScheduler::Fifo);
         c.queue_limit = Some((5000, 2000));
         let mut s = Streams::new(&c, Duration::ZERO);
         s.open_send(2, UNBOUNDED);
         s.app_write();
-        assert_eq!(s.unsent, 5000);
-        for _ in 0..2 {
-            s.next_chunk(1200, stream_chunk);
+        assert_eq!(s.buffered, 5000);
+        let mut sent = Vec::new();
+        while let Some(ch) = s.next_chunk(1200, stream_chunk) {
+            sent.push(ch);
+        }
+        assert_eq!(s.unsent, 0);
+        s.app_write();
+        assert_eq!(s.buffered, 5000, "sent but unacknowledged bytes still fill the queue");
+        let mut acked = sent.into_iter();
+        while s.buffered >= 2000 {
+            let ch = acked.next().unwrap();
+            s.on_acked(ch.stream, ch.offset, ch.len, ch.fin);
+            if s.buffered >= 2000 {
+                s.app_write();
+                assert!(s.buffered < 5000, "paused until below low water");
+            }
         }
         s.app_write();
-        assert!(s.unsent < 5000, "paused above low water");
-        while s.unsent > 2000 {
-            s.next_chunk(1200, stream_chunk);
-        }
-        s.app_write();
-        assert_eq!(s.unsent, 5000);
+        assert_eq!(s.buffered, 5000);
     }
 }
