@@ -116,6 +116,11 @@ pub struct LinkConfig {
     /// `queue` as its limit; the other disciplines have their own limits in their parameters.
     #[serde(default)]
     pub qdisc: QdiscConfig,
+    /// Start a repeating rate schedule at a point drawn uniformly over its period from the
+    /// link's seed, so that repetitions sample different stretches of one trace (and variants,
+    /// which share seeds, the same stretch). `false`: every run starts at the schedule's start.
+    #[serde(default)]
+    pub random_phase: bool,
 }
 
 impl LinkConfig {
@@ -139,6 +144,7 @@ impl LinkConfig {
                 extra_delay: Duration::ZERO,
             },
             qdisc: QdiscConfig::DropTail,
+            random_phase: false,
         }
     }
 }

@@ -241,7 +241,13 @@ pub struct Link<T> {
 
 impl<T: Clone> Link<T> {
     /// A link that has seen no packets; every random stream derives from `seed`.
-    pub fn new(config: LinkConfig, seed: u64) -> Self {
+    pub fn new(mut config: LinkConfig, seed: u64) -> Self {
+        if config.random_phase {
+            if let Some(period) = config.rate.period() {
+                let offset = stream(seed, streams::PHASE).random_range(0..period.as_nanos());
+                config.rate = config.rate.starting_at(crate::rate::from_ns(offset));
+            }
+        }
         let nominal_rate = match &config.rate {
             RateProfile::Unlimited => None,
             RateProfile::Fixed(r) => Some(*r),

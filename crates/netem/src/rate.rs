@@ -85,6 +85,36 @@ impl RateProfile {
         (rate, next.map(|n| n.max(t + 1)))
     }
 
+    /// The repetition period of a repeating schedule.
+    pub fn period(&self) -> Option<Duration> {
+        match self {
+            RateProfile::Schedule { repeat_every, .. } => period_ns(repeat_every).map(from_ns),
+            _ => None,
+        }
+    }
+
+    /// The same repeating schedule entered `offset` into its period: the rate at time `t` is
+    /// this schedule's rate at `t + offset`. Profiles that do not repeat are returned as they are.
+    pub fn starting_at(&self, offset: Duration) -> RateProfile {
+        let RateProfile::Schedule { steps, repeat_every } = self else {
+            return self.clone();
+        };
+        let Some(p) = period_ns(repeat_every) else {
+            return self.clone();
+        };
+        let offset = to_ns(offset) % p;
+        let mut rotated = vec![(Duration::ZERO, self.segment(offset).0)];
+        let later = steps.iter().filter(|s| to_ns(s.0) > offset && to_ns(s.0) < p);
+        rotated.extend(later.map(|&(at, rate)| (from_ns(to_ns(at) - offset), rate)));
+        let earlier = steps.iter().filter(|s| to_ns(s.0) < offset);
+        rotated.extend(earlier.map(|&(at, rate)| (from_ns(to_ns(at) + p - offset), rate)));
+        rotated.dedup_by(|b, a| a.1 == b.1);
+        RateProfile::Schedule {
+            steps: rotated,
+            repeat_every: *repeat_every,
+        }
+    }
+
     /// Capacity units in one full period of a repeating schedule.
     fn period_capacity(&self) -> Option<u128> {
         let RateProfile::Schedule { repeat_every, .. } = self else {
@@ -270,6 +300,30 @@ mod tests {
         let r = RateProfile::Fixed(12_000_000);
         assert_eq!(r.serialization_time(ms(7), 1500), Some(ms(1)));
         assert_eq!(r.rate_at(ms(7)), Some(12_000_000));
+    }
+
+    #[test]
+    fn a_repeating_schedule_entered_at_an_offset_is_the_same_schedule_shifted() {
+        let r = RateProfile::Schedule {
+            steps: vec![(ms(0), 1_000), (ms(1000), 2_000), (ms(3000), 3_000)],
+            repeat_every: Some(ms(4000)),
+        };
+        for offset in [0, 500, 1000, 2999, 3000, 3999, 4500] {
+            let shifted = r.starting_at(ms(offset));
+            for t in (0..8000).step_by(250) {
+                assert_eq!(
+                    shifted.rate_at(ms(t)),
+                    r.rate_at(ms(t + offset)),
+                    "offset {offset} ms, t {t} ms"
+                );
+            }
+            assert_eq!(shifted.mean_rate(ms(0), ms(4000)), r.mean_rate(ms(0), ms(4000)));
+        }
+        let once = RateProfile::Schedule {
+            steps: vec![(ms(0), 1_000), (ms(1000), 2_000)],
+            repeat_every: None,
+        };
+        assert_eq!(once.starting_at(ms(500)), once, "a schedule that does not repeat has no phase");
     }
 
     #[test]

@@ -12,6 +12,8 @@ pub(crate) mod streams {
     pub(crate) const REORDER: u64 = 4;
     /// The queue discipline's random decisions (RED, PIE, DualPI2) and FQ-CoDel's hash key.
     pub(crate) const QDISC: u64 = 5;
+    /// Where a repeating rate schedule starts (`random_phase`).
+    pub(crate) const PHASE: u64 = 6;
 }
 
 /// A ChaCha8 generator for `(seed, stream)`; ChaCha streams are independent by construction.

@@ -212,3 +212,20 @@ fn the_example_runs_its_synthetic_trace_on_the_downlink() {
         [crate::model::Stack::Quic, crate::model::Stack::Tcp]
     );
 }
+
+#[test]
+fn a_random_phase_needs_a_rate_that_repeats() {
+    let d = dir();
+    std::fs::write(d.path().join("t.down"), "1\n2\n").expect("write");
+    let l = parse(
+        d.path(),
+        "[link]\nrate = \"5Mbit\"\n[link.down]\nmahimahi_trace = \"t.down\"\nrandom_phase = true\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let s = &l.points[0].scenario;
+    assert!(s.bottleneck.down.random_phase && !s.bottleneck.up.random_phase);
+    let e = parse(d.path(), "[link]\nrate = \"5Mbit\"\nrandom_phase = true\n")
+        .expect_err("a fixed rate has no phase");
+    assert_eq!((e.line, e.column), (Some(3), Some(16)), "{e}");
+    assert!(e.message.contains("needs a repeating rate"), "{e}");
+}

@@ -136,7 +136,11 @@ fn both_stacks_write_one_sqlog_per_connection_and_side_in_milliseconds_with_fram
                 assert_eq!(h["qlog_format"], "JSON-SEQ", "{name}");
                 assert_eq!(h["trace"]["vantage_point"]["type"], role, "{name}");
                 assert_eq!(h["trace"]["common_fields"]["time_format"], "relative");
+                // Shared by both ends and not 0, which qvis reads as "none" and then shifts
+                // the client's trace against the server's.
+                assert_eq!(h["trace"]["common_fields"]["reference_time"], 1.0, "{name}");
                 let mut last = 0.0;
+                let mut ack_received = false;
                 for e in &recs[1..] {
                     let ev = e["name"].as_str().expect("event name");
                     seen.insert(ev.to_string());
@@ -159,8 +163,16 @@ fn both_stacks_write_one_sqlog_per_connection_and_side_in_milliseconds_with_fram
                             assert!(raw["payload_length"].as_u64() < raw["length"].as_u64());
                             let ty = d["header"]["packet_type"].as_str().expect("type");
                             seen.insert(format!("packet {ty}"));
+                            ack_received |= ev == "transport:packet_received"
+                                && frames.iter().any(|f| f["frame_type"] == "ack");
                         }
                         "recovery:metrics_updated" => {
+                            // A minimum or latest RTT is a sample, so it needs an ACK first
+                            // (before it, the stacks hold their initial RTT, 333 ms).
+                            assert!(
+                                ack_received || (d.get("min_rtt").is_none() && d.get("latest_rtt").is_none()),
+                                "{name}: an RTT before any ACK: {e}"
+                            );
                             for k in ["min_rtt", "smoothed_rtt", "latest_rtt"] {
                                 if let Some(v) = d.get(k) {
                                     let v = v.as_f64().expect("number");

@@ -709,3 +709,28 @@ fn queue_delays_are_taken_per_bin_without_changing_the_link() {
     assert!(maxes.iter().any(|&m| m > 0.025), "{maxes:?}");
     assert!(windows.iter().any(|(_, w)| w.packets == 0));
 }
+
+#[test]
+fn a_random_phase_is_drawn_from_the_seed_and_only_when_asked_for() {
+    // 100 one-ms steps of 1, 2, …, 100 Mbit/s: the rate of the first ms names the phase.
+    let steps: Vec<(Duration, u64)> = (0..100).map(|i| (ms(i), (i + 1) * 1_000_000)).collect();
+    let trace = |random_phase: bool| {
+        cfg(|c| {
+            c.rate = RateProfile::Schedule {
+                steps: steps.clone(),
+                repeat_every: Some(ms(100)),
+            };
+            c.random_phase = random_phase;
+        })
+    };
+    let first_ms_rate = |c: LinkConfig, seed: u64| {
+        Link::<u32>::new(c, seed).mean_rate(ms(0), ms(1)).unwrap()
+    };
+    assert_eq!(first_ms_rate(trace(false), 7), 1e6, "off: every run starts at the beginning");
+    let phases: Vec<f64> = (0..8).map(|seed| first_ms_rate(trace(true), seed)).collect();
+    assert_eq!(phases, (0..8).map(|seed| first_ms_rate(trace(true), seed)).collect::<Vec<_>>());
+    let mut distinct = phases.clone();
+    distinct.sort_by(f64::total_cmp);
+    distinct.dedup();
+    assert!(distinct.len() >= 6, "eight seeds, phases {phases:?}");
+}

@@ -115,8 +115,27 @@ fn rtt(
     only_rtt.duration("rtt")
 }
 
+/// `random_phase`, which only a repeating rate can honour.
+fn random_phase(r: &Reader<'_>, rate: &RateProfile) -> Result<bool, ScenarioError> {
+    let on = r.boolean("random_phase")?.unwrap_or(false);
+    if on && rate.period().is_none() {
+        let at = r
+            .entry("random_phase")
+            .map_or_else(|| r.at().clone(), |e| e.node.at.clone());
+        return Err(r.errors.at(
+            &at,
+            format!(
+                "{} = true needs a repeating rate (mahimahi_trace, or rate_schedule or rate_trace with rate_repeat): a rate that does not repeat has no phase to draw",
+                r.path_of("random_phase")
+            ),
+        ));
+    }
+    Ok(on)
+}
+
 fn direction(r: &Reader<'_>, base_dir: &Path) -> Result<LinkDraft, ScenarioError> {
     let rate = rate_profile(r, base_dir)?;
+    let random_phase = random_phase(r, &rate)?;
     let delay = r.duration("delay")?.unwrap_or_default();
     let jitter_amount = r.duration("jitter")?.unwrap_or_default();
     let dist = r.choice::<JitterDist>("jitter_dist")?;
@@ -164,6 +183,7 @@ fn direction(r: &Reader<'_>, base_dir: &Path) -> Result<LinkDraft, ScenarioError
             extra_delay: r.duration("reorder_delay")?.unwrap_or_default(),
         },
         qdisc: q.config,
+        random_phase,
     };
     config
         .validate()

@@ -47,14 +47,19 @@ pub struct QuinnQlog {
     trace: QuinnTrace,
     /// Bytes of the record being written (quinn writes a record in many pieces).
     record: Vec<u8>,
+    /// An ACK has been received, so quinn's minimum and latest RTT are measurements, no longer
+    /// its initial RTT. Without a tap the frames are unknown and every RTT is written.
+    rtt_sampled: bool,
 }
 
 impl QuinnQlog {
     fn new(out: QlogFile, trace: QuinnTrace) -> Self {
+        let rtt_sampled = trace.tap.is_none();
         QuinnQlog {
             out,
             trace,
             record: Vec::with_capacity(512),
+            rtt_sampled,
         }
     }
 
@@ -88,6 +93,12 @@ impl QuinnQlog {
         if let Some(Value::Object(data)) = rec.get_mut("data") {
             if metrics {
                 to_ms(data);
+                if !self.rtt_sampled {
+                    // quinn's initial RTT, not a measurement (qvis would take it for the
+                    // handshake's round trip).
+                    data.remove("min_rtt");
+                    data.remove("latest_rtt");
+                }
             }
             if lost {
                 // quinn-proto 0.11.19 compares the send time the wrong way round and calls every
@@ -96,10 +107,20 @@ impl QuinnQlog {
             }
             if let (Some(dir), Some(tap)) = (dir, &self.trace.tap) {
                 add_frames(data, dir, tap);
+                if dir == Direction::Received && carries_ack(data) {
+                    self.rtt_sampled = true;
+                }
             }
         }
         write_record(&mut self.out, &rec)
     }
+}
+
+/// The packet's frames include an ACK frame.
+fn carries_ack(data: &Map<String, Value>) -> bool {
+    data.get("frames")
+        .and_then(Value::as_array)
+        .is_some_and(|frames| frames.iter().any(|f| f["frame_type"] == "ack"))
 }
 
 /// RTTs from seconds to milliseconds.
@@ -221,12 +242,33 @@ mod tests {
             frames: vec![Frame::Ping],
         };
         tap.record(Direction::Sent, p);
-        // As quinn writes them: in pieces, with the separator first.
+        tap.record(
+            Direction::Received,
+            TappedPacket {
+                packet_type: PacketType::Initial,
+                packet_number: 0,
+                raw: RawInfo {
+                    length: 1200,
+                    payload_length: 1100,
+                },
+                frames: vec![Frame::Ack {
+                    ack_delay: 0.0,
+                    acked_ranges: vec![[0, 0]],
+                    ect0: None,
+                    ect1: None,
+                    ce: None,
+                }],
+            },
+        );
+        // As quinn writes them: in pieces, with the separator first. The first metrics precede
+        // any ACK (quinn's initial RTT), the second follow one.
         let input = concat!(
             "\u{1e}{\"qlog_version\":\"0.3\",\"qlog_format\":\"JSON-SEQ\",\"trace\":{\"vantage_point\":{\"type\":\"unknown\"}}}\n",
             "\u{1e}{\"time\":1.5,\"name\":\"recovery:metrics_updated\",\"data\":{\"min_rtt\":0.0224,\"smoothed_rtt\":0.333,\"bytes_in_flight\":3},\"group_id\":\"ab\"}\n",
             "\u{1e}{\"time\":2.0,\"name\":\"transport:packet_sent\",\"data\":{\"header\":{\"packet_type\":\"1RTT\",\"packet_number\":7,\"length\":100}},\"group_id\":\"ab\"}\n",
             "\u{1e}{\"time\":3.0,\"name\":\"recovery:packet_lost\",\"data\":{\"header\":{\"packet_type\":\"1RTT\",\"packet_number\":5},\"trigger\":\"reordering_threshold\"}}\n",
+            "\u{1e}{\"time\":4.0,\"name\":\"transport:packet_received\",\"data\":{\"header\":{\"packet_type\":\"initial\",\"packet_number\":0}}}\n",
+            "\u{1e}{\"time\":4.0,\"name\":\"recovery:metrics_updated\",\"data\":{\"min_rtt\":0.0224,\"latest_rtt\":0.0224}}\n",
         );
         for piece in input.as_bytes().chunks(7) {
             w.write_all(piece).unwrap();
@@ -234,15 +276,21 @@ mod tests {
         w.flush().unwrap();
         let out = String::from_utf8(mem.0.lock().unwrap().clone()).unwrap();
         let lines: Vec<&str> = out.split_terminator('\n').collect();
-        assert_eq!(lines.len(), 4, "{out}");
+        assert_eq!(lines.len(), 6, "{out}");
         assert!(lines.iter().all(|l| l.starts_with('\u{1e}')));
         let v: Vec<Value> = lines
             .iter()
             .map(|l| serde_json::from_str(&l[1..]).unwrap())
             .collect();
         assert_eq!(v[0]["trace"]["vantage_point"]["type"], "client");
-        assert_eq!(v[1]["data"]["min_rtt"], 22.4);
+        assert!(
+            v[1]["data"].get("min_rtt").is_none(),
+            "before any ACK the minimum RTT is quinn's initial RTT"
+        );
         assert_eq!(v[1]["data"]["smoothed_rtt"], 333.0);
+        assert_eq!(v[4]["data"]["frames"][0]["frame_type"], "ack");
+        assert_eq!(v[5]["data"]["min_rtt"], 22.4);
+        assert_eq!(v[5]["data"]["latest_rtt"], 22.4);
         assert_eq!(v[1]["data"]["bytes_in_flight"], 3);
         assert!(v[1].get("group_id").is_none());
         assert_eq!(v[2]["data"]["frames"][0]["frame_type"], "ping");

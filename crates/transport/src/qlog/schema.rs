@@ -89,10 +89,15 @@ pub struct VantagePoint<'a> {
 pub struct CommonFields {
     /// Always `relative`: each event's `time` is milliseconds after `reference_time`.
     pub time_format: &'static str,
-    /// Milliseconds since the Unix epoch of the events' time zero (0 in the simulator, whose
-    /// time zero is the start of the run).
+    /// Milliseconds since the Unix epoch of the events' time zero (the simulator's
+    /// [`VIRTUAL_REFERENCE_TIME_MS`]: its time zero is the start of the run).
     pub reference_time: f64,
 }
+
+/// The reference time of every simulator trace. Virtual time has no wall-clock origin, so any
+/// value shared by both ends of a connection lines their events up; it is not 0 because qvis
+/// reads 0 as "no reference time" and then shifts a client's trace against its server's.
+pub const VIRTUAL_REFERENCE_TIME_MS: f64 = 1.0;
 
 impl<'a> Header<'a> {
     /// The header of a trace titled `title` written by `vantage`.

@@ -326,7 +326,7 @@ pub(crate) fn qlog_stream(
         title: format!("quiclab {flow} {role} {n}"),
         description: "quinn-proto 0.11.19 in the quiclab simulator (virtual time)".into(),
         vantage,
-        reference_time: 0.0,
+        reference_time: crate::qlog::schema::VIRTUAL_REFERENCE_TIME_MS,
         tap: Some(tap.clone()),
         clock: Some(clock.clone()),
     };

@@ -503,10 +503,13 @@ impl Endpoint {
         if self.qlog.is_none() {
             return;
         }
+        // Before the first sample the minimum and latest RTT are the initial RTT, not a
+        // measurement (qvis would take it for the handshake's round trip).
+        let sampled = self.rtt.sampled;
         let m = Metrics {
-            min_rtt: Some(ms(self.rtt.min)),
+            min_rtt: sampled.then(|| ms(self.rtt.min)),
             smoothed_rtt: Some(ms(self.rtt.smoothed)),
-            latest_rtt: Some(ms(self.rtt.latest)),
+            latest_rtt: sampled.then(|| ms(self.rtt.latest)),
             rtt_variance: Some(ms(self.rtt.var)),
             pto_count: Some(self.pto_count),
             congestion_window: Some(self.cc.window()),

@@ -19,6 +19,7 @@ use crate::agent::Side;
 use crate::qlog::schema::{
     ms, write_record, ErrorSpace, Event, Frame, Header, LossTrigger, Metrics, PacketEvent,
     PacketHeader, PacketLost, PacketType, RawInfo, Token, TokenRaw, Vantage,
+    VIRTUAL_REFERENCE_TIME_MS,
 };
 use crate::qlog::{QlogErrors, QlogFile, QlogFlusher};
 
@@ -151,7 +152,7 @@ impl ModelQlog {
         let mut file = QlogFile::create(dir.join(format!("{flow}-{role}-{conn}.sqlog")), errors)?;
         let title = format!("quiclab {flow} {role} {conn}");
         // A failure is recorded in `errors` by the file itself.
-        let _ = write_record(&mut file, &Header::new(&title, DESCRIPTION, vantage, 0.0));
+        let _ = write_record(&mut file, &Header::new(&title, DESCRIPTION, vantage, VIRTUAL_REFERENCE_TIME_MS));
         let flusher = file.flusher();
         Some((
             ModelQlog {
