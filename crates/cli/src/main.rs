@@ -20,6 +20,7 @@ mod cmd_report_html;
 mod cmd_reproduce;
 mod cmd_serve;
 mod cmd_sim;
+mod cmd_trace;
 mod cmd_validate;
 mod emu_setup;
 #[cfg(test)]
@@ -90,6 +91,8 @@ enum Command {
     Plot(cmd_plot::PlotArgs),
     /// Write DIR/report.html: one self-contained page with tables (n/N), warnings and figures.
     Report(cmd_report_html::ReportArgs),
+    /// Write a synthetic Mahimahi trace (link.mahimahi_trace) from a mean rate, spread and burstiness.
+    Trace(cmd_trace::TraceArgs),
 }
 
 fn main() -> ExitCode {
@@ -111,6 +114,7 @@ fn main() -> ExitCode {
         Command::Pep(args) => cmd_pep::run(&args),
         Command::Plot(args) => cmd_plot::run(&args),
         Command::Report(args) => cmd_report_html::run(&args),
+        Command::Trace(args) => cmd_trace::run(&args),
     };
     match result {
         Ok(code) => code.into(),

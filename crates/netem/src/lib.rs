@@ -36,6 +36,7 @@ pub mod pcap;
 pub mod probe;
 pub mod qdisc;
 pub mod rate;
+pub mod synth;
 mod rng;
 pub mod sojourn;
 mod validate;
