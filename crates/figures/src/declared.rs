@@ -5,8 +5,9 @@
 //! In a study (`quiclab reproduce`) every experiment's scenario brings its own figures; they
 //! are drawn over that experiment's points only.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
+use analysis::paired::VARIANT_AXIS;
 use serde::Deserialize;
 
 use crate::chart::{self, Cdf, CdfChart, Panel, PanelChart};
@@ -336,12 +337,28 @@ fn series_figure(
 ) -> Result<Option<Figure>, FigureError> {
     let lines_by = series_axes(d, spec, points, &[EXPERIMENT_AXIS]);
     let until = spec.until.map(Until::seconds);
-    // One representative run per point, labelled by the figure's series axes.
+    // One representative run per point, labelled by the figure's series axes. The variants of
+    // a point share their seeds, so they all draw the repetition representative of the first
+    // one: its lines then differ by the variant alone (the same loss draws, the same stretch
+    // of a trace).
     let mut runs: Vec<(String, String)> = Vec::new();
+    let mut rep_of_group: BTreeMap<Vec<(String, String)>, u32> = BTreeMap::new();
     for p in points {
-        let Some(r) = series::representative(d, p.index) else {
+        let group: Vec<(String, String)> = p
+            .axes
+            .iter()
+            .filter(|(k, _)| k != VARIANT_AXIS)
+            .cloned()
+            .collect();
+        let shared = rep_of_group.get(&group).and_then(|&rep| {
+            d.runs_of(p.index)
+                .into_iter()
+                .find(|r| r.rep == rep && d.series.contains(&r.id))
+        });
+        let Some(r) = shared.or_else(|| series::representative(d, p.index)) else {
             continue;
         };
+        rep_of_group.entry(group).or_insert(r.rep);
         let key = series_key(p, &lines_by);
         runs.push((key_label(&key), r.id.clone()));
     }

@@ -280,3 +280,55 @@ fn a_ratio_of_two_metrics_is_drawn_per_run_and_an_unknown_side_is_an_error() {
         .to_string();
     assert!(e.contains("flows.0.nothing"), "{e}");
 }
+
+/// The variants of a point share their seeds, so a series figure over the variant draws one
+/// repetition for all of them (the first variant's representative), not each variant's own.
+#[test]
+fn a_series_figure_over_the_variants_draws_the_same_repetition_of_each() {
+    let tmp = fsutil::PrivateDir::new("figures-test-declared-").expect("temp dir");
+    std::fs::create_dir(tmp.path().join("series")).expect("series dir");
+    let s = spec(json!({
+        "name": "goodput", "kind": "series", "y": ["goodput_bps"], "series": ["variant"],
+        "filter": [["link.loss", ["1%"]], ["flow.size", ["1MB"]]]
+    }));
+    let mut d = dir(grid(None), |_| vec![s.clone()]);
+    d.dir = tmp.path().to_path_buf();
+    // Three repetitions per point. quic's median completion is rep 2's, tcp's rep 0's.
+    let completions = |variant: &str| match variant {
+        "quic" => [1.0, 3.0, 2.0],
+        _ => [2.0, 1.0, 3.0],
+    };
+    d.runs = d
+        .points
+        .iter()
+        .flat_map(|p| {
+            let variant = p.axes.iter().find(|(k, _)| k == "variant").unwrap().1.clone();
+            completions(&variant)
+                .into_iter()
+                .enumerate()
+                .map(move |(rep, c)| {
+                    let line = json!({"flows": [{"name": "dl", "completion_s": c}]});
+                    RunData {
+                        id: format!("p{}-r{rep}", p.index),
+                        point: p.index,
+                        rep: rep as u32,
+                        metrics: analysis::flatten_numeric(&line).into_iter().collect(),
+                        json: line,
+                    }
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    for r in &d.runs {
+        let csv = "t_s,flow,goodput_bps\n0,dl,1\n1,dl,2\n";
+        std::fs::write(tmp.path().join(format!("series/{}.csv", r.id)), csv).expect("write");
+        d.series.insert(r.id.clone());
+    }
+    let figs = figures::declared::figures(&d, figures::FigureSize::Screen).expect("figures");
+    let caption = &figs[0].caption;
+    // quic at 1%, 1MB is point 3, tcp point 9: both rep 2, quic's representative.
+    assert!(
+        caption.contains("p3-r2 (variant=quic)") && caption.contains("p9-r2 (variant=tcp)"),
+        "{caption}"
+    );
+}

@@ -944,6 +944,8 @@ pub const STUDIES: &[Study] = &[Study {
         seed003!("bandwidth", "bandwidth.toml", SINGLE),
         seed003!("background", "background.toml", SINGLE),
         seed003!("shared", "shared.toml", SHARED),
+        seed003!("wifi", "wifi.toml", SINGLE),
+        seed003!("4g", "4g.toml", SINGLE),
     ],
     validation: &[],
     tradeoff: None,
@@ -1033,7 +1035,22 @@ impl Experiment {
             variants: only.to_vec(),
             defined_variants: self.variant_defs(),
         };
-        scenario::parse_with(self.text, self.file, std::path::Path::new("."), &inputs)
+        scenario::parse_with(self.text, self.file, &self.base_dir(), &inputs)
+    }
+
+    /// Where the file's relative paths (a trace) point from: its directory in the checkout the
+    /// command runs in, else in the checkout this binary was built from. The file's text is
+    /// built in; a trace it names is read from disk.
+    fn base_dir(&self) -> std::path::PathBuf {
+        let dir = std::path::Path::new(self.file)
+            .parent()
+            .unwrap_or(std::path::Path::new("."));
+        if dir.is_dir() {
+            return dir.to_path_buf();
+        }
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../..")
+            .join(dir)
     }
 
     /// The registered variant labelled `label`.
