@@ -38,7 +38,80 @@ q=${QUICLAB_BIN:-target/release/quiclab}
 [ -n "${QUICLAB_BIN:-}" ] || cargo build --release --locked -q -p quiclab
 mkdir -p "$out"
 
+# The seed's Table 1 on a real 1500-byte-MTU path: a client and a server namespace joined by one
+# veth pair (no emulated delay), segmentation and receive offloads off so that a capture shows the
+# packets as they would cross a wire (on loopback the 11 kB response is one 64 kB segment). One
+# request per protocol on a new connection, set-up and close included, captured on the client's
+# end. Needs root; the namespaces and processes it makes are removed even when it fails.
+table1_netns() {
+    local out=$1 tag="qs4t$$" ns_c ns_s
+    ns_c="$tag-c"
+    ns_s="$tag-s"
+    local tmpd pids_n=()
+    tmpd=$(mktemp -d)
+    # shellcheck disable=SC2317  # called by the trap
+    netns_cleanup() {
+        for p in "${pids_n[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null || true; done
+        for p in "${pids_n[@]:-}"; do [ -n "$p" ] && wait "$p" 2>/dev/null || true; done
+        ip netns del "$ns_c" 2>/dev/null || true
+        ip netns del "$ns_s" 2>/dev/null || true
+        rm -rf "$tmpd"
+    }
+    # EXIT, not RETURN: under `set -e` a failing command leaves the script without returning.
+    trap netns_cleanup EXIT
+    ip netns add "$ns_c"
+    ip netns add "$ns_s"
+    ip link add "${tag}c" netns "$ns_c" type veth peer name "${tag}s" netns "$ns_s"
+    ip -n "$ns_c" addr add 10.99.2.2/24 dev "${tag}c"
+    ip -n "$ns_s" addr add 10.99.2.1/24 dev "${tag}s"
+    for end in "$ns_c:${tag}c" "$ns_s:${tag}s"; do
+        IFS=: read -r ns dev <<<"$end"
+        ip -n "$ns" link set lo up
+        ip -n "$ns" link set "$dev" mtu 1500 up
+        ip netns exec "$ns" ethtool -K "$dev" tso off gso off gro off tx-udp-segmentation off >/dev/null 2>&1 ||
+            ip netns exec "$ns" ethtool -K "$dev" tso off gso off gro off >/dev/null
+    done
+    ip netns exec "$ns_s" "$q" serve --listen 10.99.2.1:4433 --ready-file "$tmpd/ready" --quiet &
+    pids_n+=($!)
+    for _ in $(seq 100); do [ -s "$tmpd/ready" ] && break; sleep 0.1; done
+    ip netns exec "$ns_s" "$peers/bin/quicgo-server" -listen 10.99.2.1:4434 -cert certs/server-chain.pem \
+        -key certs/server.key >"$tmpd/quicgo.log" 2>&1 &
+    pids_n+=($!)
+    sleep 1
+    local md="$out/single-mtu1500.md" csv="$out/single-mtu1500.csv"
+    {
+        echo "| server | HTTP | packets (one request) | bytes on the wire | largest frame (bytes) |"
+        echo "|---|---|---:|---:|---:|"
+    } >"$md"
+    echo 'server,HTTP,packets (one request),bytes on the wire,largest frame (bytes)' >"$csv"
+    for spec in "quiclab:4433:1.1" "quiclab:4433:2" "quiclab:4433:3" "quic-go:4434:3"; do
+        IFS=: read -r name p http <<<"$spec"
+        local pcap="$tmpd/$name-$http.pcap"
+        ip netns exec "$ns_c" tshark -q -i "${tag}c" -f "host 10.99.2.1 and port $p" -w "$pcap" >/dev/null 2>&1 &
+        local tpid=$!
+        sleep 2
+        local quic_args=()
+        [ "$http" = 3 ] && quic_args=(--mtu 1228 --mtu-discovery)
+        ip netns exec "$ns_c" "$q" get "https://10.99.2.1:$p/11000" --http "$http" --json "${quic_args[@]}" >/dev/null
+        sleep 0.5
+        kill "$tpid" 2>/dev/null || true
+        wait "$tpid" 2>/dev/null || true
+        local packets bytes largest
+        packets=$(tshark -r "$pcap" 2>/dev/null | wc -l)
+        bytes=$(tshark -r "$pcap" -T fields -e frame.len 2>/dev/null | awk '{s+=$1} END {print s+0}')
+        largest=$(tshark -r "$pcap" -T fields -e frame.len 2>/dev/null | sort -n | tail -1)
+        echo "| $name | $http | $packets | $bytes | $largest |" >>"$md"
+        echo "$name,$http,$packets,$bytes,$largest" >>"$csv"
+    done
+    netns_cleanup
+    trap - EXIT
+    echo "== one request on a 1500-byte-MTU namespace pair ($md)"
+    cat "$md"
+}
+
 if [ -n "$emu" ]; then
+    table1_netns "$out"
+    [ -n "${TABLE1_ONLY:-}" ] && exit 0
     path=scenarios/studies/seed004/path.toml
     servers=${SERVERS:-quiclab quic-go}
     timeout=${TIMEOUT:-5s}
