@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Seed 004 (Qi et al., "Performance Analysis of QUIC-UDP Protocol Under High Load") with quiclab:
 # an 11,000-byte page requested at constant rates of 50-1000 req/s over HTTP/1.1 + TLS, HTTP/2 and
-# HTTP/3, against quiclab's own server (all three) and quic-go's HTTP/3 server (the seed compared two
-# QUIC implementations, gQUIC and IETF QUIC; we compare two IETF QUIC servers), on loopback.
+# HTTP/3, against quiclab's own server (all three), quic-go's and ngtcp2's HTTP/3 servers (the seed
+# compared two QUIC implementations, gQUIC and IETF QUIC; no gQUIC stack runs here, so we compare
+# three IETF QUIC servers: quinn, quic-go and ngtcp2, each loaded by quiclab's HTTP/3 client), on
+# loopback.
 # Then one request per protocol, unloaded, with its latency and the packets it took (from a pcap),
 # and the paper's Tables 1-4 beside ours (`quiclab load paper`, into OUT_DIR/paper.md).
 #
@@ -19,10 +21,10 @@
 # HTTP/1.1 connections, ONE HTTP/2 and ONE HTTP/3 connection: the configuration of
 # docs/studies/seed004.md's emulator tables, where one QUIC connection collapses at 1% loss) and
 # `default` (the load tester's defaults: 64 HTTP/1.1, 4 HTTP/2 and HTTP/3 connections). Writes
-# OUT_DIR/emu-loss{0,1}/{single,default}/{quiclab,quic-go}/h{1.1,2,3}/table.md (+ emulator.json:
+# OUT_DIR/emu-loss{0,1}/{single,default}/{quiclab,quic-go,ngtcp2}/h{1.1,2,3}/table.md (+ emulator.json:
 # the path and each attack's bottleneck counters), OUT_DIR/emu-summary.md (both pools side by
 # side) and OUT_DIR/emu-single.md (one request on a new connection, median of 11, per protocol
-# and loss). SERVERS="quiclab quic-go nginx" adds nginx (HTTP/1.1 and HTTP/2); POOLS="single"
+# and loss). SERVERS="quiclab quic-go ngtcp2 nginx" adds nginx (HTTP/1.1 and HTTP/2); POOLS="single"
 # runs one pool; RATES overrides the request rates. A request not answered within TIMEOUT
 # (default 5s here: at 1% loss one connection cannot carry the higher rates, and a 30 s limit
 # would make every such point last 40 s) counts as failed.
@@ -77,30 +79,42 @@ table1_netns() {
     ip netns exec "$ns_s" "$peers/bin/quicgo-server" -listen 10.99.2.1:4434 -cert certs/server-chain.pem \
         -key certs/server.key >"$tmpd/quicgo.log" 2>&1 &
     pids_n+=($!)
+    mkdir -p "$tmpd/docroot"
+    head -c 11000 /dev/zero >"$tmpd/docroot/11000"
+    ip netns exec "$ns_s" gtlsserver -q -d "$tmpd/docroot" 10.99.2.1 4435 certs/server.key certs/server-chain.pem \
+        >"$tmpd/ngtcp2.log" 2>&1 &
+    pids_n+=($!)
     sleep 1
     local md="$out/single-mtu1500.md" csv="$out/single-mtu1500.csv"
     {
-        echo "| server | HTTP | packets (one request) | bytes on the wire | largest frame (bytes) |"
+        echo "| server | HTTP | packets (one request), median of 5 [min-max] | bytes on the wire, median of 5 | largest frame (bytes) |"
         echo "|---|---|---:|---:|---:|"
     } >"$md"
     echo 'server,HTTP,packets (one request),bytes on the wire,largest frame (bytes)' >"$csv"
-    for spec in "quiclab:4433:1.1" "quiclab:4433:2" "quiclab:4433:3" "quic-go:4434:3"; do
+    for spec in "quiclab:4433:1.1" "quiclab:4433:2" "quiclab:4433:3" "quic-go:4434:3" "ngtcp2:4435:3"; do
         IFS=: read -r name p http <<<"$spec"
-        local pcap="$tmpd/$name-$http.pcap"
-        ip netns exec "$ns_c" tshark -q -i "${tag}c" -f "host 10.99.2.1 and port $p" -w "$pcap" >/dev/null 2>&1 &
-        local tpid=$!
-        sleep 2
         local quic_args=()
         [ "$http" = 3 ] && quic_args=(--mtu 1228 --mtu-discovery)
-        ip netns exec "$ns_c" "$q" get "https://10.99.2.1:$p/11000" --http "$http" --json "${quic_args[@]}" >/dev/null
-        sleep 0.5
-        kill "$tpid" 2>/dev/null || true
-        wait "$tpid" 2>/dev/null || true
-        local packets bytes largest
-        packets=$(tshark -r "$pcap" 2>/dev/null | wc -l)
-        bytes=$(tshark -r "$pcap" -T fields -e frame.len 2>/dev/null | awk '{s+=$1} END {print s+0}')
-        largest=$(tshark -r "$pcap" -T fields -e frame.len 2>/dev/null | sort -n | tail -1)
-        echo "| $name | $http | $packets | $bytes | $largest |" >>"$md"
+        # Five requests, each captured alone: ACK timing and the close vary by a few packets.
+        local counts=""
+        for i in 1 2 3 4 5; do
+            local pcap="$tmpd/$name-$http-$i.pcap"
+            ip netns exec "$ns_c" tshark -q -i "${tag}c" -f "host 10.99.2.1 and port $p" -w "$pcap" >/dev/null 2>&1 &
+            local tpid=$!
+            sleep 2
+            ip netns exec "$ns_c" "$q" get "https://10.99.2.1:$p/11000" --http "$http" --json "${quic_args[@]}" >/dev/null
+            sleep 0.5
+            kill "$tpid" 2>/dev/null || true
+            wait "$tpid" 2>/dev/null || true
+            counts+="$(tshark -r "$pcap" -T fields -e frame.len 2>/dev/null |
+                awk '{n++; s+=$1; if ($1>m) m=$1} END {print n+0, s+0, m+0}')"$'\n'
+        done
+        read -r packets range bytes largest < <(printf '%s' "$counts" | python3 -c '
+import statistics, sys
+rows = [list(map(int, l.split())) for l in sys.stdin if l.strip()]
+n = [r[0] for r in rows]
+print(int(statistics.median(n)), f"{min(n)}-{max(n)}", int(statistics.median(r[1] for r in rows)), max(r[2] for r in rows))')
+        echo "| $name | $http | $packets [$range] | $bytes | $largest |" >>"$md"
         echo "$name,$http,$packets,$bytes,$largest" >>"$csv"
     done
     netns_cleanup
@@ -113,7 +127,7 @@ if [ -n "$emu" ]; then
     table1_netns "$out"
     [ -n "${TABLE1_ONLY:-}" ] && exit 0
     path=scenarios/studies/seed004/path.toml
-    servers=${SERVERS:-quiclab quic-go}
+    servers=${SERVERS:-quiclab quic-go ngtcp2}
     timeout=${TIMEOUT:-5s}
     single="$out/emu-single.md"
     {
@@ -123,7 +137,7 @@ if [ -n "$emu" ]; then
     for loss in 0 1; do
         for server in $servers; do
             case $server in
-                quic-go) versions=3 ;;
+                quic-go | ngtcp2) versions=3 ;;
                 nginx) versions=1.1,2 ;;
                 *) versions=1.1,2,3 ;;
             esac
@@ -203,6 +217,12 @@ gport=$((port + 1))
 "$peers/bin/quicgo-server" -listen "127.0.0.1:$gport" -cert certs/server-chain.pem -key certs/server.key \
     >"$tmp/quicgo.log" 2>&1 &
 pids+=($!)
+# ngtcp2's HTTP/3 server (GnuTLS example program) on the port after, serving the page from a docroot.
+nport=$((port + 2))
+mkdir -p "$tmp/docroot"
+head -c 11000 /dev/zero >"$tmp/docroot/11000"
+gtlsserver -q -d "$tmp/docroot" 127.0.0.1 "$nport" certs/server.key certs/server-chain.pem >"$tmp/ngtcp2.log" 2>&1 &
+pids+=($!)
 sleep 1
 
 if [ -z "${SINGLE_ONLY:-}" ]; then
@@ -212,6 +232,9 @@ $q load sweep --rates "$rates" --duration "$duration" --http 1.1,2,3 --pool-grow
 echo "== quic-go server: HTTP/3"
 $q load sweep --rates "$rates" --duration "$duration" --http 3 --pool-growth eager --out "$out/quic-go" \
     "https://localhost:$gport/11000"
+echo "== ngtcp2 server: HTTP/3"
+$q load sweep --rates "$rates" --duration "$duration" --http 3 --pool-growth eager --out "$out/ngtcp2" \
+    "https://localhost:$nport/11000"
 fi
 
 # One unloaded request per protocol: latency from `quiclab get`, packets from a loopback capture.
@@ -223,7 +246,7 @@ single_csv="$out/single.csv"
     echo "|---|---|---:|---:|---:|"
 } >"$single"
 echo 'server,HTTP,"latency, median of 11 (ms, new connection incl. handshake)",packets (one request),bytes on the wire' >"$single_csv"
-for spec in "quiclab:$port:1.1" "quiclab:$port:2" "quiclab:$port:3" "quic-go:$gport:3"; do
+for spec in "quiclab:$port:1.1" "quiclab:$port:2" "quiclab:$port:3" "quic-go:$gport:3" "ngtcp2:$nport:3"; do
     IFS=: read -r name p http <<<"$spec"
     pcap="$tmp/single-$name-$http.pcap"
     tshark -q -i lo -f "port $p" -w "$pcap" >/dev/null 2>&1 &
