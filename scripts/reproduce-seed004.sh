@@ -40,6 +40,32 @@ q=${QUICLAB_BIN:-target/release/quiclab}
 [ -n "${QUICLAB_BIN:-}" ] || cargo build --release --locked -q -p quiclab
 mkdir -p "$out"
 
+# Background processes to stop on exit (servers, captures), whatever part of the script made them.
+pids=()
+
+# One request to URL over HTTP/$http on a new connection, captured on interface IFACE (inside
+# namespace NS, or the host's when NS is empty) with capture filter FILTER into PCAP. Prints
+# "packets bytes largest-frame" of the capture.
+capture_request() {
+    local ns=$1 iface=$2 filter=$3 url=$4 http=$5 pcap=$6
+    local run=()
+    [ -n "$ns" ] && run=(ip netns exec "$ns")
+    "${run[@]}" tshark -q -i "$iface" -f "$filter" -w "$pcap" >/dev/null 2>&1 &
+    local tpid=$!
+    pids+=("$tpid")
+    sleep 2
+    # HTTP/3 starts at 1200-byte datagrams and probes upwards, as the load tester does (quic-go
+    # drops Initials above 1452 bytes).
+    local quic_args=()
+    [ "$http" = 3 ] && quic_args=(--mtu 1228 --mtu-discovery)
+    "${run[@]}" "$q" get "$url" --http "$http" --json "${quic_args[@]}" >/dev/null
+    sleep 0.5
+    kill "$tpid" 2>/dev/null || true
+    wait "$tpid" 2>/dev/null || true
+    tshark -r "$pcap" -T fields -e frame.len 2>/dev/null |
+        awk '{n++; s+=$1; if ($1>m) m=$1} END {print n+0, s+0, m+0}'
+}
+
 # The seed's Table 1 on a real 1500-byte-MTU path: a client and a server namespace joined by one
 # veth pair (no emulated delay), segmentation and receive offloads off so that a capture shows the
 # packets as they would cross a wire (on loopback the 11 kB response is one 64 kB segment). One
@@ -49,12 +75,13 @@ table1_netns() {
     local out=$1 tag="qs4t$$" ns_c ns_s
     ns_c="$tag-c"
     ns_s="$tag-s"
-    local tmpd pids_n=()
+    local tmpd
     tmpd=$(mktemp -d)
     # shellcheck disable=SC2317  # called by the trap
     netns_cleanup() {
-        for p in "${pids_n[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null || true; done
-        for p in "${pids_n[@]:-}"; do [ -n "$p" ] && wait "$p" 2>/dev/null || true; done
+        for p in "${pids[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null || true; done
+        for p in "${pids[@]:-}"; do [ -n "$p" ] && wait "$p" 2>/dev/null || true; done
+        pids=()
         ip netns del "$ns_c" 2>/dev/null || true
         ip netns del "$ns_s" 2>/dev/null || true
         rm -rf "$tmpd"
@@ -74,16 +101,16 @@ table1_netns() {
             ip netns exec "$ns" ethtool -K "$dev" tso off gso off gro off >/dev/null
     done
     ip netns exec "$ns_s" "$q" serve --listen 10.99.2.1:4433 --ready-file "$tmpd/ready" --quiet &
-    pids_n+=($!)
+    pids+=($!)
     for _ in $(seq 100); do [ -s "$tmpd/ready" ] && break; sleep 0.1; done
     ip netns exec "$ns_s" "$peers/bin/quicgo-server" -listen 10.99.2.1:4434 -cert certs/server-chain.pem \
         -key certs/server.key >"$tmpd/quicgo.log" 2>&1 &
-    pids_n+=($!)
+    pids+=($!)
     mkdir -p "$tmpd/docroot"
     head -c 11000 /dev/zero >"$tmpd/docroot/11000"
     ip netns exec "$ns_s" gtlsserver -q -d "$tmpd/docroot" 10.99.2.1 4435 certs/server.key certs/server-chain.pem \
         >"$tmpd/ngtcp2.log" 2>&1 &
-    pids_n+=($!)
+    pids+=($!)
     sleep 1
     local md="$out/single-mtu1500.md" csv="$out/single-mtu1500.csv"
     {
@@ -93,21 +120,11 @@ table1_netns() {
     echo 'server,HTTP,packets (one request),bytes on the wire,largest frame (bytes)' >"$csv"
     for spec in "quiclab:4433:1.1" "quiclab:4433:2" "quiclab:4433:3" "quic-go:4434:3" "ngtcp2:4435:3"; do
         IFS=: read -r name p http <<<"$spec"
-        local quic_args=()
-        [ "$http" = 3 ] && quic_args=(--mtu 1228 --mtu-discovery)
         # Five requests, each captured alone: ACK timing and the close vary by a few packets.
         local counts=""
         for i in 1 2 3 4 5; do
-            local pcap="$tmpd/$name-$http-$i.pcap"
-            ip netns exec "$ns_c" tshark -q -i "${tag}c" -f "host 10.99.2.1 and port $p" -w "$pcap" >/dev/null 2>&1 &
-            local tpid=$!
-            sleep 2
-            ip netns exec "$ns_c" "$q" get "https://10.99.2.1:$p/11000" --http "$http" --json "${quic_args[@]}" >/dev/null
-            sleep 0.5
-            kill "$tpid" 2>/dev/null || true
-            wait "$tpid" 2>/dev/null || true
-            counts+="$(tshark -r "$pcap" -T fields -e frame.len 2>/dev/null |
-                awk '{n++; s+=$1; if ($1>m) m=$1} END {print n+0, s+0, m+0}')"$'\n'
+            counts+="$(capture_request "$ns_c" "${tag}c" "host 10.99.2.1 and port $p" \
+                "https://10.99.2.1:$p/11000" "$http" "$tmpd/$name-$http-$i.pcap")"$'\n'
         done
         read -r packets range bytes largest < <(printf '%s' "$counts" | python3 -c '
 import statistics, sys
@@ -198,7 +215,6 @@ PY
     exit 0
 fi
 tmp=$(mktemp -d)
-pids=()
 cleanup() {
     for p in "${pids[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null || true; done
     rm -rf "$tmp"
@@ -248,21 +264,10 @@ single_csv="$out/single.csv"
 echo 'server,HTTP,"latency, median of 11 (ms, new connection incl. handshake)",packets (one request),bytes on the wire' >"$single_csv"
 for spec in "quiclab:$port:1.1" "quiclab:$port:2" "quiclab:$port:3" "quic-go:$gport:3" "ngtcp2:$nport:3"; do
     IFS=: read -r name p http <<<"$spec"
-    pcap="$tmp/single-$name-$http.pcap"
-    tshark -q -i lo -f "port $p" -w "$pcap" >/dev/null 2>&1 &
-    tpid=$!
-    pids+=($tpid)
-    sleep 2
-    # HTTP/3 starts at 1200-byte datagrams and probes upwards, as the load tester does (quic-go
-    # drops Initials above 1452 bytes).
+    read -r packets bytes _ < <(capture_request "" lo "port $p" "https://localhost:$p/11000" "$http" \
+        "$tmp/single-$name-$http.pcap")
     quic_args=()
     [ "$http" = 3 ] && quic_args=(--mtu 1228 --mtu-discovery)
-    $q get "https://localhost:$p/11000" --http "$http" --json "${quic_args[@]}" >/dev/null
-    sleep 0.5
-    kill "$tpid" 2>/dev/null || true
-    wait "$tpid" 2>/dev/null || true
-    packets=$(tshark -r "$pcap" 2>/dev/null | wc -l)
-    bytes=$(tshark -r "$pcap" -T fields -e frame.len 2>/dev/null | awk '{s+=$1} END {print s+0}')
     # Latency: the median of 11 more requests, each on a new connection (one is too noisy).
     ms=$(for _ in $(seq 11); do
         $q get "https://localhost:$p/11000" --http "$http" --json "${quic_args[@]}" |
