@@ -492,7 +492,10 @@ const SEED001: Study = Study {
     explanation: Some(super::explain::Explanation {
         doc: "docs/studies/seed001.md",
         text: include_str!("../../../../docs/studies/seed001.md"),
-        sections: &["Fig. 7: ACK ratio, with and without the I-bit, model and quinn"],
+        sections: &[
+            "Fig. 3–6: the validation cases",
+            "Fig. 7: ACK ratio, with and without the I-bit, model and quinn",
+        ],
     }),
 };
 
@@ -953,7 +956,10 @@ pub const STUDIES: &[Study] = &[Study {
     explanation: Some(super::explain::Explanation {
         doc: "docs/studies/seed003.md",
         text: include_str!("../../../../docs/studies/seed003.md"),
-        sections: &["Where simulation and paper agree, and where not"],
+        sections: &[
+            "Where simulation and paper agree, and where not",
+            "Wi-Fi and 4G (Figs. 12–13): trace-driven links",
+        ],
     }),
 }, Study {
     name: "seed002",
@@ -988,7 +994,12 @@ pub const STUDIES: &[Study] = &[Study {
     explanation: Some(super::explain::Explanation {
         doc: "docs/studies/seed002.md",
         text: include_str!("../../../../docs/studies/seed002.md"),
-        sections: &["What the slides report, and how the simulation compares"],
+        sections: &[
+            "HyStart under BoD owes its cost to the delay variation",
+            "Flow control at 10 MB: the higher bandwidth needs a window above the BDP",
+            "The PEP's gain rests on its initial window",
+            "What the slides report, and how the simulation compares",
+        ],
     }),
 }, SEED001, SEED000, LATENCY_UNDER_LOAD, BBR_COEXISTENCE];
 
