@@ -49,7 +49,9 @@ pub struct TraceArgs {
 fn parse_rate(text: &str) -> Result<u64, String> {
     match units::parse_rate(text).map_err(|e| e.to_string())? {
         units::Rate::Bps(b) if b > 0 => Ok(b),
-        _ => Err(format!("{text}: the mean must be a positive rate such as \"13Mbit\"")),
+        _ => Err(format!(
+            "{text}: the mean must be a positive rate such as \"13Mbit\""
+        )),
     }
 }
 

@@ -302,7 +302,13 @@ fn a_series_figure_over_the_variants_draws_the_same_repetition_of_each() {
         .points
         .iter()
         .flat_map(|p| {
-            let variant = p.axes.iter().find(|(k, _)| k == "variant").unwrap().1.clone();
+            let variant = p
+                .axes
+                .iter()
+                .find(|(k, _)| k == "variant")
+                .unwrap()
+                .1
+                .clone();
             completions(&variant)
                 .into_iter()
                 .enumerate()

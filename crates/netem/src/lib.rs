@@ -36,9 +36,9 @@ pub mod pcap;
 pub mod probe;
 pub mod qdisc;
 pub mod rate;
-pub mod synth;
 mod rng;
 pub mod sojourn;
+pub mod synth;
 mod validate;
 pub mod wire;
 

@@ -96,7 +96,11 @@ impl RateProfile {
     /// The same repeating schedule entered `offset` into its period: the rate at time `t` is
     /// this schedule's rate at `t + offset`. Profiles that do not repeat are returned as they are.
     pub fn starting_at(&self, offset: Duration) -> RateProfile {
-        let RateProfile::Schedule { steps, repeat_every } = self else {
+        let RateProfile::Schedule {
+            steps,
+            repeat_every,
+        } = self
+        else {
             return self.clone();
         };
         let Some(p) = period_ns(repeat_every) else {
@@ -104,7 +108,9 @@ impl RateProfile {
         };
         let offset = to_ns(offset) % p;
         let mut rotated = vec![(Duration::ZERO, self.segment(offset).0)];
-        let later = steps.iter().filter(|s| to_ns(s.0) > offset && to_ns(s.0) < p);
+        let later = steps
+            .iter()
+            .filter(|s| to_ns(s.0) > offset && to_ns(s.0) < p);
         rotated.extend(later.map(|&(at, rate)| (from_ns(to_ns(at) - offset), rate)));
         let earlier = steps.iter().filter(|s| to_ns(s.0) < offset);
         rotated.extend(earlier.map(|&(at, rate)| (from_ns(to_ns(at) + p - offset), rate)));
@@ -317,13 +323,20 @@ mod tests {
                     "offset {offset} ms, t {t} ms"
                 );
             }
-            assert_eq!(shifted.mean_rate(ms(0), ms(4000)), r.mean_rate(ms(0), ms(4000)));
+            assert_eq!(
+                shifted.mean_rate(ms(0), ms(4000)),
+                r.mean_rate(ms(0), ms(4000))
+            );
         }
         let once = RateProfile::Schedule {
             steps: vec![(ms(0), 1_000), (ms(1000), 2_000)],
             repeat_every: None,
         };
-        assert_eq!(once.starting_at(ms(500)), once, "a schedule that does not repeat has no phase");
+        assert_eq!(
+            once.starting_at(ms(500)),
+            once,
+            "a schedule that does not repeat has no phase"
+        );
     }
 
     #[test]

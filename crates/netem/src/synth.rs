@@ -101,9 +101,11 @@ impl TraceSpec {
         let step = ms(self.level_step) as usize;
         let mut rng = stream(seed, 0);
         let phi = (-(step as f64) / ms(self.level_memory) as f64).exp();
-        let innovation = Normal::new(0.0, self.level_sd * (1.0 - phi * phi).sqrt())
-            .expect("finite spread");
-        let mut x = Normal::new(0.0, self.level_sd).expect("finite spread").sample(&mut rng);
+        let innovation =
+            Normal::new(0.0, self.level_sd * (1.0 - phi * phi).sqrt()).expect("finite spread");
+        let mut x = Normal::new(0.0, self.level_sd)
+            .expect("finite spread")
+            .sample(&mut rng);
         let mut level = Vec::with_capacity(n);
         while level.len() < n {
             let r = x.exp();
@@ -122,7 +124,11 @@ impl TraceSpec {
             }
         }
         let mean = level.iter().sum::<f64>() / n as f64;
-        let scale = if mean > 0.0 { self.mean_bps / mean } else { 0.0 };
+        let scale = if mean > 0.0 {
+            self.mean_bps / mean
+        } else {
+            0.0
+        };
         level.iter_mut().for_each(|r| *r *= scale);
         level
     }
@@ -140,7 +146,9 @@ impl TraceSpec {
             let end = (start + burst).min(n);
             let expected: f64 = level[start..end].iter().sum::<f64>() / 1_000.0 / OPPORTUNITY_BITS;
             if expected > 0.0 {
-                let k = Poisson::new(expected).expect("positive mean").sample(&mut rng);
+                let k = Poisson::new(expected)
+                    .expect("positive mean")
+                    .sample(&mut rng);
                 counts[end - 1] = k as u64;
             }
         }
@@ -236,15 +244,28 @@ mod tests {
             let t: u64 = line.parse().unwrap();
             assert!(t % 4 == 0 || t == 60_000, "{t}");
         }
-        assert!(summary.outage_ms > 1_000 && summary.outage_ms < 10_000, "{summary:?}");
+        assert!(
+            summary.outage_ms > 1_000 && summary.outage_ms < 10_000,
+            "{summary:?}"
+        );
         assert!((summary.mean_bps / 13e6 - 1.0).abs() < 0.01, "{summary:?}");
     }
 
     #[test]
     fn parameters_out_of_range_are_refused_by_name() {
-        let e = TraceSpec { mean_bps: 0.0, ..spec() }.generate(1).unwrap_err();
+        let e = TraceSpec {
+            mean_bps: 0.0,
+            ..spec()
+        }
+        .generate(1)
+        .unwrap_err();
         assert!(e.to_string().contains("mean rate"), "{e}");
-        let e = TraceSpec { burst: ms(0), ..spec() }.generate(1).unwrap_err();
+        let e = TraceSpec {
+            burst: ms(0),
+            ..spec()
+        }
+        .generate(1)
+        .unwrap_err();
         assert!(e.to_string().contains("burst"), "{e}");
     }
 }

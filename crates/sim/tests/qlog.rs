@@ -170,7 +170,9 @@ fn both_stacks_write_one_sqlog_per_connection_and_side_in_milliseconds_with_fram
                             // A minimum or latest RTT is a sample, so it needs an ACK first
                             // (before it, the stacks hold their initial RTT, 333 ms).
                             assert!(
-                                ack_received || (d.get("min_rtt").is_none() && d.get("latest_rtt").is_none()),
+                                ack_received
+                                    || (d.get("min_rtt").is_none()
+                                        && d.get("latest_rtt").is_none()),
                                 "{name}: an RTT before any ACK: {e}"
                             );
                             for k in ["min_rtt", "smoothed_rtt", "latest_rtt"] {

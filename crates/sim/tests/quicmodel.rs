@@ -429,6 +429,9 @@ fn the_send_queue_limit_refills_a_batch_per_round_trip_from_its_low_water_mark()
         let rho: f64 = low.parse().unwrap();
         let expected = 8.0 * (1.0 - rho) * limit / (rtt + (1.0 - 2.0 * rho) * limit / rate);
         let g = study_point_goodput(text, "send-queue.toml", &[low]);
-        assert!((g / expected - 1.0).abs() < 0.03, "ρ = {low}: {g} against {expected}");
+        assert!(
+            (g / expected - 1.0).abs() < 0.03,
+            "ρ = {low}: {g} against {expected}"
+        );
     }
 }

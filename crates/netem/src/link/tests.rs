@@ -723,12 +723,22 @@ fn a_random_phase_is_drawn_from_the_seed_and_only_when_asked_for() {
             c.random_phase = random_phase;
         })
     };
-    let first_ms_rate = |c: LinkConfig, seed: u64| {
-        Link::<u32>::new(c, seed).mean_rate(ms(0), ms(1)).unwrap()
-    };
-    assert_eq!(first_ms_rate(trace(false), 7), 1e6, "off: every run starts at the beginning");
-    let phases: Vec<f64> = (0..8).map(|seed| first_ms_rate(trace(true), seed)).collect();
-    assert_eq!(phases, (0..8).map(|seed| first_ms_rate(trace(true), seed)).collect::<Vec<_>>());
+    let first_ms_rate =
+        |c: LinkConfig, seed: u64| Link::<u32>::new(c, seed).mean_rate(ms(0), ms(1)).unwrap();
+    assert_eq!(
+        first_ms_rate(trace(false), 7),
+        1e6,
+        "off: every run starts at the beginning"
+    );
+    let phases: Vec<f64> = (0..8)
+        .map(|seed| first_ms_rate(trace(true), seed))
+        .collect();
+    assert_eq!(
+        phases,
+        (0..8)
+            .map(|seed| first_ms_rate(trace(true), seed))
+            .collect::<Vec<_>>()
+    );
     let mut distinct = phases.clone();
     distinct.sort_by(f64::total_cmp);
     distinct.dedup();

@@ -152,7 +152,10 @@ impl ModelQlog {
         let mut file = QlogFile::create(dir.join(format!("{flow}-{role}-{conn}.sqlog")), errors)?;
         let title = format!("quiclab {flow} {role} {conn}");
         // A failure is recorded in `errors` by the file itself.
-        let _ = write_record(&mut file, &Header::new(&title, DESCRIPTION, vantage, VIRTUAL_REFERENCE_TIME_MS));
+        let _ = write_record(
+            &mut file,
+            &Header::new(&title, DESCRIPTION, vantage, VIRTUAL_REFERENCE_TIME_MS),
+        );
         let flusher = file.flusher();
         Some((
             ModelQlog {

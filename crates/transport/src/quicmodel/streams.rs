@@ -610,7 +610,10 @@ mod tests {
         }
         assert_eq!(s.unsent, 0);
         s.app_write();
-        assert_eq!(s.buffered, 5000, "sent but unacknowledged bytes still fill the queue");
+        assert_eq!(
+            s.buffered, 5000,
+            "sent but unacknowledged bytes still fill the queue"
+        );
         let mut acked = sent.into_iter();
         while s.buffered >= 2000 {
             let ch = acked.next().unwrap();
