@@ -73,7 +73,7 @@ fn model_refused() -> EmuError {
 fn quiche_refused() -> EmuError {
     unsupported(
         "flow.stack",
-        "\"quiche\" runs only in the simulator: the emulator's real endpoints are quinn (HTTP/3) and Linux TCP, and no quiche endpoint is built into quiclab yet; use `quiclab sim`, or stack = \"quic\" for quinn",
+        "\"quiche\" runs only in the simulator: the emulator's real endpoints are quinn (HTTP/3) and Linux TCP, and quiclab has no quiche endpoint; use `quiclab sim`, or stack = \"quic\" for quinn",
     )
 }
 
