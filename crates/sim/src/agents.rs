@@ -113,8 +113,8 @@ pub(crate) fn build_agent(
             })
             .map_err(|e| failed(&e))?,
         ),
-        // quiche writes no qlog in the simulator's schema yet (`capture` writes its pcap as
-        // quinn's; its key log goes to the run's).
+        // quiche's flows write no qlog (their report warns when one was asked for); `capture`
+        // writes their pcap as quinn's, their key log goes to the run's.
         FlowTransport::Quiche(knobs) => Box::new(
             QuicheFlow::new(
                 QuicheFlowConfig {
@@ -124,6 +124,7 @@ pub(crate) fn build_agent(
                     client_addr: addr::client_addr(index),
                     server_addr: addr::server_addr(index),
                     keylog,
+                    qlog_requested: opts.qlog_dir.is_some(),
                 },
                 clock.clone(),
             )

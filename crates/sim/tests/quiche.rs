@@ -178,6 +178,20 @@ fn quiche_pcaps_are_byte_identical_and_tshark_decrypts_them() {
         path
     };
     let (a, b) = (pcap("a.pcap"), pcap("b.pcap"));
+    // qlogs asked for: none written, and the run says so.
+    let qlog = tmp.path().join("qlog");
+    std::fs::create_dir(&qlog).unwrap();
+    let opts = sim::RunOptions {
+        qlog_dir: Some(qlog.clone()),
+        ..Default::default()
+    };
+    let r = run_with(&p, 5, &opts);
+    assert!(
+        r.warnings.iter().any(|w| w.contains("no qlog")),
+        "{:?}",
+        r.warnings
+    );
+    assert_eq!(std::fs::read_dir(&qlog).unwrap().count(), 0);
     let bytes = |p: &Path| std::fs::read(p).unwrap();
     assert_eq!(bytes(&a), bytes(&b), "same seed, same datagrams");
     let keys = std::fs::read_to_string(tmp.path().join("a.pcap.keys")).unwrap();

@@ -29,6 +29,7 @@ fn a_quiche_flow_is_refused_without_the_link_options() {
         client_addr: "10.0.0.1:4433".parse().unwrap(),
         server_addr: "10.0.1.1:443".parse().unwrap(),
         keylog: None,
+        qlog_requested: false,
     };
     let err = QuicheFlow::new(cfg, VirtualClock::new()).unwrap_err();
     assert!(matches!(err, QuicheFlowError::NotInterposed(_)), "{err}");

@@ -64,6 +64,9 @@ pub struct QuicheFlowConfig {
     pub server_addr: SocketAddr,
     /// Where TLS secrets are logged (for decrypting a pcap).
     pub keylog: Option<KeyLogBuffer>,
+    /// qlogs were asked for (the run's qlog directory is set): quiche's flows write none, and
+    /// say so in the report's warnings.
+    pub qlog_requested: bool,
 }
 
 /// Errors building a quiche flow.
@@ -533,6 +536,11 @@ impl Connections for QuicheConnections {
         let mut t = self.gone[s];
         for c in &self.conns[s] {
             t.add(&c.conn);
+        }
+        if self.cfg.qlog_requested {
+            r.warnings.push(
+                "no qlog: quiclab writes no qlog for stack = \"quiche\" flows (their pcap and key log are written)".into(),
+            );
         }
         r.packets_sent = t.sent;
         r.packets_lost = t.lost;
