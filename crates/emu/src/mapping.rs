@@ -416,4 +416,33 @@ mod tests {
         );
         assert!(server_config(&f, Ipv4Addr::LOCALHOST).is_err());
     }
+
+    #[test]
+    fn quiche_is_refused_by_name() {
+        let f = builder::on_stack(
+            builder::flow(
+                "q",
+                Workload::Download {
+                    size: 1_000_000,
+                    streams: 1,
+                    connections: 1,
+                },
+                1500,
+                CcChoice::default(),
+            ),
+            Stack::Quiche,
+        );
+        let s = builder::scenario(
+            "s",
+            LinkConfig::ideal(),
+            vec![f.clone()],
+            Duration::from_secs(1),
+        );
+        let e = check_supported(&s).expect_err("simulator only").to_string();
+        assert!(
+            e.contains("flow.stack") && e.contains("\"quiche\" runs only in the simulator"),
+            "{e}"
+        );
+        assert!(server_config(&f, Ipv4Addr::LOCALHOST).is_err());
+    }
 }
