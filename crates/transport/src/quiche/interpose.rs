@@ -49,14 +49,30 @@ impl Virtual {
     }
 
     /// Runs `f` with this thread's clocks at virtual time `now` and `RAND_bytes` drawing from
-    /// this flow's generator; restores the thread's previous state afterwards.
+    /// this flow's generator; restores the thread's previous state afterwards, also when `f`
+    /// panics (the runner turns a run's panic into its error and the thread runs on).
     pub(crate) fn enter<R>(&mut self, now: Duration, f: impl FnOnce() -> R) -> R {
+        /// Puts the thread's state back and keeps the flow's generator, on every exit.
+        struct Restore<'a> {
+            rng: &'a mut u64,
+            now: Option<u64>,
+            state: Option<u64>,
+        }
+        impl Drop for Restore<'_> {
+            fn drop(&mut self) {
+                if let Some(s) = RNG.replace(self.state) {
+                    *self.rng = s;
+                }
+                NOW_NS.set(self.now);
+            }
+        }
         let ns = (MONOTONIC_BASE + now).as_nanos() as u64;
-        let before = (NOW_NS.replace(Some(ns)), RNG.replace(Some(self.rng)));
-        let out = f();
-        self.rng = RNG.replace(before.1).unwrap_or(self.rng);
-        NOW_NS.set(before.0);
-        out
+        let _restore = Restore {
+            now: NOW_NS.replace(Some(ns)),
+            state: RNG.replace(Some(self.rng)),
+            rng: &mut self.rng,
+        };
+        f()
     }
 
     /// The `Instant` quiche sees at virtual time zero; virtual time of any `Instant` quiche
@@ -269,6 +285,17 @@ mod tests {
             __wrap_RAND_bytes(a.as_mut_ptr(), 8)
         });
         assert_eq!(w.rng, v.rng, "the same seed draws the same bytes");
+    }
+
+    #[test]
+    fn a_panic_inside_leaves_the_thread_in_real_time() {
+        let mut v = Virtual::new(3);
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            v.enter(Duration::from_secs(1), || panic!("inside quiche"))
+        }));
+        assert!(caught.is_err());
+        assert_eq!(virtual_now(), None);
+        assert_eq!(RNG.with(Cell::get), None);
     }
 
     #[test]
