@@ -208,3 +208,46 @@ fn quiche_pcaps_are_byte_identical_and_tshark_decrypts_them() {
     );
     tmp.remove().unwrap();
 }
+
+#[test]
+fn quiche_flows_share_a_bottleneck_with_quinn_and_stay_deterministic() {
+    // Two quiche flows (one thread, a generator each) and a quinn flow on one 20 Mbit/s link.
+    let toml = r#"
+[run]
+duration = "10s"
+[link]
+rate = "20Mbit"
+rtt = "40ms"
+queue = "1bdp"
+[[flow]]
+name = "quiche"
+stack = "quiche"
+count = 2
+app = "download"
+size = "3MB"
+cc = "cubic"
+[[flow]]
+name = "quinn"
+app = "download"
+size = "3MB"
+cc = "cubic"
+"#;
+    let p = point(toml);
+    let r = run(&p, 11);
+    assert_eq!(r.flows.len(), 3);
+    let done: Vec<f64> = r
+        .flows
+        .iter()
+        .map(|f| {
+            assert_eq!(f.error, None, "{}", f.name);
+            assert_eq!(f.bytes_delivered, 3_000_000, "{}", f.name);
+            f.completion_s.unwrap_or(f64::NAN)
+        })
+        .collect();
+    // 9 MB over 20 Mbit/s take at least 3.6 s together; no flow takes the link alone.
+    let last = done.iter().cloned().fold(0.0, f64::max);
+    assert!((3.6..6.0).contains(&last), "{done:?}");
+    assert!(done.iter().all(|&d| d > 1.5), "{done:?}");
+    let json = |r: &results::Run| serde_json::to_string(r).unwrap();
+    assert_eq!(json(&r), json(&run(&p, 11)));
+}
