@@ -140,6 +140,9 @@ pub(crate) fn build(
     c.set_initial_max_streams_bidi(MAX_STREAMS);
     c.set_initial_max_streams_uni(MAX_STREAMS);
     c.set_disable_active_migration(true);
+    if let Some(d) = knobs.max_ack_delay {
+        c.set_max_ack_delay(d.as_millis() as u64);
+    }
     c.set_cc_algorithm(cc.algorithm);
     c.enable_hystart(cc.hystart);
     c.set_initial_congestion_window_packets(cc.initial_window);
@@ -155,4 +158,72 @@ pub(crate) fn build(
         c.log_keys();
     }
     Ok(c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    /// Both ends built from the knobs complete a handshake (in memory, on the real clock: no
+    /// simulation here) and advertise the knobs' transport parameters.
+    #[test]
+    fn both_ends_advertise_the_knobs_transport_parameters() {
+        let knobs = QuicheKnobs {
+            max_ack_delay: Some(Duration::from_millis(7)),
+            stream_window: 100_000,
+            conn_window: 300_000,
+            ..QuicheKnobs::default()
+        };
+        let cc = controller(&CcChoice::default()).unwrap();
+        let mut client_cfg = build(End::Client, &knobs, &cc, false).unwrap();
+        let mut server_cfg = build(
+            End::Server {
+                ticket_key: [1; 48],
+            },
+            &knobs,
+            &cc,
+            false,
+        )
+        .unwrap();
+        let (ca, sa) = (
+            "10.0.0.1:1000".parse().unwrap(),
+            "10.0.1.1:443".parse().unwrap(),
+        );
+        let (cid_c, cid_s) = ([1u8; 8], [2u8; 8]);
+        let mut client = ::quiche::connect(
+            Some(tls::SERVER_NAME),
+            &::quiche::ConnectionId::from_ref(&cid_c),
+            ca,
+            sa,
+            &mut client_cfg,
+        )
+        .unwrap();
+        let mut server = ::quiche::accept(
+            &::quiche::ConnectionId::from_ref(&cid_s),
+            None,
+            sa,
+            ca,
+            &mut server_cfg,
+        )
+        .unwrap();
+        let mut buf = [0u8; 65_535];
+        for _ in 0..20 {
+            while let Ok((n, _)) = client.send(&mut buf) {
+                let info = ::quiche::RecvInfo { from: ca, to: sa };
+                let _ = server.recv(&mut buf[..n], info);
+            }
+            while let Ok((n, _)) = server.send(&mut buf) {
+                let info = ::quiche::RecvInfo { from: sa, to: ca };
+                let _ = client.recv(&mut buf[..n], info);
+            }
+        }
+        assert!(client.is_established() && server.is_established());
+        for end in [&client, &server] {
+            let p = end.peer_transport_params().expect("the peer's parameters");
+            assert_eq!(p.max_ack_delay, 7);
+            assert_eq!(p.initial_max_data, 300_000);
+            assert_eq!(p.initial_max_stream_data_bidi_local, 100_000);
+        }
+    }
 }

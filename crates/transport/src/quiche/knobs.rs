@@ -36,6 +36,12 @@ pub struct QuicheKnobs {
     /// Resume the second and later connections of a download with 0-RTT (a session ticket
     /// from the previous connection, early data enabled on both ends).
     pub zero_rtt: bool,
+    /// The max_ack_delay transport parameter both ends advertise, in whole milliseconds
+    /// (`None`: quiche's 25 ms). quiche has no ACK_FREQUENCY frame: its receiver acknowledges
+    /// at once anyway, and the sender adds this to its probe timeout, as quinn's sender does
+    /// with the delay it requests.
+    #[serde(default)]
+    pub max_ack_delay: Option<Duration>,
 }
 
 impl Default for QuicheKnobs {
@@ -50,6 +56,7 @@ impl Default for QuicheKnobs {
             stream_window: common.stream_window,
             conn_window: common.conn_window,
             zero_rtt: common.zero_rtt,
+            max_ack_delay: common.max_ack_delay,
         }
     }
 }
@@ -93,6 +100,16 @@ impl QuicheKnobs {
                     field,
                     message: format!(
                         "{v} B is not within 1 B and 2^62 − 1 B (the largest QUIC varint)"
+                    ),
+                });
+            }
+        }
+        if let Some(d) = self.max_ack_delay {
+            if d.subsec_nanos() % 1_000_000 != 0 || d >= Duration::from_millis(1 << 14) {
+                return Err(QuicheKnobError {
+                    field: "max_ack_delay",
+                    message: format!(
+                        "{d:?}: quiche advertises whole milliseconds below 16384 ms (RFC 9000's limit)"
                     ),
                 });
             }
