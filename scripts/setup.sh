@@ -7,7 +7,7 @@ need_root() { if [ "$(id -u)" -ne 0 ]; then echo "sudo"; fi; }
 SUDO=$(need_root)
 
 if ! command -v cargo >/dev/null 2>&1; then
-    echo "error: cargo not found. quiclab needs a Rust toolchain >= 1.85 (rustup)." >&2
+    echo "error: cargo not found. quiclab needs a Rust toolchain >= 1.88 (rustup)." >&2
     exit 1
 fi
 
@@ -18,6 +18,16 @@ if ! command -v tshark >/dev/null 2>&1; then
     echo "wireshark-common wireshark-common/install-setuid boolean false" | $SUDO debconf-set-selections
     $SUDO apt-get update -qq
     $SUDO apt-get install -y -qq tshark >/dev/null
+fi
+
+# quiche (flow.stack = "quiche") builds its vendored BoringSSL with cmake and a C++ compiler,
+# and generates BoringSSL's bindings with bindgen, which loads libclang.
+if ! dpkg -s libclang-dev >/dev/null 2>&1 || ! command -v cmake >/dev/null 2>&1 \
+    || ! command -v g++ >/dev/null 2>&1; then
+    echo "setup: installing libclang-dev, cmake and g++ (quiche's BoringSSL)"
+    export DEBIAN_FRONTEND=noninteractive
+    $SUDO apt-get update -qq
+    $SUDO apt-get install -y -qq libclang-dev cmake g++ >/dev/null
 fi
 
 # `quiclab plot` converts figures to PDF and PNG with the text in DejaVu Sans.

@@ -165,6 +165,22 @@ fn results_do_not_depend_on_thread_count() {
     assert_eq!(a, b);
 }
 
+/// quiche flows (in virtual time through the binary's link-time interposition) too: a quiche
+/// sweep run on one thread and on two gives the same bytes.
+#[test]
+fn quiche_results_do_not_depend_on_thread_count() {
+    let s = Scratch::new("jobs-quiche");
+    s.file("tiny.toml", &format!("{TINY}stack = \"quiche\"\n"));
+    assert_ok(&sweep(&s, "one", &["--jobs", "1"]));
+    assert_ok(&sweep(&s, "two", &["--jobs", "2"]));
+    let a = std::fs::read_to_string(s.path("one/results.jsonl")).expect("results");
+    let b = std::fs::read_to_string(s.path("two/results.jsonl")).expect("results");
+    assert_eq!(a.lines().count(), 4);
+    assert!(a.lines().all(|l| l.contains("\"stack\":\"quiche\"")), "{a}");
+    assert!(a.contains("\"bytes_delivered\":200000"), "{a}");
+    assert_eq!(a, b);
+}
+
 #[test]
 fn resume_reruns_only_the_missing_run() {
     let s = Scratch::new("resume");

@@ -354,6 +354,13 @@ fn example_quic_vs_tcp() {
     example("quic-vs-tcp");
 }
 
+/// quiche beside quinn and TCP: a new entry, recorded when the example was added (a quiche
+/// upgrade that moves its numbers re-records it).
+#[test]
+fn example_quiche() {
+    example("quiche");
+}
+
 #[test]
 fn example_satellite_bod() {
     example("satellite-bod");

@@ -147,7 +147,7 @@ pub fn flow_result(
             k
         }),
         // Refused by `mapping::check_supported`: there is no real stack to record.
-        FlowTransport::QuicModel(_) => None,
+        FlowTransport::QuicModel(_) | FlowTransport::Quiche(_) => None,
     };
     let flow_start_s = report
         .filter(|r| r.start_unix_s > 0.0)

@@ -70,6 +70,13 @@ fn model_refused() -> EmuError {
     )
 }
 
+fn quiche_refused() -> EmuError {
+    unsupported(
+        "flow.stack",
+        "\"quiche\" runs only in the simulator: the emulator's real endpoints are quinn (HTTP/3) and Linux TCP, and quiclab has no quiche endpoint; use `quiclab sim`, or stack = \"quic\" for quinn",
+    )
+}
+
 fn check_flow(f: &FlowSpec, warnings: &mut Vec<String>) -> Result<(), EmuError> {
     // Access links (`flow.client_access.*`, `flow.server_access.*`) are the forwarder's: every
     // `netem` link knob works there as on the bottleneck.
@@ -92,6 +99,7 @@ fn check_flow(f: &FlowSpec, warnings: &mut Vec<String>) -> Result<(), EmuError> 
         }
         Stack::Tcp => kernel_tcp::check(f, warnings),
         Stack::QuicModel => Err(model_refused()),
+        Stack::Quiche => Err(quiche_refused()),
     }
 }
 
@@ -117,7 +125,7 @@ pub(crate) fn first_unapplied<T: Serialize + Default>(
 pub fn http_version(f: &FlowSpec) -> HttpVersion {
     match f.stack() {
         // The model is refused by `check_supported`; it would speak HTTP/3 like quinn.
-        Stack::Quic | Stack::QuicModel => HttpVersion::H3,
+        Stack::Quic | Stack::QuicModel | Stack::Quiche => HttpVersion::H3,
         Stack::Tcp if f.tcp().is_some_and(|t| t.http1_parallel().is_some()) => HttpVersion::H1,
         Stack::Tcp => HttpVersion::H2,
     }
@@ -142,6 +150,7 @@ fn tcp_cc(f: &FlowSpec) -> Result<Option<String>, EmuError> {
         Stack::Tcp => Ok(Some(kernel_tcp::controller(f)?.to_string())),
         Stack::Quic => Ok(None),
         Stack::QuicModel => Err(model_refused()),
+        Stack::Quiche => Err(quiche_refused()),
     }
 }
 
@@ -238,7 +247,7 @@ mod tests {
         // Each stack's default CUBIC: RFC 9438 for QUIC (our code in both engines), Linux's for
         // TCP (the kernel's).
         let cc = match stack {
-            Stack::Quic | Stack::QuicModel => builder::cubic_hystart(),
+            Stack::Quic | Stack::QuicModel | Stack::Quiche => builder::cubic_hystart(),
             Stack::Tcp => builder::linux_cubic(),
         };
         builder::on_stack(builder::flow("f", w, 1500, cc), stack)
@@ -403,6 +412,35 @@ mod tests {
             e.contains("flow.stack")
                 && e.contains("quic-model")
                 && e.contains("only in the simulator"),
+            "{e}"
+        );
+        assert!(server_config(&f, Ipv4Addr::LOCALHOST).is_err());
+    }
+
+    #[test]
+    fn quiche_is_refused_by_name() {
+        let f = builder::on_stack(
+            builder::flow(
+                "q",
+                Workload::Download {
+                    size: 1_000_000,
+                    streams: 1,
+                    connections: 1,
+                },
+                1500,
+                CcChoice::default(),
+            ),
+            Stack::Quiche,
+        );
+        let s = builder::scenario(
+            "s",
+            LinkConfig::ideal(),
+            vec![f.clone()],
+            Duration::from_secs(1),
+        );
+        let e = check_supported(&s).expect_err("simulator only").to_string();
+        assert!(
+            e.contains("flow.stack") && e.contains("\"quiche\" runs only in the simulator"),
             "{e}"
         );
         assert!(server_config(&f, Ipv4Addr::LOCALHOST).is_err());

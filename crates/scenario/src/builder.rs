@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use crate::model::{
     CcChoice, DuplexLink, FcUpdate, FlowSpec, FlowTransport, QuicCommonKnobs, QuicKnobs,
-    QuicModelKnobs, Scenario, Stack, TcpKnobs, Workload,
+    QuicModelKnobs, QuicheKnobs, Scenario, Stack, TcpKnobs, Workload,
 };
 use congestion::config::{CcConfig, CommonCcConfig, RenoCounting};
 use netem::config::{LinkConfig, LossConfig, QueueLimit, RateProfile};
@@ -150,6 +150,12 @@ pub fn on_stack(f: FlowSpec, stack: Stack) -> FlowSpec {
         Stack::Quic => bulk_flow("", mtu, f.cc).transport,
         Stack::Tcp => tcp_flow("", f.workload, mtu, f.cc).transport,
         Stack::QuicModel => FlowTransport::QuicModel(model_knobs(mtu)),
+        Stack::Quiche => FlowTransport::Quiche(QuicheKnobs {
+            mtu,
+            stream_window: roomy_windows().stream_window,
+            conn_window: roomy_windows().conn_window,
+            ..QuicheKnobs::default()
+        }),
     };
     FlowSpec { transport, ..f }
 }

@@ -30,6 +30,7 @@ impl FlowSpec {
             }
             FlowTransport::Quic(k) => k.common.zero_rtt,
             FlowTransport::QuicModel(k) => k.common.zero_rtt,
+            FlowTransport::Quiche(k) => k.zero_rtt,
         };
         let start = if self.start.is_zero() {
             String::new()

@@ -166,7 +166,13 @@ pub fn render_docs() -> String {
                 [] => String::new(),
                 only => {
                     let names: Vec<&str> = only.iter().map(|s| s.name()).collect();
-                    format!("*{} only.* ", names.join(" and "))
+                    let list = match names.split_last() {
+                        Some((last, rest)) if !rest.is_empty() => {
+                            format!("{} and {last}", rest.join(", "))
+                        }
+                        _ => names.join(""),
+                    };
+                    format!("*{list} only.* ")
                 }
             };
             doc.push_str(k.doc);

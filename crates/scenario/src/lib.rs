@@ -41,6 +41,8 @@ mod tests_noops;
 #[cfg(test)]
 mod tests_qdisc;
 #[cfg(test)]
+mod tests_quiche;
+#[cfg(test)]
 mod tests_variants;
 
 pub use choice::Choice;

@@ -13,6 +13,7 @@ use transport::flow::FlowPlan;
 pub use transport::cc_adapter::CcChoice;
 pub use transport::quic::QuicKnobs;
 pub use transport::quic_common::QuicCommonKnobs;
+pub use transport::quiche::QuicheKnobs;
 pub use transport::quicmodel::{FcUpdate, QuicModelKnobs, StreamScheduler};
 pub use transport::tcp::{HttpVersion, PepPosition, PepSpec, TcpKnobs, TlsMode};
 pub use transport::workload::Workload;
@@ -64,9 +65,12 @@ pub enum Stack {
     /// quiclab's QUIC research model (`quic-model`): RFC 9000/9002 semantics and real wire
     /// sizes without cryptography, with INET's and ModQUIC's knobs. Simulator only.
     QuicModel,
+    /// Cloudflare's quiche QUIC library in virtual time (link-time interposition of its clock
+    /// and random bytes). Simulator only.
+    Quiche,
 }
 
-choice::names!(Stack { Quic = "quic", Tcp = "tcp", QuicModel = "quic-model" });
+choice::names!(Stack { Quic = "quic", Tcp = "tcp", QuicModel = "quic-model", Quiche = "quiche" });
 
 /// One transport flow between a client on the left and a server on the right of the dumbbell.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -104,6 +108,8 @@ pub enum FlowTransport {
     },
     /// The QUIC research model with its knobs.
     QuicModel(QuicModelKnobs),
+    /// quiche with its knobs.
+    Quiche(QuicheKnobs),
 }
 
 impl FlowTransport {
@@ -113,6 +119,7 @@ impl FlowTransport {
             FlowTransport::Quic(_) => Stack::Quic,
             FlowTransport::Tcp { .. } => Stack::Tcp,
             FlowTransport::QuicModel(_) => Stack::QuicModel,
+            FlowTransport::Quiche(_) => Stack::Quiche,
         }
     }
 
@@ -122,6 +129,7 @@ impl FlowTransport {
             FlowTransport::Quic(k) => k.mtu,
             FlowTransport::Tcp { knobs, .. } => knobs.mtu,
             FlowTransport::QuicModel(k) => k.mtu,
+            FlowTransport::Quiche(k) => k.mtu,
         }
     }
 }
@@ -192,6 +200,14 @@ impl FlowSpec {
     pub fn quic_model_mut(&mut self) -> Option<&mut QuicModelKnobs> {
         match &mut self.transport {
             FlowTransport::QuicModel(k) => Some(k),
+            _ => None,
+        }
+    }
+
+    /// quiche's knobs, on a `quiche` flow.
+    pub fn quiche(&self) -> Option<&QuicheKnobs> {
+        match &self.transport {
+            FlowTransport::Quiche(k) => Some(k),
             _ => None,
         }
     }

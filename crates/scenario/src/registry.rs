@@ -230,6 +230,11 @@ const QUINN: &[Stack] = &[Stack::Quic];
 const BOTH_QUIC: &[Stack] = &[Stack::Quic, Stack::QuicModel];
 /// Only the QUIC research model's (`QuicModelKnobs`).
 const MODEL: &[Stack] = &[Stack::QuicModel];
+/// Both QUIC stacks and quiche, with the same meaning (a field of `QuicCommonKnobs` that
+/// `QuicheKnobs` also has).
+const QUIC_ALL: &[Stack] = &[Stack::Quic, Stack::QuicModel, Stack::Quiche];
+/// quinn's and quiche's (a field of both `QuicKnobs` and `QuicheKnobs`).
+const QUINN_QUICHE: &[Stack] = &[Stack::Quic, Stack::Quiche];
 /// Only the TCP model's (`TcpKnobs`).
 const TCP: &[Stack] = &[Stack::Tcp];
 
@@ -242,6 +247,22 @@ const fn quic_only(k: KeyDoc) -> KeyDoc {
 const fn quic_shared(k: KeyDoc) -> KeyDoc {
     KeyDoc {
         stacks: BOTH_QUIC,
+        ..k
+    }
+}
+
+/// A key of both QUIC stacks that quiche honours too, meaning the same in each.
+const fn quic_all(k: KeyDoc) -> KeyDoc {
+    KeyDoc {
+        stacks: QUIC_ALL,
+        ..k
+    }
+}
+
+/// A key of quinn's that quiche honours too.
+const fn quinn_quiche(k: KeyDoc) -> KeyDoc {
+    KeyDoc {
+        stacks: QUINN_QUICHE,
         ..k
     }
 }
@@ -386,7 +407,7 @@ static KEYS: &[KeyDoc] = &[
     // --- flows ---
     key("flow.name", Str, Context("`flow{i}`, i = index of the `[[flow]]`"), "Unique name of the flow in results and qlog file names: a plain name like `run.name`.", "\"bulk\""),
     key("flow.count", Int, Value("1"), "Replicate this flow; copies are named `{name}.0` … `{name}.{count-1}`. `0` runs no copy: a variant without a competitor, the baseline of `quiclab compare --harm` (declare competitors last, so the other flows keep their `flows.N` index).", "2"),
-    one_of(key("flow.stack", Enum, Value("quic"), "Transport: `quic` = the real quinn-proto state machine; `tcp` = quiclab's Linux-like TCP model with TLS modelled as messages; `quic-model` = quiclab's QUIC research model (RFC 9000/9002 semantics and real wire sizes without cryptography, with INET's and ModQUIC's knobs; simulator only).", "\"tcp\""), names_of::<Stack>()),
+    one_of(key("flow.stack", Enum, Value("quic"), "Transport: `quic` = the real quinn-proto state machine; `tcp` = quiclab's Linux-like TCP model with TLS modelled as messages; `quic-model` = quiclab's QUIC research model (RFC 9000/9002 semantics and real wire sizes without cryptography, with INET's and ModQUIC's knobs; simulator only); `quiche` = Cloudflare's quiche QUIC library in virtual time (its clock and random bytes interposed at link time; simulator only): it takes `cc` = `newreno`, `cubic` or `quiche-bbr2`, `initial_window`, `hystart`, `mtu`, `mtu_discovery`, `initial_rtt`, `stream_window`, `conn_window`, `max_ack_delay` (its transport parameter) and `zero_rtt`, and refuses the keys it cannot honour (ACK ratio, send window, ECN, address tokens, the controllers' profiles and decrease factors).", "\"tcp\""), names_of::<Stack>()),
     one_of(key("flow.app", Enum, Value("bulk"), "Workload: saturated `bulk` sender, or `download` of `size` bytes.", "\"download\""), names_of::<App>()),
     one_of(key("flow.direction", Enum, Value("up"), "bulk: who sends; `up` = the client uploads, `down` = the server sends.", "\"down\""), names_of::<Direction>()),
     with_context(key("flow.size", Size, Value("10MB"), "download: bytes requested, split evenly over the streams.", "\"8.9MB\""), &["flow.app=\"download\""]),
@@ -394,25 +415,25 @@ static KEYS: &[KeyDoc] = &[
     with_context(key("flow.connections", Int, Value("1"), "download: connections made one after the other (0-RTT applies to the second and later).", "2"), &["flow.app=\"download\""]),
     key("flow.start", Duration, Value("0s"), "When the client starts.", "\"1s\""),
     key("flow.stop", Duration, Unset, "bulk: when the sender stops; none = end of the run.", "\"5s\""),
-    one_of(key("flow.cc", Enum, Value("newreno"), "Congestion control: ours (`newreno` with exact byte counting, `newreno-approx` with RFC 9002's per-ACK increase, `cubic`, `none`) on every stack; the scalable ECN-driven `dctcp` (RFC 8257 as Linux, ECT(0)) and `prague` (TCP Prague, L4S: ECT(1), RTT-independent above 25 ms, paced where the stack paces) on `tcp` and `quic-model`, where they turn `ecn` on; `bbr` (BBR v1 as Linux's tcp_bbr.c: delivery-rate samples, paced) and `bbr3` (BBRv3 as the IETF CCWG draft: BBR's model bounded by loss, β = 0.7 per loss round, at most 2% loss while probing) on `tcp` and `quic-model` (the emulator's kernel TCP has no `bbr3`; quinn's controller interface gives neither delivery-rate samples nor lost packets and cannot set a pacing rate, so on `quic` BBR is quinn's own `quinn-bbr`); or quinn's built-ins (`quinn-*`, `quic` only).", "\"cubic\""), CC_NAMES),
+    one_of(key("flow.cc", Enum, Value("newreno"), "Congestion control: ours (`newreno` with exact byte counting, `newreno-approx` with RFC 9002's per-ACK increase, `cubic`, `none`) on every stack; the scalable ECN-driven `dctcp` (RFC 8257 as Linux, ECT(0)) and `prague` (TCP Prague, L4S: ECT(1), RTT-independent above 25 ms, paced where the stack paces) on `tcp` and `quic-model`, where they turn `ecn` on; `bbr` (BBR v1 as Linux's tcp_bbr.c: delivery-rate samples, paced) and `bbr3` (BBRv3 as the IETF CCWG draft: BBR's model bounded by loss, β = 0.7 per loss round, at most 2% loss while probing) on `tcp` and `quic-model` (the emulator's kernel TCP has no `bbr3`; quinn's controller interface gives neither delivery-rate samples nor lost packets and cannot set a pacing rate, so on `quic` BBR is quinn's own `quinn-bbr`); or quinn's built-ins (`quinn-*`, `quic` only); on `quiche`, `newreno` and `cubic` are quiche's own Reno and CUBIC (HyStart++ with `hystart`) and `quiche-bbr2` its BBRv2 (gcongestion; `quiche` only), the others are refused.", "\"cubic\""), CC_NAMES),
     with_context(key("flow.hystart", Bool, Value("true"), "cubic: leave slow start on rising delay: Linux's HyStart (ACK train + delay increase) with `cubic_profile = \"linux\"`, HyStart++ (RFC 9406) with `\"rfc9438\"`.", "false"), &["flow.cc=\"cubic\""]),
     with_context(one_of(key("flow.cubic_profile", Enum, Context("`linux` (tcp), `rfc9438` (quic)"), "cubic: `linux` = Linux's tcp_cubic.c (windows in whole segments, β = 717/1024, constant-rate TCP-friendliness estimate, Linux's HyStart); `rfc9438` = RFC 9438 in bytes (α = 1 once W_max is regained, HyStart++). QUIC defaults to `rfc9438` like quinn's CUBIC.", "\"linux\""), names_of::<CubicProfile>()), &["flow.cc=\"cubic\""]),
     with_context(one_of(key("flow.reno_profile", Enum, Context("`linux` (tcp), `rfc9002` (quic)"), "newreno: `linux` = Linux's Reno (tcp_reno_cong_avoid: whole segments, one per window of acknowledged segments, ssthresh = cwnd/2); `rfc9002` = exact byte counting of RFC 9002 with `loss_reduction`; `inet` = INET's NewReno: exact counting, and bytes acknowledged during a recovery period count towards the next increase.", "\"linux\""), names_of::<RenoProfile>()), &["flow.cc=\"newreno\""]),
     key("flow.initial_window", Packets, Value("10pkt"), "Initial congestion window (ours only; RFC 6928 and Linux's TCP_INIT_CWND: 10).", "\"4pkt\""),
     key("flow.loss_reduction", Float, Context("0.5 (newreno), 0.7 (cubic)"), "Multiplicative decrease on congestion (ours only).", "0.8"),
     key("flow.min_window", Packets, Value("2pkt"), "Minimum congestion window (ours only).", "\"4pkt\""),
-    key("flow.mtu", Int, Value("1500"), "IP MTU: 1228 to 16411 for `quic` (quinn's limit), 1228 to 65535 for `quic-model`, 576 to 65535 for `tcp`. QUIC: UDP payload at most mtu − 28; TCP: MSS = mtu − 40, − 12 more with timestamps.", "1280"),
-    key("flow.ecn", Bool, Value("false"), "Use ECN end to end. `tcp`: the client asks for RFC 3168 ECN in its SYN (Linux's `net.ipv4.tcp_ecn = 1`; servers and PEPs accept as Linux's default 2), new data leaves ECT(0), the receiver echoes CE with ECE until CWR and the sender reduces once per round trip. `quic`, `quic-model`: packets leave ECT(0), ACKs carry ECN counts and a rise in CE is a congestion event (RFC 9000 §13.4, RFC 9002 §7.1). False: everything leaves Not-ECT, so an AQM drops instead of marking.", "true"),
-    quic_only(key("flow.mtu_discovery", Bool, Value("false"), "Let quinn probe for a larger MTU.", "true")),
-    quic_shared(positive(key("flow.initial_rtt", Duration, Value("333ms"), "RTT estimate before the first sample.", "\"100ms\""))),
-    quic_shared(key("flow.stream_window", Size, Value("16MB"), "Per-stream receive window (initial MAX_STREAM_DATA, then kept open ahead of the consumed offset); generous so it limits only when set. quic-model: 1 B to 2^62 − 1 B.", "\"65KB\"")),
-    quic_shared(key("flow.conn_window", Size, Value("24MB"), "Connection receive window (initial MAX_DATA, then kept open ahead of the consumed data). quic-model: 1 B to 2^62 − 1 B.", "\"100KB\"")),
+    key("flow.mtu", Int, Value("1500"), "IP MTU: 1228 to 16411 for `quic` (quinn's limit), 1228 to 65535 for `quic-model` and `quiche`, 576 to 65535 for `tcp`. QUIC: UDP payload at most mtu − 28; TCP: MSS = mtu − 40, − 12 more with timestamps.", "1280"),
+    key("flow.ecn", Bool, Value("false"), "Use ECN end to end. `tcp`: the client asks for RFC 3168 ECN in its SYN (Linux's `net.ipv4.tcp_ecn = 1`; servers and PEPs accept as Linux's default 2), new data leaves ECT(0), the receiver echoes CE with ECE until CWR and the sender reduces once per round trip. `quic`, `quic-model`: packets leave ECT(0), ACKs carry ECN counts and a rise in CE is a congestion event (RFC 9000 §13.4, RFC 9002 §7.1). False: everything leaves Not-ECT, so an AQM drops instead of marking. `quiche` has no ECN: `true` is refused.", "true"),
+    quinn_quiche(key("flow.mtu_discovery", Bool, Value("false"), "Let the stack probe for a larger MTU (DPLPMTUD: quinn's, or quiche's `discover_pmtu`).", "true")),
+    quic_all(positive(key("flow.initial_rtt", Duration, Value("333ms"), "RTT estimate before the first sample.", "\"100ms\""))),
+    quic_all(key("flow.stream_window", Size, Value("16MB"), "Per-stream receive window (initial MAX_STREAM_DATA, then kept open ahead of the consumed offset); generous so it limits only when set. quic-model and quiche: 1 B to 2^62 − 1 B (quiche: also its largest auto-tuned stream window).", "\"65KB\"")),
+    quic_all(key("flow.conn_window", Size, Value("24MB"), "Connection receive window (initial MAX_DATA, then kept open ahead of the consumed data). quic-model and quiche: 1 B to 2^62 − 1 B (quiche: also its largest auto-tuned connection window).", "\"100KB\"")),
     quic_shared(key("flow.send_window", Size, Value("32MB"), "Sender's buffer limit: unacknowledged plus unsent stream data (TCP: `send_buffer`).", "\"1MB\"")),
     quic_shared(within(key("flow.ack_ratio", Int, Unset, "Ask the peer to acknowledge every n-th ack-eliciting packet (ACK_FREQUENCY frame of draft-ietf-quic-ack-frequency); none = no request: quinn ACKs every second packet, the model's receiver uses `receiver_ack_ratio`.", "10"), 1, u32::MAX as u64)),
-    quic_shared(key("flow.max_ack_delay", Duration, Unset, "Max ACK delay requested with an ACK_FREQUENCY frame; none = no request: 25 ms for quinn, the model's receiver uses `ack_delay`. quic-model: above 0 and below 16384 ms (RFC 9000's limit).", "\"5ms\"")),
+    quic_all(key("flow.max_ack_delay", Duration, Unset, "Max ACK delay requested with an ACK_FREQUENCY frame; none = no request: 25 ms for quinn, the model's receiver uses `ack_delay`. quic-model: above 0 and below 16384 ms (RFC 9000's limit). quiche (no ACK_FREQUENCY; its receiver acknowledges at once): the max_ack_delay transport parameter both ends advertise, which the sender adds to its probe timeout; whole milliseconds below 16384 ms; none = quiche's 25 ms.", "\"5ms\"")),
     quic_only(positive(key("flow.keep_alive", Duration, Unset, "Send a PING after this long without sending (quinn's keep-alive), so a quiet connection is not closed by the 30 s idle timeout (e.g. across a long blackout); none = no keep-alive, quinn's default.", "\"5s\""))),
     quic_only(one_of(key("flow.crypto", Enum, Value("tls"), "Packet protection: `tls` = the negotiated TLS 1.3 suite (AES-128-GCM, preferred as by browsers); `none` = a null AEAD keeping the 16-byte tag (a checksum) and packet sizes, for large sweeps: the same results at less CPU, but pcaps cannot be decrypted.", "\"none\""), names_of::<QuicCrypto>())),
-    with_context(quic_shared(key("flow.zero_rtt", Bool, Value("false"), "Use 0-RTT on the second and later connections of a download (`connections = 2` or more).", "true")), &["flow.app=\"download\"", "flow.connections=2"]),
+    with_context(quic_all(key("flow.zero_rtt", Bool, Value("false"), "Use 0-RTT on the second and later connections of a download (`connections = 2` or more).", "true")), &["flow.app=\"download\"", "flow.connections=2"]),
     quic_shared(key("flow.address_token", Bool, Value("true"), "Address-validation tokens (RFC 9000 §8.1.3): the server sends NEW_TOKEN frames and the client presents one in its next connection's Initial, lifting the server's anti-amplification limit (3× the bytes received) before the handshake completes; matters for 0-RTT. On by default as quinn (default features) and Chrome's QUIC stack (google/quiche issues and presents address tokens); false: no token is sent or accepted.", "false")),
     // The research model's own knobs (`QuicModelKnobs`); its defaults are quinn's behaviour.
     model_only(within(key("flow.receiver_ack_ratio", Int, Value("2"), "The receiver's own ACK ratio 1:n: ACK at once after this many ack-eliciting packets (RFC 9000 §13.2.2 and quinn: 2; INET's `numReceivedAckElicitingsBeforeAck`), unless the sender requested another with `ack_ratio`.", "1"), 1, u32::MAX as u64)),
@@ -536,7 +557,7 @@ static SECTIONS: &[SectionDoc] = &[
         doc: "Transport flows between a client left of the bottleneck and a server right of it. \
               Without any `[[flow]]`, one flow with every default runs (named `flow0`). A key \
               marked with stacks (*quic only*, *quic and quic-model*, *quic-model only*, *tcp \
-              only*) and quinn's `cc` values are errors on a flow of another `stack`: that model \
+              only*, or lists naming *quiche*) and quinn's `cc` values are errors on a flow of another `stack`: that model \
               has no such knob, and ignoring it would mislead. A key of both QUIC stacks means \
               the same in each, so quinn and the research model can be configured alike. \
               Likewise a key set where it cannot affect the flow — `size`, `streams` or \
@@ -673,7 +694,7 @@ mod tests {
             f.sort();
             f
         };
-        use crate::model::{QuicCommonKnobs, QuicKnobs, QuicModelKnobs, TcpKnobs};
+        use crate::model::{QuicCommonKnobs, QuicKnobs, QuicModelKnobs, QuicheKnobs, TcpKnobs};
         assert_eq!(
             keys(Stack::Quic),
             fields(serde_json::to_value(QuicKnobs::default()))
@@ -686,6 +707,10 @@ mod tests {
             keys(Stack::Tcp),
             fields(serde_json::to_value(TcpKnobs::default()))
         );
+        assert_eq!(
+            keys(Stack::Quiche),
+            fields(serde_json::to_value(QuicheKnobs::default()))
+        );
         // Keys of both QUIC stacks are exactly the fields of the knobs they share, and the
         // fields both knob types have are exactly those (flattened into each, never repeated).
         let common = fields(serde_json::to_value(QuicCommonKnobs::default()));
@@ -697,7 +722,8 @@ mod tests {
         assert_eq!(shared, common);
         let mut both: Vec<String> = KEYS
             .iter()
-            .filter(|k| k.stacks == BOTH_QUIC)
+            .filter(|k| k.applies_to(Stack::Quic) && k.applies_to(Stack::QuicModel))
+            .filter(|k| !k.stacks.is_empty())
             .map(|k| k.path.trim_start_matches("flow.").to_string())
             .collect();
         both.sort();
@@ -724,13 +750,17 @@ mod tests {
             .iter()
             .filter(|k| k.stacks == MODEL)
             .all(|k| k.context == [MODEL_FLOW]));
-        let ours_then_quinn: Vec<&str> =
-            [OurCc::NAMES, transport::cc_adapter::QuinnCc::NAMES].concat();
+        let ours_then_quinn: Vec<&str> = [
+            OurCc::NAMES,
+            transport::cc_adapter::QuinnCc::NAMES,
+            transport::cc_adapter::QuicheCc::NAMES,
+        ]
+        .concat();
         assert_eq!(CC_NAMES, &ours_then_quinn[..]);
         assert_eq!(find("flow.cc").map(|k| k.allowed), Some(CC_NAMES));
         assert_eq!(
             find("flow.stack").map(|k| k.allowed),
-            Some(&["quic", "tcp", "quic-model"][..])
+            Some(&["quic", "tcp", "quic-model", "quiche"][..])
         );
     }
 

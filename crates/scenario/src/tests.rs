@@ -128,7 +128,7 @@ fn bad_enum_lists_allowed_values() {
     let e = err("[run]\nduration = \"10s\"\n\n\n\n\n\n\n\n\n[[flow]]\ncc =     \"cubik\"\n");
     assert_eq!(
         e.to_string(),
-        "t.toml:12:10: unknown value \"cubik\" for flow.cc (did you mean \"cubic\"?); allowed: newreno, newreno-approx, cubic, none, dctcp, prague, bbr, bbr3, quinn-newreno, quinn-cubic, quinn-bbr"
+        "t.toml:12:10: unknown value \"cubik\" for flow.cc (did you mean \"cubic\"?); allowed: newreno, newreno-approx, cubic, none, dctcp, prague, bbr, bbr3, quinn-newreno, quinn-cubic, quinn-bbr, quiche-bbr2"
     );
 }
 
@@ -605,6 +605,10 @@ fn every_allowed_name_parses_to_its_own_scenario() {
             if k.path == "flow.cc" && matches!(*name, "dctcp" | "prague" | "bbr" | "bbr3") {
                 set.push("flow.stack=\"tcp\"".into());
             }
+            // quiche's BBRv2 runs only on quiche.
+            if k.path == "flow.cc" && *name == "quiche-bbr2" {
+                set.push("flow.stack=\"quiche\"".into());
+            }
             set.push(format!("{}=\"{name}\"", k.path));
             let loaded = parse_str(base, "t.toml", dir.path(), &set, &[])
                 .unwrap_or_else(|e| panic!("{} = {name:?}: {e}", k.path));
@@ -702,6 +706,7 @@ fn every_example_parses() {
             "protocols",
             "quic-model",
             "quic-vs-tcp",
+            "quiche",
             "satellite-bod"
         ]
     );
@@ -1034,7 +1039,7 @@ fn keys_of_the_other_stack_are_errors() {
     let e = err("[[flow]]\nstack = \"tcp\"\n  stream_window = \"1MB\"\n");
     assert_eq!(
         e.to_string(),
-        "t.toml:3:3: flow.0.stream_window applies only to flows with stack = \"quic\" or \"quic-model\", but this flow has stack = \"tcp\""
+        "t.toml:3:3: flow.0.stream_window applies only to flows with stack = \"quic\" or \"quic-model\" or \"quiche\", but this flow has stack = \"tcp\""
     );
     for key in [
         "conn_window = \"1MB\"",
@@ -1240,7 +1245,7 @@ fn quic_model_values_are_checked() {
         ok(&format!("{MODEL_HEAD}cc = \"{cc}\"\n"));
     }
     let e = err("[[flow]]\nstack = \"quic-modell\"\n");
-    assert_eq!(e.allowed, ["quic", "tcp", "quic-model"]);
+    assert_eq!(e.allowed, ["quic", "tcp", "quic-model", "quiche"]);
 }
 
 #[test]
@@ -1279,7 +1284,7 @@ fn keys_of_the_model_and_of_quinn_stay_on_their_stacks() {
     let e = err(&format!("{MODEL_HEAD}mtu_discovery = true\n"));
     assert!(
         e.message.contains(
-            "flow.0.mtu_discovery applies only to flows with stack = \"quic\", but this flow has stack = \"quic-model\""
+            "flow.0.mtu_discovery applies only to flows with stack = \"quic\" or \"quiche\", but this flow has stack = \"quic-model\""
         ),
         "{e}"
     );
@@ -1338,7 +1343,9 @@ fn scalable_controllers_turn_ecn_on_and_quinn_refuses_them() {
         let on = match &f.transport {
             crate::model::FlowTransport::Tcp { knobs, .. } => knobs.ecn,
             crate::model::FlowTransport::QuicModel(k) => k.common.ecn,
-            crate::model::FlowTransport::Quic(_) => unreachable!(),
+            crate::model::FlowTransport::Quic(_) | crate::model::FlowTransport::Quiche(_) => {
+                unreachable!()
+            }
         };
         assert!(on, "{stack}: cc = prague turns ECN on");
     }

@@ -157,12 +157,12 @@ fn a_key_of_another_stack_at_its_default_follows_the_effective_stack() {
     let text = "[[flow]]\nzero_rtt = true\n\n[[variant]]\nname = \"quic\"\n\n[[variant]]\nname = \"tcp\"\nset = { \"flow.stack\" = \"tcp\" }\n";
     assert_eq!(
         err(text),
-        "t.toml:2:1: flow.0.zero_rtt applies only to flows with stack = \"quic\" or \"quic-model\", but in variant \"tcp\" this flow has stack = \"tcp\""
+        "t.toml:2:1: flow.0.zero_rtt applies only to flows with stack = \"quic\" or \"quic-model\" or \"quiche\", but in variant \"tcp\" this flow has stack = \"tcp\""
     );
     let e = run("[[flow]]\nzero_rtt = true\n", &["flow.stack=tcp"], &[], &[]).expect_err("mixed");
     assert_eq!(
         e.to_string(),
-        "t.toml:2:1: flow.0.zero_rtt applies only to flows with stack = \"quic\" or \"quic-model\", but this flow has stack = \"tcp\""
+        "t.toml:2:1: flow.0.zero_rtt applies only to flows with stack = \"quic\" or \"quic-model\" or \"quiche\", but this flow has stack = \"tcp\""
     );
     // A variant's own key of the wrong stack points into the variant.
     let text = "[[flow]]\nstack = \"tcp\"\n\n[[variant]]\nname = \"a\"\nset = { \"flow.zero_rtt\" = true }\n";

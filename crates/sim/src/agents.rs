@@ -6,6 +6,7 @@ use scenario::model::{DuplexLink, FlowSpec, FlowTransport, PepPosition};
 use transport::agent::{FlowAgent, Side};
 use transport::clock::VirtualClock;
 use transport::quic::{QuicFlow, QuicFlowConfig};
+use transport::quiche::{QuicheFlow, QuicheFlowConfig};
 use transport::quicmodel::{QuicModelFlow, QuicModelFlowConfig};
 use transport::tcp::{TcpFlow, TcpFlowConfig};
 use transport::tls::KeyLogBuffer;
@@ -110,6 +111,23 @@ pub(crate) fn build_agent(
                 seed,
                 qlog_dir: opts.qlog_dir.clone(),
             })
+            .map_err(|e| failed(&e))?,
+        ),
+        // quiche's flows write no qlog (their report warns when one was asked for); `capture`
+        // writes their pcap as quinn's, their key log goes to the run's.
+        FlowTransport::Quiche(knobs) => Box::new(
+            QuicheFlow::new(
+                QuicheFlowConfig {
+                    plan: spec.plan(),
+                    knobs: *knobs,
+                    seed,
+                    client_addr: addr::client_addr(index),
+                    server_addr: addr::server_addr(index),
+                    keylog,
+                    qlog_requested: opts.qlog_dir.is_some(),
+                },
+                clock.clone(),
+            )
             .map_err(|e| failed(&e))?,
         ),
     })

@@ -33,6 +33,9 @@ fn flow(slot: &FlowSlot, window: f64) -> (Flow, Vec<String>) {
         _ => None,
     };
     let first_conn = report.connections.first();
+    // quiche counts packets sent and lost, but not congestion events or the frames it sends.
+    let quiche = matches!(slot.spec.transport, FlowTransport::Quiche(_));
+    let unless_quiche = |v: u64| (!quiche).then_some(v);
     let flow = Flow {
         name: slot.name.clone(),
         stack: slot.spec.stack().name().into(),
@@ -54,10 +57,10 @@ fn flow(slot: &FlowSlot, window: f64) -> (Flow, Vec<String>) {
         // The simulator observes every counter of its own agents.
         packets_sent: Some(report.packets_sent),
         packets_lost: Some(report.packets_lost),
-        congestion_events: Some(report.congestion_events),
-        ack_frames_sent: Some(report.ack_frames_sent),
-        max_data_frames_sent: Some(report.max_data_frames_sent),
-        max_stream_data_frames_sent: Some(report.max_stream_data_frames_sent),
+        congestion_events: unless_quiche(report.congestion_events),
+        ack_frames_sent: unless_quiche(report.ack_frames_sent),
+        max_data_frames_sent: unless_quiche(report.max_data_frames_sent),
+        max_stream_data_frames_sent: unless_quiche(report.max_stream_data_frames_sent),
         payload_rx_bytes: Some(udp_now),
         datagrams_sent: [Some(slot.datagrams_sent[0]), Some(slot.datagrams_sent[1])],
         final_mtu: Some(report.final_mtu),
@@ -81,6 +84,8 @@ fn flow(slot: &FlowSlot, window: f64) -> (Flow, Vec<String>) {
             FlowTransport::QuicModel(k) => {
                 transport::linux_config::quic_record(&slot.spec.cc, k.common.address_token)
             }
+            // quiche's server sends no NEW_TOKEN frames.
+            FlowTransport::Quiche(_) => transport::linux_config::quic_record(&slot.spec.cc, false),
         }),
         model: report
             .model

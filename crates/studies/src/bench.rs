@@ -32,7 +32,7 @@ pub enum BenchError {
 }
 
 /// The fixed benchmark scenarios: (file name for messages, text).
-pub const SCENARIOS: [(&str, &str); 10] = [
+pub const SCENARIOS: [(&str, &str); 12] = [
     (
         "scenarios/bench/download-10mbit.toml",
         include_str!("../../../scenarios/bench/download-10mbit.toml"),
@@ -72,6 +72,14 @@ pub const SCENARIOS: [(&str, &str); 10] = [
     (
         "scenarios/bench/model-bbr3-download-1gbit.toml",
         include_str!("../../../scenarios/bench/model-bbr3-download-1gbit.toml"),
+    ),
+    (
+        "scenarios/bench/quiche-download-10mbit.toml",
+        include_str!("../../../scenarios/bench/quiche-download-10mbit.toml"),
+    ),
+    (
+        "scenarios/bench/quiche-download-1gbit.toml",
+        include_str!("../../../scenarios/bench/quiche-download-1gbit.toml"),
     ),
 ];
 
@@ -480,6 +488,31 @@ mod tests {
             steady_ns_per_packet(&fig(3.0, 500.0), &fig(1.0, 500.0)),
             None
         );
+    }
+
+    /// quiche's rows time quinn's two downloads (quiche has no send window to set).
+    #[test]
+    fn quiche_rows_are_quinns_downloads_on_quiche() {
+        let load = |i: usize| {
+            let (file, text) = SCENARIOS[i];
+            let l = scenario::parse_str(text, file, Path::new("."), &[], &[]).expect("parses");
+            l.points[0].scenario.clone()
+        };
+        for (quinn, quiche) in [(0, 10), (1, 11)] {
+            let (q, c) = (load(quinn), load(quiche));
+            assert_eq!(c.flows[0].stack(), scenario::model::Stack::Quiche);
+            assert_eq!((&q.bottleneck, q.duration), (&c.bottleneck, c.duration));
+            let (qf, cf) = (&q.flows[0], &c.flows[0]);
+            assert_eq!((qf.workload, qf.cc), (cf.workload, cf.cc));
+            let (qk, ck) = (
+                qf.quic().expect("a quic flow"),
+                cf.quiche().expect("a quiche flow"),
+            );
+            assert_eq!(
+                (qk.common.stream_window, qk.common.conn_window, qk.mtu),
+                (ck.stream_window, ck.conn_window, ck.mtu)
+            );
+        }
     }
 
     /// The model's rows time the same two downloads as quinn's: only the stack differs.

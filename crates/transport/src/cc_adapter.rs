@@ -27,6 +27,12 @@ pub enum CcChoice {
     QuinnCubic,
     /// quinn's built-in BBR (experimental in quinn).
     QuinnBbr,
+    /// quiche's BBRv2 (its `Bbr2Gcongestion`, ported from Google's QUIC), on the `quiche`
+    /// stack only.
+    QuicheBbr2 {
+        /// Initial congestion window in packets.
+        initial_window_packets: u64,
+    },
 }
 
 choice! {
@@ -73,11 +79,22 @@ choice! {
     }
 }
 
-const CC_COUNT: usize = <OurCc as Choice>::NAMES.len() + <QuinnCc as Choice>::NAMES.len();
-const CC_ARRAY: [&str; CC_COUNT] =
-    choice::concat(<OurCc as Choice>::NAMES, <QuinnCc as Choice>::NAMES);
+choice! {
+    /// quiche's own controllers without a counterpart among ours, on the `quiche` stack only
+    /// (quiche's Reno and CUBIC are `cc = "newreno"` and `"cubic"`).
+    pub enum QuicheCc {
+        /// quiche's BBRv2 (gcongestion).
+        Bbr2 = "quiche-bbr2",
+    }
+}
 
-/// Values of `flow.cc`: ours, then quinn's.
+const OURS_QUINN: usize = <OurCc as Choice>::NAMES.len() + <QuinnCc as Choice>::NAMES.len();
+const OURS_QUINN_ARRAY: [&str; OURS_QUINN] =
+    choice::concat(<OurCc as Choice>::NAMES, <QuinnCc as Choice>::NAMES);
+const CC_COUNT: usize = OURS_QUINN + <QuicheCc as Choice>::NAMES.len();
+const CC_ARRAY: [&str; CC_COUNT] = choice::concat(&OURS_QUINN_ARRAY, <QuicheCc as Choice>::NAMES);
+
+/// Values of `flow.cc`: ours, then quinn's, then quiche's.
 pub const CC_NAMES: &[&str] = &CC_ARRAY;
 
 impl CcChoice {
@@ -87,6 +104,7 @@ impl CcChoice {
             CcChoice::QuinnNewReno => return QuinnCc::NewReno.name(),
             CcChoice::QuinnCubic => return QuinnCc::Cubic.name(),
             CcChoice::QuinnBbr => return QuinnCc::Bbr.name(),
+            CcChoice::QuicheBbr2 { .. } => return QuicheCc::Bbr2.name(),
             CcChoice::Ours(CcConfig::None) => OurCc::None,
             CcChoice::Ours(CcConfig::Cubic { .. }) => OurCc::Cubic,
             CcChoice::Ours(CcConfig::Dctcp { .. }) => OurCc::Dctcp,
@@ -206,7 +224,11 @@ impl ControllerFactory for Factory {
             )),
             CcChoice::QuinnNewReno => quinn(Arc::new(NewRenoConfig::default())),
             CcChoice::QuinnCubic => quinn(Arc::new(CubicConfig::default())),
-            CcChoice::QuinnBbr => quinn(Arc::new(BbrConfig::default())),
+            // quiche's controller runs inside quiche; the scenario resolver refuses it on
+            // quinn, which would otherwise run its own BBR.
+            CcChoice::QuinnBbr | CcChoice::QuicheBbr2 { .. } => {
+                quinn(Arc::new(BbrConfig::default()))
+            }
         };
         self.probe.ssthresh.store(u64::MAX, Ordering::Relaxed);
         Box::new(Probed {

@@ -7,6 +7,8 @@
 //! - [`quic`]: real quinn-proto endpoints driven in virtual time ([`quic::QuicKnobs`]).
 //! - [`tcp`]: the Linux-like TCP model ([`tcp::TcpKnobs`], [`tcp::PepSpec`]).
 //! - [`quic_common`]: the knobs both QUIC stacks share ([`quic_common::QuicCommonKnobs`]).
+//! - [`quiche`]: Cloudflare's quiche driven in virtual time by link-time interposition
+//!   ([`quiche::QuicheKnobs`], [`quiche::LINK_ARGS`]).
 //! - [`quicmodel`]: the QUIC research model with INET's and ModQUIC's knobs ([`quicmodel::QuicModelKnobs`]).
 //! - [`cc_adapter`]: quiclab's congestion controllers plugged into quinn.
 //! - `rate`: delivery-rate sampling (draft-cheng-iccrg-delivery-rate-estimation) for the TCP
@@ -26,6 +28,7 @@ pub mod null_crypto;
 pub mod qlog;
 pub mod quic;
 pub mod quic_common;
+pub mod quiche;
 pub mod quicmodel;
 mod rate;
 pub mod seeded;

@@ -84,6 +84,9 @@ pub fn initial_window(cc: &CcChoice) -> Option<u64> {
             | CcConfig::Bbr { common }
             | CcConfig::Bbr3 { common },
         ) => Some(common.initial_window_packets),
+        CcChoice::QuicheBbr2 {
+            initial_window_packets,
+        } => Some(*initial_window_packets),
         _ => None,
     }
 }

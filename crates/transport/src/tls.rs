@@ -20,6 +20,12 @@ const SERVER_KEY_DER: &[u8] = include_bytes!("../certs/server.key.der");
 /// Name the simulated client asks for (in the certificate's subjectAltName).
 pub const SERVER_NAME: &str = "server.quiclab";
 
+/// The simulated server's certificate and PKCS#8 private key (DER), for stacks that load them
+/// themselves (quiche).
+pub(crate) fn server_identity_der() -> (&'static [u8], &'static [u8]) {
+    (SERVER_CERT_DER, SERVER_KEY_DER)
+}
+
 /// Collects NSS key-log lines (SSLKEYLOGFILE format) so Wireshark can decrypt the pcap.
 #[derive(Debug, Default, Clone)]
 pub struct KeyLogBuffer(Arc<Mutex<String>>);
@@ -28,6 +34,16 @@ impl KeyLogBuffer {
     /// All lines logged so far.
     pub fn contents(&self) -> String {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+impl KeyLogBuffer {
+    /// Appends key-log text as it is (already in NSS format, e.g. from BoringSSL).
+    pub(crate) fn push_lines(&self, text: &str) {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push_str(text);
     }
 }
 

@@ -12,11 +12,12 @@ use crate::read::{expected, Reader};
 use crate::resolve::knobs::overlay;
 use crate::resolve::link::{access, LinkDraft};
 use crate::resolve::noop;
+use crate::resolve::quiche::quiche;
 use crate::resolve::quicmodel::quic_model;
 use crate::resolve::tcp::{check_stack_keys, pep, tcp};
 use crate::tree::{Table, Val};
 use netem::config::LinkConfig;
-use transport::cc_adapter::{OurCc, QuinnCc};
+use transport::cc_adapter::{OurCc, QuicheCc, QuinnCc};
 use transport::quic::config::{check_mtu, KnobError};
 
 /// Smallest MTU of the research model: RFC 9000 §14 (a client pads its Initial datagrams to
@@ -78,6 +79,10 @@ pub(crate) fn flow(
         Stack::Quic => (0, u64::MAX),
         Stack::Tcp => (MIN_TCP_MTU, MAX_TCP_MTU),
         Stack::QuicModel => (MIN_QUIC_MODEL_MTU, MAX_QUIC_MODEL_MTU),
+        Stack::Quiche => (
+            u64::from(transport::quiche::knobs::MIN_MTU),
+            u64::from(transport::quiche::knobs::MAX_MTU),
+        ),
     };
     let mtu = r.uint_in("mtu", min_mtu, max_mtu)?.unwrap_or(1500);
     let mtu = if stack == Stack::Quic {
@@ -108,6 +113,7 @@ pub(crate) fn flow(
             pep: pep(&r)?,
         },
         Stack::QuicModel => FlowTransport::QuicModel(quic_model(&r, mtu)?),
+        Stack::Quiche => FlowTransport::Quiche(quiche(&r, mtu)?),
     };
     let transport = scalable_ecn(&r, &cc, transport)?;
     noop::record(
@@ -221,8 +227,13 @@ fn congestion_control(r: &Reader<'_>, stack: Stack) -> Result<CcChoice, Scenario
         None if linux_default => RenoCounting::Linux,
         None => RenoCounting::Exact,
     };
+    if QuicheCc::from_name(name) == Some(QuicheCc::Bbr2) {
+        return Ok(CcChoice::QuicheBbr2 {
+            initial_window_packets: common.initial_window_packets,
+        });
+    }
     let Some(ours) = ours else {
-        // The registry accepts exactly ours and quinn's names.
+        // The registry accepts exactly ours, quinn's and quiche's names.
         return QuinnCc::from_name(name)
             .map(CcChoice::quinn)
             .ok_or_else(|| {
@@ -283,6 +294,8 @@ fn scalable_ecn(
         FlowTransport::Tcp { knobs, .. } => knobs.ecn = true,
         FlowTransport::QuicModel(k) => k.common.ecn = true,
         FlowTransport::Quic(k) => k.common.ecn = true,
+        // Refused before: `check_quiche_keys` allows no ECN-driven controller.
+        FlowTransport::Quiche(_) => {}
     }
     Ok(transport)
 }

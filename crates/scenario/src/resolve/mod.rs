@@ -8,6 +8,7 @@ mod loss;
 mod noop;
 mod probe;
 mod qdisc;
+mod quiche;
 mod quicmodel;
 mod rate;
 mod run;

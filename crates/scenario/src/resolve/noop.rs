@@ -48,6 +48,8 @@ pub(crate) fn record(
     };
     let download = format!("app = {:?}", App::Download.name());
     let ours = matches!(flow.cc, CcChoice::Ours(c) if !matches!(c, CcConfig::None));
+    // quiche's BBRv2 takes the initial window (and no other common key: refused before).
+    let quiche_bbr2 = matches!(flow.cc, CcChoice::QuicheBbr2 { .. });
     let (pep, http) = match flow.transport {
         FlowTransport::Tcp { knobs, pep } => (pep.is_some(), Some(knobs.http)),
         _ => (false, None),
@@ -105,7 +107,11 @@ pub(crate) fn record(
             Set::NotDefault,
             (cc != OurCc::NewReno.name()).then(|| format!("applies only to cc = \"newreno\", and this flow has cc = {cc:?}; set cc = \"newreno\" or leave the key out")),
         ),
-        ("initial_window", Set::NotDefault, no_common.clone()),
+        (
+            "initial_window",
+            Set::NotDefault,
+            no_common.clone().filter(|_| !quiche_bbr2),
+        ),
         ("min_window", Set::NotDefault, no_common.clone()),
         ("loss_reduction", Set::NotDefault, no_common),
         (

@@ -11,7 +11,7 @@ use crate::choices::PepSite;
 use crate::registry::{self, DefaultValue};
 use crate::resolve::knobs::{overlay, user};
 use crate::tree::{parse_arg_value, Table, Val};
-use transport::cc_adapter::{OurCc, QuinnCc, CC_NAMES};
+use transport::cc_adapter::{OurCc, QuicheCc, QuinnCc, CC_NAMES};
 
 /// Rejects keys (and `cc` values) of `table` that the flow's stack does not have and that are
 /// set to something other than their default: that model would ignore them silently, and a
@@ -26,7 +26,21 @@ pub(crate) fn check_stack_keys(
     user_path: &str,
     errors: &Errors,
 ) -> Result<(), ScenarioError> {
+    if stack == Stack::Quiche {
+        crate::resolve::quiche::check_quiche_keys(table, at, user_path, errors)?;
+    }
     let variant = errors.variant.borrow().clone();
+    // On a quiche flow, a key of another stack is answered with the keys quiche takes.
+    let quiche_takes = (stack == Stack::Quiche).then(|| {
+        format!(
+            "; a quiche flow takes {}",
+            crate::resolve::quiche::quiche_keys()
+                .iter()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    });
     let wrong = |at: &At, what: String, only: &[Stack]| {
         let names: Vec<String> = only.iter().map(|s| format!("{:?}", s.name())).collect();
         let whose = match &variant {
@@ -36,9 +50,10 @@ pub(crate) fn check_stack_keys(
         errors.at(
             at,
             format!(
-                "{what} applies only to flows with stack = {}, but {whose} stack = {:?}",
+                "{what} applies only to flows with stack = {}, but {whose} stack = {:?}{}",
                 names.join(" or "),
-                stack.name()
+                stack.name(),
+                quiche_takes.as_deref().unwrap_or("")
             ),
         )
     };
@@ -79,7 +94,18 @@ pub(crate) fn check_stack_keys(
                 }
             }
         }
-        if e.key == "cc" && stack != Stack::Quic {
+        if e.key == "cc" && stack != Stack::Quiche {
+            if let Val::Str(v) = &e.node.val {
+                if QuicheCc::from_name(v).is_some() {
+                    return Err(wrong(&e.node.at, format!("cc = {v:?}"), &[Stack::Quiche])
+                        .with_allowed_titled(
+                            &format!("allowed for stack = {:?}", stack.name()),
+                            &allowed_ours(stack),
+                        ));
+                }
+            }
+        }
+        if e.key == "cc" && !matches!(stack, Stack::Quic | Stack::Quiche) {
             if let Val::Str(v) = &e.node.val {
                 if QuinnCc::from_name(v).is_some() {
                     return Err(wrong(&e.node.at, format!("cc = {v:?}"), &[Stack::Quic])
@@ -211,7 +237,7 @@ fn allowed_ours(stack: Stack) -> Vec<&'static str> {
             Some(OurCc::Dctcp | OurCc::Prague) => stack != Stack::Quic,
             Some(OurCc::Bbr | OurCc::Bbr3) => stack != Stack::Quic,
             Some(_) => true,
-            None => stack == Stack::Quic,
+            None => stack == Stack::Quic && QuinnCc::from_name(n).is_some(),
         })
         .collect()
 }

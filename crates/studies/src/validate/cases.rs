@@ -75,7 +75,7 @@ pub const IP_TCP_TS: u64 = 52;
 /// Per-packet header bytes in front of the transport payload the cases measure.
 fn header_bytes(stack: Stack) -> f64 {
     match stack {
-        Stack::Quic | Stack::QuicModel => f64::from(netem::wire::IPV4_UDP_OVERHEAD),
+        Stack::Quic | Stack::QuicModel | Stack::Quiche => f64::from(netem::wire::IPV4_UDP_OVERHEAD),
         Stack::Tcp => IP_TCP_TS as f64,
     }
 }
@@ -94,6 +94,7 @@ fn case_name(stack: Stack, base: &'static str) -> &'static str {
         (Stack::QuicModel, "fair-share") => "model-fair-share",
         (Stack::QuicModel, "high-loss") => "model-high-loss",
         (Stack::QuicModel, b) => b,
+        (Stack::Quiche, b) => b,
     }
 }
 
@@ -101,6 +102,7 @@ fn case_name(stack: Stack, base: &'static str) -> &'static str {
 fn sender(stack: Stack, name: &str, mtu: u16, cc: CcChoice) -> FlowSpec {
     match stack {
         Stack::Quic => bulk_flow(name, mtu, cc),
+        Stack::Quiche => scenario::builder::on_stack(bulk_flow(name, mtu, cc), Stack::Quiche),
         Stack::QuicModel => {
             scenario::builder::quic_model(name, Workload::Bulk { upload: true }, mtu, cc)
         }
@@ -131,7 +133,7 @@ fn ack_every_packet(f: &mut FlowSpec) {
 /// MSS = 1448 B for TCP (MTU 1500 with timestamps).
 fn mss(stack: Stack) -> (u16, f64) {
     match stack {
-        Stack::Quic | Stack::QuicModel => (1280, 1252.0),
+        Stack::Quic | Stack::QuicModel | Stack::Quiche => (1280, 1252.0),
         Stack::Tcp => (1500, 1448.0),
     }
 }
@@ -288,7 +290,7 @@ pub const RANDOM_LOSS_GAIN: f64 = 1.31 / 1.224_744_871;
 pub fn recovery_rtts(stack: Stack) -> f64 {
     match stack {
         // The research model follows RFC 9002 like quinn.
-        Stack::Quic | Stack::QuicModel => 1.5,
+        Stack::Quic | Stack::QuicModel | Stack::Quiche => 1.5,
         Stack::Tcp => 1.0,
     }
 }
@@ -298,7 +300,7 @@ pub fn recovery_rtts(stack: Stack) -> f64 {
 /// max_ack_delay ≈ RTT + 25 ms once RTTVAR has settled.
 pub fn first_timeout_s(stack: Stack, rtt_s: f64) -> f64 {
     match stack {
-        Stack::Quic | Stack::QuicModel => rtt_s + 0.025,
+        Stack::Quic | Stack::QuicModel | Stack::Quiche => rtt_s + 0.025,
         Stack::Tcp => rtt_s + 0.200,
     }
 }
