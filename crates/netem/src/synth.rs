@@ -242,7 +242,7 @@ mod tests {
         let (text, summary) = s.generate(9).unwrap();
         for line in text.lines() {
             let t: u64 = line.parse().unwrap();
-            assert!(t % 4 == 0 || t == 60_000, "{t}");
+            assert!(t.is_multiple_of(4) || t == 60_000, "{t}");
         }
         assert!(
             summary.outage_ms > 1_000 && summary.outage_ms < 10_000,
