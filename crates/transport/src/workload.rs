@@ -34,6 +34,9 @@ impl Default for Workload {
     }
 }
 
+/// The size of a request for as many bytes as the server sends before the flow stops.
+pub const UNBOUNDED_REQUEST: u64 = u64::MAX;
+
 impl Workload {
     /// The workload's name in results: `bulk-up`, `bulk-down` or `download`.
     pub fn name(self) -> &'static str {
@@ -41,6 +44,20 @@ impl Workload {
             Workload::Bulk { upload: true } => "bulk-up",
             Workload::Bulk { upload: false } => "bulk-down",
             Workload::Download { .. } => "download",
+        }
+    }
+
+    /// What a client asks for on each new connection: the requests (one stream each) and the
+    /// bytes each asks for, [`UNBOUNDED_REQUEST`] for a bulk download (sent until the flow
+    /// stops). An upload asks for nothing.
+    pub fn client_requests(self) -> (u32, u64) {
+        match self {
+            Workload::Bulk { upload: true } => (0, 0),
+            Workload::Bulk { upload: false } => (1, UNBOUNDED_REQUEST),
+            Workload::Download { size, streams, .. } => {
+                let streams = streams.max(1);
+                (streams, size.div_ceil(u64::from(streams)))
+            }
         }
     }
 

@@ -7,13 +7,11 @@ use quinn_proto::{Dir, ReadError, StreamId, WriteError};
 
 use super::endpoint::Conn;
 use crate::agent::Side;
-use crate::workload::Workload;
+use crate::workload::{Workload, UNBOUNDED_REQUEST as UNBOUNDED};
 
 /// Largest chunk handed to quinn at once; the bytes are shared, never copied per chunk.
 const CHUNK: usize = 64 * 1024;
 static ZEROS: [u8; CHUNK] = [0u8; CHUNK];
-/// Request size meaning "send until the flow stops".
-const UNBOUNDED: u64 = u64::MAX;
 
 /// Application state of one connection on one side.
 #[derive(Default)]
@@ -37,23 +35,13 @@ pub(crate) struct App {
 impl App {
     /// The client's application on a new connection, reporting into `report_index`.
     pub(crate) fn client(workload: Workload, report_index: usize) -> App {
-        let mut app = App {
+        let (pending_requests, per_stream) = workload.client_requests();
+        App {
             report_index,
+            pending_requests,
+            per_stream,
             ..Default::default()
-        };
-        match workload {
-            Workload::Bulk { upload: true } => {}
-            Workload::Bulk { upload: false } => {
-                app.pending_requests = 1;
-                app.per_stream = UNBOUNDED;
-            }
-            Workload::Download { size, streams, .. } => {
-                let streams = streams.max(1);
-                app.pending_requests = streams;
-                app.per_stream = size.div_ceil(u64::from(streams));
-            }
         }
-        app
     }
 }
 

@@ -5,13 +5,11 @@
 use std::collections::BTreeMap;
 
 use crate::agent::Side;
-use crate::workload::Workload;
+use crate::workload::{Workload, UNBOUNDED_REQUEST as UNBOUNDED};
 
 /// Largest chunk handed to quiche at once (quiche copies it into its send buffer).
 const CHUNK: usize = 64 * 1024;
 static ZEROS: [u8; CHUNK] = [0u8; CHUNK];
-/// Request size meaning "send until the flow stops".
-const UNBOUNDED: u64 = u64::MAX;
 /// The client's first unidirectional stream (RFC 9000 §2.1: client-initiated, type 0b10).
 const CLIENT_UNI: u64 = 2;
 
@@ -55,23 +53,13 @@ pub(crate) struct Pumped {
 impl App {
     /// The client's application on a new connection, reporting into `report_index`.
     pub(crate) fn client(workload: Workload, report_index: usize) -> App {
-        let mut app = App {
+        let (pending_requests, per_stream) = workload.client_requests();
+        App {
             report_index,
+            pending_requests,
+            per_stream,
             ..App::default()
-        };
-        match workload {
-            Workload::Bulk { upload: true } => {}
-            Workload::Bulk { upload: false } => {
-                app.pending_requests = 1;
-                app.per_stream = UNBOUNDED;
-            }
-            Workload::Download { size, streams, .. } => {
-                let streams = streams.max(1);
-                app.pending_requests = streams;
-                app.per_stream = size.div_ceil(u64::from(streams));
-            }
         }
-        app
     }
 
     /// Opens requested streams, reads everything readable and writes pending data on `conn`;
